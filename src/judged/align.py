@@ -1,0 +1,193 @@
+"""Align a run with the qrels once; every measure kernel reads the aligned columns.
+
+The result is CSR-style: the evaluated queries in qid order (strcmp, as trec_eval),
+each owning a block of ranked rows (``offsets``), each row carrying its 0-based rank
+``pos`` and its grade (NaN when the pair is unjudged), plus the same queries' judgments
+as blocks of grades for the ideal ranking and the relevant counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .conventions import Settings
+from .data import Qrels, Run
+from .errors import ConventionError
+
+
+def block_offsets(q: np.ndarray, n: int) -> np.ndarray:
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(q, minlength=n), out=offsets[1:])
+    return offsets
+
+
+@dataclass
+class Ranked:
+    """Ranked rows of the evaluated queries, sorted by (query, rank)."""
+
+    n_queries: int
+    q: np.ndarray  # query index per row
+    pos: np.ndarray  # 0-based rank within the query
+    grade: np.ndarray  # float64, NaN = unjudged
+    row: np.ndarray  # row in the original Run (docid, score)
+    offsets: np.ndarray
+
+    @cached_property
+    def judged(self) -> np.ndarray:
+        return ~np.isnan(self.grade)
+
+    @cached_property
+    def count(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def take(self, mask: np.ndarray) -> "Ranked":
+        """The ranking with rows removed and ranks closed up (ties keep their order)."""
+        q = self.q[mask]
+        offsets = block_offsets(q, self.n_queries)
+        pos = np.arange(len(q), dtype=np.int64) - offsets[q]
+        return Ranked(self.n_queries, q, pos, self.grade[mask], self.row[mask], offsets)
+
+    def top(self, k: int | None) -> "Ranked":
+        if k is None:
+            return self
+        return self.take(self.pos < k)
+
+    @cached_property
+    def condensed(self) -> "Ranked":
+        """Unjudged documents removed before scoring (Sakai 2007; trec_eval -J): both
+        absent pairs and negative grades (trec_eval's pooled-but-unjudged) go."""
+        return self.take(self.grade >= 0)
+
+
+@dataclass
+class Judgments:
+    """Judgments of the evaluated queries, as per-query blocks of grades."""
+
+    n_queries: int
+    q: np.ndarray
+    grade: np.ndarray  # int64
+    offsets: np.ndarray
+
+    def count_at_least(self, level: int) -> np.ndarray:
+        """Per query: judgments with grade >= level (trec_eval's num_rel at -l level)."""
+        m = self.grade >= level
+        return np.bincount(self.q[m], minlength=self.n_queries)
+
+    def count_nonrelevant(self, level: int) -> np.ndarray:
+        """Per query: judged not relevant, 0 <= grade < level (Bpref's N)."""
+        m = (self.grade >= 0) & (self.grade < level)
+        return np.bincount(self.q[m], minlength=self.n_queries)
+
+
+@dataclass
+class Aligned:
+    run: Run
+    qrels: Qrels
+    settings: Settings
+    qids: np.ndarray  # evaluated query ids, in output order
+    ranked: Ranked
+    judgments: Judgments
+    counts: dict = field(default_factory=dict)
+    no_relevant_qids: list = field(default_factory=list)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.qids)
+
+    def docids(self, rows: np.ndarray) -> list[str]:
+        return self.run.docid.take(pa.array(rows, type=pa.int64())).to_pylist()
+
+
+def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
+    """Match every ranked document with its grade, in the declared tie order."""
+    settings = settings or Settings()
+    index = qrels.index
+    nq_all = len(index.query_ids)
+
+    # query codes of run rows in the qrels' query vocabulary (-1 = only in the run)
+    rq = pc.index_in(run.qid, value_set=index.query_vocab).to_numpy(zero_copy_only=False)
+    in_qrels = ~np.isnan(rq.astype(np.float64)) if rq.dtype.kind == "f" else np.ones(len(rq), bool)
+    rq = np.where(in_qrels, rq, -1).astype(np.int64)
+    run_has = np.zeros(nq_all, dtype=bool)
+    run_has[rq[in_qrels]] = True
+    only_in_run = 0 if in_qrels.all() else len(pc.unique(run.qid.filter(pa.array(~in_qrels))))
+
+    relevant = np.zeros(nq_all, dtype=bool)
+    rel_rows = index.grade >= 1
+    qrels_q = np.repeat(np.arange(nq_all), np.diff(index.offsets))
+    relevant[qrels_q[rel_rows]] = True
+
+    candidates = np.ones(nq_all, bool) if settings.complete else run_has.copy()
+    no_rel = candidates & ~relevant
+    no_rel_qids = index.query_ids[no_rel].tolist()
+    if no_rel.any() and settings.no_relevant == "error":
+        raise ConventionError(
+            f"{len(no_rel_qids)} quer{'y' if len(no_rel_qids) == 1 else 'ies'} with nothing relevant in the qrels "
+            f"(first: {no_rel_qids[0]!r}); choose --no-relevant zero or skip"
+        )
+    evaluated = candidates & ~no_rel if settings.no_relevant == "skip" else candidates
+    eval_index = np.full(nq_all + 1, -1, dtype=np.int64)  # last slot: queries not in qrels
+    eval_index[np.flatnonzero(evaluated)] = np.arange(int(evaluated.sum()))
+    n = int(evaluated.sum())
+
+    # ranked rows of evaluated queries, in the declared tie order
+    rq_eval = eval_index[rq]
+    keep = np.flatnonzero(rq_eval >= 0)
+    order = _tie_order(run, keep, rq_eval[keep], settings.ties)
+    rows = keep[order]
+    q = rq_eval[rows]
+    offsets = block_offsets(q, n)
+    pos = np.arange(len(rows), dtype=np.int64) - offsets[q]
+    grade = index.lookup(rq[rows], run.docid.take(pa.array(rows, type=pa.int64())))
+    ranked = Ranked(n, q, pos, grade, rows, offsets)
+
+    jq_all = qrels_q
+    jsel = evaluated[jq_all]
+    jq = eval_index[jq_all[jsel]]
+    judgments = Judgments(n, jq, index.grade[jsel], block_offsets(jq, n))
+
+    counts = {
+        "evaluated": n,
+        "skipped": int((candidates & no_rel).sum()) if settings.no_relevant == "skip" else 0,
+        "missing_from_run": int((~run_has).sum()),
+        "only_in_run": int(only_in_run),
+        "no_relevant": int(no_rel.sum()),
+    }
+    return Aligned(run, qrels, settings, index.query_ids[evaluated], ranked, judgments, counts, no_rel_qids)
+
+
+def _tie_order(run: Run, rows: np.ndarray, q: np.ndarray, ties: str) -> np.ndarray:
+    """Permutation of ``rows`` into (query, rank) order under the tie convention."""
+    if ties == "input":
+        return np.argsort(q, kind="stable")
+    if ties == "rank":
+        from .io.trec import rank_column
+
+        rank = rank_column(run)[rows]
+        return np.lexsort((rank, q))
+    # trec_eval 10: score descending, then docid descending (strcmp); the numeric
+    # sort settles all but exact score ties, which are then ordered by docid.
+    score = run.score[rows]
+    order = np.lexsort((-score, q))
+    qs, ss = q[order], score[order]
+    tied = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
+    if not tied.any():
+        return order
+    if tied.mean() > 0.05:
+        table = pa.table({"q": q, "s": score, "d": run.docid.take(pa.array(rows, type=pa.int64()))})
+        return pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")]).to_numpy()
+    # few ties: sort each run of equal (query, score) by docid descending
+    starts = np.flatnonzero(np.diff(np.concatenate(([False], tied, [False])).astype(np.int8)) == 1)
+    ends = np.flatnonzero(np.diff(np.concatenate(([False], tied, [False])).astype(np.int8)) == -1) + 1
+    docid = run.docid
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        seg = order[s:e]
+        names = docid.take(pa.array(rows[seg], type=pa.int64())).to_pylist()
+        # strcmp order equals Python's order on str for UTF-8 text
+        order[s:e] = seg[sorted(range(len(seg)), key=names.__getitem__, reverse=True)]
+    return order

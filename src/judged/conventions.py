@@ -1,0 +1,190 @@
+"""Declared conventions: how a ranking becomes a number.
+
+Every choice that can change a score is a named, frozen value here, with a canonical
+string form, so that each result can say exactly how it was computed:
+
+* measure parameters (gain, discount, ideal ranking, unjudged documents, relevance
+  threshold) live on :class:`judged.measures.Measure`;
+* engine-wide settings (tie order, which queries are averaged, queries with nothing
+  relevant) live on :class:`Settings`.
+
+Defaults are those of trec_eval 10 (the official TREC scorer), which is also what
+pytrec_eval, BEIR and MTEB report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from .errors import ConventionError
+
+# ---------------------------------------------------------------------------
+# Engine-wide settings
+
+TIES = {
+    # trec_eval 10: score descending (as doubles), then docid descending by strcmp;
+    # the rank column is ignored.
+    "trec": "score-desc,docid-desc",
+    # the order of the lines in the run file, per query
+    "input": "input-order",
+    # the rank column ascending (file order among equal ranks)
+    "rank": "rank-asc",
+}
+NO_RELEVANT = ("zero", "skip", "error")
+ON_DUPLICATE = ("error", "first", "max")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Engine-wide conventions.
+
+    ties
+        ``trec`` (default, as trec_eval 10), ``input`` (file order) or ``rank``.
+    complete
+        False (default): the mean is over queries both in the run and the qrels, as
+        trec_eval. True: qrels queries missing from the run count as 0 (trec_eval -c).
+    no_relevant
+        Queries whose qrels hold nothing relevant (no grade >= 1): ``zero`` (default,
+        scored as trec_eval does, usually 0), ``skip`` (left out of the mean, counted),
+        ``error`` (refuse to evaluate).
+    """
+
+    ties: str = "trec"
+    complete: bool = False
+    no_relevant: str = "zero"
+
+    def __post_init__(self):
+        if self.ties not in TIES:
+            raise ConventionError(f"unknown tie order {self.ties!r} (choose from {', '.join(TIES)})")
+        if self.no_relevant not in NO_RELEVANT:
+            raise ConventionError(
+                f"unknown no-relevant treatment {self.no_relevant!r} (choose from {', '.join(NO_RELEVANT)})"
+            )
+
+    def canonical(self) -> str:
+        queries = "qrels" if self.complete else "run-and-qrels"
+        return f"ties={TIES[self.ties]} queries={queries} no-relevant={self.no_relevant}"
+
+
+# ---------------------------------------------------------------------------
+# Gains: grade -> gain. Negative grades (trec_eval's "pooled but unjudged" marker)
+# and unjudged documents always give gain 0.
+
+
+@dataclass(frozen=True)
+class Gain:
+    """``linear`` (gain = grade, trec_eval), ``exp`` (2^grade - 1, Burges et al. 2005)
+    or an explicit mapping grade -> gain (trec_eval's ``ndcg.1=3.5,...`` form)."""
+
+    kind: str = "linear"
+    mapping: tuple[tuple[int, float], ...] = ()
+
+    @staticmethod
+    def parse(value) -> "Gain":
+        if isinstance(value, Gain):
+            return value
+        if isinstance(value, Mapping):
+            try:
+                items = tuple(sorted((int(k), float(v)) for k, v in value.items()))
+            except (TypeError, ValueError):
+                raise ConventionError(f"gain mapping must map integer grades to numbers: {value!r}")
+            return Gain("map", items)
+        if value in ("linear", "exp"):
+            return Gain(value)
+        raise ConventionError(f"unknown gain {value!r} (choose linear, exp or a mapping like {{0:0,1:1,2:3}})")
+
+    def __str__(self) -> str:
+        if self.kind == "map":
+            return "{" + ",".join(f"{g}:{_num(v)}" for g, v in self.mapping) + "}"
+        return self.kind
+
+    def __call__(self, grades: np.ndarray) -> np.ndarray:
+        """Gains of float grades; NaN (unjudged) and negative grades give 0."""
+        g = np.asarray(grades, dtype=np.float64)
+        pos = g > 0  # NaN compares False
+        out = np.zeros(g.shape, dtype=np.float64)
+        if self.kind == "linear":
+            out[pos] = g[pos]
+        elif self.kind == "exp":
+            out[pos] = np.exp2(g[pos]) - 1.0
+        else:
+            keys = np.array([k for k, _ in self.mapping], dtype=np.float64)
+            vals = np.array([v for _, v in self.mapping], dtype=np.float64)
+            nonneg = g >= 0
+            idx = np.searchsorted(keys, g[nonneg])
+            idx_c = np.minimum(idx, len(keys) - 1)
+            found = (idx < len(keys)) & (keys[idx_c] == g[nonneg])
+            if not found.all():
+                missing = sorted(set(g[nonneg][~found].astype(int).tolist()))
+                raise ConventionError(f"grade(s) {missing} have no gain in gain={self}")
+            out[nonneg] = vals[idx_c]
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Discounts: the weight of 1-based rank r.
+
+
+@dataclass(frozen=True)
+class Discount:
+    """``log2`` 1/log2(r+1) (Burges et al. 2005; trec_eval); ``jk2002`` with ``base=b``:
+    no discount for r < b, 1/log_b(r) from r = b on (Jarvelin & Kekalainen, TOIS 2002);
+    ``reciprocal`` 1/r; ``power`` with ``p``: 1/r^p."""
+
+    kind: str = "log2"
+    base: float = 2.0
+    p: float = 1.0
+
+    @staticmethod
+    def parse(value, base=None, p=None) -> "Discount":
+        if isinstance(value, Discount):
+            return value
+        if value == "log2":
+            return Discount("log2")
+        if value == "jk2002":
+            b = 2.0 if base is None else float(base)
+            if not b > 1:
+                raise ConventionError(f"discount=jk2002 needs base > 1, got {base}")
+            return Discount("jk2002", base=b)
+        if value == "reciprocal":
+            return Discount("reciprocal")
+        if value == "power":
+            q = 1.0 if p is None else float(p)
+            if not q > 0:
+                raise ConventionError(f"discount=power needs p > 0, got {p}")
+            return Discount("power", p=q)
+        raise ConventionError(f"unknown discount {value!r} (choose log2, jk2002, reciprocal, power)")
+
+    def __str__(self) -> str:
+        if self.kind == "log2":
+            return "log2(rank+1)"
+        if self.kind == "jk2002":
+            return f"jk2002(base={_num(self.base)})"
+        if self.kind == "reciprocal":
+            return "1/rank"
+        return f"1/rank^{_num(self.p)}"
+
+    def divide(self, gains: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+        """gain * discount(rank) for 1-based ranks, computed as trec_eval does
+        (a division by log2(rank+1)) so the sums match it bit for bit."""
+        r = np.asarray(ranks, dtype=np.float64)
+        if self.kind == "log2":
+            return gains / np.log2(r + 1.0)
+        if self.kind == "jk2002":
+            denom = np.where(r < self.base, 1.0, np.log(np.maximum(r, 1.0)) / np.log(self.base))
+            return gains / denom
+        if self.kind == "reciprocal":
+            return gains / r
+        return gains / np.power(r, self.p)
+
+
+UNJUDGED = ("zero", "condensed")
+IDEAL = ("judged", "retrieved")
+
+
+def _num(x: float) -> str:
+    x = float(x)
+    return str(int(x)) if x.is_integer() else repr(x)

@@ -1,0 +1,110 @@
+"""Readers: every input form becomes a :class:`~judged.data.Qrels` or :class:`~judged.data.Run`.
+
+Paths are dispatched on content and name: TREC text (the default; ``.gz`` too), BEIR
+qrels TSV (a ``query-id corpus-id score`` header), JSON dict-of-dicts (``.json``: the
+pytrec_eval/BEIR form), Parquet (``.parquet``). In memory: pandas or polars DataFrames,
+Arrow tables, dicts, or objects already read.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+
+from ..data import Qrels, Run
+from ..errors import ParseError
+from . import frames
+from .text import RawFile, read_raw
+from .trec import read_trec_qrels, read_trec_run
+
+__all__ = ["read_qrels", "read_run"]
+
+BEIR_HEADERS = {b"query-id", b"query_id", b"qid"}
+
+
+def _kind(path: str) -> str:
+    p = path.lower()
+    if p.endswith(".gz"):
+        p = p[:-3]
+    if p.endswith(".json"):
+        return "json"
+    if p.endswith(".parquet") or p.endswith(".pq"):
+        return "parquet"
+    return "text"
+
+
+def read_qrels(source, on_duplicate: str = "error") -> Qrels:
+    """Read relevance judgments from a path (TREC qrels, BEIR TSV, JSON, Parquet),
+    a DataFrame / Arrow table (columns qid, docid, grade), or a dict {qid: {docid: grade}}."""
+    if isinstance(source, Qrels):
+        return source
+    if isinstance(source, dict):
+        return frames.qrels_from_dict(source, on_duplicate=on_duplicate)
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        kind = _kind(path)
+        if kind == "json":
+            obj, raw = frames.load_json(path)
+            q = frames.qrels_from_dict(obj, source=raw.name)
+            q.sha256 = raw.sha256
+            return q
+        if kind == "parquet":
+            table, raw = frames.read_parquet_table(path)
+            q = frames.qrels_from_table(table, source=raw.name, on_duplicate=on_duplicate)
+            q.sha256 = raw.sha256
+            return q
+        raw = read_raw(path)
+        first = raw.data.lstrip().split(b"\n", 1)[0].split()
+        if first and first[0].lower() in BEIR_HEADERS:
+            return _read_beir_tsv(raw, on_duplicate)
+        return read_trec_qrels(path, on_duplicate=on_duplicate)
+    return frames.qrels_from_table(frames.to_arrow_table(source), on_duplicate=on_duplicate)
+
+
+def _read_beir_tsv(raw: RawFile, on_duplicate: str) -> Qrels:
+    from .text import iter_lines
+    from .trec import dedupe_qrels, parse_grade
+
+    qids, docids, grades = [], [], []
+    header_seen = False
+    for lineno, f in iter_lines(raw):
+        if not header_seen:
+            header_seen = True
+            continue
+        if len(f) != 3:
+            raise ParseError(raw.name, lineno, f"expected 3 fields (query-id corpus-id score), found {len(f)}")
+        qids.append(f[0]); docids.append(f[1]); grades.append(parse_grade(raw, lineno, f[2]))
+    if not qids:
+        raise ParseError(raw.name, None, "no judgments after the header")
+    from .text import line_of_row
+
+    q = Qrels(pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(grades, np.int64),
+              source=raw.name, sha256=raw.sha256)
+    return dedupe_qrels(q, on_duplicate, lambda row: line_of_row(raw, row + 1))
+
+
+def read_run(source, name: str | None = None, on_duplicate: str = "error") -> Run:
+    """Read a run from a path (TREC run, JSON {qid: {docid: score}}, Parquet), a
+    DataFrame / Arrow table (columns qid, docid, score), or a dict. ``name`` defaults
+    to the path as given."""
+    if isinstance(source, Run):
+        return source
+    if isinstance(source, dict):
+        return frames.run_from_dict(source, name or "run")
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        kind = _kind(path)
+        if kind == "json":
+            obj, raw = frames.load_json(path)
+            r = frames.run_from_dict(obj, name or path, source=raw.name)
+            r.sha256 = raw.sha256
+            return r
+        if kind == "parquet":
+            table, raw = frames.read_parquet_table(path)
+            r = frames.run_from_table(table, name or path, source=raw.name, on_duplicate=on_duplicate)
+            r.sha256 = raw.sha256
+            return r
+        return read_trec_run(path, name=name or path, on_duplicate=on_duplicate)
+    return frames.run_from_table(frames.to_arrow_table(source), name or "run", on_duplicate=on_duplicate)

@@ -1,0 +1,173 @@
+"""TREC run files (``qid Q0 docid rank score tag``) and TREC qrels (``qid iter docid grade``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..data import Qrels, Run
+from ..errors import ParseError
+from .text import RawFile, fast_table, iter_lines, line_of_row, read_raw
+
+RUN_FIELDS = ["qid", "q0", "docid", "rank", "score", "tag"]
+QRELS_FIELDS = ["qid", "iter", "docid", "grade"]
+
+
+def parse_score(raw: RawFile, lineno: int, token: str) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        raise ParseError(raw.name, lineno, f"score {token!r} is not a number")
+    if "_" in token or not math.isfinite(value):
+        raise ParseError(raw.name, lineno, f"score {token!r} is not a finite number")
+    return value
+
+
+def parse_grade(raw: RawFile, lineno: int, token: str) -> int:
+    t = token[1:] if token[:1] in "+-" else token
+    if not t.isdigit() or not t.isascii():
+        raise ParseError(raw.name, lineno, f"grade {token!r} is not an integer")
+    return int(token)
+
+
+def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") -> Run:
+    raw = read_raw(path)
+    table = fast_table(raw, RUN_FIELDS, {"qid": pa.string(), "q0": pa.string(), "docid": pa.string(),
+                                         "rank": pa.string(), "score": pa.float64(), "tag": pa.string()})
+    if table is not None:
+        qid, docid, rank = table["qid"].combine_chunks(), table["docid"].combine_chunks(), table["rank"]
+        score = table["score"].to_numpy()
+        bad = ~np.isfinite(score)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            lineno = line_of_row(raw, row)
+            raise ParseError(raw.name, lineno, f"score {dict(iter_lines(raw))[lineno][4]!r} is not a finite number")
+        rank_text = rank.combine_chunks()
+    else:
+        qids, docids, ranks, scores = [], [], [], []
+        for lineno, f in iter_lines(raw):
+            if len(f) != 6:
+                raise ParseError(raw.name, lineno, f"expected 6 fields (qid Q0 docid rank score tag), found {len(f)}")
+            qids.append(f[0]); docids.append(f[2]); ranks.append(f[3])
+            scores.append(parse_score(raw, lineno, f[4]))
+        qid, docid, rank_text = pa.array(qids, pa.string()), pa.array(docids, pa.string()), pa.array(ranks, pa.string())
+        score = np.array(scores, dtype=np.float64)
+    run = Run(qid, docid, score, name=name or raw.name, rank=None, source=raw.name, sha256=raw.sha256)
+    run._rank_text = rank_text
+    run._raw = raw
+    return dedupe_run(run, on_duplicate, lambda row: line_of_row(raw, row))
+
+
+def rank_column(run: Run) -> np.ndarray:
+    """The run file's rank column as numbers (needed only for ``ties='rank'``)."""
+    if run.rank is not None:
+        return run.rank
+    text = getattr(run, "_rank_text", None)
+    if text is None:
+        raise ParseError(run.source, None, "this run has no rank column (ties='rank' needs one)")
+    try:
+        run.rank = pc.cast(text, pa.float64()).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        raw = run._raw
+        for lineno, f in iter_lines(raw):
+            try:
+                float(f[3])
+            except ValueError:
+                raise ParseError(raw.name, lineno, f"rank {f[3]!r} is not a number (ties='rank' needs one)")
+        raise
+    return run.rank
+
+
+def duplicate_rows(qid: pa.Array, docid: pa.Array) -> np.ndarray:
+    """Row indices (input order) that repeat an earlier (qid, docid) pair."""
+    t = pa.table({"q": qid, "d": docid, "i": pa.array(np.arange(len(qid)))})
+    first = t.group_by(["q", "d"], use_threads=False).aggregate([("i", "min"), ("i", "count")])
+    if len(first) == len(qid):
+        return np.empty(0, dtype=np.int64)
+    keep = np.zeros(len(qid), dtype=bool)
+    keep[first["i_min"].to_numpy()] = True
+    return np.flatnonzero(~keep)
+
+
+def dedupe_run(run: Run, on_duplicate: str, line_of) -> Run:
+    dup = duplicate_rows(run.qid, run.docid)
+    if len(dup) == 0:
+        return run
+    if on_duplicate == "error":
+        row = int(dup[0])
+        raise ParseError(run.source, line_of(row),
+                         f"docid {run.docid[row].as_py()!r} appears twice for query {run.qid[row].as_py()!r} "
+                         "(use --on-duplicate first|max to accept)")
+    t = pa.table({"q": run.qid, "d": run.docid, "s": pa.array(run.score), "i": pa.array(np.arange(len(run)))})
+    if on_duplicate == "first":
+        keep = t.group_by(["q", "d"], use_threads=False).aggregate([("i", "min")])["i_min"].to_numpy()
+    elif on_duplicate == "max":
+        # highest score wins; the earliest line among equal scores
+        order = np.lexsort((np.arange(len(run)), -run.score))
+        t2 = t.take(pa.array(order))
+        keep = t2.group_by(["q", "d"], use_threads=False).aggregate([("i", "first")])["i_first"].to_numpy()
+    else:
+        raise ValueError(f"on_duplicate must be error, first or max, not {on_duplicate!r}")
+    keep = np.sort(keep)
+    idx = pa.array(keep)
+    new = Run(run.qid.take(idx), run.docid.take(idx), run.score[keep], name=run.name,
+              rank=None if run.rank is None else run.rank[keep], source=run.source, sha256=run.sha256)
+    if getattr(run, "_rank_text", None) is not None:
+        new._rank_text = run._rank_text.take(idx)
+        new._raw = run._raw
+    return new
+
+
+def read_trec_qrels(path, on_duplicate: str = "error") -> Qrels:
+    raw = read_raw(path)
+    table = fast_table(raw, QRELS_FIELDS, {"qid": pa.string(), "iter": pa.string(), "docid": pa.string(),
+                                           "grade": pa.int64()})
+    if table is not None:
+        qid, docid = table["qid"].combine_chunks(), table["docid"].combine_chunks()
+        grade = table["grade"].to_numpy()
+    else:
+        qids, docids, grades = [], [], []
+        for lineno, f in iter_lines(raw):
+            if len(f) != 4:
+                raise ParseError(raw.name, lineno, f"expected 4 fields (qid iter docid grade), found {len(f)}")
+            qids.append(f[0]); docids.append(f[2]); grades.append(parse_grade(raw, lineno, f[3]))
+        qid, docid, grade = pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(grades, np.int64)
+    return dedupe_qrels(Qrels(qid, docid, grade, source=raw.name, sha256=raw.sha256),
+                        on_duplicate, lambda row: line_of_row(raw, row))
+
+
+def dedupe_qrels(qrels: Qrels, on_duplicate: str, line_of) -> Qrels:
+    """Repeated identical judgments collapse to one; two different grades for one pair
+    are an error unless ``on_duplicate`` is ``first`` or ``max``."""
+    dup = duplicate_rows(qrels.qid, qrels.docid)
+    if len(dup) == 0:
+        return qrels
+    t = pa.table({"q": qrels.qid, "d": qrels.docid, "g": pa.array(qrels.grade), "i": pa.array(np.arange(len(qrels)))})
+    agg = t.group_by(["q", "d"], use_threads=False).aggregate([("g", "min"), ("g", "max"), ("i", "min")])
+    conflicting = (agg["g_min"].to_numpy() != agg["g_max"].to_numpy())
+    if conflicting.any() and on_duplicate == "error":
+        first_rows = agg["i_min"].to_numpy()
+        bad_pairs = set(zip(agg["q"].filter(pa.array(conflicting)).to_pylist(),
+                            agg["d"].filter(pa.array(conflicting)).to_pylist()))
+        qs, ds = qrels.qid.to_pylist(), qrels.docid.to_pylist()
+        for row in dup:
+            if (qs[row], ds[row]) in bad_pairs:
+                first = int(first_rows[0])
+                grades = sorted(set(qrels.grade[[i for i in range(len(qs)) if qs[i] == qs[row] and ds[i] == ds[row]]].tolist()))
+                raise ParseError(qrels.source, line_of(int(row)),
+                                 f"query {qs[row]!r} docid {ds[row]!r} is judged twice with different grades "
+                                 f"{grades} (use --on-duplicate first|max to accept)")
+    if on_duplicate == "max":
+        keep_rows = agg["i_min"].to_numpy()
+        grades = agg["g_max"].to_numpy()
+    else:  # identical duplicates, or 'first'
+        keep_rows = agg["i_min"].to_numpy()
+        grades = qrels.grade[keep_rows]
+    order = np.argsort(keep_rows)
+    keep_rows, grades = keep_rows[order], grades[order]
+    idx = pa.array(keep_rows)
+    return Qrels(qrels.qid.take(idx), qrels.docid.take(idx), grades, source=qrels.source, sha256=qrels.sha256,
+                 meta=qrels.meta)

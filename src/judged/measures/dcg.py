@@ -1,0 +1,61 @@
+"""The DCG family: DCG@k and nDCG@k under declared gain, discount, ideal and unjudged.
+
+    DCG@k  = sum_{r=1..k} gain(grade_r) * discount(r)
+    nDCG@k = DCG@k / IDCG@k,  0 when IDCG@k = 0
+
+IDCG@k is the DCG@k of the ideal ranking: ``ideal=judged`` sorts every judged document
+of the query by gain (trec_eval's ndcg_cut; Jarvelin & Kekalainen, TOIS 2002);
+``ideal=retrieved`` sorts only the run's own documents (scikit-learn's ndcg_score).
+With the defaults (gain = grade, discount 1/log2(r+1), ideal over the judgments,
+unjudged = not relevant) the values equal trec_eval's ``ndcg_cut.k`` (``ndcg`` without
+a cutoff) to the last bit: same summation order, gain / log2(r+1) as a division.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def ranking_for(measure, aligned):
+    return aligned.ranked.condensed if measure.unjudged == "condensed" else aligned.ranked
+
+
+def dcg(measure, ranked, n: int) -> np.ndarray:
+    top = ranked.top(measure.cutoff)
+    gains = measure.gain(top.grade)
+    return np.bincount(top.q, weights=measure.discount.divide(gains, top.pos + 1), minlength=n)
+
+
+def ideal_gains(measure, aligned, ranked):
+    """(query index, gain) of the ideal ranking, sorted by query then gain descending,
+    positive gains only, with each row's 0-based ideal rank."""
+    if measure.ideal == "judged":
+        q, g = aligned.judgments.q, measure.gain(aligned.judgments.grade.astype(np.float64))
+    else:
+        q, g = ranked.q, measure.gain(ranked.grade)
+    keep = g > 0
+    q, g = q[keep], g[keep]
+    order = np.lexsort((-g, q))
+    q, g = q[order], g[order]
+    starts = np.searchsorted(q, np.arange(aligned.n_queries))
+    pos = np.arange(len(q)) - starts[q]
+    return q, g, pos
+
+
+def idcg(measure, aligned, ranked) -> np.ndarray:
+    q, g, pos = ideal_gains(measure, aligned, ranked)
+    if measure.cutoff is not None:
+        m = pos < measure.cutoff
+        q, g, pos = q[m], g[m], pos[m]
+    return np.bincount(q, weights=measure.discount.divide(g, pos + 1), minlength=aligned.n_queries)
+
+
+def compute(measure, aligned) -> np.ndarray:
+    ranked = ranking_for(measure, aligned)
+    d = dcg(measure, ranked, aligned.n_queries)
+    if measure.name == "DCG":
+        return d
+    i = idcg(measure, aligned, ranked)
+    out = np.zeros(aligned.n_queries)
+    np.divide(d, i, out=out, where=i > 0)
+    return out
