@@ -1,0 +1,3 @@
+from judged.cli import run
+
+run()

@@ -1,0 +1,58 @@
+"""The ``judged`` command line: one module per command group, each with ``register()``.
+
+Every error `judged` raises on purpose (bad input, a bad measure string, a refused
+convention) becomes one line ``judged: error: ...`` on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# command modules, imported lazily so that `judged eval` stays fast
+COMMANDS = ["eval", "explain", "demo"]
+
+EPILOG = """examples:
+  judged demo
+  judged eval qrels.txt run.bm25 run.dense -m nDCG@10 -m AP -m Judged@10
+  judged eval qrels.txt run.dense -m 'nDCG(gain=exp)@10' --per-query --format json
+  judged explain qrels.txt run.dense --query 42 -m nDCG@10
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="judged", description="Evaluate ranked retrieval honestly: declared conventions, visible holes.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"judged {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f".{name}", __name__).register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    from ..errors import JudgedError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except JudgedError as exc:
+        print(f"judged: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("judged: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def run() -> None:
+    sys.exit(main())

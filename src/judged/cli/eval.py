@@ -1,0 +1,139 @@
+"""``judged eval``: score runs against qrels."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+from .common import add_convention_options, settings_kwargs
+
+HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
+
+example:
+  judged eval qrels.txt bm25.run dense.run -m nDCG@10 -m AP -m 'P(rel=2)@10' --format json
+"""
+
+
+def register(sub) -> None:
+    import argparse
+
+    p = sub.add_parser("eval", help="score runs against qrels", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("qrels", help="qrels: TREC (qid iter docid grade), BEIR TSV, JSON, Parquet; .gz accepted")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag), JSON or Parquet")
+    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help="measure in ir_measures syntax, repeatable: nDCG@10, AP, P(rel=2)@10, nDCG(gain=exp)@10")
+    p.add_argument("--per-query", action="store_true", help="also print every query's value")
+    p.add_argument("--format", choices=["table", "json", "tsv", "csv", "trec_eval"], default="table")
+    add_convention_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..evaluate import DEFAULT_MEASURES, evaluate
+
+    result = evaluate(args.qrels, list(args.runs), args.measures or list(DEFAULT_MEASURES), **settings_kwargs(args))
+    out = sys.stdout
+    if args.format == "json":
+        json.dump(result.to_dict(per_query=args.per_query), out, indent=2)
+        out.write("\n")
+    elif args.format in ("tsv", "csv"):
+        write_delimited(result, out, "\t" if args.format == "tsv" else ",", args.per_query)
+    elif args.format == "trec_eval":
+        write_trec_eval(result, out)
+    else:
+        print_table(result, args.per_query)
+    return 0
+
+
+def write_delimited(result, out, delimiter: str, per_query: bool) -> None:
+    w = csv.writer(out, delimiter=delimiter, lineterminator="\n")
+    w.writerow(["run", "qid", "measure", "value"])
+    for name, rr in result.runs.items():
+        if per_query:
+            for i, q in enumerate(rr.qids.tolist()):
+                for given in result.measures:
+                    w.writerow([name, q, given, repr(float(rr.values[given][i]))])
+        for given in result.measures:
+            w.writerow([name, "all", given, repr(result.aggregate(name, given))])
+
+
+def trec_eval_name(measure) -> str:
+    """trec_eval's output name for a measure, where trec_eval has it; else judged's string."""
+    from ..measures import Measure
+
+    m = measure
+    plain = m.rel == 1 and m.unjudged == "zero" and m == Measure(m.name, m.cutoff)
+    if m.name == "nDCG" and m == Measure("nDCG", m.cutoff):
+        return f"ndcg_cut_{m.cutoff}" if m.cutoff else "ndcg"
+    if plain:
+        table = {"AP": ("map", "map_cut_{}"), "P": (None, "P_{}"), "R": (None, "recall_{}"),
+                 "RR": ("recip_rank", None), "Rprec": ("Rprec", None), "Bpref": ("bpref", None),
+                 "Success": (None, "success_{}"), "NumRel": ("num_rel", None), "NumRet": ("num_ret", None),
+                 "NumRelRet": ("num_rel_ret", None)}
+        if m.name in table:
+            whole, cut = table[m.name]
+            if m.cutoff is None and whole:
+                return whole
+            if m.cutoff is not None and cut:
+                return cut.format(m.cutoff)
+    return str(m)
+
+
+def write_trec_eval(result, out) -> None:
+    """trec_eval -q layout: ``name<TAB>qid<TAB>value`` per query, then the ``all`` lines."""
+    for name, rr in result.runs.items():
+        names = {g: trec_eval_name(m) for g, m in result.measures.items()}
+        counts = {g: m.name in ("NumRel", "NumRet", "NumRelRet") for g, m in result.measures.items()}
+
+        def line(label, qid, value, is_count):
+            text = str(int(round(value))) if is_count else f"{value:.4f}"
+            out.write(f"{label:<22}\t{qid}\t{text}\n")
+
+        for i, q in enumerate(rr.qids.tolist()):
+            for g in result.measures:
+                line(names[g], q, float(rr.values[g][i]), counts[g])
+        out.write(f"{'runid':<22}\tall\t{name}\n")
+        out.write(f"{'num_q':<22}\tall\t{rr.counts['evaluated']}\n")
+        for g in result.measures:
+            line(names[g], "all", result.aggregate(name, g), counts[g])
+
+
+def print_table(result, per_query: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"judged eval — qrels {result.qrels.source} "
+                        f"({len(result.qrels.query_ids)} queries, {len(result.qrels)} judgments)")
+    table.add_column("run", overflow="fold")
+    for given in result.measures:
+        table.add_column(given, justify="right")
+    table.add_column("queries", justify="right")
+    for name, rr in result.runs.items():
+        table.add_row(name, *[_cell(result, name, g) for g in result.measures], str(rr.counts["evaluated"]))
+    console.print(table)
+    if per_query:
+        pq = Table(title="per query")
+        pq.add_column("run", overflow="fold")
+        pq.add_column("qid")
+        for given in result.measures:
+            pq.add_column(given, justify="right")
+        for name, rr in result.runs.items():
+            for i, q in enumerate(rr.qids.tolist()):
+                pq.add_row(name, q, *[f"{float(rr.values[g][i]):.4f}" for g in result.measures])
+        console.print(pq)
+    for name, rr in result.runs.items():
+        c = rr.counts
+        console.print(f"[bold]{name}[/]: {c['evaluated']} evaluated, {c['skipped']} skipped, "
+                      f"{c['missing_from_run']} missing from the run, {c['only_in_run']} only in the run, "
+                      f"{c['no_relevant']} with nothing relevant", highlight=False)
+    console.print("conventions:", highlight=False)
+    for given, conv in result.conventions.items():
+        console.print(f"  {conv}", highlight=False, markup=False)
+
+
+def _cell(result, run, given) -> str:
+    v = result.aggregate(run, given)
+    return str(int(v)) if result.measures[given].aggregate == "sum" else f"{v:.4f}"

@@ -1,0 +1,33 @@
+"""``judged explain``: one query's score worked by hand."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = """Work one query's score by hand: rank, docid, grade, gain, discount, discounted gain,
+running DCG; the ideal grade sequence and IDCG; the result, and warnings.
+
+example:
+  judged explain qrels.txt dense.run --query 42 -m 'nDCG(gain=exp)@10'
+"""
+
+
+def register(sub) -> None:
+    from ..conventions import TIES
+
+    p = sub.add_parser("explain", help="work one query's score by hand", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("qrels")
+    p.add_argument("run")
+    p.add_argument("--query", "-q", required=True, help="the query id")
+    p.add_argument("-m", "--measure", default="nDCG@10", help="measure (default nDCG@10)")
+    p.add_argument("--ties", choices=list(TIES), default="trec")
+    p.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..explain import explain
+
+    explain(args.qrels, args.run, args.query, args.measure, ties=args.ties, on_duplicate=args.on_duplicate).render()
+    return 0
