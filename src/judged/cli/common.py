@@ -30,3 +30,47 @@ def is_terminal() -> bool:
 
 def fmt(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
+
+
+def split_inputs(manifest, paths: list) -> tuple:
+    """(qrels, runs) from positional paths. Without a manifest the first path is the qrels;
+    with one, the qrels come from the manifest unless the first path is that same file."""
+    import os
+
+    if manifest is None:
+        if len(paths) < 2:
+            from ..errors import JudgedError
+
+            raise JudgedError("give the qrels and at least one run")
+        return paths[0], paths[1:]
+    frozen = manifest.resolve(manifest.qrels["path"])
+    if paths and frozen and os.path.exists(paths[0]) and os.path.exists(frozen) and os.path.samefile(paths[0], frozen):
+        return paths[0], paths[1:]
+    return None, list(paths)
+
+
+def add_record_options(p) -> None:
+    g = p.add_argument_group("frozen evaluation sets and records")
+    g.add_argument("--manifest", metavar="EVAL.toml",
+                   help="evaluate exactly as frozen by `judged freeze` (measures, conventions, query set); "
+                        "refuses qrels or queries that changed. QRELS may then be omitted")
+    g.add_argument("--save", metavar="RECORD.json",
+                   help="save an evaluation record: per-query values, ranked docids to the cutoff, ideal grades, "
+                        "conventions, hashes, tool version")
+
+
+def load_manifest(args):
+    if not getattr(args, "manifest", None):
+        return None
+    from ..manifest import Manifest
+
+    if getattr(args, "measures", None):
+        from ..errors import JudgedError
+
+        raise JudgedError("--manifest fixes the measures; drop -m (or freeze a new manifest)")
+    if getattr(args, "ties", "trec") != "trec" or getattr(args, "complete", False) \
+            or getattr(args, "no_relevant", "zero") != "zero":
+        from ..errors import JudgedError
+
+        raise JudgedError("--manifest fixes the conventions; drop --ties/--complete/--no-relevant")
+    return Manifest.load(args.manifest)

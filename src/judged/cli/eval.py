@@ -6,7 +6,7 @@ import csv
 import json
 import sys
 
-from .common import add_convention_options, settings_kwargs
+from .common import add_convention_options, add_record_options, load_manifest, settings_kwargs, split_inputs
 
 HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
 
@@ -21,19 +21,31 @@ def register(sub) -> None:
     p = sub.add_parser("eval", help="score runs against qrels", description=HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("qrels", help="qrels: TREC (qid iter docid grade), BEIR TSV, JSON, Parquet; .gz accepted")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag), JSON or Parquet")
+    p.add_argument("runs", nargs="*", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag), JSON or Parquet")
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help="measure in ir_measures syntax, repeatable: nDCG@10, AP, P(rel=2)@10, nDCG(gain=exp)@10")
     p.add_argument("--per-query", action="store_true", help="also print every query's value")
     p.add_argument("--format", choices=["table", "json", "tsv", "csv", "trec_eval"], default="table")
     add_convention_options(p)
+    add_record_options(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ..evaluate import DEFAULT_MEASURES, evaluate
 
-    result = evaluate(args.qrels, list(args.runs), args.measures or list(DEFAULT_MEASURES), **settings_kwargs(args))
+    manifest = load_manifest(args)
+    qrels, runs = split_inputs(manifest, [args.qrels, *args.runs])
+    if manifest is not None:
+        from ..manifest import evaluate_frozen
+
+        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=args.on_duplicate)
+    else:
+        result = evaluate(qrels, runs, args.measures or list(DEFAULT_MEASURES), **settings_kwargs(args))
+    if args.save:
+        from ..manifest import save_record
+
+        save_record(result, args.save, manifest)
     out = sys.stdout
     if args.format == "json":
         json.dump(result.to_dict(per_query=args.per_query), out, indent=2)

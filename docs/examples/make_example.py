@@ -1,0 +1,42 @@
+"""Write the example collection used by docs/comparing.md (seeded, reproducible).
+
+40 queries, graded 0-3 judgments pooled from a "bm25" run; a "dense" run that is
+better on most queries but retrieves documents nobody judged; a "tuned" run that is
+bm25 with small random perturbations.
+
+    python docs/examples/make_example.py docs/examples
+"""
+
+import os
+import sys
+
+import numpy as np
+
+
+def main(out: str) -> None:
+    rng = np.random.default_rng(2007)
+    qrels, runs = [], {"bm25": [], "dense": [], "tuned": []}
+    for q in range(1, 41):
+        qid = f"q{q:02d}"
+        docs = [f"d{q:02d}-{i:03d}" for i in range(60)]
+        grade = {d: int(g) for d, g in zip(docs[:30], rng.choice([0, 0, 0, 1, 1, 2, 3], size=30))}
+        qrels += [f"{qid} 0 {d} {g}" for d, g in grade.items()]
+        rel = np.array([grade.get(d, 0) for d in docs], float)
+        base = rel * 0.6 + rng.normal(0, 1.0, len(docs))
+        base[30:] -= 1.5  # unjudged documents: ranked low by bm25 (they were never pooled)
+        dense = rel * (0.9 if q % 5 else 0.1) + rng.normal(0, 0.9, len(docs))
+        dense[30:] += rng.normal(0.3, 0.6, 30)  # dense finds unpooled documents
+        tuned = base + rng.normal(0, 0.15, len(docs))
+        for name, score in (("bm25", base), ("dense", dense), ("tuned", tuned)):
+            order = np.argsort(-score, kind="stable")[:20]
+            runs[name] += [f"{qid} Q0 {docs[i]} {r + 1} {score[i]:.4f} {name}" for r, i in enumerate(order)]
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "qrels.txt"), "w") as fh:
+        fh.write("\n".join(qrels) + "\n")
+    for name, lines in runs.items():
+        with open(os.path.join(out, f"{name}.run"), "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)))

@@ -1,0 +1,215 @@
+"""``judged compare`` and ``judged compare-records``: paired statistics against a baseline."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import add_convention_options, add_record_options, load_manifest, split_inputs
+
+HELP = """Compare runs with a baseline (the first run) over the same queries: those in the
+qrels; a run missing a query scores 0 there (counted). Per run and measure: both means,
+the mean difference with a 95% CI (Student t), wins/losses/ties (tie: |d| <= 1e-12),
+effect size (Cohen's d_z) and two-sided p-values of the paired t-test, Wilcoxon
+signed-rank, sign test (exact binomial, ties dropped), randomization test (random sign
+flips, p=(b+1)/(m+1)) and bootstrap, corrected across runs per measure (Holm by default).
+Then the queries each run lost most on, both rankings side by side.
+
+examples:
+  judged compare qrels.txt bm25.run dense.run tuned.run -m nDCG@10 -m AP
+  judged compare --manifest eval.toml bm25.run dense.run --format json
+"""
+
+RECORDS_HELP = """Compare the runs of two evaluation records (saved with --save): the first run of
+A is the baseline. Records made under different judgments are refused unless
+--allow-different-qrels, and then the change is reported.
+
+example:
+  judged compare-records before.json after.json
+"""
+
+
+def add_stats_options(p) -> None:
+    from ..stats import CORRECTIONS, DEFAULT_PERMUTATIONS, DEFAULT_SEED
+
+    g = p.add_argument_group("statistics")
+    g.add_argument("--correction", choices=list(CORRECTIONS), default="holm",
+                   help="multiple-comparison correction across the runs of one measure: holm (default), "
+                        "bonferroni, bh (Benjamini-Hochberg)")
+    g.add_argument("--permutations", type=int, default=DEFAULT_PERMUTATIONS, metavar="M",
+                   help=f"randomization and bootstrap draws (default {DEFAULT_PERMUTATIONS}; at least 10000 "
+                        "recommended)")
+    g.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"seed of the random draws (default {DEFAULT_SEED}): identical calls print identical numbers")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("compare", help="paired comparison of runs against a baseline", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("inputs", nargs="+", metavar="QRELS BASELINE RUN",
+                   help="qrels (omit with --manifest), the baseline run, then the runs to compare")
+    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help="measure, repeatable (default nDCG@10)")
+    p.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    p.add_argument("--all-tests", action="store_true",
+                   help="show every test's p-value in the table (default: randomization and its corrected p)")
+    p.add_argument("--regressions", type=int, default=5, metavar="N",
+                   help="queries listed per run where it lost most on the first measure (default 5; 0: none)")
+    p.add_argument("--depth", type=int, default=None, metavar="K",
+                   help="ranks shown per regression (default: the first measure's cutoff, else 10)")
+    add_stats_options(p)
+    add_convention_options(p)
+    add_record_options(p)
+    p.set_defaults(func=run)
+
+    r = sub.add_parser("compare-records", help="compare two saved evaluation records", description=RECORDS_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("a", metavar="A.json", help="record holding the baseline run (its first run)")
+    r.add_argument("b", metavar="B.json", help="record holding the runs to compare")
+    r.add_argument("--baseline", help="the baseline run's name in A (default: its first run)")
+    r.add_argument("--allow-different-qrels", action="store_true",
+                   help="compare records made under different judgments (and say what changed)")
+    r.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    r.add_argument("--all-tests", action="store_true")
+    add_stats_options(r)
+    r.set_defaults(func=run_records)
+
+
+def stats_kwargs(args) -> dict:
+    return {"correction": args.correction, "permutations": args.permutations, "seed": args.seed}
+
+
+def comparison_from_args(args, measures_default=None):
+    """Evaluate and compare as the CLI options say (shared by compare and report)."""
+    from ..compare import DEFAULT_MEASURES, compare
+
+    if args.permutations < 1:
+        from ..errors import JudgedError
+
+        raise JudgedError("--permutations must be positive")
+    manifest = load_manifest(args)
+    qrels, runs = split_inputs(manifest, args.inputs)
+    if len(runs) < 2:
+        from ..errors import JudgedError
+
+        raise JudgedError("give a baseline run and at least one run to compare with it")
+    measures = args.measures or list(measures_default or DEFAULT_MEASURES)
+    c = compare(qrels, runs, measures, manifest=manifest, regressions=getattr(args, "regressions", 5),
+                depth=getattr(args, "depth", None), ties=args.ties, no_relevant=args.no_relevant,
+                on_duplicate=args.on_duplicate, **stats_kwargs(args))
+    if getattr(args, "save", None):
+        from ..manifest import save_record
+
+        save_record(c.result, args.save, manifest)
+    return c
+
+
+def run(args) -> int:
+    output(comparison_from_args(args), args)
+    return 0
+
+
+def run_records(args) -> int:
+    from ..compare import compare_records
+
+    c = compare_records(args.a, args.b, allow_different_qrels=args.allow_different_qrels, baseline=args.baseline,
+                        **stats_kwargs(args))
+    output(c, args)
+    return 0
+
+
+def output(c, args) -> None:
+    if args.format == "json":
+        sys.stdout.write(c.to_json() + "\n")
+    elif args.format == "csv":
+        c.table().to_csv(sys.stdout, index=False)
+    else:
+        render(c, all_tests=args.all_tests)
+
+
+def _p(p: float) -> str:
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def mark(p_adjusted: float, delta: float, alpha: float = 0.05) -> str:
+    """▲/▼ when the corrected randomization p is below alpha, else blank."""
+    if p_adjusted >= alpha:
+        return ""
+    return "▲" if delta > 0 else "▼"
+
+
+def render(c, all_tests: bool = False, console=None) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..stats import TESTS
+
+    if console is None:  # a wide page when piped: these tables are read, not wrapped
+        console = Console() if sys.stdout.isatty() else Console(width=200 if all_tests else 120)
+    short = {"randomization": "rand.", "bootstrap": "boot.", "wilcoxon": "wilc.", "t-test": "t", "sign": "sign"}
+    for measure, convention in c.measures.items():
+        console.print(f"[bold]{measure}[/] — baseline {c.baseline}", highlight=False)
+        t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        width = min(24, max(len(c.baseline) + 7, *(len(r) for r in c.runs)))
+        t.add_column("run", min_width=width, overflow="fold")
+        for col in ["mean", "Δ mean", "95% CI", "W/L/T", "d_z"]:
+            t.add_column(col, justify="right", no_wrap=True)
+        tests = TESTS if all_tests else ("randomization",)
+        for test in tests:
+            t.add_column(f"p {short[test]}", justify="right", no_wrap=True)
+            t.add_column(f"{c.correction}", justify="right", no_wrap=True)
+        t.add_column("", justify="center")
+        rows = [x for x in c.comparisons if x.measure == measure]
+        if rows:
+            t.add_row(c.baseline + " (base)", f"{rows[0].mean_baseline:.4f}", "", "", "", "",
+                      *([""] * (2 * len(tests))), "")
+        for x in rows:
+            s = x.test
+            cells = []
+            for test in tests:
+                cells += [_p(s.p_values[test]), _p(x.p_adjusted[test])]
+            t.add_row(x.run, f"{x.mean_run:.4f}", f"{s.mean_delta:+.4f}", f"[{s.ci95[0]:+.4f}, {s.ci95[1]:+.4f}]",
+                      f"{s.wins}/{s.losses}/{s.ties}", f"{s.effect_size:+.2f}", *cells,
+                      mark(x.p_adjusted["randomization"], s.mean_delta))
+        console.print(t)
+        console.print(f"  {convention}", highlight=False, markup=False)
+    console.print(f"▲/▼: randomization p < 0.05 after {c.correction} correction across the runs of a measure; "
+                  f"{c.permutations} sign-flip draws, seed {c.seed}; tie = |d| <= 1e-12; d_z = mean(d)/sd(d).",
+                  highlight=False)
+    for name, counts in c.counts.items():
+        if counts.get("missing_from_run"):
+            console.print(f"[yellow]{name}[/]: {counts['missing_from_run']} qrels queries missing from the run "
+                          "score 0 there", highlight=False)
+    for line in c.provenance.get("qrels_changes", []):
+        console.print(f"[yellow]judgments differ between the records:[/] {line}", highlight=False)
+    for r in c.regressions:
+        render_regression(r, console)
+
+
+def render_regression(r, console) -> None:
+    from rich import box
+    from rich.table import Table
+
+    console.print(f"[bold]{r.run}[/] lost {r.measure} on query [bold]{r.qid}[/]: {r.baseline_value:.4f} -> "
+                  f"{r.run_value:.4f} ({r.delta:+.4f})", highlight=False)
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ["rank", "baseline docid", "grade", "run docid", "grade "]:
+        t.add_column(col, justify="right" if col in ("rank", "grade", "grade ") else "left", overflow="fold")
+    newly = set(r.newly_unjudged)
+    for i in range(max(len(r.baseline_ranking), len(r.run_ranking))):
+        b = r.baseline_ranking[i] if i < len(r.baseline_ranking) else (i + 1, "", "")
+        n = r.run_ranking[i] if i < len(r.run_ranking) else (i + 1, "", "")
+        doc = f"[bold yellow]{n[1]}[/]" if n[1] in newly else n[1]
+        t.add_row(str(i + 1), b[1], _grade(b[2]), doc, _grade(n[2]))
+    console.print(t)
+    if newly:
+        console.print(f"  {len(newly)} unjudged document(s) newly in the run's top {len(r.run_ranking)}: "
+                      f"{', '.join(r.newly_unjudged)} — judge them before reading this drop as a regression",
+                      highlight=False)
+
+
+def _grade(g) -> str:
+    if g == "":
+        return ""
+    return "unjudged" if g is None else str(g)

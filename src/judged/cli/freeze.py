@@ -1,0 +1,56 @@
+"""``judged freeze``: write a frozen evaluation set (a TOML manifest)."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = """Freeze an evaluation set for paired comparisons: the query set, relevance unit,
+grade scale, every measure's gain, discount, cutoff and convention, the engine-wide
+conventions, the corpus id, and the sha256 of the qrels and queries files.
+`judged eval --manifest` and `judged compare --manifest` then evaluate exactly so, and
+refuse (with the diff) when the judgments or the query set changed. Queries of the
+set missing from a run score 0 there.
+
+example:
+  judged freeze --qrels qrels.txt --queries queries.tsv --corpus-id msmarco-v2.1 -m nDCG@10 -m AP -o eval.toml
+"""
+
+
+def register(sub) -> None:
+    from ..conventions import NO_RELEVANT, ON_DUPLICATE, TIES
+    from ..manifest import RELEVANCE_UNITS
+
+    p = sub.add_parser("freeze", help="freeze an evaluation set into a TOML manifest", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--qrels", required=True, help="the qrels file")
+    p.add_argument("--queries", help="queries file fixing the query set (BEIR queries.jsonl, JSON, or one id per "
+                                     "line/TSV); default: the qrels' queries")
+    p.add_argument("--corpus-id", help="an identifier of the corpus snapshot (free text, recorded as given)")
+    p.add_argument("--relevance-unit", choices=list(RELEVANCE_UNITS), default="document",
+                   help="what a judgment is about (default document)")
+    p.add_argument("-m", "--measure", action="append", dest="measures", required=True, metavar="MEASURE",
+                   help="measure, repeatable: nDCG@10, AP, nDCG(gain=exp)@10")
+    p.add_argument("--ties", choices=list(TIES), default="trec", help="tie order (default trec)")
+    p.add_argument("--no-relevant", choices=list(NO_RELEVANT), default="zero",
+                   help="queries with nothing relevant: zero (default), skip, error")
+    p.add_argument("--on-duplicate", choices=list(ON_DUPLICATE), default="error")
+    p.add_argument("-o", "--output", required=True, metavar="EVAL.toml")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from rich.console import Console
+
+    from ..manifest import Manifest
+
+    m = Manifest.freeze(args.qrels, args.measures, queries=args.queries, corpus_id=args.corpus_id,
+                        relevance_unit=args.relevance_unit, ties=args.ties, no_relevant=args.no_relevant,
+                        on_duplicate=args.on_duplicate)
+    m.write(args.output)
+    console = Console(stderr=True)
+    console.print(f"froze {m.queries['count']} queries, {m.qrels['judgments']} judgments "
+                  f"(grades {', '.join(map(str, m.qrels['grades']))}), {len(m.measures)} measure(s) "
+                  f"into {args.output}", highlight=False)
+    for entry in m.measures:
+        console.print(f"  {entry['convention']}", highlight=False, markup=False)
+    return 0

@@ -1,0 +1,69 @@
+"""``judged report``: a comparison people read (self-contained HTML) or tables for papers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import add_convention_options, add_record_options
+
+HELP = """Compare runs with a baseline (the first run) and write one self-contained HTML page
+(no network, no scripts): the settings, the main table with significance marks, Judged@k,
+per-query difference bars, score distributions and the regression list. With
+--format md|latex|csv, the main table for papers. Judged@k (k = the first measure's
+cutoff, else 10) is added to the measures unless given.
+
+examples:
+  judged report qrels.txt bm25.run dense.run -m nDCG@10 -m AP -o report.html
+  judged report qrels.txt bm25.run dense.run --format latex
+"""
+
+
+def register(sub) -> None:
+    from .compare import add_stats_options
+
+    p = sub.add_parser("report", help="HTML report or paper tables of a comparison", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("inputs", nargs="+", metavar="QRELS BASELINE RUN",
+                   help="qrels (omit with --manifest), the baseline run, then the runs to compare")
+    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help="measure, repeatable (default nDCG@10)")
+    p.add_argument("--format", choices=["html", "md", "latex", "csv"], default="html")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
+    p.add_argument("--title", help="the page title")
+    p.add_argument("--regressions", type=int, default=5, metavar="N", help="regressions listed per run (default 5)")
+    p.add_argument("--depth", type=int, default=None, metavar="K", help="ranks shown per regression")
+    add_stats_options(p)
+    add_convention_options(p)
+    add_record_options(p)
+    p.set_defaults(func=run)
+
+
+def with_judged_at_k(measures: list) -> list:
+    """The measures plus Judged@k, k = the first measure's cutoff (else 10), unless a Judged@ is there."""
+    from ..measures import Measure
+
+    parsed = [Measure.parse(m) for m in measures]
+    if any(m.name == "Judged" for m in parsed):
+        return list(measures)
+    k = next((m.cutoff for m in parsed if m.cutoff), 10)
+    return [*measures, f"Judged@{k}"]
+
+
+def run(args) -> int:
+    from .. import report
+    from ..compare import DEFAULT_MEASURES
+    from .compare import comparison_from_args
+
+    if not args.manifest:
+        args.measures = with_judged_at_k(args.measures or list(DEFAULT_MEASURES))
+    c = comparison_from_args(args)
+    text = report.html(c, title=args.title) if args.format == "html" else report.table(c, args.format)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if args.format == "html":
+            print(f"wrote {args.output} ({len(text) // 1024} KiB)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

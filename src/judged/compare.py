@@ -1,0 +1,297 @@
+"""Paired comparison of runs against a baseline over the same queries.
+
+``compare(qrels, [baseline, run, ...], measures)`` scores every run with
+:func:`judged.evaluate` over the qrels' queries (a run missing a query scores 0 there:
+``complete=True``, counted in ``counts``), then, per run and measure, computes the
+paired statistics of :mod:`judged.stats` on the per-query differences and corrects
+the p-values across the runs compared on one measure. ``regressions`` lists, per run,
+the queries it lost most on, with both rankings side by side and the unjudged
+documents newly in its top k.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import stats
+from .errors import JudgedError
+from .progress import progress
+
+DEFAULT_MEASURES = ("nDCG@10",)
+DEFAULT_REGRESSIONS = 5
+DEFAULT_DEPTH = 10  # ranks shown for a measure without a cutoff
+
+
+@dataclass
+class PairedComparison:
+    """One run against the baseline on one measure."""
+
+    measure: str
+    baseline: str
+    run: str
+    mean_baseline: float
+    mean_run: float
+    test: stats.PairedTest
+    p_adjusted: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        t = self.test
+        return {"measure": self.measure, "baseline": self.baseline, "run": self.run,
+                "mean_baseline": self.mean_baseline, "mean_run": self.mean_run, "mean_delta": t.mean_delta,
+                "ci95": [t.ci95[0], t.ci95[1]], "wins": t.wins, "losses": t.losses, "ties": t.ties,
+                "effect_size": t.effect_size, "p_values": dict(t.p_values), "p_adjusted": dict(self.p_adjusted),
+                "queries": t.n}
+
+
+@dataclass
+class Regression:
+    """A query the run lost on, with both top-k rankings: (rank, docid, grade or None)."""
+
+    run: str
+    measure: str
+    qid: str
+    baseline_value: float
+    run_value: float
+    baseline_ranking: list
+    run_ranking: list
+    newly_unjudged: list  # unjudged docids in the run's top k, absent from the baseline's top k
+
+    @property
+    def delta(self) -> float:
+        return self.run_value - self.baseline_value
+
+    def to_dict(self) -> dict:
+        def rows(ranking):
+            return [{"rank": r, "docid": d, "grade": g} for r, d, g in ranking]
+
+        return {"run": self.run, "measure": self.measure, "qid": self.qid, "baseline_value": self.baseline_value,
+                "run_value": self.run_value, "delta": self.delta, "baseline_ranking": rows(self.baseline_ranking),
+                "run_ranking": rows(self.run_ranking), "newly_unjudged": list(self.newly_unjudged)}
+
+
+@dataclass
+class Comparison:
+    baseline: str
+    runs: list  # compared runs, baseline excluded, in the order given
+    measures: dict  # measure as given -> canonical convention string
+    comparisons: list  # PairedComparison, measure-major
+    correction: str
+    permutations: int
+    seed: int
+    qids: np.ndarray
+    values: dict  # run -> measure -> per-query values (aligned with qids)
+    counts: dict = field(default_factory=dict)  # run -> query counts
+    regressions: list = field(default_factory=list)
+    provenance: dict = field(default_factory=dict)  # qrels, manifest, record notes
+    result: object = field(default=None, repr=False)  # the evaluate() Result, when there is one
+
+    def get(self, measure: str, run: str) -> PairedComparison:
+        for c in self.comparisons:
+            if c.measure == measure and c.run == run:
+                return c
+        raise KeyError((measure, run))
+
+    def table(self):
+        """One row per (measure, run): means, delta, CI, W/L/T, effect size, p-values."""
+        import pandas as pd
+
+        rows = []
+        for c in self.comparisons:
+            d = c.to_dict()
+            flat = {k: d[k] for k in ("measure", "baseline", "run", "mean_baseline", "mean_run", "mean_delta",
+                                      "wins", "losses", "ties", "effect_size", "queries")}
+            flat["ci95_lo"], flat["ci95_hi"] = d["ci95"]
+            flat.update({f"p_{k}": v for k, v in d["p_values"].items()})
+            flat.update({f"p_adjusted_{k}": v for k, v in d["p_adjusted"].items()})
+            rows.append(flat)
+        return pd.DataFrame(rows)
+
+    def settings(self) -> dict:
+        return {"correction": self.correction, "permutations": self.permutations, "seed": self.seed,
+                "tie": f"|difference| <= {stats.TIE:g}", "ci95": stats.CI_METHOD, "effect_size": stats.EFFECT_SIZE,
+                "tests": "two-sided; sign: exact binomial, ties dropped; wilcoxon: zeros dropped; "
+                         "randomization: random sign flips, p=(b+1)/(m+1); bootstrap: null-shifted resampling"}
+
+    def to_dict(self) -> dict:
+        """The ``judged compare --format json`` contract."""
+        return {"comparisons": [c.to_dict() for c in self.comparisons],
+                "baseline": self.baseline, "runs": list(self.runs), "measures": dict(self.measures),
+                "settings": self.settings(), "queries": {name: dict(c) for name, c in self.counts.items()},
+                "regressions": [r.to_dict() for r in self.regressions], **self.provenance}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, default=_json_default)
+
+
+def _json_default(x):
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    raise TypeError(type(x))
+
+
+def comparison_seed(seed: int, measure: str, baseline: str, run: str) -> np.random.SeedSequence:
+    """The draws of one comparison depend only on the seed and its own names, so adding a
+    run or a measure leaves the other comparisons' numbers unchanged."""
+    return np.random.SeedSequence([int(seed), zlib.crc32(f"{measure}\0{baseline}\0{run}".encode())])
+
+
+def paired_comparisons(values: dict, baseline: str, measures, *, correction: str = "holm",
+                       permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
+                       show_progress: bool | None = None) -> list:
+    """Every run in ``values`` (run -> measure -> per-query array, same queries) against
+    ``baseline``, per measure; p-values corrected across the runs of each measure."""
+    if correction not in stats.CORRECTIONS:
+        raise JudgedError(f"unknown correction {correction!r} (choose {', '.join(stats.CORRECTIONS)})")
+    others = [r for r in values if r != baseline]
+    if not others:
+        raise JudgedError("compare needs a baseline and at least one other run")
+    out = []
+    with progress(len(others) * len(measures), "paired tests", show_progress) as advance:
+        for m in measures:
+            family = []
+            base = values[baseline][m]
+            for r in others:
+                t = stats.paired_test(base, values[r][m], permutations, comparison_seed(seed, m, baseline, r))
+                family.append(PairedComparison(m, baseline, r, _mean(base), _mean(values[r][m]), t))
+                advance()
+            for test in stats.TESTS:
+                adjusted = stats.adjust(np.array([c.test.p_values[test] for c in family]), correction)
+                for c, p in zip(family, adjusted.tolist()):
+                    c.p_adjusted[test] = p
+            out += family
+    return out
+
+
+def _mean(v) -> float:
+    return float(np.mean(v)) if len(v) else 0.0
+
+
+def compare(qrels, runs, measures=DEFAULT_MEASURES, *, correction: str = "holm",
+            permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
+            regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None, ties: str = "trec",
+            no_relevant: str = "zero", on_duplicate: str = "error", manifest=None,
+            show_progress: bool | None = None) -> Comparison:
+    """Compare runs with the first one (the baseline) over the qrels' queries.
+
+    A run missing a query scores 0 there (``complete=True``); ``counts`` says how many.
+    ``manifest`` (a path or :class:`judged.manifest.Manifest`) fixes qrels, query set,
+    measures and conventions and refuses qrels that changed. ``regressions`` queries
+    per run (on the first measure) are listed with their top ``depth`` documents
+    (default: the measure's cutoff, else 10).
+
+    >>> c = compare({"q1": {"a": 1}, "q2": {"b": 1}},
+    ...             {"base": {"q1": {"a": 1.0}, "q2": {"x": 1.0}}, "new": {"q1": {"a": 1.0}, "q2": {"b": 1.0}}},
+    ...             ["RR"], permutations=1000)
+    >>> c.get("RR", "new").test.mean_delta
+    0.5
+    """
+    from .evaluate import evaluate
+
+    if manifest is not None:
+        from .manifest import evaluate_frozen
+
+        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=on_duplicate)
+    else:
+        result = evaluate(qrels, runs, measures, ties=ties, complete=True, no_relevant=no_relevant,
+                          on_duplicate=on_duplicate)
+    return compare_result(result, correction=correction, permutations=permutations, seed=seed,
+                          regressions=regressions, depth=depth, show_progress=show_progress)
+
+
+def compare_result(result, baseline: str | None = None, *, correction: str = "holm",
+                   permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
+                   regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None,
+                   show_progress: bool | None = None) -> Comparison:
+    """The paired comparison of an :class:`~judged.evaluate.Result`'s runs (first = baseline)."""
+    names = list(result.runs)
+    baseline = baseline or names[0]
+    qids = result.runs[baseline].qids
+    for name in names:
+        if not np.array_equal(result.runs[name].qids, qids):
+            raise JudgedError(f"runs {baseline!r} and {name!r} were scored over different queries; "
+                              "compare them with complete=True")
+    values = {name: dict(result.runs[name].values) for name in names}
+    rows = paired_comparisons(values, baseline, list(result.measures), correction=correction,
+                              permutations=permutations, seed=seed, show_progress=show_progress)
+    comparison = Comparison(baseline, [n for n in names if n != baseline], result.conventions, rows, correction,
+                            permutations, seed, qids, values, {n: dict(result.runs[n].counts) for n in names},
+                            provenance={"qrels": {"path": result.qrels.source, "sha256": result.qrels.sha256}},
+                            result=result)
+    if regressions and result.measures:
+        first = next(iter(result.measures))
+        m = result.measures[first]
+        k = depth or m.cutoff or DEFAULT_DEPTH
+        for name in comparison.runs:
+            comparison.regressions += find_regressions(result, baseline, name, first, regressions, k)
+    return comparison
+
+
+def top_k(aligned, i: int, k: int) -> list:
+    """(rank, docid, grade or None) of query ``i``'s top k in an Aligned."""
+    r = aligned.ranked
+    lo, hi = int(r.offsets[i]), int(r.offsets[i + 1])
+    hi = min(hi, lo + k)
+    docids = aligned.docids(r.row[lo:hi])
+    grades = r.grade[lo:hi]
+    return [(j + 1, d, None if np.isnan(g) else int(g)) for j, (d, g) in enumerate(zip(docids, grades.tolist()))]
+
+
+def find_regressions(result, baseline: str, run: str, measure: str, n: int, k: int) -> list:
+    """The ``n`` queries where ``run`` lost most to ``baseline`` on ``measure`` (losses only)."""
+    base, new = result.runs[baseline], result.runs[run]
+    d = stats.differences(base.values[measure], new.values[measure])
+    losers = [i for i in np.argsort(d, kind="stable")[:n].tolist() if d[i] < 0]
+    out = []
+    for i in losers:
+        b_top, r_top = top_k(base.aligned, i, k), top_k(new.aligned, i, k)
+        seen = {doc for _, doc, _ in b_top}
+        newly = [doc for _, doc, g in r_top if g is None and doc not in seen]
+        out.append(Regression(run, measure, str(base.qids[i]), float(base.values[measure][i]),
+                              float(new.values[measure][i]), b_top, r_top, newly))
+    return out
+
+
+def compare_records(a, b, *, allow_different_qrels: bool = False, baseline: str | None = None,
+                    correction: str = "holm", permutations: int = stats.DEFAULT_PERMUTATIONS,
+                    seed: int = stats.DEFAULT_SEED, show_progress: bool | None = None) -> Comparison:
+    """Compare the runs of record ``b`` with the baseline run of record ``a`` (its first
+    run, or ``baseline``) on the measures both records hold under the same convention,
+    over the queries both hold. Records made under different qrels are refused unless
+    ``allow_different_qrels``; then ``provenance['qrels_changes']`` says what changed."""
+    from .manifest import load_record, qrels_changes
+
+    ra, rb = load_record(a), load_record(b)
+    changes = qrels_changes(ra["qrels"], rb["qrels"])
+    if changes and not allow_different_qrels:
+        raise JudgedError("the records were made under different judgments: " + "; ".join(changes)
+                          + " (pass --allow-different-qrels to compare anyway)")
+    measures = [m for m, conv in ra["measures"].items() if rb["measures"].get(m) == conv]
+    if not measures:
+        raise JudgedError("the records share no measure computed under the same convention: "
+                          f"{ra['measures']} vs {rb['measures']}")
+    base_name = baseline or next(iter(ra["runs"]))
+    if base_name not in ra["runs"]:
+        raise JudgedError(f"no run {base_name!r} in {a} (runs: {', '.join(ra['runs'])})")
+    base = ra["runs"][base_name]
+    names = {}
+    for name, entry in rb["runs"].items():
+        label = name if name != base_name else f"{name} ({b})"
+        names[label] = entry
+    qids = sorted(set(base["per_query"]).intersection(*(set(e["per_query"]) for e in names.values())))
+    values = {base_name: {m: np.array([base["per_query"][q][m] for q in qids]) for m in measures}}
+    for label, entry in names.items():
+        values[label] = {m: np.array([entry["per_query"][q][m] for q in qids]) for m in measures}
+    rows = paired_comparisons(values, base_name, measures, correction=correction, permutations=permutations,
+                              seed=seed, show_progress=show_progress)
+    counts = {base_name: {"compared": len(qids), "in_record": len(base["per_query"])}}
+    counts.update({label: {"compared": len(qids), "in_record": len(e["per_query"])} for label, e in names.items()})
+    provenance = {"records": [str(a), str(b)], "qrels": {"a": ra["qrels"].get("sha256"), "b": rb["qrels"].get("sha256")},
+                  "qrels_changes": changes}
+    return Comparison(base_name, list(names), {m: ra["measures"][m] for m in measures}, rows, correction,
+                      permutations, seed, np.array(qids, dtype=object), values, counts, [], provenance)

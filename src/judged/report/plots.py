@@ -1,0 +1,67 @@
+"""Figures as inline SVG (matplotlib's object API, no pyplot state, no network)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+BETTER, WORSE, NEUTRAL = "#2e7d32", "#c62828", "#9e9e9e"
+
+
+def _figure(width: float, height: float):
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:  # pragma: no cover - matplotlib is in the 'report' extra
+        from ..errors import JudgedError
+
+        raise JudgedError("the HTML report needs matplotlib: pip install 'judged[report]'") from exc
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def svg(fig) -> str:
+    """The figure as an ``<svg>`` element (XML prolog and DOCTYPE dropped), reproducible."""
+    import matplotlib
+
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": "judged", "svg.fonttype": "path"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def difference_bars(d: np.ndarray, title: str, xlabel: str = "queries, sorted by difference") -> str:
+    """Per-query differences run - baseline as sorted bars: green above 0, red below."""
+    d = np.sort(np.asarray(d, dtype=np.float64))[::-1]
+    fig = _figure(7.0, 2.4)
+    ax = fig.add_subplot()
+    colors = np.where(d > 1e-12, BETTER, np.where(d < -1e-12, WORSE, NEUTRAL))
+    ax.bar(np.arange(len(d)), d, width=1.0, color=colors, linewidth=0)
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_xlim(-0.5, len(d) - 0.5)
+    ax.set_xticks([])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("Δ")
+    ax.set_title(title, fontsize=10)
+    return svg(fig)
+
+
+def distributions(values: dict, title: str) -> str:
+    """Per-query scores of each run: a box plot with the queries as jittered points."""
+    names = list(values)
+    fig = _figure(7.0, 0.6 + 0.55 * len(names))
+    ax = fig.add_subplot()
+    data = [np.asarray(values[n], dtype=np.float64) for n in names]
+    ax.boxplot(data, vert=False, widths=0.5, showfliers=False, medianprops={"color": "black"})
+    rng = np.random.default_rng(0)
+    for i, v in enumerate(data, 1):
+        ax.scatter(v, i + rng.uniform(-0.18, 0.18, len(v)), s=6, alpha=0.5, color="#1565c0", linewidths=0)
+        ax.scatter([v.mean()] if len(v) else [], [i], marker="D", s=28, color="#ef6c00", zorder=3)
+    ax.set_yticks(range(1, len(names) + 1), labels=[_short(n) for n in names])
+    ax.invert_yaxis()
+    ax.set_title(title + "  (◆ mean)", fontsize=10)
+    return svg(fig)
+
+
+def _short(name: str, width: int = 28) -> str:
+    return name if len(name) <= width else "…" + name[-(width - 1):]

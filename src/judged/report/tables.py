@@ -1,0 +1,70 @@
+"""The main table (run x measure, means with significance marks) as rows, Markdown, LaTeX, CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+MARK_TEST = "randomization"
+
+
+def main_table(c, alpha: float = 0.05) -> list[dict]:
+    """One dict per run (baseline first): run, and per measure (mean, delta, p_adjusted, mark)."""
+    rows = [{"run": c.baseline, "baseline": True, "cells": {}}]
+    rows += [{"run": r, "baseline": False, "cells": {}} for r in c.runs]
+    by_run = {row["run"]: row for row in rows}
+    for x in c.comparisons:
+        p = x.p_adjusted[MARK_TEST]
+        sig = p < alpha
+        by_run[x.run]["cells"][x.measure] = {"mean": x.mean_run, "delta": x.test.mean_delta, "p_adjusted": p,
+                                              "mark": ("▲" if x.test.mean_delta > 0 else "▼") if sig else ""}
+        by_run[c.baseline]["cells"][x.measure] = {"mean": x.mean_baseline, "delta": 0.0, "p_adjusted": None,
+                                                  "mark": ""}
+    return rows
+
+
+def legend(c, alpha: float = 0.05) -> str:
+    return (f"▲/▼: better/worse than the baseline {c.baseline}, {MARK_TEST} test p < {alpha} after "
+            f"{c.correction} correction across runs ({c.permutations} draws, seed {c.seed}).")
+
+
+def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
+    """The main table as ``md``, ``latex`` or ``csv``."""
+    rows = main_table(c, alpha)
+    measures = list(c.measures)
+    if fmt == "csv":
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(["run", "measure", "mean", "mean_delta", f"p_{MARK_TEST}_{c.correction}", "significant"])
+        for row in rows:
+            for m in measures:
+                cell = row["cells"][m]
+                w.writerow([row["run"], m, repr(cell["mean"]), repr(cell["delta"]),
+                            "" if cell["p_adjusted"] is None else repr(cell["p_adjusted"]),
+                            {"▲": "better", "▼": "worse"}.get(cell["mark"], "")])
+        return out.getvalue()
+    if fmt == "md":
+        lines = ["| run | " + " | ".join(measures) + " |", "|---|" + "---:|" * len(measures)]
+        for row in rows:
+            name = row["run"] + (" (baseline)" if row["baseline"] else "")
+            lines.append(f"| {name} | " + " | ".join(f"{row['cells'][m]['mean']:.4f}{row['cells'][m]['mark']}"
+                                                     for m in measures) + " |")
+        return "\n".join(lines) + "\n\n" + legend(c, alpha) + "\n"
+    if fmt == "latex":
+        marks = {"▲": r"$^{\blacktriangle}$", "▼": r"$^{\blacktriangledown}$", "": ""}
+        lines = [r"\begin{tabular}{l" + "r" * len(measures) + "}", r"\toprule",
+                 "Run & " + " & ".join(_tex(m) for m in measures) + r" \\", r"\midrule"]
+        for row in rows:
+            name = _tex(row["run"]) + (" (baseline)" if row["baseline"] else "")
+            lines.append(name + " & " + " & ".join(f"{row['cells'][m]['mean']:.4f}{marks[row['cells'][m]['mark']]}"
+                                                  for m in measures) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}", "% " + legend(c, alpha).replace("▲/▼", "up/down triangles")]
+        return "\n".join(lines) + "\n"
+    raise ValueError(f"unknown table format {fmt!r}")
+
+
+def _tex(s: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
+                 ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+        s = s.replace(a, b)
+    return s
