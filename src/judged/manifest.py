@@ -81,7 +81,7 @@ def qrels_changes(old: dict, new: dict, limit: int = 8) -> list[str]:
     removed, added = sorted(set(a) - set(b)), sorted(set(b) - set(a))
     changed = sorted(q for q in set(a) & set(b) if a[q] != b[q])
     if changed:
-        detail = ", ".join(f"{q} ({a[q].split(':')[0]} -> {b[q].split(':')[0]} judgments)" for q in changed[:limit])
+        detail = ", ".join(f"{q} ({_count_change(a[q], b[q])})" for q in changed[:limit])
         out.append(f"judgments changed for {len(changed)} quer{'y' if len(changed) == 1 else 'ies'}: "
                    f"{detail}{', …' if len(changed) > limit else ''}")
     if added:
@@ -89,6 +89,13 @@ def qrels_changes(old: dict, new: dict, limit: int = 8) -> list[str]:
     if removed:
         out.append(f"{len(removed)} quer{'y' if len(removed) == 1 else 'ies'} no longer judged: {_few(removed, limit)}")
     return out
+
+
+def _count_change(old: str, new: str) -> str:
+    n_old, n_new = old.split(":")[0], new.split(":")[0]
+    if n_old == n_new:
+        return f"{n_old} judgments, a grade or docid differs"
+    return f"{n_old} -> {n_new} judgments"
 
 
 def _few(items, limit) -> str:

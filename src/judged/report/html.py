@@ -62,7 +62,7 @@ def _differences(c) -> str:
             d = np.asarray(c.values[r][m]) - np.asarray(c.values[c.baseline][m])
             title = f"{m}: {r} − {c.baseline} (W/L/T {x.test.wins}/{x.test.losses}/{x.test.ties})"
             figs.append(f"<figure>{plots.difference_bars(d, title)}</figure>")
-        out.append("\n".join(figs))
+        out.append(f"<div class='pair'>{''.join(figs)}</div>")
     return "\n".join(out)
 
 

@@ -33,7 +33,7 @@ def svg(fig) -> str:
 def difference_bars(d: np.ndarray, title: str, xlabel: str = "queries, sorted by difference") -> str:
     """Per-query differences run - baseline as sorted bars: green above 0, red below."""
     d = np.sort(np.asarray(d, dtype=np.float64))[::-1]
-    fig = _figure(7.0, 2.4)
+    fig = _figure(5.2, 2.3)
     ax = fig.add_subplot()
     colors = np.where(d > 1e-12, BETTER, np.where(d < -1e-12, WORSE, NEUTRAL))
     ax.bar(np.arange(len(d)), d, width=1.0, color=colors, linewidth=0)
@@ -52,7 +52,7 @@ def distributions(values: dict, title: str) -> str:
     fig = _figure(7.0, 0.6 + 0.55 * len(names))
     ax = fig.add_subplot()
     data = [np.asarray(values[n], dtype=np.float64) for n in names]
-    ax.boxplot(data, vert=False, widths=0.5, showfliers=False, medianprops={"color": "black"})
+    ax.boxplot(data, orientation="horizontal", widths=0.5, showfliers=False, medianprops={"color": "black"})
     rng = np.random.default_rng(0)
     for i, v in enumerate(data, 1):
         ax.scatter(v, i + rng.uniform(-0.18, 0.18, len(v)), s=6, alpha=0.5, color="#1565c0", linewidths=0)

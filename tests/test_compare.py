@@ -1,0 +1,103 @@
+"""judged compare: the JSON contract, the query set, seeding, corrections, regressions."""
+
+import json
+
+import numpy as np
+import pytest
+
+from judged import stats
+from judged.cli import main
+from judged.compare import compare
+
+QRELS = {"q1": {"a": 2, "b": 1}, "q2": {"c": 1}, "q3": {"d": 1, "e": 0}, "q4": {"f": 1}}
+BASE = {"q1": {"a": 3.0, "b": 2.0}, "q2": {"c": 1.0}, "q3": {"d": 2.0, "e": 1.0}, "q4": {"f": 1.0}}
+# new: loses q1 (an unjudged doc on top), misses q4 altogether
+NEW = {"q1": {"zz": 9.0, "a": 3.0}, "q2": {"c": 1.0}, "q3": {"d": 2.0}}
+
+CONTRACT = {"measure", "baseline", "run", "mean_baseline", "mean_run", "mean_delta", "ci95", "wins", "losses",
+            "ties", "effect_size", "p_values", "p_adjusted", "queries"}
+
+
+def test_missing_query_scores_zero_and_is_counted():
+    c = compare(QRELS, {"base": BASE, "new": NEW}, ["RR"], permutations=1000)
+    x = c.get("RR", "new")
+    # RR per query: base 1,1,1,1; new 1/2, 1, 1, 0 (q4 missing scores 0 over the qrels' queries)
+    assert x.mean_baseline == 1.0
+    assert x.mean_run == pytest.approx((0.5 + 1 + 1 + 0) / 4)
+    assert (x.test.wins, x.test.losses, x.test.ties) == (0, 2, 2)
+    assert x.test.n == 4
+    assert c.counts["new"]["missing_from_run"] == 1
+
+
+def test_regression_shows_both_rankings_and_new_unjudged_documents():
+    c = compare(QRELS, {"base": BASE, "new": NEW}, ["RR"], permutations=1000)
+    worst = c.regressions[0]
+    assert (worst.run, worst.qid, worst.delta) == ("new", "q4", -1.0)
+    q1 = next(r for r in c.regressions if r.qid == "q1")
+    assert q1.baseline_ranking == [(1, "a", 2), (2, "b", 1)]
+    assert q1.run_ranking == [(1, "zz", None), (2, "a", 2)]
+    assert q1.newly_unjudged == ["zz"]
+
+
+def test_json_contract(example, capsys):
+    runs = [str(example / f) for f in ("bm25.run", "dense.run", "tuned.run")]
+    assert main(["compare", str(example / "qrels.txt"), *runs, "-m", "nDCG@10", "-m", "AP", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["comparisons"]) == 4
+    for row in out["comparisons"]:
+        assert set(row) == CONTRACT
+        assert set(row["p_values"]) == set(row["p_adjusted"]) == {"t-test", "wilcoxon", "sign", "randomization",
+                                                                   "bootstrap"}
+        assert row["baseline"] == runs[0] and row["run"] in runs[1:]  # named exactly as given
+        assert row["wins"] + row["losses"] + row["ties"] == row["queries"] == 40
+        assert row["ci95"][0] <= row["mean_delta"] <= row["ci95"][1]
+        assert row["mean_delta"] == pytest.approx(row["mean_run"] - row["mean_baseline"])
+    # Holm across the two runs compared on each measure
+    for m in ("nDCG@10", "AP"):
+        rows = [r for r in out["comparisons"] if r["measure"] == m]
+        for test in stats.TESTS:
+            p = np.array([r["p_values"][test] for r in rows])
+            assert [r["p_adjusted"][test] for r in rows] == pytest.approx(stats.adjust(p, "holm").tolist())
+    assert out["regressions"] and out["regressions"][0]["delta"] < 0
+
+
+def test_identical_calls_print_identical_numbers_and_seed_matters(example, capsys):
+    args = ["compare", str(example / "qrels.txt"), str(example / "bm25.run"), str(example / "tuned.run"),
+            "--format", "json", "--permutations", "10000"]
+    main(args)
+    first = json.loads(capsys.readouterr().out)["comparisons"]
+    main(args)
+    assert json.loads(capsys.readouterr().out)["comparisons"] == first
+    main(args + ["--seed", "1"])
+    other = json.loads(capsys.readouterr().out)["comparisons"]
+    assert other[0]["p_values"]["randomization"] != first[0]["p_values"]["randomization"]
+    assert other[0]["p_values"]["t-test"] == first[0]["p_values"]["t-test"]
+
+
+def test_correction_option(example, capsys):
+    runs = [str(example / f) for f in ("bm25.run", "dense.run", "tuned.run")]
+    main(["compare", str(example / "qrels.txt"), *runs, "--format", "json", "--correction", "bonferroni"])
+    rows = json.loads(capsys.readouterr().out)["comparisons"]
+    for r in rows:
+        assert r["p_adjusted"]["sign"] == pytest.approx(min(1.0, 2 * r["p_values"]["sign"]))
+
+
+def test_table_output_marks_significance(example, capsys):
+    runs = [str(example / f) for f in ("bm25.run", "dense.run", "tuned.run")]
+    assert main(["compare", str(example / "qrels.txt"), *runs, "-m", "AP", "--regressions", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "▼" in out  # dense loses AP significantly (7/33 W/L)
+    assert "7/33/0" in out and "judge them before reading this drop" in out
+
+
+def test_errors_are_one_line(example, capsys):
+    assert main(["compare", str(example / "qrels.txt"), str(example / "bm25.run")]) == 2
+    assert main(["compare", str(example / "qrels.txt"), str(example / "bm25.run"), str(example / "dense.run"),
+                 "--permutations", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("judged: error:") for line in err)
+
+
+def test_progress_is_quiet_when_not_a_terminal(example, capsys):
+    compare(str(example / "qrels.txt"), [str(example / "bm25.run"), str(example / "dense.run")], permutations=100)
+    assert capsys.readouterr().err == ""

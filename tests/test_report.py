@@ -1,0 +1,94 @@
+"""judged report: one self-contained HTML page, opened in a real headless Chromium; paper tables."""
+
+import os
+import re
+import shutil
+import struct
+
+import pytest
+
+from judged.cli import main
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def report(example, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    runs = [str(example / f) for f in ("bm25.run", "dense.run", "tuned.run")]
+    assert main(["report", str(example / "qrels.txt"), *runs, "-m", "nDCG@10", "-m", "AP", "-o", str(out),
+                 "--regressions", "3"]) == 0
+    return out
+
+
+def test_html_is_self_contained(report):
+    text = report.read_text(encoding="utf-8")
+    assert "<script" not in text and "<link" not in text and "<img" not in text
+    # only XML namespaces may name a URL; nothing is fetched
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
+    assert not re.search(r"url\(\s*['\"]?https?:", text)
+    for section in ("Main table", "Paired comparisons", "Per-query differences", "Score distributions",
+                    "Regressions", "Settings", "Judged@10"):
+        assert section in text
+    assert text.count("<svg") == 3 * 2 + 3  # difference bars: 3 measures x 2 runs; distributions: 3 measures
+
+
+def screenshot(html_path, png_path):
+    """Open the page in headless Chromium; return (console errors, page errors, outside requests, svg count)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian chromium is not installed (apt-get install -y chromium)")
+    errors, page_errors, outside = [], [], []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--headless"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 1000})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: page_errors.append(str(e)))
+
+            def route(r):
+                if r.request.url.startswith("file://"):
+                    r.continue_()
+                else:
+                    outside.append(r.request.url)
+                    r.abort()
+
+            page.route("**/*", route)
+            page.goto(f"file://{html_path}")
+            page.wait_for_load_state("load")
+            n_svg = page.locator("svg").count()
+            first_cell = page.locator("table").first.inner_text()
+            page.screenshot(path=str(png_path), full_page=False)
+        finally:
+            browser.close()
+    return errors, page_errors, outside, n_svg, first_cell
+
+
+def test_report_opens_in_chromium_without_errors(report, tmp_path):
+    png = tmp_path / "report.png"
+    errors, page_errors, outside, n_svg, table = screenshot(report, png)
+    assert errors == [] and page_errors == [] and outside == []
+    assert n_svg == 9
+    assert "dense.run" in table and "0.4513▼" in table  # dense loses AP significantly
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert (width, height) == (1200, 1000)
+    if os.environ.get("JUDGED_UPDATE_DOCS_IMG"):  # refresh the docs' screenshot
+        shutil.copy(png, os.path.join(os.path.dirname(__file__), "..", "docs", "img", "report.png"))
+
+
+def test_paper_tables(example, capsys):
+    args = ["report", str(example / "qrels.txt"), str(example / "bm25.run"), str(example / "dense.run"),
+            "-m", "AP", "--permutations", "2000"]
+    assert main(args + ["--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert md.splitlines()[0] == "| run | AP | Judged@10 |"
+    assert re.search(r"\| .*dense\.run \| 0\.4513▼ \| 0\.6825▼ \|", md)
+    assert main(args + ["--format", "latex"]) == 0
+    tex = capsys.readouterr().out
+    assert r"\begin{tabular}{lrr}" in tex and r"0.4513$^{\blacktriangledown}$" in tex
+    assert main(args + ["--format", "csv"]) == 0
+    csv = capsys.readouterr().out.splitlines()
+    assert csv[0] == "run,measure,mean,mean_delta,p_randomization_holm,significant"
+    assert any(line.endswith(",worse") and ",AP," in line for line in csv)
