@@ -101,3 +101,12 @@ def test_errors_are_one_line(example, capsys):
 def test_progress_is_quiet_when_not_a_terminal(example, capsys):
     compare(str(example / "qrels.txt"), [str(example / "bm25.run"), str(example / "dense.run")], permutations=100)
     assert capsys.readouterr().err == ""
+
+
+def test_package_functions_survive_their_modules_being_imported():
+    import judged
+    import judged.compare  # noqa: F401  (the module of the same name)
+    import judged.evaluate  # noqa: F401
+
+    assert callable(judged.compare) and judged.compare.__name__ == "compare"
+    assert callable(judged.evaluate) and judged.evaluate.__name__ == "evaluate"
