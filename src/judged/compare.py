@@ -257,7 +257,7 @@ def find_regressions(result, baseline: str, run: str, measure: str, n: int, k: i
     return out
 
 
-def compare_records(a, b, *, allow_different_qrels: bool = False, baseline: str | None = None,
+def compare_records(a, b, *, allow_different_qrels: bool = False, baseline: str | None = None, measures=None,
                     correction: str = "holm", permutations: int = stats.DEFAULT_PERMUTATIONS,
                     seed: int = stats.DEFAULT_SEED, show_progress: bool | None = None) -> Comparison:
     """Compare the runs of record ``b`` with the baseline run of record ``a`` (its first
@@ -271,7 +271,14 @@ def compare_records(a, b, *, allow_different_qrels: bool = False, baseline: str 
     if changes and not allow_different_qrels:
         raise JudgedError("the records were made under different judgments: " + "; ".join(changes)
                           + " (pass --allow-different-qrels to compare anyway)")
-    measures = [m for m, conv in ra["measures"].items() if rb["measures"].get(m) == conv]
+    shared = [m for m, conv in ra["measures"].items() if rb["measures"].get(m) == conv]
+    if measures:
+        missing = [m for m in measures if m not in shared]
+        if missing:
+            raise JudgedError(f"measure(s) {', '.join(missing)} not in both records under one convention "
+                              f"(shared: {', '.join(shared) or 'none'})")
+        shared = list(measures)
+    measures = shared
     if not measures:
         raise JudgedError("the records share no measure computed under the same convention: "
                           f"{ra['measures']} vs {rb['measures']}")

@@ -147,7 +147,7 @@ def ci95(d: np.ndarray) -> tuple[float, float]:
         return (mean, mean)
     sd = float(d.std(ddof=1))
     half = float(_scipy_stats().t.ppf(0.975, n - 1)) * sd / np.sqrt(n)
-    return (mean - half, mean + half)
+    return (float(mean - half), float(mean + half))
 
 
 def effect_size(d: np.ndarray) -> float:

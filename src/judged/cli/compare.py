@@ -69,6 +69,8 @@ def register(sub) -> None:
     r.add_argument("--baseline", help="the baseline run's name in A (default: its first run)")
     r.add_argument("--allow-different-qrels", action="store_true",
                    help="compare records made under different judgments (and say what changed)")
+    r.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help="compare only these measures (as written in the records), repeatable; default: all shared")
     r.add_argument("--format", choices=["table", "json", "csv"], default="table")
     r.add_argument("--all-tests", action="store_true")
     add_stats_options(r)
@@ -113,7 +115,7 @@ def run_records(args) -> int:
     from ..compare import compare_records
 
     c = compare_records(args.a, args.b, allow_different_qrels=args.allow_different_qrels, baseline=args.baseline,
-                        **stats_kwargs(args))
+                        measures=args.measures, **stats_kwargs(args))
     output(c, args)
     return 0
 
