@@ -74,6 +74,13 @@ def test_identical_calls_print_identical_numbers_and_seed_matters(example, capsy
     assert other[0]["p_values"]["t-test"] == first[0]["p_values"]["t-test"]
 
 
+def test_draws_depend_on_the_data_not_on_names_or_order(example):
+    q, b, d, t = (str(example / f) for f in ("qrels.txt", "bm25.run", "dense.run", "tuned.run"))
+    one = compare(q, [b, d, t], permutations=2000).get("nDCG@10", d).test
+    other = compare(q, {"base": b, "x": t, "y": d}, permutations=2000).get("nDCG@10", "y").test
+    assert one == other
+
+
 def test_correction_option(example, capsys):
     runs = [str(example / f) for f in ("bm25.run", "dense.run", "tuned.run")]
     main(["compare", str(example / "qrels.txt"), *runs, "--format", "json", "--correction", "bonferroni"])

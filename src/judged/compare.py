@@ -12,7 +12,6 @@ documents newly in its top k.
 from __future__ import annotations
 
 import json
-import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -135,12 +134,6 @@ def _json_default(x):
     raise TypeError(type(x))
 
 
-def comparison_seed(seed: int, measure: str, baseline: str, run: str) -> np.random.SeedSequence:
-    """The draws of one comparison depend only on the seed and its own names, so adding a
-    run or a measure leaves the other comparisons' numbers unchanged."""
-    return np.random.SeedSequence([int(seed), zlib.crc32(f"{measure}\0{baseline}\0{run}".encode())])
-
-
 def paired_comparisons(values: dict, baseline: str, measures, *, correction: str = "holm",
                        permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
                        show_progress: bool | None = None) -> list:
@@ -157,7 +150,7 @@ def paired_comparisons(values: dict, baseline: str, measures, *, correction: str
             family = []
             base = values[baseline][m]
             for r in others:
-                t = stats.paired_test(base, values[r][m], permutations, comparison_seed(seed, m, baseline, r))
+                t = stats.paired_test(base, values[r][m], permutations, seed)
                 family.append(PairedComparison(m, baseline, r, _mean(base), _mean(values[r][m]), t))
                 advance()
             for test in stats.TESTS:

@@ -24,6 +24,7 @@ Benjamini-Hochberg (1995).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -200,13 +201,17 @@ class PairedTest:
 
 def paired_test(baseline: np.ndarray, run: np.ndarray, permutations: int = DEFAULT_PERMUTATIONS,
                 seed=DEFAULT_SEED) -> PairedTest:
-    """All paired statistics of run vs baseline (same queries, same order). ``seed``
-    (an int, a list of ints or a SeedSequence) fixes the randomization and bootstrap draws."""
+    """All paired statistics of run vs baseline (same queries, same order).
+
+    The randomization and bootstrap draws are seeded by ``seed`` and the differences
+    themselves, so the same data gives the same numbers whatever the runs are called,
+    in whichever order they are compared."""
     if permutations < 1:
         raise ValueError("permutations must be positive")
-    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    r_rng, b_rng = (np.random.default_rng(s) for s in ss.spawn(2))
     d = differences(baseline, run)
+    digest = hashlib.sha256(np.ascontiguousarray(d).tobytes()).digest()
+    ss = np.random.SeedSequence([int(seed), *np.frombuffer(digest[:16], dtype=np.uint32).tolist()])
+    r_rng, b_rng = (np.random.default_rng(s) for s in ss.spawn(2))
     wins, losses, ties = wins_losses_ties(d)
     p = {"t-test": paired_t(d), "wilcoxon": wilcoxon(d), "sign": sign_test(d),
          "randomization": randomization(d, permutations, r_rng), "bootstrap": bootstrap(d, permutations, b_rng)}
