@@ -43,16 +43,12 @@ def add_stats_options(p) -> None:
                    help=f"seed of the random draws (default {DEFAULT_SEED}): identical calls print identical numbers")
 
 
-def register(sub) -> None:
-    p = sub.add_parser("compare", help="paired comparison of runs against a baseline", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_comparison_options(p) -> None:
+    """Inputs, measures, regressions, statistics, conventions, manifest and record (compare, report)."""
     p.add_argument("inputs", nargs="+", metavar="QRELS BASELINE RUN",
                    help="qrels (omit with --manifest), the baseline run, then the runs to compare")
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help="measure, repeatable (default nDCG@10)")
-    p.add_argument("--format", choices=["table", "json", "csv"], default="table")
-    p.add_argument("--all-tests", action="store_true",
-                   help="show every test's p-value in the table (default: randomization and its corrected p)")
     p.add_argument("--regressions", type=int, default=5, metavar="N",
                    help="queries listed per run where it lost most on the first measure (default 5; 0: none)")
     p.add_argument("--depth", type=int, default=None, metavar="K",
@@ -60,6 +56,15 @@ def register(sub) -> None:
     add_stats_options(p)
     add_convention_options(p)
     add_record_options(p)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("compare", help="paired comparison of runs against a baseline", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_comparison_options(p)
+    p.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    p.add_argument("--all-tests", action="store_true",
+                   help="show every test's p-value in the table (default: randomization and its corrected p)")
     p.set_defaults(func=run)
 
     r = sub.add_parser("compare-records", help="compare two saved evaluation records", description=RECORDS_HELP,
@@ -96,8 +101,7 @@ def comparison_from_args(args, measures_default=None):
 
         raise JudgedError("give a baseline run and at least one run to compare with it")
     measures = args.measures or list(measures_default or DEFAULT_MEASURES)
-    c = compare(qrels, runs, measures, manifest=manifest, regressions=getattr(args, "regressions", 5),
-                depth=getattr(args, "depth", None), ties=args.ties, no_relevant=args.no_relevant,
+    c = compare(qrels, runs, measures, manifest=manifest, regressions=args.regressions, depth=args.depth, ties=args.ties, no_relevant=args.no_relevant,
                 on_duplicate=args.on_duplicate, **stats_kwargs(args))
     if getattr(args, "save", None):
         from ..manifest import save_record

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_convention_options, add_record_options
-
 HELP = """Compare runs with a baseline (the first run) and write one self-contained HTML page
 (no network, no scripts): the settings, the main table with significance marks, Judged@k,
 per-query difference bars, score distributions and the regression list. With
@@ -20,22 +18,14 @@ examples:
 
 
 def register(sub) -> None:
-    from .compare import add_stats_options
+    from .compare import add_comparison_options
 
     p = sub.add_parser("report", help="HTML report or paper tables of a comparison", description=HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("inputs", nargs="+", metavar="QRELS BASELINE RUN",
-                   help="qrels (omit with --manifest), the baseline run, then the runs to compare")
-    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
-                   help="measure, repeatable (default nDCG@10)")
+    add_comparison_options(p)
     p.add_argument("--format", choices=["html", "md", "latex", "csv"], default="html")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
     p.add_argument("--title", help="the page title")
-    p.add_argument("--regressions", type=int, default=5, metavar="N", help="regressions listed per run (default 5)")
-    p.add_argument("--depth", type=int, default=None, metavar="K", help="ranks shown per regression")
-    add_stats_options(p)
-    add_convention_options(p)
-    add_record_options(p)
     p.set_defaults(func=run)
 
 
