@@ -130,3 +130,26 @@ def test_not_a_manifest(tmp_path):
     (tmp_path / "x.toml").write_text("a = 1\n")
     with pytest.raises(JudgedError, match="not a judged manifest"):
         Manifest.load(tmp_path / "x.toml")
+
+
+def test_query_files(tmp_path):
+    from judged.manifest import read_query_ids
+
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q2", "text": "b"}\n{"_id": "q1", "text": "a"}\n')
+    (tmp_path / "queries.json").write_text('{"q3": "c", "q1": "a"}')
+    (tmp_path / "topics.txt").write_text("# ids\nq9 first\nq8 second\n")
+    assert read_query_ids(tmp_path / "queries.jsonl")[0] == ["q1", "q2"]
+    assert read_query_ids(tmp_path / "queries.json")[0] == ["q1", "q3"]
+    ids, sha = read_query_ids(tmp_path / "topics.txt")
+    assert ids == ["q8", "q9"] and len(sha) == 64
+
+
+def test_compare_save_keeps_every_run(example, tmp_path, capsys):
+    rec = tmp_path / "cmp.json"
+    assert main(["compare", str(example / "qrels.txt"), str(example / "bm25.run"), str(example / "dense.run"),
+                 "-m", "nDCG@10", "--permutations", "500", "--format", "json", "--save", str(rec)]) == 0
+    capsys.readouterr()
+    data = load_record(rec)
+    assert list(data["runs"]) == [str(example / "bm25.run"), str(example / "dense.run")]
+    assert data["ranked_depth"] == 10 and all(len(v) <= 10 for v in data["runs"][str(example / "dense.run")]["ranked"].values())
+    assert data["settings"]["complete"] is True and len(data["ideal_grades"]["q01"]) == 10

@@ -100,3 +100,17 @@ def test_paper_tables(example, capsys):
     csv = capsys.readouterr().out.splitlines()
     assert csv[0] == "run,measure,mean,mean_delta,p_randomization_holm,significant"
     assert any(line.endswith(",worse") and ",AP," in line for line in csv)
+
+
+def test_many_queries_keep_the_page_small():
+    import numpy as np
+
+    from judged.report import plots
+
+    d = np.random.default_rng(0).normal(0, 0.1, 5000)
+    svg = plots.difference_bars(d, "5000 queries")
+    few = plots.difference_bars(d[:100], "100 queries")
+    assert svg.startswith("<svg") and len(svg) < 100_000  # one outline per sign, not 5000 bars
+    assert few.count("<path") > 100  # few queries: one bar each
+    dist = plots.distributions({"a": d, "b": d + 0.1}, "AP")
+    assert "<image" in dist and len(dist) < 400_000  # points rasterized into one embedded PNG
