@@ -153,3 +153,14 @@ def test_compare_save_keeps_every_run(example, tmp_path, capsys):
     assert list(data["runs"]) == [str(example / "bm25.run"), str(example / "dense.run")]
     assert data["ranked_depth"] == 10 and all(len(v) <= 10 for v in data["runs"][str(example / "dense.run")]["ranked"].values())
     assert data["settings"]["complete"] is True and len(data["ideal_grades"]["q01"]) == 10
+
+
+def test_manifest_paths_are_relative_to_the_manifest(example, tmp_path, monkeypatch):
+    (tmp_path / "sets").mkdir()
+    shutil.copy(example / "qrels.txt", tmp_path / "qrels.txt")
+    monkeypatch.chdir(tmp_path)
+    Manifest.freeze("qrels.txt", ["nDCG@10"]).write("sets/eval.toml")
+    assert Manifest.load(tmp_path / "sets" / "eval.toml").qrels["path"] == "../qrels.txt"
+    monkeypatch.chdir(tmp_path / "sets")  # used from elsewhere: the qrels are still found
+    result = evaluate_frozen("eval.toml", [str(example / "bm25.run")])
+    assert len(result.qrels) == 1200

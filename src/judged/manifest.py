@@ -190,8 +190,14 @@ class Manifest:
                 "conventions": self.conventions, "queries": self.queries, "qrels": qrels, "measures": self.measures}
 
     def write(self, path) -> None:
+        """Write the TOML file; file paths are stored relative to its folder."""
         import tomli_w
 
+        folder = os.path.dirname(os.path.abspath(path))
+        for section in (self.qrels, self.queries):
+            if section.get("path") and os.path.exists(section["path"]):
+                section["path"] = os.path.relpath(os.path.abspath(section["path"]), folder)
+        self.path = os.fspath(path)
         text = ("# judged evaluation manifest: a frozen query set, judgments and conventions.\n"
                 "# judged eval/compare --manifest THIS refuse qrels or queries that no longer match.\n")
         with open(path, "w", encoding="utf-8") as fh:
@@ -226,10 +232,11 @@ class Manifest:
         return Settings(ties=c["ties"], complete=bool(c["complete"]), no_relevant=c["no_relevant"])
 
     def resolve(self, path: str) -> str:
-        """A path recorded in the manifest, relative to the manifest's folder when it is not found as is."""
-        if not path or os.path.isabs(path) or os.path.exists(path) or not self.path:
+        """A path recorded in the manifest: relative to the manifest's folder (else as is)."""
+        if not path or os.path.isabs(path) or not self.path:
             return path
-        return os.path.join(os.path.dirname(os.path.abspath(self.path)), path)
+        beside = os.path.join(os.path.dirname(os.path.abspath(self.path)), path)
+        return beside if os.path.exists(beside) else path
 
     def check(self, qrels, queries=None):
         """Refuse (ManifestError with the diff) judgments, a query set or conventions
