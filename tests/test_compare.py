@@ -110,6 +110,21 @@ def test_progress_is_quiet_when_not_a_terminal(example, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_progress_bar_on_a_terminal(example, monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    compare(str(example / "qrels.txt"), [str(example / "bm25.run"), str(example / "dense.run")], ["RR", "AP"],
+            permutations=100)
+    assert "paired tests" in err.getvalue() and "2/2" in err.getvalue()
+
+
 def test_package_functions_survive_their_modules_being_imported():
     import judged
     import judged.compare  # noqa: F401  (the module of the same name)

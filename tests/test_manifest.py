@@ -99,9 +99,18 @@ def test_record_and_compare_records(frozen, capsys):
 
     c = compare_records(a, b, permutations=2000)
     direct = compare(frozen)
+    assert direct.to_dict()["manifest"]["path"].endswith("eval.toml") and len(direct.to_dict()["manifest"]["sha256"]) == 64
+    with pytest.raises(JudgedError, match="fixes the measures"):
+        run_compare_with_measures(frozen)
     x, y = c.get("AP", str(frozen / "dense.run")), direct.get("AP", str(frozen / "dense.run"))
     assert x.test.mean_delta == pytest.approx(y.test.mean_delta, abs=1e-15)
     assert x.test.p_values["t-test"] == pytest.approx(y.test.p_values["t-test"], rel=1e-12)
+
+
+def run_compare_with_measures(frozen):
+    from judged.compare import compare as run_compare
+
+    return run_compare(None, [str(frozen / "bm25.run"), str(frozen / "dense.run")], ["AP"], manifest=frozen / "eval.toml")
 
 
 def compare(frozen):

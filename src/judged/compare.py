@@ -165,7 +165,7 @@ def _mean(v) -> float:
     return float(np.mean(v)) if len(v) else 0.0
 
 
-def compare(qrels, runs, measures=DEFAULT_MEASURES, *, correction: str = "holm",
+def compare(qrels, runs, measures=None, *, correction: str = "holm",
             permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
             regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None, ties: str = "trec",
             no_relevant: str = "zero", on_duplicate: str = "error", manifest=None,
@@ -187,14 +187,20 @@ def compare(qrels, runs, measures=DEFAULT_MEASURES, *, correction: str = "holm",
     from .evaluate import evaluate
 
     if manifest is not None:
-        from .manifest import evaluate_frozen
+        from .manifest import Manifest, evaluate_frozen
 
+        if measures is not None:
+            raise JudgedError("a manifest fixes the measures: pass measures=None with manifest=")
+        manifest = Manifest.load(manifest)
         result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=on_duplicate)
     else:
-        result = evaluate(qrels, runs, measures, ties=ties, complete=True, no_relevant=no_relevant,
-                          on_duplicate=on_duplicate)
-    return compare_result(result, correction=correction, permutations=permutations, seed=seed,
-                          regressions=regressions, depth=depth, show_progress=show_progress)
+        result = evaluate(qrels, runs, DEFAULT_MEASURES if measures is None else measures, ties=ties, complete=True,
+                          no_relevant=no_relevant, on_duplicate=on_duplicate)
+    c = compare_result(result, correction=correction, permutations=permutations, seed=seed,
+                       regressions=regressions, depth=depth, show_progress=show_progress)
+    if manifest is not None:
+        c.provenance["manifest"] = manifest.provenance()
+    return c
 
 
 def compare_result(result, baseline: str | None = None, *, correction: str = "holm",

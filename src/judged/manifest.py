@@ -225,6 +225,10 @@ class Manifest:
     def measure_strings(self) -> list[str]:
         return [m["measure"] for m in self.measures]
 
+    def provenance(self) -> dict:
+        """Where this manifest was read from and the sha256 of that file."""
+        return {"path": self.path, "sha256": _file_sha(self.path)}
+
     def settings(self):
         from .conventions import Settings
 
@@ -352,8 +356,7 @@ def record(result, manifest=None) -> dict:
             "settings": {"ties": result.settings.ties, "complete": result.settings.complete,
                          "no_relevant": result.settings.no_relevant, "canonical": result.settings.canonical()},
             "measures": result.conventions, "ranked_depth": depth, "qrels": qrels_summary(result.qrels),
-            "manifest": None if manifest is None else {"path": Manifest.load(manifest).path,
-                                                       "sha256": _file_sha(Manifest.load(manifest).path)},
+            "manifest": None if manifest is None else Manifest.load(manifest).provenance(),
             "ideal_grades": ideal, "runs": runs}
 
 

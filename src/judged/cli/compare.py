@@ -86,7 +86,7 @@ def stats_kwargs(args) -> dict:
     return {"correction": args.correction, "permutations": args.permutations, "seed": args.seed}
 
 
-def comparison_from_args(args, measures_default=None):
+def comparison_from_args(args):
     """Evaluate and compare as the CLI options say (shared by compare and report)."""
     from ..compare import DEFAULT_MEASURES, compare
 
@@ -100,7 +100,7 @@ def comparison_from_args(args, measures_default=None):
         from ..errors import JudgedError
 
         raise JudgedError("give a baseline run and at least one run to compare with it")
-    measures = args.measures or list(measures_default or DEFAULT_MEASURES)
+    measures = None if manifest is not None else (args.measures or list(DEFAULT_MEASURES))
     c = compare(qrels, runs, measures, manifest=manifest, regressions=args.regressions, depth=args.depth, ties=args.ties, no_relevant=args.no_relevant,
                 on_duplicate=args.on_duplicate, **stats_kwargs(args))
     if getattr(args, "save", None):
@@ -187,6 +187,10 @@ def render(c, all_tests: bool = False, console=None) -> None:
         if counts.get("missing_from_run"):
             console.print(f"[yellow]{name}[/]: {counts['missing_from_run']} qrels queries missing from the run "
                           "score 0 there", highlight=False)
+    for name, counts in c.counts.items():
+        if counts.get("in_record", 0) > counts.get("compared", 0):
+            console.print(f"[yellow]{name}[/]: {counts['in_record'] - counts['compared']} of its queries are not in "
+                          "the other record and were left out", highlight=False)
     for line in c.provenance.get("qrels_changes", []):
         console.print(f"[yellow]judgments differ between the records:[/] {line}", highlight=False)
     for r in c.regressions:

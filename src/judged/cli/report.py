@@ -9,7 +9,8 @@ HELP = """Compare runs with a baseline (the first run) and write one self-contai
 (no network, no scripts): the settings, the main table with significance marks, Judged@k,
 per-query difference bars, score distributions and the regression list. With
 --format md|latex|csv, the main table for papers. Judged@k (k = the first measure's
-cutoff, else 10) is added to the measures unless given.
+cutoff, else 10) is added to the measures unless given (not with --manifest, which
+fixes the measures).
 
 examples:
   judged report qrels.txt bm25.run dense.run -m nDCG@10 -m AP -o report.html
