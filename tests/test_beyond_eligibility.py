@@ -112,3 +112,15 @@ def test_eval_flags_runs_with_leaks(tmp_path, capsys):
     main(["eval", *args, "--as", "boss", "-m", "nDCG@10", "-m", "Leak@10", "--format", "json"])
     boss = json.loads(capsys.readouterr().out)["runs"][str(tmp_path / "leaky.run")]
     assert boss["leaks"] == [] and boss["mean"]["nDCG@10"] == 1.0
+
+
+def test_leak_list_covers_queries_left_out_of_the_measures():
+    # q2 is unanswerable (kept out of nDCG and Leak@k), q3 is not judged at all: a leak is a leak there too
+    qrels = judged.io.read_qrels({"q1": {"a": 1}, "q2": {"__UNANSWERABLE__": 0}})
+    run = {"q1": {"a": 3.0, "secret": 2.0}, "q2": {"secret": 1.0}, "q3": {"x": 2.0, "secret": 1.0}}
+    r = judged.evaluate(qrels, {"r": run}, ["Leak@10"], eligibility=frame(qid=["*"], docid=["secret"], eligible=["0"]))
+    assert r.mean().loc["r", "Leak@10"] == 1  # q1 only: the evaluated query
+    assert [(x.qid, x.rank) for x in leaks(r)["r"]] == [("q1", 2), ("q2", 1), ("q3", 2)]
+    assert leaks(r, k=1)["r"] == [judged.eligibility.Leak("q2", 1, "secret")]
+    with pytest.raises(ConventionError, match="no eligibility data"):
+        leaks(judged.evaluate(qrels, {"r": run}, ["nDCG@10"]))

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .data import Run
+from .sidefiles import run_in_rank_order
 
 ABSTAIN_MARKER = "__ABSTAIN__"  # a run docid: "I decline to answer this query"
 
@@ -61,18 +60,10 @@ class Abstention:
 
 def abstained_queries(run: Run, qids: list[str], marker: str = ABSTAIN_MARKER, ties: str = "trec") -> set[str]:
     """The queries of ``qids`` on which ``run`` returns nothing or ranks ``marker`` first."""
-    from .align import _tie_order
-
-    vocab = pa.array(sorted(set(qids)), pa.string())
-    code = pc.index_in(run.qid, value_set=vocab).to_numpy(zero_copy_only=False)
-    known = ~np.isnan(code.astype(np.float64)) if code.dtype.kind == "f" else np.ones(len(code), bool)
-    rows = np.flatnonzero(known)
-    q = code[rows].astype(np.int64)
-    order = rows[_tie_order(run, rows, q, ties)]
-    qs = code[order].astype(np.int64)
-    first = order[np.r_[True, qs[1:] != qs[:-1]]] if len(order) else order
+    rows, q, pos, vocab = run_in_rank_order(run, ties, qids)
+    first = rows[pos == 0]
     top_doc = run.docid.take(pa.array(first, type=pa.int64())).to_pylist()
-    answered = {vocab[int(code[r])].as_py() for r, d in zip(first.tolist(), top_doc) if d != marker}
+    answered = {vocab[int(c)].as_py() for c, d in zip(q[pos == 0].tolist(), top_doc) if d != marker}
     return set(vocab.to_pylist()) - answered
 
 

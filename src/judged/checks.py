@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from .abstention import ABSTAIN_MARKER, Abstention, evaluate_abstention
 from .answer_key import (AnswerKey, check_unanswerable, drop_queries, read_query_list, relevant_per_query,
                          split_marker, thin_key_warning)
-from .eligibility import Eligibility, leaks_of, read_eligibility, restrict_qrels
+from .eligibility import Eligibility, leaks_in_run, read_eligibility, restrict_qrels
 from .evidence import HIGH_SCORE, Requirements, evidence_gaps, read_requirements, unknown_queries
 from .scale import GradeScale, read_scale
 
@@ -37,6 +37,7 @@ class Checks:
     abstain_marker: str = ABSTAIN_MARKER
     ineligible_relevant: int = 0  # relevant judgments taken away by eligibility
     abstention: dict = field(default_factory=dict)  # run name -> Abstention
+    runs: dict = field(default_factory=dict, repr=False)  # run name -> the whole run, when queries were left out
     depth: int | None = None  # k of the leak and gap lists (None: the first nDCG@k's k, else 10)
     high: float = HIGH_SCORE  # "high nDCG" in the gap lists
     notes: list = field(default_factory=list)  # remarks on the side data (unknown queries...)
@@ -79,7 +80,10 @@ class Checks:
             answerable = [q for q in key.relevant if q not in set(key.unanswerable)]
             self.abstention[name] = evaluate_abstention(run, answerable, key.unanswerable, self.abstain_marker,
                                                         settings.ties)
-        return run if key.scored_unanswerable else drop_queries(run, key.unanswerable)
+        scored = run if key.scored_unanswerable else drop_queries(run, key.unanswerable)
+        if scored is not run:
+            self.runs[name] = run  # leaks count on every query the run answers
+        return scored
 
     def attach(self, aligned) -> None:
         aligned.annotations["requirements"] = self.requirements
@@ -97,10 +101,12 @@ class Checks:
         return result.measures[given].cutoff if given else DEFAULT_DEPTH
 
     def leaks(self, result) -> dict:
-        """Run name -> its leaks in the top k (empty without eligibility data)."""
+        """Run name -> its leaks in the top k of every query it answers (empty without eligibility data)."""
         if self.eligibility is None:
             return {}
-        return self._per_run(result, "leaks", lambda rr: leaks_of(rr.aligned, self.k(result)))
+        return self._per_run(result, "leaks", lambda rr: leaks_in_run(self.runs.get(rr.name, rr.aligned.run),
+                                                                      self.eligibility, self.k(result),
+                                                                      result.settings.ties))
 
     def gaps(self, result) -> dict:
         """Run name -> queries with a high nDCG@k but incomplete evidence in the top k."""

@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from .data import Qrels
 from .errors import ConventionError, ParseError
-from .sidefiles import match_pairs, parse_bool, ranked_pairs, read_records
+from .sidefiles import match_pairs, parse_bool, ranked_pairs, read_records, run_in_rank_order
 
 ANY_QUERY = "*"
 
@@ -122,15 +122,24 @@ class Leak:
         return {"qid": self.qid, "rank": self.rank, "docid": self.docid}
 
 
-def leaks_of(aligned, k: int | None) -> list[Leak]:
-    """Ineligible documents a run retrieved in the top k of its evaluated queries."""
-    top = aligned.ranked.top(k)
-    hit = np.flatnonzero(ineligible_rows(aligned, top))
-    docids = aligned.docids(top.row[hit])
-    return [Leak(str(aligned.qids[top.q[i]]), int(top.pos[i]) + 1, d) for i, d in zip(hit.tolist(), docids)]
+def leaks_in_run(run, eligibility: Eligibility, k: int | None, ties: str = "trec") -> list[Leak]:
+    """Ineligible documents in the top k of every query the run answers (judged or not),
+    ranked under the declared tie order, in query order then rank."""
+    rows, q, pos, vocab = run_in_rank_order(run, ties)
+    top = pos < k if k is not None else np.ones(len(rows), bool)
+    rows, q, pos = rows[top], q[top], pos[top]
+    take = pa.array(rows, type=pa.int64())
+    hit = np.flatnonzero(eligibility.ineligible(run.qid.take(take), run.docid.take(take)))
+    docids = run.docid.take(pa.array(rows[hit], type=pa.int64())).to_pylist()
+    return [Leak(vocab[int(q[i])].as_py(), int(pos[i]) + 1, d) for i, d in zip(hit.tolist(), docids)]
 
 
 def leaks(result, k: int | None = 10) -> dict[str, list[Leak]]:
-    """Run name -> its leaks in the top k (runs without leaks map to []), for a Result
-    evaluated with ``eligibility=``. Compare and report flag every run with leaks."""
-    return {name: leaks_of(rr.aligned, k) for name, rr in result.runs.items()}
+    """Run name -> its leaks in the top k of every query it answers (runs without leaks
+    map to []), for a Result evaluated with ``eligibility=``. Compare and report flag
+    every run with leaks. (``Leak@k``, a measure, counts over the evaluated queries.)"""
+    checks = result.checks
+    if checks is None or checks.eligibility is None:
+        raise ConventionError("no eligibility data: evaluate with eligibility= (--eligibility FILE)")
+    return {name: leaks_in_run(checks.runs.get(name, rr.aligned.run), checks.eligibility, k, result.settings.ties)
+            for name, rr in result.runs.items()}
