@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .data import Qrels
 from .errors import ConventionError, ParseError
@@ -47,7 +48,7 @@ class Eligibility:
 
     def ineligible(self, qids: pa.Array, docids: pa.Array) -> np.ndarray:
         """Per (qid, docid) pair: True when the most specific applicable row says not eligible."""
-        wild = np.array([q == ANY_QUERY for q in self.qid.to_pylist()], dtype=bool)
+        wild = pc.equal(self.qid, ANY_QUERY).to_numpy(zero_copy_only=False)
         li, spec, val = [], [], []
         for rows, by_query in ((np.flatnonzero(~wild), True), (np.flatnonzero(wild), False)):
             if len(rows) == 0:
