@@ -94,6 +94,8 @@ class Aligned:
     judgments: Judgments
     counts: dict = field(default_factory=dict)
     no_relevant_qids: list = field(default_factory=list)
+    # side data for kernels beyond the grades, by name ('requirements', 'eligibility'); set by evaluate()
+    annotations: dict = field(default_factory=dict)
 
     @property
     def n_queries(self) -> int:

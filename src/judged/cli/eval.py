@@ -6,6 +6,7 @@ import csv
 import json
 import sys
 
+from .checks import add_check_options, check_kwargs, configure, print_checks
 from .common import add_convention_options, settings_kwargs
 
 HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
@@ -27,13 +28,16 @@ def register(sub) -> None:
     p.add_argument("--per-query", action="store_true", help="also print every query's value")
     p.add_argument("--format", choices=["table", "json", "tsv", "csv", "trec_eval"], default="table")
     add_convention_options(p)
+    add_check_options(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ..evaluate import DEFAULT_MEASURES, evaluate
 
-    result = evaluate(args.qrels, list(args.runs), args.measures or list(DEFAULT_MEASURES), **settings_kwargs(args))
+    result = evaluate(args.qrels, list(args.runs), args.measures or list(DEFAULT_MEASURES), **settings_kwargs(args),
+                      **check_kwargs(args))
+    configure(result, args)
     out = sys.stdout
     if args.format == "json":
         json.dump(result.to_dict(per_query=args.per_query), out, indent=2)
@@ -129,6 +133,7 @@ def print_table(result, per_query: bool) -> None:
         console.print(f"[bold]{name}[/]: {c['evaluated']} evaluated, {c['skipped']} skipped, "
                       f"{c['missing_from_run']} missing from the run, {c['only_in_run']} only in the run, "
                       f"{c['no_relevant']} with nothing relevant", highlight=False)
+    print_checks(result, console)
     console.print("conventions:", highlight=False)
     for given, conv in result.conventions.items():
         console.print(f"  {conv}", highlight=False, markup=False)

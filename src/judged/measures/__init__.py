@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
 from ..errors import MeasureError
-from . import binary, dcg, judged
+from . import binary, dcg, evidence, judged, leak
 
 # name -> (kernel module, cutoff: 'required' | 'optional' | 'none', parameters it takes)
 FAMILIES = {
@@ -31,8 +31,11 @@ FAMILIES = {
     "NumRet": (binary, "none", {"unjudged"}),
     "NumRelRet": (binary, "none", {"rel", "unjudged"}),
     "Judged": (judged, "required", set()),
+    "Complete": (evidence, "optional", set()),
+    "Coverage": (evidence, "optional", set()),
+    "Leak": (leak, "optional", set()),
 }
-SUMMED = {"NumRel", "NumRet", "NumRelRet"}  # trec_eval reports the sum over queries
+SUMMED = {"NumRel", "NumRet", "NumRelRet", "Leak"}  # trec_eval reports the sum over queries
 
 _CASE = {name.lower(): name for name in FAMILIES}
 _CASE.update({"ndcg_cut": "nDCG", "map": "AP", "map_cut": "AP", "recall": "R", "recip_rank": "RR", "mrr": "RR",
@@ -164,6 +167,8 @@ class Measure:
             parts.append(f"unjudged={self.unjudged}")
         elif self.name == "Judged":
             parts.append("judged=any-grade-in-qrels")
+        elif hasattr(FAMILIES[self.name][0], "convention"):  # families that declare their own
+            parts += FAMILIES[self.name][0].convention(self)
         else:
             if self.name != "NumRet":
                 parts.append(f"rel>={self.rel}")
