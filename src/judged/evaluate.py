@@ -89,12 +89,24 @@ class Result:
     def to_json(self, per_query: bool = False, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(per_query), indent=indent)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the mean table with its conventions (see :mod:`judged.notebook`)."""
+        from .notebook import result_html
+
+        return result_html(self)
+
+    def plot(self, measure: str | None = None, ax=None):
+        """The per-query picture with matplotlib (extra ``plot``); see :func:`judged.notebook.plot_result`."""
+        from .notebook import plot_result
+
+        return plot_result(self, measure, ax)
+
     def __repr__(self) -> str:
         return f"Result({len(self.runs)} run(s), measures={list(self.measures)})"
 
 
 def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", complete: bool = False,
-             no_relevant: str = "zero", on_duplicate: str = "error") -> Result:
+             no_relevant: str = "zero", on_duplicate: str = "error", ignore_identical_ids: bool = False) -> Result:
     """Score runs against qrels.
 
     Parameters
@@ -102,7 +114,8 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     qrels : path, DataFrame, dict or Qrels
     runs : a run (path, DataFrame, dict of dicts, Run), a list of them, or a dict name -> run
     measures : measure strings such as ``"nDCG@10"``, ``"AP(rel=2)"``, ``"nDCG(gain=exp)@10"``
-    ties, complete, no_relevant : engine-wide conventions (see :class:`judged.conventions.Settings`)
+    ties, complete, no_relevant, ignore_identical_ids : engine-wide conventions (see
+        :class:`judged.conventions.Settings`)
     on_duplicate : ``error`` | ``first`` | ``max`` for repeated pairs in the inputs
 
     Example
@@ -111,7 +124,8 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     >>> round(r.mean().loc["run", "nDCG@10"], 3)
     0.86
     """
-    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant)
+    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
+                        ignore_identical_ids=ignore_identical_ids)
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     if isinstance(measures, (str, Measure)):
         measures = [measures]
