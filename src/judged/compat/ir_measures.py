@@ -8,8 +8,11 @@ keyed by the measure exactly as given. Qrels and runs may be dicts of dicts, Dat
 (``query_id``/``doc_id``/``relevance`` or ``score`` columns), iterables of ir_measures'
 ``Qrel``/``ScoredDoc`` namedtuples, paths, or judged objects.
 
-Conventions are judged's defaults, which are trec_eval's (as ir_measures' pytrec_eval
-provider), except that scores are compared as doubles rather than float32.
+Conventions are judged's defaults (trec_eval's), named and changeable by keyword
+(``ties``, ``complete``, ``no_relevant``, ``ignore_identical_ids``; see
+:class:`judged.conventions.Settings`). Two differ from ir_measures: ir_measures counts a
+qrels query missing from the run as 0 (pass ``complete=True`` to do the same), and its
+pytrec_eval provider compares scores as float32, judged as doubles.
 """
 
 from __future__ import annotations
@@ -66,14 +69,17 @@ def _measures(measures) -> dict:
 class Evaluator:
     """ir_measures.evaluator(measures, qrels): the qrels read once, runs scored on call."""
 
-    def __init__(self, measures, qrels):
+    def __init__(self, measures, qrels, **conventions):
+        from ..conventions import Settings
+
         self.measures = _measures(measures)
         self.qrels = as_qrels(qrels)
+        self.settings = Settings(**conventions)
 
     def _values(self, run):
         from ..align import align
 
-        aligned = align(self.qrels, as_run(run))
+        aligned = align(self.qrels, as_run(run), self.settings)
         return aligned, {given: m.compute(aligned) for given, m in self.measures.items()}
 
     def iter_calc(self, run):
@@ -94,15 +100,15 @@ class Evaluator:
         return out
 
 
-def evaluator(measures, qrels) -> Evaluator:
-    return Evaluator(measures, qrels)
+def evaluator(measures, qrels, **conventions) -> Evaluator:
+    return Evaluator(measures, qrels, **conventions)
 
 
-def iter_calc(measures, qrels, run):
+def iter_calc(measures, qrels, run, **conventions):
     """Yield :class:`Metric` (query_id, measure, value) for every evaluated query and measure."""
-    return Evaluator(measures, qrels).iter_calc(run)
+    return Evaluator(measures, qrels, **conventions).iter_calc(run)
 
 
-def calc_aggregate(measures, qrels, run) -> dict:
-    """{measure as given: aggregate value}."""
-    return Evaluator(measures, qrels).calc_aggregate(run)
+def calc_aggregate(measures, qrels, run, **conventions) -> dict:
+    """{measure as given: aggregate value}; conventions as :class:`judged.conventions.Settings`."""
+    return Evaluator(measures, qrels, **conventions).calc_aggregate(run)
