@@ -139,3 +139,25 @@ def test_judged_evaluate_stays_callable_after_its_module_is_imported():
 
     assert module.Result is not None
     assert judged.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["RR"]).mean().iloc[0, 0] == 1.0
+
+
+def test_texts_from_any_source(beir_dir, irds_id, tmp_path):
+    from judged.io.texts import read_docs, read_queries
+
+    assert read_queries(beir_dir) == read_queries(f"irds:{irds_id}") == {"q1": "what is x", "q2": "why y"}
+    assert read_queries(beir_dir / "queries.jsonl")["q2"] == "why y"
+    assert read_queries(tmp_path / "queries.tsv")["q1"] == "what is x"
+    assert read_docs(beir_dir, ["d1"]) == {"d1": {"title": "T1", "text": "text 1"}}
+    assert read_docs(f"irds:{irds_id}", ["d3"])["d3"]["text"] == "third"
+    assert read_docs(tmp_path / "docs.tsv", ["d2", "nope"]) == {"d2": {"title": "", "text": "second document"}}
+    (tmp_path / "bad.tsv").write_text("q1 no tab here\n")
+    with pytest.raises(ParseError, match="bad.tsv:1: expected id<TAB>text"):
+        read_queries(tmp_path / "bad.tsv")
+
+
+def test_irds_without_the_package_says_how_to_install(monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ir_datasets", None)  # import fails as if not installed
+    assert main(["eval", "irds:beir/scifact/test", "x.run"]) == 2
+    assert "pip install 'judged[irds]'" in capsys.readouterr().err

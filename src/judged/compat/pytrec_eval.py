@@ -6,7 +6,7 @@ and ``.evaluate(run)`` return pytrec_eval's ``{qid: {key: value}}`` with its key
 without a cutoff expands to trec_eval's default cutoffs, as pytrec_eval does
 (``ndcg_cut`` -> ``ndcg_cut_5`` ... ``ndcg_cut_1000``; ``success`` -> 1, 5, 10).
 
-The conventions are pytrec_eval's (trec_eval 9.0.8 inside): ties broken by docid
+The conventions are pytrec_eval's (the trec_eval code inside it): ties broken by docid
 descending, the queries both in the run and the qrels, a query with nothing relevant
 scored 0, documents equal to the query id kept. One difference is deliberate: scores
 are compared as doubles, while pytrec_eval rounds them to float32 first, so two scores

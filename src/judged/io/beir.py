@@ -36,7 +36,7 @@ def load_qrels(folder, split: str = "test", on_duplicate: str = "error") -> Qrel
     return read_qrels(qrels_path(folder, split), on_duplicate=on_duplicate)
 
 
-def _jsonl(path):
+def iter_jsonl(path):
     try:
         fh = open(path, encoding="utf-8")
     except FileNotFoundError:
@@ -56,7 +56,7 @@ def _jsonl(path):
 
 def load_queries(folder) -> dict[str, str]:
     """Query id -> query text, from ``DIR/queries.jsonl``."""
-    return {str(o["_id"]): o.get("text", "") for o in _jsonl(os.path.join(os.fspath(folder), "queries.jsonl"))}
+    return {str(o["_id"]): o.get("text", "") for o in iter_jsonl(os.path.join(os.fspath(folder), "queries.jsonl"))}
 
 
 def load_docs(folder, doc_ids=None) -> dict[str, dict]:
@@ -64,7 +64,7 @@ def load_docs(folder, doc_ids=None) -> dict[str, dict]:
     when given (the corpus is streamed, never held whole)."""
     wanted = None if doc_ids is None else {str(d) for d in doc_ids}
     out = {}
-    for o in _jsonl(os.path.join(os.fspath(folder), "corpus.jsonl")):
+    for o in iter_jsonl(os.path.join(os.fspath(folder), "corpus.jsonl")):
         docid = str(o["_id"])
         if wanted is None or docid in wanted:
             out[docid] = {"title": o.get("title", ""), "text": o.get("text", "")}
