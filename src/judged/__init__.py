@@ -9,13 +9,15 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 __all__ = ["read_qrels", "read_run", "evaluate", "Measure", "Qrels", "Run", "Result", "Settings",
-           "ParseError", "MeasureError", "ConventionError", "JudgedError", "__version__"]
+           "ParseError", "MeasureError", "ConventionError", "JudgedError", "calc_aggregate", "iter_calc",
+           "__version__"]
 
 _LAZY = {
     "read_qrels": "judged.io", "read_run": "judged.io", "evaluate": "judged.evaluate",
     "Result": "judged.evaluate", "Measure": "judged.measures", "Qrels": "judged.data", "Run": "judged.data",
     "Settings": "judged.conventions", "ParseError": "judged.errors", "MeasureError": "judged.errors",
     "ConventionError": "judged.errors", "JudgedError": "judged.errors",
+    "calc_aggregate": "judged.compat.ir_measures", "iter_calc": "judged.compat.ir_measures",
 }
 
 

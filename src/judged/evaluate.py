@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import types
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -96,6 +98,18 @@ class Result:
     def to_json(self, per_query: bool = False, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(per_query), indent=indent)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the mean table with its conventions (see :mod:`judged.notebook`)."""
+        from .notebook import result_html
+
+        return result_html(self)
+
+    def plot(self, measure: str | None = None, ax=None):
+        """The per-query picture with matplotlib (extra ``plot``); see :func:`judged.notebook.plot_result`."""
+        from .notebook import plot_result
+
+        return plot_result(self, measure, ax)
+
     def __repr__(self) -> str:
         return f"Result({len(self.runs)} run(s), measures={list(self.measures)})"
 
@@ -103,7 +117,8 @@ class Result:
 def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", complete: bool = False,
              no_relevant: str = "zero", on_duplicate: str = "error", scale=None, requirements=None,
              eligibility=None, principal: str | None = None, unanswerable=None,
-             abstain_marker: str = ABSTAIN_MARKER, score_unanswerable: bool = False) -> Result:
+             abstain_marker: str = ABSTAIN_MARKER, score_unanswerable: bool = False,
+             ignore_identical_ids: bool = False) -> Result:
     """Score runs against qrels.
 
     Parameters
@@ -111,7 +126,8 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     qrels : path, DataFrame, dict or Qrels
     runs : a run (path, DataFrame, dict of dicts, Run), a list of them, or a dict name -> run
     measures : measure strings such as ``"nDCG@10"``, ``"AP(rel=2)"``, ``"nDCG(gain=exp)@10"``
-    ties, complete, no_relevant : engine-wide conventions (see :class:`judged.conventions.Settings`)
+    ties, complete, no_relevant, ignore_identical_ids : engine-wide conventions (see
+        :class:`judged.conventions.Settings`)
     on_duplicate : ``error`` | ``first`` | ``max`` for repeated pairs in the inputs
     scale : grade scale TOML (every qrels grade must be on it; printed in the output)
     requirements : ``qid group docid`` evidence groups, for Complete@k / Coverage@k
@@ -128,7 +144,8 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     >>> round(r.mean().loc["run", "nDCG@10"], 3)
     0.86
     """
-    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant)
+    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
+                        ignore_identical_ids=ignore_identical_ids)
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     checks, qrels = Checks.load(qrels, scale=scale, requirements=requirements, eligibility=eligibility,
                                 principal=principal, unanswerable=unanswerable, abstain_marker=abstain_marker,
@@ -170,3 +187,14 @@ def _looks_like_run_dict(d: dict) -> bool:
     """{qid: {docid: score}} rather than {name: run}."""
     first = next(iter(d.values()))
     return not first or all(isinstance(v, (int, float)) for v in first.values())
+
+
+class _CallableModule(types.ModuleType):
+    """Importing the submodule ``judged.evaluate`` rebinds the package attribute of the
+    same name to this module; calling it still calls :func:`evaluate`."""
+
+    def __call__(self, *args, **kwargs):
+        return evaluate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

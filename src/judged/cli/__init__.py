@@ -11,13 +11,15 @@ import importlib
 import sys
 
 # command modules, imported lazily so that `judged eval` stays fast
-COMMANDS = ["eval", "explain", "demo", "answers", "scale"]
+COMMANDS = ["eval", "explain", "demo", "answers", "scale", "completion"]
 
 EPILOG = """examples:
   judged demo
   judged eval qrels.txt run.bm25 run.dense -m nDCG@10 -m AP -m Judged@10
   judged eval qrels.txt run.dense -m 'nDCG(gain=exp)@10' --per-query --format json
   judged explain qrels.txt run.dense --query 42 -m nDCG@10
+  judged eval --beir scifact/ run.dense --ignore-identical-ids
+  eval "$(judged completion bash)"
 """
 
 

@@ -6,7 +6,11 @@ import argparse
 
 HELP = """Run judged on built-in example data: the worked nDCG examples of the product brief,
 the same ranking under linear and exponential gain, and what nDCG@10 becomes with a
-single relevant document."""
+single relevant document.
+
+example:
+  judged demo
+"""
 
 
 def register(sub) -> None:

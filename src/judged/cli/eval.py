@@ -13,6 +13,8 @@ HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Ju
 
 example:
   judged eval qrels.txt bm25.run dense.run -m nDCG@10 -m AP -m 'P(rel=2)@10' --format json
+  judged eval --beir scifact/ dense.run --split test --ignore-identical-ids
+  judged eval irds:beir/scifact/test dense.run
 """
 
 
@@ -21,8 +23,11 @@ def register(sub) -> None:
 
     p = sub.add_parser("eval", help="score runs against qrels", description=HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("qrels", help="qrels: TREC (qid iter docid grade), BEIR TSV, JSON, Parquet; .gz accepted")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag), JSON or Parquet")
+    p.add_argument("qrels", help="qrels: TREC (qid iter docid grade), BEIR TSV, JSON, Parquet; .gz accepted; "
+                                 "irds:<dataset-id> (ir_datasets); omitted with --beir")
+    p.add_argument("runs", nargs="*", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag), JSON or Parquet")
+    p.add_argument("--beir", metavar="DIR", help="a BEIR dataset folder: the qrels are DIR/qrels/<split>.tsv")
+    p.add_argument("--split", default="test", help="the BEIR qrels split with --beir (default: test)")
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help="measure in ir_measures syntax, repeatable: nDCG@10, AP, P(rel=2)@10, nDCG(gain=exp)@10")
     p.add_argument("--per-query", action="store_true", help="also print every query's value")
@@ -35,7 +40,16 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..evaluate import DEFAULT_MEASURES, evaluate
 
-    result = evaluate(args.qrels, list(args.runs), args.measures or list(DEFAULT_MEASURES), **settings_kwargs(args),
+    from ..errors import UsageError
+
+    qrels, runs = args.qrels, list(args.runs)
+    if args.beir:
+        from ..io.beir import qrels_path
+
+        qrels, runs = qrels_path(args.beir, args.split), [args.qrels, *runs]
+    if not runs:
+        raise UsageError("give at least one RUN after the qrels")
+    result = evaluate(qrels, runs, args.measures or list(DEFAULT_MEASURES), **settings_kwargs(args),
                       **check_kwargs(args))
     configure(result, args)
     out = sys.stdout

@@ -77,8 +77,10 @@ class Measure:
         name = _CASE.get(raw_name.lower())
         if name is None:
             raise MeasureError(f"unknown measure {raw_name!r} in {text!r} (known: {', '.join(FAMILIES)})")
-        _, cut_rule, allowed = FAMILIES[name]
         kw = _parse_params(params or "", text)
+        if name == "NumRet" and "rel" in kw:  # ir_measures spells NumRelRet as NumRet(rel=1)
+            name = "NumRelRet"
+        _, cut_rule, allowed = FAMILIES[name]
         if raw_name.lower() == "map_cut" and cutoff is None:
             raise MeasureError(f"{text!r} needs a cutoff")
         return Measure._build(name, int(cutoff) if cutoff is not None else None, kw, allowed, cut_rule, text)
