@@ -11,7 +11,7 @@ import importlib
 import sys
 
 # command modules, imported lazily so that `judged eval` stays fast
-COMMANDS = ["eval", "explain", "demo"]
+COMMANDS = ["eval", "explain", "demo", "meta"]
 
 EPILOG = """examples:
   judged demo

@@ -80,23 +80,24 @@ def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed: int) -> np.ndarray:
     n = diffs.shape[1]
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n, size=(samples, n))
-    observed = np.abs(_t_stat(diffs))
+    scale = np.maximum(np.abs(diffs).max(axis=1), 1e-300)  # what counts as zero: relative to the data
+    observed = np.abs(_t_stat(diffs, scale))
     out = np.empty(len(diffs))
     for lo in range(0, len(diffs), _CHUNK):
         block = diffs[lo:lo + _CHUNK]
         centred = block - block.mean(axis=1, keepdims=True)
         resampled = centred[:, draws]  # pairs x samples x n
-        t_star = np.abs(_t_stat(resampled))
+        t_star = np.abs(_t_stat(resampled, scale[lo:lo + _CHUNK, None]))
         b = (t_star >= observed[lo:lo + _CHUNK, None] * (1 - 1e-9)).sum(axis=1)
         out[lo:lo + _CHUNK] = (b + 1) / (samples + 1)
     return out
 
 
-def _t_stat(x: np.ndarray) -> np.ndarray:
+def _t_stat(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
     n = x.shape[-1]
     mean = x.mean(axis=-1)
     sd = x.std(axis=-1, ddof=1) if n > 1 else np.zeros_like(mean)
-    tiny = 1e-12 * np.maximum(np.abs(x).max(axis=-1), 1e-300)
+    tiny = 1e-12 * scale
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / (sd / np.sqrt(n))
     flat = sd <= tiny
