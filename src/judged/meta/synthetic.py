@@ -50,7 +50,7 @@ def synthetic_collection(systems: int = 8, queries: int = 50, docs: int = 300, d
     names = [f"lex-{k + 1}" for k in range(n_lex)] + [f"dense-{k + 1}" for k in range(systems - n_lex)]
     lexical = np.array([k < n_lex for k in range(systems)])
     # quality rises within each family; the two families interleave
-    quality = np.concatenate([np.linspace(0.5, 1.6, n_lex), np.linspace(0.6, 1.8, systems - n_lex)])
+    quality = np.concatenate([np.linspace(0.6, 1.2, n_lex), np.linspace(0.7, 1.3, systems - n_lex)])
     qids = [f"q{q + 1:03d}" for q in range(queries)]
     qrels, pooled, runs = {}, {}, {n: {} for n in names}
     top10 = {}
