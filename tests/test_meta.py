@@ -295,3 +295,27 @@ def test_cli_simulate_discount(capsys):
     assert main(["meta", "simulate-discount", "--sizes", "10,100", "--trials", "20", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert len(rows) == 8 and {r["discount"] for r in rows} == {"log2(rank+1)", "1/rank^0.5", "1/rank", "1/rank^2"}
+
+
+def test_bootstrap_rows_equal_single_calls_and_detect_a_shift():
+    from judged.meta import bootstrap_pvalues
+
+    rng = np.random.default_rng(2)
+    diffs = np.vstack([rng.normal(0.0, 0.3, size=40), rng.normal(0.3, 0.3, size=40)])
+    p = bootstrap_pvalues(diffs, 500, 8)
+    assert p[0] == bootstrap_test(diffs[0], 500, 8) and p[1] == bootstrap_test(diffs[1], 500, 8)
+    assert p[0] > 0.05 and p[1] < 0.01  # no shift vs a shift of one standard deviation
+
+
+def test_cli_discount_plot_png_and_bad_plot_path(tmp_path, capsys):
+    png = tmp_path / "d.png"
+    assert main(["meta", "simulate-discount", "--sizes", "10,50", "--trials", "5", "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["meta", "simulate-discount", "--sizes", "10", "--trials", "2", "--plot",
+                 str(tmp_path / "none" / "d.png")]) == 2
+    assert "cannot write plot" in capsys.readouterr().err
+
+
+def test_cli_meta_without_command_prints_help(capsys):
+    assert main(["meta"]) == 2
+    assert "simulate-discount" in capsys.readouterr().out

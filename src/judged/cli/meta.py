@@ -34,8 +34,7 @@ def register(sub) -> None:
     msub = p.add_subparsers(dest="meta_command", metavar="COMMAND")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
-    pw = msub.add_parser("power", help="discriminative power and ASL curves (Sakai 2006)",
-                         description=power.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    pw = _command(msub, "power", "discriminative power and ASL curves (Sakai 2006)", power.__doc__, run_power)
     _qrels_runs(pw)
     _measures(pw, power.DEFAULT_MEASURES)
     pw.add_argument("--test", choices=list(power.TESTS), default="randomization",
@@ -46,33 +45,24 @@ def register(sub) -> None:
     pw.add_argument("--alpha", type=float, default=power.DEFAULT_ALPHA, help="significance level (default 0.05)")
     pw.add_argument("--pairs", action="store_true", help="also list every pair's difference and ASL")
     pw.add_argument("--plot", metavar="FILE", help="write the ASL curves (PNG/SVG/PDF by suffix; needs matplotlib)")
-    _format(pw)
-    add_convention_options(pw)
-    pw.set_defaults(func=run_power)
 
-    ag = msub.add_parser("agreement", help="agreement with side-by-side preferences (Sanderson et al. 2010)",
-                         description=agreement.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ag = _command(msub, "agreement", "agreement with side-by-side preferences (Sanderson et al. 2010)",
+                  agreement.__doc__, run_agreement)
     ag.add_argument("preferences", help="preference file: qid run_a run_b preferred (a|b|none)")
     _qrels_runs(ag)
     _measures(ag, agreement.DEFAULT_MEASURES)
     ag.add_argument("--depth", type=int, default=agreement.DEFAULT_DEPTH,
                     help="a side 'retrieved something relevant' when its top DEPTH holds a grade >= 1 (default 10)")
-    _format(ag)
-    add_convention_options(ag)
-    ag.set_defaults(func=run_agreement)
 
-    st = msub.add_parser("stability", help="Kendall's tau and tau_AP between two system rankings",
-                         description=_stability_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    st = _command(msub, "stability", "Kendall's tau and tau_AP between two system rankings", _stability_help(),
+                  run_stability)
     _qrels_runs(st)
     st.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE", required=True,
                     help="the measure (once, with --versus-qrels) or two measures / conventions to compare")
     st.add_argument("--versus-qrels", metavar="QRELS", help="a second qrels version (e.g. after judging holes)")
-    _format(st)
-    add_convention_options(st)
-    st.set_defaults(func=run_stability)
 
-    sd = msub.add_parser("simulate-discount", help="Wang et al. (COLT 2013) on synthetic rankers",
-                         description=discount.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sd = _command(msub, "simulate-discount", "Wang et al. (COLT 2013) on synthetic rankers", discount.__doc__,
+                  run_simulate_discount, conventions=False)
     sd.add_argument("--sizes", default=",".join(map(str, discount.DEFAULT_SIZES)),
                     help="collection sizes, comma-separated (default %(default)s)")
     sd.add_argument("--discount", action="append", dest="discounts", metavar="DISCOUNT",
@@ -84,8 +74,6 @@ def register(sub) -> None:
                     help=f"the worse ranker's uniform score noise half-width (default {discount.DEFAULT_NOISE})")
     sd.add_argument("--seed", type=int, default=discount.DEFAULT_SEED, help="random seed (default 0)")
     sd.add_argument("--plot", metavar="FILE", help="write the two panels (PNG/SVG/PDF; needs matplotlib)")
-    _format(sd)
-    sd.set_defaults(func=run_simulate_discount)
 
     sy = msub.add_parser("synthetic", help="write a deterministic synthetic collection (qrels, runs, preferences)")
     sy.add_argument("outdir", help="directory to write qrels.txt, qrels-pooled.txt, runs/*.run, preferences.txt")
@@ -93,6 +81,17 @@ def register(sub) -> None:
     sy.add_argument("--queries", type=int, default=50, help="queries (default 50)")
     sy.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     sy.set_defaults(func=run_synthetic)
+
+
+def _command(msub, name, help, description, func, conventions=True):
+    """A ``judged meta`` subcommand with ``--format`` and, when it evaluates, the engine conventions."""
+    p = msub.add_parser(name, help=help, description=description,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    if conventions:
+        add_convention_options(p)
+    p.set_defaults(func=func)
+    return p
 
 
 def _qrels_runs(p) -> None:
@@ -103,10 +102,6 @@ def _qrels_runs(p) -> None:
 def _measures(p, defaults) -> None:
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help=f"measure, repeatable (default: {' '.join(defaults)})")
-
-
-def _format(p) -> None:
-    p.add_argument("--format", choices=["table", "json"], default="table")
 
 
 def _stability_help() -> str:

@@ -114,10 +114,9 @@ def simulate_discount(sizes=DEFAULT_SIZES, discounts=DEFAULT_DISCOUNTS, *, trial
 
 def plot_discount_simulation(sim: DiscountSimulation, path) -> None:
     """Two panels against collection size: mean nDCG of both rankers, and separation."""
-    from .power import pyplot
+    from .plot import pyplot, save
 
-    plt = pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (left, right) = pyplot().subplots(1, 2, figsize=(10, 4))
     for i, d in enumerate(sim.discounts):
         line, = left.plot(sim.sizes, sim.mean_better[i], marker="o", label=f"{d} better")
         left.plot(sim.sizes, sim.mean_worse[i], marker="x", linestyle="--", color=line.get_color(),
@@ -135,5 +134,4 @@ def plot_discount_simulation(sim: DiscountSimulation, path) -> None:
     right.legend(fontsize="small")
     fig.suptitle(f"Wang et al. (COLT 2013) on synthetic rankers: {sim.trials} collections per size, seed {sim.seed}")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)

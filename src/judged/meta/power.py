@@ -200,8 +200,9 @@ def power_from_scores(scores: ScoreMatrix, *, test: str = "randomization", sampl
 
 def plot_asl_curves(result: PowerResult, path) -> None:
     """Sakai's ASL curves, one line per measure, to PNG/SVG/PDF (by the file's suffix)."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    from .plot import pyplot, save
+
+    fig, ax = pyplot().subplots(figsize=(7, 4.5))
     x = np.arange(1, len(result.pairs) + 1)
     for m in result.measures:
         ax.plot(x, result.asl_curve(m), marker=".", label=f"{m}  ({result.power(m):.0%})")
@@ -212,17 +213,4 @@ def plot_asl_curves(result: PowerResult, path) -> None:
     ax.set_ylim(0, min(1.0, max(0.25, 2 * result.alpha)))
     ax.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-
-
-def pyplot():
-    """matplotlib.pyplot on the Agg backend, or a clear error when it is not installed."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise JudgedError("plotting needs matplotlib: pip install 'judged[meta]'")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    save(fig, path)
