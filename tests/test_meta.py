@@ -319,3 +319,20 @@ def test_cli_discount_plot_png_and_bad_plot_path(tmp_path, capsys):
 def test_cli_meta_without_command_prints_help(capsys):
     assert main(["meta"]) == 2
     assert "simulate-discount" in capsys.readouterr().out
+
+
+def test_bootstrap_matches_a_plain_loop_over_the_same_draws():
+    # Sakai's test written out: resample the mean-shifted differences, studentize, count |t*| >= |t|
+    from judged.meta import bootstrap_pvalues
+
+    rng = np.random.default_rng(5)
+    diffs = rng.normal(0.1, 0.4, size=(3, 20))
+    samples, seed = 300, 12
+    draws = np.random.default_rng(seed).integers(0, 20, size=(samples, 20))
+    expected = []
+    for d in diffs:
+        t = d.mean() / (d.std(ddof=1) / np.sqrt(20))
+        w = d - d.mean()
+        t_star = [w[k].mean() / (w[k].std(ddof=1) / np.sqrt(20)) for k in draws]
+        expected.append((np.sum(np.abs(t_star) >= abs(t)) + 1) / (samples + 1))
+    assert np.allclose(bootstrap_pvalues(diffs, samples, seed), expected)

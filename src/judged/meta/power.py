@@ -80,28 +80,29 @@ def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed: int) -> np.ndarray:
     n = diffs.shape[1]
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n, size=(samples, n))
+    counts = np.zeros((samples, n))  # how often each query appears in each resample
+    np.add.at(counts, (np.repeat(np.arange(samples), n), draws.ravel()), 1.0)
     scale = np.maximum(np.abs(diffs).max(axis=1), 1e-300)  # what counts as zero: relative to the data
-    observed = np.abs(_t_stat(diffs, scale))
+    observed = np.abs(_t_stat(diffs.mean(axis=1), diffs.std(axis=1, ddof=1) if n > 1 else 0 * scale, n, scale))
     out = np.empty(len(diffs))
     for lo in range(0, len(diffs), _CHUNK):
         block = diffs[lo:lo + _CHUNK]
         centred = block - block.mean(axis=1, keepdims=True)
-        resampled = centred[:, draws]  # pairs x samples x n
-        t_star = np.abs(_t_stat(resampled, scale[lo:lo + _CHUNK, None]))
-        b = (t_star >= observed[lo:lo + _CHUNK, None] * (1 - 1e-9)).sum(axis=1)
+        mean = (counts @ centred.T) / n  # samples x pairs: resampled means, via query counts
+        square = (counts @ (centred ** 2).T) / n
+        sd = np.sqrt(np.maximum(square - mean ** 2, 0.0) * n / (n - 1)) if n > 1 else np.zeros_like(mean)
+        t_star = np.abs(_t_stat(mean, sd, n, scale[lo:lo + _CHUNK]))
+        b = (t_star >= observed[lo:lo + _CHUNK] * (1 - 1e-9)).sum(axis=0)
         out[lo:lo + _CHUNK] = (b + 1) / (samples + 1)
     return out
 
 
-def _t_stat(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    n = x.shape[-1]
-    mean = x.mean(axis=-1)
-    sd = x.std(axis=-1, ddof=1) if n > 1 else np.zeros_like(mean)
+def _t_stat(mean, sd, n: int, scale) -> np.ndarray:
+    """mean / (sd / sqrt(n)); 0 when mean and sd are both ~0, inf when only sd is."""
     tiny = 1e-12 * scale
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / (sd / np.sqrt(n))
-    flat = sd <= tiny
-    return np.where(flat, np.where(np.abs(mean) <= tiny, 0.0, np.inf), t)
+    return np.where(sd <= tiny, np.where(np.abs(mean) <= tiny, 0.0, np.inf), t)
 
 
 def _check(diffs: np.ndarray, samples: int) -> np.ndarray:
