@@ -2,8 +2,10 @@
 still separates rankers, and the speed of the discount decides whether that lasts.
 
 The model is the paper's: a collection of n items with features x ~ Uniform(0, 1) and
-binary relevance y ~ Bernoulli(eta(x)), eta(x) = x. The ``better`` ranker orders items by
-x (the Bayes-optimal order); the ``worse`` ranker by x + Normal(0, noise). For each
+binary relevance y ~ Bernoulli(eta(x)), eta(x) = 0.8 x (so even the best items are a coin
+flip, if a biased one). The ``better`` ranker orders items by x (the Bayes-optimal order);
+the ``worse`` ranker by x + Uniform(-noise, noise) (bounded noise: in a large collection it
+too puts items with x near 1 first, so the two differ below the top). For each
 collection size n, ``trials`` collections are drawn and both rankers scored by nDCG over
 the whole ranking (no cutoff) under each discount. Two numbers per cell:
 
@@ -67,8 +69,8 @@ class DiscountSimulation:
                 for i, d in enumerate(self.discounts) for k, n in enumerate(self.sizes)]
 
     def to_dict(self) -> dict:
-        return {"model": {"items": "x ~ U(0,1), y ~ Bernoulli(x)", "better": "rank by x",
-                          "worse": f"rank by x + N(0, {self.noise:g})", "measure": "nDCG, whole ranking, binary gain",
+        return {"model": {"items": f"x ~ U(0,1), y ~ Bernoulli({TOP_RELEVANCE:g} x)", "better": "rank by x",
+                          "worse": f"rank by x + U(-{self.noise:g}, {self.noise:g})", "measure": "nDCG, whole ranking, binary gain",
                           "trials": self.trials, "seed": self.seed},
                 "rows": self.rows()}
 

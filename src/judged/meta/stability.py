@@ -137,14 +137,18 @@ def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels
     measures or two conventions (``nDCG@10`` vs ``nDCG(gain=exp)@10``): give
     ``versus_measure``. Means are those of :func:`judged.evaluate` (``conventions``).
     """
-    from ..evaluate import evaluate
+    from ..evaluate import _named_runs as named_runs, evaluate
 
     if versus_measure is None and versus_qrels is None:
         raise JudgedError("stability compares two conditions: give a second measure or a second qrels")
     measure_b = measure if versus_measure is None else versus_measure
-    result_a = evaluate(qrels, runs, [measure], **conventions)
-    result_b = result_a if versus_qrels is None and measure_b == measure else \
-        evaluate(qrels if versus_qrels is None else versus_qrels, runs, [measure_b], **conventions)
+    runs = dict(named_runs(runs, conventions.get("on_duplicate", "error")))  # read once, scored twice
+    if versus_qrels is None:
+        result_a = result_b = evaluate(qrels, runs, list(dict.fromkeys([str(measure), str(measure_b)])),
+                                       **conventions)
+    else:
+        result_a = evaluate(qrels, runs, [measure], **conventions)
+        result_b = evaluate(versus_qrels, runs, [measure_b], **conventions)
     names = list(result_a.runs)
     if len(names) < 2:
         raise JudgedError("a system ranking needs at least two runs")
