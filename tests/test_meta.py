@@ -269,6 +269,8 @@ def test_cli_power_json_and_plot(collection, tmp_path, capsys):
     assert out["test"] == {"name": "randomization", "samples": 200, "seed": 0, "alpha": 0.05,
                            "sided": "two-sided", "p": "(b+1)/(samples+1)"}
     assert len(out["pairs"]) == 10 and set(out["measures"]) == {"nDCG@10", "RR"}
+    curve = out["measures"]["RR"]["asl_curve"]
+    assert curve == sorted(p["RR"]["asl"] for p in out["pairs"])
     assert plot.read_text().lstrip().startswith("<?xml")
 
 

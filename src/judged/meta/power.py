@@ -160,7 +160,8 @@ class PowerResult:
                      "sided": "two-sided", "p": "(b+1)/(samples+1)"},
             "runs": self.scores.runs, "queries": len(self.scores.qids),
             "dropped_queries": self.scores.dropped_queries,
-            "measures": {row["measure"]: row for row in self.summary()},
+            "measures": {row["measure"]: {**row, "asl_curve": self.asl_curve(row["measure"]).tolist()}
+                         for row in self.summary()},
             "pairs": [{"a": a, "b": b,
                        **{m: {"difference": float(self.differences[m][k]), "asl": float(self.pvalues[m][k])}
                           for m in self.measures}}
