@@ -270,7 +270,7 @@ def test_cli_power_json_and_plot(collection, tmp_path, capsys):
                            "sided": "two-sided", "p": "(b+1)/(samples+1)"}
     assert len(out["pairs"]) == 10 and set(out["measures"]) == {"nDCG@10", "RR"}
     curve = out["measures"]["RR"]["asl_curve"]
-    assert curve == sorted(p["RR"]["asl"] for p in out["pairs"])
+    assert curve == sorted(p["measures"]["RR"]["asl"] for p in out["pairs"])
     assert plot.read_text().lstrip().startswith("<?xml")
 
 

@@ -163,8 +163,8 @@ class PowerResult:
             "measures": {row["measure"]: {**row, "asl_curve": self.asl_curve(row["measure"]).tolist()}
                          for row in self.summary()},
             "pairs": [{"a": a, "b": b,
-                       **{m: {"difference": float(self.differences[m][k]), "asl": float(self.pvalues[m][k])}
-                          for m in self.measures}}
+                       "measures": {m: {"difference": float(self.differences[m][k]), "asl": float(self.pvalues[m][k])}
+                                    for m in self.measures}}
                       for k, (a, b) in enumerate(self.pairs)],
         }
 
