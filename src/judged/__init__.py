@@ -33,3 +33,16 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(__all__))
+
+
+class _Package(type(__import__("sys"))):
+    """Keeps ``judged.evaluate`` the function: importing the submodule ``judged.evaluate``
+    would otherwise bind the module over the lazily exported function of the same name."""
+
+    def __setattr__(self, name, value):
+        if _LAZY.get(name) == f"{__name__}.{name}" and getattr(value, "__name__", None) == f"{__name__}.{name}":
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+__import__("sys").modules[__name__].__class__ = _Package

@@ -11,7 +11,7 @@ import importlib
 import sys
 
 # command modules, imported lazily so that `judged eval` stays fast
-COMMANDS = ["eval", "explain", "demo", "answers", "scale", "completion"]
+COMMANDS = ["eval", "explain", "demo", "answers", "scale", "meta", "completion"]
 
 EPILOG = """examples:
   judged demo

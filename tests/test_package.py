@@ -1,0 +1,13 @@
+"""The package's lazy exports."""
+
+import importlib
+
+
+def test_evaluate_stays_the_function_when_its_module_is_imported_first():
+    # judged.meta (and the CLI) import the submodule judged.evaluate; the package attribute
+    # must still be the evaluate() function, not the module of the same name
+    importlib.import_module("judged.evaluate")
+    import judged
+
+    assert callable(judged.evaluate) and judged.evaluate.__name__ == "evaluate"
+    assert judged.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, ["P@1"]).mean().iloc[0, 0] == 1.0
