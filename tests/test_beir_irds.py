@@ -135,7 +135,7 @@ def test_irds_unknown_dataset_is_a_parse_error(capsys):
 
 
 def test_judged_evaluate_stays_callable_after_its_module_is_imported():
-    import judged.evaluate as module  # rebinds the package attribute to the submodule
+    import judged.evaluation as module  # the engine lives in judged.evaluation, not judged.evaluate
 
     assert module.Result is not None
     assert judged.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["RR"]).mean().iloc[0, 0] == 1.0

@@ -13,8 +13,8 @@ __all__ = ["read_qrels", "read_run", "evaluate", "Measure", "Qrels", "Run", "Res
            "__version__"]
 
 _LAZY = {
-    "read_qrels": "judged.io", "read_run": "judged.io", "evaluate": "judged.evaluate",
-    "Result": "judged.evaluate", "Measure": "judged.measures", "Qrels": "judged.data", "Run": "judged.data",
+    "read_qrels": "judged.io", "read_run": "judged.io", "evaluate": "judged.evaluation",
+    "Result": "judged.evaluation", "Measure": "judged.measures", "Qrels": "judged.data", "Run": "judged.data",
     "Settings": "judged.conventions", "ParseError": "judged.errors", "MeasureError": "judged.errors",
     "ConventionError": "judged.errors", "JudgedError": "judged.errors",
     "calc_aggregate": "judged.compat.ir_measures", "iter_calc": "judged.compat.ir_measures",
@@ -34,15 +34,3 @@ def __getattr__(name):
 def __dir__():
     return sorted(set(globals()) | set(__all__))
 
-
-class _Package(type(__import__("sys"))):
-    """Keeps ``judged.evaluate`` the function: importing the submodule ``judged.evaluate``
-    would otherwise bind the module over the lazily exported function of the same name."""
-
-    def __setattr__(self, name, value):
-        if _LAZY.get(name) == f"{__name__}.{name}" and getattr(value, "__name__", None) == f"{__name__}.{name}":
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-__import__("sys").modules[__name__].__class__ = _Package

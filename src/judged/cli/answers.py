@@ -36,7 +36,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..answers import pair_answers
-    from ..evaluate import evaluate
+    from ..evaluation import evaluate
 
     result = evaluate(args.qrels, list(args.runs), [args.measure], **settings_kwargs(args), **check_kwargs(args))
     configure(result, args)

@@ -38,7 +38,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..evaluate import DEFAULT_MEASURES, evaluate
+    from ..evaluation import DEFAULT_MEASURES, evaluate
 
     from ..errors import UsageError
 

@@ -139,7 +139,7 @@ def preference_agreement(preferences, qrels, runs, measures=DEFAULT_MEASURES, *,
                          **conventions) -> AgreementResult:
     """Per measure, the share of side-by-side preferences it agrees with where it tells
     the two rankings apart, overall and by whether each side found anything relevant."""
-    from ..evaluate import evaluate
+    from ..evaluation import evaluate
 
     prefs = read_preferences(preferences)
     if depth < 1:

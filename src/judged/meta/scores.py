@@ -35,7 +35,7 @@ class ScoreMatrix:
 def score_matrix(qrels, runs, measures, **conventions) -> ScoreMatrix:
     """Evaluate ``runs`` once (see :func:`judged.evaluate`) and stack per-query values
     on the queries every run was evaluated on."""
-    from ..evaluate import evaluate
+    from ..evaluation import evaluate
 
     result = evaluate(qrels, runs, list(measures), **conventions)
     return matrix_from_result(result)

@@ -137,7 +137,7 @@ def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels
     measures or two conventions (``nDCG@10`` vs ``nDCG(gain=exp)@10``): give
     ``versus_measure``. Means are those of :func:`judged.evaluate` (``conventions``).
     """
-    from ..evaluate import _named_runs as named_runs, evaluate
+    from ..evaluation import _named_runs as named_runs, evaluate
 
     if versus_measure is None and versus_qrels is None:
         raise JudgedError("stability compares two conditions: give a second measure or a second qrels")
