@@ -55,7 +55,21 @@ class HolesStory:
     qrels: dict  # the judged subset: the lexical run's top POOL_DEPTH
     runs: dict  # {"lexical": run, "dense": run}
 
-    def assessor(self, pairs, name: str = "simulated-assessor") -> dict:
+    def write(self, directory) -> None:
+        """qrels.txt, answer-key.txt (TREC qrels), lexical.run, dense.run (TREC runs) in ``directory``."""
+        import os
+
+        os.makedirs(directory, exist_ok=True)
+        for name, qrels in (("qrels.txt", self.qrels), ("answer-key.txt", self.answer_key)):
+            with open(os.path.join(directory, name), "w", encoding="utf-8") as fh:
+                fh.writelines(f"{q} 0 {d} {g}\n" for q in qrels for d, g in qrels[q].items())
+        for tag, run in self.runs.items():
+            with open(os.path.join(directory, f"{tag}.run"), "w", encoding="utf-8") as fh:
+                for q in run:
+                    ranked = sorted(run[q].items(), key=lambda x: (-x[1], x[0]))
+                    fh.writelines(f"{q} Q0 {d} {i} {s} {tag}\n" for i, (d, s) in enumerate(ranked, 1))
+
+    def assessor(self, pairs) -> dict:
         """Labels for (qid, docid) pairs, read from the hidden answer key."""
         out: dict = {}
         for qid, docid in pairs:

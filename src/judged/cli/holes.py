@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .common import add_convention_options, settings_kwargs
+from .common import add_convention_options, is_terminal, settings_kwargs
 
 HELP = """Show the holes (documents with no judgment for this query) in each run's top k: mean
 Judged@k, the number of holes, the share of queries with any hole, the worst queries; the
@@ -66,23 +66,29 @@ def run(args) -> int:
 
 
 def print_report(report, console=None) -> None:
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    console = console or Console(width=None if is_terminal() else 120)
     m, k = report.measure, report.k
-    t = Table(title=f"holes in the top {k} — qrels {report.qrels.source}; {m} with holes = 0, its min and max "
-                    f"over grades 0..{report.maxgrade} for the holes, and an estimate [5%, 95%]")
-    for col in ["run", f"Judged@{k}", "holes", "q. w/ holes", str(m), "min", "max", "estimate"]:
-        t.add_column(col, justify="left" if col == "run" else "right", no_wrap=col != "run")
+    console.print(f"holes in the top {k} (qrels {report.qrels.source}); {m} with holes counted as not relevant, "
+                  f"its exact min and max over grades 0..{report.maxgrade} for the holes, and an estimate",
+                  highlight=False, markup=False)
+    t = Table(box=box.SIMPLE, padding=(0, 1), pad_edge=False, collapse_padding=True)
+    for col in ["run", f"Judged@{k}", "holes", "with holes", str(m), "min", "max", "estimate"]:
+        t.add_column(col, justify="left" if col == "run" else "right", no_wrap=True,
+                     min_width=min(12, max(len(n) for n in report.runs)) if col == "run" else None)
     for name, rh in report.runs.items():
         s = rh.summary()
         e = s["estimate"]
         t.add_row(name, f"{s['judged']:.3f}", str(s["holes"]),
-                  f"{100 * s['share_queries_with_holes']:.0f}% of {s['queries']}",
-                  f"{s['score']:.4f}", f"{s['min']:.4f}", f"{s['max']:.4f}",
-                  f"{e['mean']:.3f} [{e['low']:.3f}, {e['high']:.3f}]")
+                  f"{s['queries_with_holes']}/{s['queries']}", f"{s['score']:.4f}",
+                  f"{s['min']:.4f}", f"{s['max']:.4f}", f"{e['mean']:.4f}")
     console.print(t)
+    console.print("estimate (not a bound), 5%-95% over draws: " + "; ".join(
+        f"{name} {rh.summary()['estimate']['low']:.4f}-{rh.summary()['estimate']['high']:.4f}"
+        for name, rh in report.runs.items()), highlight=False, markup=False)
     for p in report.pairs:
         console.print(p.sentence(), highlight=False, markup=False)
     for name, rh in report.runs.items():
