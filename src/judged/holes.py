@@ -198,22 +198,20 @@ def _ap_bounds(measure, aligned, top, n_extra, M, rel_gain):
             counts = [N]
         else:
             counts = range(N + 1)
-        vals = {"max": [], "min": []}
-        for family in ("max", "min"):
-            order = np.concatenate((hole_pos, np.full(n_extra[q], -1))) if family == "max" else \
-                np.concatenate((np.full(n_extra[q], -1), hole_pos[::-1]))
-            for c in counts:
-                rel = fixed.copy()
-                chosen = order[:c]
-                rel[chosen[chosen >= 0]] = True
-                denom = R[q] + c
-                if denom <= 0:
-                    vals[family].append(0.0)
-                    continue
-                hits = np.cumsum(rel)
-                ranks = np.arange(1, len(g) + 1)
-                vals[family].append(float((hits[rel] / ranks[rel]).sum() / denom))
-        lo[q], hi[q] = min(vals["min"]), max(vals["max"])
+        counts = np.asarray(counts)
+        ranks = np.arange(1, len(g) + 1, dtype=np.float64)
+        vals = {}
+        for family in ("max", "min"):  # shallowest holes first / extras (rank infinity) then deepest first
+            order = hole_pos if family == "max" else hole_pos[::-1]
+            first = 0 if family == "max" else int(n_extra[q])
+            idx = np.full(len(g), np.iinfo(np.int64).max)
+            idx[order] = first + np.arange(len(order))
+            rel = fixed[None, :] | (idx[None, :] < counts[:, None])
+            hits = np.cumsum(rel, axis=1)
+            numer = np.where(rel, hits / ranks, 0.0).sum(axis=1)
+            denom = R[q] + counts
+            vals[family] = np.divide(numer, denom, out=np.zeros(len(counts)), where=denom > 0)
+        lo[q], hi[q] = vals["min"].min(), vals["max"].max()
     return lo, hi
 
 
