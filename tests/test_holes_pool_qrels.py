@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-import judged
 from judged.cli import main
 from judged.demo import holes_story
+from judged.evaluate import evaluate
 from judged.holes import holes_report
 from judged.io import read_qrels
 from judged.pool import pool, read_pool
@@ -74,14 +74,19 @@ def test_pair_flip_interval_contains_the_truth():
     r = holes_report(s.qrels, s.runs, k=10, samples=10)
     (p,) = r.pairs
     assert (p.a, p.b) == ("lexical", "dense") and p.can_flip
-    full = judged.evaluate(s.answer_key, s.runs, ["nDCG@10"]).mean()["nDCG@10"]
+    full = evaluate(s.answer_key, s.runs, ["nDCG@10"]).mean()["nDCG@10"]
     pooled = pool(s.qrels, s.runs, 10)
     labels = s.assessor([(x.qid, x.docid) for x in pooled.pairs])
-    after = judged.evaluate(merge(read_qrels(s.qrels), [read_qrels(labels)]).qrels, s.runs, ["nDCG@10"]).mean()
+    after = evaluate(merge(read_qrels(s.qrels), [read_qrels(labels)]).qrels, s.runs, ["nDCG@10"]).mean()
     true_diff = after.loc["lexical", "nDCG@10"] - after.loc["dense", "nDCG@10"]
     assert p.low <= true_diff <= p.high and true_diff < 0 < p.difference
     assert full["dense"] > full["lexical"]
-    assert "order can flip" in p.sentence() and "conservative" in p.sentence()
+    assert "order can flip" in p.sentence() and p.exact and "exact" in p.sentence()
+    # the conservative construction (AP is bounded that way) also contains the truth
+    ap = holes_report(s.qrels, s.runs, k=10, measure="AP@10", samples=5).pairs[0]
+    true_ap = evaluate(merge(read_qrels(s.qrels), [read_qrels(labels)]).qrels, s.runs, ["AP@10"]).mean()["AP@10"]
+    assert not ap.exact and "conservative" in ap.sentence()
+    assert ap.low <= true_ap["lexical"] - true_ap["dense"] <= ap.high
 
 
 def test_pair_cannot_flip_when_no_holes_can_close_the_gap():

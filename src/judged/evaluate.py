@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import types
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -149,3 +151,14 @@ def _looks_like_run_dict(d: dict) -> bool:
     """{qid: {docid: score}} rather than {name: run}."""
     first = next(iter(d.values()))
     return not first or all(isinstance(v, (int, float)) for v in first.values())
+
+
+class _CallableModule(types.ModuleType):
+    """Importing the submodule ``judged.evaluate`` rebinds the package attribute of the
+    same name to this module; calling it still calls :func:`evaluate`."""
+
+    def __call__(self, *args, **kwargs):
+        return evaluate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -252,15 +252,15 @@ def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):
 def ndcg_extreme(hw, dfix: float, jg, disc, values, want: str) -> float:
     """max (``want='max'``) or min of (dfix + sum_h hw_h * x_h) / IDCG over hole gains
     x_h in ``values``, IDCG the discounted sum (weights ``disc``, 0 past the cutoff) of
-    the judged gains ``jg`` and the x_h sorted descending; 0 when IDCG = 0."""
+    the judged gains ``jg`` and the x_h sorted descending; 0 when IDCG = 0. The weights
+    ``hw`` may be negative (a difference of two runs' discounts)."""
     hw = np.asarray(hw, np.float64)
     nh = len(hw)
     w = np.sort(hw)[::-1] if want == "max" else np.sort(hw)  # largest gains take w[0], w[1], ...
     W = np.concatenate(([0.0], np.cumsum(w)))
     D = np.concatenate(([0.0], np.cumsum(disc)))
     jg = np.asarray(jg, np.float64)
-    if want == "min" and len(jg) == 0 and values.min() == 0:
-        return 0.0  # every hole at gain 0 leaves IDCG = 0, nDCG = 0 by convention; never below
+    zero_possible = len(jg) == 0 and values.min() == 0  # all holes 0: IDCG = 0, value 0 by convention
     levels = sorted(set(values.tolist()) | set(jg.tolist()), reverse=True)
     allowed = set(values.tolist())
     info = [(u, u in allowed, int((jg > u).sum()), int((jg == u).sum())) for u in levels]
@@ -299,7 +299,10 @@ def ndcg_extreme(hw, dfix: float, jg, disc, values, want: str) -> float:
         if F <= 1e-12 * max(1.0, abs(lam) * g + abs(f)) or g <= 0:
             break
         lam = sign * f / g
-    return sign * lam
+    value = sign * lam
+    if zero_possible:
+        value = max(value, 0.0) if want == "max" else min(value, 0.0)
+    return value
 
 
 # ---------------------------------------------------------------------------
@@ -403,6 +406,7 @@ class PairFlip:
     difference: float  # mean A - mean B, holes not relevant
     low: float  # smallest possible mean A - mean B
     high: float
+    exact: bool = False
 
     @property
     def can_flip(self) -> bool:
@@ -410,13 +414,20 @@ class PairFlip:
 
     def sentence(self) -> str:
         verdict = "order can flip" if self.can_flip else "order cannot flip"
-        return (f"{self.a} vs {self.b}: {verdict} (difference {self.difference:+.4f}, "
-                f"judging could make it anything in [{self.low:+.4f}, {self.high:+.4f}]; conservative)")
+        how = "exact" if self.exact else "conservative"
+        return (f"{self.a} vs {self.b}: {verdict} (difference {self.difference:+.4f}; judging the holes of "
+                f"either run could make it anything in [{self.low:+.4f}, {self.high:+.4f}], {how})")
+
+    @property
+    def method(self) -> str:
+        if self.exact:
+            return "exact: extremes of mean(A) - mean(B) over one grade per hole of either run, shared by both"
+        return ("conservative: min(A)-max(B) to max(A)-min(B) per query, each run bounded over the union "
+                "of both runs' holes, as if their labels were independent")
 
     def to_dict(self) -> dict:
         return {"a": self.a, "b": self.b, "difference": self.difference, "min": self.low, "max": self.high,
-                "can_flip": self.can_flip, "interval": "conservative: min(A)-max(B) to max(A)-min(B) per query, "
-                                                       "each bounded over the union of both runs' holes"}
+                "can_flip": self.can_flip, "exact": self.exact, "interval": self.method}
 
 
 @dataclass
@@ -494,10 +505,19 @@ def _hole_keys(measure, aligned) -> list[set]:
 
 
 def pair_flip(measure, a: RunHoles, b: RunHoles) -> PairFlip:
-    """The interval of mean(A) - mean(B) over the grades of both runs' holes. Conservative:
+    """The interval of mean(A) - mean(B) over the grades of both runs' holes.
+
+    Exact for nDCG (ideal=judged) and DCG: both runs share one ideal, so per query
+    (w_A DCG_A - w_B DCG_B) / IDCG (w = 1/queries of the run) is again linear over IDCG,
+    and :func:`ndcg_extreme` solves it with signed hole weights. Otherwise conservative:
     each run is bounded over the union of the two runs' holes (the other run's holes move
     only its ideal / R), then min A - max B and max A - min B, as if the runs' labels were
     independent."""
+    mean = (lambda v: float(v.mean()) if len(v) else 0.0)
+    difference = mean(a.score) - mean(b.score)
+    if measure.name == "DCG" or (measure.name == "nDCG" and measure.ideal == "judged"):
+        lo, hi = _exact_pair(measure, a.aligned, b.aligned)
+        return PairFlip(a.name, b.name, difference, lo, hi, exact=True)
     ka, kb = _hole_keys(measure, a.aligned), _hole_keys(measure, b.aligned)
     qa = {q: i for i, q in enumerate(a.aligned.qids.tolist())}
     qb = {q: i for i, q in enumerate(b.aligned.qids.tolist())}
@@ -514,5 +534,47 @@ def pair_flip(measure, a: RunHoles, b: RunHoles) -> PairFlip:
     eb = extras(kb, ka, qa, b.aligned.qids.tolist())
     lo_a, hi_a = bounds(measure, a.aligned, ea) if ea.any() else (a.low, a.high)
     lo_b, hi_b = bounds(measure, b.aligned, eb) if eb.any() else (b.low, b.high)
-    mean = (lambda v: float(v.mean()) if len(v) else 0.0)
-    return PairFlip(a.name, b.name, mean(a.score) - mean(b.score), mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
+    return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
+
+
+def _exact_pair(measure, A: Aligned, B: Aligned) -> tuple[float, float]:
+    """Exact extremes of mean_A - mean_B for nDCG (ideal=judged) or DCG, summed per query."""
+    M = max_grade(measure, A)
+    values = np.unique(measure.gain(np.arange(M + 1, dtype=np.float64)))
+    k = measure.cutoff
+
+    def per_query(al):
+        top = ranked_list(measure, al)
+        w = measure.discount.divide(np.ones(len(top.q)), top.pos + 1.0)
+        gains = measure.gain(top.grade)
+        docids = al.docids(top.row)
+        j = al.judgments
+        out = {}
+        for qi, qid in enumerate(al.qids.tolist()):
+            s, e = top.offsets[qi], top.offsets[qi + 1]
+            hole = np.isnan(top.grade[s:e])
+            holes = {docids[s + i]: w[s + i] for i in np.flatnonzero(hole)}
+            dfix = float((gains[s:e][~hole] * w[s:e][~hole]).sum())
+            jg = measure.gain(j.grade[j.offsets[qi]:j.offsets[qi + 1]].astype(np.float64))
+            out[qid] = (holes, dfix, jg[jg > 0])
+        return out, max(al.n_queries, 1)
+
+    (qa, na), (qb, nb) = per_query(A), per_query(B)
+    lo = hi = 0.0
+    for qid in set(qa) | set(qb):
+        ha, da, jg = qa.get(qid, ({}, 0.0, None))
+        hb, db, jg_b = qb.get(qid, ({}, 0.0, None))
+        jg = jg if jg is not None else jg_b
+        union = sorted(set(ha) | set(hb))
+        coef = np.array([ha.get(d, 0.0) / na - hb.get(d, 0.0) / nb for d in union])
+        dfix = da / na - db / nb
+        if measure.name == "DCG":
+            hi += dfix + float(np.where(coef > 0, coef * values.max(), coef * values.min()).sum())
+            lo += dfix + float(np.where(coef > 0, coef * values.min(), coef * values.max()).sum())
+            continue
+        L = len(jg) + len(union)
+        disc = measure.discount.divide(np.ones(L), np.arange(1, L + 1, dtype=np.float64))
+        disc[k:] = 0.0
+        lo += ndcg_extreme(coef, dfix, jg, disc, values, "min")
+        hi += ndcg_extreme(coef, dfix, jg, disc, values, "max")
+    return lo, hi
