@@ -182,7 +182,9 @@ def _query_blocks(top: Ranked, n: int):
 
 def _ap_bounds(measure, aligned, top, n_extra, M, rel_gain):
     """AP: s newly relevant holes give the largest numerator as the s shallowest holes and
-    the smallest as the s deepest (extras count as rank infinity); min / max over s."""
+    the smallest as the s deepest (extras count as rank infinity); min / max over s. The
+    numerators for s = 0..n follow from prefix sums: making hole h relevant adds its own
+    precision term and 1/rank to every relevant document below it."""
     n = aligned.n_queries
     R = aligned.judgments.count_at_least(measure.rel).astype(np.float64)
     lo, hi = np.zeros(n), np.zeros(n)
@@ -190,28 +192,33 @@ def _ap_bounds(measure, aligned, top, n_extra, M, rel_gain):
     for q, s, e in _query_blocks(top, n):
         g = top.grade[s:e]
         fixed = g >= measure.rel
-        hole_pos = np.flatnonzero(np.isnan(g))
-        N = len(hole_pos) + int(n_extra[q])
-        if not can_rel:
-            counts = [0]
-        elif not can_non:
-            counts = [N]
-        else:
-            counts = range(N + 1)
-        counts = np.asarray(counts)
         ranks = np.arange(1, len(g) + 1, dtype=np.float64)
+        above = np.cumsum(fixed) - fixed  # fixed relevant strictly above each rank
+        inv = np.where(fixed, 1.0 / ranks, 0.0)
+        below = inv.sum() - np.cumsum(inv)  # sum of 1/rank over fixed relevant strictly below
+        base = float(np.where(fixed, (above + 1) / ranks, 0.0).sum())
+        holes = np.flatnonzero(np.isnan(g))
+        E = int(n_extra[q])
+        # shallowest first: the c-th hole has c - 1 new relevant holes above it
+        c = np.arange(1, len(holes) + 1)
+        gain_max = np.concatenate(([0.0], (above[holes] + c) / ranks[holes] + below[holes], np.zeros(E)))
+        # extras first, then deepest first: every earlier new hole lies below
+        deep = holes[::-1]
+        earlier = np.concatenate(([0.0], np.cumsum(1.0 / ranks[deep])[:-1])) if len(deep) else np.zeros(0)
+        gain_min = np.concatenate(([0.0], np.zeros(E), (above[deep] + 1) / ranks[deep] + below[deep] + earlier))
+        counts = np.arange(len(holes) + E + 1)
+        denom = R[q] + counts
         vals = {}
-        for family in ("max", "min"):  # shallowest holes first / extras (rank infinity) then deepest first
-            order = hole_pos if family == "max" else hole_pos[::-1]
-            first = 0 if family == "max" else int(n_extra[q])
-            idx = np.full(len(g), np.iinfo(np.int64).max)
-            idx[order] = first + np.arange(len(order))
-            rel = fixed[None, :] | (idx[None, :] < counts[:, None])
-            hits = np.cumsum(rel, axis=1)
-            numer = np.where(rel, hits / ranks, 0.0).sum(axis=1)
-            denom = R[q] + counts
+        for family, gains in (("max", gain_max), ("min", gain_min)):
+            numer = base + np.cumsum(gains)
             vals[family] = np.divide(numer, denom, out=np.zeros(len(counts)), where=denom > 0)
-        lo[q], hi[q] = vals["min"].min(), vals["max"].max()
+        if not can_rel:
+            pick = [0]
+        elif not can_non:
+            pick = [len(counts) - 1]
+        else:
+            pick = slice(None)
+        lo[q], hi[q] = vals["min"][pick].min(), vals["max"][pick].max()
     return lo, hi
 
 
