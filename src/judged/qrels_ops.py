@@ -98,8 +98,10 @@ def merge(base, new, *, prefer: str | None = None, assessor: str | None = None, 
     records: dict = {}  # (qid, docid) -> provenance record (insertion order = output order)
     conflicts: dict = {}
     sources = []
+    base_n = 0
     for i, src in enumerate(inputs):
         q = read_qrels(src, on_duplicate=on_duplicate)
+        base_n = base_n or len(q)
         name = q.source
         sources.append((name, q.sha256))
         side = _read_provenance(src) if isinstance(src, (str, os.PathLike)) else {}
@@ -126,7 +128,6 @@ def merge(base, new, *, prefer: str | None = None, assessor: str | None = None, 
         c["kept"] = records[(c["qid"], c["docid"])]["grade"]
     if conflict_list and prefer is None:
         raise MergeConflict(conflict_list)
-    base_n = len(read_qrels(base, on_duplicate=on_duplicate))
     recs = list(records.values())
     qrels = Qrels([r["qid"] for r in recs], [r["docid"] for r in recs], np.array([r["grade"] for r in recs], np.int64),
                   source="merged")
