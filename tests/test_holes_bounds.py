@@ -21,8 +21,8 @@ def brute_force(measure, qrels, run, extras=0, maxgrade=None):
     m = Measure.parse(measure)
     a = align(read_qrels(qrels), read_run(run))
     M = maxgrade if maxgrade is not None else int(max(a.qrels.grade.max(), 0))
-    top = ranked_list(m, a)
-    holes = np.flatnonzero(np.isnan(top.grade))
+    top = a.ranked  # the whole ranking (ideal=retrieved reads it); holes only in the measure's top k
+    holes = np.flatnonzero(np.isnan(top.grade) & (top.pos < (m.cutoff or len(top.pos) + 1)))
     n = len(holes) + extras
     combos = np.array(list(product(range(M + 1), repeat=n)), dtype=np.float64).reshape(-1, n) if n else np.zeros((1, 0))
     stacked, stop = _replicate(a, top, len(combos))
@@ -219,3 +219,13 @@ def test_pair_interval_against_brute_force(k, ranked_a, ranked_b, family, maxgra
         assert (p.low, p.high) == (pytest.approx(blo, abs=1e-9), pytest.approx(bhi, abs=1e-9))
     else:
         assert p.low <= blo + 1e-9 and bhi <= p.high + 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(one_query(), st.sampled_from(["nDCG(ideal=retrieved)", "nDCG(discount=reciprocal)", "AP(rel=2)", "P(rel=2)"]))
+def test_other_conventions_against_brute_force(case, family):
+    k, qrels, run = case
+    measure = f"{family}@{k}"
+    lo, hi = bounds(measure, align(read_qrels(qrels), read_run(run)))
+    blo, bhi = brute_force(measure, qrels, run)
+    assert (lo[0], hi[0]) == (pytest.approx(blo, abs=1e-9), pytest.approx(bhi, abs=1e-9))

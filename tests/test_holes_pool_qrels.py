@@ -298,3 +298,23 @@ def test_demo_tells_the_holes_story(capsys):
                  "order under before: lexical > dense", "order under after: dense > lexical",
                  "1. One ranking"]:
         assert text in out
+
+
+def test_estimate_is_deterministic_and_exact_without_holes():
+    s = holes_story()
+    one = holes_report(s.qrels, s.runs, k=10, samples=30, seed=3).runs
+    two = holes_report(s.qrels, s.runs, k=10, samples=30, seed=3).runs
+    assert one["dense"].summary()["estimate"] == two["dense"].summary()["estimate"]
+    lex = one["lexical"].summary()
+    assert lex["estimate"]["mean"] == lex["score"] == lex["min"] == lex["max"]
+
+
+def test_negative_unjudged_through_the_cli(tmp_path, capsys):
+    q = write_qrels(tmp_path / "q.txt", {"q": {"a": 1, "n": -1}})
+    r = write_run(tmp_path / "r.run", {"q": {"n": 2.0, "a": 1.0}})
+    assert main(["holes", q, r, "-k", "2", "--list"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["holes", q, r, "-k", "2", "--list", "--negative", "unjudged"]) == 0
+    assert capsys.readouterr().out.split() == [r, "q", "1", "n"]
+    assert main(["pool", q, r, "--depth", "2", "--negative", "unjudged", "-o", "-"]) == 0
+    assert [x.split()[:2] for x in capsys.readouterr().out.splitlines() if not x.startswith("#")] == [["q", "n"]]

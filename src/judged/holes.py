@@ -324,17 +324,20 @@ def estimate(measure, aligned: Aligned, samples: int = 200, seed: int = 0, max_g
     top = ranked_list(measure, aligned)
     holes = ~top.judged
     nq = aligned.n_queries
+    if measure.name == "nDCG" and measure.ideal == "retrieved":  # the ideal reads the whole ranking
+        top, holes = aligned.ranked, ~aligned.ranked.judged & (aligned.ranked.pos < measure.cutoff)
     if not holes.any() or nq == 0:
         v = measure.compute(aligned)
         m = float(v.mean()) if nq else 0.0
         return v, (m, m)
     bins = np.floor(np.log2(top.pos + 1.0)).astype(np.int64)
-    judged_g = np.clip(top.grade[~holes], 0, M).astype(np.int64)
+    judged = top.judged
+    judged_g = np.clip(top.grade[judged], 0, M).astype(np.int64)
     overall = np.bincount(judged_g, minlength=M + 1).astype(np.float64)
     overall = overall / overall.sum() if overall.sum() else np.eye(M + 1)[0]
     probs = {}
     for b in np.unique(bins[holes]).tolist():
-        c = np.bincount(judged_g[bins[~holes] == b], minlength=M + 1).astype(np.float64)
+        c = np.bincount(judged_g[bins[judged] == b], minlength=M + 1).astype(np.float64)
         probs[b] = c / c.sum() if c.sum() >= 10 else overall
     rng = np.random.default_rng(seed)
     hole_idx = np.flatnonzero(holes)
