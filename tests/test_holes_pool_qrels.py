@@ -318,3 +318,26 @@ def test_negative_unjudged_through_the_cli(tmp_path, capsys):
     assert capsys.readouterr().out.split() == [r, "q", "1", "n"]
     assert main(["pool", q, r, "--depth", "2", "--negative", "unjudged", "-o", "-"]) == 0
     assert [x.split()[:2] for x in capsys.readouterr().out.splitlines() if not x.startswith("#")] == [["q", "n"]]
+
+
+def test_docs_quote_the_demos_numbers():
+    """docs/holes.md quotes the demo; these are the figures it quotes."""
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[1].joinpath("docs", "holes.md").read_text()
+    s = holes_story()
+    rep = holes_report(s.qrels, s.runs, k=10)
+    d = rep.runs["dense"].summary()
+    (p,) = rep.pairs
+    pooled = pool(s.qrels, s.runs, 10)
+    labels = read_qrels(s.assessor([(x.qid, x.docid) for x in pooled.pairs]))
+    after = merge(read_qrels(s.qrels), [labels]).qrels
+    table = rejudge([read_qrels(s.qrels), after], s.runs)
+    figures = [f"{d['judged']:.3f}", str(d["holes"]), f"{d['queries_with_holes']}/30", f"{d['score']:.4f}",
+               f"{d['max']:.4f}", f"{d['estimate']['mean']:.4f}",
+               f"{d['estimate']['low']:.4f}-{d['estimate']['high']:.4f}", f"[-{abs(p.low):.4f}, +{p.high:.4f}]",
+               f"{table.scores['lexical'][0]:.4f} | 1.000 | {table.scores['lexical'][1]:.4f}",
+               f"{table.scores['dense'][0]:.4f} | 0.860 | {table.scores['dense'][1]:.4f}",
+               f"{int((labels.grade >= 1).sum())} of {len(pooled)} holes relevant"]
+    for f in figures:
+        assert f in doc, f
