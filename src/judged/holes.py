@@ -339,6 +339,7 @@ def estimate(measure, aligned: Aligned, samples: int = 200, seed: int = 0, max_g
     for b in np.unique(bins[holes]).tolist():
         c = np.bincount(judged_g[bins[judged] == b], minlength=M + 1).astype(np.float64)
         probs[b] = c / c.sum() if c.sum() >= 10 else overall
+    aligned = _needed_judgments(measure, aligned)
     rng = np.random.default_rng(seed)
     hole_idx = np.flatnonzero(holes)
     hole_bins = bins[hole_idx]
@@ -361,6 +362,23 @@ def estimate(measure, aligned: Aligned, samples: int = 200, seed: int = 0, max_g
         done += c
     lo, hi = np.percentile(means, [5, 95])
     return per_query / samples, (float(lo), float(hi))
+
+
+def _needed_judgments(measure: Measure, aligned: Aligned) -> Aligned:
+    """The judgments a measure can read, before they are copied once per draw: for nDCG@k
+    (ideal=judged) each query's k largest gains; for the binary measures those >= rel."""
+    j = aligned.judgments
+    if measure.name == "nDCG" and measure.ideal == "judged" and measure.cutoff is not None:
+        gains = measure.gain(j.grade.astype(np.float64))
+        order = np.lexsort((-gains, j.q))
+        rank = np.arange(len(order)) - j.offsets[j.q[order]]
+        keep = np.sort(order[(rank < measure.cutoff) & (gains[order] > 0)])
+    elif measure.name in ("P", "R", "RR", "AP", "Success") and measure.rel >= 1:
+        keep = np.flatnonzero(j.grade >= measure.rel)
+    else:
+        return aligned
+    jq = j.q[keep]
+    return replace(aligned, judgments=Judgments(j.n_queries, jq, j.grade[keep], block_offsets(jq, j.n_queries)))
 
 
 def _replicate(aligned: Aligned, top: Ranked, copies: int):
