@@ -68,11 +68,11 @@ def holes_demo(console, write_dir=None) -> None:
     before.source = f"qrels (judged: lexical top {POOL_DEPTH})"
     console.rule(f"5. Holes: the judgment pool came from the lexical system's top {POOL_DEPTH}")
     print_report(holes_report(before, story.runs, k=10), console)
-    console.rule("6. Pool the holes: the unjudged pairs in both systems' top 10, shallowest first")
+    console.rule("6. Pool the holes: unjudged pairs in both top 10s, shallowest first")
     pl = pool(before, story.runs, 10)
     for line in pl.header() + pl.lines()[:5] + [f"... ({len(pl)} pairs)"]:
         console.print(line, highlight=False, markup=False)
-    console.rule("7. A simulated assessor labels them from the hidden answer key; the labels are merged")
+    console.rule("7. A simulated assessor labels them from the hidden key; merge")
     labels = read_qrels(story.assessor([(p.qid, p.docid) for p in pl.pairs]))
     labels.source = "assessor labels"
     merged = merge(before, [labels], assessor="simulated-assessor")
