@@ -187,7 +187,10 @@ class Discount:
         return gains / np.power(r, self.p)
 
 
-UNJUDGED = ("zero", "condensed")
+# zero: not relevant (trec_eval); condensed: removed (Sakai 2007; trec_eval -J);
+# min / max: the exact extremes over every grade 0..maxgrade the holes could get
+# (judged.holes, for nDCG, DCG, P, R, RR, AP, Success).
+UNJUDGED = ("zero", "condensed", "min", "max")
 IDEAL = ("judged", "retrieved")
 
 

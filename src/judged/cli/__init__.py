@@ -11,13 +11,17 @@ import importlib
 import sys
 
 # command modules, imported lazily so that `judged eval` stays fast
-COMMANDS = ["eval", "explain", "demo", "answers", "scale", "meta", "completion"]
+COMMANDS = ["eval", "explain", "holes", "pool", "qrels", "rejudge", "demo", "answers", "scale", "meta", "completion"]
 
 EPILOG = """examples:
   judged demo
   judged eval qrels.txt run.bm25 run.dense -m nDCG@10 -m AP -m Judged@10
   judged eval qrels.txt run.dense -m 'nDCG(gain=exp)@10' --per-query --format json
   judged explain qrels.txt run.dense --query 42 -m nDCG@10
+  judged holes qrels.txt run.bm25 run.dense -k 10
+  judged pool qrels.txt run.bm25 run.dense --depth 10 --budget 500 -o pool.txt
+  judged qrels merge qrels.txt labels.txt -o qrels-v2.txt
+  judged rejudge --qrels qrels.txt --qrels qrels-v2.txt run.bm25 run.dense
   judged eval --beir scifact/ run.dense --ignore-identical-ids
   eval "$(judged completion bash)"
 """
