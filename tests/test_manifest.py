@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from judged.cli import main
-from judged.compare import compare_records
+from judged.comparison import compare_records
 from judged.errors import JudgedError
 from judged.manifest import Manifest, ManifestError, evaluate_frozen, load_record
 
@@ -108,13 +108,13 @@ def test_record_and_compare_records(frozen, capsys):
 
 
 def run_compare_with_measures(frozen):
-    from judged.compare import compare as run_compare
+    from judged.comparison import compare as run_compare
 
     return run_compare(None, [str(frozen / "bm25.run"), str(frozen / "dense.run")], ["AP"], manifest=frozen / "eval.toml")
 
 
 def compare(frozen):
-    from judged.compare import compare as run_compare
+    from judged.comparison import compare as run_compare
 
     return run_compare(None, [str(frozen / "bm25.run"), str(frozen / "dense.run")], manifest=frozen / "eval.toml",
                        permutations=2000)

@@ -6,20 +6,19 @@ matches trec_eval where the conventions match.
 
 from __future__ import annotations
 
-import sys
-import types
-
 __version__ = "0.1.0"
 
 __all__ = ["read_qrels", "read_run", "evaluate", "compare", "compare_records", "Comparison", "Manifest", "Measure", "Qrels", "Run", "Result", "Settings",
-           "ParseError", "MeasureError", "ConventionError", "JudgedError", "__version__"]
+           "ParseError", "MeasureError", "ConventionError", "JudgedError", "calc_aggregate", "iter_calc",
+           "__version__"]
 
 _LAZY = {
-    "read_qrels": "judged.io", "read_run": "judged.io", "evaluate": "judged.evaluate",
-    "Result": "judged.evaluate", "Measure": "judged.measures", "Qrels": "judged.data", "Run": "judged.data",
+    "read_qrels": "judged.io", "read_run": "judged.io", "evaluate": "judged.evaluation",
+    "Result": "judged.evaluation", "Measure": "judged.measures", "Qrels": "judged.data", "Run": "judged.data",
     "Settings": "judged.conventions", "ParseError": "judged.errors", "MeasureError": "judged.errors",
     "ConventionError": "judged.errors", "JudgedError": "judged.errors",
-    "compare": "judged.compare", "compare_records": "judged.compare", "Comparison": "judged.compare",
+    "calc_aggregate": "judged.compat.ir_measures", "iter_calc": "judged.compat.ir_measures",
+    "compare": "judged.comparison", "compare_records": "judged.comparison", "Comparison": "judged.comparison",
     "Manifest": "judged.manifest",
 }
 
@@ -37,15 +36,3 @@ def __getattr__(name):
 def __dir__():
     return sorted(set(globals()) | set(__all__))
 
-
-class _Package(types.ModuleType):
-    """``judged.evaluate`` and ``judged.compare`` stay the functions after their modules of
-    the same name are imported (the import system would otherwise set the modules there)."""
-
-    def __setattr__(self, name, value):
-        if isinstance(value, types.ModuleType) and _LAZY.get(name) == f"{__name__}.{name}":
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -94,6 +94,8 @@ class Aligned:
     judgments: Judgments
     counts: dict = field(default_factory=dict)
     no_relevant_qids: list = field(default_factory=list)
+    # side data for kernels beyond the grades, by name ('requirements', 'eligibility'); set by evaluate()
+    annotations: dict = field(default_factory=dict)
 
     @property
     def n_queries(self) -> int:
@@ -137,7 +139,10 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
 
     # ranked rows of evaluated queries, in the declared tie order
     rq_eval = eval_index[rq]
-    keep = np.flatnonzero(rq_eval >= 0)
+    keep_mask = rq_eval >= 0
+    if settings.ignore_identical_ids:  # BEIR's ignore_identical_ids: drop docid == qid
+        keep_mask &= ~pc.equal(run.qid, run.docid).to_numpy(zero_copy_only=False)
+    keep = np.flatnonzero(keep_mask)
     order = _tie_order(run, keep, rq_eval[keep], settings.ties)
     rows = keep[order]
     q = rq_eval[rows]

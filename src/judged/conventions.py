@@ -50,11 +50,16 @@ class Settings:
         Queries whose qrels hold nothing relevant (no grade >= 1): ``zero`` (default,
         scored as trec_eval does, usually 0), ``skip`` (left out of the mean, counted),
         ``error`` (refuse to evaluate).
+    ignore_identical_ids
+        False (default, as trec_eval, pytrec_eval and MTEB): a ranked document whose id
+        equals the query id is scored like any other. True (BEIR's default): it is
+        dropped from the run before scoring.
     """
 
     ties: str = "trec"
     complete: bool = False
     no_relevant: str = "zero"
+    ignore_identical_ids: bool = False
 
     def __post_init__(self):
         if self.ties not in TIES:
@@ -66,7 +71,8 @@ class Settings:
 
     def canonical(self) -> str:
         queries = "qrels" if self.complete else "run-and-qrels"
-        return f"ties={TIES[self.ties]} queries={queries} no-relevant={self.no_relevant}"
+        identical = "dropped" if self.ignore_identical_ids else "kept"
+        return f"ties={TIES[self.ties]} queries={queries} no-relevant={self.no_relevant} identical-ids={identical}"
 
 
 # ---------------------------------------------------------------------------
@@ -181,7 +187,10 @@ class Discount:
         return gains / np.power(r, self.p)
 
 
-UNJUDGED = ("zero", "condensed")
+# zero: not relevant (trec_eval); condensed: removed (Sakai 2007; trec_eval -J);
+# min / max: the exact extremes over every grade 0..maxgrade the holes could get
+# (judged.holes, for nDCG, DCG, P, R, RR, AP, Success).
+UNJUDGED = ("zero", "condensed", "min", "max")
 IDEAL = ("judged", "retrieved")
 
 

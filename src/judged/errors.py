@@ -25,3 +25,8 @@ class MeasureError(JudgedError):
 class ConventionError(JudgedError):
     """A convention that is unknown, or data that a declared convention refuses
     (for example ``no_relevant='error'`` meeting a query with nothing relevant)."""
+
+
+class UsageError(JudgedError):
+    """A command line or call that cannot be carried out as given (a missing argument,
+    an optional package that is not installed)."""

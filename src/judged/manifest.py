@@ -154,7 +154,8 @@ class Manifest:
     # -- building ---------------------------------------------------------------
     @staticmethod
     def freeze(qrels, measures, *, queries=None, corpus_id: str | None = None, relevance_unit: str = "document",
-               ties: str = "trec", no_relevant: str = "zero", on_duplicate: str = "error") -> "Manifest":
+               ties: str = "trec", no_relevant: str = "zero", ignore_identical_ids: bool = False,
+               on_duplicate: str = "error") -> "Manifest":
         """Freeze an evaluation set. The query set is the queries file's ids (if given),
         else the qrels' queries; a query of the set missing from a run scores 0."""
         from . import __version__
@@ -164,7 +165,7 @@ class Manifest:
 
         if relevance_unit not in RELEVANCE_UNITS:
             raise JudgedError(f"relevance unit must be one of {', '.join(RELEVANCE_UNITS)}")
-        settings = Settings(ties=ties, complete=True, no_relevant=no_relevant)
+        settings = Settings(ties=ties, complete=True, no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids)
         q = read_qrels(qrels, on_duplicate=on_duplicate)
         if queries is not None:
             ids, sha = read_query_ids(queries)
@@ -178,7 +179,7 @@ class Manifest:
         qdesc["without_judgments"] = len(set(qdesc["ids"]) - set(summary["per_query"]))
         ms = [_measure_entry(m, settings) for m in parse_measures(measures)]
         conv = {"ties": settings.ties, "complete": settings.complete, "no_relevant": settings.no_relevant,
-                "canonical": settings.canonical()}
+                "ignore_identical_ids": settings.ignore_identical_ids, "canonical": settings.canonical()}
         return Manifest(ms, conv, summary, qdesc, {"id": corpus_id or ""}, f"judged {__version__}",
                         _now())
 
@@ -233,7 +234,8 @@ class Manifest:
         from .conventions import Settings
 
         c = self.conventions
-        return Settings(ties=c["ties"], complete=bool(c["complete"]), no_relevant=c["no_relevant"])
+        return Settings(ties=c["ties"], complete=bool(c["complete"]), no_relevant=c["no_relevant"],
+                        ignore_identical_ids=bool(c.get("ignore_identical_ids", False)))
 
     def resolve(self, path: str) -> str:
         """A path recorded in the manifest: relative to the manifest's folder (else as is)."""
@@ -308,10 +310,11 @@ def restrict(qrels, qids):
                  sha256=qrels.sha256)
 
 
-def evaluate_frozen(manifest, runs, *, qrels=None, queries=None, on_duplicate: str = "error"):
+def evaluate_frozen(manifest, runs, *, qrels=None, queries=None, on_duplicate: str = "error", **checks):
     """:func:`judged.evaluate` under a manifest's measures and conventions, after
-    checking that the qrels (default: the manifest's qrels path) still match it."""
-    from .evaluate import evaluate
+    checking that the qrels (default: the manifest's qrels path) still match it.
+    ``checks`` (scale, requirements, eligibility, ...) go to ``evaluate`` as they are."""
+    from .evaluation import evaluate
     from .io import read_qrels
 
     m = Manifest.load(manifest)
@@ -319,7 +322,7 @@ def evaluate_frozen(manifest, runs, *, qrels=None, queries=None, on_duplicate: s
     q = m.check(q, queries)
     s = m.settings()
     result = evaluate(q, runs, m.measure_strings, ties=s.ties, complete=s.complete, no_relevant=s.no_relevant,
-                      on_duplicate=on_duplicate)
+                      ignore_identical_ids=s.ignore_identical_ids, on_duplicate=on_duplicate, **checks)
     return result
 
 
@@ -328,7 +331,7 @@ def evaluate_frozen(manifest, runs, *, qrels=None, queries=None, on_duplicate: s
 
 
 def record(result, manifest=None) -> dict:
-    """An evaluation record of a :class:`~judged.evaluate.Result`: per-query values,
+    """An evaluation record of a :class:`~judged.evaluation.Result`: per-query values,
     ranked docids down to the deepest cutoff (whole rankings if a measure has none),
     each query's ideal grade sequence to that depth, conventions, hashes, tool version."""
     from . import __version__
@@ -354,7 +357,9 @@ def record(result, manifest=None) -> dict:
                       "ranked": ranked}
     return {"format": RECORD_FORMAT, "tool": f"judged {__version__}", "created": _now(),
             "settings": {"ties": result.settings.ties, "complete": result.settings.complete,
-                         "no_relevant": result.settings.no_relevant, "canonical": result.settings.canonical()},
+                         "no_relevant": result.settings.no_relevant,
+                         "ignore_identical_ids": result.settings.ignore_identical_ids,
+                         "canonical": result.settings.canonical()},
             "measures": result.conventions, "ranked_depth": depth, "qrels": qrels_summary(result.qrels),
             "manifest": None if manifest is None else Manifest.load(manifest).provenance(),
             "ideal_grades": ideal, "runs": runs}

@@ -11,7 +11,8 @@ import importlib
 import sys
 
 # command modules, imported lazily so that `judged eval` stays fast
-COMMANDS = ["eval", "compare", "freeze", "report", "explain", "demo"]
+COMMANDS = ["eval", "compare", "freeze", "report", "explain", "holes", "pool", "qrels", "rejudge", "demo", "answers",
+            "scale", "meta", "completion"]
 
 EPILOG = """examples:
   judged demo
@@ -21,6 +22,12 @@ EPILOG = """examples:
   judged compare qrels.txt run.bm25 run.dense -m nDCG@10 -m AP
   judged freeze --qrels qrels.txt -m nDCG@10 -o eval.toml
   judged report qrels.txt run.bm25 run.dense -o report.html
+  judged holes qrels.txt run.bm25 run.dense -k 10
+  judged pool qrels.txt run.bm25 run.dense --depth 10 --budget 500 -o pool.txt
+  judged qrels merge qrels.txt labels.txt -o qrels-v2.txt
+  judged rejudge --qrels qrels.txt --qrels qrels-v2.txt run.bm25 run.dense
+  judged eval --beir scifact/ run.dense --ignore-identical-ids
+  eval "$(judged completion bash)"
 """
 
 

@@ -17,11 +17,14 @@ def add_convention_options(p) -> None:
                    help="queries whose qrels hold nothing relevant: zero (default, as trec_eval), skip, error")
     g.add_argument("--on-duplicate", choices=list(ON_DUPLICATE), default="error",
                    help="a pair given twice: error (default), keep the first, keep the max")
+    g.add_argument("--ignore-identical-ids", action="store_true",
+                   help="drop ranked documents whose id equals the query id (BEIR's default); "
+                        "default: keep them (trec_eval, pytrec_eval, MTEB)")
 
 
 def settings_kwargs(args) -> dict:
     return {"ties": args.ties, "complete": args.complete, "no_relevant": args.no_relevant,
-            "on_duplicate": args.on_duplicate}
+            "on_duplicate": args.on_duplicate, "ignore_identical_ids": args.ignore_identical_ids}
 
 
 def is_terminal() -> bool:
@@ -69,8 +72,9 @@ def load_manifest(args):
 
         raise JudgedError("--manifest fixes the measures; drop -m (or freeze a new manifest)")
     if getattr(args, "ties", "trec") != "trec" or getattr(args, "complete", False) \
-            or getattr(args, "no_relevant", "zero") != "zero":
+            or getattr(args, "no_relevant", "zero") != "zero" or getattr(args, "ignore_identical_ids", False):
         from ..errors import JudgedError
 
-        raise JudgedError("--manifest fixes the conventions; drop --ties/--complete/--no-relevant")
+        raise JudgedError("--manifest fixes the conventions; drop --ties/--complete/--no-relevant/"
+                          "--ignore-identical-ids")
     return Manifest.load(args.manifest)

@@ -88,7 +88,7 @@ def stats_kwargs(args) -> dict:
 
 def comparison_from_args(args):
     """Evaluate and compare as the CLI options say (shared by compare and report)."""
-    from ..compare import DEFAULT_MEASURES, compare
+    from ..comparison import DEFAULT_MEASURES, compare
 
     if args.permutations < 1:
         from ..errors import JudgedError
@@ -101,8 +101,9 @@ def comparison_from_args(args):
 
         raise JudgedError("give a baseline run and at least one run to compare with it")
     measures = None if manifest is not None else (args.measures or list(DEFAULT_MEASURES))
-    c = compare(qrels, runs, measures, manifest=manifest, regressions=args.regressions, depth=args.depth, ties=args.ties, no_relevant=args.no_relevant,
-                on_duplicate=args.on_duplicate, **stats_kwargs(args))
+    c = compare(qrels, runs, measures, manifest=manifest, regressions=args.regressions, depth=args.depth,
+                ties=args.ties, no_relevant=args.no_relevant,
+                ignore_identical_ids=args.ignore_identical_ids, on_duplicate=args.on_duplicate, **stats_kwargs(args))
     if getattr(args, "save", None):
         from ..manifest import save_record
 
@@ -116,7 +117,7 @@ def run(args) -> int:
 
 
 def run_records(args) -> int:
-    from ..compare import compare_records
+    from ..comparison import compare_records
 
     c = compare_records(args.a, args.b, allow_different_qrels=args.allow_different_qrels, baseline=args.baseline,
                         measures=args.measures, **stats_kwargs(args))

@@ -5,13 +5,21 @@ from __future__ import annotations
 import argparse
 
 HELP = """Run judged on built-in example data: the worked nDCG examples of the product brief,
-the same ranking under linear and exponential gain, and what nDCG@10 becomes with a
-single relevant document."""
+the same ranking under linear and exponential gain, what nDCG@10 becomes with a single
+relevant document, and the holes story: a dense system judged against a pool drawn from
+a lexical one, its holes bounded, pooled, labelled, merged, and the order flipped.
+
+example:
+  judged demo
+  judged demo --write demo-data/
+"""
 
 
 def register(sub) -> None:
     p = sub.add_parser("demo", help="run on built-in example data", description=HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--write", metavar="DIR", default=None,
+                   help="also write the holes story's data to DIR (qrels.txt, lexical.run, dense.run, answer-key.txt)")
     p.set_defaults(func=run)
 
 
@@ -20,7 +28,7 @@ def run(args) -> int:
     from rich.table import Table
 
     from ..demo import worked_examples
-    from ..evaluate import evaluate
+    from ..evaluation import evaluate
     from ..explain import explain
 
     console = Console()
@@ -44,4 +52,40 @@ def run(args) -> int:
     console.print("Same ranking, two gain conventions, two numbers: every judged score names its convention:")
     for given, conv in res.conventions.items():
         console.print(f"  {conv}", markup=False, highlight=False)
+    holes_demo(console, getattr(args, "write", None))
     return 0
+
+
+def holes_demo(console, write_dir=None) -> None:
+    """Sections 5-8: the seeds' TREC-COVID story on generated data."""
+    from ..demo import POOL_DEPTH, holes_story
+    from ..holes import holes_report
+    from ..io import read_qrels
+    from ..pool import pool
+    from ..qrels_ops import merge, rejudge
+    from .holes import print_report
+    from .rejudge import print_rejudged
+
+    story = holes_story()
+    if write_dir:
+        story.write(write_dir)
+    before = read_qrels(story.qrels)
+    before.source = f"qrels (judged: lexical top {POOL_DEPTH})"
+    console.rule(f"5. Holes: the judgment pool came from the lexical system's top {POOL_DEPTH}")
+    print_report(holes_report(before, story.runs, k=10), console)
+    console.rule("6. Pool the holes: unjudged pairs in both top 10s, shallowest first")
+    pl = pool(before, story.runs, 10)
+    for line in pl.header() + pl.lines()[:5] + [f"... ({len(pl)} pairs)"]:
+        console.print(line, highlight=False, markup=False)
+    console.rule("7. A simulated assessor labels them from the hidden key; merge")
+    labels = read_qrels(story.assessor([(p.qid, p.docid) for p in pl.pairs]))
+    labels.source = "assessor labels"
+    merged = merge(before, [labels], assessor="simulated-assessor")
+    after = merged.qrels
+    after.source = "qrels + assessor labels"
+    relevant = int((labels.grade >= 1).sum())
+    console.print(f"{len(labels)} new judgments ({relevant} relevant), {len(merged.conflicts)} conflicts; "
+                  f"{len(after)} judgments after the merge, each with its provenance (source, assessor, time)",
+                  highlight=False)
+    console.rule("8. Before and after: no system changed, only the labels")
+    print_rejudged(rejudge([before, after], story.runs), console, labels=["before", "after"])

@@ -6,12 +6,15 @@ import csv
 import json
 import sys
 
+from .checks import add_check_options, check_kwargs, configure, print_checks
 from .common import add_convention_options, add_record_options, load_manifest, settings_kwargs, split_inputs
 
 HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
 
 example:
   judged eval qrels.txt bm25.run dense.run -m nDCG@10 -m AP -m 'P(rel=2)@10' --format json
+  judged eval --beir scifact/ dense.run --split test --ignore-identical-ids
+  judged eval irds:beir/scifact/test dense.run
 """
 
 
@@ -20,28 +23,45 @@ def register(sub) -> None:
 
     p = sub.add_parser("eval", help="score runs against qrels", description=HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("qrels", help="qrels: TREC (qid iter docid grade), BEIR TSV, JSON, Parquet; .gz accepted")
+    p.add_argument("qrels", help="qrels: TREC (qid iter docid grade), BEIR TSV, JSON, Parquet; .gz accepted; "
+                                 "irds:<dataset-id> (ir_datasets); omitted with --beir")
     p.add_argument("runs", nargs="*", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag), JSON or Parquet")
+    p.add_argument("--beir", metavar="DIR", help="a BEIR dataset folder: the qrels are DIR/qrels/<split>.tsv")
+    p.add_argument("--split", default="test", help="the BEIR qrels split with --beir (default: test)")
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help="measure in ir_measures syntax, repeatable: nDCG@10, AP, P(rel=2)@10, nDCG(gain=exp)@10")
     p.add_argument("--per-query", action="store_true", help="also print every query's value")
     p.add_argument("--format", choices=["table", "json", "tsv", "csv", "trec_eval"], default="table")
     add_convention_options(p)
+    add_check_options(p)
     add_record_options(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from ..evaluate import DEFAULT_MEASURES, evaluate
+    from ..evaluation import DEFAULT_MEASURES, evaluate
+
+    from ..errors import UsageError
 
     manifest = load_manifest(args)
-    qrels, runs = split_inputs(manifest, [args.qrels, *args.runs])
+    qrels, runs = args.qrels, list(args.runs)
+    if args.beir:
+        from ..io.beir import qrels_path
+
+        qrels, runs = qrels_path(args.beir, args.split), [args.qrels, *runs]
+    elif manifest is not None:
+        qrels, runs = split_inputs(manifest, [args.qrels, *runs])
+        args.qrels = qrels or manifest.resolve(manifest.qrels["path"])  # where the checks look for a scale
+    if not runs:
+        raise UsageError("give at least one RUN after the qrels")
     if manifest is not None:
         from ..manifest import evaluate_frozen
 
-        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=args.on_duplicate)
+        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=args.on_duplicate, **check_kwargs(args))
     else:
-        result = evaluate(qrels, runs, args.measures or list(DEFAULT_MEASURES), **settings_kwargs(args))
+        result = evaluate(qrels, runs, args.measures or list(DEFAULT_MEASURES), **settings_kwargs(args),
+                          **check_kwargs(args))
+    configure(result, args)
     if args.save:
         from ..manifest import save_record
 
@@ -141,6 +161,7 @@ def print_table(result, per_query: bool) -> None:
         console.print(f"[bold]{name}[/]: {c['evaluated']} evaluated, {c['skipped']} skipped, "
                       f"{c['missing_from_run']} missing from the run, {c['only_in_run']} only in the run, "
                       f"{c['no_relevant']} with nothing relevant", highlight=False)
+    print_checks(result, console)
     console.print("conventions:", highlight=False)
     for given, conv in result.conventions.items():
         console.print(f"  {conv}", highlight=False, markup=False)

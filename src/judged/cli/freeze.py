@@ -33,6 +33,8 @@ def register(sub) -> None:
     p.add_argument("--ties", choices=list(TIES), default="trec", help="tie order (default trec)")
     p.add_argument("--no-relevant", choices=list(NO_RELEVANT), default="zero",
                    help="queries with nothing relevant: zero (default), skip, error")
+    p.add_argument("--ignore-identical-ids", action="store_true",
+                   help="drop ranked documents whose id equals the query id (BEIR's default); default: keep them")
     p.add_argument("--on-duplicate", choices=list(ON_DUPLICATE), default="error")
     p.add_argument("-o", "--output", required=True, metavar="EVAL.toml")
     p.set_defaults(func=run)
@@ -45,7 +47,7 @@ def run(args) -> int:
 
     m = Manifest.freeze(args.qrels, args.measures, queries=args.queries, corpus_id=args.corpus_id,
                         relevance_unit=args.relevance_unit, ties=args.ties, no_relevant=args.no_relevant,
-                        on_duplicate=args.on_duplicate)
+                        ignore_identical_ids=args.ignore_identical_ids, on_duplicate=args.on_duplicate)
     m.write(args.output)
     console = Console(stderr=True)
     console.print(f"froze {m.queries['count']} queries, {m.qrels['judgments']} judgments "

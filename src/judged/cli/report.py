@@ -43,7 +43,7 @@ def with_judged_at_k(measures: list) -> list:
 
 def run(args) -> int:
     from .. import report
-    from ..compare import DEFAULT_MEASURES
+    from ..comparison import DEFAULT_MEASURES
     from .compare import comparison_from_args
 
     if not args.manifest:

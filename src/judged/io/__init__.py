@@ -37,11 +37,16 @@ def _kind(path: str) -> str:
 
 def read_qrels(source, on_duplicate: str = "error") -> Qrels:
     """Read relevance judgments from a path (TREC qrels, BEIR TSV, JSON, Parquet),
+    ``irds:<dataset-id>`` (ir_datasets, the ``irds`` extra),
     a DataFrame / Arrow table (columns qid, docid, grade), or a dict {qid: {docid: grade}}."""
     if isinstance(source, Qrels):
         return source
     if isinstance(source, dict):
         return frames.qrels_from_dict(source, on_duplicate=on_duplicate)
+    if isinstance(source, str) and source.startswith("irds:"):
+        from .irds import load_qrels
+
+        return load_qrels(source, on_duplicate=on_duplicate)
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         kind = _kind(path)

@@ -14,25 +14,29 @@ from dataclasses import dataclass, field, replace
 
 from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
 from ..errors import MeasureError
-from . import binary, dcg, judged
+from . import binary, dcg, evidence, judged, leak
 
 # name -> (kernel module, cutoff: 'required' | 'optional' | 'none', parameters it takes)
 FAMILIES = {
-    "nDCG": (dcg, "optional", {"gain", "discount", "base", "p", "ideal", "unjudged"}),
-    "DCG": (dcg, "optional", {"gain", "discount", "base", "p", "unjudged"}),
-    "AP": (binary, "optional", {"rel", "unjudged"}),
-    "P": (binary, "required", {"rel", "unjudged"}),
-    "R": (binary, "required", {"rel", "unjudged"}),
-    "RR": (binary, "optional", {"rel", "unjudged"}),
+    "nDCG": (dcg, "optional", {"gain", "discount", "base", "p", "ideal", "unjudged", "maxgrade"}),
+    "DCG": (dcg, "optional", {"gain", "discount", "base", "p", "unjudged", "maxgrade"}),
+    "AP": (binary, "optional", {"rel", "unjudged", "maxgrade"}),
+    "P": (binary, "required", {"rel", "unjudged", "maxgrade"}),
+    "R": (binary, "required", {"rel", "unjudged", "maxgrade"}),
+    "RR": (binary, "optional", {"rel", "unjudged", "maxgrade"}),
     "Rprec": (binary, "none", {"rel", "unjudged"}),
     "Bpref": (binary, "none", {"rel"}),
-    "Success": (binary, "required", {"rel", "unjudged"}),
+    "Success": (binary, "required", {"rel", "unjudged", "maxgrade"}),
     "NumRel": (binary, "none", {"rel"}),
     "NumRet": (binary, "none", {"unjudged"}),
     "NumRelRet": (binary, "none", {"rel", "unjudged"}),
     "Judged": (judged, "required", set()),
+    "Complete": (evidence, "optional", set()),
+    "Coverage": (evidence, "optional", set()),
+    "Leak": (leak, "optional", set()),
 }
-SUMMED = {"NumRel", "NumRet", "NumRelRet"}  # trec_eval reports the sum over queries
+BOUNDED = ("nDCG", "DCG", "P", "R", "RR", "AP", "Success")  # take unjudged=min|max (judged.holes)
+SUMMED = {"NumRel", "NumRet", "NumRelRet", "Leak"}  # trec_eval reports the sum over queries
 
 _CASE = {name.lower(): name for name in FAMILIES}
 _CASE.update({"ndcg_cut": "nDCG", "map": "AP", "map_cut": "AP", "recall": "R", "recip_rank": "RR", "mrr": "RR",
@@ -57,6 +61,7 @@ class Measure:
     discount: Discount = field(default_factory=Discount)
     ideal: str = "judged"
     unjudged: str = "zero"
+    maxgrade: int | None = None  # unjudged=min/max: holes get grades 0..maxgrade (None: the qrels' largest)
 
     @staticmethod
     def parse(text: "str | Measure") -> "Measure":
@@ -74,8 +79,10 @@ class Measure:
         name = _CASE.get(raw_name.lower())
         if name is None:
             raise MeasureError(f"unknown measure {raw_name!r} in {text!r} (known: {', '.join(FAMILIES)})")
-        _, cut_rule, allowed = FAMILIES[name]
         kw = _parse_params(params or "", text)
+        if name == "NumRet" and "rel" in kw:  # ir_measures spells NumRelRet as NumRet(rel=1)
+            name = "NumRelRet"
+        _, cut_rule, allowed = FAMILIES[name]
         if raw_name.lower() == "map_cut" and cutoff is None:
             raise MeasureError(f"{text!r} needs a cutoff")
         return Measure._build(name, int(cutoff) if cutoff is not None else None, kw, allowed, cut_rule, text)
@@ -118,7 +125,17 @@ class Measure:
         rel = kw.get("rel", 1)
         if isinstance(rel, bool) or not isinstance(rel, int):
             raise MeasureError(f"rel must be an integer grade ({text!r})")
-        return Measure(name, cutoff, rel, gain, discount, ideal, unjudged)
+        maxgrade = kw.get("maxgrade")
+        if maxgrade is not None:
+            if isinstance(maxgrade, bool) or not isinstance(maxgrade, int) or maxgrade < 0:
+                raise MeasureError(f"maxgrade must be a non-negative integer grade ({text!r})")
+            if unjudged not in ("min", "max"):
+                raise MeasureError(f"maxgrade= goes with unjudged=min or unjudged=max ({text!r})")
+        if unjudged in ("min", "max") and name not in BOUNDED:
+            raise MeasureError(f"unjudged={unjudged} is defined for {', '.join(BOUNDED)}, not {name} ({text!r})")
+        if unjudged in ("min", "max") and name in ("nDCG", "DCG") and cutoff is None:
+            raise MeasureError(f"unjudged={unjudged} bounds the top k: give a cutoff, e.g. {name}(unjudged={unjudged})@10")
+        return Measure(name, cutoff, rel, gain, discount, ideal, unjudged, maxgrade)
 
     # -- printing -------------------------------------------------------------
     def __str__(self) -> str:
@@ -138,6 +155,8 @@ class Measure:
             params.append(f"ideal={self.ideal}")
         if self.unjudged != default.unjudged:
             params.append(f"unjudged={self.unjudged}")
+        if self.maxgrade is not None:
+            params.append(f"maxgrade={self.maxgrade}")
         s = self.name + (f"({','.join(params)})" if params else "")
         return s + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
@@ -161,23 +180,35 @@ class Measure:
             parts += [f"gain={self.gain}", f"discount={self.discount}"]
             if self.name == "nDCG":
                 parts.append(f"ideal={self.ideal}")
-            parts.append(f"unjudged={self.unjudged}")
+            parts.append(self._unjudged_convention())
         elif self.name == "Judged":
             parts.append("judged=any-grade-in-qrels")
+        elif hasattr(FAMILIES[self.name][0], "convention"):  # families that declare their own
+            parts += FAMILIES[self.name][0].convention(self)
         else:
             if self.name != "NumRet":
                 parts.append(f"rel>={self.rel}")
             if self.name == "Bpref":
                 parts.append("unjudged=ignored")
             elif self.name != "NumRel":
-                parts.append(f"unjudged={self.unjudged}")
+                parts.append(self._unjudged_convention())
         parts.append(settings.canonical())
         if self.aggregate != "mean":
             parts.append(f"aggregate={self.aggregate}")
         return " ".join(parts)
 
+    def _unjudged_convention(self) -> str:
+        if self.unjudged not in ("min", "max"):
+            return f"unjudged={self.unjudged}"
+        grades = "qrels-max" if self.maxgrade is None else str(self.maxgrade)
+        return f"unjudged={self.unjudged}(grades=0..{grades},ideal-recomputed)"
+
     def compute(self, aligned) -> "object":
         """Per-query values (numpy float64, one per evaluated query)."""
+        if self.unjudged in ("min", "max"):  # the extremes over the holes' grades: judged.holes
+            from ..holes import bound
+
+            return bound(self, aligned)
         module = FAMILIES[self.name][0]
         return module.compute(self, aligned)
 

@@ -1,4 +1,4 @@
-"""Reports of a :class:`~judged.compare.Comparison` that people read.
+"""Reports of a :class:`~judged.comparison.Comparison` that people read.
 
 * :func:`html` — one self-contained HTML page (inline CSS and SVG, no scripts, no
   network): the settings, the main table with significance marks, Judged@k, sorted

@@ -122,7 +122,7 @@ def _settings(c) -> str:
 
 
 def html(c, title: str | None = None, alpha: float = 0.05) -> str:
-    """A self-contained HTML page for a :class:`~judged.compare.Comparison`."""
+    """A self-contained HTML page for a :class:`~judged.comparison.Comparison`."""
     from .. import __version__
 
     template = Template(resources.files(__package__).joinpath("template.html").read_text(encoding="utf-8"))

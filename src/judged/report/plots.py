@@ -61,7 +61,11 @@ def distributions(values: dict, title: str) -> str:
     fig = _figure(7.0, 0.6 + 0.55 * len(names))
     ax = fig.add_subplot()
     data = [np.asarray(values[n], dtype=np.float64) for n in names]
-    ax.boxplot(data, orientation="horizontal", widths=0.5, showfliers=False, medianprops={"color": "black"})
+    import matplotlib
+
+    sideways = ({"orientation": "horizontal"} if tuple(map(int, matplotlib.__version__.split(".")[:2])) >= (3, 10)
+                else {"vert": False})  # the keyword changed in matplotlib 3.10
+    ax.boxplot(data, widths=0.5, showfliers=False, medianprops={"color": "black"}, **sideways)
     rng = np.random.default_rng(0)
     for i, v in enumerate(data, 1):
         ax.scatter(v, i + rng.uniform(-0.18, 0.18, len(v)), s=6, alpha=0.5, color="#1565c0", linewidths=0,

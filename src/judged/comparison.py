@@ -168,7 +168,7 @@ def _mean(v) -> float:
 def compare(qrels, runs, measures=None, *, correction: str = "holm",
             permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
             regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None, ties: str = "trec",
-            no_relevant: str = "zero", on_duplicate: str = "error", manifest=None,
+            no_relevant: str = "zero", ignore_identical_ids: bool = False, on_duplicate: str = "error", manifest=None,
             show_progress: bool | None = None) -> Comparison:
     """Compare runs with the first one (the baseline) over the qrels' queries.
 
@@ -184,7 +184,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     >>> c.get("RR", "new").test.mean_delta
     0.5
     """
-    from .evaluate import evaluate
+    from .evaluation import evaluate
 
     if manifest is not None:
         from .manifest import Manifest, evaluate_frozen
@@ -195,7 +195,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
         result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=on_duplicate)
     else:
         result = evaluate(qrels, runs, DEFAULT_MEASURES if measures is None else measures, ties=ties, complete=True,
-                          no_relevant=no_relevant, on_duplicate=on_duplicate)
+                          no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids, on_duplicate=on_duplicate)
     c = compare_result(result, correction=correction, permutations=permutations, seed=seed,
                        regressions=regressions, depth=depth, show_progress=show_progress)
     if manifest is not None:
@@ -207,7 +207,7 @@ def compare_result(result, baseline: str | None = None, *, correction: str = "ho
                    permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
                    regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None,
                    show_progress: bool | None = None) -> Comparison:
-    """The paired comparison of an :class:`~judged.evaluate.Result`'s runs (first = baseline)."""
+    """The paired comparison of an :class:`~judged.evaluation.Result`'s runs (first = baseline)."""
     names = list(result.runs)
     baseline = baseline or names[0]
     qids = result.runs[baseline].qids

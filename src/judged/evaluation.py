@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .abstention import ABSTAIN_MARKER
 from .align import Aligned, align
+from .checks import Checks
 from .conventions import Settings
 from .data import Qrels, Run
 from .io import read_qrels, read_run
@@ -37,6 +39,7 @@ class Result:
     measures: dict  # measure as given -> Measure
     settings: Settings
     runs: dict  # run name -> RunResult
+    checks: "Checks | None" = None  # side data and checks beyond the score (judged.checks)
 
     @property
     def conventions(self) -> dict:
@@ -83,18 +86,37 @@ class Result:
             if per_query:
                 qids = rr.qids.tolist()
                 entry["per_query"] = {q: {g: float(rr.values[g][i]) for g in self.measures} for i, q in enumerate(qids)}
+            if self.checks is not None:
+                entry.update(self.checks.run_dict(self, name))
             out["runs"][name] = entry
+        if self.checks is not None:
+            out.update(self.checks.to_dict(self))
         return out
 
     def to_json(self, per_query: bool = False, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(per_query), indent=indent)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the mean table with its conventions (see :mod:`judged.notebook`)."""
+        from .notebook import result_html
+
+        return result_html(self)
+
+    def plot(self, measure: str | None = None, ax=None):
+        """The per-query picture with matplotlib (extra ``plot``); see :func:`judged.notebook.plot_result`."""
+        from .notebook import plot_result
+
+        return plot_result(self, measure, ax)
 
     def __repr__(self) -> str:
         return f"Result({len(self.runs)} run(s), measures={list(self.measures)})"
 
 
 def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", complete: bool = False,
-             no_relevant: str = "zero", on_duplicate: str = "error") -> Result:
+             no_relevant: str = "zero", on_duplicate: str = "error", scale=None, requirements=None,
+             eligibility=None, principal: str | None = None, unanswerable=None,
+             abstain_marker: str = ABSTAIN_MARKER, score_unanswerable: bool = False,
+             ignore_identical_ids: bool = False) -> Result:
     """Score runs against qrels.
 
     Parameters
@@ -102,8 +124,17 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     qrels : path, DataFrame, dict or Qrels
     runs : a run (path, DataFrame, dict of dicts, Run), a list of them, or a dict name -> run
     measures : measure strings such as ``"nDCG@10"``, ``"AP(rel=2)"``, ``"nDCG(gain=exp)@10"``
-    ties, complete, no_relevant : engine-wide conventions (see :class:`judged.conventions.Settings`)
+    ties, complete, no_relevant, ignore_identical_ids : engine-wide conventions (see
+        :class:`judged.conventions.Settings`)
     on_duplicate : ``error`` | ``first`` | ``max`` for repeated pairs in the inputs
+    scale : grade scale TOML (every qrels grade must be on it; printed in the output)
+    requirements : ``qid group docid`` evidence groups, for Complete@k / Coverage@k
+    eligibility, principal : ``qid docid eligible [principal]``; ineligible documents are
+        graded 0 everywhere and counted by Leak@k
+    unanswerable, abstain_marker, score_unanswerable : declared unanswerable queries (also
+        the qrels marker ``__UNANSWERABLE__``) get an abstention evaluation and are kept out
+        of the ranking measures unless ``score_unanswerable``
+    (see :mod:`judged.checks`; the results are in ``Result.checks`` and ``to_dict()``)
 
     Example
     -------
@@ -111,8 +142,12 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     >>> round(r.mean().loc["run", "nDCG@10"], 3)
     0.86
     """
-    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant)
+    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
+                        ignore_identical_ids=ignore_identical_ids)
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
+    checks, qrels = Checks.load(qrels, scale=scale, requirements=requirements, eligibility=eligibility,
+                                principal=principal, unanswerable=unanswerable, abstain_marker=abstain_marker,
+                                score_unanswerable=score_unanswerable)
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     parsed = {}
@@ -120,10 +155,11 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
         parsed.setdefault(str(given), Measure.parse(given))
     results = {}
     for name, run in _named_runs(runs, on_duplicate):
-        aligned = align(qrels, run, settings)
+        aligned = align(qrels, checks.prepare_run(name, run, settings), settings)
+        checks.attach(aligned)
         values = {given: m.compute(aligned) for given, m in parsed.items()}
         results[name] = RunResult(name, aligned.qids, values, aligned.counts, aligned)
-    return Result(qrels, parsed, settings, results)
+    return Result(qrels, parsed, settings, results, checks)
 
 
 def _named_runs(runs, on_duplicate):
@@ -149,3 +185,4 @@ def _looks_like_run_dict(d: dict) -> bool:
     """{qid: {docid: score}} rather than {name: run}."""
     first = next(iter(d.values()))
     return not first or all(isinstance(v, (int, float)) for v in first.values())
+

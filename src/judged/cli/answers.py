@@ -1,0 +1,83 @@
+"""``judged answers``: pair a ranking score with answer acceptance."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .checks import add_check_options, check_kwargs, configure
+from .common import add_convention_options, settings_kwargs
+
+HELP = """Pair each run's ranking score (default nDCG@10) with answer checks: acceptance rate,
+mean score among accepted and among failed answers, and the two disagreement lists (a
+high score with a failed answer; a low score with an accepted one).
+
+ANSWERS holds 'run qid accepted [note]' lines; accepted is true/false; a run label matches
+the run's path as given, its file name, or its file name without the extension.
+
+example:
+  judged answers qrels.txt bm25.run dense.run --answers answers.tsv -m nDCG@10 --high 0.5
+"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("answers", help="pair nDCG with answer acceptance", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("qrels")
+    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("--answers", required=True, metavar="FILE", help="'run qid accepted [note]' verdicts")
+    p.add_argument("-m", "--measure", default="nDCG@10", help="the ranking score to pair (default nDCG@10)")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    add_convention_options(p)
+    add_check_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..answers import pair_answers
+    from ..evaluation import evaluate
+
+    result = evaluate(args.qrels, list(args.runs), [args.measure], **settings_kwargs(args), **check_kwargs(args))
+    configure(result, args)
+    pairings = pair_answers(result, args.answers, args.measure, args.high)
+    if args.format == "json":
+        json.dump({"measure": result.conventions[args.measure], "answers": args.answers,
+                   "runs": {name: p.to_dict() for name, p in pairings.items()}}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    print_pairings(pairings, result.conventions[args.measure])
+    return 0
+
+
+def print_pairings(pairings, convention: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    def f(x):
+        return "n/a" if x is None else f"{x:.4f}"
+
+    console = Console()
+    first = next(iter(pairings.values()))
+    m = first.measure
+    t = Table(title=f"answer checks paired with {m} (high: {m} >= {first.high:g})")
+    t.add_column("run", overflow="fold")
+    for col in ["checked", "ok", "rate", "mean ok", "mean fail", "hi+fail", "lo+ok"]:
+        t.add_column(col, justify="right")
+    for name, p in pairings.items():
+        t.add_row(name, str(p.checked), str(len(p.accepted)), f(p.acceptance_rate), f(p.mean_accepted),
+                  f(p.mean_failed), str(len(p.high_score_failed)), str(len(p.low_score_accepted)))
+    console.print(t)
+    console.print(f"ok = accepted answers; rate = ok / checked; mean ok / mean fail = mean {m} over accepted / "
+                  f"failed answers; hi+fail = {m} >= {first.high:g} with a failed answer; lo+ok = {m} < {first.high:g} "
+                  f"with an accepted answer", highlight=False, markup=False)
+    for name, p in pairings.items():
+        for title, rows in ((f"high {m}, failed answer", p.high_score_failed),
+                            (f"low {m}, accepted answer", p.low_score_accepted)):
+            for qid, score, note in rows:
+                console.print(f"{name}: {title}: query {qid} {m} {score:.4f}" + (f" — {note}" if note else ""),
+                              highlight=False, markup=False)
+        if p.unscored:
+            console.print(f"{name}: verdicts for {len(p.unscored)} unscored quer{'y' if len(p.unscored) == 1 else 'ies'}: "
+                          f"{', '.join(p.unscored)}", highlight=False, markup=False)
+    console.print(f"convention: {convention}", highlight=False, markup=False)

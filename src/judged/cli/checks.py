@@ -1,0 +1,87 @@
+"""Options and printing of the checks beyond the score (shared by ``eval`` and ``answers``)."""
+
+from __future__ import annotations
+
+from ..abstention import ABSTAIN_MARKER
+from ..evidence import HIGH_SCORE
+
+
+def add_check_options(p) -> None:
+    g = p.add_argument_group("checks beyond the score (docs/beyond-ndcg.md)")
+    g.add_argument("--scale", metavar="FILE",
+                   help="grade scale TOML: every qrels grade must be on it; printed with the results "
+                        "(default: <qrels stem>.scale.toml or scale.toml beside the qrels, when present)")
+    g.add_argument("--requirements", metavar="FILE",
+                   help="'qid group docid' evidence groups: enables Complete@k, Coverage@k and the list of "
+                        "high-nDCG queries with incomplete evidence")
+    g.add_argument("--eligibility", metavar="FILE",
+                   help="'qid docid eligible [principal]' ('*' = any query; unlisted = eligible): an ineligible "
+                        "document is graded 0 in every measure; Leak@k counts those retrieved")
+    g.add_argument("--as", dest="principal", metavar="PRINCIPAL",
+                   help="the user or role whose eligibility rows apply (default: only the rows for everyone)")
+    g.add_argument("--unanswerable", metavar="FILE",
+                   help="queries nothing answers, one qid per line (also: qrels lines with docid __UNANSWERABLE__): "
+                        "abstention precision/recall; kept out of the ranking measures")
+    g.add_argument("--abstain-marker", default=ABSTAIN_MARKER, metavar="DOCID",
+                   help=f"a run abstains by returning nothing or ranking this docid first (default {ABSTAIN_MARKER})")
+    g.add_argument("--score-unanswerable", action="store_true",
+                   help="also score unanswerable queries in the ranking measures (as judged, nothing relevant)")
+    g.add_argument("--depth", type=int, metavar="K",
+                   help="k of the leak and evidence-gap lists (default: the first nDCG@k's k, else 10)")
+    g.add_argument("--high", type=float, default=HIGH_SCORE, metavar="SCORE",
+                   help=f"a 'high' nDCG in the gap and answer lists is >= this (default {HIGH_SCORE})")
+
+
+def check_kwargs(args) -> dict:
+    from ..scale import scale_beside
+
+    scale = args.scale if args.scale is not None else scale_beside(args.qrels)
+    return {"scale": scale, "requirements": args.requirements, "eligibility": args.eligibility,
+            "principal": args.principal, "unanswerable": args.unanswerable,
+            "abstain_marker": args.abstain_marker, "score_unanswerable": args.score_unanswerable}
+
+
+def configure(result, args) -> None:
+    """Report parameters of the checks (the lists' depth and 'high' threshold)."""
+    result.checks.depth = args.depth
+    result.checks.high = args.high
+
+
+def print_checks(result, console) -> None:
+    """Scale, answer key, abstention, leaks, evidence gaps and warnings, after the score table."""
+    checks = result.checks
+    if checks is None:
+        return
+    if checks.scale is not None:
+        console.print(f"grade scale ({checks.scale.source}):", highlight=False, markup=False)
+        for g in checks.scale.grades:
+            console.print(f"  {g.value} {g.name}: {g.definition}", highlight=False, markup=False)
+    key = checks.answer_key.to_dict()
+    console.print(f"answer key: {key['queries_with_relevant']} queries with something relevant, "
+                  f"{key['judged_nothing_relevant']} judged with nothing relevant, {key['unanswerable']} unanswerable "
+                  f"({'scored' if key['unanswerable_in_ranking_measures'] else 'kept out of the ranking measures'}); "
+                  f"relevant documents per query -> queries: "
+                  + (", ".join(f"{k}: {v}" for k, v in key["relevant_per_query"].items()) or "none"),
+                  highlight=False, markup=False)
+    for name, ab in checks.abstention.items():
+        console.print(f"{name}: {ab.summary()}", highlight=False, markup=False)
+        if ab.missed_abstentions:
+            console.print(f"  answered unanswerable: {', '.join(ab.missed_abstentions)}", highlight=False, markup=False)
+        if ab.wrong_abstentions:
+            console.print(f"  abstained on answerable: {', '.join(ab.wrong_abstentions)}", highlight=False, markup=False)
+    k = checks.k(result)
+    for name, found in checks.leaks(result).items():
+        flag = f"LEAKS: {len(found)}" if found else "no leaks"
+        console.print(f"{name}: {flag} (ineligible documents in the top {k}, as {checks.eligibility.principal or 'everyone'})",
+                      highlight=False, markup=False)
+        for x in found:
+            console.print(f"  query {x.qid} rank {x.rank}: {x.docid}", highlight=False, markup=False)
+    measure = checks.ranking_measure(result)
+    for name, gaps in checks.gaps(result).items():
+        console.print(f"{name}: {len(gaps)} quer{'y' if len(gaps) == 1 else 'ies'} with {measure} >= {checks.high:g} "
+                      f"but incomplete evidence in the top {k}", highlight=False, markup=False)
+        for gap in gaps:
+            console.print(f"  query {gap.qid}: {measure} {gap.score:.4f}, {gap.covered} of {gap.needed} groups, "
+                          f"missing {', '.join(gap.missing)}", highlight=False, markup=False)
+    for w in checks.warnings(result):
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)

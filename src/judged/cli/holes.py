@@ -1,0 +1,102 @@
+"""``judged holes``: every unjudged document in the runs' top k, what judging it could change."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .common import add_convention_options, is_terminal, settings_kwargs
+
+HELP = """Show the holes (documents with no judgment for this query) in each run's top k: mean
+Judged@k, the number of holes, the share of queries with any hole, the worst queries; the
+exact min and max of the measure over every grade the holes could get (ideal recomputed),
+an estimate (labelled as such), and for every pair of runs whether judging could flip them.
+
+examples:
+  judged holes qrels.txt bm25.run dense.run -k 10
+  judged holes qrels.txt dense.run --list          # every hole: run qid rank docid
+  judged holes qrels.txt a.run b.run -m 'AP@100' --maxgrade 1 --format json
+"""
+
+
+def add_hole_options(p) -> None:
+    g = p.add_argument_group("holes")
+    g.add_argument("--maxgrade", type=int, default=None,
+                   help="holes may get grades 0..MAXGRADE (default: the largest grade in the qrels)")
+    g.add_argument("--negative", choices=["nonrelevant", "unjudged"], default="nonrelevant",
+                   help="negative grades (trec_eval's pooled-but-unjudged): nonrelevant (default, as trec_eval) "
+                        "or unjudged (holes)")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("holes", help="show unjudged documents and bound what judging them could change",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("qrels")
+    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("-k", type=int, default=10, help="depth at which holes are counted (default 10)")
+    p.add_argument("-m", "--measure", default=None,
+                   help="measure to bound: nDCG, DCG, P, R, RR, AP, Success (default nDCG@k)")
+    p.add_argument("--list", action="store_true", help="list every hole as: run qid rank docid")
+    p.add_argument("--samples", type=int, default=200, help="draws for the estimate (default 200, seed 0)")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    add_hole_options(p)
+    add_convention_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..errors import ConventionError
+    from ..holes import holes_report
+
+    if args.k < 1:
+        raise ConventionError(f"-k must be a positive integer, got {args.k}")
+    report = holes_report(args.qrels, list(args.runs), k=args.k, measure=args.measure, maxgrade=args.maxgrade,
+                          negative=args.negative, samples=args.samples, **settings_kwargs(args))
+    if args.format == "json":
+        json.dump(report.to_dict(holes=args.list), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    if args.list:
+        for row in report.hole_list().itertuples(index=False):
+            sys.stdout.write(f"{row.run} {row.qid} {row.rank} {row.docid}\n")
+        return 0
+    print_report(report)
+    return 0
+
+
+def print_report(report, console=None) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console(width=None if is_terminal() else 120)
+    m, k = report.measure, report.k
+    console.print(f"holes in the top {k} (qrels {report.qrels.source}); {m} with holes counted as not relevant, "
+                  f"its exact min and max over grades 0..{report.maxgrade} for the holes, and an estimate",
+                  highlight=False, markup=False)
+    t = Table(box=box.SIMPLE, padding=(0, 1), pad_edge=False, collapse_padding=True)
+    for col in ["run", f"Judged@{k}", "holes", "with holes", str(m), "min", "max", "estimate"]:
+        t.add_column(col, justify="left" if col == "run" else "right", no_wrap=True,
+                     min_width=min(12, max(len(n) for n in report.runs)) if col == "run" else None)
+    for name, rh in report.runs.items():
+        s = rh.summary()
+        e = s["estimate"]
+        t.add_row(name, f"{s['judged']:.3f}", str(s["holes"]),
+                  f"{s['queries_with_holes']}/{s['queries']}", f"{s['score']:.4f}",
+                  f"{s['min']:.4f}", f"{s['max']:.4f}", f"{e['mean']:.4f}")
+    console.print(t)
+    console.print("estimate (not a bound), 5%-95% over draws: " + "; ".join(
+        f"{name} {rh.summary()['estimate']['low']:.4f}-{rh.summary()['estimate']['high']:.4f}"
+        for name, rh in report.runs.items()), highlight=False, markup=False)
+    for p in report.pairs:
+        console.print(p.sentence(), highlight=False, markup=False)
+    for name, rh in report.runs.items():
+        worst = rh.worst()
+        if worst:
+            console.print(f"{name}: worst queries: " + ", ".join(
+                f"{w['qid']} (Judged@{k} {w['judged']:.2f}, {w['holes']} holes, {m} in [{w['min']:.3f}, {w['max']:.3f}])"
+                for w in worst), highlight=False, markup=False)
+    console.print("conventions:", highlight=False)
+    for label, conv in report.conventions().items():
+        console.print(f"  {label}: {conv}", highlight=False, markup=False)

@@ -1,0 +1,302 @@
+"""``judged meta``: which measure, gain and discount can be trusted on this collection?"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from .common import add_convention_options, settings_kwargs
+
+HELP = """Meta-evaluation of measures and conventions on your own qrels and runs.
+
+  power              discriminative power (Sakai 2006): paired test of every pair of runs, ASL curves
+  agreement          agreement with side-by-side preferences (Sanderson et al. 2010)
+  stability          Kendall's tau and tau_AP between two system rankings; the pairs that swapped
+  simulate-discount  Wang et al. (COLT 2013): nDCG drifts to 1, the discount decides if it still separates
+  synthetic          write a deterministic 8-run synthetic collection to try the others on
+
+example:
+  judged meta synthetic /tmp/meta && cd /tmp/meta
+  judged meta power qrels.txt runs/*.run --plot asl.png
+  judged meta agreement preferences.txt qrels.txt runs/*.run
+  judged meta stability qrels-pooled.txt runs/*.run -m nDCG@10 --versus-qrels qrels.txt
+  judged meta simulate-discount --plot discount.png
+"""
+
+
+def register(sub) -> None:
+    from ..meta import agreement, discount, power
+
+    p = sub.add_parser("meta", help="meta-evaluation: discriminative power, agreement, stability, discounts",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    msub = p.add_subparsers(dest="meta_command", metavar="COMMAND")
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+    pw = _command(msub, "power", "discriminative power and ASL curves (Sakai 2006)", power.__doc__, run_power)
+    _qrels_runs(pw)
+    _measures(pw, power.DEFAULT_MEASURES)
+    pw.add_argument("--test", choices=list(power.TESTS), default="randomization",
+                    help="paired test: randomization (default; random sign flips) or bootstrap (Sakai's)")
+    pw.add_argument("--samples", type=int, default=power.DEFAULT_SAMPLES,
+                    help=f"sign-flip draws or bootstrap resamples per pair (default {power.DEFAULT_SAMPLES})")
+    pw.add_argument("--seed", type=int, default=power.DEFAULT_SEED, help="random seed (default 0)")
+    pw.add_argument("--alpha", type=float, default=power.DEFAULT_ALPHA, help="significance level (default 0.05)")
+    pw.add_argument("--pairs", action="store_true", help="also list every pair's difference and ASL")
+    pw.add_argument("--plot", metavar="FILE", help="write the ASL curves (PNG/SVG/PDF by suffix; needs matplotlib)")
+
+    ag = _command(msub, "agreement", "agreement with side-by-side preferences (Sanderson et al. 2010)",
+                  agreement.__doc__, run_agreement)
+    ag.add_argument("preferences", help="preference file: qid run_a run_b preferred (a|b|none)")
+    _qrels_runs(ag)
+    _measures(ag, agreement.DEFAULT_MEASURES)
+    ag.add_argument("--depth", type=int, default=agreement.DEFAULT_DEPTH,
+                    help="a side 'retrieved something relevant' when its top DEPTH holds a grade >= 1 (default 10)")
+
+    st = _command(msub, "stability", "Kendall's tau and tau_AP between two system rankings", _stability_help(),
+                  run_stability)
+    _qrels_runs(st)
+    st.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE", required=True,
+                    help="the measure (once, with --versus-qrels) or two measures / conventions to compare")
+    st.add_argument("--versus-qrels", metavar="QRELS", help="a second qrels version (e.g. after judging holes)")
+
+    sd = _command(msub, "simulate-discount", "Wang et al. (COLT 2013) on synthetic rankers", discount.__doc__,
+                  run_simulate_discount, conventions=False)
+    sd.add_argument("--sizes", default=",".join(map(str, discount.DEFAULT_SIZES)),
+                    help="collection sizes, comma-separated (default %(default)s)")
+    sd.add_argument("--discount", action="append", dest="discounts", metavar="DISCOUNT",
+                    help="log2, reciprocal, power:P (1/r^P), jk2002:B; repeatable "
+                         f"(default {' '.join(discount.DEFAULT_DISCOUNTS)})")
+    sd.add_argument("--trials", type=int, default=discount.DEFAULT_TRIALS,
+                    help=f"collections drawn per size (default {discount.DEFAULT_TRIALS})")
+    sd.add_argument("--noise", type=float, default=discount.DEFAULT_NOISE,
+                    help=f"the worse ranker's uniform score noise half-width (default {discount.DEFAULT_NOISE})")
+    sd.add_argument("--seed", type=int, default=discount.DEFAULT_SEED, help="random seed (default 0)")
+    sd.add_argument("--plot", metavar="FILE", help="write the two panels (PNG/SVG/PDF; needs matplotlib)")
+
+    sy = msub.add_parser("synthetic", help="write a deterministic synthetic collection (qrels, runs, preferences)")
+    sy.add_argument("outdir", help="directory to write qrels.txt, qrels-pooled.txt, runs/*.run, preferences.txt")
+    sy.add_argument("--systems", type=int, default=8, help="runs (default 8: 4 lexical, 4 dense)")
+    sy.add_argument("--queries", type=int, default=50, help="queries (default 50)")
+    sy.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    sy.set_defaults(func=run_synthetic)
+
+
+def _command(msub, name, help, description, func, conventions=True):
+    """A ``judged meta`` subcommand with ``--format`` and, when it evaluates, the engine conventions."""
+    p = msub.add_parser(name, help=help, description=description,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    if conventions:
+        add_convention_options(p)
+    p.set_defaults(func=func)
+    return p
+
+
+def _qrels_runs(p) -> None:
+    p.add_argument("qrels", help="qrels: TREC, BEIR TSV, JSON or Parquet")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
+
+
+def _measures(p, defaults) -> None:
+    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help=f"measure, repeatable (default: {' '.join(defaults)})")
+
+
+def _stability_help() -> str:
+    from ..meta import stability
+
+    return stability.__doc__ + """
+examples:
+  judged meta stability qrels-pooled.txt runs/*.run -m nDCG@10 --versus-qrels qrels.txt
+  judged meta stability qrels.txt runs/*.run -m nDCG@10 -m 'nDCG(gain=exp)@10'
+  judged meta stability qrels.txt runs/*.run -m nDCG@10 -m AP
+"""
+
+
+def json_safe(obj):
+    """NaN -> null and numpy scalars -> Python numbers, so the output is strict JSON."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _print_json(obj) -> None:
+    json.dump(json_safe(obj), sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+def _console():
+    from rich.console import Console
+
+    return Console()
+
+
+def _table(title, columns):
+    from rich.table import Table
+
+    t = Table(title=title)
+    for k, c in enumerate(columns):
+        t.add_column(c, justify="left" if k == 0 else "right", overflow="fold")
+    return t
+
+
+def _pct(x: float) -> str:
+    return "-" if x != x else f"{x:.1%}"
+
+
+def _p(x: float) -> str:
+    return "-" if x != x else (f"{x:.2g}" if x < 0.001 else f"{x:.3f}")
+
+
+def _print_conventions(console, conventions: dict) -> None:
+    console.print("conventions:", highlight=False)
+    for given, conv in conventions.items():
+        console.print(f"  {given}: {conv}", markup=False, highlight=False)
+
+
+def run_power(args) -> int:
+    from ..meta import power
+
+    res = power.discriminative_power(args.qrels, list(args.runs), args.measures or list(power.DEFAULT_MEASURES),
+                                     test=args.test, samples=args.samples, seed=args.seed, alpha=args.alpha,
+                                     **settings_kwargs(args))
+    if args.plot:
+        power.plot_asl_curves(res, args.plot)
+    if args.format == "json":
+        out = res.to_dict()
+        if not args.pairs:
+            out.pop("pairs")
+        if args.plot:
+            out["plot"] = args.plot
+        _print_json(out)
+        return 0
+    console = _console()
+    sc = res.scores
+    t = _table(f"discriminative power — {len(sc.runs)} runs, {len(res.pairs)} pairs, {len(sc.qids)} queries; "
+               f"{res.test} test, {res.samples} samples, seed {res.seed}, two-sided, alpha {res.alpha:g}",
+               ["measure", "significant pairs", "power", "median ASL"])
+    for row in res.summary():
+        t.add_row(row["measure"], f"{row['significant']}/{row['pairs']}", _pct(row["power"]), _p(row["median_asl"]))
+    console.print(t)
+    if sc.dropped_queries:
+        console.print(f"{sc.dropped_queries} queries left out: not evaluated for every run", highlight=False)
+    if args.pairs:
+        pt = _table("every pair: mean difference (a - b) and ASL", ["a", "b"] + res.measures)
+        for k, (a, b) in enumerate(res.pairs):
+            pt.add_row(a, b, *[f"{res.differences[m][k]:+.4f} ({_p(res.pvalues[m][k])})" for m in res.measures])
+        console.print(pt)
+    _print_conventions(console, sc.conventions)
+    if args.plot:
+        console.print(f"ASL curves written to {args.plot}", highlight=False)
+    return 0
+
+
+def run_agreement(args) -> int:
+    from ..meta import agreement
+
+    res = agreement.preference_agreement(args.preferences, args.qrels, list(args.runs),
+                                         args.measures or list(agreement.DEFAULT_MEASURES), depth=args.depth,
+                                         **settings_kwargs(args))
+    if args.format == "json":
+        _print_json(res.to_dict())
+        return 0
+    console = _console()
+    cp = res.category_pairs
+    t = _table(f"agreement with {cp['all']} side-by-side preferences "
+               f"(counted where the measure tells the rankings apart; binomial test vs 50%)",
+               ["measure", "agree", "share", "p", "ties",
+                f"one side nothing@{res.depth} ({cp['one-side-nothing']})",
+                f"both relevant@{res.depth} ({cp['both-relevant']})"])
+    for m in res.measures:
+        a, one, both = (res.tally(m, c) for c in ("all", "one-side-nothing", "both-relevant"))
+        t.add_row(m, f"{a.agree}/{a.decided}", _pct(a.share), _p(a.pvalue()), str(a.ties),
+                  f"{_pct(one.share)} ({one.agree}/{one.decided})", f"{_pct(both.share)} ({both.agree}/{both.decided})")
+    console.print(t)
+    console.print(f"{res.preferences} preferences read: {res.no_preference} 'none' (left out), "
+                  f"{res.skipped} on queries not evaluated for both runs, {cp['neither-relevant']} where neither "
+                  f"side retrieved anything relevant in its top {res.depth}", highlight=False)
+    _print_conventions(console, res.measures)
+    return 0
+
+
+def run_stability(args) -> int:
+    from ..errors import JudgedError
+    from ..meta import stability
+
+    ms = args.measures
+    if args.versus_qrels is None and len(ms) != 2:
+        raise JudgedError("stability compares two conditions: give two -m, or one -m and --versus-qrels")
+    if len(ms) > 2:
+        raise JudgedError("stability compares two conditions: at most two -m")
+    res = stability.ranking_stability(args.qrels, list(args.runs), ms[0], versus_measure=ms[-1],
+                                      versus_qrels=args.versus_qrels, **settings_kwargs(args))
+    if args.format == "json":
+        _print_json(res.to_dict())
+        return 0
+    console = _console()
+    console.print(f"A: {res.label_a}", markup=False, highlight=False)
+    console.print(f"B: {res.label_b}", markup=False, highlight=False)
+    t = _table("system rankings", ["rank", "under A", "score A", "under B", "score B"])
+    sa = dict(zip(res.runs, res.scores_a))
+    sb = dict(zip(res.runs, res.scores_b))
+    for k, (ra, rb) in enumerate(zip(res.order_a, res.order_b)):
+        t.add_row(str(k + 1), ra, f"{sa[ra]:.4f}", rb, f"{sb[rb]:.4f}")
+    console.print(t)
+    swaps = res.swaps()
+    console.print(f"Kendall's tau {res.tau:.4f}   tau_AP (B vs A) {res.tau_ap:.4f}   "
+                  f"tau_AP (A vs B) {res.tau_ap_reverse:.4f}   swaps {len(swaps)}/{res.pairs} "
+                  f"({_pct(res.swap_rate)})", highlight=False)
+    for s in swaps:
+        console.print(f"  swapped: {s['above_under_a']} above {s['above_under_b']} under A "
+                      f"({s['a'][0]:.4f} vs {s['a'][1]:.4f}), below under B ({s['b'][0]:.4f} vs {s['b'][1]:.4f})",
+                      markup=False, highlight=False)
+    return 0
+
+
+def run_simulate_discount(args) -> int:
+    from ..errors import JudgedError
+    from ..meta import discount
+
+    try:
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        raise JudgedError(f"--sizes must be comma-separated integers, got {args.sizes!r}")
+    sim = discount.simulate_discount(sizes, args.discounts or list(discount.DEFAULT_DISCOUNTS), trials=args.trials,
+                                     noise=args.noise, seed=args.seed)
+    if args.plot:
+        discount.plot_discount_simulation(sim, args.plot)
+    if args.format == "json":
+        _print_json(sim.to_dict())
+        return 0
+    console = _console()
+    t = _table(f"nDCG of a better and a worse ranker as the collection grows — {sim.trials} collections per size, "
+               f"seed {sim.seed} (better: rank by x; worse: x + U(±{sim.noise:g}); y ~ Bernoulli(0.8 x))",
+               ["discount", *[f"n={n}" for n in sim.sizes]])
+    for i, d in enumerate(sim.discounts):
+        t.add_row(d, *[f"{sim.mean_better[i, k]:.3f} / {sim.mean_worse[i, k]:.3f}" for k in range(len(sim.sizes))])
+        t.add_row("  better wins", *[_pct(sim.separation[i, k]) for k in range(len(sim.sizes))], end_section=True)
+    console.print(t)
+    console.print("cells: mean nDCG better / worse (whole ranking, binary gain); 'better wins': share of collections "
+                  "where the better ranker scores higher (ties half). Consistent distinguishability: it tends to 100%.",
+                  highlight=False)
+    if args.plot:
+        console.print(f"plot written to {args.plot}", highlight=False)
+    return 0
+
+
+def run_synthetic(args) -> int:
+    from ..meta.synthetic import synthetic_collection, write_collection
+
+    coll = synthetic_collection(systems=args.systems, queries=args.queries, seed=args.seed)
+    paths = write_collection(coll, args.outdir)
+    print(f"wrote {paths['qrels']} (complete), {paths['qrels_pooled']} (lexical top-20 pool), "
+          f"{len(paths['runs'])} runs under {args.outdir}/runs, {paths['preferences']}")
+    return 0

@@ -1,0 +1,96 @@
+"""``judged qrels merge`` and ``judged qrels diff``: qrels versions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+HELP = """Work with qrels versions.
+
+examples:
+  judged qrels merge qrels.txt new-labels.txt -o qrels-v2.txt --assessor alice
+  judged qrels diff qrels.txt qrels-v2.txt
+"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("qrels", help="merge and diff qrels versions", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    qs = p.add_subparsers(dest="qrels_command", metavar="SUBCOMMAND")
+    m = qs.add_parser("merge", help="union of qrels, with provenance; conflicts refused unless --prefer",
+                      description="The union of BASE and NEW qrels, written as TREC qrels to OUT with a "
+                                  "provenance sidecar OUT.provenance.tsv (qid docid grade source assessor time "
+                                  "replaced). A pair judged with different grades is a conflict: listed and "
+                                  "refused unless --prefer new (later file wins) or --prefer base.")
+    m.add_argument("base")
+    m.add_argument("new", nargs="+", metavar="NEW")
+    m.add_argument("-o", "--output", required=True, metavar="OUT")
+    m.add_argument("--prefer", choices=["new", "base"], default=None, help="settle conflicts (default: refuse)")
+    m.add_argument("--assessor", default=None, help="assessor of the NEW judgments (when they carry none)")
+    m.add_argument("--time", default=None, help="time of the NEW judgments, e.g. 2026-11-29T15:00Z")
+    m.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error",
+                   help="a pair given twice in one file: error (default), first, max")
+    m.set_defaults(func=run_merge)
+    d = qs.add_parser("diff", help="judgments added, removed and changed per query",
+                      description="Judgments added (in B only), removed (in A only) and changed per query, "
+                                  "with the sha256 of each file.")
+    d.add_argument("a")
+    d.add_argument("b")
+    d.add_argument("--list", action="store_true", help="also list every differing pair")
+    d.add_argument("--format", choices=["table", "json"], default="table")
+    d.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error")
+    d.set_defaults(func=run_diff)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def run_merge(args) -> int:
+    from ..qrels_ops import MergeConflict, merge, provenance_path
+
+    try:
+        merged = merge(args.base, args.new, prefer=args.prefer, assessor=args.assessor, time=args.time,
+                       on_duplicate=args.on_duplicate)
+    except MergeConflict as exc:
+        for c in exc.conflicts:
+            grades = " but ".join(f"{g} in {src}" for src, g in c["grades"])
+            print(f"conflict: query {c['qid']} docid {c['docid']}: {grades}", file=sys.stderr)
+        raise
+    merged.write(args.output)
+    settled = f"; {len(merged.conflicts)} conflicts settled by --prefer {args.prefer}" if merged.conflicts else ""
+    print(f"{len(merged.qrels)} judgments ({merged.added} added to {args.base}) written to {args.output}, "
+          f"provenance in {provenance_path(args.output)}{settled}", file=sys.stderr)
+    return 0
+
+
+def run_diff(args) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..qrels_ops import diff
+
+    d = diff(args.a, args.b, on_duplicate=args.on_duplicate)
+    if args.format == "json":
+        json.dump(d.to_dict(pairs=args.list), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    console = Console()
+    console.print(f"A: {d.a.source} sha256={d.a.sha256} ({len(d.a)} judgments)", highlight=False, markup=False)
+    console.print(f"B: {d.b.source} sha256={d.b.sha256} ({len(d.b)} judgments)", highlight=False, markup=False)
+    if d.same:
+        console.print("no differences", highlight=False)
+        return 0
+    t = Table()
+    for col in ["qid", "added", "removed", "changed"]:
+        t.add_column(col, justify="left" if col == "qid" else "right")
+    for q, c in d.per_query().items():
+        t.add_row(q, str(c["added"]), str(c["removed"]), str(c["changed"]))
+    t.add_row("all", str(len(d.added)), str(len(d.removed)), str(len(d.changed)), style="bold")
+    console.print(t)
+    if args.list:
+        for q, doc, g in d.added:
+            print(f"+ {q} {doc} {g}")
+        for q, doc, g in d.removed:
+            print(f"- {q} {doc} {g}")
+        for q, doc, ga, gb in d.changed:
+            print(f"~ {q} {doc} {ga} -> {gb}")
+    return 0

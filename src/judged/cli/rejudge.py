@@ -1,0 +1,73 @@
+"""``judged rejudge``: every run under two or more qrels versions; which pairs flipped."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .common import add_convention_options, settings_kwargs
+
+HELP = """The rejudging report (BEIR's TREC-COVID table, produced by the tool): per run the
+score and Judged@k under each qrels version, the order of the systems under each, and
+which pairs flipped between the first and the last version.
+
+example:
+  judged rejudge --qrels qrels-v1.txt --qrels qrels-v2.txt bm25.run dense.run -m nDCG@10
+"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("rejudge", help="scores under two or more qrels versions; which pairs flipped",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--qrels", action="append", required=True, metavar="QRELS",
+                   help="a qrels version, oldest first (give two or more)")
+    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("-m", "--measure", default="nDCG@10", help="measure (default nDCG@10)")
+    p.add_argument("-k", type=int, default=10, help="Judged@k depth (default 10)")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    add_convention_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..qrels_ops import rejudge
+
+    report = rejudge(args.qrels, list(args.runs), args.measure, args.k, **settings_kwargs(args))
+    if args.format == "json":
+        json.dump(report.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_rejudged(report)
+    return 0
+
+
+def print_rejudged(report, console=None, labels=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    labels = labels or [f"v{i + 1}" for i in range(len(report.versions))]
+    for label, path, sha in zip(labels, report.versions, report.shas):
+        console.print(f"{label}: {path} sha256={sha[:16]}…", highlight=False, markup=False)
+    t = Table(title=f"{report.measure} and {report.judged} under each qrels version")
+    t.add_column("run", overflow="fold")
+    for label in labels:
+        t.add_column(f"{report.measure} {label}", justify="right")
+        t.add_column(f"{report.judged} {label}", justify="right")
+    t.add_column("change", justify="right")
+    for name in report.scores:
+        cells = []
+        for v in range(len(labels)):
+            cells += [f"{report.scores[name][v]:.4f}", f"{report.judged_at_k[name][v]:.3f}"]
+        t.add_row(name, *cells, f"{report.scores[name][-1] - report.scores[name][0]:+.4f}")
+    console.print(t)
+    for v, label in enumerate(labels):
+        console.print(f"order under {label}: " + " > ".join(report.order(v)), highlight=False, markup=False)
+    flips = report.flips()
+    if flips:
+        for f in flips:
+            console.print(f"flipped: {f['before']} under {labels[0]}, {f['after']} under {labels[-1]}",
+                          highlight=False, markup=False)
+    else:
+        console.print(f"no pair of runs changed order between {labels[0]} and {labels[-1]}", highlight=False)

@@ -1,0 +1,45 @@
+"""``judged scale``: show or check a grade scale (the TOML the judging app also reads)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+HELP = """Show a grade scale, check it, and optionally check a qrels file against it.
+With no FILE, print the default scale's TOML (0 not relevant, 1 useful background,
+2 direct support, 3 complete answer) to copy beside your qrels and edit.
+
+examples:
+  judged scale > scale.toml
+  judged scale scale.toml --qrels qrels.txt
+"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("scale", help="show or check a grade scale", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", nargs="?", help="grade scale TOML (default: print the default scale)")
+    p.add_argument("--qrels", help="check that every grade in these qrels is on the scale")
+    p.add_argument("--format", choices=["toml", "json"], default="toml")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..io import read_qrels
+    from ..scale import default_scale_text, read_scale
+
+    scale = read_scale(args.file)
+    if args.qrels:
+        scale.check_qrels(read_qrels(args.qrels))
+    if args.format == "json":
+        json.dump(scale.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.file is None:
+        sys.stdout.write(default_scale_text())
+    else:
+        with open(args.file, encoding="utf-8") as fh:
+            sys.stdout.write(fh.read())
+    if args.qrels:
+        print(f"# every grade in {args.qrels} is on the scale", file=sys.stderr)
+    return 0

@@ -1,0 +1,114 @@
+"""ir_measures' calling forms, computed by judged: ``judged.calc_aggregate`` and ``judged.iter_calc``.
+
+``calc_aggregate(measures, qrels, run)`` -> ``{measure: value}`` and
+``iter_calc(measures, qrels, run)`` -> :class:`Metric` ``(query_id, measure, value)`` per
+query, as ir_measures (MacAvaney et al., ECIR 2022). Measures are strings (``"nDCG@10"``,
+``"P(rel=2)@5"``) or ir_measures measure objects (read through ``str()``); results are
+keyed by the measure exactly as given. Qrels and runs may be dicts of dicts, DataFrames
+(``query_id``/``doc_id``/``relevance`` or ``score`` columns), iterables of ir_measures'
+``Qrel``/``ScoredDoc`` namedtuples, paths, or judged objects.
+
+Conventions are judged's defaults (trec_eval's), named and changeable by keyword
+(``ties``, ``complete``, ``no_relevant``, ``ignore_identical_ids``; see
+:class:`judged.conventions.Settings`). Two differ from ir_measures: ir_measures counts a
+qrels query missing from the run as 0 (pass ``complete=True`` to do the same), and its
+pytrec_eval provider compares scores as float32, judged as doubles.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+import pyarrow as pa
+
+
+class Metric(NamedTuple):
+    """One query's value of one measure (ir_measures.Metric)."""
+
+    query_id: str
+    measure: object
+    value: float
+
+
+def _records_table(records, fields: tuple[str, str, str]) -> pa.Table:
+    cols = {f: [] for f in fields}
+    for rec in records:
+        for f in fields:
+            cols[f].append(getattr(rec, f))
+    return pa.table(cols)
+
+
+def as_qrels(qrels):
+    from ..data import Qrels
+    from ..io import frames, read_qrels
+
+    if isinstance(qrels, (Qrels, dict, str, os.PathLike)) or hasattr(qrels, "columns") or isinstance(qrels, pa.Table):
+        return read_qrels(qrels)
+    return frames.qrels_from_table(_records_table(qrels, ("query_id", "doc_id", "relevance")), source="<records>")
+
+
+def as_run(run):
+    from ..data import Run
+    from ..io import frames, read_run
+
+    if isinstance(run, (Run, dict, str, os.PathLike)) or hasattr(run, "columns") or isinstance(run, pa.Table):
+        return read_run(run)
+    return frames.run_from_table(_records_table(run, ("query_id", "doc_id", "score")), "run", source="<records>")
+
+
+def _measures(measures) -> dict:
+    """Measure as given -> judged Measure."""
+    from ..measures import Measure
+
+    if isinstance(measures, (str, Measure)) or not hasattr(measures, "__iter__"):
+        measures = [measures]
+    return {given: Measure.parse(given if isinstance(given, (str, Measure)) else str(given)) for given in measures}
+
+
+class Evaluator:
+    """ir_measures.evaluator(measures, qrels): the qrels read once, runs scored on call."""
+
+    def __init__(self, measures, qrels, **conventions):
+        from ..conventions import Settings
+
+        self.measures = _measures(measures)
+        self.qrels = as_qrels(qrels)
+        self.settings = Settings(**conventions)
+
+    def _values(self, run):
+        from ..align import align
+
+        aligned = align(self.qrels, as_run(run), self.settings)
+        return aligned, {given: m.compute(aligned) for given, m in self.measures.items()}
+
+    def iter_calc(self, run):
+        aligned, values = self._values(run)
+        for i, q in enumerate(aligned.qids.tolist()):
+            for given, v in values.items():
+                yield Metric(q, given, float(v[i]))
+
+    def calc_aggregate(self, run) -> dict:
+        """Mean over the queries both in the run and the qrels; NumRel/NumRet/NumRelRet summed (trec_eval)."""
+        aligned, values = self._values(run)
+        out = {}
+        for given, v in values.items():
+            if len(v) == 0:
+                out[given] = 0.0
+            else:
+                out[given] = float(v.sum() if self.measures[given].aggregate == "sum" else v.mean())
+        return out
+
+
+def evaluator(measures, qrels, **conventions) -> Evaluator:
+    return Evaluator(measures, qrels, **conventions)
+
+
+def iter_calc(measures, qrels, run, **conventions):
+    """Yield :class:`Metric` (query_id, measure, value) for every evaluated query and measure."""
+    return Evaluator(measures, qrels, **conventions).iter_calc(run)
+
+
+def calc_aggregate(measures, qrels, run, **conventions) -> dict:
+    """{measure as given: aggregate value}; conventions as :class:`judged.conventions.Settings`."""
+    return Evaluator(measures, qrels, **conventions).calc_aggregate(run)

@@ -1,0 +1,135 @@
+"""pytrec_eval's interface, computed by judged: ``import judged.compat.pytrec_eval as pytrec_eval``.
+
+``RelevanceEvaluator(qrels, measures, relevance_level=1, judged_docs_only_flag=False)``
+and ``.evaluate(run)`` return pytrec_eval's ``{qid: {key: value}}`` with its keys
+(``ndcg_cut_10``, ``map``, ``P_10``, ``recall_100``, ``recip_rank``, ...). A family name
+without a cutoff expands to trec_eval's default cutoffs, as pytrec_eval does
+(``ndcg_cut`` -> ``ndcg_cut_5`` ... ``ndcg_cut_1000``; ``success`` -> 1, 5, 10).
+
+The conventions are pytrec_eval's (the trec_eval code inside it): ties broken by docid
+descending, the queries both in the run and the qrels, a query with nothing relevant
+scored 0, documents equal to the query id kept. One difference is deliberate: scores
+are compared as doubles, while pytrec_eval rounds them to float32 first, so two scores
+that differ only past float32 precision are a tie there and ordered here
+(docs/migrating.md shows an example).
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+
+import numpy as np
+
+from ..errors import MeasureError
+
+DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's P, recall, ndcg_cut, map_cut
+SUCCESS_CUTOFFS = (1, 5, 10)  # trec_eval's success
+
+# trec_eval family -> (judged measure name, default cutoffs or None for a measure without one)
+FAMILIES = {
+    "P": ("P", DEFAULT_CUTOFFS),
+    "recall": ("R", DEFAULT_CUTOFFS),
+    "ndcg_cut": ("nDCG", DEFAULT_CUTOFFS),
+    "map_cut": ("AP", DEFAULT_CUTOFFS),
+    "success": ("Success", SUCCESS_CUTOFFS),
+    "map": ("AP", None),
+    "ndcg": ("nDCG", None),
+    "recip_rank": ("RR", None),
+    "Rprec": ("Rprec", None),
+    "bpref": ("Bpref", None),
+    "num_rel": ("NumRel", None),
+    "num_ret": ("NumRet", None),
+    "num_rel_ret": ("NumRelRet", None),
+}
+supported_measures = frozenset(FAMILIES)
+_WITH_CUTOFFS = re.compile(r"^(%s)[._](\d+(?:,\d+)*)$" % "|".join(sorted((f for f, (_, c) in FAMILIES.items() if c),
+                                                                         key=len, reverse=True)))
+
+
+class UnsupportedMeasure(MeasureError, ValueError):
+    """A measure name judged does not compute (a ValueError, as pytrec_eval raises)."""
+
+
+def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -> dict:
+    """pytrec_eval measure names -> {output key: judged Measure}."""
+    from ..measures import FAMILIES as JUDGED_FAMILIES, Measure
+
+    if isinstance(measures, str):
+        measures = [measures]
+    out = {}
+    for text in measures:
+        text = str(text).strip()
+        if text in FAMILIES:
+            family, cutoffs = text, FAMILIES[text][1]
+        else:
+            m = _WITH_CUTOFFS.match(text)
+            if not m:
+                raise UnsupportedMeasure(
+                    f"unsupported measure {text!r} (judged.compat.pytrec_eval knows {', '.join(sorted(FAMILIES))}, "
+                    "with cutoffs as P.5,10 or P_5)")
+            family, cutoffs = m.group(1), tuple(int(k) for k in m.group(2).split(","))
+        name = FAMILIES[family][0]
+        allowed = JUDGED_FAMILIES[name][2]
+        kw = {}
+        if "rel" in allowed:
+            kw["rel"] = int(relevance_level)  # trec_eval -l; ndcg reads grades, not the level
+        if judged_docs_only and "unjudged" in allowed:
+            kw["unjudged"] = "condensed"  # trec_eval -J
+        for k in (cutoffs or (None,)):
+            key = family if k is None else f"{family}_{k}"
+            out[key] = Measure(name, k, **kw)
+    return out
+
+
+class RelevanceEvaluator:
+    """pytrec_eval.RelevanceEvaluator, computed by judged in double precision."""
+
+    def __init__(self, query_relevance, measures, relevance_level: int = 1, judged_docs_only_flag: bool = False):
+        from ..io import read_qrels
+
+        self.measures = expand(measures, relevance_level, judged_docs_only_flag)
+        judged_queries = {q: d for q, d in dict(query_relevance).items() if len(d) > 0}
+        self.qrels = read_qrels(judged_queries) if judged_queries else None
+
+    def evaluate(self, scores) -> dict[str, dict[str, float]]:
+        """{qid: {key: value}} for the queries both in ``scores`` and the qrels."""
+        from ..align import align
+        from ..io import read_run
+
+        if not scores or self.qrels is None:
+            return {}
+        run = read_run({q: d for q, d in scores.items()})
+        if len(run) == 0:
+            return {}
+        aligned = align(self.qrels, run)
+        values = {key: m.compute(aligned) for key, m in self.measures.items()}
+        return {q: {key: float(v[i]) for key, v in values.items()} for i, q in enumerate(aligned.qids.tolist())}
+
+
+def compute_aggregated_measure(measure: str, values) -> float:
+    """Sum for ``num_*``, geometric mean for ``gm_*``, arithmetic mean otherwise (pytrec_eval's rule)."""
+    values = np.asarray(list(values), dtype=np.float64)
+    if measure.startswith("num_"):
+        return float(values.sum())
+    if measure.startswith("gm_"):
+        return float(np.exp(values.sum() / len(values)))
+    return float(values.mean())
+
+
+def parse_qrel(lines) -> dict[str, dict[str, int]]:
+    """TREC qrels lines (``qid iter docid grade``) -> {qid: {docid: grade}}."""
+    out = collections.defaultdict(dict)
+    for line in lines:
+        qid, _, docid, grade = line.strip().split()
+        out[qid][docid] = int(grade)
+    return out
+
+
+def parse_run(lines) -> dict[str, dict[str, float]]:
+    """TREC run lines (``qid Q0 docid rank score tag``) -> {qid: {docid: score}}."""
+    out = collections.defaultdict(dict)
+    for line in lines:
+        qid, _, docid, _, score, _ = line.strip().split()
+        out[qid][docid] = float(score)
+    return out

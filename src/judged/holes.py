@@ -1,0 +1,610 @@
+"""Holes: the unjudged documents in a run's top k, what judging them could change, and
+an estimate of what it probably will change.
+
+A *hole* is a ranked (query, document) pair with no judgment **for that query** (a
+document judged only for another query is still a hole here; BEIR's Hole@k counts it
+as judged and so understates holes). trec_eval's negative "pooled but unjudged" grade is
+counted as judged-not-relevant (``negative="nonrelevant"``, trec_eval's reading) or as a
+hole (``negative="unjudged"``).
+
+Bounds (``unjudged=min|max``): the exact minimum and maximum of a query's score over
+every assignment of integer grades 0..maxgrade to the holes of the measure's ranked
+list (the top k), the ideal ranking recomputed for each assignment.
+
+* P, RR, Success, DCG and R are monotone in each hole's label: the extremes put every
+  hole at the lowest or the highest gain.
+* AP is not monotone (a newly relevant document also raises R): for s newly relevant
+  holes the numerator is largest when they are the s shallowest holes and smallest when
+  they are the s deepest (an exchange argument, see docs/holes.md), so the extremes are
+  a minimum / maximum over s = 0..n.
+* nDCG is not monotone either (a newly relevant document also raises IDCG), and its
+  maximum can need intermediate grades. For a fixed multiset of hole gains IDCG is
+  fixed and DCG is extreme when the largest gains sit on the largest (max) or smallest
+  (min) discounts, so only the multiset matters. The ratio is maximised by Dinkelbach's
+  parametric method: for a trial value lambda, maximise DCG - lambda * IDCG over
+  multisets by a dynamic programme over the gain levels (largest first) whose state is
+  how many holes got a larger gain; the transition separates, so each level is a
+  prefix maximum, O(levels * holes). lambda <- DCG/IDCG of the optimum until
+  max(DCG - lambda * IDCG) = 0 (Dinkelbach, Management Science 1967).
+
+Estimate (labelled as such, not a bound): holes drawn at random from the grades of
+judged documents at similar ranks of the same run (rank bins 1, 2-3, 4-7, 8-15, ...),
+the measure recomputed per draw and averaged (a bootstrap in the spirit of Frobe et al.,
+"Bootstrapped nDCG Estimation in the Presence of Unjudged Documents", ECIR 2023).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from itertools import combinations
+
+import numpy as np
+
+from .align import Aligned, Judgments, Ranked, align, block_offsets
+from .conventions import Settings
+from .errors import ConventionError, MeasureError
+from .measures import BOUNDED, Measure
+
+NEGATIVE = ("nonrelevant", "unjudged")
+ESTIMATE_METHOD = ("estimate, not a bound: holes drawn from the grades of judged documents at similar "
+                   "ranks in the same run (rank bins 1, 2-3, 4-7, ...), measure averaged over draws "
+                   "(bootstrap in the spirit of Frobe et al., ECIR 2023)")
+
+
+# ---------------------------------------------------------------------------
+# Seeing holes
+
+
+def negative_as(aligned: Aligned, negative: str) -> Aligned:
+    """``negative='unjudged'``: negative grades (trec_eval's pooled-but-unjudged) become
+    holes and leave the judgments; ``'nonrelevant'`` (default, as trec_eval) keeps them."""
+    if negative not in NEGATIVE:
+        raise ConventionError(f"unknown --negative {negative!r} (choose from {', '.join(NEGATIVE)})")
+    if negative == "nonrelevant":
+        return aligned
+    r, j = aligned.ranked, aligned.judgments
+    grade = np.where(r.grade < 0, np.nan, r.grade)
+    keep = j.grade >= 0
+    jq = j.q[keep]
+    return replace(aligned, ranked=Ranked(r.n_queries, r.q, r.pos, grade, r.row, r.offsets),
+                   judgments=Judgments(j.n_queries, jq, j.grade[keep], block_offsets(jq, j.n_queries)))
+
+
+def ranked_list(measure: Measure, aligned: Aligned) -> Ranked:
+    """The rows a measure reads: the top ``cutoff`` (all rows without a cutoff)."""
+    return aligned.ranked.top(measure.cutoff)
+
+
+def hole_table(aligned: Aligned, k: int | None):
+    """Every hole in the top k: DataFrame qid, rank (1-based), docid."""
+    import pandas as pd
+
+    top = aligned.ranked.top(k)
+    h = ~top.judged
+    return pd.DataFrame({"qid": aligned.qids[top.q[h]].astype(str), "rank": top.pos[h] + 1,
+                         "docid": aligned.docids(top.row[h])})
+
+
+def holes_per_query(aligned: Aligned, k: int | None) -> np.ndarray:
+    top = aligned.ranked.top(k)
+    return np.bincount(top.q[~top.judged], minlength=aligned.n_queries)
+
+
+# ---------------------------------------------------------------------------
+# Filling holes with grades (bounds by kernel, brute force, estimates)
+
+
+def fill(aligned: Aligned, ranked: Ranked, grade: np.ndarray, extra_q=None, extra_grade=None) -> Aligned:
+    """The aligned run as if the holes of ``ranked`` had the grades ``grade`` (NaN: still
+    unjudged) and extra documents outside the ranking were judged (``extra_q``, ``extra_grade``)."""
+    newly = np.isnan(ranked.grade) & ~np.isnan(grade)
+    g = np.where(newly, grade, ranked.grade)
+    j = aligned.judgments
+    parts_q = [j.q, ranked.q[newly]]
+    parts_g = [j.grade, grade[newly].astype(np.int64)]
+    if extra_q is not None and len(extra_q):
+        parts_q.append(np.asarray(extra_q, np.int64))
+        parts_g.append(np.asarray(extra_grade, np.int64))
+    jq, jg = np.concatenate(parts_q), np.concatenate(parts_g)
+    order = np.argsort(jq, kind="stable")
+    jq, jg = jq[order], jg[order]
+    return replace(aligned, ranked=Ranked(ranked.n_queries, ranked.q, ranked.pos, g, ranked.row, ranked.offsets),
+                   judgments=Judgments(j.n_queries, jq, jg, block_offsets(jq, j.n_queries)))
+
+
+def _zero(measure: Measure) -> Measure:
+    return replace(measure, unjudged="zero", maxgrade=None)
+
+
+def max_grade(measure: Measure, aligned: Aligned) -> int:
+    """``maxgrade=`` or the largest grade in the whole qrels (at least 0)."""
+    if measure.maxgrade is not None:
+        return int(measure.maxgrade)
+    g = aligned.qrels.grade
+    return int(max(g.max(), 0)) if len(g) else 0
+
+
+def _extra_arrays(extras, grade: int):
+    if extras is None:
+        return None, None
+    extras = np.asarray(extras, np.int64)
+    q = np.repeat(np.arange(len(extras)), extras)
+    return q, np.full(len(q), grade, np.int64)
+
+
+# ---------------------------------------------------------------------------
+# Bounds
+
+
+def bound(measure: Measure, aligned: Aligned) -> np.ndarray:
+    """Per-query values of ``measure`` with ``unjudged=min`` or ``unjudged=max``."""
+    lo, hi = bounds(measure, aligned)
+    return lo if measure.unjudged == "min" else hi
+
+
+def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarray]:
+    """(min, max) per query of ``measure`` over every grade 0..maxgrade of the holes in its
+    ranked list. ``extras[q]``: further unjudged documents of query q outside that list
+    that may be labelled too (another run's holes: they move only the ideal / R)."""
+    measure = Measure.parse(measure)
+    if measure.name not in BOUNDED:
+        raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {measure.name}")
+    base = _zero(measure)
+    M = max_grade(measure, aligned)
+    grades = np.arange(M + 1, dtype=np.float64)
+    gains = base.gain(grades) if measure.name in ("nDCG", "DCG") else (grades >= measure.rel).astype(float)
+    if (gains < 0).any():
+        raise ConventionError(f"bounds need non-negative gains; gain={measure.gain} gives {gains.min()}")
+    g_hi, g_lo = float(np.argmax(gains)), float(np.argmin(gains))
+    top = ranked_list(measure, aligned)
+    holes = ~top.judged
+    n_extra = np.zeros(aligned.n_queries, np.int64) if extras is None else np.asarray(extras, np.int64)
+    if measure.name in ("nDCG", "AP"):
+        lo, hi = (_ndcg_bounds if measure.name == "nDCG" else _ap_bounds)(base, aligned, top, n_extra, M, gains)
+    else:  # monotone: every hole at the lowest / highest gain (extras only move R's denominator)
+        eq_lo, eg_lo = _extra_arrays(n_extra, int(g_hi))
+        eq_hi, eg_hi = _extra_arrays(n_extra, int(g_lo))
+        lo = base.compute(fill(aligned, top, np.where(holes, g_lo, np.nan), eq_lo, eg_lo))
+        hi = base.compute(fill(aligned, top, np.where(holes, g_hi, np.nan), eq_hi, eg_hi))
+    # queries without holes: exactly the kernel's zero-filled value
+    none = (np.bincount(top.q[holes], minlength=aligned.n_queries) + n_extra) == 0
+    if none.any():
+        z = base.compute(aligned)
+        lo, hi = np.where(none, z, lo), np.where(none, z, hi)
+    return lo, hi
+
+
+def _query_blocks(top: Ranked, n: int):
+    for q in range(n):
+        s, e = top.offsets[q], top.offsets[q + 1]
+        yield q, s, e
+
+
+def _ap_bounds(measure, aligned, top, n_extra, M, rel_gain):
+    """AP: s newly relevant holes give the largest numerator as the s shallowest holes and
+    the smallest as the s deepest (extras count as rank infinity); min / max over s. The
+    numerators for s = 0..n follow from prefix sums: making hole h relevant adds its own
+    precision term and 1/rank to every relevant document below it."""
+    n = aligned.n_queries
+    R = aligned.judgments.count_at_least(measure.rel).astype(np.float64)
+    lo, hi = np.zeros(n), np.zeros(n)
+    can_rel, can_non = bool(rel_gain.max() > 0), bool(rel_gain.min() == 0)
+    for q, s, e in _query_blocks(top, n):
+        g = top.grade[s:e]
+        fixed = g >= measure.rel
+        ranks = np.arange(1, len(g) + 1, dtype=np.float64)
+        above = np.cumsum(fixed) - fixed  # fixed relevant strictly above each rank
+        inv = np.where(fixed, 1.0 / ranks, 0.0)
+        below = inv.sum() - np.cumsum(inv)  # sum of 1/rank over fixed relevant strictly below
+        base = float(np.where(fixed, (above + 1) / ranks, 0.0).sum())
+        holes = np.flatnonzero(np.isnan(g))
+        E = int(n_extra[q])
+        # shallowest first: the c-th hole has c - 1 new relevant holes above it
+        c = np.arange(1, len(holes) + 1)
+        gain_max = np.concatenate(([0.0], (above[holes] + c) / ranks[holes] + below[holes], np.zeros(E)))
+        # extras first, then deepest first: every earlier new hole lies below
+        deep = holes[::-1]
+        earlier = np.concatenate(([0.0], np.cumsum(1.0 / ranks[deep])[:-1])) if len(deep) else np.zeros(0)
+        gain_min = np.concatenate(([0.0], np.zeros(E), (above[deep] + 1) / ranks[deep] + below[deep] + earlier))
+        counts = np.arange(len(holes) + E + 1)
+        denom = R[q] + counts
+        vals = {}
+        for family, gains in (("max", gain_max), ("min", gain_min)):
+            numer = base + np.cumsum(gains)
+            vals[family] = np.divide(numer, denom, out=np.zeros(len(counts)), where=denom > 0)
+        if not can_rel:
+            pick = [0]
+        elif not can_non:
+            pick = [len(counts) - 1]
+        else:
+            pick = slice(None)
+        lo[q], hi[q] = vals["min"][pick].min(), vals["max"][pick].max()
+    return lo, hi
+
+
+def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):
+    """nDCG@k: exact min and max over the holes' grades (Dinkelbach + DP, see module doc)."""
+    n = aligned.n_queries
+    k = measure.cutoff
+    values = np.unique(gains)
+    j = aligned.judgments
+    if measure.ideal == "judged":
+        pool_q, pool_g = j.q, measure.gain(j.grade.astype(np.float64))
+        pool_off = block_offsets(pool_q, n)
+    else:  # ideal over the run's judged retrieved documents (holes beyond k stay 0)
+        r = aligned.ranked
+        keep = r.judged
+        pool_q, pool_g = r.q[keep], measure.gain(r.grade[keep])
+        pool_off = block_offsets(pool_q, n)
+    if (pool_g < 0).any():
+        raise ConventionError(f"bounds need non-negative gains; gain={measure.gain} gives negative gains")
+    lo, hi = np.zeros(n), np.zeros(n)
+    for q, s, e in _query_blocks(top, n):
+        g = top.grade[s:e]
+        ranks = top.pos[s:e] + 1.0
+        w = measure.discount.divide(np.ones(len(g)), ranks)
+        hole = np.isnan(g)
+        dfix = float((measure.gain(g[~hole]) * w[~hole]).sum())
+        hw = np.concatenate((w[hole], np.zeros(n_extra[q])))
+        jg = pool_g[pool_off[q]:pool_off[q + 1]]
+        jg = jg[jg > 0]
+        L = len(jg) + len(hw)
+        disc = measure.discount.divide(np.ones(L), np.arange(1, L + 1, dtype=np.float64))
+        disc[k:] = 0.0
+        lo[q] = ndcg_extreme(hw, dfix, jg, disc, values, "min")
+        hi[q] = ndcg_extreme(hw, dfix, jg, disc, values, "max")
+    return lo, hi
+
+
+def ndcg_extreme(hw, dfix: float, jg, disc, values, want: str) -> float:
+    """max (``want='max'``) or min of (dfix + sum_h hw_h * x_h) / IDCG over hole gains
+    x_h in ``values``, IDCG the discounted sum (weights ``disc``, 0 past the cutoff) of
+    the judged gains ``jg`` and the x_h sorted descending; 0 when IDCG = 0. The weights
+    ``hw`` may be negative (a difference of two runs' discounts)."""
+    hw = np.asarray(hw, np.float64)
+    nh = len(hw)
+    w = np.sort(hw)[::-1] if want == "max" else np.sort(hw)  # largest gains take w[0], w[1], ...
+    W = np.concatenate(([0.0], np.cumsum(w)))
+    D = np.concatenate(([0.0], np.cumsum(disc)))
+    jg = np.asarray(jg, np.float64)
+    zero_possible = len(jg) == 0 and values.min() == 0  # all holes 0: IDCG = 0, value 0 by convention
+    levels = sorted(set(values.tolist()) | set(jg.tolist()), reverse=True)
+    allowed = set(values.tolist())
+    info = [(u, u in allowed, int((jg > u).sum()), int((jg == u).sum())) for u in levels]
+    sign = 1.0 if want == "max" else -1.0
+    t = np.arange(nh + 1)
+
+    def solve(lam):
+        best = np.full(nh + 1, -np.inf)
+        best[0] = sign * dfix
+        args = []
+        for u, ok, above, cnt in info:
+            idcg_to = lam * u * D[above + t + cnt]   # IDCG of the block ending after t2 holes
+            idcg_from = lam * u * D[above + t]
+            if not ok:
+                best = best - (idcg_to - idcg_from)
+                args.append(t)
+                continue
+            B = best - sign * u * W + idcg_from
+            pref = np.maximum.accumulate(B)
+            arg = np.maximum.accumulate(np.where(B >= pref, t, 0))
+            best = pref + sign * u * W - idcg_to
+            args.append(arg)
+        # backtrack the counts, then DCG and IDCG of the optimum
+        f, g, t2 = dfix, 0.0, nh
+        for (u, ok, above, cnt), arg in zip(reversed(info), reversed(args)):
+            t1 = int(arg[t2])
+            f += u * (W[t2] - W[t1])
+            g += u * (D[above + t2 + cnt] - D[above + t1])
+            t2 = t1
+        return best[nh], f, g
+
+    F, f, g = solve(0.0)
+    lam = sign * f / g if g > 0 else 0.0
+    for _ in range(200):
+        F, f, g = solve(lam)
+        if F <= 1e-12 * max(1.0, abs(lam) * g + abs(f)) or g <= 0:
+            break
+        lam = sign * f / g
+    value = sign * lam
+    if zero_possible:
+        value = max(value, 0.0) if want == "max" else min(value, 0.0)
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Estimate
+
+
+def estimate(measure, aligned: Aligned, samples: int = 200, seed: int = 0, max_grade_=None):
+    """(per-query mean, (5th, 95th) percentile of the mean over draws): holes drawn from the
+    grades of judged documents at similar ranks in this run. An estimate, not a bound."""
+    measure = _zero(Measure.parse(measure))
+    M = max_grade_ if max_grade_ is not None else max_grade(measure, aligned)
+    top = ranked_list(measure, aligned)
+    holes = ~top.judged
+    nq = aligned.n_queries
+    if measure.name == "nDCG" and measure.ideal == "retrieved":  # the ideal reads the whole ranking
+        top, holes = aligned.ranked, ~aligned.ranked.judged & (aligned.ranked.pos < measure.cutoff)
+    if not holes.any() or nq == 0:
+        v = measure.compute(aligned)
+        m = float(v.mean()) if nq else 0.0
+        return v, (m, m)
+    bins = np.floor(np.log2(top.pos + 1.0)).astype(np.int64)
+    judged = top.judged
+    judged_g = np.clip(top.grade[judged], 0, M).astype(np.int64)
+    overall = np.bincount(judged_g, minlength=M + 1).astype(np.float64)
+    overall = overall / overall.sum() if overall.sum() else np.eye(M + 1)[0]
+    probs = {}
+    for b in np.unique(bins[holes]).tolist():
+        c = np.bincount(judged_g[bins[judged] == b], minlength=M + 1).astype(np.float64)
+        probs[b] = c / c.sum() if c.sum() >= 10 else overall
+    aligned = _needed_judgments(measure, aligned)
+    rng = np.random.default_rng(seed)
+    hole_idx = np.flatnonzero(holes)
+    hole_bins = bins[hole_idx]
+    chunk = max(1, min(samples, 2_000_000 // max(len(top.q), 1)))
+    per_query = np.zeros(nq)
+    means = []
+    done = 0
+    while done < samples:
+        c = min(chunk, samples - done)
+        stacked, stop = _replicate(aligned, top, c)
+        grade = stop.grade.copy()
+        draws = np.empty((c, len(hole_idx)))
+        for b, p in probs.items():
+            sel = hole_bins == b
+            draws[:, sel] = rng.choice(M + 1, size=(c, int(sel.sum())), p=p)
+        grade[(np.arange(c)[:, None] * len(top.q) + hole_idx[None, :]).ravel()] = draws.ravel()
+        vals = measure.compute(fill(stacked, stop, grade)).reshape(c, nq)
+        per_query += vals.sum(axis=0)
+        means.extend(vals.mean(axis=1).tolist())
+        done += c
+    lo, hi = np.percentile(means, [5, 95])
+    return per_query / samples, (float(lo), float(hi))
+
+
+def _needed_judgments(measure: Measure, aligned: Aligned) -> Aligned:
+    """The judgments a measure can read, before they are copied once per draw: for nDCG@k
+    (ideal=judged) each query's k largest gains; for the binary measures those >= rel."""
+    j = aligned.judgments
+    if measure.name == "nDCG" and measure.ideal == "judged" and measure.cutoff is not None:
+        gains = measure.gain(j.grade.astype(np.float64))
+        order = np.lexsort((-gains, j.q))
+        rank = np.arange(len(order)) - j.offsets[j.q[order]]
+        keep = np.sort(order[(rank < measure.cutoff) & (gains[order] > 0)])
+    elif measure.name in ("P", "R", "RR", "AP", "Success") and measure.rel >= 1:
+        keep = np.flatnonzero(j.grade >= measure.rel)
+    else:
+        return aligned
+    jq = j.q[keep]
+    return replace(aligned, judgments=Judgments(j.n_queries, jq, j.grade[keep], block_offsets(jq, j.n_queries)))
+
+
+def _replicate(aligned: Aligned, top: Ranked, copies: int):
+    """``copies`` stacked copies of the aligned list (query index + copy * n_queries)."""
+    nq = aligned.n_queries
+    shift = (np.arange(copies)[:, None] * nq)
+    q = (shift + top.q[None, :]).ravel()
+    ranked = Ranked(nq * copies, q, np.tile(top.pos, copies), np.tile(top.grade, copies),
+                    np.tile(top.row, copies), block_offsets(q, nq * copies))
+    j = aligned.judgments
+    jq = (shift + j.q[None, :]).ravel()
+    judgments = Judgments(nq * copies, jq, np.tile(j.grade, copies), block_offsets(jq, nq * copies))
+    return replace(aligned, qids=np.tile(aligned.qids, copies), ranked=ranked, judgments=judgments), ranked
+
+
+# ---------------------------------------------------------------------------
+# Runs and pairs: the `judged holes` report
+
+
+@dataclass
+class RunHoles:
+    name: str
+    aligned: Aligned = field(repr=False)
+    judged: np.ndarray  # per query Judged@k
+    holes: np.ndarray  # per query holes in the top k
+    score: np.ndarray  # zero-filled measure
+    low: np.ndarray
+    high: np.ndarray
+    estimate: np.ndarray
+    estimate_interval: tuple
+
+    def summary(self) -> dict:
+        n = len(self.holes)
+        mean = (lambda v: float(v.mean()) if n else 0.0)
+        return {"queries": n, "judged": mean(self.judged), "holes": int(self.holes.sum()),
+                "queries_with_holes": int((self.holes > 0).sum()),
+                "share_queries_with_holes": float((self.holes > 0).mean()) if n else 0.0,
+                "score": mean(self.score), "min": mean(self.low), "max": mean(self.high),
+                "estimate": {"mean": mean(self.estimate), "low": self.estimate_interval[0],
+                             "high": self.estimate_interval[1]}}
+
+    def worst(self, count: int = 5) -> list[dict]:
+        order = np.lexsort((self.aligned.qids.astype(str), -self.holes, self.judged))[:count]
+        return [{"qid": str(self.aligned.qids[i]), "judged": float(self.judged[i]), "holes": int(self.holes[i]),
+                 "score": float(self.score[i]), "min": float(self.low[i]), "max": float(self.high[i])}
+                for i in order if self.holes[i] > 0]
+
+
+@dataclass
+class PairFlip:
+    a: str
+    b: str
+    difference: float  # mean A - mean B, holes not relevant
+    low: float  # smallest possible mean A - mean B
+    high: float
+    exact: bool = False
+
+    @property
+    def can_flip(self) -> bool:
+        return self.low < 0 < self.high or (self.difference == 0 and self.low < self.high)
+
+    def sentence(self) -> str:
+        verdict = "order can flip" if self.can_flip else "order cannot flip"
+        how = "exact" if self.exact else "conservative"
+        return (f"{self.a} vs {self.b}: {verdict} (difference {self.difference:+.4f}; judging the holes of "
+                f"either run could make it anything in [{self.low:+.4f}, {self.high:+.4f}], {how})")
+
+    @property
+    def method(self) -> str:
+        if self.exact:
+            return "exact: extremes of mean(A) - mean(B) over one grade per hole of either run, shared by both"
+        return ("conservative: min(A)-max(B) to max(A)-min(B) per query, each run bounded over the union "
+                "of both runs' holes, as if their labels were independent")
+
+    def to_dict(self) -> dict:
+        return {"a": self.a, "b": self.b, "difference": self.difference, "min": self.low, "max": self.high,
+                "can_flip": self.can_flip, "exact": self.exact, "interval": self.method}
+
+
+@dataclass
+class HolesReport:
+    qrels: object
+    k: int
+    measure: Measure
+    settings: Settings
+    negative: str
+    maxgrade: int
+    runs: dict  # name -> RunHoles
+    pairs: list  # PairFlip
+
+    def hole_list(self):
+        """Every hole: DataFrame run, qid, rank, docid."""
+        import pandas as pd
+
+        frames = [hole_table(rh.aligned, self.k).assign(run=name) for name, rh in self.runs.items()]
+        df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["qid", "rank", "docid", "run"])
+        return df[["run", "qid", "rank", "docid"]]
+
+    def conventions(self) -> dict:
+        lo, hi = replace(self.measure, unjudged="min"), replace(self.measure, unjudged="max")
+        return {"measure": self.measure.convention(self.settings), "min": lo.convention(self.settings),
+                "max": hi.convention(self.settings), "judged": f"Judged@{self.k} judged=grade-for-this-query",
+                "negative": f"negative grades: {self.negative}", "estimate": ESTIMATE_METHOD}
+
+    def to_dict(self, holes: bool = False) -> dict:
+        out = {"qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256},
+               "k": self.k, "measure": str(self.measure), "maxgrade": self.maxgrade, "negative": self.negative,
+               "conventions": self.conventions(),
+               "runs": {name: {**rh.summary(), "worst": rh.worst()} for name, rh in self.runs.items()},
+               "pairs": [p.to_dict() for p in self.pairs]}
+        if holes:
+            out["holes"] = self.hole_list().to_dict(orient="records")
+            for h in out["holes"]:
+                h["rank"] = int(h["rank"])
+        return out
+
+
+def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None = None,
+                 negative: str = "nonrelevant", samples: int = 200, seed: int = 0, ties: str = "trec",
+                 complete: bool = False, no_relevant: str = "zero", on_duplicate: str = "error",
+                 ignore_identical_ids: bool = False) -> HolesReport:
+    """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
+    their grades, an estimate, and for every pair of runs whether judging could flip them."""
+    from .evaluation import _named_runs
+    from .io import read_qrels
+
+    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
+                        ignore_identical_ids=ignore_identical_ids)
+    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
+    m = _zero(Measure.parse(measure or f"nDCG@{k}"))
+    if m.name not in BOUNDED:
+        raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
+    if maxgrade is not None:
+        m = replace(m, maxgrade=int(maxgrade))
+    judged_m = Measure.parse(f"Judged@{k}")
+    out = {}
+    for name, run in _named_runs(runs, on_duplicate):
+        a = negative_as(align(qrels, run, settings), negative)
+        lo, hi = bounds(m, a)
+        est, interval = estimate(m, a, samples=samples, seed=seed, max_grade_=max_grade(m, a))
+        out[name] = RunHoles(name, a, judged_m.compute(a), holes_per_query(a, k), m.compute(a), lo, hi, est, interval)
+    pairs = [pair_flip(m, out[x], out[y]) for x, y in combinations(out, 2)]
+    return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
+                       out, pairs)
+
+
+def _hole_keys(measure, aligned) -> list[set]:
+    top = ranked_list(measure, aligned)
+    h = ~top.judged
+    keys = [set() for _ in range(aligned.n_queries)]
+    for q, d in zip(top.q[h].tolist(), aligned.docids(top.row[h])):
+        keys[q].add(d)
+    return keys
+
+
+def pair_flip(measure, a: RunHoles, b: RunHoles) -> PairFlip:
+    """The interval of mean(A) - mean(B) over the grades of both runs' holes.
+
+    Exact for nDCG (ideal=judged) and DCG: both runs share one ideal, so per query
+    (w_A DCG_A - w_B DCG_B) / IDCG (w = 1/queries of the run) is again linear over IDCG,
+    and :func:`ndcg_extreme` solves it with signed hole weights. Otherwise conservative:
+    each run is bounded over the union of the two runs' holes (the other run's holes move
+    only its ideal / R), then min A - max B and max A - min B, as if the runs' labels were
+    independent."""
+    mean = (lambda v: float(v.mean()) if len(v) else 0.0)
+    difference = mean(a.score) - mean(b.score)
+    if measure.name == "DCG" or (measure.name == "nDCG" and measure.ideal == "judged"):
+        lo, hi = _exact_pair(measure, a.aligned, b.aligned)
+        return PairFlip(a.name, b.name, difference, lo, hi, exact=True)
+    ka, kb = _hole_keys(measure, a.aligned), _hole_keys(measure, b.aligned)
+    qa = {q: i for i, q in enumerate(a.aligned.qids.tolist())}
+    qb = {q: i for i, q in enumerate(b.aligned.qids.tolist())}
+
+    def extras(keys_self, keys_other, index_other, qids_self):
+        out = np.zeros(len(keys_self), np.int64)
+        for i, q in enumerate(qids_self):
+            j = index_other.get(q)
+            if j is not None:
+                out[i] = len(keys_other[j] - keys_self[i])
+        return out
+
+    ea = extras(ka, kb, qb, a.aligned.qids.tolist())
+    eb = extras(kb, ka, qa, b.aligned.qids.tolist())
+    lo_a, hi_a = bounds(measure, a.aligned, ea) if ea.any() else (a.low, a.high)
+    lo_b, hi_b = bounds(measure, b.aligned, eb) if eb.any() else (b.low, b.high)
+    return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
+
+
+def _exact_pair(measure, A: Aligned, B: Aligned) -> tuple[float, float]:
+    """Exact extremes of mean_A - mean_B for nDCG (ideal=judged) or DCG, summed per query."""
+    M = max_grade(measure, A)
+    values = np.unique(measure.gain(np.arange(M + 1, dtype=np.float64)))
+    k = measure.cutoff
+
+    def per_query(al):
+        top = ranked_list(measure, al)
+        w = measure.discount.divide(np.ones(len(top.q)), top.pos + 1.0)
+        gains = measure.gain(top.grade)
+        docids = al.docids(top.row)
+        j = al.judgments
+        out = {}
+        for qi, qid in enumerate(al.qids.tolist()):
+            s, e = top.offsets[qi], top.offsets[qi + 1]
+            hole = np.isnan(top.grade[s:e])
+            holes = {docids[s + i]: w[s + i] for i in np.flatnonzero(hole)}
+            dfix = float((gains[s:e][~hole] * w[s:e][~hole]).sum())
+            jg = measure.gain(j.grade[j.offsets[qi]:j.offsets[qi + 1]].astype(np.float64))
+            out[qid] = (holes, dfix, jg[jg > 0])
+        return out, max(al.n_queries, 1)
+
+    (qa, na), (qb, nb) = per_query(A), per_query(B)
+    lo = hi = 0.0
+    for qid in set(qa) | set(qb):
+        ha, da, jg = qa.get(qid, ({}, 0.0, None))
+        hb, db, jg_b = qb.get(qid, ({}, 0.0, None))
+        jg = jg if jg is not None else jg_b
+        union = sorted(set(ha) | set(hb))
+        coef = np.array([ha.get(d, 0.0) / na - hb.get(d, 0.0) / nb for d in union])
+        dfix = da / na - db / nb
+        if measure.name == "DCG":
+            hi += dfix + float(np.where(coef > 0, coef * values.max(), coef * values.min()).sum())
+            lo += dfix + float(np.where(coef > 0, coef * values.min(), coef * values.max()).sum())
+            continue
+        L = len(jg) + len(union)
+        disc = measure.discount.divide(np.ones(L), np.arange(1, L + 1, dtype=np.float64))
+        disc[k:] = 0.0
+        lo += ndcg_extreme(coef, dfix, jg, disc, values, "min")
+        hi += ndcg_extreme(coef, dfix, jg, disc, values, "max")
+    return lo, hi

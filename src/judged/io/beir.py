@@ -1,0 +1,71 @@
+"""BEIR dataset folders (Thakur et al., NeurIPS 2021 datasets track).
+
+Layout: ``DIR/corpus.jsonl`` (``{"_id", "title", "text"}`` per line), ``DIR/queries.jsonl``
+(``{"_id", "text"}``) and ``DIR/qrels/<split>.tsv`` (``query-id corpus-id score`` with a
+header). BEIR's own results dict ``{qid: {docid: score}}`` is a run as it is: pass it to
+:func:`judged.evaluate`. BEIR drops documents whose id equals the query id by default
+(``ignore_identical_ids=True``); judged keeps them unless told
+(``evaluate(..., ignore_identical_ids=True)``, ``judged eval --ignore-identical-ids``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ..data import Qrels
+from ..errors import ParseError
+
+
+def qrels_path(folder, split: str = "test") -> str:
+    path = os.path.join(os.fspath(folder), "qrels", f"{split}.tsv")
+    if not os.path.isdir(os.fspath(folder)):
+        raise ParseError(os.fspath(folder), None, "no such BEIR folder")
+    if not os.path.exists(path):
+        splits = sorted(f[:-4] for f in os.listdir(os.path.join(folder, "qrels"))) \
+            if os.path.isdir(os.path.join(folder, "qrels")) else []
+        raise ParseError(path, None, f"no qrels for split {split!r}"
+                                     + (f" (splits here: {', '.join(splits)})" if splits else ""))
+    return path
+
+
+def load_qrels(folder, split: str = "test", on_duplicate: str = "error") -> Qrels:
+    """The qrels of one split of a BEIR folder."""
+    from . import read_qrels
+
+    return read_qrels(qrels_path(folder, split), on_duplicate=on_duplicate)
+
+
+def iter_jsonl(path):
+    try:
+        fh = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        raise ParseError(path, None, "no such file")
+    with fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ParseError(path, lineno, f"invalid JSON: {exc.msg}")
+            if not isinstance(obj, dict) or "_id" not in obj:
+                raise ParseError(path, lineno, 'expected an object with an "_id"')
+            yield obj
+
+
+def load_queries(folder) -> dict[str, str]:
+    """Query id -> query text, from ``DIR/queries.jsonl``."""
+    return {str(o["_id"]): o.get("text", "") for o in iter_jsonl(os.path.join(os.fspath(folder), "queries.jsonl"))}
+
+
+def load_docs(folder, doc_ids=None) -> dict[str, dict]:
+    """Document id -> ``{"title", "text"}`` from ``DIR/corpus.jsonl``; only ``doc_ids``
+    when given (the corpus is streamed, never held whole)."""
+    wanted = None if doc_ids is None else {str(d) for d in doc_ids}
+    out = {}
+    for o in iter_jsonl(os.path.join(os.fspath(folder), "corpus.jsonl")):
+        docid = str(o["_id"])
+        if wanted is None or docid in wanted:
+            out[docid] = {"title": o.get("title", ""), "text": o.get("text", "")}
+    return out

@@ -1,0 +1,55 @@
+"""Query and document texts for the judging app, from any of the sources judged reads.
+
+``source`` is ``irds:<dataset-id>`` (ir_datasets), a BEIR folder (``queries.jsonl``,
+``corpus.jsonl``), a JSON-lines file (``{"_id", "text"[, "title"]}`` per line, BEIR's form)
+or a TSV file (``id<TAB>text``, ir_datasets' and MS MARCO's form).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import ParseError
+from . import beir
+
+
+def read_queries(source) -> dict[str, str]:
+    """Query id -> text."""
+    if isinstance(source, str) and source.startswith("irds:"):
+        from . import irds
+
+        return irds.load_queries(source)
+    path = os.fspath(source)
+    if os.path.isdir(path):
+        return beir.load_queries(path)
+    return {docid: d["text"] for docid, d in _read_file(path).items()}
+
+
+def read_docs(source, doc_ids=None) -> dict[str, dict]:
+    """Document id -> ``{"title", "text"}``, only ``doc_ids`` when given."""
+    if isinstance(source, str) and source.startswith("irds:"):
+        from . import irds
+
+        return irds.load_docs(source, doc_ids)
+    path = os.fspath(source)
+    if os.path.isdir(path):
+        return beir.load_docs(path, doc_ids)
+    docs = _read_file(path)
+    return docs if doc_ids is None else {str(d): docs[str(d)] for d in doc_ids if str(d) in docs}
+
+
+def _read_file(path: str) -> dict[str, dict]:
+    if path.lower().endswith(".jsonl"):
+        return {str(o["_id"]): {"title": o.get("title", ""), "text": o.get("text", "")} for o in beir.iter_jsonl(path)}
+    from .text import read_raw
+
+    raw = read_raw(path)
+    out = {}
+    for lineno, line in enumerate(raw.data.decode("utf-8", errors="replace").split("\n"), start=1):
+        if not line.strip():
+            continue
+        if "\t" not in line:
+            raise ParseError(raw.name, lineno, "expected id<TAB>text")
+        key, text = line.rstrip("\r").split("\t", 1)
+        out[key] = {"title": "", "text": text}
+    return out

@@ -1,0 +1,26 @@
+"""Meta-evaluation: which measure, gain and discount can be trusted on this collection?
+
+* :func:`discriminative_power` — Sakai (SIGIR 2006): a seeded paired test for every pair
+  of runs, the share of pairs significant at alpha and the ASL curve, per measure.
+* :func:`preference_agreement` — Sanderson et al. (SIGIR 2010): how often a measure
+  agrees with side-by-side preferences, where it tells the two rankings apart.
+* :func:`ranking_stability` — Kendall's tau and tau_AP (Yilmaz et al., SIGIR 2008)
+  between system rankings under two qrels, two measures or two conventions.
+* :func:`simulate_discount` — Wang et al. (COLT 2013) on synthetic rankers.
+* :func:`synthetic_collection` — a deterministic multi-run collection to try them on.
+"""
+
+from __future__ import annotations
+
+from .agreement import AgreementResult, preference_agreement, read_preferences
+from .discount import DiscountSimulation, simulate_discount
+from .power import (PowerResult, bootstrap_pvalues, bootstrap_test, discriminative_power, randomization_pvalues,
+                    randomization_test)
+from .scores import ScoreMatrix, score_matrix
+from .stability import StabilityResult, kendall_tau, ranking_stability, tau_ap
+from .synthetic import SyntheticCollection, synthetic_collection, write_collection
+
+__all__ = ["discriminative_power", "PowerResult", "randomization_test", "randomization_pvalues", "bootstrap_test",
+           "bootstrap_pvalues", "preference_agreement", "read_preferences", "AgreementResult", "ranking_stability",
+           "StabilityResult", "kendall_tau", "tau_ap", "simulate_discount", "DiscountSimulation", "score_matrix",
+           "ScoreMatrix", "synthetic_collection", "SyntheticCollection", "write_collection"]

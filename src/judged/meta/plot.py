@@ -1,0 +1,28 @@
+"""matplotlib on the Agg backend (no display), and saving with typed errors."""
+
+from __future__ import annotations
+
+from ..errors import JudgedError
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend, or a clear error when it is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise JudgedError("plotting needs matplotlib: pip install 'judged[meta]'")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save(fig, path) -> None:
+    """Write the figure (format from the file's suffix: png, svg, pdf, ...) and close it."""
+    plt = pyplot()
+    try:
+        fig.savefig(path)
+    except (OSError, ValueError) as exc:
+        raise JudgedError(f"cannot write plot {path}: {exc}")
+    finally:
+        plt.close(fig)

@@ -1,0 +1,67 @@
+"""Score matrices shared by the meta-evaluation tools: one row per run, one column per query.
+
+Paired comparisons need every run scored on the same queries, so the matrix keeps the
+queries every run was evaluated on (with ``complete=True`` that is every qrels query) and
+says how many it dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import JudgedError
+
+
+@dataclass
+class ScoreMatrix:
+    """Per-query scores of several runs under several measures, on common queries.
+
+    ``values[measure]`` is a ``(len(runs), len(qids))`` array; ``conventions[measure]``
+    the measure's canonical convention string.
+    """
+
+    runs: list
+    qids: list
+    values: dict
+    conventions: dict
+    dropped_queries: int = 0
+
+    def means(self, measure: str) -> np.ndarray:
+        return self.values[measure].mean(axis=1)
+
+
+def score_matrix(qrels, runs, measures, **conventions) -> ScoreMatrix:
+    """Evaluate ``runs`` once (see :func:`judged.evaluate`) and stack per-query values
+    on the queries every run was evaluated on."""
+    from ..evaluation import evaluate
+
+    result = evaluate(qrels, runs, list(measures), **conventions)
+    return matrix_from_result(result)
+
+
+def matrix_from_result(result) -> ScoreMatrix:
+    names = list(result.runs)
+    if not names:
+        raise JudgedError("no runs given")
+    sets = [set(result.runs[n].qids.tolist()) for n in names]
+    union = set().union(*sets)
+    common = sorted(set.intersection(*sets))
+    if not common:
+        raise JudgedError("the runs share no evaluated query")
+    values = {}
+    for given in result.measures:
+        rows = []
+        for n in names:
+            rr = result.runs[n]
+            at = {q: i for i, q in enumerate(rr.qids.tolist())}
+            rows.append(rr.values[given][[at[q] for q in common]])
+        values[given] = np.vstack(rows).astype(np.float64)
+    return ScoreMatrix(names, common, values, dict(result.conventions), len(union) - len(common))
+
+
+def run_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (i, j), i < j, of every unordered pair of n runs."""
+    i, j = np.triu_indices(n, k=1)
+    return i, j

@@ -1,0 +1,88 @@
+"""judged.calc_aggregate / judged.iter_calc against real ir_measures, where conventions match."""
+
+from collections import namedtuple
+
+import pandas as pd
+import pytest
+
+import judged
+from collections_gen import random_collection
+
+ir_measures = pytest.importorskip("ir_measures")
+from ir_measures import AP, NumRel, NumRelRet, NumRet, P, R, RR, Bpref, Judged, Rprec, Success, nDCG  # noqa: E402
+
+MEASURES = [nDCG@10, nDCG@5, nDCG, AP, AP@10, P@5, P(rel=2)@10, R@20, RR, Rprec, Bpref, Success@5,
+            NumRet, NumRelRet, AP(rel=2)]
+
+
+def ours_and_theirs(qrels, run, measures=MEASURES, **conventions):
+    return judged.calc_aggregate(measures, qrels, run, **conventions), ir_measures.calc_aggregate(measures, qrels, run)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_aggregates_match_when_missing_queries_count_as_zero(seed):
+    # ir_measures scores a qrels query that the run lacks as 0: judged's complete=True
+    qrels, run = random_collection(seed)
+    ours, theirs = ours_and_theirs(qrels, run, complete=True)
+    assert set(ours) == set(theirs)
+    for m in MEASURES:
+        assert ours[m] == pytest.approx(theirs[m], abs=1e-9), str(m)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_per_query_values_match(seed):
+    qrels, run = random_collection(seed)
+    ours = {(m.query_id, str(m.measure)): m.value for m in judged.iter_calc(MEASURES, qrels, run, complete=True)}
+    theirs = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(MEASURES, qrels, run)}
+    assert set(ours) == set(theirs)
+    for key, value in theirs.items():
+        assert ours[key] == pytest.approx(value, abs=1e-9), key
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_judged_at_k_matches_without_ties(seed):
+    # ir_measures' Judged provider orders tied scores its own way; without ties the two agree
+    qrels, run = random_collection(seed)
+    run = {q: {d: s + i / 1024 for i, (d, s) in enumerate(ds.items())} for q, ds in run.items()}
+    ours, theirs = ours_and_theirs(qrels, run, [Judged@10, Judged@3], complete=True)
+    assert ours[Judged@10] == pytest.approx(theirs[Judged@10], abs=1e-9)
+    assert ours[Judged@3] == pytest.approx(theirs[Judged@3], abs=1e-9)
+
+
+def test_default_mean_is_over_queries_in_both_and_says_so():
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    run = {"q1": {"a": 1.0}}
+    assert ir_measures.calc_aggregate([nDCG@10], qrels, run)[nDCG@10] == 0.5
+    assert judged.calc_aggregate([nDCG@10], qrels, run)[nDCG@10] == 1.0
+    assert judged.calc_aggregate([nDCG@10], qrels, run, complete=True)[nDCG@10] == 0.5
+
+
+def test_input_forms_strings_dataframes_namedtuples():
+    qrels, run = random_collection(3)
+    expected = judged.calc_aggregate(["nDCG@10", "AP"], qrels, run)
+    qdf = pd.DataFrame([(q, d, g) for q, ds in qrels.items() for d, g in ds.items()],
+                       columns=["query_id", "doc_id", "relevance"])
+    rdf = pd.DataFrame([(q, d, s) for q, ds in run.items() for d, s in ds.items()],
+                       columns=["query_id", "doc_id", "score"])
+    assert judged.calc_aggregate(["nDCG@10", "AP"], qdf, rdf) == expected
+    Qrel = namedtuple("Qrel", "query_id doc_id relevance iteration")
+    ScoredDoc = namedtuple("ScoredDoc", "query_id doc_id score")
+    qrecs = (Qrel(*row, "0") for row in qdf.itertuples(index=False))
+    rrecs = (ScoredDoc(*row) for row in rdf.itertuples(index=False))
+    assert judged.calc_aggregate(["nDCG@10", "AP"], qrecs, rrecs) == expected
+    # ir_measures' own namedtuples, read with its own reader
+    irm_qrels = [ir_measures.Qrel(*row, "0") for row in qdf.itertuples(index=False)]
+    assert judged.calc_aggregate([nDCG@10], irm_qrels, run)[nDCG@10] == expected["nDCG@10"]
+
+
+def test_iter_calc_yields_metrics_keyed_by_the_measure_given():
+    metrics = list(judged.iter_calc([nDCG@10, "RR"], {"q": {"a": 1}}, {"q": {"b": 2.0, "a": 1.0}}))
+    assert [(m.query_id, m.measure, m.value) for m in metrics] == [("q", nDCG@10, pytest.approx(0.6309, abs=1e-4)),
+                                                                 ("q", "RR", 0.5)]
+    assert metrics[0]._fields == ("query_id", "measure", "value")
+
+
+def test_numret_rel_is_ir_measures_spelling_of_numrelret():
+    assert str(NumRelRet) == "NumRet(rel=1)"
+    assert judged.Measure.parse("NumRet(rel=1)") == judged.Measure.parse("NumRelRet")
+    assert NumRel in judged.calc_aggregate([NumRel], {"q": {"a": 1}}, {"q": {"a": 1.0}})

@@ -1,0 +1,231 @@
+"""Bounds over the holes' grades, checked against brute force (every assignment)."""
+
+from dataclasses import replace
+from itertools import product
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from judged.evaluation import evaluate
+from judged.align import align
+from judged.errors import MeasureError
+from judged.holes import _replicate, bounds, fill, ndcg_extreme, ranked_list
+from judged.io import read_qrels, read_run
+from judged.measures import Measure
+
+
+def brute_force(measure, qrels, run, extras=0, maxgrade=None):
+    """min and max of the zero-filled measure over every grade of every hole (and extras)."""
+    m = Measure.parse(measure)
+    a = align(read_qrels(qrels), read_run(run))
+    M = maxgrade if maxgrade is not None else int(max(a.qrels.grade.max(), 0))
+    top = a.ranked  # the whole ranking (ideal=retrieved reads it); holes only in the measure's top k
+    holes = np.flatnonzero(np.isnan(top.grade) & (top.pos < (m.cutoff or len(top.pos) + 1)))
+    n = len(holes) + extras
+    combos = np.array(list(product(range(M + 1), repeat=n)), dtype=np.float64).reshape(-1, n) if n else np.zeros((1, 0))
+    stacked, stop = _replicate(a, top, len(combos))
+    grade = stop.grade.copy()
+    idx = (np.arange(len(combos))[:, None] * len(top.q) + holes[None, :]).ravel()
+    grade[idx] = combos[:, : len(holes)].ravel()
+    eq = np.repeat(np.arange(len(combos)), extras)
+    eg = combos[:, len(holes):].ravel()
+    vals = m.compute(fill(stacked, stop, grade, eq, eg))
+    return vals.min(), vals.max()
+
+
+labels = st.one_of(st.none(), st.integers(0, 3))  # None: a hole
+
+
+@st.composite
+def one_query(draw, max_k=6):
+    k = draw(st.integers(1, max_k))
+    ranked = draw(st.lists(labels, min_size=0, max_size=k + 2))
+    unretrieved = draw(st.lists(st.integers(0, 3), max_size=3))
+    qrels = {f"d{i}": g for i, g in enumerate(ranked) if g is not None}
+    qrels.update({f"u{i}": g for i, g in enumerate(unretrieved)})
+    if not qrels:
+        qrels = {"u-none": 0}
+    run = {f"d{i}": float(100 - i) for i in range(len(ranked))} or {"x": 1.0}
+    return k, {"q": qrels}, {"q": run}
+
+
+@settings(max_examples=120, deadline=None)
+@given(one_query(), st.sampled_from(["nDCG", "nDCG(gain=exp)", "AP", "P", "RR", "DCG", "R", "Success"]),
+       st.integers(0, 2))
+def test_bounds_equal_brute_force(case, family, extras):
+    k, qrels, run = case
+    measure = f"{family}@{k}"
+    holes = sum(1 for d in run["q"] if d not in qrels["q"] and d.startswith("d") and int(d[1:]) < k)
+    if holes + extras > 6:
+        extras = 0
+    a = align(read_qrels(qrels), read_run(run))
+    lo, hi = bounds(measure, a, np.array([extras]))
+    blo, bhi = brute_force(measure, qrels, run, extras)
+    assert lo[0] == pytest.approx(blo, abs=1e-9)
+    assert hi[0] == pytest.approx(bhi, abs=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(one_query(max_k=5), st.integers(0, 4))
+def test_maxgrade_parameter(case, maxgrade):
+    k, qrels, run = case
+    m = f"nDCG(unjudged=max,maxgrade={maxgrade})@{k}"
+    hi = evaluate(qrels, run, [m]).runs["run"].values[m][0]
+    assert hi == pytest.approx(brute_force(f"nDCG@{k}", qrels, run, maxgrade=maxgrade)[1], abs=1e-9)
+
+
+def test_min_can_lie_below_the_zero_filled_score():
+    # a judged 3 at rank 1, three judged 0s, a hole at rank 5: zero-filled nDCG@5 = 1; the
+    # hole labelled 3 adds 3/log2(6) to DCG but 3/log2(3) to IDCG, and the score drops to 0.850
+    qrels = {"q": {"a": 3, "b": 0, "c": 0, "d": 0}}
+    run = {"q": {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0, "hole": 1.0}}
+    r = evaluate(qrels, run, ["nDCG@5", "nDCG(unjudged=min)@5", "nDCG(unjudged=max)@5"]).mean()
+    assert r.loc["run", "nDCG@5"] == 1.0
+    # min: hole = 3 -> DCG = 3 + 3/log2(6), IDCG = 3 + 3/log2(3)
+    expected = (3 + 3 / np.log2(6)) / (3 + 3 / np.log2(3))
+    assert r.loc["run", "nDCG(unjudged=min)@5"] == pytest.approx(expected, abs=1e-12)
+    assert r.loc["run", "nDCG(unjudged=min)@5"] < r.loc["run", "nDCG@5"]
+    assert r.loc["run", "nDCG(unjudged=max)@5"] == 1.0
+
+
+def test_max_can_need_an_intermediate_grade():
+    """The max is not always at holes in {0, maxgrade} (a witness found by random search):
+    ranked grades 1, 2, hole, 2, 3 at k=5. A 3 at rank 3 lifts IDCG too much; a 2 is best."""
+    qrels = {"q": {"a": 1, "b": 2, "d": 2, "e": 3}}
+    run = {"q": {"a": 5.0, "b": 4.0, "hole": 3.0, "d": 2.0, "e": 1.0}}
+    hi = evaluate(qrels, run, ["nDCG(unjudged=max)@5"]).mean().iloc[0, 0]
+    by_grade = [evaluate({"q": {**qrels["q"], "hole": g}}, run, ["nDCG@5"]).mean().iloc[0, 0]
+                for g in range(4)]
+    assert hi == pytest.approx(max(by_grade), abs=1e-12) == pytest.approx(0.8116310199, abs=1e-9)
+    assert int(np.argmax(by_grade)) == 2 and by_grade[2] > max(by_grade[0], by_grade[3])
+
+
+@settings(max_examples=80, deadline=None)
+@given(one_query())
+def test_min_needs_only_the_endpoint_grades(case):
+    """nDCG is quasi-concave in one hole's gain (linear over convex IDCG), so the minimum
+    puts every hole at gain 0 or the top gain."""
+    k, qrels, run = case
+    a = align(read_qrels(qrels), read_run(run))
+    lo_all = bounds(f"nDCG(maxgrade=3,unjudged=min)@{k}", a)[0]
+    blo, _ = brute_force(f"nDCG@{k}", qrels, run, maxgrade=3)
+    assert lo_all[0] == pytest.approx(blo, abs=1e-9)
+    m = Measure.parse(f"nDCG@{k}")
+    top = ranked_list(m, a)
+    g = top.grade
+    hw = [1 / np.log2(p + 2) for p, x in zip(top.pos, g) if np.isnan(x)]
+    judged_g = read_qrels(qrels).grade.astype(float)
+    dfix = sum(x / np.log2(p + 2) for p, x in zip(top.pos, g) if not np.isnan(x))
+    disc = np.array([1 / np.log2(i + 2) if i < k else 0 for i in range(len(judged_g) + len(hw))])
+    ends = ndcg_extreme(hw, dfix, judged_g[judged_g > 0], disc, np.array([0.0, 3.0]), "min")
+    assert ends == pytest.approx(blo, abs=1e-9)
+
+
+def test_twenty_holes_at_k20():
+    # 20 holes at k=20, grades 0..3: 4^20 assignments, solved by the DP without enumerating
+    run = {"q": {f"h{i}": float(100 - i) for i in range(20)}}
+    qrels = {"q": {"r1": 3, "r2": 1, "n": 0}}
+    r = evaluate(qrels, run, ["nDCG(unjudged=min)@20", "nDCG(unjudged=max)@20"]).mean()
+    # max: every hole a 3 -> the ranking is ideal (the judged 3 and 1 fall below rank 20)
+    assert r.loc["run", "nDCG(unjudged=max)@20"] == pytest.approx(1.0)
+    # min: every hole 0 -> DCG 0 with IDCG > 0
+    assert r.loc["run", "nDCG(unjudged=min)@20"] == 0.0
+
+
+def test_measure_strings_and_conventions():
+    m = Measure.parse("nDCG(unjudged=max,maxgrade=2)@10")
+    assert str(m) == "nDCG(unjudged=max,maxgrade=2)@10"
+    assert "unjudged=max(grades=0..2,ideal-recomputed)" in m.convention()
+    assert "grades=0..qrels-max" in Measure.parse("AP(unjudged=min)").convention()
+    with pytest.raises(MeasureError):
+        Measure.parse("Bpref(unjudged=min)")
+    with pytest.raises(MeasureError):
+        Measure.parse("Rprec(unjudged=max)")
+    with pytest.raises(MeasureError):
+        Measure.parse("nDCG(unjudged=max)")  # needs a cutoff
+    with pytest.raises(MeasureError):
+        Measure.parse("nDCG(maxgrade=2)@10")  # maxgrade without min/max
+
+
+def test_ap_is_not_monotone_in_a_hole():
+    # one relevant judged at rank 1; a hole at rank 10 labelled relevant raises R to 2:
+    # AP = (1 + 2/10) / 2 = 0.6 < 1, so AP's minimum is below the zero-filled AP
+    run = {"q": {f"d{i}": float(100 - i) for i in range(10)}}
+    qrels = {"q": {"d0": 1, **{f"d{i}": 0 for i in range(1, 9)}}}
+    r = evaluate(qrels, run, ["AP", "AP(unjudged=min)", "AP(unjudged=max)"]).mean()
+    assert r.loc["run", "AP"] == 1.0
+    assert r.loc["run", "AP(unjudged=min)"] == pytest.approx(0.6)
+    assert r.loc["run", "AP(unjudged=max)"] == 1.0
+
+
+def brute_force_pair(measure, qrels, run_a, run_b, maxgrade):
+    """min and max of mean(A) - mean(B) over one grade per hole of either run (shared)."""
+    m = Measure.parse(measure)
+    q = read_qrels(qrels)
+    aligned = [align(q, read_run(r)) for r in (run_a, run_b)]
+    holes = {}
+    for a in aligned:
+        top = ranked_list(m, a)
+        for row in np.flatnonzero(np.isnan(top.grade)):
+            holes.setdefault(a.docids(top.row[[row]])[0], None)
+    union = sorted(holes)
+    combos = np.array(list(product(range(maxgrade + 1), repeat=len(union))), dtype=np.float64).reshape(-1, len(union)) \
+        if union else np.zeros((1, 0))
+    means = []
+    for a in aligned:
+        top = ranked_list(m, a)
+        stacked, stop = _replicate(a, top, len(combos))
+        grade = stop.grade.copy()
+        docs = a.docids(top.row)
+        eq, eg = [], []
+        for u, d in enumerate(union):
+            rows = [i for i, x in enumerate(docs) if x == d and np.isnan(top.grade[i])]
+            if rows:
+                grade[np.arange(len(combos)) * len(top.q) + rows[0]] = combos[:, u]
+            else:  # judged elsewhere: only the ideal / R see it
+                eq.append(np.arange(len(combos)) * a.n_queries + 0)
+                eg.append(combos[:, u])
+        eq = np.concatenate(eq) if eq else None
+        eg = np.concatenate(eg) if eg else None
+        means.append(m.compute(fill(stacked, stop, grade, eq, eg)).reshape(len(combos), -1).mean(axis=1))
+    d = means[0] - means[1]
+    return d.min(), d.max()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.lists(labels, max_size=5), st.lists(labels, max_size=5),
+       st.sampled_from(["nDCG", "DCG", "AP", "P", "RR"]), st.integers(1, 3))
+def test_pair_interval_against_brute_force(k, ranked_a, ranked_b, family, maxgrade):
+    from judged.holes import RunHoles, pair_flip
+
+    # two runs over one shared document space: d0..d6; None = a hole (same docid = same hole)
+    grades = {}
+    for i, g in enumerate(ranked_a + ranked_b):
+        grades.setdefault(f"d{i % 7}", g)
+    qrels = {"q": {d: g for d, g in grades.items() if g is not None} or {"other": 1}}
+    run_a = {"q": {f"d{i % 7}": float(10 - i) for i in range(len(ranked_a))} or {"x": 1.0}}
+    run_b = {"q": {f"d{(i + len(ranked_a)) % 7}": float(10 - i) for i in range(len(ranked_b))} or {"x": 1.0}}
+    measure = replace(Measure.parse(f"{family}@{k}"), maxgrade=maxgrade)
+    runs = []
+    for name, r in (("A", run_a), ("B", run_b)):
+        a = align(read_qrels(qrels), read_run(r))
+        lo, hi = bounds(measure, a)
+        runs.append(RunHoles(name, a, None, None, measure.compute(a), lo, hi, None, (0, 0)))
+    p = pair_flip(measure, *runs)
+    blo, bhi = brute_force_pair(f"{family}@{k}", qrels, run_a, run_b, maxgrade)
+    if p.exact:
+        assert (p.low, p.high) == (pytest.approx(blo, abs=1e-9), pytest.approx(bhi, abs=1e-9))
+    else:
+        assert p.low <= blo + 1e-9 and bhi <= p.high + 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(one_query(), st.sampled_from(["nDCG(ideal=retrieved)", "nDCG(discount=reciprocal)", "AP(rel=2)", "P(rel=2)"]))
+def test_other_conventions_against_brute_force(case, family):
+    k, qrels, run = case
+    measure = f"{family}@{k}"
+    lo, hi = bounds(measure, align(read_qrels(qrels), read_run(run)))
+    blo, bhi = brute_force(measure, qrels, run)
+    assert (lo[0], hi[0]) == (pytest.approx(blo, abs=1e-9), pytest.approx(bhi, abs=1e-9))

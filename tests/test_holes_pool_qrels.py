@@ -1,0 +1,363 @@
+"""Seeing holes, pooling them, merging new labels, diffing versions, and the flip."""
+
+import json
+
+import pytest
+
+from judged.cli import main
+from judged.demo import holes_story
+from judged.evaluation import evaluate
+from judged.holes import holes_report
+from judged.io import read_qrels
+from judged.pool import pool, read_pool
+from judged.qrels_ops import MergeConflict, diff, merge, rejudge
+
+QRELS = {"q1": {"a": 2, "b": 0, "c": 1, "x": 0}, "q2": {"a": 1, "e": 2}}
+# "a" is judged for both queries; "c" only for q1, so c retrieved for q2 is a hole there
+RUN_A = {"q1": {"a": 9.0, "h1": 8.0, "b": 7.0, "h2": 6.0}, "q2": {"c": 9.0, "a": 8.0, "h3": 7.0}}
+RUN_B = {"q1": {"h2": 9.0, "h4": 8.0, "a": 7.0}, "q2": {"e": 9.0, "h3": 8.0}}
+
+
+def write_qrels(path, d):
+    with open(path, "w") as fh:
+        for q, docs in d.items():
+            for doc, g in docs.items():
+                fh.write(f"{q} 0 {doc} {g}\n")
+    return str(path)
+
+
+def write_run(path, d, tag="r"):
+    with open(path, "w") as fh:
+        for q, docs in d.items():
+            for i, (doc, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1]), 1):
+                fh.write(f"{q} Q0 {doc} {i} {s} {tag}\n")
+    return str(path)
+
+
+# ---------------------------------------------------------------------------
+# seeing holes
+
+
+def test_holes_are_counted_per_query():
+    r = holes_report(QRELS, {"A": RUN_A}, k=3, samples=20)
+    holes = r.hole_list()
+    # c is judged for q1 only: in q2's list it is a hole (BEIR's Hole@k would call it judged)
+    assert ("q2", 1, "c") in set(zip(holes.qid, holes["rank"], holes.docid))
+    assert set(zip(holes.qid, holes.docid)) == {("q1", "h1"), ("q2", "c"), ("q2", "h3")}
+    s = r.runs["A"].summary()
+    assert s["holes"] == 3 and s["queries_with_holes"] == 2
+    assert s["judged"] == pytest.approx((2 / 3 + 1 / 3) / 2)
+
+
+def test_negative_grades_nonrelevant_or_unjudged():
+    qrels = {"q": {"a": 1, "n": -1}}
+    run = {"q": {"n": 2.0, "a": 1.0}}
+    default = holes_report(qrels, {"r": run}, k=2, samples=10)
+    as_holes = holes_report(qrels, {"r": run}, k=2, negative="unjudged", samples=10)
+    assert default.runs["r"].summary()["holes"] == 0  # trec_eval: -1 is judged not relevant
+    assert as_holes.runs["r"].summary()["holes"] == 1
+    assert as_holes.runs["r"].summary()["max"] == pytest.approx(1.0)  # n may be a 1 at rank 1
+    assert default.runs["r"].summary()["max"] == default.runs["r"].summary()["score"]
+
+
+def test_estimate_is_between_the_bounds_and_labelled():
+    s = holes_story()
+    r = holes_report(s.qrels, s.runs, k=10, samples=50)
+    d = r.runs["dense"].summary()
+    assert d["min"] <= d["estimate"]["low"] <= d["estimate"]["mean"] <= d["estimate"]["high"] <= d["max"]
+    assert "not a bound" in r.conventions()["estimate"] and "ECIR 2023" in r.conventions()["estimate"]
+
+
+def test_pair_flip_interval_contains_the_truth():
+    s = holes_story()
+    r = holes_report(s.qrels, s.runs, k=10, samples=10)
+    (p,) = r.pairs
+    assert (p.a, p.b) == ("lexical", "dense") and p.can_flip
+    full = evaluate(s.answer_key, s.runs, ["nDCG@10"]).mean()["nDCG@10"]
+    pooled = pool(s.qrels, s.runs, 10)
+    labels = s.assessor([(x.qid, x.docid) for x in pooled.pairs])
+    after = evaluate(merge(read_qrels(s.qrels), [read_qrels(labels)]).qrels, s.runs, ["nDCG@10"]).mean()
+    true_diff = after.loc["lexical", "nDCG@10"] - after.loc["dense", "nDCG@10"]
+    assert p.low <= true_diff <= p.high and true_diff < 0 < p.difference
+    assert full["dense"] > full["lexical"]
+    assert "order can flip" in p.sentence() and p.exact and "exact" in p.sentence()
+    # the conservative construction (AP is bounded that way) also contains the truth
+    ap = holes_report(s.qrels, s.runs, k=10, measure="AP@10", samples=5).pairs[0]
+    true_ap = evaluate(merge(read_qrels(s.qrels), [read_qrels(labels)]).qrels, s.runs, ["AP@10"]).mean()["AP@10"]
+    assert not ap.exact and "conservative" in ap.sentence()
+    assert ap.low <= true_ap["lexical"] - true_ap["dense"] <= ap.high
+
+
+def test_pair_cannot_flip_when_no_holes_can_close_the_gap():
+    qrels = {"q": {"a": 1, "b": 0}}
+    r = holes_report(qrels, {"good": {"q": {"a": 2.0, "b": 1.0}}, "bad": {"q": {"b": 2.0, "a": 1.0}}}, k=2)
+    (p,) = r.pairs
+    assert not p.can_flip and "order cannot flip" in p.sentence()
+
+
+# ---------------------------------------------------------------------------
+# pooling
+
+
+def test_depth_pool_is_the_unjudged_pairs_in_the_top_k():
+    p = pool(QRELS, {"A": RUN_A, "B": RUN_B}, depth=2)
+    got = {(x.qid, x.docid): (x.best_rank, x.runs) for x in p.pairs}
+    assert got == {("q1", "h1"): (2, ["A"]), ("q1", "h2"): (1, ["B"]), ("q1", "h4"): (2, ["B"]),
+                   ("q2", "c"): (1, ["A"]), ("q2", "h3"): (2, ["B"])}
+    ranks = [x.best_rank for x in p.pairs]
+    assert ranks == sorted(ranks)  # shallowest first
+
+
+@pytest.mark.parametrize("budget,expected", [(0, 0), (2, 2), (5, 5), (50, 5)])
+def test_budget_gives_exactly_n_pairs(budget, expected):
+    for strategy in ("depth", "impact"):
+        p = pool(QRELS, {"A": RUN_A, "B": RUN_B}, depth=2, budget=budget, strategy=strategy)
+        assert len(p) == expected and p.unjudged == 5
+
+
+def test_depth_budget_takes_the_shallowest():
+    p = pool(QRELS, {"A": RUN_A, "B": RUN_B}, depth=2, budget=2)
+    assert {(x.qid, x.docid) for x in p.pairs} == {("q1", "h2"), ("q2", "c")}
+
+
+def test_impact_prefers_pairs_that_can_move_the_comparison():
+    # h_top sits at rank 1 of run A only; h_deep at rank 10 of both runs (moves neither order)
+    qrels = {"q": {f"j{i}": 0 for i in range(12)} | {"r": 1}}
+    a = {"q": {"h_top": 20.0, **{f"j{i}": 19.0 - i for i in range(8)}, "h_deep": 1.0}}
+    b = {"q": {**{f"j{i}": 19.0 - i for i in range(9)}, "h_deep": 1.0}}
+    p = pool(qrels, {"A": a, "B": b}, depth=10, strategy="impact")
+    assert [x.docid for x in p.pairs] == ["h_top", "h_deep"]
+    assert p.pairs[0].impact > p.pairs[1].impact > 0
+    assert "impact(nDCG@10,maxgrade=1)" in p.header()[0]
+
+
+def test_pool_file_format(tmp_path):
+    q = write_qrels(tmp_path / "qrels.txt", QRELS)
+    ra, rb = write_run(tmp_path / "a.run", RUN_A, "A"), write_run(tmp_path / "b.run", RUN_B, "B")
+    out = tmp_path / "pool.txt"
+    assert main(["pool", q, ra, rb, "--depth", "2", "--budget", "3", "-o", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    header = [x for x in lines if x.startswith("#")]
+    body = [x for x in lines if not x.startswith("#")]
+    assert lines[: len(header)] == header and len(body) == 3
+    for i, line in enumerate(body, 1):
+        qid, docid, priority, best_rank, runs = line.split()
+        assert int(priority) == i and int(best_rank) in (1, 2) and runs
+    assert read_pool(str(out)) == [tuple(x.split()[:2]) for x in body]
+
+
+# ---------------------------------------------------------------------------
+# merging and diffing
+
+
+def test_merge_unions_and_keeps_provenance(tmp_path):
+    base = write_qrels(tmp_path / "base.txt", {"q1": {"a": 2, "b": 0}})
+    new = write_qrels(tmp_path / "new.txt", {"q1": {"a": 2, "h": 1}, "q2": {"z": 0}})
+    out = tmp_path / "out.txt"
+    assert main(["qrels", "merge", base, new, "-o", str(out), "--assessor", "alice", "--time", "2026-11-29"]) == 0
+    assert out.read_text().splitlines() == ["q1 0 a 2", "q1 0 b 0", "q1 0 h 1", "q2 0 z 0"]
+    side = (tmp_path / "out.txt.provenance.tsv").read_text().splitlines()
+    assert side[0].startswith("# input") and "sha256=" in side[0]
+    rows = [x.split("\t") for x in side if not x.startswith("#")]
+    assert rows[0] == ["qid", "docid", "grade", "source", "assessor", "time", "replaced"]
+    prov = {(r[0], r[1]): r[3:6] for r in rows[1:]}
+    assert prov[("q1", "a")] == [base, "", ""]  # judged identically: the base keeps it
+    assert prov[("q1", "h")] == [new, "alice", "2026-11-29"]
+    # a chained merge keeps the earlier provenance
+    more = write_qrels(tmp_path / "more.txt", {"q3": {"y": 3}})
+    out2 = tmp_path / "out2.txt"
+    assert main(["qrels", "merge", str(out), more, "-o", str(out2)]) == 0
+    rows2 = [x.split("\t") for x in (tmp_path / "out2.txt.provenance.tsv").read_text().splitlines()
+             if not x.startswith("#")]
+    assert {(r[0], r[1]): r[3:6] for r in rows2[1:]}[("q1", "h")] == [new, "alice", "2026-11-29"]
+
+
+def test_merge_conflicts_are_listed_and_refused(tmp_path, capsys):
+    base = write_qrels(tmp_path / "base.txt", {"q1": {"a": 2, "b": 0}})
+    new = write_qrels(tmp_path / "new.txt", {"q1": {"a": 0, "b": 1, "c": 1}})
+    out = tmp_path / "out.txt"
+    assert main(["qrels", "merge", base, new, "-o", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[:2] == [f"conflict: query q1 docid a: 2 in {base} but 0 in {new}",
+                       f"conflict: query q1 docid b: 0 in {base} but 1 in {new}"]
+    assert err[-1].startswith("judged: error: 2 conflicting judgment(s)") and len(err) == 3
+    assert not out.exists()
+    with pytest.raises(MergeConflict):
+        merge(base, [new])
+    m = merge(base, [new], prefer="new")
+    assert dict(zip(m.qrels.docid.to_pylist(), m.qrels.grade.tolist())) == {"a": 0, "b": 1, "c": 1}
+    assert [r["replaced"] for r in m.provenance[:2]] == [f"2@{base}", f"0@{base}"]
+    m = merge(base, [new], prefer="base")
+    assert dict(zip(m.qrels.docid.to_pylist(), m.qrels.grade.tolist())) == {"a": 2, "b": 0, "c": 1}
+    assert [c["kept"] for c in m.conflicts] == [2, 0]
+
+
+def test_diff_counts_added_removed_changed(tmp_path, capsys):
+    a = write_qrels(tmp_path / "a.txt", {"q1": {"x": 1, "y": 0}, "q2": {"z": 2}})
+    b = write_qrels(tmp_path / "b.txt", {"q1": {"x": 2, "w": 1}, "q2": {"z": 2}, "q3": {"v": 0}})
+    d = diff(a, b)
+    assert d.added == [("q1", "w", 1), ("q3", "v", 0)]
+    assert d.removed == [("q1", "y", 0)]
+    assert d.changed == [("q1", "x", 1, 2)]
+    assert d.per_query() == {"q1": {"added": 1, "removed": 1, "changed": 1}, "q3": {"added": 1, "removed": 0, "changed": 0}}
+    assert main(["qrels", "diff", a, b, "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    import hashlib
+    assert out["a"]["sha256"] == hashlib.sha256(open(a, "rb").read()).hexdigest()
+    assert (out["added"], out["removed"], out["changed"]) == (2, 1, 1)
+    assert main(["qrels", "diff", a, a]) == 0
+    assert "no differences" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------
+# the flip, end to end
+
+
+def test_the_flip_through_the_cli(tmp_path, capsys):
+    s = holes_story()
+    s.write(tmp_path)
+    q, lex, den = (str(tmp_path / n) for n in ("qrels.txt", "lexical.run", "dense.run"))
+    pool_file, labels, v2 = tmp_path / "pool.txt", tmp_path / "labels.txt", tmp_path / "v2.txt"
+    assert main(["pool", q, lex, den, "--depth", "10", "-o", str(pool_file)]) == 0
+    key = {(a, d): g for a, docs in s.answer_key.items() for d, g in docs.items()}
+    labels.write_text("".join(f"{a} 0 {d} {key[(a, d)]}\n" for a, d in read_pool(str(pool_file))))
+    assert main(["qrels", "merge", q, str(labels), "-o", str(v2), "--assessor", "sim"]) == 0
+    capsys.readouterr()
+    assert main(["rejudge", "--qrels", q, "--qrels", str(v2), lex, den, "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["order"] == [[lex, den], [den, lex]]
+    assert report["flipped"] == [{"pair": sorted([lex, den]), "before": f"{lex} > {den}", "after": f"{den} > {lex}"}]
+    assert report["runs"][den]["judged"][1] == 1.0 > report["runs"][den]["judged"][0]
+    # after judging, nothing left to bound: min = max for both runs
+    assert main(["holes", str(v2), lex, den, "--format", "json", "--samples", "5"]) == 0
+    h = json.loads(capsys.readouterr().out)
+    assert all(r["holes"] == 0 and r["min"] == r["max"] for r in h["runs"].values())
+    assert h["pairs"][0]["can_flip"] is False
+
+
+def test_rejudge_needs_two_versions(tmp_path, capsys):
+    q = write_qrels(tmp_path / "q.txt", QRELS)
+    r = write_run(tmp_path / "a.run", RUN_A)
+    assert main(["rejudge", "--qrels", q, r]) == 2
+    assert capsys.readouterr().err.strip() == "judged: error: a rejudging report needs two or more qrels versions"
+    report = rejudge([q, q], [r])
+    assert report.flips() == [] and report.order(0) == [r]
+
+
+# ---------------------------------------------------------------------------
+# CLI: output and one-line errors
+
+
+def test_holes_cli_table_list_and_json(tmp_path, capsys):
+    q = write_qrels(tmp_path / "q.txt", QRELS)
+    ra, rb = write_run(tmp_path / "a.run", RUN_A), write_run(tmp_path / "b.run", RUN_B)
+    assert main(["holes", q, ra, rb, "-k", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "Judged@2" in out and "order can" in out and "not a bound" in out
+    assert main(["holes", q, ra, "-k", "3", "--list"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"{ra} q1 2 h1", f"{ra} q2 1 c", f"{ra} q2 3 h3"]
+    assert main(["holes", q, ra, rb, "-k", "2", "-m", "AP@2", "--format", "json", "--list"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["measure"] == "AP@2" and len(d["pairs"]) == 1 and d["holes"][0]["run"] == ra
+    assert set(d["runs"][ra]) >= {"judged", "holes", "queries_with_holes", "share_queries_with_holes", "score",
+                                  "min", "max", "estimate", "worst"}
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["holes", "{q}", "{r}", "-m", "Bpref"], "judged: error: bounds are defined for nDCG, DCG, P, R, RR, AP, Success, not Bpref"),
+    (["holes", "{q}", "{r}", "-k", "0"], "judged: error: -k must be a positive integer, got 0"),
+    (["holes", "{q}", "missing.run"], "judged: error: missing.run: no such file"),
+    (["pool", "{q}", "{r}", "--depth", "0", "-o", "-"], "judged: error: --depth must be a positive integer, got 0"),
+    (["pool", "{q}", "{r}", "--depth", "3", "--budget", "-1", "-o", "-"], "judged: error: --budget must be 0 or more, got -1"),
+    (["eval", "{q}", "{r}", "-m", "nDCG(unjudged=max)"],
+     "judged: error: unjudged=max bounds the top k: give a cutoff, e.g. nDCG(unjudged=max)@10"),
+])
+def test_cli_errors_are_one_line(tmp_path, monkeypatch, capsys, argv, message):
+    q = write_qrels(tmp_path / "q.txt", QRELS)
+    r = write_run(tmp_path / "a.run", RUN_A)
+    monkeypatch.chdir(tmp_path)
+    assert main([a.format(q=q, r=r) for a in argv]) == 2
+    assert capsys.readouterr().err.strip() == message
+
+
+def test_eval_accepts_bound_measures(tmp_path, capsys):
+    q = write_qrels(tmp_path / "q.txt", QRELS)
+    r = write_run(tmp_path / "a.run", RUN_A)
+    assert main(["eval", q, r, "-m", "nDCG@3", "-m", "nDCG(unjudged=min)@3", "-m", "nDCG(unjudged=max)@3",
+                 "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    mean = d["runs"][r]["mean"]
+    assert mean["nDCG(unjudged=min)@3"] <= mean["nDCG@3"] <= mean["nDCG(unjudged=max)@3"]
+    assert "ideal-recomputed" in d["measures"]["nDCG(unjudged=max)@3"]
+
+
+def test_demo_tells_the_holes_story(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    for text in ["5. Holes", "lexical vs dense: order can flip", "6. Pool the holes", "simulated assessor",
+                 "order under before: lexical > dense", "order under after: dense > lexical",
+                 "1. One ranking"]:
+        assert text in out
+
+
+def test_estimate_is_deterministic_and_exact_without_holes():
+    s = holes_story()
+    one = holes_report(s.qrels, s.runs, k=10, samples=30, seed=3).runs
+    two = holes_report(s.qrels, s.runs, k=10, samples=30, seed=3).runs
+    assert one["dense"].summary()["estimate"] == two["dense"].summary()["estimate"]
+    lex = one["lexical"].summary()
+    assert lex["estimate"]["mean"] == lex["score"] == lex["min"] == lex["max"]
+
+
+def test_negative_unjudged_through_the_cli(tmp_path, capsys):
+    q = write_qrels(tmp_path / "q.txt", {"q": {"a": 1, "n": -1}})
+    r = write_run(tmp_path / "r.run", {"q": {"n": 2.0, "a": 1.0}})
+    assert main(["holes", q, r, "-k", "2", "--list"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["holes", q, r, "-k", "2", "--list", "--negative", "unjudged"]) == 0
+    assert capsys.readouterr().out.split() == [r, "q", "1", "n"]
+    assert main(["pool", q, r, "--depth", "2", "--negative", "unjudged", "-o", "-"]) == 0
+    assert [x.split()[:2] for x in capsys.readouterr().out.splitlines() if not x.startswith("#")] == [["q", "n"]]
+
+
+def test_docs_quote_the_demos_numbers():
+    """docs/holes.md quotes the demo; these are the figures it quotes."""
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[1].joinpath("docs", "holes.md").read_text()
+    s = holes_story()
+    rep = holes_report(s.qrels, s.runs, k=10)
+    d = rep.runs["dense"].summary()
+    (p,) = rep.pairs
+    pooled = pool(s.qrels, s.runs, 10)
+    labels = read_qrels(s.assessor([(x.qid, x.docid) for x in pooled.pairs]))
+    after = merge(read_qrels(s.qrels), [labels]).qrels
+    table = rejudge([read_qrels(s.qrels), after], s.runs)
+    figures = [f"{d['judged']:.3f}", str(d["holes"]), f"{d['queries_with_holes']}/30", f"{d['score']:.4f}",
+               f"{d['max']:.4f}", f"{d['estimate']['mean']:.4f}",
+               f"{d['estimate']['low']:.4f}-{d['estimate']['high']:.4f}", f"[-{abs(p.low):.4f}, +{p.high:.4f}]",
+               f"{table.scores['lexical'][0]:.4f} | 1.000 | {table.scores['lexical'][1]:.4f}",
+               f"{table.scores['dense'][0]:.4f} | 0.860 | {table.scores['dense'][1]:.4f}",
+               f"{int((labels.grade >= 1).sum())} of {len(pooled)} holes relevant"]
+    for f in figures:
+        assert f in doc, f
+
+
+@pytest.mark.parametrize("measure", ["nDCG@5", "AP@10", "P(rel=2)@5"])
+def test_estimate_copies_only_the_judgments_it_needs(monkeypatch, measure):
+    import judged.holes as H
+    from judged.align import align
+
+    s = holes_story()
+    a = align(read_qrels(s.qrels), read_run_dict(s.runs["dense"]))
+    pruned = H.estimate(measure, a, samples=20, seed=1)
+    monkeypatch.setattr(H, "_needed_judgments", lambda m, al: al)
+    full = H.estimate(measure, a, samples=20, seed=1)
+    assert pruned[1] == pytest.approx(full[1], abs=1e-12)
+    assert pruned[0] == pytest.approx(full[0], abs=1e-12)
+
+
+def read_run_dict(d):
+    from judged.io import read_run
+
+    return read_run(d, name="dense")
