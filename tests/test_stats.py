@@ -59,31 +59,40 @@ def test_randomization_agrees_with_exact_enumeration(seed):
     exact = exact_p(d)
     assert stats.randomization_exact(d) == pytest.approx(exact, abs=1e-15)
     m = 20_000
-    p = stats.randomization(d, m, seed)
+    p = stats.randomization_test(d, m, seed)
     # Monte Carlo error: 4 standard errors of a proportion over m draws, plus the +1/(m+1)
     assert abs(p - exact) <= 4 * np.sqrt(exact * (1 - exact) / m) + 1 / (m + 1)
 
 
 def test_randomization_p_is_b_plus_one_over_m_plus_one():
     d = np.full(30, 0.2)  # every flip is less extreme but the identity: p is tiny, never 0
-    p = stats.randomization(d, 10_000, 0)
+    p = stats.randomization_test(d, 10_000, 0)
     assert p * 10_001 == pytest.approx(round(p * 10_001))
     assert 1 / 10_001 <= p < 0.001
-    assert stats.randomization(np.zeros(10), 1000, 0) == 1.0
+    assert stats.randomization_test(np.zeros(10), 1000, 0) == 1.0
 
 
 def test_randomization_is_seeded(pair):
     d = stats.differences(*pair)
-    assert stats.randomization(d, 5000, 7) == stats.randomization(d, 5000, 7)
-    assert stats.randomization(d, 5000, 7) != stats.randomization(d, 5000, 8)
+    assert stats.randomization_test(d, 5000, 7) == stats.randomization_test(d, 5000, 7)
+    assert stats.randomization_test(d, 5000, 7) != stats.randomization_test(d, 5000, 8)
 
 
 def test_bootstrap_close_to_t_test_on_normal_data():
     rng = np.random.default_rng(5)
     d = rng.normal(0.05, 0.2, 80)
-    p_boot = stats.bootstrap(d, 20_000, 1)
+    p_boot = stats.bootstrap_test(d, 20_000, 1)
     p_t = sp.ttest_1samp(d, 0).pvalue
-    assert abs(p_boot - p_t) < 0.03, (p_boot, p_t)
+    assert abs(p_boot - p_t) < 0.02, (p_boot, p_t)
+
+
+def test_blocks_of_draws_give_the_same_p_values(monkeypatch):
+    # memory is bounded by drawing in blocks; the p-values do not depend on the block size
+    d = np.random.default_rng(9).normal(0.02, 0.2, (3, 40))
+    whole = stats.randomization_pvalues(d, 3000, 4), stats.bootstrap_pvalues(d, 3000, 4)
+    monkeypatch.setattr(stats, "_CHUNK", 40 * 7)  # 7 draws per block
+    assert np.array_equal(stats.randomization_pvalues(d, 3000, 4), whole[0])
+    assert np.array_equal(stats.bootstrap_pvalues(d, 3000, 4), whole[1])
 
 
 def test_ci95_matches_scipy(pair):

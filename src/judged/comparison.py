@@ -113,7 +113,8 @@ class Comparison:
         return {"correction": self.correction, "permutations": self.permutations, "seed": self.seed,
                 "tie": f"|difference| <= {stats.TIE:g}", "ci95": stats.CI_METHOD, "effect_size": stats.EFFECT_SIZE,
                 "tests": "two-sided; sign: exact binomial, ties dropped; wilcoxon: zeros dropped; "
-                         "randomization: random sign flips, p=(b+1)/(m+1); bootstrap: null-shifted resampling"}
+                         "randomization: random sign flips, |sum|, p=(b+1)/(m+1); "
+                         "bootstrap: Sakai's studentized, mean-shifted resampling, p=(b+1)/(m+1)"}
 
     def to_dict(self) -> dict:
         """The ``judged compare --format json`` contract."""

@@ -9,11 +9,15 @@ tie: it counts as 0 in every test (dropped by the sign and Wilcoxon tests).
   approximation as scipy chooses.
 * sign test: wins vs losses, ties dropped, exact two-sided binomial with p = 1/2 (scipy).
 * randomization (permutation) test: under the null each query's difference is as
-  likely to have either sign; m random sign flips, statistic |mean|,
+  likely to have either sign; m random sign flips, statistic |sum of d|,
   p = (b + 1) / (m + 1) where b counts draws at least as extreme (Phipson & Smyth 2010).
   Smucker, Allan & Carterette (CIKM 2007) recommend it for IR.
-* bootstrap test: m resamples of the queries with replacement, shifted to the null
-  (Efron & Tibshirani 1993, §16.4; Sakai SIGIR 2006), p = (b + 1) / (m + 1).
+* bootstrap test (Sakai, SIGIR 2006): the differences shifted to mean 0 are resampled
+  with replacement m times; statistic |t| = |mean / (sd/sqrt(n))|; p = (b + 1) / (m + 1).
+
+The randomization and bootstrap tests are vectorised over many pairs of runs at once
+(``*_pvalues``, used by :mod:`judged.meta` for discriminative power) and over blocks of
+draws, so memory stays bounded.
 * 95% confidence interval of the mean difference: Student t interval,
   mean ± t(0.975, n-1) · sd/sqrt(n).
 * effect size: Cohen's d_z = mean(d) / sd(d) (paired; sd with n-1).
@@ -29,6 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import JudgedError
+
 TIE = 1e-12
 TESTS = ("t-test", "wilcoxon", "sign", "randomization", "bootstrap")
 CORRECTIONS = ("holm", "bonferroni", "bh")
@@ -36,15 +42,14 @@ DEFAULT_PERMUTATIONS = 10_000
 DEFAULT_SEED = 0
 CI_METHOD = "student-t 95% interval of the mean difference"
 EFFECT_SIZE = "Cohen's d_z = mean(d) / sd(d), sd with n-1"
-_CHUNK = 2_000_000  # elements of a sign/resample matrix built at once
+_CHUNK = 2_000_000  # floats of a block of draws x queries
+_PAIRS = 256  # pairs of runs per block
 
 
 def _scipy_stats():
     try:
         from scipy import stats
     except ImportError as exc:  # pragma: no cover - scipy is in the 'compare' extra
-        from .errors import JudgedError
-
         raise JudgedError("paired tests need scipy: pip install 'judged[compare]'") from exc
     return stats
 
@@ -84,33 +89,94 @@ def sign_test(d: np.ndarray) -> float:
     return float(_scipy_stats().binomtest(wins, wins + losses, 0.5).pvalue)
 
 
-def _chunks(m: int, n: int):
-    size = max(1, _CHUNK // max(n, 1))
-    for start in range(0, m, size):
-        yield min(size, m - start)
+def randomization_test(diffs: np.ndarray, permutations: int, seed) -> float:
+    """Two-sided paired randomization test of one pair of runs.
+
+    ``diffs`` are the per-query score differences; each of ``permutations`` draws flips
+    the sign of every difference at random (seeded); p = (b + 1) / (m + 1) where b draws
+    have |sum| >= the observed |sum|. Identical runs give p = 1.
+    """
+    return float(randomization_pvalues(np.asarray(diffs, dtype=np.float64)[None, :], permutations, seed)[0])
 
 
-def _exceed(stats: np.ndarray, observed: float, scale: float) -> int:
-    # draws equal to the observed value up to rounding (relative to sum |d|) count as extreme
-    return int((stats >= observed - 1e-10 * scale).sum())
-
-
-def randomization(d: np.ndarray, permutations: int = DEFAULT_PERMUTATIONS, rng=None) -> float:
-    """Two-sided randomization test by random sign flips: p = (b + 1) / (m + 1).
-
-    Each draw keeps or flips every difference with probability 1/2 (one random bit
-    per query); the statistic |sum of signed d| = |2 * kept . d - sum(d)| equals n|mean|."""
-    rng = np.random.default_rng(rng)
-    n = len(d)
-    if n == 0 or not np.any(d):
-        return 1.0
-    total, scale = float(d.sum()), float(np.abs(d).sum())
-    b = 0
-    for size in _chunks(permutations, n):
-        packed = rng.integers(0, 256, size=(size, (n + 7) // 8), dtype=np.uint8)
-        kept = np.unpackbits(packed, axis=1, count=n).astype(np.float64)
-        b += _exceed(np.abs(2.0 * (kept @ d) - total), abs(total), scale)
+def randomization_pvalues(diffs: np.ndarray, permutations: int, seed) -> np.ndarray:
+    """:func:`randomization_test` for every row of ``diffs`` (pairs x queries) at once,
+    all rows sharing the same sign-flip draws (one byte per draw and query; the float
+    signs are made a block of draws at a time)."""
+    diffs = _check(diffs, permutations)
+    rng = np.random.default_rng(seed)
+    coins = rng.integers(0, 2, size=(permutations, diffs.shape[1]), dtype=np.int8)
+    observed = np.abs(diffs.sum(axis=1))
+    slack = 1e-9 * np.maximum(np.abs(diffs).sum(axis=1), 1e-300)  # rounding of equal sums
+    b = np.zeros(len(diffs), dtype=np.int64)
+    for d0, d1 in _blocks(permutations, diffs.shape[1]):
+        signs = coins[d0:d1].astype(np.float64) * 2 - 1
+        for lo in range(0, len(diffs), _PAIRS):
+            flipped = np.abs(signs @ diffs[lo:lo + _PAIRS].T)  # draws x pairs
+            b[lo:lo + _PAIRS] += (flipped >= observed[lo:lo + _PAIRS] - slack[lo:lo + _PAIRS]).sum(axis=0)
     return (b + 1) / (permutations + 1)
+
+
+def bootstrap_test(diffs: np.ndarray, samples: int, seed) -> float:
+    """Two-sided paired bootstrap test of one pair of runs (Sakai 2006): see
+    :func:`bootstrap_pvalues`."""
+    return float(bootstrap_pvalues(np.asarray(diffs, dtype=np.float64)[None, :], samples, seed)[0])
+
+
+def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed) -> np.ndarray:
+    """Sakai's paired bootstrap test for every row of ``diffs`` (pairs x queries).
+
+    t = mean / (sd / sqrt(n)); the differences shifted to mean 0 are resampled with
+    replacement ``samples`` times (the same query draws for every row), and
+    p = (b + 1) / (B + 1) where b resamples have |t*| >= |t|. A zero standard deviation
+    gives t = 0 when the mean is 0 and t = inf otherwise.
+    """
+    diffs = _check(diffs, samples)
+    n = diffs.shape[1]
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n, size=(samples, n))
+    scale = np.maximum(np.abs(diffs).max(axis=1), 1e-300)  # what counts as zero: relative to the data
+    observed = np.abs(_t_stat(diffs.mean(axis=1), diffs.std(axis=1, ddof=1) if n > 1 else 0 * scale, n, scale))
+    centred = diffs - diffs.mean(axis=1, keepdims=True)
+    b = np.zeros(len(diffs), dtype=np.int64)
+    for d0, d1 in _blocks(samples, n):
+        k = d1 - d0
+        counts = np.zeros((k, n))  # how often each query appears in each resample
+        np.add.at(counts, (np.repeat(np.arange(k), n), draws[d0:d1].ravel()), 1.0)
+        for lo in range(0, len(diffs), _PAIRS):
+            block = centred[lo:lo + _PAIRS]
+            mean = (counts @ block.T) / n  # resamples x pairs: resampled means, via query counts
+            square = (counts @ (block ** 2).T) / n
+            sd = np.sqrt(np.maximum(square - mean ** 2, 0.0) * n / (n - 1)) if n > 1 else np.zeros_like(mean)
+            t_star = np.abs(_t_stat(mean, sd, n, scale[lo:lo + _PAIRS]))
+            b[lo:lo + _PAIRS] += (t_star >= observed[lo:lo + _PAIRS] * (1 - 1e-9)).sum(axis=0)
+    return (b + 1) / (samples + 1)
+
+
+def _blocks(draws: int, n: int):
+    """Blocks of draws [d0, d1) of about _CHUNK floats each."""
+    size = max(1, _CHUNK // max(n, 1))
+    for d0 in range(0, draws, size):
+        yield d0, min(draws, d0 + size)
+
+
+def _t_stat(mean, sd, n: int, scale) -> np.ndarray:
+    """mean / (sd / sqrt(n)); 0 when mean and sd are both ~0, inf when only sd is."""
+    tiny = 1e-12 * scale
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / (sd / np.sqrt(n))
+    return np.where(sd <= tiny, np.where(np.abs(mean) <= tiny, 0.0, np.inf), t)
+
+
+def _check(diffs: np.ndarray, samples: int) -> np.ndarray:
+    diffs = np.asarray(diffs, dtype=np.float64)
+    if diffs.ndim != 2 or diffs.shape[1] == 0:
+        raise JudgedError("a paired test needs at least one query")
+    if not np.isfinite(diffs).all():
+        raise JudgedError("per-query differences must be finite numbers")
+    if int(samples) < 1:
+        raise JudgedError(f"the number of samples must be positive, got {samples}")
+    return diffs
 
 
 def randomization_exact(d: np.ndarray) -> float:
@@ -119,25 +185,9 @@ def randomization_exact(d: np.ndarray) -> float:
     n = len(d)
     if n > 20:
         raise ValueError("exact enumeration is for n <= 20")
-    kept = (np.arange(2 ** n)[:, None] >> np.arange(n)[None, :] & 1).astype(np.float64)
-    stats = np.abs(2.0 * (kept @ d) - d.sum())
-    return _exceed(stats, abs(float(d.sum())), float(np.abs(d).sum())) / 2 ** n
-
-
-def bootstrap(d: np.ndarray, permutations: int = DEFAULT_PERMUTATIONS, rng=None) -> float:
-    """Two-sided bootstrap test of mean(d) = 0: resample the null-shifted differences
-    d - mean(d); b counts resampled |mean| >= observed |mean|; p = (b + 1) / (m + 1)."""
-    rng = np.random.default_rng(rng)
-    n = len(d)
-    if n == 0 or not np.any(d):
-        return 1.0
-    observed = abs(d.mean())
-    shifted = d - d.mean()
-    b = 0
-    for size in _chunks(permutations, n):
-        idx = rng.integers(0, n, size=(size, n))
-        b += _exceed(np.abs(shifted[idx].mean(axis=1)), observed, float(np.abs(d).mean()))
-    return (b + 1) / (permutations + 1)
+    signs = (np.arange(2 ** n)[:, None] >> np.arange(n)[None, :] & 1) * 2.0 - 1
+    flipped = np.abs(signs @ d)
+    return int((flipped >= abs(float(d.sum())) - 1e-9 * float(np.abs(d).sum())).sum()) / 2 ** n
 
 
 def ci95(d: np.ndarray) -> tuple[float, float]:
@@ -211,8 +261,10 @@ def paired_test(baseline: np.ndarray, run: np.ndarray, permutations: int = DEFAU
     d = differences(baseline, run)
     digest = hashlib.sha256(np.ascontiguousarray(d).tobytes()).digest()
     ss = np.random.SeedSequence([int(seed), *np.frombuffer(digest[:16], dtype=np.uint32).tolist()])
-    r_rng, b_rng = (np.random.default_rng(s) for s in ss.spawn(2))
+    r_seed, b_seed = ss.spawn(2)
     wins, losses, ties = wins_losses_ties(d)
-    p = {"t-test": paired_t(d), "wilcoxon": wilcoxon(d), "sign": sign_test(d),
-         "randomization": randomization(d, permutations, r_rng), "bootstrap": bootstrap(d, permutations, b_rng)}
+    p = {"t-test": paired_t(d), "wilcoxon": wilcoxon(d), "sign": sign_test(d), "randomization": 1.0, "bootstrap": 1.0}
+    if len(d) and np.any(d):
+        p["randomization"] = randomization_test(d, permutations, r_seed)
+        p["bootstrap"] = bootstrap_test(d, permutations, b_seed)
     return PairedTest(len(d), float(d.mean()) if len(d) else 0.0, ci95(d), wins, losses, ties, effect_size(d), p)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import JudgedError
+from ..stats import bootstrap_pvalues, bootstrap_test, randomization_pvalues, randomization_test  # noqa: F401
 from .scores import ScoreMatrix, run_pairs, score_matrix
 
 TESTS = ("randomization", "bootstrap")
@@ -32,88 +33,6 @@ DEFAULT_SEED = 0
 # nDCG@10 under three discounts and two gains, then the binary measures.
 DEFAULT_MEASURES = ("nDCG@10", "nDCG(gain=exp)@10", "nDCG(discount=reciprocal)@10",
                     "nDCG(discount=power,p=0.5)@10", "P@10", "RR", "AP")
-_CHUNK = 256  # pairs per block: bounds memory at samples x 256 floats
-
-
-def randomization_test(diffs: np.ndarray, permutations: int, seed: int) -> float:
-    """Two-sided paired randomization test of one pair of runs.
-
-    ``diffs`` are the per-query score differences; each of ``permutations`` draws flips
-    the sign of every difference at random (seeded); p = (b + 1) / (m + 1) where b draws
-    have |sum| >= the observed |sum|. Identical runs give p = 1.
-    """
-    return float(randomization_pvalues(np.asarray(diffs, dtype=np.float64)[None, :], permutations, seed)[0])
-
-
-def randomization_pvalues(diffs: np.ndarray, permutations: int, seed: int) -> np.ndarray:
-    """:func:`randomization_test` for every row of ``diffs`` (pairs x queries) at once,
-    all rows sharing the same sign-flip draws."""
-    diffs = _check(diffs, permutations)
-    rng = np.random.default_rng(seed)
-    signs = rng.integers(0, 2, size=(permutations, diffs.shape[1]), dtype=np.int8).astype(np.float64) * 2 - 1
-    observed = np.abs(diffs.sum(axis=1))
-    slack = 1e-9 * np.maximum(np.abs(diffs).sum(axis=1), 1e-300)  # rounding of equal sums
-    out = np.empty(len(diffs))
-    for lo in range(0, len(diffs), _CHUNK):
-        block = diffs[lo:lo + _CHUNK]
-        flipped = np.abs(signs @ block.T)  # permutations x pairs
-        b = (flipped >= observed[lo:lo + _CHUNK] - slack[lo:lo + _CHUNK]).sum(axis=0)
-        out[lo:lo + _CHUNK] = (b + 1) / (permutations + 1)
-    return out
-
-
-def bootstrap_test(diffs: np.ndarray, samples: int, seed: int) -> float:
-    """Two-sided paired bootstrap test of one pair of runs (Sakai 2006): see
-    :func:`bootstrap_pvalues`."""
-    return float(bootstrap_pvalues(np.asarray(diffs, dtype=np.float64)[None, :], samples, seed)[0])
-
-
-def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed: int) -> np.ndarray:
-    """Sakai's paired bootstrap test for every row of ``diffs`` (pairs x queries).
-
-    t = mean / (sd / sqrt(n)); the differences shifted to mean 0 are resampled with
-    replacement ``samples`` times (the same query draws for every row), and
-    p = (b + 1) / (B + 1) where b resamples have |t*| >= |t|. A zero standard deviation
-    gives t = 0 when the mean is 0 and t = inf otherwise.
-    """
-    diffs = _check(diffs, samples)
-    n = diffs.shape[1]
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n, size=(samples, n))
-    counts = np.zeros((samples, n))  # how often each query appears in each resample
-    np.add.at(counts, (np.repeat(np.arange(samples), n), draws.ravel()), 1.0)
-    scale = np.maximum(np.abs(diffs).max(axis=1), 1e-300)  # what counts as zero: relative to the data
-    observed = np.abs(_t_stat(diffs.mean(axis=1), diffs.std(axis=1, ddof=1) if n > 1 else 0 * scale, n, scale))
-    out = np.empty(len(diffs))
-    for lo in range(0, len(diffs), _CHUNK):
-        block = diffs[lo:lo + _CHUNK]
-        centred = block - block.mean(axis=1, keepdims=True)
-        mean = (counts @ centred.T) / n  # samples x pairs: resampled means, via query counts
-        square = (counts @ (centred ** 2).T) / n
-        sd = np.sqrt(np.maximum(square - mean ** 2, 0.0) * n / (n - 1)) if n > 1 else np.zeros_like(mean)
-        t_star = np.abs(_t_stat(mean, sd, n, scale[lo:lo + _CHUNK]))
-        b = (t_star >= observed[lo:lo + _CHUNK] * (1 - 1e-9)).sum(axis=0)
-        out[lo:lo + _CHUNK] = (b + 1) / (samples + 1)
-    return out
-
-
-def _t_stat(mean, sd, n: int, scale) -> np.ndarray:
-    """mean / (sd / sqrt(n)); 0 when mean and sd are both ~0, inf when only sd is."""
-    tiny = 1e-12 * scale
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = mean / (sd / np.sqrt(n))
-    return np.where(sd <= tiny, np.where(np.abs(mean) <= tiny, 0.0, np.inf), t)
-
-
-def _check(diffs: np.ndarray, samples: int) -> np.ndarray:
-    diffs = np.asarray(diffs, dtype=np.float64)
-    if diffs.ndim != 2 or diffs.shape[1] == 0:
-        raise JudgedError("a paired test needs at least one query")
-    if not np.isfinite(diffs).all():
-        raise JudgedError("per-query differences must be finite numbers")
-    if int(samples) < 1:
-        raise JudgedError(f"the number of samples must be positive, got {samples}")
-    return diffs
 
 
 PAIRED_TESTS = {"randomization": randomization_pvalues, "bootstrap": bootstrap_pvalues}
