@@ -131,3 +131,14 @@ def test_judged_compare_is_the_function():
 
     assert callable(judged.compare) and judged.compare.__name__ == "compare"
     assert judged.compare_records.__module__ == "judged.comparison"
+
+
+def test_constant_difference_stays_valid_json():
+    # every query gains exactly 0.5: sd = 0, so d_z is infinite; JSON carries null, not Infinity
+    qrels = {f"q{i}": {"a": 1, "b": 0} for i in range(5)}
+    base = {q: {"b": 2.0, "a": 1.0} for q in qrels}  # RR 1/2
+    new = {q: {"a": 2.0, "b": 1.0} for q in qrels}  # RR 1
+    c = compare(qrels, {"base": base, "new": new}, ["RR"], permutations=200)
+    row = json.loads(c.to_json())["comparisons"][0]
+    assert row["effect_size"] is None and row["mean_delta"] == 0.5 and row["wins"] == 5
+    assert "Infinity" not in c.to_json()

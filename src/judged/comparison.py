@@ -42,7 +42,8 @@ class PairedComparison:
         return {"measure": self.measure, "baseline": self.baseline, "run": self.run,
                 "mean_baseline": self.mean_baseline, "mean_run": self.mean_run, "mean_delta": t.mean_delta,
                 "ci95": [t.ci95[0], t.ci95[1]], "wins": t.wins, "losses": t.losses, "ties": t.ties,
-                "effect_size": t.effect_size, "p_values": dict(t.p_values), "p_adjusted": dict(self.p_adjusted),
+                "effect_size": t.effect_size if np.isfinite(t.effect_size) else None,  # sd 0: no finite d_z
+                "p_values": dict(t.p_values), "p_adjusted": dict(self.p_adjusted),
                 "queries": t.n}
 
 
