@@ -95,6 +95,13 @@ def test_blocks_of_draws_give_the_same_p_values(monkeypatch):
     assert np.array_equal(stats.bootstrap_pvalues(d, 3000, 4), whole[1])
 
 
+def test_bootstrap_counting_and_indexing_agree():
+    # many pairs share query counts per resample; one pair indexes its values: the same p
+    d = np.random.default_rng(10).normal(0.01, 0.2, (6, 50))
+    many = stats.bootstrap_pvalues(d, 2000, 3)
+    assert [stats.bootstrap_test(row, 2000, 3) for row in d] == many.tolist()
+
+
 def test_ci95_matches_scipy(pair):
     d = stats.differences(*pair)
     ci = sp.ttest_1samp(d, 0).confidence_interval(0.95)

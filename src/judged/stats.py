@@ -44,6 +44,7 @@ CI_METHOD = "student-t 95% interval of the mean difference"
 EFFECT_SIZE = "Cohen's d_z = mean(d) / sd(d), sd with n-1"
 _CHUNK = 2_000_000  # floats of a block of draws x queries
 _PAIRS = 256  # pairs of runs per block
+_GATHER = 4  # up to this many pairs, the bootstrap indexes resampled values instead of counting
 
 
 def _scipy_stats():
@@ -141,12 +142,19 @@ def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed) -> np.ndarray:
     b = np.zeros(len(diffs), dtype=np.int64)
     for d0, d1 in _blocks(samples, n):
         k = d1 - d0
-        counts = np.zeros((k, n))  # how often each query appears in each resample
-        np.add.at(counts, (np.repeat(np.arange(k), n), draws[d0:d1].ravel()), 1.0)
+        if len(diffs) <= _GATHER:  # few pairs: index the resampled values directly
+            counts = None
+        else:  # many pairs: how often each query appears in each resample, shared by all pairs
+            flat = (np.arange(k)[:, None] * n + draws[d0:d1]).ravel()
+            counts = np.bincount(flat, minlength=k * n).reshape(k, n).astype(np.float64)
         for lo in range(0, len(diffs), _PAIRS):
             block = centred[lo:lo + _PAIRS]
-            mean = (counts @ block.T) / n  # resamples x pairs: resampled means, via query counts
-            square = (counts @ (block ** 2).T) / n
+            if counts is None:  # resamples x pairs
+                picked = block.T[draws[d0:d1]]  # resamples x n x pairs
+                mean, square = picked.mean(axis=1), (picked ** 2).mean(axis=1)
+            else:
+                mean = (counts @ block.T) / n  # resamples x pairs: resampled means, via query counts
+                square = (counts @ (block ** 2).T) / n
             sd = np.sqrt(np.maximum(square - mean ** 2, 0.0) * n / (n - 1)) if n > 1 else np.zeros_like(mean)
             t_star = np.abs(_t_stat(mean, sd, n, scale[lo:lo + _PAIRS]))
             b[lo:lo + _PAIRS] += (t_star >= observed[lo:lo + _PAIRS] * (1 - 1e-9)).sum(axis=0)
