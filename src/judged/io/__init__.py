@@ -104,6 +104,8 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error") -> Ru
         if kind == "json":
             obj, raw = frames.load_json(path)
             r = frames.run_from_dict(obj, name or path, source=raw.name)
+            if len(r) == 0:
+                raise ParseError(raw.name, None, "no ranked documents")
             r.sha256 = raw.sha256
             return r
         if kind == "parquet":

@@ -74,6 +74,12 @@ def iter_lines(raw: RawFile):
             raise ParseError(raw.name, lineno, "not valid UTF-8 text")
 
 
+def require_rows(raw: RawFile, n: int) -> None:
+    """A file whose lines are all blank or comments is as empty as an empty file."""
+    if n == 0:
+        raise ParseError(raw.name, None, "empty file (no data lines, only blank lines and comments)")
+
+
 def line_of_row(raw: RawFile, row: int) -> int:
     """The line number of the row-th data line (0-based row), for error messages."""
     for i, (lineno, _) in enumerate(iter_lines(raw)):
