@@ -112,6 +112,6 @@ def _scores(rng, n: int) -> np.ndarray:
     return float32_exact(s)
 
 
-def write_gz(path: Path, text: str) -> Path:
-    path.write_bytes(gzip.compress(text.encode()))
+def write_gz(path: Path, text: "str | bytes") -> Path:
+    path.write_bytes(gzip.compress(text.encode() if isinstance(text, str) else text))
     return path

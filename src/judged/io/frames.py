@@ -104,10 +104,26 @@ def run_from_dict(d: dict, name: str, source="<dict>") -> Run:
                name=name, source=source)
 
 
-def load_json(path) -> tuple[dict, object]:
+def load_json(path, on_duplicate: str = "error") -> tuple[dict, object]:
     raw = read_raw(path)
+
+    def pairs_to_dict(pairs):
+        """json keeps the last of repeated keys silently; judged applies ``on_duplicate``."""
+        out = {}
+        for key, value in pairs:
+            if key not in out:
+                out[key] = value
+            elif value == out[key]:
+                continue
+            elif on_duplicate == "error":
+                raise ParseError(raw.name, None, f"key {key!r} appears twice in one JSON object "
+                                                 "(use --on-duplicate first|max to accept)")
+            elif on_duplicate == "max" and isinstance(value, (int, float)) and value > out[key]:
+                out[key] = value
+        return out
+
     try:
-        obj = json.loads(raw.data.decode("utf-8"))
+        obj = json.loads(raw.data.decode("utf-8"), object_pairs_hook=pairs_to_dict)
     except UnicodeDecodeError:
         raise ParseError(raw.name, None, "not valid UTF-8 text")
     except json.JSONDecodeError as exc:
@@ -120,7 +136,7 @@ def load_json(path) -> tuple[dict, object]:
 def read_parquet_table(path) -> pa.Table:
     import pyarrow.parquet as pq
 
-    raw = read_raw(path)  # existence, emptiness
+    raw = read_raw(path, text=False)  # existence, emptiness
     try:
         return pq.read_table(pa.BufferReader(raw.data)), raw
     except (pa.ArrowInvalid, OSError) as exc:
