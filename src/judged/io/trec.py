@@ -130,11 +130,11 @@ def dedupe_run(run: Run, on_duplicate: str, line_of) -> Run:
 def read_trec_qrels(path, on_duplicate: str = "error") -> Qrels:
     raw = read_raw(path)
     table = fast_table(raw, QRELS_FIELDS, {"qid": pa.string(), "iter": pa.string(), "docid": pa.string(),
-                                           "grade": pa.int64()})
-    if table is not None:
+                                           "grade": pa.string()})
+    grade = _integers(table["grade"]) if table is not None else None
+    if grade is not None:
         qid, docid = table["qid"].combine_chunks(), table["docid"].combine_chunks()
-        grade = table["grade"].to_numpy()
-    else:
+    else:  # the line-by-line path names the first bad line
         qids, docids, grades = [], [], []
         for lineno, f in iter_lines(raw):
             if len(f) != 4:
@@ -144,6 +144,17 @@ def read_trec_qrels(path, on_duplicate: str = "error") -> Qrels:
     require_rows(raw, len(grade))
     return dedupe_qrels(Qrels(qid, docid, grade, source=raw.name, sha256=raw.sha256),
                         on_duplicate, lambda row: line_of_row(raw, row))
+
+
+def _integers(text: pa.ChunkedArray) -> np.ndarray | None:
+    """Decimal integer tokens as int64, or None if any token is not one (Arrow's own
+    integer parser also takes hexadecimal such as 0x1, which trec_eval does not)."""
+    if not pc.all(pc.match_substring_regex(text, r"^[+-]?[0-9]+$")).as_py() and len(text):
+        return None
+    try:
+        return pc.cast(text, pa.int64()).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
 
 
 def dedupe_qrels(qrels: Qrels, on_duplicate: str, line_of) -> Qrels:
