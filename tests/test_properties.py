@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -241,3 +242,65 @@ def test_float_parsing_of_good_scores_is_exact(tmp_path):
     (tmp_path / "r").write_text("".join(f"1 Q0 d{i} {i + 1} {float(s)!r} t\n" for i, s in enumerate(scores)))
     assert judged.read_run(tmp_path / "r").score.tolist() == scores.tolist()
     assert all(math.isfinite(s) for s in scores)
+
+
+# ---------------------------------------------------------------------------
+# Conventions pytrec_eval lacks, against a plain-Python reference written from their definitions
+
+GAINS = {"linear": lambda g: float(g), "exp": lambda g: 2.0 ** g - 1, "{0:0,1:1,2:3,3:7}": {0: 0, 1: 1, 2: 3, 3: 7}.get}
+DISCOUNTS = {
+    "log2": lambda r: 1 / math.log2(r + 1),
+    "jk2002,base=3": lambda r: 1.0 if r < 3 else 1 / math.log(r, 3),
+    "reciprocal": lambda r: 1 / r,
+    "power,p=2": lambda r: 1 / r ** 2,
+}
+
+
+def reference_ndcg(qrels_q: dict, run_q: dict, k, gain, discount, ideal, unjudged, normalise=True) -> float:
+    ranking = [d for d, _ in sorted(run_q.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)]
+    if unjudged == "condensed":
+        ranking = [d for d in ranking if qrels_q.get(d, -1) >= 0]
+
+    def g(doc_grade):
+        return 0.0 if doc_grade is None or doc_grade <= 0 else GAINS[gain](doc_grade)
+
+    top = ranking[:k] if k else ranking
+    dcg = sum(g(qrels_q.get(d)) * DISCOUNTS[discount](r) for r, d in enumerate(top, start=1))
+    if not normalise:
+        return dcg
+    pool = list(qrels_q.values()) if ideal == "judged" else [qrels_q.get(d) for d in ranking]
+    best = sorted((g(x) for x in pool), reverse=True)
+    best = best[:k] if k else best
+    idcg = sum(x * DISCOUNTS[discount](r) for r, x in enumerate(best, start=1))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+@FAST
+@given(collections(grades=st.integers(-1, 3)), st.sampled_from(list(GAINS)), st.sampled_from(list(DISCOUNTS)),
+       st.sampled_from(["judged", "retrieved"]), st.sampled_from(["zero", "condensed"]), st.sampled_from([None, 1, 3, 10]))
+def test_dcg_family_matches_its_definition(c, gain, discount, ideal, unjudged, k):
+    qrels, run = c
+    params = [f"discount={discount}"] + ([] if gain == "linear" else [f"gain={gain}"])
+    params += [f"ideal={ideal}", f"unjudged={unjudged}"]
+    cut = f"@{k}" if k else ""
+    ndcg, dcg = f"nDCG({','.join(params)}){cut}", f"DCG({','.join(p for p in params if 'ideal' not in p)}){cut}"
+    r = judged.evaluate(qrels, {"r": run}, [ndcg, dcg])
+    rr = r.runs["r"]
+    for i, q in enumerate(rr.qids.tolist()):
+        want = reference_ndcg(qrels[q], run[q], k, gain, discount, ideal, unjudged)
+        assert rr.values[ndcg][i] == pytest.approx(want, rel=1e-12, abs=1e-15), (q, ndcg)
+        want = reference_ndcg(qrels[q], run[q], k, gain, discount, ideal, unjudged, normalise=False)
+        assert rr.values[dcg][i] == pytest.approx(want, rel=1e-12, abs=1e-15), (q, dcg)
+
+
+@FAST
+@given(collections(), st.sampled_from([1, 2, 5, 20]), st.sampled_from([1, 2]))
+def test_rr_at_k_and_judged_at_k_match_their_definitions(c, k, rel):
+    qrels, run = c
+    ms = [f"RR(rel={rel})@{k}", f"Judged@{k}"]
+    rr = judged.evaluate(qrels, {"r": run}, ms).runs["r"]
+    for i, q in enumerate(rr.qids.tolist()):
+        top = [d for d, _ in sorted(run[q].items(), key=lambda kv: (kv[1], kv[0]), reverse=True)][:k]
+        hits = [r for r, d in enumerate(top, start=1) if qrels[q].get(d, -9) >= rel]
+        assert rr.values[ms[0]][i] == (1 / hits[0] if hits else 0.0)
+        assert rr.values[ms[1]][i] == sum(d in qrels[q] for d in top) / len(top)
