@@ -154,14 +154,6 @@ def test_run_duplicate_error(tmp_path):
     assert e.value.line == 3 and "'a' appears twice for query '1'" in str(e.value)
 
 
-@pytest.mark.parametrize("mode,score_a", [("first", 1.0), ("max", 3.0)])
-def test_run_duplicate_first_max(tmp_path, mode, score_a):
-    (tmp_path / "r").write_text(RUN_DUP)
-    run = judged.read_run(tmp_path / "r", on_duplicate=mode)
-    got = dict(zip(zip(run.qid.to_pylist(), run.docid.to_pylist()), run.score.tolist()))
-    assert got == {("1", "a"): score_a, ("1", "b"): 2.0, ("2", "a"): 1.0}
-
-
 def test_qrels_conflict_error_and_identical_repeat(tmp_path):
     (tmp_path / "q").write_text(QRELS_DUP)
     with pytest.raises(ParseError) as e:
@@ -171,12 +163,18 @@ def test_qrels_conflict_error_and_identical_repeat(tmp_path):
     assert len(judged.read_qrels(tmp_path / "q2")) == 1
 
 
-@pytest.mark.parametrize("mode,grade_a", [("first", 1), ("max", 2)])
-def test_qrels_duplicate_first_max(tmp_path, mode, grade_a):
+def pairs(table, values) -> dict:
+    return dict(zip(zip(table.qid.to_pylist(), table.docid.to_pylist()), values.tolist()))
+
+
+@pytest.mark.parametrize("mode,score_a,grade_a", [("first", 1.0, 1), ("max", 3.0, 2)])
+def test_duplicates_first_max(tmp_path, mode, score_a, grade_a):
+    (tmp_path / "r").write_text(RUN_DUP)
     (tmp_path / "q").write_text(QRELS_DUP)
-    q = judged.read_qrels(tmp_path / "q", on_duplicate=mode)
-    got = dict(zip(zip(q.qid.to_pylist(), q.docid.to_pylist()), q.grade.tolist()))
-    assert got == {("1", "a"): grade_a, ("1", "b"): 0, ("2", "a"): 1}
+    run = judged.read_run(tmp_path / "r", on_duplicate=mode)
+    qrels = judged.read_qrels(tmp_path / "q", on_duplicate=mode)
+    assert pairs(run, run.score) == {("1", "a"): score_a, ("1", "b"): 2.0, ("2", "a"): 1.0}
+    assert pairs(qrels, qrels.grade) == {("1", "a"): grade_a, ("1", "b"): 0, ("2", "a"): 1}
 
 
 @pytest.mark.parametrize("mode,expected", [("first", 0.5), ("max", 1.0)])

@@ -173,19 +173,25 @@ def run_cli(argv) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(bad_input())
-def test_malformed_line_exits_2_with_file_and_line(case):
-    target, text, line = case
+def eval_with_bad(target: str, data: bytes) -> tuple[str, int, str, str]:
+    """``judged eval`` on good qrels and run files, one of them (``target``) replaced by
+    ``data``: (path of the bad file, exit status, stdout, stderr)."""
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "qrels").write_text(QRELS_OK)
         (tmp / "run").write_text(RUN_OK)
-        (tmp / target).write_text(text)
-        code, out, err = run_cli(["eval", str(tmp / "qrels"), str(tmp / "run"), "--format", "json"])
+        (tmp / target).write_bytes(data)
+        return (str(tmp / target), *run_cli(["eval", str(tmp / "qrels"), str(tmp / "run")]))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(bad_input())
+def test_malformed_line_exits_2_with_file_and_line(case):
+    target, text, line = case
+    path, code, out, err = eval_with_bad(target, text.encode())
     assert code == 2 and out == ""
     assert err.count("\n") == 1, err
-    assert err.startswith(f"judged: error: {tmp / target}:{line}: "), (err, text)
+    assert err.startswith(f"judged: error: {path}:{line}: "), (err, text)
 
 
 BAD_FILES = {
@@ -198,24 +204,12 @@ BAD_FILES = {
 }
 
 
-def bad_file_cases():
-    for name, data in BAD_FILES.items():
-        for target in ("qrels", "run"):
-            yield name, target, data
-
-
-@given(st.sampled_from(list(bad_file_cases())))
-@settings(max_examples=30, deadline=None, derandomize=True)
-def test_bad_file_exits_2_with_one_line(case):
-    name, target, data = case
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        (tmp / "qrels").write_text(QRELS_OK)
-        (tmp / "run").write_text(RUN_OK)
-        (tmp / target).write_bytes(data)
-        code, out, err = run_cli(["eval", str(tmp / "qrels"), str(tmp / "run")])
+@pytest.mark.parametrize("target", ["qrels", "run"])
+@pytest.mark.parametrize("name", list(BAD_FILES))
+def test_bad_file_exits_2_with_one_line(name, target):
+    path, code, out, err = eval_with_bad(target, BAD_FILES[name])
     assert code == 2 and out == "", name
-    assert err.count("\n") == 1 and re.match(rf"judged: error: {re.escape(str(tmp / target))}(:\d+)?: \S", err), err
+    assert err.count("\n") == 1 and re.match(rf"judged: error: {re.escape(path)}(:\d+)?: \S", err), err
 
 
 def test_missing_file_exits_2():
