@@ -226,3 +226,23 @@ def test_all_negative_judgments(tmp_path):
     assert out["per_query"]["1"] == {m: 0.0 for m in measures}
     assert out["per_query"]["2"]["nDCG@10"] == 1.0
     assert out["queries"]["no_relevant"] == 1
+
+
+@pytest.mark.parametrize("few_ties", [True, False], ids=["few-ties", "many-ties"])
+@pytest.mark.parametrize("seed", range(20))
+def test_non_ascii_docids_tie_order(seed, few_ties):
+    """Ties among UTF-8 docids ("é" > "z" > "Z" > "10" > "1"): trec_eval compares bytes,
+    judged compares code points, which is the same order. Both of judged's tie paths run:
+    few ties (sorted one tied group at a time) and many (one Arrow sort)."""
+    rng = np.random.default_rng(seed)
+    alphabet = ["é", "e", "z", "Z", "ü", "日本", "10", "9", "1", "ñ", "É", "ÿ", "ā", "-"]
+    docs = sorted({"".join(rng.choice(alphabet, size=int(rng.integers(1, 4)))) for _ in range(80)})
+    scores = rng.permutation(len(docs)).astype(float) if few_ties else rng.integers(0, 4, len(docs)) / 4
+    if few_ties:
+        scores[1] = scores[0]  # one tied pair: under 5% of neighbours tie
+    run = {"1": {d: float(s) for d, s in zip(docs, scores)}}
+    qrels = {"1": {d: int(rng.integers(0, 3)) for d in rng.choice(docs, size=20, replace=False)}}
+    qrels["1"][docs[0]] = 1
+    c = Collection(qrels, run, seed)
+    pairs = {"AP": "map", "nDCG": "ndcg", "RR": "recip_rank", "P@5": "P_5"}
+    assert_matches(judged.evaluate(qrels, {"synth": run}, list(pairs)), oracle(c), pairs)
