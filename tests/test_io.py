@@ -9,6 +9,7 @@ dict-of-dicts, Parquet, pandas and polars DataFrames, Python dicts. Then the
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -210,3 +211,39 @@ def test_dataframe_duplicates(mode):
         return
     r = judged.read_run(run, on_duplicate=mode)
     assert dict(zip(r.docid.to_pylist(), r.score.tolist())) == {"a": 1.0 if mode == "first" else 3.0, "b": 2.0}
+
+
+# ---------------------------------------------------------------------------
+# bad tables: a ParseError naming the row (a one-line exit 2 from the CLI), never a traceback
+
+BAD_TABLES = [
+    ("qrels", {"qid": ["1", "1"], "docid": ["a", "b"], "grade": ["1", "x"]}, "2: grade 'x' is not a number"),
+    ("qrels", {"qid": ["1", "1"], "docid": ["a", "b"], "grade": [1.0, 1.5]}, "2: grade 1.5 is not an integer"),
+    ("qrels", {"qid": ["1", "1"], "docid": ["a", "b"], "grade": [1.0, 1e30]}, "2: grade 1e+30 is out of range"),
+    ("qrels", {"qid": ["1", None], "docid": ["a", "b"], "grade": [1, 1]}, "2: missing query id"),
+    ("run", {"qid": ["1", "1"], "docid": ["a", None], "score": [1.0, 2.0]}, "2: missing document id"),
+    ("run", {"qid": ["1", "1"], "docid": ["a", "b"], "score": ["1.0", "high"]}, "2: score 'high' is not a number"),
+    ("run", {"qid": ["1", "1"], "docid": ["a", "b"], "score": [1.0, float("inf")]}, "2: score inf is not a finite number"),
+    ("run", {"qid": ["1", "1"], "docid": ["a", "b"], "score": [1.0, 2.0], "rank": ["1", "x"]}, "2: rank 'x' is not a number"),
+]
+
+
+@pytest.mark.parametrize("target,columns,why", BAD_TABLES)
+def test_bad_tables(tmp_path, capsys, target, columns, why):
+    with pytest.raises(ParseError, match=f"^<dataframe>:{re.escape(why)}$"):
+        (judged.read_qrels if target == "qrels" else judged.read_run)(pd.DataFrame(columns))
+    good = {"qrels": pa.table({"qid": ["1"], "docid": ["a"], "grade": [1]}),
+            "run": pa.table({"qid": ["1"], "docid": ["a"], "score": [1.0]})}
+    good[target] = pa.table(columns)
+    for name, table in good.items():
+        pq.write_table(table, tmp_path / f"{name}.parquet")
+    assert main(["eval", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet")]) == 2
+    assert capsys.readouterr().err == f"judged: error: {tmp_path / target}.parquet:{why}\n"
+
+
+def test_numeric_text_columns_are_numbers(reference):
+    """A frame read from CSV as text still evaluates: grades and scores that are numbers in text."""
+    q, r = frame(COLLECTION.qrels, "grade"), frame(COLLECTION.run, "score")
+    q["grade"] = [str(g) for g in q["grade"]]
+    r["score"] = [repr(s) for s in r["score"]]
+    same(judged.evaluate(pd.DataFrame(q), {"r": pd.DataFrame(r)}, MEASURES), reference)

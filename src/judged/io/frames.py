@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..data import Qrels, Run
 from ..errors import ParseError
@@ -33,32 +34,46 @@ def to_arrow_table(frame) -> pa.Table:
 
 
 def _pick(table: pa.Table, names, source, what) -> pa.ChunkedArray:
+    """The first column called one of ``names``; every row must have a value."""
     for n in names:
         if n in table.column_names:
-            return table[n]
+            col = table[n]
+            if col.null_count:
+                row = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+                raise ParseError(source, row + 1, f"missing {what}")
+            return col
     raise ParseError(source, None, f"no {what} column (looked for {', '.join(names)}; found {', '.join(table.column_names)})")
 
 
-def _check_finite(values: np.ndarray, source: str, what: str):
+def _numbers(col: pa.ChunkedArray, source: str, what: str) -> np.ndarray:
+    """A column as finite float64 (numeric text, as CSV-born frames have, is accepted)."""
+    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+        try:
+            col = pc.cast(col, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            for row, v in enumerate(col.to_pylist()):  # the error path only: name the row
+                try:
+                    float(v)
+                except (TypeError, ValueError):
+                    raise ParseError(source, row + 1, f"{what} {v!r} is not a number")
+            raise ParseError(source, None, f"{what} column of type {col.type} is not numeric")
+    values = col.to_numpy().astype(np.float64)
     bad = ~np.isfinite(values)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise ParseError(source, row + 1, f"{what} {values[row]!r} is not a finite number")
+        raise ParseError(source, row + 1, f"{what} {float(values[row])!r} is not a finite number")
+    return values
 
 
 def qrels_from_table(table: pa.Table, source: str = "<dataframe>", on_duplicate="error") -> Qrels:
     qid = _pick(table, QID_NAMES, source, "query id")
     docid = _pick(table, DOCID_NAMES, source, "document id")
-    grade_col = _pick(table, GRADE_NAMES, source, "grade")
-    g = grade_col.to_numpy().astype(np.float64) if grade_col.null_count == 0 else None
-    if g is None:
-        row = int(np.flatnonzero(grade_col.is_null().to_numpy(zero_copy_only=False))[0])
-        raise ParseError(source, row + 1, "missing grade")
-    _check_finite(g, source, "grade")
-    bad = g != np.round(g)
+    g = _numbers(_pick(table, GRADE_NAMES, source, "grade"), source, "grade")
+    bad = (g != np.round(g)) | (np.abs(g) >= 2.0**63)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise ParseError(source, row + 1, f"grade {g[row]!r} is not an integer")
+        raise ParseError(source, row + 1, f"grade {float(g[row])!r} is not an integer" if g[row] != np.round(g[row])
+                         else f"grade {float(g[row])!r} is out of range")
     q = Qrels(qid, docid, g.astype(np.int64), source=source)
     return dedupe_qrels(q, on_duplicate, lambda row: row + 1)
 
@@ -66,13 +81,8 @@ def qrels_from_table(table: pa.Table, source: str = "<dataframe>", on_duplicate=
 def run_from_table(table: pa.Table, name: str, source: str = "<dataframe>", on_duplicate="error") -> Run:
     qid = _pick(table, QID_NAMES, source, "query id")
     docid = _pick(table, DOCID_NAMES, source, "document id")
-    score_col = _pick(table, SCORE_NAMES, source, "score")
-    if score_col.null_count:
-        row = int(np.flatnonzero(score_col.is_null().to_numpy(zero_copy_only=False))[0])
-        raise ParseError(source, row + 1, "missing score")
-    s = score_col.to_numpy().astype(np.float64)
-    _check_finite(s, source, "score")
-    rank = table["rank"].to_numpy().astype(np.float64) if "rank" in table.column_names else None
+    s = _numbers(_pick(table, SCORE_NAMES, source, "score"), source, "score")
+    rank = _numbers(_pick(table, ["rank"], source, "rank"), source, "rank") if "rank" in table.column_names else None
     run = Run(qid, docid, s, name=name, rank=rank, source=source)
     return dedupe_run(run, on_duplicate, lambda row: row + 1)
 
