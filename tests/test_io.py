@@ -247,3 +247,29 @@ def test_numeric_text_columns_are_numbers(reference):
     q["grade"] = [str(g) for g in q["grade"]]
     r["score"] = [repr(s) for s in r["score"]]
     same(judged.evaluate(pd.DataFrame(q), {"r": pd.DataFrame(r)}, MEASURES), reference)
+
+
+def test_dicts_take_numpy_scalars(reference):
+    """Scores straight from an embedding model are numpy float32; ids may be numbers."""
+    qrels = {q: {d: np.int64(g) for d, g in docs.items()} for q, docs in COLLECTION.qrels.items()}
+    run = {q: {d: np.float32(s) for d, s in docs.items()} for q, docs in COLLECTION.run.items()}
+    same(judged.evaluate(qrels, {"r": run}, MEASURES), reference)  # the collection's scores are float32-exact
+
+
+@pytest.mark.parametrize("target,text,why", [
+    ("qrels", '{"1": {"a": 1e30}}', "grade 1e+30 is out of range"),
+    ("qrels", '{"1": {"a": 99999999999999999999}}', "grade 99999999999999999999 is out of range"),
+    ("qrels", '{"1": {"a": 1.5}}', "grade 1.5 is not an integer"),
+    ("qrels", '{"1": {"a": true}}', "grade True is not an integer"),
+    ("run", '{"1": {"a": "0.5"}}', "score '0.5' is not a finite number"),
+    ("run", '{"1": {"a": 1e999}}', "score inf is not a finite number"),
+    ("run", '{"1": {"a": 1' + "0" * 400 + '}}', "is not a finite number"),
+])
+def test_bad_json_values(tmp_path, capsys, target, text, why):
+    (tmp_path / "qrels.json").write_text('{"1": {"a": 1}}')
+    (tmp_path / "run.json").write_text('{"1": {"a": 1.0}}')
+    (tmp_path / f"{target}.json").write_text(text)
+    assert main(["eval", str(tmp_path / "qrels.json"), str(tmp_path / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"judged: error: {tmp_path / target}.json: query '1' docid 'a': ") and err.count("\n") == 1
+    assert why in err

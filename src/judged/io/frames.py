@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 
 import numpy as np
 import pyarrow as pa
@@ -87,15 +88,30 @@ def run_from_table(table: pa.Table, name: str, source: str = "<dataframe>", on_d
     return dedupe_run(run, on_duplicate, lambda row: row + 1)
 
 
+def _finite(value) -> float | None:
+    """A real number (numpy scalars too) as a finite float; None for bools, text, NaN,
+    infinities and integers too large for a double."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        f = float(value)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
 def qrels_from_dict(d: dict, source="<dict>", on_duplicate="error") -> Qrels:
     qids, docids, grades = [], [], []
     for q, docs in d.items():
         if not isinstance(docs, dict):
             raise ParseError(source, None, f"query {q!r}: expected a mapping docid -> grade, found {type(docs).__name__}")
         for doc, g in docs.items():
-            if isinstance(g, bool) or not isinstance(g, (int, float)) or not math.isfinite(g) or g != int(g):
+            value = _finite(g)
+            if value is None or value != int(value):
                 raise ParseError(source, None, f"query {q!r} docid {doc!r}: grade {g!r} is not an integer")
-            qids.append(str(q)); docids.append(str(doc)); grades.append(int(g))
+            if abs(value) >= 2.0**63:
+                raise ParseError(source, None, f"query {q!r} docid {doc!r}: grade {g!r} is out of range")
+            qids.append(str(q)); docids.append(str(doc)); grades.append(int(value))
     if not qids:
         raise ParseError(source, None, "no judgments")
     return Qrels(pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(grades, np.int64), source=source)
@@ -107,9 +123,10 @@ def run_from_dict(d: dict, name: str, source="<dict>") -> Run:
         if not isinstance(docs, dict):
             raise ParseError(source, None, f"query {q!r}: expected a mapping docid -> score, found {type(docs).__name__}")
         for doc, s in docs.items():
-            if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s):
+            value = _finite(s)
+            if value is None:
                 raise ParseError(source, None, f"query {q!r} docid {doc!r}: score {s!r} is not a finite number")
-            qids.append(str(q)); docids.append(str(doc)); scores.append(float(s))
+            qids.append(str(q)); docids.append(str(doc)); scores.append(value)
     return Run(pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(scores, np.float64),
                name=name, source=source)
 
