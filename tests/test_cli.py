@@ -264,3 +264,16 @@ def test_api_function_survives_the_cli_importing_its_module(small, capsys):
     assert cli(capsys, "eval", "qrels.txt", "runs/a.run")[0] == 0
     assert isinstance(judged.evaluate, types.FunctionType)
     assert judged.evaluate("qrels.txt", ["runs/a.run"], ["RR"]).runs["runs/a.run"].values["RR"][0] == 1 / 3
+
+
+@pytest.mark.parametrize("second_doc,warning", [
+    ("b", None), ("hole", "1 of the top 3 documents are unjudged and counted as not relevant (Judged@3 = 0.67)")])
+def test_explain_counts_only_this_querys_holes(tmp_path, capsys, second_doc, warning):
+    """Query 1 retrieves 3 documents; query 2's unjudged ones must not leak into its warning."""
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n1 0 c 0\n2 0 w 1\n")
+    (tmp_path / "r").write_text(f"1 Q0 a 1 3 t\n1 Q0 {second_doc} 2 2 t\n1 Q0 c 3 1 t\n"
+                                "2 Q0 x 1 3 t\n2 Q0 y 2 2 t\n2 Q0 z 3 1 t\n")
+    code, out, err = cli(capsys, "explain", tmp_path / "q", tmp_path / "r", "--query", "1")
+    assert code == 0, err
+    unjudged = [line for line in out.splitlines() if "unjudged and counted" in line]
+    assert unjudged == ([f"warning: {warning}; judging them could change this score"] if warning else [])
