@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import judged
@@ -90,12 +92,13 @@ def test_queries_averaged(complete, no_relevant, mean):
 
 def test_canonical_string():
     res = judged.evaluate(QRELS, {"r": RUN}, ["nDCG@10", "AP(rel=2)", "NumRel", "Bpref", "nDCG(discount=power,p=2)"])
+    engine = "ties=score-desc,docid-desc queries=run-and-qrels no-relevant=zero identical-ids=kept"
     assert res.conventions == {
-        "nDCG@10": "nDCG@10 gain=linear discount=log2(rank+1) ideal=judged unjudged=zero "
-                   "ties=score-desc,docid-desc queries=run-and-qrels no-relevant=zero",
-        "AP(rel=2)": "AP rel>=2 unjudged=zero ties=score-desc,docid-desc queries=run-and-qrels no-relevant=zero",
-        "NumRel": "NumRel rel>=1 ties=score-desc,docid-desc queries=run-and-qrels no-relevant=zero aggregate=sum",
-        "Bpref": "Bpref rel>=1 unjudged=ignored ties=score-desc,docid-desc queries=run-and-qrels no-relevant=zero",
-        "nDCG(discount=power,p=2)": "nDCG gain=linear discount=1/rank^2 ideal=judged unjudged=zero "
-                                    "ties=score-desc,docid-desc queries=run-and-qrels no-relevant=zero",
+        "nDCG@10": f"nDCG@10 gain=linear discount=log2(rank+1) ideal=judged unjudged=zero {engine}",
+        "AP(rel=2)": f"AP rel>=2 unjudged=zero {engine}",
+        "NumRel": f"NumRel rel>=1 {engine} aggregate=sum",
+        "Bpref": f"Bpref rel>=1 unjudged=ignored {engine}",
+        "nDCG(discount=power,p=2)": f"nDCG gain=linear discount=1/rank^2 ideal=judged unjudged=zero {engine}",
     }
+    with open(Path(__file__).parent.parent / "docs" / "conventions.md") as fh:
+        assert f"nDCG@10 gain=linear discount=log2(rank+1) ideal=judged unjudged=zero {engine}\n" in fh.read()
