@@ -140,9 +140,10 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
                         if m.discount.kind == "log2" else f"one relevant document: {label} here only measures the rank of the hit")
     if hi == lo:
         warnings.append("the run retrieved nothing for this query")
-    unjudged = int(np.isnan(aligned.ranked.grade[aligned.ranked.offsets[qi]:aligned.ranked.offsets[qi] + (k or hi - lo)]).sum())
+    start, end = aligned.ranked.offsets[qi], aligned.ranked.offsets[qi + 1]
+    top = min(k or (end - start), end - start)
+    unjudged = int(np.isnan(aligned.ranked.grade[start:start + top]).sum())
     if unjudged and m.unjudged == "zero":
-        top = min(k or (hi - lo), aligned.ranked.offsets[qi + 1] - aligned.ranked.offsets[qi])
         warnings.append(f"{unjudged} of the top {top} documents are unjudged and counted as not relevant "
                         f"(Judged@{top} = {1 - unjudged / top:.2f}); judging them could change this score")
     return Explanation(qid, m, m.convention(Settings(ties=ties)), rows, ideal_grades, ideal_gains, dcg, idcg,

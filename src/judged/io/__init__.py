@@ -51,7 +51,7 @@ def read_qrels(source, on_duplicate: str = "error") -> Qrels:
         path = os.fspath(source)
         kind = _kind(path)
         if kind == "json":
-            obj, raw = frames.load_json(path)
+            obj, raw = frames.load_json(path, on_duplicate)
             q = frames.qrels_from_dict(obj, source=raw.name)
             q.sha256 = raw.sha256
             return q
@@ -102,8 +102,10 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error") -> Ru
         path = os.fspath(source)
         kind = _kind(path)
         if kind == "json":
-            obj, raw = frames.load_json(path)
+            obj, raw = frames.load_json(path, on_duplicate)
             r = frames.run_from_dict(obj, name or path, source=raw.name)
+            if len(r) == 0:
+                raise ParseError(raw.name, None, "no ranked documents")
             r.sha256 = raw.sha256
             return r
         if kind == "parquet":

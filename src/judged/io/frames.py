@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..data import Qrels, Run
 from ..errors import ParseError
@@ -33,32 +35,46 @@ def to_arrow_table(frame) -> pa.Table:
 
 
 def _pick(table: pa.Table, names, source, what) -> pa.ChunkedArray:
+    """The first column called one of ``names``; every row must have a value."""
     for n in names:
         if n in table.column_names:
-            return table[n]
+            col = table[n]
+            if col.null_count:
+                row = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+                raise ParseError(source, row + 1, f"missing {what}")
+            return col
     raise ParseError(source, None, f"no {what} column (looked for {', '.join(names)}; found {', '.join(table.column_names)})")
 
 
-def _check_finite(values: np.ndarray, source: str, what: str):
+def _numbers(col: pa.ChunkedArray, source: str, what: str) -> np.ndarray:
+    """A column as finite float64 (numeric text, as CSV-born frames have, is accepted)."""
+    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+        try:
+            col = pc.cast(col, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            for row, v in enumerate(col.to_pylist()):  # the error path only: name the row
+                try:
+                    float(v)
+                except (TypeError, ValueError):
+                    raise ParseError(source, row + 1, f"{what} {v!r} is not a number")
+            raise ParseError(source, None, f"{what} column of type {col.type} is not numeric")
+    values = col.to_numpy().astype(np.float64)
     bad = ~np.isfinite(values)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise ParseError(source, row + 1, f"{what} {values[row]!r} is not a finite number")
+        raise ParseError(source, row + 1, f"{what} {float(values[row])!r} is not a finite number")
+    return values
 
 
 def qrels_from_table(table: pa.Table, source: str = "<dataframe>", on_duplicate="error") -> Qrels:
     qid = _pick(table, QID_NAMES, source, "query id")
     docid = _pick(table, DOCID_NAMES, source, "document id")
-    grade_col = _pick(table, GRADE_NAMES, source, "grade")
-    g = grade_col.to_numpy().astype(np.float64) if grade_col.null_count == 0 else None
-    if g is None:
-        row = int(np.flatnonzero(grade_col.is_null().to_numpy(zero_copy_only=False))[0])
-        raise ParseError(source, row + 1, "missing grade")
-    _check_finite(g, source, "grade")
-    bad = g != np.round(g)
+    g = _numbers(_pick(table, GRADE_NAMES, source, "grade"), source, "grade")
+    bad = (g != np.round(g)) | (np.abs(g) >= 2.0**63)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise ParseError(source, row + 1, f"grade {g[row]!r} is not an integer")
+        raise ParseError(source, row + 1, f"grade {float(g[row])!r} is not an integer" if g[row] != np.round(g[row])
+                         else f"grade {float(g[row])!r} is out of range")
     q = Qrels(qid, docid, g.astype(np.int64), source=source)
     return dedupe_qrels(q, on_duplicate, lambda row: row + 1)
 
@@ -66,15 +82,22 @@ def qrels_from_table(table: pa.Table, source: str = "<dataframe>", on_duplicate=
 def run_from_table(table: pa.Table, name: str, source: str = "<dataframe>", on_duplicate="error") -> Run:
     qid = _pick(table, QID_NAMES, source, "query id")
     docid = _pick(table, DOCID_NAMES, source, "document id")
-    score_col = _pick(table, SCORE_NAMES, source, "score")
-    if score_col.null_count:
-        row = int(np.flatnonzero(score_col.is_null().to_numpy(zero_copy_only=False))[0])
-        raise ParseError(source, row + 1, "missing score")
-    s = score_col.to_numpy().astype(np.float64)
-    _check_finite(s, source, "score")
-    rank = table["rank"].to_numpy().astype(np.float64) if "rank" in table.column_names else None
+    s = _numbers(_pick(table, SCORE_NAMES, source, "score"), source, "score")
+    rank = _numbers(_pick(table, ["rank"], source, "rank"), source, "rank") if "rank" in table.column_names else None
     run = Run(qid, docid, s, name=name, rank=rank, source=source)
     return dedupe_run(run, on_duplicate, lambda row: row + 1)
+
+
+def _finite(value) -> float | None:
+    """A real number (numpy scalars too) as a finite float; None for bools, text, NaN,
+    infinities and integers too large for a double."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        f = float(value)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
 
 
 def qrels_from_dict(d: dict, source="<dict>", on_duplicate="error") -> Qrels:
@@ -83,9 +106,12 @@ def qrels_from_dict(d: dict, source="<dict>", on_duplicate="error") -> Qrels:
         if not isinstance(docs, dict):
             raise ParseError(source, None, f"query {q!r}: expected a mapping docid -> grade, found {type(docs).__name__}")
         for doc, g in docs.items():
-            if isinstance(g, bool) or not isinstance(g, (int, float)) or not math.isfinite(g) or g != int(g):
+            value = _finite(g)
+            if value is None or value != int(value):
                 raise ParseError(source, None, f"query {q!r} docid {doc!r}: grade {g!r} is not an integer")
-            qids.append(str(q)); docids.append(str(doc)); grades.append(int(g))
+            if abs(value) >= 2.0**63:
+                raise ParseError(source, None, f"query {q!r} docid {doc!r}: grade {g!r} is out of range")
+            qids.append(str(q)); docids.append(str(doc)); grades.append(int(value))
     if not qids:
         raise ParseError(source, None, "no judgments")
     return Qrels(pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(grades, np.int64), source=source)
@@ -97,17 +123,34 @@ def run_from_dict(d: dict, name: str, source="<dict>") -> Run:
         if not isinstance(docs, dict):
             raise ParseError(source, None, f"query {q!r}: expected a mapping docid -> score, found {type(docs).__name__}")
         for doc, s in docs.items():
-            if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s):
+            value = _finite(s)
+            if value is None:
                 raise ParseError(source, None, f"query {q!r} docid {doc!r}: score {s!r} is not a finite number")
-            qids.append(str(q)); docids.append(str(doc)); scores.append(float(s))
+            qids.append(str(q)); docids.append(str(doc)); scores.append(value)
     return Run(pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(scores, np.float64),
                name=name, source=source)
 
 
-def load_json(path) -> tuple[dict, object]:
+def load_json(path, on_duplicate: str = "error") -> tuple[dict, object]:
     raw = read_raw(path)
+
+    def pairs_to_dict(pairs):
+        """json keeps the last of repeated keys silently; judged applies ``on_duplicate``."""
+        out = {}
+        for key, value in pairs:
+            if key not in out:
+                out[key] = value
+            elif value == out[key]:
+                continue
+            elif on_duplicate == "error":
+                raise ParseError(raw.name, None, f"key {key!r} appears twice in one JSON object "
+                                                 "(use --on-duplicate first|max to accept)")
+            elif on_duplicate == "max" and isinstance(value, (int, float)) and value > out[key]:
+                out[key] = value
+        return out
+
     try:
-        obj = json.loads(raw.data.decode("utf-8"))
+        obj = json.loads(raw.data.decode("utf-8"), object_pairs_hook=pairs_to_dict)
     except UnicodeDecodeError:
         raise ParseError(raw.name, None, "not valid UTF-8 text")
     except json.JSONDecodeError as exc:
@@ -120,7 +163,7 @@ def load_json(path) -> tuple[dict, object]:
 def read_parquet_table(path) -> pa.Table:
     import pyarrow.parquet as pq
 
-    raw = read_raw(path)  # existence, emptiness
+    raw = read_raw(path, text=False)  # existence, emptiness
     try:
         return pq.read_table(pa.BufferReader(raw.data)), raw
     except (pa.ArrowInvalid, OSError) as exc:

@@ -31,8 +31,9 @@ class RawFile:
     sha256: str  # of the bytes on disk
 
 
-def read_raw(path) -> RawFile:
-    """Read a file's bytes (gunzipped if gzip), refusing missing, empty and binary files."""
+def read_raw(path, text: bool = True) -> RawFile:
+    """Read a file's bytes (gunzipped if gzip), refusing missing and empty files, and
+    binary ones when ``text``."""
     name = os.fspath(path)
     try:
         with open(name, "rb") as fh:
@@ -56,7 +57,7 @@ def read_raw(path) -> RawFile:
         data = data[3:]
     if not data.strip():
         raise ParseError(name, None, "empty file")
-    nul = data.find(b"\x00")
+    nul = data.find(b"\x00") if text else -1
     if nul >= 0:
         raise ParseError(name, data.count(b"\n", 0, nul) + 1, "binary data (NUL byte), not a text file")
     return RawFile(name, data, sha)
@@ -72,6 +73,12 @@ def iter_lines(raw: RawFile):
             yield lineno, [f.decode("utf-8") for f in fields]
         except UnicodeDecodeError:
             raise ParseError(raw.name, lineno, "not valid UTF-8 text")
+
+
+def require_rows(raw: RawFile, n: int) -> None:
+    """A file whose lines are all blank or comments is as empty as an empty file."""
+    if n == 0:
+        raise ParseError(raw.name, None, "empty file (no data lines, only blank lines and comments)")
 
 
 def line_of_row(raw: RawFile, row: int) -> int:

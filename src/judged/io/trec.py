@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 
 from ..data import Qrels, Run
 from ..errors import ParseError
-from .text import RawFile, fast_table, iter_lines, line_of_row, read_raw
+from .text import RawFile, fast_table, iter_lines, line_of_row, read_raw, require_rows
 
 RUN_FIELDS = ["qid", "q0", "docid", "rank", "score", "tag"]
 QRELS_FIELDS = ["qid", "iter", "docid", "grade"]
@@ -21,7 +21,9 @@ def parse_score(raw: RawFile, lineno: int, token: str) -> float:
         value = float(token)
     except ValueError:
         raise ParseError(raw.name, lineno, f"score {token!r} is not a number")
-    if "_" in token or not math.isfinite(value):
+    if "_" in token or not token.isascii():  # Python reads 1_0 as 10 and "１" as 1; C does not
+        raise ParseError(raw.name, lineno, f"score {token!r} is not a number")
+    if not math.isfinite(value):
         raise ParseError(raw.name, lineno, f"score {token!r} is not a finite number")
     return value
 
@@ -30,7 +32,10 @@ def parse_grade(raw: RawFile, lineno: int, token: str) -> int:
     t = token[1:] if token[:1] in "+-" else token
     if not t.isdigit() or not t.isascii():
         raise ParseError(raw.name, lineno, f"grade {token!r} is not an integer")
-    return int(token)
+    value = int(token)
+    if not -2**63 <= value < 2**63:
+        raise ParseError(raw.name, lineno, f"grade {token!r} is out of range")
+    return value
 
 
 def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") -> Run:
@@ -55,6 +60,7 @@ def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") ->
             scores.append(parse_score(raw, lineno, f[4]))
         qid, docid, rank_text = pa.array(qids, pa.string()), pa.array(docids, pa.string()), pa.array(ranks, pa.string())
         score = np.array(scores, dtype=np.float64)
+    require_rows(raw, len(score))
     run = Run(qid, docid, score, name=name or raw.name, rank=None, source=raw.name, sha256=raw.sha256)
     run._rank_text = rank_text
     run._raw = raw
@@ -124,19 +130,31 @@ def dedupe_run(run: Run, on_duplicate: str, line_of) -> Run:
 def read_trec_qrels(path, on_duplicate: str = "error") -> Qrels:
     raw = read_raw(path)
     table = fast_table(raw, QRELS_FIELDS, {"qid": pa.string(), "iter": pa.string(), "docid": pa.string(),
-                                           "grade": pa.int64()})
-    if table is not None:
+                                           "grade": pa.string()})
+    grade = _integers(table["grade"]) if table is not None else None
+    if grade is not None:
         qid, docid = table["qid"].combine_chunks(), table["docid"].combine_chunks()
-        grade = table["grade"].to_numpy()
-    else:
+    else:  # the line-by-line path names the first bad line
         qids, docids, grades = [], [], []
         for lineno, f in iter_lines(raw):
             if len(f) != 4:
                 raise ParseError(raw.name, lineno, f"expected 4 fields (qid iter docid grade), found {len(f)}")
             qids.append(f[0]); docids.append(f[2]); grades.append(parse_grade(raw, lineno, f[3]))
         qid, docid, grade = pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(grades, np.int64)
+    require_rows(raw, len(grade))
     return dedupe_qrels(Qrels(qid, docid, grade, source=raw.name, sha256=raw.sha256),
                         on_duplicate, lambda row: line_of_row(raw, row))
+
+
+def _integers(text: pa.ChunkedArray) -> np.ndarray | None:
+    """Decimal integer tokens as int64, or None if any token is not one (Arrow's own
+    integer parser also takes hexadecimal such as 0x1, which trec_eval does not)."""
+    if not pc.all(pc.match_substring_regex(text, r"^[+-]?[0-9]+$")).as_py() and len(text):
+        return None
+    try:
+        return pc.cast(text, pa.int64()).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
 
 
 def dedupe_qrels(qrels: Qrels, on_duplicate: str, line_of) -> Qrels:

@@ -1,0 +1,117 @@
+"""Synthetic test collections for the oracle and property tests.
+
+A collection is a qrels dict {qid: {docid: grade}} and a run dict {qid: {docid: score}},
+drawn from a numpy generator with a fixed seed, deliberately full of the cases where
+evaluators disagree: tied scores, docids whose string order differs from their numeric
+order ("9" > "10"), negative grades, queries only in the run or only in the qrels,
+queries with nothing relevant. Scores are float32-exact (see ``float32_exact``).
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass(eq=False)
+class Collection:
+    qrels: dict  # {qid: {docid: int grade}}
+    run: dict  # {qid: {docid: float score}}
+    seed: int
+
+    def write(self, directory: Path, sci_share: float = 0.3) -> tuple[Path, Path]:
+        """Write TREC qrels and run files; a share of the scores in scientific notation."""
+        qrels_path = directory / f"qrels-{self.seed}.txt"
+        run_path = directory / f"run-{self.seed}.txt"
+        qrels_path.write_text(trec_qrels_text(self.qrels))
+        run_path.write_text(trec_run_text(self.run, sci_share=sci_share, rng=np.random.default_rng(self.seed + 1)))
+        return qrels_path, run_path
+
+
+def trec_qrels_text(qrels: dict) -> str:
+    return "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items())
+
+
+def trec_run_text(run: dict, tag: str = "synth", sci_share: float = 0.0, rng=None) -> str:
+    """TREC run lines, ranks by descending score; a share of scores written as %.17e."""
+    out = []
+    for q, docs in run.items():
+        for rank, (d, s) in enumerate(sorted(docs.items(), key=lambda kv: -kv[1]), start=1):
+            sci = sci_share > 0 and rng.random() < sci_share
+            out.append(f"{q} Q0 {d} {rank} {format_score(s, sci)} {tag}\n")
+    return "".join(out)
+
+
+def format_score(score: float, sci: bool = False) -> str:
+    """The score as text that reads back to the same double: repr, or %.17e when ``sci``."""
+    return f"{score:.17e}" if sci else repr(float(score))
+
+
+def float32_exact(values: np.ndarray) -> np.ndarray:
+    """Doubles that are exactly representable as float32.
+
+    pytrec_eval stores run scores as float32 before sorting while trec_eval 10 reads them
+    as doubles; two scores that differ only beyond float32 precision tie in pytrec_eval
+    but not in trec_eval (or judged). Float32-exact scores make both orders the same.
+    """
+    return np.asarray(values, dtype=np.float32).astype(np.float64)
+
+
+def make_collection(seed: int, max_queries: int = 8, max_docs: int = 40, max_ranked: int = 25) -> Collection:
+    rng = np.random.default_rng(seed)
+    n_q = int(rng.integers(1, max_queries + 1))
+    # query ids 1..n (string order differs from numeric order once n >= 10)
+    qids = [str(i) for i in rng.choice(np.arange(1, 3 * max_queries + 1), size=n_q + 2, replace=False)]
+    n_docs = int(rng.integers(2, max_docs + 1))
+    prefix = "" if rng.random() < 0.7 else "d"
+    # docids 0..n_docs*3: "9" sorts after "10" as strings, the trec_eval tie-break order
+    docs = [f"{prefix}{i}" for i in rng.choice(np.arange(3 * n_docs), size=n_docs, replace=False)]
+
+    qrels, run = {}, {}
+    only_run, only_qrels = qids[-2], qids[-1]
+    for q in qids[:-2] + [only_qrels]:
+        judged = rng.choice(docs, size=int(rng.integers(1, n_docs + 1)), replace=False)
+        kind = rng.random()
+        if kind < 0.15:  # nothing relevant
+            grades = rng.choice([0, -1], size=len(judged), p=[0.8, 0.2])
+        else:
+            grades = rng.choice([-1, 0, 1, 2, 3], size=len(judged), p=[0.1, 0.4, 0.25, 0.15, 0.1])
+        if not (grades >= 0).any():  # trec_eval crashes/hangs on all-negative queries
+            grades[0] = 0
+        qrels[q] = {str(d): int(g) for d, g in zip(judged, grades)}
+    for q in qids[:-2] + [only_run]:
+        if q != only_run and rng.random() < 0.1:
+            continue  # a qrels query missing from the run
+        ranked = rng.choice(docs, size=int(rng.integers(1, min(max_ranked, n_docs) + 1)), replace=False)
+        scores = _scores(rng, len(ranked))
+        run[q] = {str(d): float(s) for d, s in zip(ranked, scores)}
+    if rng.random() < 0.5:
+        del run[only_run]
+    if rng.random() < 0.3:
+        del qrels[only_qrels]
+    if not run:  # keep at least one query in the run
+        run[only_run] = {docs[0]: 1.0}
+    return Collection(qrels, run, seed)
+
+
+def _scores(rng, n: int) -> np.ndarray:
+    """Float32-exact scores with many ties, of one of several scales and signs."""
+    style = rng.integers(0, 4)
+    if style == 0:  # few distinct values: ties everywhere
+        s = rng.integers(0, 4, size=n) / 4.0
+    elif style == 1:  # small floats, some negative
+        s = rng.normal(0, 1e-3, size=n)
+    elif style == 2:  # large magnitudes
+        s = rng.normal(0, 1e5, size=n)
+        s[rng.random(n) < 0.3] = 1e5
+    else:  # all tied
+        s = np.full(n, float(rng.normal()))
+    return float32_exact(s)
+
+
+def write_gz(path: Path, text: "str | bytes") -> Path:
+    path.write_bytes(gzip.compress(text.encode() if isinstance(text, str) else text))
+    return path

@@ -1,0 +1,281 @@
+"""The command line's contracts: JSON keys, trec_eval lines, tsv/csv, the convention flags,
+``judged explain`` and ``judged demo``."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+
+import pytest
+import pytrec_eval
+
+import judged
+from judged.cli import main
+from judged.demo import worked_examples
+from synth import make_collection, trec_qrels_text, trec_run_text
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # Rich wraps at 80 columns when not a terminal
+
+
+def cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def eval_json(capsys, *argv) -> dict:
+    code, out, err = cli(capsys, "eval", *argv, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+# Query 1: c scores highest; a (the relevant one) ties with b. Query 2 has nothing
+# relevant; query 3 is missing from the run; query 4 is only in the run.
+QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 0\n2 0 x 0\n3 0 y 1\n"
+RUN = "1 Q0 b 1 0.5 t\n1 Q0 a 3 0.5 t\n1 Q0 c 2 0.9 t\n2 Q0 x 1 1 t\n4 Q0 z 1 1 t\n"
+
+
+@pytest.fixture
+def small(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.run").write_text(RUN)
+    (tmp_path / "b.run").write_text(RUN.replace("0.9", "0.1"))
+    return tmp_path
+
+
+def test_json_contract(small, capsys):
+    measures = ["nDCG@10", "AP(rel=2)", "ndcg_cut.5", "nDCG(gain=exp)@10"]
+    d = eval_json(capsys, "qrels.txt", "runs/a.run", "./b.run", *[a for m in measures for a in ("-m", m)])
+    # the core contract; the checks beyond the ranking score (issue 7) add their own top-level keys
+    assert {"qrels", "measures", "runs"} <= set(d)
+    assert set(d) - {"qrels", "measures", "runs"} <= {"answer_key", "warnings", "scale", "eligibility", "requirements"}
+    assert d["qrels"] == {"path": "qrels.txt", "sha256": hashlib.sha256(QRELS.encode()).hexdigest(),
+                          "queries": 3, "judgments": 5}
+    assert list(d["measures"]) == measures  # as given, in order
+    assert d["measures"]["nDCG(gain=exp)@10"] == (
+        "nDCG@10 gain=exp discount=log2(rank+1) ideal=judged unjudged=zero "
+        "ties=score-desc,docid-desc queries=run-and-qrels no-relevant=zero identical-ids=kept")
+    assert d["measures"]["AP(rel=2)"].startswith("AP rel>=2 unjudged=zero ")
+    assert list(d["runs"]) == ["runs/a.run", "./b.run"]  # exactly as given on the command line
+    for entry in d["runs"].values():
+        assert set(entry) == {"mean", "queries"}  # no per_query without --per-query
+        assert list(entry["mean"]) == measures
+        assert all(isinstance(v, float) for v in entry["mean"].values())
+        assert entry["queries"] == {"evaluated": 2, "skipped": 0, "missing_from_run": 1, "only_in_run": 1,
+                                    "no_relevant": 1}
+
+
+def test_json_per_query(small, capsys):
+    d = eval_json(capsys, "qrels.txt", "runs/a.run", "-m", "RR", "-m", "P@1", "--per-query")
+    entry = d["runs"]["runs/a.run"]
+    assert set(entry) == {"mean", "queries", "per_query"}
+    assert entry["per_query"] == {"1": {"RR": 1 / 3, "P@1": 0.0}, "2": {"RR": 0.0, "P@1": 0.0}}
+
+
+def test_default_measures_are_named(small, capsys):
+    d = eval_json(capsys, "qrels.txt", "runs/a.run")
+    assert list(d["measures"]) == ["nDCG@10", "Judged@10"]
+
+
+@pytest.mark.parametrize("ties,rr", [("trec", 1 / 3), ("input", 1 / 2), ("rank", 1 / 3)])
+def test_ties(small, capsys, ties, rr):
+    """Query 1 ranks a: trec = score desc, docid desc (c 0.9; b, a tie at 0.5 -> b first),
+    input = file order (b, a, c), rank = rank column (b 1, c 2, a 3)."""
+    d = eval_json(capsys, "qrels.txt", "runs/a.run", "-m", "RR", "--per-query", "--ties", ties)
+    assert d["runs"]["runs/a.run"]["per_query"]["1"]["RR"] == rr
+    assert f"ties={judged.conventions.TIES[ties]} " in d["measures"]["RR"]
+
+
+def test_ties_rank_orders_by_rank_not_file_order(tmp_path, capsys):
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    (tmp_path / "r").write_text("1 Q0 b 2 9 t\n1 Q0 a 10 1 t\n1 Q0 c 1 5 t\n")  # ranks c, b, a (10 > 2 numerically)
+    d = eval_json(capsys, tmp_path / "q", tmp_path / "r", "-m", "RR", "--ties", "rank")
+    assert d["runs"][str(tmp_path / "r")]["mean"]["RR"] == 1 / 3
+
+
+@pytest.mark.parametrize("complete,no_relevant,mean,counts", [
+    (False, "zero", (1 / 3 + 0) / 2, (2, 0)),
+    (False, "skip", 1 / 3, (1, 1)),
+    (True, "zero", (1 / 3 + 0 + 0) / 3, (3, 0)),
+    (True, "skip", (1 / 3 + 0) / 2, (2, 1)),
+])
+def test_complete_and_no_relevant(small, capsys, complete, no_relevant, mean, counts):
+    args = ["qrels.txt", "runs/a.run", "-m", "RR", "--no-relevant", no_relevant] + (["--complete"] if complete else [])
+    d = eval_json(capsys, *args)
+    entry = d["runs"]["runs/a.run"]
+    assert entry["mean"]["RR"] == pytest.approx(mean, abs=1e-15)
+    assert (entry["queries"]["evaluated"], entry["queries"]["skipped"]) == counts
+    assert entry["queries"]["no_relevant"] == 1 and entry["queries"]["missing_from_run"] == 1
+    queries = "qrels" if complete else "run-and-qrels"
+    assert d["measures"]["RR"].endswith(f"queries={queries} no-relevant={no_relevant} identical-ids=kept")
+
+
+def test_no_relevant_error(small, capsys):
+    code, out, err = cli(capsys, "eval", "qrels.txt", "runs/a.run", "--no-relevant", "error")
+    assert (code, out) == (2, "")
+    assert err == ("judged: error: 1 query with nothing relevant in the qrels (first: '2'); "
+                   "choose --no-relevant zero or skip\n")
+
+
+# ---------------------------------------------------------------------------
+# --format trec_eval against pytrec_eval, tsv and csv
+
+TREC_NAMES = ["ndcg_cut_10", "ndcg", "map", "map_cut_10", "P_5", "recall_10", "recip_rank", "Rprec", "bpref",
+              "success_1", "num_rel", "num_ret", "num_rel_ret"]
+JUDGED_NAMES = ["nDCG@10", "nDCG", "AP", "AP@10", "P@5", "R@10", "RR", "Rprec", "Bpref", "Success@1", "NumRel",
+                "NumRet", "NumRelRet"]
+
+
+@pytest.fixture
+def synthetic(tmp_path):
+    c = make_collection(3, max_queries=10, max_docs=50, max_ranked=40)
+    (tmp_path / "q").write_text(trec_qrels_text(c.qrels))
+    (tmp_path / "r").write_text(trec_run_text(c.run))
+    return c, tmp_path / "q", tmp_path / "r"
+
+
+def test_trec_eval_format_equals_pytrec_eval(synthetic, capsys):
+    c, q, r = synthetic
+    code, out, err = cli(capsys, "eval", q, r, "--format", "trec_eval", *[a for m in JUDGED_NAMES for a in ("-m", m)])
+    assert code == 0, err
+    ev = pytrec_eval.RelevanceEvaluator(c.qrels, {"ndcg_cut.10", "ndcg", "map", "map_cut.10", "P.5", "recall.10",
+                                                  "recip_rank", "Rprec", "bpref", "success.1", "num_rel", "num_ret",
+                                                  "num_rel_ret"})
+    expected = ev.evaluate(c.run)
+    lines = [line.split("\t") for line in out.splitlines()]
+    assert all(len(f) == 3 for f in lines)
+    got = {(name.strip(), qid): value for name, qid, value in lines}
+    counts = {"num_rel", "num_ret", "num_rel_ret"}
+    for name in TREC_NAMES:
+        for qid, vals in expected.items():
+            want = str(int(vals[name])) if name in counts else f"{vals[name]:.4f}"
+            assert got[(name, qid)] == want, (name, qid)
+        agg = pytrec_eval.compute_aggregated_measure(name, [v[name] for v in expected.values()])
+        assert got[(name, "all")] == (str(int(agg)) if name in counts else f"{agg:.4f}"), name
+    assert got[("runid", "all")] == str(r)
+    assert got[("num_q", "all")] == str(len(expected))
+    assert len(got) == len(lines)  # one line per (measure, query), trec_eval -q layout
+    assert out.splitlines()[0].startswith("ndcg_cut_10           \t")  # %-22s, as trec_eval
+
+
+@pytest.mark.parametrize("fmt,delim", [("tsv", "\t"), ("csv", ",")])
+def test_delimited(synthetic, capsys, fmt, delim):
+    c, q, r = synthetic
+    code, out, err = cli(capsys, "eval", q, r, "-m", "AP", "-m", "P(rel=2)@5", "--per-query", "--format", fmt)
+    assert code == 0, err
+    table = list(csv.reader(io.StringIO(out), delimiter=delim))
+    assert table[0] == ["run", "qid", "measure", "value"]
+    res = judged.evaluate(q, [r], ["AP", "P(rel=2)@5"])
+    rr = res.runs[str(r)]
+    expected = [[str(r), qid, m, repr(float(rr.values[m][i]))] for i, qid in enumerate(rr.qids.tolist())
+                for m in ("AP", "P(rel=2)@5")]
+    expected += [[str(r), "all", m, repr(res.aggregate(str(r), m))] for m in ("AP", "P(rel=2)@5")]
+    assert table[1:] == expected
+
+
+def test_table_names_conventions_and_counts(small, capsys):
+    code, out, err = cli(capsys, "eval", "qrels.txt", "runs/a.run", "-m", "nDCG@10")
+    assert code == 0, err
+    assert "runs/a.run: 2 evaluated, 0 skipped, 1 missing from the run, 1 only in the run, 1 with nothing relevant" in out
+    assert ("nDCG@10 gain=linear discount=log2(rank+1) ideal=judged unjudged=zero ties=score-desc,docid-desc "
+            "queries=run-and-qrels no-relevant=zero identical-ids=kept") in out
+
+
+def test_bad_measure_is_one_line(small, capsys):
+    code, out, err = cli(capsys, "eval", "qrels.txt", "runs/a.run", "-m", "nDCG(gain=cubic)@10")
+    assert code == 2 and err.startswith("judged: error: unknown gain 'cubic'") and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------
+# explain and demo
+
+
+@pytest.fixture
+def worked(tmp_path):
+    qrels, run = worked_examples()
+    (tmp_path / "q").write_text(trec_qrels_text(qrels))
+    (tmp_path / "r").write_text(trec_run_text(run))
+    return tmp_path / "q", tmp_path / "r"
+
+
+def test_explain_works_the_seed_example(worked, capsys):
+    code, out, err = cli(capsys, "explain", *worked, "--query", "graded")
+    assert code == 0, err
+    for header in ("rank", "docid", "grade", "gain", "discount", "discounted gain", "running DCG"):
+        assert header in out
+    # rank 2: grade 2, discount 1/log2(3) = 0.631, discounted 1.262, running 4.262
+    assert _row(out, "d2") == ["2", "d2", "2", "2.000", "0.631", "1.262", "4.262"]
+    assert _row(out, "d6") == ["6", "d6", "2", "2.000", "0.356", "0.712", "6.861"]
+    assert "ideal grade sequence: 3, 3, 2, 2, 1, 0" in out
+    assert "IDCG = 7.141" in out and "nDCG = 6.861 / 7.141 = 0.961" in out
+    assert "warning" not in out
+
+
+def _row(out: str, docid: str) -> list:
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) > 1 and cells[1] == docid:
+            return cells
+    return []
+
+
+def test_explain_exponential_gain(worked, capsys):
+    code, out, err = cli(capsys, "explain", *worked, "--query", "three", "-m", "nDCG(gain=exp)@10")
+    assert _row(out, "p1") == ["1", "p1", "2", "3.000", "1.000", "3.000", "3.000"]
+    assert "DCG = 3.500" in out and "IDCG = 3.631" in out and "= 0.964" in out
+
+
+@pytest.mark.parametrize("rank,value", [(1, "1.000"), (2, "0.631"), (3, "0.500"), (10, "0.289")])
+def test_explain_warns_about_one_relevant_document(worked, capsys, rank, value):
+    code, out, err = cli(capsys, "explain", *worked, "--query", f"single-at-{rank}")
+    assert code == 0, err
+    assert f"IDCG = 1.000\nnDCG = {value} / 1.000 = {value}" in out
+    assert "warning: one relevant document: nDCG@10 here is 1/log2(1 + rank of the hit)" in out
+
+
+def test_explain_unknown_query(worked, capsys):
+    code, out, err = cli(capsys, "explain", *worked, "--query", "nope")
+    assert code == 2 and err.startswith("judged: error: query 'nope' is not in the qrels")
+
+
+def test_demo_prints_the_seed_numbers(capsys):
+    code, out, err = cli(capsys, "demo")
+    assert code == 0, err
+    assert "nDCG = 6.861 / 7.141 = 0.961" in out
+    assert "= 0.949" in out
+    assert "DCG = 3.500" in out and "IDCG = 3.631" in out and "= 0.964" in out
+    single = {cells[0]: cells[1] for cells in (
+        [c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines()) if cells and cells[0].startswith("single-at-")}
+    assert single == {"single-at-1": "1.000", "single-at-2": "0.631", "single-at-3": "0.500",
+                      "single-at-10": "0.289", "single-at-11": "0.000"}
+
+
+def test_api_function_survives_the_cli_importing_its_module(small, capsys):
+    """The CLI imports the engine module; judged.evaluate stays the function."""
+    import types
+
+    import judged.evaluation  # noqa: F401  (what the CLI does)
+
+    assert cli(capsys, "eval", "qrels.txt", "runs/a.run")[0] == 0
+    assert isinstance(judged.evaluate, types.FunctionType)
+    assert judged.evaluate("qrels.txt", ["runs/a.run"], ["RR"]).runs["runs/a.run"].values["RR"][0] == 1 / 3
+
+
+@pytest.mark.parametrize("second_doc,warning", [
+    ("b", None), ("hole", "1 of the top 3 documents are unjudged and counted as not relevant (Judged@3 = 0.67)")])
+def test_explain_counts_only_this_querys_holes(tmp_path, capsys, second_doc, warning):
+    """Query 1 retrieves 3 documents; query 2's unjudged ones must not leak into its warning."""
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n1 0 c 0\n2 0 w 1\n")
+    (tmp_path / "r").write_text(f"1 Q0 a 1 3 t\n1 Q0 {second_doc} 2 2 t\n1 Q0 c 3 1 t\n"
+                                "2 Q0 x 1 3 t\n2 Q0 y 2 2 t\n2 Q0 z 3 1 t\n")
+    code, out, err = cli(capsys, "explain", tmp_path / "q", tmp_path / "r", "--query", "1")
+    assert code == 0, err
+    unjudged = [line for line in out.splitlines() if "unjudged and counted" in line]
+    assert unjudged == ([f"warning: {warning}; judging them could change this score"] if warning else [])
