@@ -103,3 +103,65 @@ def test_compare_warns_on_thin_answer_keys(capsys, monkeypatch):
     assert main(["compare", "qrels.txt", "run.txt", "run.txt", "--permutations", "100", "--regressions", "0"]) == 0
     out = capsys.readouterr().out
     assert "warning: thin answer key: queries with something relevant average 1.25 relevant documents" in out
+
+
+def test_report_shows_holes_and_flip_marks(example, tmp_path, monkeypatch):
+    monkeypatch.chdir(example)
+    out = tmp_path / "r.html"
+    assert main(["report", "qrels.txt", "bm25.run", "dense.run", "tuned.run", "-m", "nDCG@10", "-o", str(out),
+                 "--permutations", "1000", "--regressions", "0"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "<h2 id='holes'>Holes</h2>" in text
+    assert "<td class='l'>dense.run</td><td>0.5550</td><td>178</td><td>40/40</td>" in text
+    # dense's nDCG@10 cell: significantly worse, and the holes could flip it; tuned's cannot flip
+    assert "0.5145▼<span class='flip'" in text and "0.7179<br>" in text
+    assert "nDCG@10: tuned.run − bm25.run = -0.0131; with the holes judged anything in [-0.0229, -0.0092] " \
+           "(exact): order cannot flip" in text
+
+
+def test_report_checks_section_and_paper_table_flags_leaks(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(BEYOND)
+    out = tmp_path / "r.html"
+    assert main(["report", *BEYOND_ARGS, "-o", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "<h2 id='checks'>Checks beyond the score</h2>" in text
+    assert "bm25.run <span class='sub'>(baseline)</span> <span class='leak'>2 leaks</span>" in text
+    assert "<td class='l'>direct support</td>" in text  # the grade scale
+    assert "query q1: nDCG@10 0.7112, 1 of 2 groups, missing exception" in text
+    assert "bm25.run: nDCG@10 ≥ 0.5, answer failed: query q1 (0.7112) — the answer missed the EU exception" in text
+    assert "<td class='l'>bm25.run</td><td>4</td><td>3</td><td>0.7500</td>" in text  # answers table
+    assert main(["report", *BEYOND_ARGS, "--format", "md"]) == 0
+    assert "| bm25.run (baseline) (2 leaks) |" in capsys.readouterr().out
+
+
+def test_report_power_section_matches_judged_meta_power(example, tmp_path, monkeypatch):
+    from judged.meta import discriminative_power
+
+    monkeypatch.chdir(example)
+    out = tmp_path / "r.html"
+    runs = ["bm25.run", "dense.run", "tuned.run"]
+    assert main(["report", "qrels.txt", *runs, "-o", str(out), "--permutations", "200", "--regressions", "0",
+                 "--power", "--power-measure", "nDCG@10", "--power-measure", "RR", "--power-samples", "500"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "<h2 id='power'>Discriminative power</h2>" in text
+    # the same ASLs as `judged meta power` over the qrels' queries (complete=True), same seed
+    ref = discriminative_power("qrels.txt", runs, ["nDCG@10", "RR"], samples=500, seed=0, complete=True)
+    for row in ref.summary():
+        assert (f"<tr><td class='l'>{row['measure']}</td><td>{row['significant']}/{row['pairs']}</td>"
+                f"<td>{row['power']:.0%}</td><td>{row['median_asl']:.4f}</td></tr>") in text
+    # nDCG@10 and the added Judged@10: 2 x 2 difference plots, 2 distributions; then the ASL curves
+    assert text.count("<svg") == 2 * 2 + 2 + 1
+    assert main(["report", "qrels.txt", *runs, "--format", "md", "--power"]) == 2  # curves need HTML
+
+
+def test_report_with_every_section_opens_in_chromium(tmp_path, monkeypatch):
+    from test_report import screenshot
+
+    monkeypatch.chdir(BEYOND)
+    out = tmp_path / "r.html"
+    assert main(["report", *BEYOND_ARGS, "-o", str(out), "--power", "--power-measure", "nDCG@10",
+                 "--power-samples", "200"]) == 0
+    errors, page_errors, outside, n_svg, table = screenshot(out, tmp_path / "r.png")
+    assert errors == [] and page_errors == [] and outside == []
+    assert n_svg == 2 * 1 + 2 + 1  # nDCG@10 and Judged@10 differences, their distributions, the ASL curves
+    assert "2 leaks" in table

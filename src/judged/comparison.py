@@ -156,6 +156,18 @@ class Comparison:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, default=_json_default)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the comparison tables with conventions (see :mod:`judged.notebook`)."""
+        from .notebook import comparison_html
+
+        return comparison_html(self)
+
+    def plot(self, measure: str | None = None, run: str | None = None, ax=None):
+        """Sorted per-query differences run − baseline (matplotlib); see :func:`judged.notebook.plot_comparison`."""
+        from .notebook import plot_comparison
+
+        return plot_comparison(self, measure, run, ax)
+
 
 def _json_default(x):
     if isinstance(x, (np.integer,)):
