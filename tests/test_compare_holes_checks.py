@@ -165,3 +165,20 @@ def test_report_with_every_section_opens_in_chromium(tmp_path, monkeypatch):
     assert errors == [] and page_errors == [] and outside == []
     assert n_svg == 2 * 1 + 2 + 1  # nDCG@10 and Judged@10 differences, their distributions, the ASL curves
     assert "2 leaks" in table
+
+
+def test_eval_with_qrels_versions_is_the_rejudging_report(example, capsys, monkeypatch):
+    monkeypatch.chdir(example)
+    runs = ["bm25.run", "dense.run", "tuned.run"]
+    assert main(["rejudge", "--qrels", "qrels.txt", "--qrels", "qrels-more.txt", *runs, "--format", "json"]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    assert main(["eval", "qrels.txt", *runs, "--qrels", "qrels-more.txt", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got == expected
+    assert got["runs"]["dense.run"]["score"] == pytest.approx([0.5144717675766058, 0.8230], abs=1e-4)
+    assert {"pair": ["bm25.run", "dense.run"], "before": "bm25.run > dense.run",
+            "after": "dense.run > bm25.run"} in got["flipped"]
+    assert main(["eval", "qrels.txt", "bm25.run", "-m", "AP", "-m", "P@10", "--qrels", "qrels-more.txt"]) == 2
+    assert "give one measure" in capsys.readouterr().err
+    assert main(["eval", "qrels.txt", "bm25.run", "--qrels", "qrels-more.txt", "--save", "x.json"]) == 2
+    assert "drop --save" in capsys.readouterr().err
