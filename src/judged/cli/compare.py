@@ -203,10 +203,15 @@ def render(c, all_tests: bool = False, console=None) -> None:
         console.print(f"  {convention}", highlight=False, markup=False)
         for x in rows:
             flip = c.flip(x)
-            if flip is not None:
-                console.print(f"  judging the holes, Δ {x.run} could become anything in [{flip.low:+.4f}, {flip.high:+.4f}] "
-                              f"({'exact' if flip.exact else 'conservative'}): order "
-                              f"{'can' if flip.can_flip else 'cannot'} flip", highlight=False, markup=False)
+            if flip is None:
+                continue
+            if flip.low == flip.high:
+                console.print(f"  no holes where {measure} reads {x.run} or the baseline: Δ stays {flip.low:+.4f}",
+                              highlight=False, markup=False)
+                continue
+            console.print(f"  judging the holes, Δ {x.run} could become anything in [{flip.low:+.4f}, {flip.high:+.4f}] "
+                          f"({'exact' if flip.exact else 'conservative'}): order "
+                          f"{'can' if flip.can_flip else 'cannot'} flip", highlight=False, markup=False)
     console.print(f"▲/▼: randomization p < 0.05 after {c.correction} correction across the runs of a measure; "
                   f"{c.permutations} sign-flip draws, seed {c.seed}; tie = |d| <= 1e-12; d_z = mean(d)/sd(d)."
                   + (f" Judged@{c.holes.k}: share of the top {c.holes.k} judged for the query; {FLIP}: judging the "
