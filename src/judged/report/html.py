@@ -62,7 +62,7 @@ def _flip_cell(flip) -> str:
     if flip is None:
         return "<td></td>"
     verdict = "<span class='flip'>⇄ can flip</span>" if flip.can_flip else "<span class='sub'>cannot flip</span>"
-    return (f"<td>[{flip.low:+.4f}, {flip.high:+.4f}]<br>{verdict} "
+    return (f"<td><span class='nw'>[{flip.low:+.4f}, {flip.high:+.4f}]</span><br>{verdict} "
             f"<span class='sub'>{'exact' if flip.exact else 'conservative'}</span></td>")
 
 
