@@ -182,3 +182,17 @@ def test_eval_with_qrels_versions_is_the_rejudging_report(example, capsys, monke
     assert "give one measure" in capsys.readouterr().err
     assert main(["eval", "qrels.txt", "bm25.run", "--qrels", "qrels-more.txt", "--save", "x.json"]) == 2
     assert "drop --save" in capsys.readouterr().err
+
+
+def test_holes_doc_compare_block_is_what_the_cli_prints(tmp_path, capsys, monkeypatch):
+    import re
+
+    text = (ROOT / "docs" / "holes.md").read_text(encoding="utf-8")
+    command = "judged compare qrels.txt lexical.run dense.run --regressions 0"
+    documented = re.search(r"```\n\$ " + re.escape(command) + r"\n(.*?)```", text, re.S).group(1)
+    assert main(["demo", "--write", str(tmp_path)]) == 0
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)
+    assert main(command.split()[1:]) == 0
+    out = "\n".join(line.rstrip() for line in capsys.readouterr().out.splitlines())
+    assert out.strip() == documented.strip()
