@@ -196,3 +196,14 @@ def test_holes_doc_compare_block_is_what_the_cli_prints(tmp_path, capsys, monkey
     assert main(command.split()[1:]) == 0
     out = "\n".join(line.rstrip() for line in capsys.readouterr().out.splitlines())
     assert out.strip() == documented.strip()
+
+
+def test_beyond_doc_compare_block_is_what_the_cli_prints(capsys, monkeypatch):
+    import re
+
+    text = (ROOT / "docs" / "beyond-ndcg.md").read_text(encoding="utf-8")
+    cmd, documented = re.search(r"```\n\$ (judged compare [^\n]*)\n(.*?)```", text, re.S).groups()
+    monkeypatch.chdir(BEYOND)
+    assert main(cmd.split()[1:]) == 0
+    out = "\n".join(line.rstrip() for line in capsys.readouterr().out.splitlines())
+    assert out.strip() == documented.strip()

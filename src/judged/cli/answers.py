@@ -80,4 +80,5 @@ def print_pairings(pairings, convention: str, console=None) -> None:
         if p.unscored:
             console.print(f"{name}: verdicts for {len(p.unscored)} unscored quer{'y' if len(p.unscored) == 1 else 'ies'}: "
                           f"{', '.join(p.unscored)}", highlight=False, markup=False)
-    console.print(f"convention: {convention}", highlight=False, markup=False)
+    if convention:  # None where the caller already printed it (compare)
+        console.print(f"convention: {convention}", highlight=False, markup=False)

@@ -241,7 +241,7 @@ def render_checks(c, console) -> None:
     if c.answers:
         from .answers import print_pairings
 
-        print_pairings(c.answers, c.measures[next(iter(c.answers.values())).measure], console)
+        print_pairings(c.answers, None, console)  # its convention is printed under its table
 
 
 def render_regression(r, console) -> None:
