@@ -42,17 +42,28 @@ def result_html(result) -> str:
             f"<div>conventions:</div><ul>{conventions}</ul></div>")
 
 
+def _pyplot(what: str):
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError(f"{what} needs matplotlib: pip install 'judged[plot]'")
+    return plt
+
+
+def _measure(measures, measure: str | None, what: str) -> str:
+    """The measure to plot: ``measure`` or the first one; UsageError when absent."""
+    given = measure if measure is not None else next(iter(measures))
+    if given not in measures:
+        raise UsageError(f"measure {given!r} is not in this {what} (it has {', '.join(measures)})")
+    return given
+
+
 def plot_result(result, measure: str | None = None, ax=None):
     """Per-query values of one measure (default: the first): queries on the x axis in the
     order of the first run's value, that run as bars, every other run as points, so
     where a run wins or loses shows query by query. Returns the matplotlib Axes."""
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UsageError("Result.plot() needs matplotlib: pip install 'judged[plot]'")
-    given = measure if measure is not None else next(iter(result.measures))
-    if given not in result.measures:
-        raise UsageError(f"measure {given!r} is not in this result (it has {', '.join(result.measures)})")
+    plt = _pyplot("Result.plot()")
+    given = _measure(result.measures, measure, "result")
     table = result.per_query()
     table = table[table["measure"] == given].pivot(index="qid", columns="run", values="value")
     names = list(result.runs)
@@ -125,18 +136,13 @@ def plot_comparison(c, measure: str | None = None, run: str | None = None, ax=No
     """Per-query differences run − baseline on one measure (default: the first), sorted,
     one bar per query: green wins, red losses, grey ties (|Δ| <= 1e-12), as in the HTML
     report. ``run`` defaults to the first compared run. Returns the matplotlib Axes."""
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UsageError("Comparison.plot() needs matplotlib: pip install 'judged[plot]'")
+    plt = _pyplot("Comparison.plot()")
     import numpy as np
 
     from .report.plots import BETTER, NEUTRAL, WORSE
     from .stats import TIE
 
-    given = measure if measure is not None else next(iter(c.measures))
-    if given not in c.measures:
-        raise UsageError(f"measure {given!r} is not in this comparison (it has {', '.join(c.measures)})")
+    given = _measure(c.measures, measure, "comparison")
     run = run if run is not None else c.runs[0]
     if run not in c.runs:
         raise UsageError(f"run {run!r} is not compared here (runs: {', '.join(c.runs)})")

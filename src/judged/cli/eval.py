@@ -90,7 +90,7 @@ def run_rejudge(args) -> int:
     from ..errors import UsageError
     from ..measures import Measure
     from ..qrels_ops import rejudge
-    from .rejudge import print_rejudged
+    from .rejudge import output
 
     given = [a for a, v in (("--manifest", args.manifest), ("--save", args.save), ("--beir", args.beir),
                             ("--per-query", args.per_query), ("--scale", args.scale),
@@ -107,12 +107,8 @@ def run_rejudge(args) -> int:
     if len(scores) != 1 or len(judged_k) > 1:
         raise UsageError("with --qrels versions give one measure (and at most one Judged@k), e.g. -m nDCG@10 -m Judged@10")
     k = judged_k[0] if judged_k else (scores[0].cutoff or 10)
-    report = rejudge([args.qrels, *args.qrels_versions], list(args.runs), str(scores[0]), k, **settings_kwargs(args))
-    if args.format == "json":
-        json.dump(report.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print_rejudged(report)
+    output(rejudge([args.qrels, *args.qrels_versions], list(args.runs), str(scores[0]), k, **settings_kwargs(args)),
+           args.format)
     return 0
 
 
