@@ -47,3 +47,45 @@ def test_plot_unknown_measure(result):
     pytest.importorskip("matplotlib")
     with pytest.raises(UsageError, match="not in this result"):
         result.plot("AP")
+
+
+# -- Comparison -----------------------------------------------------------
+
+CMP_QRELS = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+CMP_BASE = {"q1": {"a": 1.0}, "q2": {"x": 1.0, "b": 0.5}, "q3": {"c": 1.0}}
+CMP_NEW = {"q1": {"a": 1.0}, "q2": {"b": 1.0}, "q3": {"u": 1.0, "c": 0.5}}  # u: unjudged, on top
+
+
+@pytest.fixture
+def comparison():
+    return judged.compare(CMP_QRELS, {"base": CMP_BASE, "new<x>": CMP_NEW}, ["RR"], permutations=500)
+
+
+def test_comparison_html_has_means_deltas_holes_and_conventions(comparison):
+    html = comparison._repr_html_()
+    assert "new&lt;x&gt;" in html and "<x>" not in html
+    # RR per query: base 1, 1/2, 1; new 1, 1, 1/2: means equal, delta 0, W/L/T 1/1/1
+    assert '<td class="num">0.8333</td>' in html and '<td class="num">+0.0000</td>' in html
+    assert '<td class="num">1/1/1</td>' in html
+    # Judged@10 of new: u unjudged on q3 (1 of 2 judged); judging u relevant lifts new's q3 to 1,
+    # judging base's hole x (q2, rank 1) relevant lifts base's q2 to 1: delta anywhere in [-1/6, +1/6]
+    assert '<td class="num">0.8333</td><td class="num">[-0.1667, +0.1667] ⇄ can flip</td>' in html
+    assert escape(comparison.measures["RR"]) in html
+
+
+def test_comparison_plot_draws_sorted_difference_bars(comparison):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    ax = comparison.plot()
+    heights = [p.get_height() for p in ax.patches]
+    assert heights == pytest.approx([0.5, 0.0, -0.5])  # q2 won, q1 tied, q3 lost; sorted
+    colors = [matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches]
+    assert colors == ["#2e7d32", "#9e9e9e", "#c62828"]
+    assert "W/L/T 1/1/1" in ax.get_xlabel()
+    with pytest.raises(UsageError, match="not compared"):
+        comparison.plot(run="base")
+    with pytest.raises(UsageError, match="not in this comparison"):
+        comparison.plot("AP")
+    import matplotlib.pyplot as plt
+
+    plt.close("all")

@@ -88,6 +88,8 @@ class Comparison:
     regressions: list = field(default_factory=list)
     provenance: dict = field(default_factory=dict)  # qrels, manifest, record notes
     result: object = field(default=None, repr=False)  # the evaluate() Result, when there is one
+    holes: object = None  # judged.holes.ComparisonHoles: Judged@k per run, can judging flip a comparison
+    answers: dict = field(default_factory=dict)  # run -> judged.answers.AnswerPairing, with an answers file
 
     def get(self, measure: str, run: str) -> PairedComparison:
         for c in self.comparisons:
@@ -117,15 +119,54 @@ class Comparison:
                          "randomization: random sign flips, |sum|, p=(b+1)/(m+1); "
                          "bootstrap: Sakai's studentized, mean-shifted resampling, p=(b+1)/(m+1)"}
 
+    def flip(self, c: PairedComparison):
+        """The :class:`judged.holes.PairFlip` of a comparison (run - baseline), or None."""
+        return self.holes.flip(c.measure, c.run) if self.holes is not None else None
+
+    @property
+    def checks(self):
+        """The :class:`judged.checks.Checks` of the evaluation (scale, leaks, evidence...), or None."""
+        return getattr(self.result, "checks", None)
+
+    def leaks(self) -> dict:
+        """Run name -> its leaks (ineligible documents in the top k); empty without eligibility data."""
+        return self.checks.leaks(self.result) if self.checks is not None else {}
+
     def to_dict(self) -> dict:
-        """The ``judged compare --format json`` contract."""
-        return {"comparisons": [c.to_dict() for c in self.comparisons],
-                "baseline": self.baseline, "runs": list(self.runs), "measures": dict(self.measures),
-                "settings": self.settings(), "queries": {name: dict(c) for name, c in self.counts.items()},
-                "regressions": [r.to_dict() for r in self.regressions], **self.provenance}
+        """The ``judged compare --format json`` contract, plus ``holes`` (Judged@k per run and,
+        in the order of ``comparisons``, whether judging the holes could flip each one),
+        ``checks`` and ``answers`` when known."""
+        out = {"comparisons": [c.to_dict() for c in self.comparisons],
+               "baseline": self.baseline, "runs": list(self.runs), "measures": dict(self.measures),
+               "settings": self.settings(), "queries": {name: dict(c) for name, c in self.counts.items()},
+               "regressions": [r.to_dict() for r in self.regressions], **self.provenance}
+        if self.holes is not None:
+            flips = [(c, self.flip(c)) for c in self.comparisons]
+            out["holes"] = {**self.holes.to_dict(),
+                            "comparisons": [{"measure": c.measure, "baseline": c.baseline, "run": c.run,
+                                             **{k: v for k, v in f.to_dict().items() if k not in ("a", "b")}}
+                                            for c, f in flips if f is not None]}
+        if self.checks is not None:
+            out["checks"] = {**self.checks.to_dict(self.result),
+                             "runs": {name: self.checks.run_dict(self.result, name) for name in self.result.runs}}
+        if self.answers:
+            out["answers"] = {name: p.to_dict() for name, p in self.answers.items()}
+        return out
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, default=_json_default)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the comparison tables with conventions (see :mod:`judged.notebook`)."""
+        from .notebook import comparison_html
+
+        return comparison_html(self)
+
+    def plot(self, measure: str | None = None, run: str | None = None, ax=None):
+        """Sorted per-query differences run − baseline (matplotlib); see :func:`judged.notebook.plot_comparison`."""
+        from .notebook import plot_comparison
+
+        return plot_comparison(self, measure, run, ax)
 
 
 def _json_default(x):
@@ -171,14 +212,23 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
             permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
             regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None, ties: str = "trec",
             no_relevant: str = "zero", ignore_identical_ids: bool = False, on_duplicate: str = "error", manifest=None,
-            show_progress: bool | None = None) -> Comparison:
+            holes: bool = True, maxgrade: int | None = None, negative: str = "nonrelevant", answers=None,
+            high: float | None = None, show_progress: bool | None = None, **checks) -> Comparison:
     """Compare runs with the first one (the baseline) over the qrels' queries.
 
     A run missing a query scores 0 there (``complete=True``); ``counts`` says how many.
     ``manifest`` (a path or :class:`judged.manifest.Manifest`) fixes qrels, query set,
     measures and conventions and refuses qrels that changed. ``regressions`` queries
     per run (on the first measure) are listed with their top ``depth`` documents
-    (default: the measure's cutoff, else 10).
+    (default: the measure's cutoff, else 10); ``depth`` is also the k of Judged@k and
+    of the leak and evidence-gap lists.
+
+    ``holes`` (default on): Judged@k per run and, per comparison on a bounded measure,
+    whether judging the holes could flip it (:func:`judged.holes.comparison_holes`;
+    ``maxgrade``, ``negative`` as in ``judged holes``). ``checks`` (scale, requirements,
+    eligibility, principal, unanswerable, abstain_marker, score_unanswerable) go to
+    :func:`judged.evaluate`; ``answers`` (a file of verdicts) pairs the first nDCG
+    measure with answer acceptance (:func:`judged.answers.pair_answers`, ``high``).
 
     >>> c = compare({"q1": {"a": 1}, "q2": {"b": 1}},
     ...             {"base": {"q1": {"a": 1.0}, "q2": {"x": 1.0}}, "new": {"q1": {"a": 1.0}, "q2": {"b": 1.0}}},
@@ -194,12 +244,21 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
         if measures is not None:
             raise JudgedError("a manifest fixes the measures: pass measures=None with manifest=")
         manifest = Manifest.load(manifest)
-        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=on_duplicate)
+        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=on_duplicate, **checks)
     else:
         result = evaluate(qrels, runs, DEFAULT_MEASURES if measures is None else measures, ties=ties, complete=True,
-                          no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids, on_duplicate=on_duplicate)
+                          no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids, on_duplicate=on_duplicate,
+                          **checks)
+    result.checks.depth = depth
+    if high is not None:
+        result.checks.high = high
     c = compare_result(result, correction=correction, permutations=permutations, seed=seed,
-                       regressions=regressions, depth=depth, show_progress=show_progress)
+                       regressions=regressions, depth=depth, holes=holes, maxgrade=maxgrade, negative=negative,
+                       show_progress=show_progress)
+    if answers is not None:
+        from .answers import pair_answers
+
+        c.answers = pair_answers(result, answers, high=result.checks.high)
     if manifest is not None:
         c.provenance["manifest"] = manifest.provenance()
     return c
@@ -207,9 +266,12 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
 
 def compare_result(result, baseline: str | None = None, *, correction: str = "holm",
                    permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
-                   regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None,
+                   regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None, holes: bool = True,
+                   maxgrade: int | None = None, negative: str = "nonrelevant",
                    show_progress: bool | None = None) -> Comparison:
-    """The paired comparison of an :class:`~judged.evaluation.Result`'s runs (first = baseline)."""
+    """The paired comparison of an :class:`~judged.evaluation.Result`'s runs (first = baseline);
+    with ``holes``, Judged@k (k = ``depth``, else the first measure's cutoff, else 10) and
+    whether judging the holes could flip each comparison."""
     names = list(result.runs)
     baseline = baseline or names[0]
     qids = result.runs[baseline].qids
@@ -224,12 +286,17 @@ def compare_result(result, baseline: str | None = None, *, correction: str = "ho
                             permutations, seed, qids, values, {n: dict(result.runs[n].counts) for n in names},
                             provenance={"qrels": {"path": result.qrels.source, "sha256": result.qrels.sha256}},
                             result=result)
-    if regressions and result.measures:
-        first = next(iter(result.measures))
-        m = result.measures[first]
-        k = depth or m.cutoff or DEFAULT_DEPTH
+    if not result.measures:
+        return comparison
+    first = next(iter(result.measures))
+    k = depth or result.measures[first].cutoff or DEFAULT_DEPTH
+    if regressions:
         for name in comparison.runs:
             comparison.regressions += find_regressions(result, baseline, name, first, regressions, k)
+    if holes:
+        from .holes import comparison_holes
+
+        comparison.holes = comparison_holes(result, baseline, k, maxgrade=maxgrade, negative=negative)
     return comparison
 
 

@@ -398,6 +398,14 @@ def _replicate(aligned: Aligned, top: Ranked, copies: int):
 # Runs and pairs: the `judged holes` report
 
 
+def hole_counts(judged: np.ndarray, holes: np.ndarray) -> dict:
+    """Queries, mean Judged@k, holes, queries with any hole and their share."""
+    n = len(holes)
+    return {"queries": n, "judged": float(judged.mean()) if n else 0.0, "holes": int(holes.sum()),
+            "queries_with_holes": int((holes > 0).sum()),
+            "share_queries_with_holes": float((holes > 0).mean()) if n else 0.0}
+
+
 @dataclass
 class RunHoles:
     name: str
@@ -407,18 +415,18 @@ class RunHoles:
     score: np.ndarray  # zero-filled measure
     low: np.ndarray
     high: np.ndarray
-    estimate: np.ndarray
-    estimate_interval: tuple
+    estimate: np.ndarray | None  # None: not estimated
+    estimate_interval: tuple | None
 
     def summary(self) -> dict:
         n = len(self.holes)
         mean = (lambda v: float(v.mean()) if n else 0.0)
-        return {"queries": n, "judged": mean(self.judged), "holes": int(self.holes.sum()),
-                "queries_with_holes": int((self.holes > 0).sum()),
-                "share_queries_with_holes": float((self.holes > 0).mean()) if n else 0.0,
-                "score": mean(self.score), "min": mean(self.low), "max": mean(self.high),
-                "estimate": {"mean": mean(self.estimate), "low": self.estimate_interval[0],
-                             "high": self.estimate_interval[1]}}
+        out = {**hole_counts(self.judged, self.holes), "score": mean(self.score), "min": mean(self.low),
+               "max": mean(self.high)}
+        if self.estimate is not None:
+            out["estimate"] = {"mean": mean(self.estimate), "low": self.estimate_interval[0],
+                               "high": self.estimate_interval[1]}
+        return out
 
     def worst(self, count: int = 5) -> list[dict]:
         order = np.lexsort((self.aligned.qids.astype(str), -self.holes, self.judged))[:count]
@@ -454,8 +462,9 @@ class PairFlip:
                 "of both runs' holes, as if their labels were independent")
 
     def to_dict(self) -> dict:
-        return {"a": self.a, "b": self.b, "difference": self.difference, "min": self.low, "max": self.high,
-                "can_flip": self.can_flip, "exact": self.exact, "interval": self.method}
+        return {"a": self.a, "b": self.b, "difference": float(self.difference), "min": float(self.low),
+                "max": float(self.high), "can_flip": bool(self.can_flip), "exact": bool(self.exact),
+                "interval": self.method}
 
 
 @dataclass
@@ -513,16 +522,74 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
     if maxgrade is not None:
         m = replace(m, maxgrade=int(maxgrade))
-    judged_m = Measure.parse(f"Judged@{k}")
-    out = {}
-    for name, run in _named_runs(runs, on_duplicate):
-        a = negative_as(align(qrels, run, settings), negative)
-        lo, hi = bounds(m, a)
-        est, interval = estimate(m, a, samples=samples, seed=seed, max_grade_=max_grade(m, a))
-        out[name] = RunHoles(name, a, judged_m.compute(a), holes_per_query(a, k), m.compute(a), lo, hi, est, interval)
+    out = {name: run_holes(name, negative_as(align(qrels, run, settings), negative), m, k, samples, seed)
+           for name, run in _named_runs(runs, on_duplicate)}
     pairs = [pair_flip(m, out[x], out[y]) for x, y in combinations(out, 2)]
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
                        out, pairs)
+
+
+def run_holes(name: str, aligned: Aligned, measure: Measure, k: int, samples: int = 200, seed: int = 0) -> RunHoles:
+    """One run's Judged@k, holes in the top k, zero-filled ``measure`` and its bounds;
+    the estimate only when ``samples`` > 0."""
+    lo, hi = bounds(measure, aligned)
+    est, interval = (estimate(measure, aligned, samples=samples, seed=seed, max_grade_=max_grade(measure, aligned))
+                     if samples else (None, None))
+    return RunHoles(name, aligned, Measure.parse(f"Judged@{k}").compute(aligned), holes_per_query(aligned, k),
+                    measure.compute(aligned), lo, hi, est, interval)
+
+
+# ---------------------------------------------------------------------------
+# Holes in a comparison: `judged compare` and `judged report`
+
+
+@dataclass
+class ComparisonHoles:
+    """Judged@k of every run of a comparison and, per (measure, run), whether judging the
+    holes of the run and of the baseline could reverse their order (:func:`pair_flip`)."""
+
+    k: int
+    maxgrade: int
+    negative: str
+    runs: dict  # run name -> {"judged", "holes", "queries_with_holes", "share_queries_with_holes", "queries"}
+    flips: dict  # (measure as given, run) -> PairFlip of run vs baseline (difference = run - baseline)
+    bounded: dict  # measure as given -> the zero-filled measure whose bounds were taken
+
+    def flip(self, measure: str, run: str) -> "PairFlip | None":
+        return self.flips.get((measure, run))
+
+    def to_dict(self) -> dict:
+        return {"k": self.k, "maxgrade": self.maxgrade, "negative": self.negative,
+                "judged": f"Judged@{self.k} judged=grade-for-this-query",
+                "runs": {name: dict(r) for name, r in self.runs.items()},
+                "bounded_measures": {g: str(m) for g, m in self.bounded.items()}}
+
+
+def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = None,
+                     negative: str = "nonrelevant") -> ComparisonHoles:
+    """Holes of an evaluated :class:`~judged.evaluation.Result` (its runs already aligned):
+    per run Judged@k and the holes in its top k; per bounded measure (nDCG, DCG, P, R,
+    RR, AP, Success) and run, the interval of mean(run) - mean(baseline) over the grades
+    the holes of either could get (exact for nDCG and DCG, else conservative)."""
+    aligned = {name: negative_as(rr.aligned, negative) for name, rr in result.runs.items()}
+    judged_m = Measure.parse(f"Judged@{k}")
+    runs = {name: hole_counts(judged_m.compute(a), holes_per_query(a, k)) for name, a in aligned.items()}
+    flips, bounded, top = {}, {}, 0
+    for given, measure in result.measures.items():
+        if measure.name not in BOUNDED:
+            continue
+        m = _zero(measure)
+        if maxgrade is not None:
+            m = replace(m, maxgrade=int(maxgrade))
+        bounded[given] = m
+        per_run = {name: run_holes(name, a, m, k, samples=0) for name, a in aligned.items()}
+        top = max(top, max_grade(m, aligned[baseline]))
+        for name in per_run:
+            if name != baseline:
+                flips[(given, name)] = pair_flip(m, per_run[name], per_run[baseline])
+    if not bounded:
+        top = maxgrade if maxgrade is not None else max_grade(judged_m, aligned[baseline])
+    return ComparisonHoles(k, int(top), negative, runs, flips, bounded)
 
 
 def _hole_keys(measure, aligned) -> list[set]:

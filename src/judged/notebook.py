@@ -1,5 +1,6 @@
-"""Notebook front end: a Result as an HTML table (Jupyter's ``_repr_html_``) and as a
-per-query picture (``Result.plot()``, matplotlib from the ``plot`` extra).
+"""Notebook front end: a Result or a Comparison as an HTML table (Jupyter's
+``_repr_html_``) and as a per-query picture (``.plot()``, matplotlib from the ``plot``
+extra).
 
 Both show the conventions behind the numbers, as every other front end does.
 """
@@ -41,17 +42,28 @@ def result_html(result) -> str:
             f"<div>conventions:</div><ul>{conventions}</ul></div>")
 
 
+def _pyplot(what: str):
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError(f"{what} needs matplotlib: pip install 'judged[plot]'")
+    return plt
+
+
+def _measure(measures, measure: str | None, what: str) -> str:
+    """The measure to plot: ``measure`` or the first one; UsageError when absent."""
+    given = measure if measure is not None else next(iter(measures))
+    if given not in measures:
+        raise UsageError(f"measure {given!r} is not in this {what} (it has {', '.join(measures)})")
+    return given
+
+
 def plot_result(result, measure: str | None = None, ax=None):
     """Per-query values of one measure (default: the first): queries on the x axis in the
     order of the first run's value, that run as bars, every other run as points, so
     where a run wins or loses shows query by query. Returns the matplotlib Axes."""
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UsageError("Result.plot() needs matplotlib: pip install 'judged[plot]'")
-    given = measure if measure is not None else next(iter(result.measures))
-    if given not in result.measures:
-        raise UsageError(f"measure {given!r} is not in this result (it has {', '.join(result.measures)})")
+    plt = _pyplot("Result.plot()")
+    given = _measure(result.measures, measure, "result")
     table = result.per_query()
     table = table[table["measure"] == given].pivot(index="qid", columns="run", values="value")
     names = list(result.runs)
@@ -70,4 +82,79 @@ def plot_result(result, measure: str | None = None, ax=None):
     ax.set_ylabel(given)
     ax.set_title(result.measures[given].convention(result.settings), fontsize=7, loc="left")
     ax.legend(fontsize=8)
+    return ax
+
+
+def _p(p: float) -> str:
+    return "&lt;0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def comparison_html(c, alpha: float = 0.05) -> str:
+    """Per measure: the baseline's mean, then per run its mean, Δ mean, 95% CI, W/L/T,
+    randomization p and its corrected p with the ▲/▼ mark (corrected p < alpha), and,
+    when holes were checked, Judged@k and whether judging the holes could flip the order;
+    under each table the measure's convention string."""
+    from .stats import TIE
+
+    judged = c.holes.runs if c.holes is not None else {}
+    k = f"Judged@{c.holes.k}" if c.holes is not None else None
+    parts = []
+    for m, convention in c.measures.items():
+        rows = [x for x in c.comparisons if x.measure == m]
+        head = ("<tr><th>run</th><th>mean</th><th>Δ mean</th><th>95% CI</th><th>W/L/T</th><th>p rand.</th>"
+                f"<th>{escape(c.correction)}</th><th></th>" + (f"<th>{k}</th><th>holes judged: Δ in</th>" if k else "")
+                + "</tr>")
+        body = []
+        if rows:
+            base = f'<td class="num">{judged[c.baseline]["judged"]:.4f}</td><td></td>' if k else ""
+            body.append(f'<tr><th>{escape(c.baseline)} (baseline)</th><td class="num">{rows[0].mean_baseline:.4f}</td>'
+                        f"<td></td><td></td><td></td><td></td><td></td><td></td>{base}</tr>")
+        for x in rows:
+            t, p = x.test, x.p_adjusted["randomization"]
+            mark = ("▲" if t.mean_delta > 0 else "▼") if p < alpha else ""
+            holes = ""
+            if k:
+                f = c.flip(x)
+                span = "" if f is None else (f"[{f.low:+.4f}, {f.high:+.4f}] "
+                                             + ("⇄ can flip" if f.can_flip else "cannot flip"))
+                holes = f'<td class="num">{judged[x.run]["judged"]:.4f}</td><td class="num">{span}</td>'
+            body.append(f'<tr><th>{escape(x.run)}</th><td class="num">{x.mean_run:.4f}</td>'
+                        f'<td class="num">{t.mean_delta:+.4f}</td><td class="num">[{t.ci95[0]:+.4f}, {t.ci95[1]:+.4f}]</td>'
+                        f'<td class="num">{t.wins}/{t.losses}/{t.ties}</td><td class="num">{_p(x.test.p_values["randomization"])}</td>'
+                        f'<td class="num">{_p(p)}</td><td>{mark}</td>{holes}</tr>')
+        parts.append(f"<table><caption>{escape(m)} — baseline {escape(c.baseline)}, {len(c.qids)} queries</caption>"
+                     f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table><ul><li>{escape(convention)}</li></ul>")
+    leaks = [f"{escape(name)}: {len(found)} leaks" for name, found in c.leaks().items() if found]
+    notes = (f"▲/▼: randomization p &lt; {alpha:g} after {escape(c.correction)} correction "
+             f"({c.permutations} draws, seed {c.seed}); tie = |Δ| &le; {TIE:g}."
+             + (" ⇄: judging the holes could reverse the order." if k else "")
+             + (" <b>Leaks:</b> " + "; ".join(leaks) if leaks else ""))
+    return f'<div class="judged-result">{_STYLE}{"".join(parts)}<div>{notes}</div></div>'
+
+
+def plot_comparison(c, measure: str | None = None, run: str | None = None, ax=None):
+    """Per-query differences run − baseline on one measure (default: the first), sorted,
+    one bar per query: green wins, red losses, grey ties (|Δ| <= 1e-12), as in the HTML
+    report. ``run`` defaults to the first compared run. Returns the matplotlib Axes."""
+    plt = _pyplot("Comparison.plot()")
+    import numpy as np
+
+    from .report.plots import BETTER, NEUTRAL, WORSE
+    from .stats import TIE
+
+    given = _measure(c.measures, measure, "comparison")
+    run = run if run is not None else c.runs[0]
+    if run not in c.runs:
+        raise UsageError(f"run {run!r} is not compared here (runs: {', '.join(c.runs)})")
+    d = np.sort(np.asarray(c.values[run][given], float) - np.asarray(c.values[c.baseline][given], float))[::-1]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(6.0, min(16.0, 0.12 * len(d) + 3)), 3.5))
+    colors = np.where(d > TIE, BETTER, np.where(d < -TIE, WORSE, NEUTRAL))
+    ax.bar(np.arange(len(d)), d, width=1.0, color=colors, linewidth=0)
+    ax.axhline(0, color="black", linewidth=0.6)
+    x = c.get(given, run)
+    ax.set_xlabel(f"queries ({len(d)}), sorted by difference; W/L/T {x.test.wins}/{x.test.losses}/{x.test.ties}")
+    ax.set_ylabel(f"Δ {given}")
+    ax.set_xticks([])
+    ax.set_title(f"{run} − {c.baseline}: mean Δ {x.test.mean_delta:+.4f}", fontsize=9)
     return ax

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .checks import add_check_options, check_kwargs, configure
+from .checks import add_answers_option, add_check_options, check_kwargs, configure
 from .common import add_convention_options, settings_kwargs
 
 HELP = """Pair each run's ranking score (default nDCG@10) with answer checks: acceptance rate,
@@ -26,7 +26,7 @@ def register(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("qrels")
     p.add_argument("runs", nargs="+", metavar="RUN")
-    p.add_argument("--answers", required=True, metavar="FILE", help="'run qid accepted [note]' verdicts")
+    add_answers_option(p, required=True)
     p.add_argument("-m", "--measure", default="nDCG@10", help="the ranking score to pair (default nDCG@10)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     add_convention_options(p)
@@ -50,14 +50,14 @@ def run(args) -> int:
     return 0
 
 
-def print_pairings(pairings, convention: str) -> None:
+def print_pairings(pairings, convention: str, console=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
     def f(x):
         return "n/a" if x is None else f"{x:.4f}"
 
-    console = Console()
+    console = console or Console()
     first = next(iter(pairings.values()))
     m = first.measure
     t = Table(title=f"answer checks paired with {m} (high: {m} >= {first.high:g})")
@@ -80,4 +80,5 @@ def print_pairings(pairings, convention: str) -> None:
         if p.unscored:
             console.print(f"{name}: verdicts for {len(p.unscored)} unscored quer{'y' if len(p.unscored) == 1 else 'ies'}: "
                           f"{', '.join(p.unscored)}", highlight=False, markup=False)
-    console.print(f"convention: {convention}", highlight=False, markup=False)
+    if convention:  # None where the caller already printed it (compare)
+        console.print(f"convention: {convention}", highlight=False, markup=False)

@@ -6,7 +6,9 @@ from ..abstention import ABSTAIN_MARKER
 from ..evidence import HIGH_SCORE
 
 
-def add_check_options(p) -> None:
+def add_check_options(p, depth: bool = True):
+    """The side-file options; ``depth=False`` where the command's own ``--depth`` sets the
+    k of the leak and gap lists (compare, report). Returns the option group."""
     g = p.add_argument_group("checks beyond the score (docs/beyond-ndcg.md)")
     g.add_argument("--scale", metavar="FILE",
                    help="grade scale TOML: every qrels grade must be on it; printed with the results "
@@ -26,10 +28,17 @@ def add_check_options(p) -> None:
                    help=f"a run abstains by returning nothing or ranking this docid first (default {ABSTAIN_MARKER})")
     g.add_argument("--score-unanswerable", action="store_true",
                    help="also score unanswerable queries in the ranking measures (as judged, nothing relevant)")
-    g.add_argument("--depth", type=int, metavar="K",
-                   help="k of the leak and evidence-gap lists (default: the first nDCG@k's k, else 10)")
+    if depth:
+        g.add_argument("--depth", type=int, metavar="K",
+                       help="k of the leak and evidence-gap lists (default: the first nDCG@k's k, else 10)")
     g.add_argument("--high", type=float, default=HIGH_SCORE, metavar="SCORE",
                    help=f"a 'high' nDCG in the gap and answer lists is >= this (default {HIGH_SCORE})")
+    return g
+
+
+def add_answers_option(p, required: bool = False) -> None:
+    p.add_argument("--answers", required=required, metavar="FILE",
+                   help="'run qid accepted [note]' answer verdicts, paired with the ranking score")
 
 
 def check_kwargs(args) -> dict:
@@ -47,8 +56,9 @@ def configure(result, args) -> None:
     result.checks.high = args.high
 
 
-def print_checks(result, console) -> None:
-    """Scale, answer key, abstention, leaks, evidence gaps and warnings, after the score table."""
+def print_checks(result, console, answer_key: bool = True) -> None:
+    """Scale, answer key (unless ``answer_key=False``), abstention, leaks, evidence gaps and
+    warnings, after the score table."""
     checks = result.checks
     if checks is None:
         return
@@ -57,12 +67,13 @@ def print_checks(result, console) -> None:
         for g in checks.scale.grades:
             console.print(f"  {g.value} {g.name}: {g.definition}", highlight=False, markup=False)
     key = checks.answer_key.to_dict()
-    console.print(f"answer key: {key['queries_with_relevant']} queries with something relevant, "
-                  f"{key['judged_nothing_relevant']} judged with nothing relevant, {key['unanswerable']} unanswerable "
-                  f"({'scored' if key['unanswerable_in_ranking_measures'] else 'kept out of the ranking measures'}); "
-                  f"relevant documents per query -> queries: "
-                  + (", ".join(f"{k}: {v}" for k, v in key["relevant_per_query"].items()) or "none"),
-                  highlight=False, markup=False)
+    if answer_key:
+        console.print(f"answer key: {key['queries_with_relevant']} queries with something relevant, "
+                      f"{key['judged_nothing_relevant']} judged with nothing relevant, {key['unanswerable']} "
+                      f"unanswerable ({'scored' if key['unanswerable_in_ranking_measures'] else 'kept out of the ranking measures'}); "
+                      f"relevant documents per query -> queries: "
+                      + (", ".join(f"{k}: {v}" for k, v in key["relevant_per_query"].items()) or "none"),
+                      highlight=False, markup=False)
     for name, ab in checks.abstention.items():
         console.print(f"{name}: {ab.summary()}", highlight=False, markup=False)
         if ab.missed_abstentions:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .checks import add_answers_option, add_check_options, check_kwargs
 from .common import add_convention_options, add_record_options, load_manifest, split_inputs
+from .holes import add_hole_options
 
 HELP = """Compare runs with a baseline (the first run) over the same queries: those in the
 qrels; a run missing a query scores 0 there (counted). Per run and measure: both means,
@@ -52,10 +54,15 @@ def add_comparison_options(p) -> None:
     p.add_argument("--regressions", type=int, default=5, metavar="N",
                    help="queries listed per run where it lost most on the first measure (default 5; 0: none)")
     p.add_argument("--depth", type=int, default=None, metavar="K",
-                   help="ranks shown per regression (default: the first measure's cutoff, else 10)")
+                   help="ranks shown per regression, k of Judged@k and of the leak and evidence-gap lists "
+                        "(default: the first measure's cutoff, else 10)")
     add_stats_options(p)
     add_convention_options(p)
     add_record_options(p)
+    g = add_hole_options(p)
+    g.add_argument("--no-holes", dest="holes", action="store_false",
+                   help="skip Judged@k and the check whether judging the holes could flip a comparison")
+    add_answers_option(add_check_options(p, depth=False))
 
 
 def register(sub) -> None:
@@ -101,9 +108,12 @@ def comparison_from_args(args):
 
         raise JudgedError("give a baseline run and at least one run to compare with it")
     measures = None if manifest is not None else (args.measures or list(DEFAULT_MEASURES))
+    args.qrels = qrels or manifest.resolve(manifest.qrels["path"])  # where the checks look for a scale
     c = compare(qrels, runs, measures, manifest=manifest, regressions=args.regressions, depth=args.depth,
                 ties=args.ties, no_relevant=args.no_relevant,
-                ignore_identical_ids=args.ignore_identical_ids, on_duplicate=args.on_duplicate, **stats_kwargs(args))
+                ignore_identical_ids=args.ignore_identical_ids, on_duplicate=args.on_duplicate,
+                holes=args.holes, maxgrade=args.maxgrade, negative=args.negative, answers=args.answers,
+                high=args.high, **check_kwargs(args), **stats_kwargs(args))
     if getattr(args, "save", None):
         from ..manifest import save_record
 
@@ -134,6 +144,9 @@ def output(c, args) -> None:
         render(c, all_tests=args.all_tests)
 
 
+FLIP = "⇄"  # judging the holes could reverse this comparison
+
+
 def _p(p: float) -> str:
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
@@ -155,6 +168,11 @@ def render(c, all_tests: bool = False, console=None) -> None:
     if console is None:  # a wide page when piped: these tables are read, not wrapped
         console = Console() if sys.stdout.isatty() else Console(width=200 if all_tests else 120)
     short = {"randomization": "rand.", "bootstrap": "boot.", "wilcoxon": "wilc.", "t-test": "t", "sign": "sign"}
+    if c.holes is not None:
+        h = c.holes
+        console.print(f"Judged@{h.k}: " + ", ".join(
+            f"{name} {r['judged']:.4f} ({r['holes']} holes)" for name, r in h.runs.items()),
+            highlight=False, markup=False)
     for measure, convention in c.measures.items():
         console.print(f"[bold]{measure}[/] — baseline {c.baseline}", highlight=False)
         t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
@@ -168,22 +186,38 @@ def render(c, all_tests: bool = False, console=None) -> None:
             t.add_column(f"{c.correction}", justify="right", no_wrap=True)
         t.add_column("", justify="center")
         rows = [x for x in c.comparisons if x.measure == measure]
+        leaks = {name: f" ({len(found)} leaks)" if found else "" for name, found in c.leaks().items()}
         if rows:
-            t.add_row(c.baseline + " (base)", f"{rows[0].mean_baseline:.4f}", "", "", "", "",
+            t.add_row(c.baseline + " (base)" + leaks.get(c.baseline, ""), f"{rows[0].mean_baseline:.4f}", "", "", "", "",
                       *([""] * (2 * len(tests))), "")
         for x in rows:
             s = x.test
             cells = []
             for test in tests:
                 cells += [_p(s.p_values[test]), _p(x.p_adjusted[test])]
-            t.add_row(x.run, f"{x.mean_run:.4f}", f"{s.mean_delta:+.4f}", f"[{s.ci95[0]:+.4f}, {s.ci95[1]:+.4f}]",
+            flip = c.flip(x)
+            t.add_row(x.run + leaks.get(x.run, ""), f"{x.mean_run:.4f}", f"{s.mean_delta:+.4f}", f"[{s.ci95[0]:+.4f}, {s.ci95[1]:+.4f}]",
                       f"{s.wins}/{s.losses}/{s.ties}", f"{s.effect_size:+.2f}", *cells,
-                      mark(x.p_adjusted["randomization"], s.mean_delta))
+                      mark(x.p_adjusted["randomization"], s.mean_delta) + (FLIP if flip and flip.can_flip else ""))
         console.print(t)
         console.print(f"  {convention}", highlight=False, markup=False)
+        for x in rows:
+            flip = c.flip(x)
+            if flip is None:
+                continue
+            if flip.low == flip.high:
+                console.print(f"  no holes where {measure} reads {x.run} or the baseline: Δ stays {flip.low:+.4f}",
+                              highlight=False, markup=False)
+                continue
+            console.print(f"  judging the holes, Δ {x.run} could become anything in [{flip.low:+.4f}, {flip.high:+.4f}] "
+                          f"({'exact' if flip.exact else 'conservative'}): order "
+                          f"{'can' if flip.can_flip else 'cannot'} flip", highlight=False, markup=False)
     console.print(f"▲/▼: randomization p < 0.05 after {c.correction} correction across the runs of a measure; "
-                  f"{c.permutations} sign-flip draws, seed {c.seed}; tie = |d| <= 1e-12; d_z = mean(d)/sd(d).",
-                  highlight=False)
+                  f"{c.permutations} sign-flip draws, seed {c.seed}; tie = |d| <= 1e-12; d_z = mean(d)/sd(d)."
+                  + (f" Judged@{c.holes.k}: share of the top {c.holes.k} judged for the query; {FLIP}: judging the "
+                     f"holes (grades 0..{c.holes.maxgrade}) could reverse the order." if c.holes is not None else ""),
+                  highlight=False, markup=False)
+    render_checks(c, console)
     for name, counts in c.counts.items():
         if counts.get("missing_from_run"):
             console.print(f"[yellow]{name}[/]: {counts['missing_from_run']} qrels queries missing from the run "
@@ -196,6 +230,18 @@ def render(c, all_tests: bool = False, console=None) -> None:
         console.print(f"[yellow]judgments differ between the records:[/] {line}", highlight=False)
     for r in c.regressions:
         render_regression(r, console)
+
+
+def render_checks(c, console) -> None:
+    """Leaks, evidence gaps, abstention, the grade scale, warnings and answer checks (when given)."""
+    if c.checks is not None:
+        from .checks import print_checks
+
+        print_checks(c.result, console, answer_key=False)
+    if c.answers:
+        from .answers import print_pairings
+
+        print_pairings(c.answers, None, console)  # its convention is printed under its table
 
 
 def render_regression(r, console) -> None:

@@ -15,6 +15,7 @@ example:
   judged eval qrels.txt bm25.run dense.run -m nDCG@10 -m AP -m 'P(rel=2)@10' --format json
   judged eval --beir scifact/ dense.run --split test --ignore-identical-ids
   judged eval irds:beir/scifact/test dense.run
+  judged eval qrels-v1.txt bm25.run dense.run --qrels qrels-v2.txt   # the rejudging report (runs first)
 """
 
 
@@ -28,6 +29,9 @@ def register(sub) -> None:
     p.add_argument("runs", nargs="*", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag), JSON or Parquet")
     p.add_argument("--beir", metavar="DIR", help="a BEIR dataset folder: the qrels are DIR/qrels/<split>.tsv")
     p.add_argument("--split", default="test", help="the BEIR qrels split with --beir (default: test)")
+    p.add_argument("--qrels", action="append", dest="qrels_versions", metavar="QRELS",
+                   help="a later qrels version, repeatable: the rejudging report (as judged rejudge): per run the "
+                        "score and Judged@k under each version, the order of the runs, the pairs that flipped")
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help="measure in ir_measures syntax, repeatable: nDCG@10, AP, P(rel=2)@10, nDCG(gain=exp)@10")
     p.add_argument("--per-query", action="store_true", help="also print every query's value")
@@ -43,6 +47,8 @@ def run(args) -> int:
 
     from ..errors import UsageError
 
+    if args.qrels_versions:
+        return run_rejudge(args)
     manifest = load_manifest(args)
     qrels, runs = args.qrels, list(args.runs)
     if args.beir:
@@ -76,6 +82,33 @@ def run(args) -> int:
         write_trec_eval(result, out)
     else:
         print_table(result, args.per_query)
+    return 0
+
+
+def run_rejudge(args) -> int:
+    """``judged eval QRELS --qrels V2 ... RUN...``: :func:`judged.qrels_ops.rejudge` over the versions."""
+    from ..errors import UsageError
+    from ..measures import Measure
+    from ..qrels_ops import rejudge
+    from .rejudge import output
+
+    given = [a for a, v in (("--manifest", args.manifest), ("--save", args.save), ("--beir", args.beir),
+                            ("--per-query", args.per_query), ("--scale", args.scale),
+                            ("--requirements", args.requirements), ("--eligibility", args.eligibility),
+                            ("--unanswerable", args.unanswerable)) if v]
+    if given or args.format not in ("table", "json"):
+        raise UsageError(f"with --qrels versions, eval prints the rejudging report (--format table|json); "
+                         f"drop {', '.join(given) or '--format ' + args.format}")
+    if not args.runs:
+        raise UsageError("give at least one RUN after the qrels")
+    parsed = [Measure.parse(m) for m in (args.measures or ["nDCG@10"])]
+    scores = [m for m in parsed if m.name != "Judged"]
+    judged_k = [m.cutoff for m in parsed if m.name == "Judged"]
+    if len(scores) != 1 or len(judged_k) > 1:
+        raise UsageError("with --qrels versions give one measure (and at most one Judged@k), e.g. -m nDCG@10 -m Judged@10")
+    k = judged_k[0] if judged_k else (scores[0].cutoff or 10)
+    output(rejudge([args.qrels, *args.qrels_versions], list(args.runs), str(scores[0]), k, **settings_kwargs(args)),
+           args.format)
     return 0
 
 

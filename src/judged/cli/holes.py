@@ -20,13 +20,15 @@ examples:
 """
 
 
-def add_hole_options(p) -> None:
+def add_hole_options(p):
+    """--maxgrade and --negative (holes, compare, report); returns the option group."""
     g = p.add_argument_group("holes")
     g.add_argument("--maxgrade", type=int, default=None,
                    help="holes may get grades 0..MAXGRADE (default: the largest grade in the qrels)")
     g.add_argument("--negative", choices=["nonrelevant", "unjudged"], default="nonrelevant",
                    help="negative grades (trec_eval's pooled-but-unjudged): nonrelevant (default, as trec_eval) "
                         "or unjudged (holes)")
+    return g
 
 
 def register(sub) -> None:

@@ -33,13 +33,17 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..qrels_ops import rejudge
 
-    report = rejudge(args.qrels, list(args.runs), args.measure, args.k, **settings_kwargs(args))
-    if args.format == "json":
+    output(rejudge(args.qrels, list(args.runs), args.measure, args.k, **settings_kwargs(args)), args.format)
+    return 0
+
+
+def output(report, fmt: str) -> None:
+    """The rejudging report as JSON or as the table (rejudge, eval --qrels)."""
+    if fmt == "json":
         json.dump(report.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         print_rejudged(report)
-    return 0
 
 
 def print_rejudged(report, console=None, labels=None) -> None:

@@ -19,6 +19,7 @@ examples:
 
 
 def register(sub) -> None:
+    from ..meta.power import DEFAULT_MEASURES as POWER_MEASURES, DEFAULT_SAMPLES
     from .compare import add_comparison_options
 
     p = sub.add_parser("report", help="HTML report or paper tables of a comparison", description=HELP,
@@ -27,6 +28,15 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["html", "md", "latex", "csv"], default="html")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
     p.add_argument("--title", help="the page title")
+    g = p.add_argument_group("discriminative power (judged meta power; HTML only)")
+    g.add_argument("--power", action="store_true",
+                   help="add the ASL curves of every pair of runs, baseline included (Sakai 2006): randomization "
+                        "test, --power-samples draws, --seed")
+    g.add_argument("--power-measure", action="append", dest="power_measures", metavar="MEASURE",
+                   help="measure for --power, repeatable (default: judged meta power's: "
+                        f"{', '.join(POWER_MEASURES)})")
+    g.add_argument("--power-samples", type=int, default=DEFAULT_SAMPLES, metavar="M",
+                   help=f"sign-flip draws per pair for --power (default {DEFAULT_SAMPLES})")
     p.set_defaults(func=run)
 
 
@@ -49,7 +59,15 @@ def run(args) -> int:
     if not args.manifest:
         args.measures = with_judged_at_k(args.measures or list(DEFAULT_MEASURES))
     c = comparison_from_args(args)
-    text = report.html(c, title=args.title) if args.format == "html" else report.table(c, args.format)
+    power = None
+    if args.power:
+        from ..errors import UsageError
+        from ..meta.power import DEFAULT_MEASURES, power_of_comparison
+
+        if args.format != "html":
+            raise UsageError("--power draws ASL curves: use it with --format html")
+        power = power_of_comparison(c, args.power_measures or list(DEFAULT_MEASURES), samples=args.power_samples)
+    text = report.html(c, title=args.title, power=power) if args.format == "html" else report.table(c, args.format)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -119,11 +119,32 @@ def power_from_scores(scores: ScoreMatrix, *, test: str = "randomization", sampl
     return PowerResult(scores, pairs, pvalues, differences, test, int(samples), int(seed), float(alpha))
 
 
+def power_of_comparison(comparison, measures=DEFAULT_MEASURES, *, test: str = "randomization",
+                        samples: int = DEFAULT_SAMPLES, seed: int | None = None,
+                        alpha: float = DEFAULT_ALPHA) -> PowerResult:
+    """Discriminative power over every pair of a :class:`~judged.comparison.Comparison`'s
+    runs (baseline included), the measures computed on its already aligned runs (seed:
+    the comparison's)."""
+    from .scores import matrix_from_result
+
+    if comparison.result is None:
+        raise JudgedError("discriminative power needs the evaluated runs (not available from records)")
+    return power_from_scores(matrix_from_result(comparison.result, measures), test=test, samples=samples,
+                             seed=comparison.seed if seed is None else seed, alpha=alpha)
+
+
 def plot_asl_curves(result: PowerResult, path) -> None:
     """Sakai's ASL curves, one line per measure, to PNG/SVG/PDF (by the file's suffix)."""
     from .plot import pyplot, save
 
     fig, ax = pyplot().subplots(figsize=(7, 4.5))
+    draw_asl_curves(result, ax)
+    fig.tight_layout()
+    save(fig, path)
+
+
+def draw_asl_curves(result: PowerResult, ax) -> None:
+    """The ASL curves on a matplotlib Axes: one line per measure, alpha dashed."""
     x = np.arange(1, len(result.pairs) + 1)
     for m in result.measures:
         ax.plot(x, result.asl_curve(m), marker=".", label=f"{m}  ({result.power(m):.0%})")
@@ -133,5 +154,3 @@ def plot_asl_curves(result: PowerResult, path) -> None:
     ax.set_title(f"Discriminative power: {len(result.scores.runs)} runs, {len(result.scores.qids)} queries")
     ax.set_ylim(0, min(1.0, max(0.25, 2 * result.alpha)))
     ax.legend(fontsize="small")
-    fig.tight_layout()
-    save(fig, path)

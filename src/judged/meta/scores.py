@@ -41,7 +41,11 @@ def score_matrix(qrels, runs, measures, **conventions) -> ScoreMatrix:
     return matrix_from_result(result)
 
 
-def matrix_from_result(result) -> ScoreMatrix:
+def matrix_from_result(result, measures=None) -> ScoreMatrix:
+    """The score matrix of an evaluated Result; ``measures`` not in it are computed on its
+    runs' aligned data (nothing is aligned twice)."""
+    from ..measures import Measure
+
     names = list(result.runs)
     if not names:
         raise JudgedError("no runs given")
@@ -50,15 +54,19 @@ def matrix_from_result(result) -> ScoreMatrix:
     common = sorted(set.intersection(*sets))
     if not common:
         raise JudgedError("the runs share no evaluated query")
+    measures = list(result.measures) if measures is None else [str(m) for m in measures]
+    parsed = {g: result.measures.get(g) or Measure.parse(g) for g in measures}
     values = {}
-    for given in result.measures:
+    for given, m in parsed.items():
         rows = []
         for n in names:
             rr = result.runs[n]
             at = {q: i for i, q in enumerate(rr.qids.tolist())}
-            rows.append(rr.values[given][[at[q] for q in common]])
+            v = rr.values[given] if given in rr.values else m.compute(rr.aligned)
+            rows.append(v[[at[q] for q in common]])
         values[given] = np.vstack(rows).astype(np.float64)
-    return ScoreMatrix(names, common, values, dict(result.conventions), len(union) - len(common))
+    conventions = {g: m.convention(result.settings) for g, m in parsed.items()}
+    return ScoreMatrix(names, common, values, conventions, len(union) - len(common))
 
 
 def run_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -28,8 +28,11 @@ def _main(c, alpha) -> str:
             cell = row["cells"][m]
             cls = {"▲": "better", "▼": "worse"}.get(cell["mark"], "")
             sub = "" if row["baseline"] else f"<br><span class='sub'>{cell['delta']:+.4f}, p={_p(cell['p_adjusted'])}</span>"
-            cells.append(f"<td class='{cls}'>{cell['mean']:.4f}{cell['mark']}{sub}</td>")
+            flip = "<span class='flip' title='judging the holes could reverse this'>⇄</span>" if cell.get("flip") else ""
+            cells.append(f"<td class='{cls}'>{cell['mean']:.4f}{cell['mark']}{flip}{sub}</td>")
         name = escape(row["run"]) + (" <span class='sub'>(baseline)</span>" if row["baseline"] else "")
+        if row.get("leaks"):
+            name += f" <span class='leak'>{row['leaks']} leak{'s' if row['leaks'] > 1 else ''}</span>"
         body.append(f"<tr><td class='l'>{name}</td>{''.join(cells)}</tr>")
     return f"<table>{head}{''.join(body)}</table>"
 
@@ -37,20 +40,129 @@ def _main(c, alpha) -> str:
 def _comparisons(c) -> str:
     out = []
     for m, convention in c.measures.items():
+        bounded = c.holes is not None and m in c.holes.bounded
         head = ("<tr><th class='l'>run</th><th>mean</th><th>Δ mean</th><th>95% CI</th><th>W/L/T</th><th>d<sub>z</sub></th>"
-                + "".join(f"<th>p {t}<br><span class='sub'>{c.correction}</span></th>" for t in TESTS) + "</tr>")
+                + "".join(f"<th>p {t}<br><span class='sub'>{c.correction}</span></th>" for t in TESTS)
+                + ("<th>Δ if the holes<br>were judged</th>" if bounded else "") + "</tr>")
         rows = []
         for x in (x for x in c.comparisons if x.measure == m):
             s = x.test
             ps = "".join(f"<td>{_p(s.p_values[t])}<br><span class='sub'>{_p(x.p_adjusted[t])}</span></td>" for t in TESTS)
             rows.append(f"<tr><td class='l'>{escape(x.run)}</td><td>{x.mean_run:.4f}</td><td>{s.mean_delta:+.4f}</td>"
                         f"<td>[{s.ci95[0]:+.4f}, {s.ci95[1]:+.4f}]</td><td>{s.wins}/{s.losses}/{s.ties}</td>"
-                        f"<td>{s.effect_size:+.2f}</td>{ps}</tr>")
+                        f"<td>{s.effect_size:+.2f}</td>{ps}{_flip_cell(c.flip(x)) if bounded else ''}</tr>")
         base = next((x.mean_baseline for x in c.comparisons if x.measure == m), float("nan"))
         out.append(f"<h3>{escape(m)} <span class='sub'>baseline {escape(c.baseline)}: {base:.4f}; "
                    f"{c.comparisons[0].test.n if c.comparisons else 0} queries</span></h3>"
                    f"<p class='sub'><code>{escape(convention)}</code></p><table>{head}{''.join(rows)}</table>")
     return "\n".join(out)
+
+
+def _flip_cell(flip) -> str:
+    if flip is None:
+        return "<td></td>"
+    verdict = "<span class='flip'>⇄ can flip</span>" if flip.can_flip else "<span class='sub'>cannot flip</span>"
+    return (f"<td><span class='nw'>[{flip.low:+.4f}, {flip.high:+.4f}]</span><br>{verdict} "
+            f"<span class='sub'>{'exact' if flip.exact else 'conservative'}</span></td>")
+
+
+def _holes(c) -> str:
+    """Judged@k per run and, per comparison, whether judging the holes could flip it."""
+    h = c.holes
+    if h is None:
+        return ""
+    rows = "".join(f"<tr><td class='l'>{escape(name)}</td><td>{r['judged']:.4f}</td><td>{r['holes']}</td>"
+                   f"<td>{r['queries_with_holes']}/{r['queries']}</td></tr>" for name, r in h.runs.items())
+    flips, methods = [], {}
+    for x in c.comparisons:
+        f = c.flip(x)
+        if f is not None:
+            how = "exact" if f.exact else "conservative"
+            methods[how] = f.method
+            verdict = "<span class='flip'>order can flip</span>" if f.can_flip else "order cannot flip"
+            flips.append(f"<li>{escape(x.measure)}: {escape(x.run)} − {escape(c.baseline)} = {f.difference:+.4f}; "
+                         f"with the holes judged anything in [{f.low:+.4f}, {f.high:+.4f}] ({how}): {verdict}</li>")
+    notes = "".join(f"<br>{escape(m)}" for m in methods.values())
+    return (f"<h2 id='holes'>Holes</h2><p class='note'>A hole is a document in a run's top {h.k} with no judgment "
+            f"for that query; the scores count it as not relevant. Judging the holes (grades 0..{h.maxgrade}; "
+            f"negative grades: {escape(h.negative)}) could move each difference anywhere in its interval.</p>"
+            f"<table><tr><th class='l'>run</th><th>Judged@{h.k}</th><th>holes</th><th>queries with holes</th></tr>"
+            f"{rows}</table><ul>{''.join(flips)}</ul><p class='note'>Intervals of mean(run) − mean(baseline):{notes}</p>")
+
+
+def _checks(c) -> str:
+    """The grade scale, the answer key, leaks, evidence gaps, abstention and answer checks."""
+    checks, result = c.checks, c.result
+    parts = []
+    if checks is not None:
+        if checks.scale is not None:
+            rows = "".join(f"<tr><td>{g.value}</td><td class='l'>{escape(g.name)}</td>"
+                           f"<td class='l'>{escape(g.definition)}</td></tr>" for g in checks.scale.grades)
+            parts.append(f"<h3>Grade scale <span class='sub'>{escape(str(checks.scale.source))}</span></h3>"
+                         f"<table><tr><th>grade</th><th class='l'>name</th><th class='l'>definition</th></tr>{rows}</table>")
+        key = checks.answer_key.to_dict()
+        dist = ", ".join(f"{k}: {v}" for k, v in key["relevant_per_query"].items()) or "none"
+        parts.append(f"<h3>Answer key</h3><p>{key['queries_with_relevant']} queries with something relevant "
+                     f"(mean {key['mean_relevant_per_query']:.2f} relevant documents), "
+                     f"{key['judged_nothing_relevant']} judged with nothing relevant, {key['unanswerable']} "
+                     f"unanswerable. Relevant documents per query → queries: {escape(dist)}.</p>")
+        for w in checks.warnings(result):
+            parts.append(f"<p class='warn'>⚠ {escape(w)}</p>")
+        k = checks.k(result)
+        for name, found in checks.leaks(result).items():
+            items = "".join(f"<li>query {escape(x.qid)} rank {x.rank}: {escape(x.docid)}</li>" for x in found)
+            flag = f"<span class='leak'>{len(found)} leaks</span>" if found else "no leaks"
+            parts.append(f"<p>{escape(name)}: {flag} <span class='sub'>(ineligible documents in the top {k}, as "
+                         f"{escape(checks.eligibility.principal or 'everyone')})</span></p>"
+                         + (f"<ul>{items}</ul>" if items else ""))
+        measure = checks.ranking_measure(result)
+        for name, gaps in checks.gaps(result).items():
+            items = "".join(f"<li>query {escape(g.qid)}: {escape(measure)} {g.score:.4f}, {g.covered} of {g.needed} "
+                            f"groups, missing {escape(', '.join(g.missing))}</li>" for g in gaps)
+            parts.append(f"<p>{escape(name)}: {len(gaps)} quer{'y' if len(gaps) == 1 else 'ies'} with "
+                         f"{escape(measure)} ≥ {checks.high:g} but incomplete evidence in the top {k}</p>"
+                         + (f"<ul>{items}</ul>" if items else ""))
+        for name, ab in checks.abstention.items():
+            parts.append(f"<p>{escape(name)}: {escape(ab.summary())}</p>")
+    if c.answers:
+        parts.append(_answers(c.answers))
+    if not parts:
+        return ""
+    return "<h2 id='checks'>Checks beyond the score</h2>" + "\n".join(parts)
+
+
+def _answers(pairings) -> str:
+    def f(x):
+        return "n/a" if x is None else f"{x:.4f}"
+
+    first = next(iter(pairings.values()))
+    m, high = escape(first.measure), first.high
+    rows, lists = [], []
+    for name, p in pairings.items():
+        rows.append(f"<tr><td class='l'>{escape(name)}</td><td>{p.checked}</td><td>{len(p.accepted)}</td>"
+                    f"<td>{f(p.acceptance_rate)}</td><td>{f(p.mean_accepted)}</td><td>{f(p.mean_failed)}</td></tr>")
+        for title, items in ((f"{m} ≥ {high:g}, answer failed", p.high_score_failed),
+                             (f"{m} &lt; {high:g}, answer accepted", p.low_score_accepted)):
+            for qid, score, note in items:
+                lists.append(f"<li>{escape(name)}: {title}: query {escape(qid)} ({score:.4f})"
+                             + (f" — {escape(note)}" if note else "") + "</li>")
+    return (f"<h3>Answer checks paired with {m}</h3><table><tr><th class='l'>run</th><th>checked</th>"
+            f"<th>accepted</th><th>rate</th><th>mean {m}<br>accepted</th><th>mean {m}<br>failed</th></tr>"
+            f"{''.join(rows)}</table>" + (f"<ul>{''.join(lists)}</ul>" if lists else ""))
+
+
+def _power(power) -> str:
+    """Discriminative power (Sakai 2006) of each measure over every pair of runs, and the ASL curves."""
+    if power is None:
+        return ""
+    rows = "".join(f"<tr><td class='l'>{escape(r['measure'])}</td><td>{r['significant']}/{r['pairs']}</td>"
+                   f"<td>{r['power']:.0%}</td><td>{_p(r['median_asl'])}</td></tr>" for r in power.summary())
+    return (f"<h2 id='power'>Discriminative power</h2><p class='note'>Every pair of the {len(power.scores.runs)} runs "
+            f"(baseline included) tested on {len(power.scores.qids)} queries with a two-sided {power.test} test "
+            f"({power.samples} draws, seed {power.seed}); power = share of pairs with ASL &lt; {power.alpha:g} "
+            f"(Sakai, SIGIR 2006). A curve that stays low over more pairs separates more systems.</p>"
+            f"<table><tr><th class='l'>measure</th><th>significant pairs</th><th>power</th><th>median ASL</th></tr>"
+            f"{rows}</table><figure>{plots.asl_curves(power)}</figure>")
 
 
 def _differences(c) -> str:
@@ -121,8 +233,10 @@ def _settings(c) -> str:
     return "<dl class='settings'>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items) + "</dl>"
 
 
-def html(c, title: str | None = None, alpha: float = 0.05) -> str:
-    """A self-contained HTML page for a :class:`~judged.comparison.Comparison`."""
+def html(c, title: str | None = None, alpha: float = 0.05, power=None) -> str:
+    """A self-contained HTML page for a :class:`~judged.comparison.Comparison`; with
+    ``power`` (a :class:`judged.meta.PowerResult`, e.g. from
+    :func:`judged.meta.power.power_of_comparison`) the ASL-curve section too."""
     from .. import __version__
 
     template = Template(resources.files(__package__).joinpath("template.html").read_text(encoding="utf-8"))
@@ -131,6 +245,7 @@ def html(c, title: str | None = None, alpha: float = 0.05) -> str:
     first = next(iter(c.measures), "")
     return template.substitute(
         title=escape(title), subtitle=escape(f"judged {__version__}, {when}; {len(c.qids)} queries"),
-        main_table=_main(c, alpha), legend=escape(legend(c, alpha)), comparisons=_comparisons(c),
+        main_table=_main(c, alpha), legend=escape(legend(c, alpha, flips=True)), comparisons=_comparisons(c),
         differences=_differences(c), distributions=_distributions(c), regressions=_regressions(c),
-        regression_measure=escape(first), settings=_settings(c))
+        regression_measure=escape(first), settings=_settings(c), holes=_holes(c), checks=_checks(c),
+        power=_power(power))

@@ -79,3 +79,12 @@ def distributions(values: dict, title: str) -> str:
 
 def _short(name: str, width: int = 28) -> str:
     return name if len(name) <= width else "…" + name[-(width - 1):]
+
+
+def asl_curves(power) -> str:
+    """Sakai's ASL curves of a :class:`judged.meta.PowerResult` as inline SVG."""
+    from ..meta.power import draw_asl_curves
+
+    fig = _figure(7.0, 4.2)
+    draw_asl_curves(power, fig.add_subplot())
+    return svg(fig)

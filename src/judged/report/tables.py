@@ -10,22 +10,27 @@ MARK_TEST = "randomization"
 
 def main_table(c, alpha: float = 0.05) -> list[dict]:
     """One dict per run (baseline first): run, and per measure (mean, delta, p_adjusted, mark)."""
-    rows = [{"run": c.baseline, "baseline": True, "cells": {}}]
-    rows += [{"run": r, "baseline": False, "cells": {}} for r in c.runs]
+    leaks = {name: len(found) for name, found in c.leaks().items()}
+    rows = [{"run": c.baseline, "baseline": True, "cells": {}, "leaks": leaks.get(c.baseline)}]
+    rows += [{"run": r, "baseline": False, "cells": {}, "leaks": leaks.get(r)} for r in c.runs]
     by_run = {row["run"]: row for row in rows}
     for x in c.comparisons:
         p = x.p_adjusted[MARK_TEST]
         sig = p < alpha
+        flip = c.flip(x)
         by_run[x.run]["cells"][x.measure] = {"mean": x.mean_run, "delta": x.test.mean_delta, "p_adjusted": p,
-                                              "mark": ("▲" if x.test.mean_delta > 0 else "▼") if sig else ""}
+                                              "mark": ("▲" if x.test.mean_delta > 0 else "▼") if sig else "",
+                                              "flip": bool(flip is not None and flip.can_flip)}
         by_run[c.baseline]["cells"][x.measure] = {"mean": x.mean_baseline, "delta": 0.0, "p_adjusted": None,
                                                   "mark": ""}
     return rows
 
 
-def legend(c, alpha: float = 0.05) -> str:
+def legend(c, alpha: float = 0.05, flips: bool = False) -> str:
+    """The significance legend; with ``flips`` (the HTML table) also the ⇄ mark's."""
+    flips = " ⇄: judging the holes could reverse the order (see Holes)." if flips and c.holes is not None else ""
     return (f"▲/▼: better/worse than the baseline {c.baseline}, {MARK_TEST} test p < {alpha} after "
-            f"{c.correction} correction across runs ({c.permutations} draws, seed {c.seed}).")
+            f"{c.correction} correction across runs ({c.permutations} draws, seed {c.seed}).{flips}")
 
 
 def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
@@ -46,7 +51,7 @@ def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
     if fmt == "md":
         lines = ["| run | " + " | ".join(measures) + " |", "|---|" + "---:|" * len(measures)]
         for row in rows:
-            name = row["run"] + (" (baseline)" if row["baseline"] else "")
+            name = row["run"] + (" (baseline)" if row["baseline"] else "") + _leaks(row)
             lines.append(f"| {name} | " + " | ".join(f"{row['cells'][m]['mean']:.4f}{row['cells'][m]['mark']}"
                                                      for m in measures) + " |")
         return "\n".join(lines) + "\n\n" + legend(c, alpha) + "\n"
@@ -55,12 +60,16 @@ def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
         lines = [r"\begin{tabular}{l" + "r" * len(measures) + "}", r"\toprule",
                  "Run & " + " & ".join(_tex(m) for m in measures) + r" \\", r"\midrule"]
         for row in rows:
-            name = _tex(row["run"]) + (" (baseline)" if row["baseline"] else "")
+            name = _tex(row["run"] + (" (baseline)" if row["baseline"] else "") + _leaks(row))
             lines.append(name + " & " + " & ".join(f"{row['cells'][m]['mean']:.4f}{marks[row['cells'][m]['mark']]}"
                                                   for m in measures) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", "% " + legend(c, alpha).replace("▲/▼", "up/down triangles")]
         return "\n".join(lines) + "\n"
     raise ValueError(f"unknown table format {fmt!r}")
+
+
+def _leaks(row) -> str:
+    return f" ({row['leaks']} leaks)" if row.get("leaks") else ""
 
 
 def _tex(s: str) -> str:
