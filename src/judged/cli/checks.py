@@ -43,6 +43,14 @@ def check_kwargs(args) -> dict:
 
 def configure(result, args) -> None:
     """Report parameters of the checks (the lists' depth and 'high' threshold)."""
+    import math
+
+    from ..errors import UsageError
+
+    if args.depth is not None and args.depth < 1:
+        raise UsageError(f"--depth must be a positive integer, got {args.depth}")
+    if not math.isfinite(args.high):
+        raise UsageError(f"--high must be a finite number, got {args.high}")
     result.checks.depth = args.depth
     result.checks.high = args.high
 
