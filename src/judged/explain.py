@@ -63,7 +63,7 @@ class Explanation:
                 if self.idcg > 0:
                     console.print(f"nDCG = {self.dcg:.3f} / {self.idcg:.3f} = [bold]{self.value:.3f}[/]", highlight=False)
                 else:
-                    console.print(f"nDCG = [bold]0[/] (IDCG is 0: nothing relevant to find)", highlight=False)
+                    console.print("nDCG = [bold]0[/] (IDCG is 0: nothing relevant to find)", highlight=False)
         else:
             console.print(f"{m} = [bold]{self.value:.4f}[/]", highlight=False)
         for w in self.warnings:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
 from ..errors import MeasureError
