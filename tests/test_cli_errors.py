@@ -146,3 +146,22 @@ def test_open_replacing_discards_on_error(tmp_path):
     with pytest.raises(UsageError, match="cannot write"):
         with open_replacing(tmp_path / "missing" / "x.txt"):
             pass
+
+
+def test_parquet_files_read_like_text(files, capsys):
+    """Parquet is binary: it must not meet the text reader's NUL-byte refusal."""
+    import pandas as pd
+
+    import judged
+
+    q = pd.DataFrame([line.split() for line in QRELS.splitlines()], columns=["qid", "iter", "docid", "grade"])
+    q["grade"] = q["grade"].astype(int)
+    q[["qid", "docid", "grade"]].to_parquet(files / "qrels.parquet")
+    r = pd.DataFrame([line.split() for line in RUN_A.splitlines()], columns=["qid", "q0", "docid", "rank", "score", "tag"])
+    r["score"] = r["score"].astype(float)
+    r[["qid", "docid", "score"]].to_parquet(files / "a.parquet")
+    text = judged.evaluate("qrels.txt", ["a.run"], ["nDCG@10", "AP"]).mean()
+    parquet = judged.evaluate("qrels.parquet", {"a.run": "a.parquet"}, ["nDCG@10", "AP"]).mean()
+    assert (parquet.values == text.values).all()
+    (files / "bad.parquet").write_bytes(b"PAR1\x00garbage")
+    assert "not a readable Parquet file" in one_line_error(["eval", "bad.parquet", "a.run"], capsys)
