@@ -486,7 +486,7 @@ class HolesReport:
     def conventions(self) -> dict:
         lo, hi = replace(self.measure, unjudged="min"), replace(self.measure, unjudged="max")
         return {"measure": self.measure.convention(self.settings), "min": lo.convention(self.settings),
-                "max": hi.convention(self.settings), "judged": f"Judged@{self.k} judged=grade-for-this-query",
+                "max": hi.convention(self.settings), "judged": Measure.parse(f"Judged@{self.k}").convention(self.settings),
                 "negative": f"negative grades: {self.negative}", "estimate": ESTIMATE_METHOD}
 
     def to_dict(self, holes: bool = False) -> dict:

@@ -65,12 +65,13 @@ def print_checks(result, console) -> None:
         for g in checks.scale.grades:
             console.print(f"  {g.value} {g.name}: {g.definition}", highlight=False, markup=False)
     key = checks.answer_key.to_dict()
-    console.print(f"answer key: {key['queries_with_relevant']} queries with something relevant, "
-                  f"{key['judged_nothing_relevant']} judged with nothing relevant, {key['unanswerable']} unanswerable "
-                  f"({'scored' if key['unanswerable_in_ranking_measures'] else 'kept out of the ranking measures'}); "
-                  f"relevant documents per query -> queries: "
-                  + (", ".join(f"{k}: {v}" for k, v in key["relevant_per_query"].items()) or "none"),
-                  highlight=False, markup=False)
+    if key["judged_nothing_relevant"] or key["unanswerable"]:  # else it says nothing the counts do not (JSON keeps it)
+        console.print(f"answer key: {key['queries_with_relevant']} queries with something relevant, "
+                      f"{key['judged_nothing_relevant']} judged with nothing relevant, {key['unanswerable']} unanswerable "
+                      f"({'scored' if key['unanswerable_in_ranking_measures'] else 'kept out of the ranking measures'}); "
+                      f"relevant documents per query -> queries: "
+                      + (", ".join(f"{k}: {v}" for k, v in key["relevant_per_query"].items()) or "none"),
+                      highlight=False, markup=False)
     for name, ab in checks.abstention.items():
         console.print(f"{name}: {ab.summary()}", highlight=False, markup=False)
         if ab.missed_abstentions:

@@ -123,8 +123,9 @@ def print_table(result, per_query: bool) -> None:
     from rich.table import Table
 
     console = Console()
-    table = Table(title=f"judged eval — qrels {result.qrels.source} "
-                        f"({len(result.qrels.query_ids)} queries, {len(result.qrels)} judgments)")
+    console.print(f"judged eval — qrels {result.qrels.source} "
+                  f"({len(result.qrels.query_ids)} queries, {len(result.qrels)} judgments)", highlight=False, markup=False)
+    table = Table()
     table.add_column("run", overflow="fold")
     for given in result.measures:
         table.add_column(given, justify="right")

@@ -182,7 +182,7 @@ class Measure:
                 parts.append(f"ideal={self.ideal}")
             parts.append(self._unjudged_convention())
         elif self.name == "Judged":
-            parts.append("judged=any-grade-in-qrels")
+            parts.append("judged=any-grade-for-this-query")
         elif hasattr(FAMILIES[self.name][0], "convention"):  # families that declare their own
             parts += FAMILIES[self.name][0].convention(self)
         else:
