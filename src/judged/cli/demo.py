@@ -39,7 +39,7 @@ def run(args) -> int:
     explain(qrels, run_, "graded", "nDCG(gain=exp)@10").render(console)
     console.rule("3. Three passages graded 2, 0, 1 — exponential gain")
     explain(qrels, run_, "three", "nDCG(gain=exp)@10").render(console)
-    console.rule("4. A single relevant document: nDCG@10 becomes a rank measure")
+    console.rule("4. Every query at once; one relevant document makes nDCG@10 a rank measure")
     res = evaluate(qrels, {"demo": run_}, ["nDCG@10", "nDCG(gain=exp)@10", "RR"])
     pq = res.per_query().pivot(index="qid", columns="measure", values="value")
     t = Table()
@@ -49,7 +49,9 @@ def run(args) -> int:
     for q in ["graded", "three"] + [f"single-at-{r}" for r in (1, 2, 3, 10, 11)]:
         t.add_row(q, *[f"{pq.loc[q, m]:.3f}" for m in ["nDCG@10", "nDCG(gain=exp)@10", "RR"]])
     console.print(t)
-    console.print("Same ranking, two gain conventions, two numbers: every judged score names its convention:")
+    console.print("single-at-r: one relevant document at rank r, so nDCG@10 = 1/log2(1 + r) (0 past rank 10) whatever the gain.\n"
+                  "graded: the same ranking, two gain conventions, two numbers; so every score names its convention:",
+                  highlight=False)
     for given, conv in res.conventions.items():
         console.print(f"  {conv}", markup=False, highlight=False)
     holes_demo(console, getattr(args, "write", None))
@@ -89,3 +91,5 @@ def holes_demo(console, write_dir=None) -> None:
                   highlight=False)
     console.rule("8. Before and after: no system changed, only the labels")
     print_rejudged(rejudge([before, after], story.runs), console, labels=["before", "after"])
+    console.print("The lexical score moves a little too: the new relevant documents raise its queries' ideal DCG "
+                  "(ideal=judged), though not one of its documents changed.", highlight=False)
