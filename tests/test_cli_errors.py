@@ -165,3 +165,18 @@ def test_parquet_files_read_like_text(files, capsys):
     assert (parquet.values == text.values).all()
     (files / "bad.parquet").write_bytes(b"PAR1\x00garbage")
     assert "not a readable Parquet file" in one_line_error(["eval", "bad.parquet", "a.run"], capsys)
+
+
+@pytest.mark.parametrize("exc, text", [
+    (MemoryError("Unable to allocate 1.8 TiB"), "not enough memory"),
+    (PermissionError(13, "Permission denied", "x.txt"), "x.txt: Permission denied"),
+])
+def test_last_resort_errors_are_one_line(files, capsys, monkeypatch, exc, text):
+    """Errors no command catches closer to their cause still end as one line, exit 2."""
+    import judged.cli.eval as cli_eval
+
+    def boom(args):
+        raise exc
+
+    monkeypatch.setattr(cli_eval, "run", boom)
+    assert text in one_line_error(["eval", "qrels.txt", "a.run"], capsys)

@@ -66,6 +66,10 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError as exc:  # e.g. --samples far beyond what fits
+        print(f"judged: error: not enough memory for this request ({exc or 'MemoryError'}); "
+              "ask for fewer samples, runs or queries", file=sys.stderr)
+        return 2
     except OSError as exc:  # a file that cannot be read or written, not caught closer to it
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"judged: error: {where}{exc.strerror or exc}", file=sys.stderr)
