@@ -14,7 +14,7 @@ import numpy as np
 
 from .align import align
 from .conventions import Settings
-from .errors import ConventionError
+from .errors import ConventionError, MeasureError
 from .io import read_qrels, read_run
 from .measures import Measure
 
@@ -79,6 +79,9 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     run = read_run(run, on_duplicate=on_duplicate)
     m = Measure.parse(measure)
+    if m.unjudged in ("min", "max"):  # the table shows one grade assignment; a bound is an optimum over many
+        raise MeasureError(f"explain works {m.short} with its holes as not relevant (unjudged=zero) or removed "
+                           f"(unjudged=condensed); for unjudged={m.unjudged}, run: judged holes QRELS RUN -m '{measure}'")
     qid = str(qid)
     settings = Settings(ties=ties, complete=True)
     aligned = align(qrels, run, settings)
@@ -140,9 +143,10 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
                         if m.discount.kind == "log2" else f"one relevant document: {label} here only measures the rank of the hit")
     if hi == lo:
         warnings.append("the run retrieved nothing for this query")
-    unjudged = int(np.isnan(aligned.ranked.grade[aligned.ranked.offsets[qi]:aligned.ranked.offsets[qi] + (k or hi - lo)]).sum())
+    flo, fhi = aligned.ranked.offsets[qi], aligned.ranked.offsets[qi + 1]  # this query's block, uncondensed
+    top = int(fhi - flo) if k is None else min(k, int(fhi - flo))
+    unjudged = int(np.isnan(aligned.ranked.grade[flo:flo + top]).sum())
     if unjudged and m.unjudged == "zero":
-        top = min(k or (hi - lo), aligned.ranked.offsets[qi + 1] - aligned.ranked.offsets[qi])
         warnings.append(f"{unjudged} of the top {top} documents are unjudged and counted as not relevant "
                         f"(Judged@{top} = {1 - unjudged / top:.2f}); judging them could change this score")
     return Explanation(qid, m, m.convention(Settings(ties=ties)), rows, ideal_grades, ideal_gains, dcg, idcg,
