@@ -22,7 +22,7 @@ def files(tmp_path, monkeypatch):
     for name, text in {"qrels.txt": QRELS, "a.run": RUN_A, "b.run": RUN_B, "empty.txt": "",
                        "short.txt": "1 0 d1\n", "grade.txt": "1 0 d1 x\n", "prefs.txt": "1 a.run b.run a\n",
                        "score.run": "1 Q0 d1 1 abc t\n", "inf.run": "1 Q0 d1 1 inf t\n", "four.run": "1 Q0 d1 1\n",
-                       "conflict.txt": "1 0 d1 0\n", "keep.txt": "precious\n"}.items():
+                       "conflict.txt": "1 0 d1 0\n", "huge.txt": "1 0 d1 99999999999999999999\n", "keep.txt": "precious\n"}.items():
         (tmp_path / name).write_text(text)
     (tmp_path / "binary.dat").write_bytes(bytes(range(256)) * 3)
     (tmp_path / "adir").mkdir()
@@ -55,7 +55,7 @@ COMMANDS = {
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
-@pytest.mark.parametrize("bad", BAD_INPUTS + ["short.txt", "grade.txt"])
+@pytest.mark.parametrize("bad", BAD_INPUTS + ["short.txt", "grade.txt", "huge.txt"])
 def test_bad_qrels(files, capsys, command, bad):
     one_line_error(COMMANDS[command](bad, "a.run"), capsys)
 
