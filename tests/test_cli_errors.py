@@ -180,3 +180,13 @@ def test_last_resort_errors_are_one_line(files, capsys, monkeypatch, exc, text):
 
     monkeypatch.setattr(cli_eval, "run", boom)
     assert text in one_line_error(["eval", "qrels.txt", "a.run"], capsys)
+
+
+def test_convention_strings_are_never_wrapped(files, capsys):
+    """Piped output keeps each canonical convention string on one line, so scripts can grep it."""
+    import judged
+
+    assert main(["eval", "qrels.txt", "a.run", "-m", "nDCG(gain=exp)@10"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    conv = judged.evaluate("qrels.txt", ["a.run"], ["nDCG(gain=exp)@10"]).conventions["nDCG(gain=exp)@10"]
+    assert len(conv) > 80 and f"  {conv}" in out

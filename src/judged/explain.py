@@ -40,7 +40,7 @@ class Explanation:
         console = console or Console()
         m = self.measure
         console.print(f"[bold]{m}[/] for query [bold]{self.qid}[/]", highlight=False)
-        console.print(f"convention: {self.convention}", highlight=False, markup=False)
+        console.print(f"convention: {self.convention}", highlight=False, markup=False, soft_wrap=True)
         dcg_family = m.name in ("nDCG", "DCG")
         t = Table()
         for col in ["rank", "docid", "grade"] + (["gain", "discount", "discounted gain", "running DCG"]

@@ -151,7 +151,7 @@ def print_table(result, per_query: bool) -> None:
     print_checks(result, console)
     console.print("conventions:", highlight=False)
     for given, conv in result.conventions.items():
-        console.print(f"  {conv}", highlight=False, markup=False)
+        console.print(f"  {conv}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _cell(result, run, given) -> str:

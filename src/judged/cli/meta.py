@@ -172,7 +172,7 @@ def _p(x: float) -> str:
 def _print_conventions(console, conventions: dict) -> None:
     console.print("conventions:", highlight=False)
     for given, conv in conventions.items():
-        console.print(f"  {given}: {conv}", markup=False, highlight=False)
+        console.print(f"  {given}: {conv}", markup=False, highlight=False, soft_wrap=True)
 
 
 def run_power(args) -> int:
