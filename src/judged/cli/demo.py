@@ -53,7 +53,7 @@ def run(args) -> int:
                   "graded: the same ranking, two gain conventions, two numbers; so every score names its convention:",
                   highlight=False)
     for given, conv in res.conventions.items():
-        console.print(f"  {conv}", markup=False, highlight=False)
+        console.print(f"  {conv}", markup=False, highlight=False, soft_wrap=True)
     holes_demo(console, getattr(args, "write", None))
     return 0
 
@@ -72,7 +72,7 @@ def holes_demo(console, write_dir=None) -> None:
     if write_dir:
         story.write(write_dir)
     before = read_qrels(story.qrels)
-    before.source = f"qrels (judged: lexical top {POOL_DEPTH})"
+    before.source = f"the lexical top-{POOL_DEPTH} pool"
     console.rule(f"5. Holes: the judgment pool came from the lexical system's top {POOL_DEPTH}")
     print_report(holes_report(before, story.runs, k=10), console)
     console.rule("6. Pool the holes: unjudged pairs in both top 10s, shallowest first")
