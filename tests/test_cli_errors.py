@@ -81,6 +81,8 @@ def test_bad_run(files, capsys, command, bad):
     ["eval", "qrels.txt", "a.run", "--scale", "adir"],
     ["eval", "qrels.txt", "a.run", "--eligibility", "binary.dat"],
     ["eval", "qrels.txt", "a.run", "--requirements", "missing.txt"],
+    ["eval", "qrels.txt", "a.run", "--as", "bob"],  # --as without --eligibility
+    ["answers", "qrels.txt", "a.run", "--answers", "prefs.txt", "--as", "bob"],
     ["explain", "qrels.txt", "a.run", "--query", "99"],  # unknown qid
     ["holes", "qrels.txt", "a.run", "-k", "0"],
     ["holes", "qrels.txt", "a.run", "--samples", "0"],

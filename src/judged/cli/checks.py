@@ -35,6 +35,10 @@ def add_check_options(p) -> None:
 def check_kwargs(args) -> dict:
     from ..scale import scale_beside
 
+    if args.principal is not None and args.eligibility is None:
+        from ..errors import UsageError
+
+        raise UsageError(f"--as {args.principal} chooses rows of an eligibility file: give --eligibility FILE too")
     scale = args.scale if args.scale is not None else scale_beside(args.qrels)
     return {"scale": scale, "requirements": args.requirements, "eligibility": args.eligibility,
             "principal": args.principal, "unanswerable": args.unanswerable,
