@@ -143,9 +143,9 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
                         if m.discount.kind == "log2" else f"one relevant document: {label} here only measures the rank of the hit")
     if hi == lo:
         warnings.append("the run retrieved nothing for this query")
-    flo, fhi = aligned.ranked.offsets[qi], aligned.ranked.offsets[qi + 1]  # this query's block, uncondensed
-    top = int(fhi - flo) if k is None else min(k, int(fhi - flo))
-    unjudged = int(np.isnan(aligned.ranked.grade[flo:flo + top]).sum())
+    start, end = aligned.ranked.offsets[qi], aligned.ranked.offsets[qi + 1]
+    top = min(k or (end - start), end - start)
+    unjudged = int(np.isnan(aligned.ranked.grade[start:start + top]).sum())
     if unjudged and m.unjudged == "zero":
         warnings.append(f"{unjudged} of the top {top} documents are unjudged and counted as not relevant "
                         f"(Judged@{top} = {1 - unjudged / top:.2f}); judging them could change this score")

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from ..data import Qrels, Run
 from ..errors import ParseError
-from .text import RawFile, read_raw
+from .text import read_raw
 from .trec import dedupe_qrels, dedupe_run
 
 QID_NAMES = ("qid", "query_id", "query-id", "query")
@@ -120,22 +120,7 @@ def load_json(path) -> tuple[dict, object]:
 def read_parquet_table(path) -> pa.Table:
     import pyarrow.parquet as pq
 
-    import hashlib
-    import os
-
-    name = os.fspath(path)
-    try:  # not read_raw: Parquet is binary (NUL bytes), which read_raw rightly refuses for text
-        with open(name, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise ParseError(name, None, "no such file")
-    except IsADirectoryError:
-        raise ParseError(name, None, "is a directory, not a file")
-    except OSError as exc:
-        raise ParseError(name, None, f"cannot read: {exc.strerror or exc}")
-    if not data:
-        raise ParseError(name, None, "empty file")
-    raw = RawFile(name, data, hashlib.sha256(data).hexdigest())
+    raw = read_raw(path)  # existence, emptiness
     try:
         return pq.read_table(pa.BufferReader(raw.data)), raw
     except (pa.ArrowInvalid, OSError) as exc:
