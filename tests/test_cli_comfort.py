@@ -25,6 +25,10 @@ def test_every_command_help_has_an_example():
         text = sub.format_help()
         assert "example" in text, f"judged {name} --help has no example"
         assert f"judged {name}" in text.split("example", 1)[1], f"judged {name}: the example does not run {name}"
+        for inner, nested in _subparsers(sub).items():  # judged qrels merge, judged meta power, ...
+            text = nested.format_help()
+            assert "example" in text, f"judged {name} {inner} --help has no example"
+            assert f"judged {name} {inner}" in text.split("example", 1)[1], f"judged {name} {inner}: bad example"
 
 
 def complete(script: str, *words: str) -> list[str]:

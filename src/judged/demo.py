@@ -59,12 +59,14 @@ class HolesStory:
         """qrels.txt, answer-key.txt (TREC qrels), lexical.run, dense.run (TREC runs) in ``directory``."""
         import os
 
+        from .io.output import open_replacing
+
         os.makedirs(directory, exist_ok=True)
         for name, qrels in (("qrels.txt", self.qrels), ("answer-key.txt", self.answer_key)):
-            with open(os.path.join(directory, name), "w", encoding="utf-8") as fh:
+            with open_replacing(os.path.join(directory, name)) as fh:
                 fh.writelines(f"{q} 0 {d} {g}\n" for q in qrels for d, g in qrels[q].items())
         for tag, run in self.runs.items():
-            with open(os.path.join(directory, f"{tag}.run"), "w", encoding="utf-8") as fh:
+            with open_replacing(os.path.join(directory, f"{tag}.run")) as fh:
                 for q in run:
                     ranked = sorted(run[q].items(), key=lambda x: (-x[1], x[0]))
                     fh.writelines(f"{q} Q0 {d} {i} {s} {tag}\n" for i, (d, s) in enumerate(ranked, 1))

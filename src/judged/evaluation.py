@@ -11,7 +11,7 @@ from .abstention import ABSTAIN_MARKER
 from .align import Aligned, align
 from .checks import Checks
 from .conventions import Settings
-from .data import Qrels, Run
+from .data import Qrels
 from .io import read_qrels, read_run
 from .measures import Measure
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from .align import align
 from .conventions import Settings
-from .errors import ConventionError
+from .errors import ConventionError, MeasureError
 from .io import read_qrels, read_run
 from .measures import Measure
 
@@ -40,7 +40,7 @@ class Explanation:
         console = console or Console()
         m = self.measure
         console.print(f"[bold]{m}[/] for query [bold]{self.qid}[/]", highlight=False)
-        console.print(f"convention: {self.convention}", highlight=False, markup=False)
+        console.print(f"convention: {self.convention}", highlight=False, markup=False, soft_wrap=True)
         dcg_family = m.name in ("nDCG", "DCG")
         t = Table()
         for col in ["rank", "docid", "grade"] + (["gain", "discount", "discounted gain", "running DCG"]
@@ -63,7 +63,7 @@ class Explanation:
                 if self.idcg > 0:
                     console.print(f"nDCG = {self.dcg:.3f} / {self.idcg:.3f} = [bold]{self.value:.3f}[/]", highlight=False)
                 else:
-                    console.print(f"nDCG = [bold]0[/] (IDCG is 0: nothing relevant to find)", highlight=False)
+                    console.print("nDCG = [bold]0[/] (IDCG is 0: nothing relevant to find)", highlight=False)
         else:
             console.print(f"{m} = [bold]{self.value:.4f}[/]", highlight=False)
         for w in self.warnings:
@@ -79,6 +79,9 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     run = read_run(run, on_duplicate=on_duplicate)
     m = Measure.parse(measure)
+    if m.unjudged in ("min", "max"):  # the table shows one grade assignment; a bound is an optimum over many
+        raise MeasureError(f"explain works {m.short} with its holes as not relevant (unjudged=zero) or removed "
+                           f"(unjudged=condensed); for unjudged={m.unjudged}, run: judged holes QRELS RUN -m '{measure}'")
     qid = str(qid)
     settings = Settings(ties=ties, complete=True)
     aligned = align(qrels, run, settings)

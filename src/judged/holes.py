@@ -116,6 +116,12 @@ def _zero(measure: Measure) -> Measure:
     return replace(measure, unjudged="zero", maxgrade=None)
 
 
+def check_maxgrade(maxgrade) -> None:
+    """``--maxgrade``: None (the qrels' largest grade) or a non-negative integer."""
+    if maxgrade is not None and (isinstance(maxgrade, bool) or int(maxgrade) != maxgrade or maxgrade < 0):
+        raise ConventionError(f"--maxgrade must be a non-negative integer grade, got {maxgrade}")
+
+
 def max_grade(measure: Measure, aligned: Aligned) -> int:
     """``maxgrade=`` or the largest grade in the whole qrels (at least 0)."""
     if measure.maxgrade is not None:
@@ -489,7 +495,7 @@ class HolesReport:
     def conventions(self) -> dict:
         lo, hi = replace(self.measure, unjudged="min"), replace(self.measure, unjudged="max")
         return {"measure": self.measure.convention(self.settings), "min": lo.convention(self.settings),
-                "max": hi.convention(self.settings), "judged": f"Judged@{self.k} judged=grade-for-this-query",
+                "max": hi.convention(self.settings), "judged": Measure.parse(f"Judged@{self.k}").convention(self.settings),
                 "negative": f"negative grades: {self.negative}", "estimate": ESTIMATE_METHOD}
 
     def to_dict(self, holes: bool = False) -> dict:
@@ -514,6 +520,9 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     from .evaluation import _named_runs
     from .io import read_qrels
 
+    if samples < 1:
+        raise ConventionError(f"the estimate needs at least one sample, got samples={samples}")
+    check_maxgrade(maxgrade)
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
                         ignore_identical_ids=ignore_identical_ids)
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)

@@ -26,7 +26,7 @@ import numpy as np
 from .align import align
 from .conventions import Settings
 from .errors import ConventionError, ParseError
-from .holes import fill, max_grade, negative_as
+from .holes import check_maxgrade, fill, max_grade, negative_as
 from .measures import Measure
 from .measures.dcg import dcg, idcg
 
@@ -73,7 +73,10 @@ class Pool:
         return out
 
     def write(self, path) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
+        """Write the pool to ``path``, replacing it only once complete."""
+        from .io.output import open_replacing
+
+        with open_replacing(path) as fh:
             fh.write("\n".join(self.header() + self.lines()) + "\n")
 
     def to_pandas(self):
@@ -97,6 +100,7 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
         raise ConventionError(f"unknown pooling strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
     if depth < 1:
         raise ConventionError(f"--depth must be a positive integer, got {depth}")
+    check_maxgrade(maxgrade)
     if budget is not None and budget < 0:
         raise ConventionError(f"--budget must be 0 or more, got {budget}")
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)

@@ -71,10 +71,12 @@ class Merged:
 
     def write(self, path) -> None:
         """The qrels as TREC (``qid 0 docid grade``) and the provenance sidecar beside them."""
+        from .io.output import open_replacing
+
         qs, ds = self.qrels.qid.to_pylist(), self.qrels.docid.to_pylist()
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.writelines(f"{q} 0 {d} {int(g)}\n" for q, d, g in zip(qs, ds, self.qrels.grade.tolist()))
-        with open(provenance_path(path), "w", encoding="utf-8", newline="") as fh:
+        # both files are complete before either replaces what was there (OUT may be an input)
+        with open_replacing(path) as out, open_replacing(provenance_path(path), newline="") as fh:
+            out.writelines(f"{q} 0 {d} {int(g)}\n" for q, d, g in zip(qs, ds, self.qrels.grade.tolist()))
             for src, sha in self.sources:
                 fh.write(f"# input {src} sha256={sha}\n")
             w = csv.writer(fh, delimiter="\t", lineterminator="\n")

@@ -19,7 +19,7 @@ support, 3 complete answer ("define graded labels with examples").
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
@@ -125,6 +125,10 @@ def read_scale(source) -> GradeScale:
             data = tomllib.load(fh)
     except FileNotFoundError:
         raise ParseError(path, None, "no such file")
+    except IsADirectoryError:
+        raise ParseError(path, None, "is a directory, not a grade scale file")
+    except UnicodeDecodeError:
+        raise ParseError(path, None, "not a UTF-8 text file (binary data?)")
     except tomllib.TOMLDecodeError as exc:
         raise ParseError(path, getattr(exc, "lineno", None), f"invalid TOML: {exc}")
     return parse_scale(data, source=path)

@@ -31,10 +31,18 @@ EPILOG = """examples:
 """
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with judged's error form: one line ``judged: error: ...``, exit 2 (every
+    sub-command's parser is of this class too: ``add_subparsers`` uses the parent's class)."""
+
+    def error(self, message: str):
+        self.exit(2, f"judged: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="judged", description="Evaluate ranked retrieval honestly: declared conventions, visible holes.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"judged {__version__}")
@@ -62,6 +70,14 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError as exc:  # e.g. --samples far beyond what fits
+        print(f"judged: error: not enough memory for this request ({exc or 'MemoryError'}); "
+              "ask for fewer samples, runs or queries", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that cannot be read or written, not caught closer to it
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"judged: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 def run() -> None:

@@ -44,6 +44,10 @@ def add_answers_option(p, required: bool = False) -> None:
 def check_kwargs(args) -> dict:
     from ..scale import scale_beside
 
+    if args.principal is not None and args.eligibility is None:
+        from ..errors import UsageError
+
+        raise UsageError(f"--as {args.principal} chooses rows of an eligibility file: give --eligibility FILE too")
     scale = args.scale if args.scale is not None else scale_beside(args.qrels)
     return {"scale": scale, "requirements": args.requirements, "eligibility": args.eligibility,
             "principal": args.principal, "unanswerable": args.unanswerable,
@@ -52,6 +56,14 @@ def check_kwargs(args) -> dict:
 
 def configure(result, args) -> None:
     """Report parameters of the checks (the lists' depth and 'high' threshold)."""
+    import math
+
+    from ..errors import UsageError
+
+    if args.depth is not None and args.depth < 1:
+        raise UsageError(f"--depth must be a positive integer, got {args.depth}")
+    if not math.isfinite(args.high):
+        raise UsageError(f"--high must be a finite number, got {args.high}")
     result.checks.depth = args.depth
     result.checks.high = args.high
 
@@ -67,10 +79,10 @@ def print_checks(result, console, answer_key: bool = True) -> None:
         for g in checks.scale.grades:
             console.print(f"  {g.value} {g.name}: {g.definition}", highlight=False, markup=False)
     key = checks.answer_key.to_dict()
-    if answer_key:
+    if answer_key and (key["judged_nothing_relevant"] or key["unanswerable"]):  # else it says nothing the counts do not (JSON keeps it)
         console.print(f"answer key: {key['queries_with_relevant']} queries with something relevant, "
-                      f"{key['judged_nothing_relevant']} judged with nothing relevant, {key['unanswerable']} "
-                      f"unanswerable ({'scored' if key['unanswerable_in_ranking_measures'] else 'kept out of the ranking measures'}); "
+                      f"{key['judged_nothing_relevant']} judged with nothing relevant, {key['unanswerable']} unanswerable "
+                      f"({'scored' if key['unanswerable_in_ranking_measures'] else 'kept out of the ranking measures'}); "
                       f"relevant documents per query -> queries: "
                       + (", ".join(f"{k}: {v}" for k, v in key["relevant_per_query"].items()) or "none"),
                       highlight=False, markup=False)

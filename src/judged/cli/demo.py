@@ -39,7 +39,7 @@ def run(args) -> int:
     explain(qrels, run_, "graded", "nDCG(gain=exp)@10").render(console)
     console.rule("3. Three passages graded 2, 0, 1 — exponential gain")
     explain(qrels, run_, "three", "nDCG(gain=exp)@10").render(console)
-    console.rule("4. A single relevant document: nDCG@10 becomes a rank measure")
+    console.rule("4. Every query at once; one relevant document makes nDCG@10 a rank measure")
     res = evaluate(qrels, {"demo": run_}, ["nDCG@10", "nDCG(gain=exp)@10", "RR"])
     pq = res.per_query().pivot(index="qid", columns="measure", values="value")
     t = Table()
@@ -49,9 +49,11 @@ def run(args) -> int:
     for q in ["graded", "three"] + [f"single-at-{r}" for r in (1, 2, 3, 10, 11)]:
         t.add_row(q, *[f"{pq.loc[q, m]:.3f}" for m in ["nDCG@10", "nDCG(gain=exp)@10", "RR"]])
     console.print(t)
-    console.print("Same ranking, two gain conventions, two numbers: every judged score names its convention:")
+    console.print("single-at-r: one relevant document at rank r, so nDCG@10 = 1/log2(1 + r) (0 past rank 10) whatever the gain.\n"
+                  "graded: the same ranking, two gain conventions, two numbers; so every score names its convention:",
+                  highlight=False)
     for given, conv in res.conventions.items():
-        console.print(f"  {conv}", markup=False, highlight=False)
+        console.print(f"  {conv}", markup=False, highlight=False, soft_wrap=True)
     holes_demo(console, getattr(args, "write", None))
     return 0
 
@@ -70,7 +72,7 @@ def holes_demo(console, write_dir=None) -> None:
     if write_dir:
         story.write(write_dir)
     before = read_qrels(story.qrels)
-    before.source = f"qrels (judged: lexical top {POOL_DEPTH})"
+    before.source = f"the lexical top-{POOL_DEPTH} pool"
     console.rule(f"5. Holes: the judgment pool came from the lexical system's top {POOL_DEPTH}")
     print_report(holes_report(before, story.runs, k=10), console)
     console.rule("6. Pool the holes: unjudged pairs in both top 10s, shallowest first")
@@ -89,3 +91,5 @@ def holes_demo(console, write_dir=None) -> None:
                   highlight=False)
     console.rule("8. Before and after: no system changed, only the labels")
     print_rejudged(rejudge([before, after], story.runs), console, labels=["before", "after"])
+    console.print("The lexical score moves a little too: the new relevant documents raise its queries' ideal DCG "
+                  "(ideal=judged), though not one of its documents changed.", highlight=False)

@@ -170,8 +170,9 @@ def print_table(result, per_query: bool) -> None:
     from rich.table import Table
 
     console = Console()
-    table = Table(title=f"judged eval — qrels {result.qrels.source} "
-                        f"({len(result.qrels.query_ids)} queries, {len(result.qrels)} judgments)")
+    console.print(f"judged eval — qrels {result.qrels.source} "
+                  f"({len(result.qrels.query_ids)} queries, {len(result.qrels)} judgments)", highlight=False, markup=False)
+    table = Table()
     table.add_column("run", overflow="fold")
     for given in result.measures:
         table.add_column(given, justify="right")
@@ -197,7 +198,7 @@ def print_table(result, per_query: bool) -> None:
     print_checks(result, console)
     console.print("conventions:", highlight=False)
     for given, conv in result.conventions.items():
-        console.print(f"  {conv}", highlight=False, markup=False)
+        console.print(f"  {conv}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _cell(result, run, given) -> str:

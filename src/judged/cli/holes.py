@@ -101,4 +101,4 @@ def print_report(report, console=None) -> None:
                 for w in worst), highlight=False, markup=False)
     console.print("conventions:", highlight=False)
     for label, conv in report.conventions().items():
-        console.print(f"  {label}: {conv}", highlight=False, markup=False)
+        console.print(f"  {label}: {conv}", highlight=False, markup=False, soft_wrap=True)

@@ -75,7 +75,8 @@ def register(sub) -> None:
     sd.add_argument("--seed", type=int, default=discount.DEFAULT_SEED, help="random seed (default 0)")
     sd.add_argument("--plot", metavar="FILE", help="write the two panels (PNG/SVG/PDF; needs matplotlib)")
 
-    sy = msub.add_parser("synthetic", help="write a deterministic synthetic collection (qrels, runs, preferences)")
+    sy = msub.add_parser("synthetic", help="write a deterministic synthetic collection (qrels, runs, preferences)",
+                         epilog=_example("synthetic"), formatter_class=argparse.RawDescriptionHelpFormatter)
     sy.add_argument("outdir", help="directory to write qrels.txt, qrels-pooled.txt, runs/*.run, preferences.txt")
     sy.add_argument("--systems", type=int, default=8, help="runs (default 8: 4 lexical, 4 dense)")
     sy.add_argument("--queries", type=int, default=50, help="queries (default 50)")
@@ -83,9 +84,21 @@ def register(sub) -> None:
     sy.set_defaults(func=run_synthetic)
 
 
+EXAMPLES = {  # one per subcommand, shown at the end of its --help
+    "power": "judged meta power qrels.txt runs/*.run -m nDCG@10 -m 'nDCG(discount=reciprocal)@10' -m P@10 --plot asl.png",
+    "agreement": "judged meta agreement preferences.txt qrels.txt runs/*.run -m nDCG@10 -m RR -m P@10",
+    "simulate-discount": "judged meta simulate-discount --sizes 10,100,1000 --discount log2 --discount power:2 --plot d.png",
+    "synthetic": "judged meta synthetic /tmp/meta && ls /tmp/meta /tmp/meta/runs",
+}
+
+
+def _example(name: str) -> str | None:
+    return f"example:\n  {EXAMPLES[name]}" if name in EXAMPLES else None
+
+
 def _command(msub, name, help, description, func, conventions=True):
     """A ``judged meta`` subcommand with ``--format`` and, when it evaluates, the engine conventions."""
-    p = msub.add_parser(name, help=help, description=description,
+    p = msub.add_parser(name, help=help, description=description, epilog=_example(name),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--format", choices=["table", "json"], default="table")
     if conventions:
@@ -159,7 +172,7 @@ def _p(x: float) -> str:
 def _print_conventions(console, conventions: dict) -> None:
     console.print("conventions:", highlight=False)
     for given, conv in conventions.items():
-        console.print(f"  {given}: {conv}", markup=False, highlight=False)
+        console.print(f"  {given}: {conv}", markup=False, highlight=False, soft_wrap=True)
 
 
 def run_power(args) -> int:

@@ -22,7 +22,9 @@ def register(sub) -> None:
                       description="The union of BASE and NEW qrels, written as TREC qrels to OUT with a "
                                   "provenance sidecar OUT.provenance.tsv (qid docid grade source assessor time "
                                   "replaced). A pair judged with different grades is a conflict: listed and "
-                                  "refused unless --prefer new (later file wins) or --prefer base.")
+                                  "refused unless --prefer new (later file wins) or --prefer base.",
+                      epilog="example:\n  judged qrels merge qrels.txt new-labels.txt -o qrels-v2.txt --assessor alice "
+                             "--prefer new", formatter_class=argparse.RawDescriptionHelpFormatter)
     m.add_argument("base")
     m.add_argument("new", nargs="+", metavar="NEW")
     m.add_argument("-o", "--output", required=True, metavar="OUT")
@@ -34,7 +36,9 @@ def register(sub) -> None:
     m.set_defaults(func=run_merge)
     d = qs.add_parser("diff", help="judgments added, removed and changed per query",
                       description="Judgments added (in B only), removed (in A only) and changed per query, "
-                                  "with the sha256 of each file.")
+                                  "with the sha256 of each file.",
+                      epilog="example:\n  judged qrels diff qrels.txt qrels-v2.txt --list",
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("a")
     d.add_argument("b")
     d.add_argument("--list", action="store_true", help="also list every differing pair")

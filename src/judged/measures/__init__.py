@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
 from ..errors import MeasureError
@@ -182,7 +182,7 @@ class Measure:
                 parts.append(f"ideal={self.ideal}")
             parts.append(self._unjudged_convention())
         elif self.name == "Judged":
-            parts.append("judged=any-grade-in-qrels")
+            parts.append("judged=any-grade-for-this-query")
         elif hasattr(FAMILIES[self.name][0], "convention"):  # families that declare their own
             parts += FAMILIES[self.name][0].convention(self)
         else:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import numpy as np
 
 from ..errors import JudgedError, ParseError
 

@@ -19,10 +19,13 @@ def pyplot():
 
 def save(fig, path) -> None:
     """Write the figure (format from the file's suffix: png, svg, pdf, ...) and close it."""
+    from ..io.output import replacing
+
     plt = pyplot()
     try:
-        fig.savefig(path)
-    except (OSError, ValueError) as exc:
+        with replacing(path, what="plot") as tmp:
+            fig.savefig(tmp)
+    except ValueError as exc:
         raise JudgedError(f"cannot write plot {path}: {exc}")
     finally:
         plt.close(fig)

@@ -92,20 +92,22 @@ def synthetic_collection(systems: int = 8, queries: int = 50, docs: int = 300, d
 
 def write_collection(coll: SyntheticCollection, outdir) -> dict:
     """Write qrels.txt, qrels-pooled.txt, runs/NAME.run (TREC) and preferences.txt; return the paths."""
+    from ..io.output import open_replacing
+
     os.makedirs(os.path.join(outdir, "runs"), exist_ok=True)
     paths = {"qrels": os.path.join(outdir, "qrels.txt"), "qrels_pooled": os.path.join(outdir, "qrels-pooled.txt"),
              "preferences": os.path.join(outdir, "preferences.txt"), "runs": []}
     for key in ("qrels", "qrels_pooled"):
-        with open(paths[key], "w") as fh:
+        with open_replacing(paths[key]) as fh:
             for qid, judged in getattr(coll, key).items():
                 fh.writelines(f"{qid} 0 {d} {g}\n" for d, g in judged.items())
     for name, run in coll.runs.items():
         path = os.path.join(outdir, "runs", f"{name}.run")
-        with open(path, "w") as fh:
+        with open_replacing(path) as fh:
             for qid, ranked in run.items():
                 fh.writelines(f"{qid} Q0 {d} {r + 1} {s} {name}\n" for r, (d, s) in enumerate(ranked.items()))
         paths["runs"].append(path)
-    with open(paths["preferences"], "w") as fh:
+    with open_replacing(paths["preferences"]) as fh:
         fh.write(f"# simulated side-by-side preferences (judged meta synthetic, seed {coll.seed})\n")
         fh.write("qid run_a run_b preferred\n")
         fh.writelines(f"{q} {a} {b} {p}\n" for q, a, b, p in coll.preferences)

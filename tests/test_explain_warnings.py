@@ -1,0 +1,29 @@
+"""explain's warnings count this query's documents only; bounds are not worked by hand."""
+
+import pytest
+
+from judged.errors import MeasureError
+from judged.explain import explain
+
+QRELS = {"1": {"d1": 2, "d2": 0, "d3": 1}, "2": {"d1": 1, "d4": 3}}
+# query 1 retrieves 3 documents (d5 unjudged); query 2 follows with d9 unjudged
+RUN = {"1": {"d1": 3.0, "d5": 2.0, "d3": 1.0}, "2": {"d4": 2.0, "d9": 1.0}}
+
+
+@pytest.mark.parametrize("measure", ["Judged@5", "nDCG@10", "P@5"])
+def test_unjudged_warning_stays_inside_the_query(measure):
+    ex = explain(QRELS, RUN, "1", measure)
+    assert [w for w in ex.warnings if "unjudged" in w] == [
+        "1 of the top 3 documents are unjudged and counted as not relevant (Judged@3 = 0.67); "
+        "judging them could change this score"]
+
+
+def test_unjudged_warning_respects_the_cutoff():
+    ex = explain(QRELS, RUN, "1", "nDCG@1")  # d1 alone: judged
+    assert not [w for w in ex.warnings if "unjudged" in w]
+
+
+@pytest.mark.parametrize("measure", ["nDCG(unjudged=max)@10", "nDCG(unjudged=min)@10", "P(unjudged=max)@5"])
+def test_bounds_point_to_holes(measure):
+    with pytest.raises(MeasureError, match="judged holes"):
+        explain(QRELS, RUN, "1", measure)
