@@ -26,6 +26,10 @@ def register(sub) -> None:
                    help="measure in ir_measures syntax, repeatable: nDCG@10, AP, P(rel=2)@10, nDCG(gain=exp)@10")
     p.add_argument("--per-query", action="store_true", help="also print every query's value")
     p.add_argument("--format", choices=["table", "json", "tsv", "csv", "trec_eval"], default="table")
+    p.add_argument("--engine", choices=["local", "spark"], default="local",
+                   help="local (default): this process; spark: Spark executors, by query blocks (needs judged[spark])")
+    p.add_argument("--spark-master", default="local[2]", metavar="URL",
+                   help="Spark master for --engine spark (default: local[2])")
     add_convention_options(p)
     p.set_defaults(func=run)
 
@@ -33,7 +37,14 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..evaluate import DEFAULT_MEASURES, evaluate
 
-    result = evaluate(args.qrels, list(args.runs), args.measures or list(DEFAULT_MEASURES), **settings_kwargs(args))
+    measures = args.measures or list(DEFAULT_MEASURES)
+    if args.engine == "spark":
+        from ..spark import evaluate_files
+
+        result = evaluate_files(args.qrels, list(args.runs), measures, master=args.spark_master,
+                                **settings_kwargs(args))
+    else:
+        result = evaluate(args.qrels, list(args.runs), measures, **settings_kwargs(args))
     out = sys.stdout
     if args.format == "json":
         json.dump(result.to_dict(per_query=args.per_query), out, indent=2)
