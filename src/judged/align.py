@@ -103,6 +103,13 @@ class Aligned:
         return self.run.docid.take(pa.array(rows, type=pa.int64())).to_pylist()
 
 
+def no_relevant_error(no_rel_qids: list) -> ConventionError:
+    """The refusal of ``no_relevant='error'`` (qids in qrels order)."""
+    n = len(no_rel_qids)
+    return ConventionError(f"{n} quer{'y' if n == 1 else 'ies'} with nothing relevant in the qrels "
+                           f"(first: {no_rel_qids[0]!r}); choose --no-relevant zero or skip")
+
+
 def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     """Match every ranked document with its grade, in the declared tie order."""
     settings = settings or Settings()
@@ -125,10 +132,7 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     no_rel = candidates & ~relevant
     no_rel_qids = index.query_ids[no_rel].tolist()
     if no_rel.any() and settings.no_relevant == "error":
-        raise ConventionError(
-            f"{len(no_rel_qids)} quer{'y' if len(no_rel_qids) == 1 else 'ies'} with nothing relevant in the qrels "
-            f"(first: {no_rel_qids[0]!r}); choose --no-relevant zero or skip"
-        )
+        raise no_relevant_error(no_rel_qids)
     evaluated = candidates & ~no_rel if settings.no_relevant == "skip" else candidates
     eval_index = np.full(nq_all + 1, -1, dtype=np.int64)  # last slot: queries not in qrels
     eval_index[np.flatnonzero(evaluated)] = np.arange(int(evaluated.sum()))

@@ -282,11 +282,11 @@ class KeyTable:
     @staticmethod
     def build(keys: np.ndarray) -> "KeyTable | None":
         """None when two keys are equal (the caller then matches strings exactly)."""
-        bits = max(int(len(keys) * 4 - 1).bit_length(), 4)
+        bits = max(int(len(keys) * 2 - 1).bit_length(), 4)  # at most half full
         size = 1 << bits
         shift = np.uint64(64 - bits)
         table_keys = np.zeros(size, dtype=np.uint64)
-        table_rows = np.full(size, -1, dtype=np.int64)
+        table_rows = np.full(size, -1, dtype=np.int32 if len(keys) < 2**31 else np.int64)
         pending = np.arange(len(keys))
         slot = (keys >> shift).astype(np.intp)
         while len(pending):

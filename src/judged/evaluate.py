@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -94,7 +95,7 @@ class Result:
 
 
 def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", complete: bool = False,
-             no_relevant: str = "zero", on_duplicate: str = "error") -> Result:
+             no_relevant: str = "zero", on_duplicate: str = "error", progress: bool = False) -> Result:
     """Score runs against qrels.
 
     Parameters
@@ -104,6 +105,10 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     measures : measure strings such as ``"nDCG@10"``, ``"AP(rel=2)"``, ``"nDCG(gain=exp)@10"``
     ties, complete, no_relevant : engine-wide conventions (see :class:`judged.conventions.Settings`)
     on_duplicate : ``error`` | ``first`` | ``max`` for repeated pairs in the inputs
+    progress : show a progress bar (stderr) while streaming large run files
+
+    TREC run files grouped by query are streamed by query blocks (bounded memory, see
+    :mod:`judged.stream`); their ``RunResult.aligned`` is then computed on first use.
 
     Example
     -------
@@ -119,24 +124,50 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     for given in measures:
         parsed.setdefault(str(given), Measure.parse(given))
     results = {}
-    for name, run in _named_runs(runs, on_duplicate):
+    for name, run in _named_runs(runs, on_duplicate, streamed=lambda name, path: _stream(
+            qrels, path, parsed, settings, name, on_duplicate, progress)):
+        if isinstance(run, RunResult):
+            results[name] = run
+            continue
         aligned = align(qrels, run, settings)
         values = {given: m.compute(aligned) for given, m in parsed.items()}
         results[name] = RunResult(name, aligned.qids, values, aligned.counts, aligned)
     return Result(qrels, parsed, settings, results)
 
 
-def _named_runs(runs, on_duplicate):
+def _stream(qrels, path, measures, settings, name, on_duplicate, progress):
+    """The run file scored by query blocks, or None when it must be read whole."""
+    from .io import _kind
+
+    if _kind(os.fspath(path)) != "text" or not os.path.isfile(path):
+        return None
+    from .stream import evaluate_run_file
+
+    large = os.path.getsize(path) > 64 << 20
+    return evaluate_run_file(qrels, path, measures, settings, name=name, on_duplicate=on_duplicate,
+                             progress=progress and large)
+
+
+def _named_runs(runs, on_duplicate, streamed=lambda name, path: None):
+    """(name, Run) pairs; (name, RunResult) for run files ``streamed`` could score on the way."""
     if isinstance(runs, dict) and runs and all(isinstance(v, dict) for v in runs.values()) and _looks_like_run_dict(runs):
         runs = [runs]
     if isinstance(runs, dict):
         for name, r in runs.items():
-            yield str(name), read_run(r, name=str(name), on_duplicate=on_duplicate)
+            done = streamed(str(name), r) if isinstance(r, (str, os.PathLike)) else None
+            yield str(name), done or read_run(r, name=str(name), on_duplicate=on_duplicate)
         return
     if not isinstance(runs, (list, tuple)):
         runs = [runs]
     seen = set()
     for r in runs:
+        if isinstance(r, (str, os.PathLike)):
+            name = os.fspath(r)
+            while name in seen:
+                name += "'"
+            seen.add(name)
+            yield name, streamed(name, r) or read_run(r, on_duplicate=on_duplicate)
+            continue
         run = read_run(r, on_duplicate=on_duplicate)
         name = run.name
         while name in seen:

@@ -94,25 +94,36 @@ def read_table(path, names: list[str], types: dict) -> FileRead | None:
         head = fh.read(2)
     if head == b"\x1f\x8b":
         return None
-    scan = {}
+    scan = Scan(name)
+    table = _csv(name, names, types)
+    if table is None or not scan.plain() or len(table) == 0:
+        return None
+    return FileRead(name, table, scan.sha256)
 
-    def scan_file():
+
+class Scan:
+    """Hash a file's bytes in a background thread, and note what pyarrow would read
+    differently from the TREC tokenizer: tabs and other white space, NUL, a lone CR."""
+
+    def __init__(self, name: str):
+        self.name, self.sha256, self.odd = name, None, False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
         sha, odd, tail = hashlib.sha256(), False, b""
-        with open(name, "rb") as fh:
+        with open(self.name, "rb") as fh:
             while chunk := fh.read(CHUNK):
                 sha.update(chunk)
                 odd = odd or any(c in chunk for c in (b"\t", b"\x00", b"\x0b", b"\x0c")) or (
                     (b"\r" in chunk or tail == b"\r") and _lone_cr(tail + chunk + b"\n"))
                 tail = chunk[-1:]
-        scan.update(sha256=sha.hexdigest(), odd=odd)
+        self.sha256, self.odd = sha.hexdigest(), odd
 
-    worker = threading.Thread(target=scan_file, daemon=True)
-    worker.start()
-    table = _csv(name, names, types)
-    worker.join()
-    if table is None or scan["odd"] or len(table) == 0:
-        return None
-    return FileRead(name, table, scan["sha256"])
+    def plain(self) -> bool:
+        """Wait for the scan; True when pyarrow's reading is the TREC reading."""
+        self.thread.join()
+        return self.sha256 is not None and not self.odd
 
 
 def iter_lines(raw: RawFile):
@@ -156,22 +167,26 @@ def _lone_cr(data: bytes) -> bool:
     return b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
 
 
+def csv_options(names: list[str], types: dict, block_size: int = 1 << 22) -> dict:
+    """pyarrow CSV options that read single-space separated TREC lines, nothing else."""
+    return dict(
+        read_options=pacsv.ReadOptions(column_names=names, block_size=block_size),
+        parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
+                                         escape_char=False, ignore_empty_lines=True),
+        convert_options=pacsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
+                                             quoted_strings_can_be_null=False, check_utf8=True),
+    )
+
+
 def _csv(source, names: list[str], types: dict) -> pa.Table | None:
     try:
-        table = pacsv.read_csv(
-            source,
-            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
-                                              escape_char=False, ignore_empty_lines=True),
-            convert_options=pacsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
-                                                 quoted_strings_can_be_null=False, check_utf8=True),
-        )
+        table = pacsv.read_csv(source, **csv_options(names, types))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
-    return None if _misread(table) else table
+    return None if misread(table) else table
 
 
-def _misread(table: pa.Table) -> bool:
+def misread(table: pa.Table | pa.RecordBatch) -> bool:
     """Signs that pyarrow accepted a line the TREC tokenizer would refuse or skip: an empty
     field (a doubled, leading or trailing space on a line short of fields) or a ``#`` comment
     line that happens to have the right number of fields."""

@@ -14,6 +14,8 @@ from .text import RawFile, fast_table, iter_lines, line_of_row, read_raw, read_t
 
 RUN_FIELDS = ["qid", "q0", "docid", "rank", "score", "tag"]
 QRELS_FIELDS = ["qid", "iter", "docid", "grade"]
+RUN_TYPES = {"qid": pa.string(), "q0": pa.string(), "docid": pa.string(), "rank": pa.string(),
+             "score": pa.float64(), "tag": pa.string()}
 
 
 def parse_score(raw: RawFile, lineno: int, token: str) -> float:
@@ -43,9 +45,7 @@ def _parse(path, fields: list[str], types: dict):
 
 
 def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") -> Run:
-    table, source, sha256, reread = _parse(path, RUN_FIELDS, {
-        "qid": pa.string(), "q0": pa.string(), "docid": pa.string(), "rank": pa.string(),
-        "score": pa.float64(), "tag": pa.string()})
+    table, source, sha256, reread = _parse(path, RUN_FIELDS, RUN_TYPES)
     if table is not None:
         qid, docid, rank_text = (table[c].combine_chunks() for c in ("qid", "docid", "rank"))
         score = table["score"].to_numpy()
