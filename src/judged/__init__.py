@@ -12,8 +12,8 @@ __all__ = ["read_qrels", "read_run", "evaluate", "Measure", "Qrels", "Run", "Res
            "ParseError", "MeasureError", "ConventionError", "JudgedError", "__version__"]
 
 _LAZY = {
-    "read_qrels": "judged.io", "read_run": "judged.io", "evaluate": "judged.evaluate",
-    "Result": "judged.evaluate", "Measure": "judged.measures", "Qrels": "judged.data", "Run": "judged.data",
+    "read_qrels": "judged.io", "read_run": "judged.io", "evaluate": "judged.evaluation",
+    "Result": "judged.evaluation", "Measure": "judged.measures", "Qrels": "judged.data", "Run": "judged.data",
     "Settings": "judged.conventions", "ParseError": "judged.errors", "MeasureError": "judged.errors",
     "ConventionError": "judged.errors", "JudgedError": "judged.errors",
 }

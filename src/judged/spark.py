@@ -194,7 +194,7 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
     per-query values come back to the driver; the work is done by the executors)."""
     import numpy as np
 
-    from .evaluate import Result, RunResult
+    from .evaluation import Result, RunResult
 
     spark = session(master)
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant)

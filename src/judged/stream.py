@@ -26,7 +26,7 @@ import pyarrow.csv as pacsv
 from .align import align, no_relevant_error
 from .conventions import Settings
 from .data import Qrels, Run, id_codes
-from .evaluate import RunResult
+from .evaluation import RunResult
 from .io.text import Scan, csv_options, line_of_row, misread, read_raw
 from .io.trec import RUN_FIELDS, RUN_TYPES, dedupe_run
 

@@ -20,7 +20,7 @@ def run(args) -> int:
     from rich.table import Table
 
     from ..demo import worked_examples
-    from ..evaluate import evaluate
+    from ..evaluation import evaluate
     from ..explain import explain
 
     console = Console()

@@ -35,7 +35,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..evaluate import DEFAULT_MEASURES, evaluate
+    from ..evaluation import DEFAULT_MEASURES, evaluate
 
     measures = args.measures or list(DEFAULT_MEASURES)
     if args.engine == "spark":
