@@ -34,7 +34,7 @@ DATA = os.path.join(os.path.dirname(HERE), "bench-data")
 COMMON = "import json, sys, time\nqrels_path, run_path = sys.argv[1], sys.argv[2]\n"
 TOOLS = {
     "judged": """
-import judged
+import judged, judged.evaluation, judged.stream  # judged imports lazily; load it as the others load theirs
 t = time.perf_counter()
 r = judged.evaluate(qrels_path, run_path, ["nDCG@10", "AP", "P@10", "RR", "R@100"])
 values = r.runs[run_path].values
@@ -92,13 +92,29 @@ print(json.dumps({"seconds": time.perf_counter() - t, "queries": 0}))
 TREC_EVAL = ["-q", "-m", "ndcg_cut.10", "-m", "map", "-m", "P.10", "-m", "recip_rank", "-m", "recall.100"]
 
 
+TIMEOUT = 1200  # seconds per child
+
+
 def run_child(argv: list[str]) -> dict:
     """Run one child; its printed JSON plus wall time, CPU time and peak memory from wait4."""
+    import tempfile
+
     t = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = p.stdout.read()
-    err = p.stderr.read()
-    _, status, usage = os.wait4(p.pid, 0)
+    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+        p = subprocess.Popen(argv, stdout=out_f, stderr=err_f)
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                p.kill()
+                os.wait4(p.pid, 0)
+                return {"error": [f"timed out after {TIMEOUT} s"]}
+            time.sleep(0.05)
+        out_f.seek(0)
+        err_f.seek(0)
+        out, err = out_f.read(), err_f.read()
     p.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - t
     if p.returncode != 0:
@@ -119,6 +135,9 @@ def end_to_end(shape: str, repeat: int, skip: set[str]) -> dict:
     binary = shutil.which("trec_eval")
     if binary:
         tools["trec_eval"] = [binary, *TREC_EVAL, qrels, run]
+    # the command line, timed as a whole process (interpreter start and imports included)
+    tools["judged eval (CLI)"] = [sys.executable, "-m", "judged", "eval", qrels, run, "-m", "nDCG@10", "-m", "AP",
+                                  "-m", "P@10", "-m", "RR", "-m", "R@100", "--format", "json"]
     results = {}
     for name, argv in tools.items():
         if name in skip or any(name.startswith(s) for s in skip):
@@ -143,7 +162,8 @@ def print_ratios(results: dict) -> None:
     j = results.get("judged")
     if not j or "error" in j:
         return
-    peers = {k: v for k, v in results.items() if k not in ("judged", "pyarrow read", "ranx (cold)") and "error" not in v}
+    peers = {k: v for k, v in results.items()
+             if k not in ("judged", "judged eval (CLI)", "pyarrow read", "ranx (cold)") and "error" not in v}
     for name, r in results.items():
         if name == "judged" or "error" in r:
             continue
@@ -159,6 +179,9 @@ def print_ratios(results: dict) -> None:
     if "trec_eval" in results and "error" not in results["trec_eval"]:
         target = "met" if j["peak_mb"] <= results["trec_eval"]["peak_mb"] else "NOT met"
         print(f"  target peak memory <= trec_eval's: {target}")
+    cli = results.get("judged eval (CLI)")
+    if cli and "error" not in cli:
+        print(f"  judged eval (CLI), whole process: {cli['wall']:.2f} s wall, {cli['cpu']:.2f} s cpu")
 
 
 # -- in memory ---------------------------------------------------------------------------
@@ -210,12 +233,13 @@ elif tool == "ranx":
     t = time.perf_counter()
     n = 0
     for run in rruns:
-        n += len(ranx.evaluate(rq, run, metrics, return_mean=False))
+        n += sum(len(v) for v in ranx.evaluate(rq, run, metrics, return_mean=False).values())
     # ranx has no AP(rel=2) or condensed nDCG: 13 of judged's 15 measures
 elif tool == "ir_measures":
     import ir_measures
     from ir_measures import nDCG, AP, P, R, RR, Rprec, Bpref, Success
-    ms = [nDCG@10, nDCG@100, nDCG(dcg="exp-log2")@10, AP, AP(rel=2), P@5, P@10, P@20, R@100, R@1000, RR, Rprec,
+    # exp-gain nDCG would go to ir_measures' gdeval provider (a Perl script, which fails here)
+    ms = [nDCG@10, nDCG@100, AP, AP(rel=2), P@5, P@10, P@20, R@100, R@1000, RR, Rprec,
           Bpref, Success@10, nDCG(judged_only=True)@10]
     dict_runs = {k: as_dicts(v) for k, v in runs.items()}
     t = time.perf_counter()

@@ -71,7 +71,8 @@ def evaluate(run_df, qrels_df, measures=("nDCG@10", "Judged@10"), *, ties: str =
     kernel = _block_kernel(parsed, settings, on_duplicate)
     per_query = (run.withColumn("_block", bucket).groupBy("_block")
                  .cogroup(qrels.withColumn("_block", bucket).groupBy("_block"))
-                 .applyInPandas(kernel, SCHEMA))
+                 .applyInPandas(kernel, SCHEMA)
+                 .persist())  # the means read it too: score each query once
     summed = [g for g, m in parsed.items() if m.aggregate == "sum"]
     means = per_query.groupBy("measure").agg(
         F.when(F.col("measure").isin(summed), F.sum("value")).otherwise(F.avg("value")).alias("value"))
@@ -178,7 +179,7 @@ def session(master: str = "local[2]", app: str = "judged"):
 
 
 class QrelsSummary:
-    """What a :class:`judged.evaluate.Result` reports about the qrels, counted in Spark."""
+    """What a :class:`judged.evaluation.Result` reports about the qrels, counted in Spark."""
 
     def __init__(self, source: str, query_ids, judgments: int):
         self.source, self.sha256, self.query_ids, self._n = source, None, query_ids, judgments
@@ -190,7 +191,7 @@ class QrelsSummary:
 def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: str = "local[2]",
                    ties: str = "trec", complete: bool = False, no_relevant: str = "zero",
                    on_duplicate: str = "error"):
-    """``judged eval --engine spark``: files in, a :class:`judged.evaluate.Result` out (the
+    """``judged eval --engine spark``: files in, a :class:`judged.evaluation.Result` out (the
     per-query values come back to the driver; the work is done by the executors)."""
     import numpy as np
 

@@ -44,7 +44,7 @@ def run(args) -> int:
         result = evaluate_files(args.qrels, list(args.runs), measures, master=args.spark_master,
                                 **settings_kwargs(args))
     else:
-        result = evaluate(args.qrels, list(args.runs), measures, **settings_kwargs(args))
+        result = evaluate(args.qrels, list(args.runs), measures, progress=sys.stderr.isatty(), **settings_kwargs(args))
     out = sys.stdout
     if args.format == "json":
         json.dump(result.to_dict(per_query=args.per_query), out, indent=2)
