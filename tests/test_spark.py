@@ -106,3 +106,14 @@ def test_input_ties_are_refused(spark):
     run, qrels = collection(queries=2)
     with pytest.raises(judged.ConventionError, match="file order"):
         spark_evaluate(spark.createDataFrame(run), spark.createDataFrame(qrels), ["AP"], ties="input")
+
+
+def test_cli_engine_spark_errors_are_one_line(spark, tmp_path, capsys):
+    from judged.cli import main
+
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 1.0 t\n1 Q0 a 2 0.5 t\n")
+    assert main(["eval", "--engine", "spark", str(tmp_path / "qrels"), str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("judged: error: ") and "docid 'a' appears twice for query '1'" in err
+    assert len(err.splitlines()) == 1

@@ -218,8 +218,8 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
                               on_duplicate=on_duplicate).filter(f"qid != '{MEAN_QID}'").toPandas()
         except JudgedError:
             raise
-        except Exception as exc:  # an error raised in an executor arrives wrapped
-            raise JudgedError(_executor_message(exc))
+        except Exception as exc:  # an error raised in an executor (or by Spark's parser) arrives wrapped
+            raise JudgedError(f"{path}: {_executor_message(exc)}")
         table = scores.pivot(index="qid", columns="measure", values="value")
         table = table.reindex(sorted(table.index)) if len(table) else table
         values = {g: table[g].to_numpy(dtype=np.float64) if g in table else np.zeros(0) for g in parsed}
@@ -229,8 +229,11 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
 
 
 def _executor_message(exc: Exception) -> str:
+    """One line from a Spark error: judged's own message if an executor raised one, else
+    the first line of Spark's (e.g. ``[CAST_INVALID_INPUT] The value 'x' ...``)."""
     text = str(exc)
-    for marker in ("judged.errors.ParseError: ", "judged.errors.ConventionError: ", "judged.errors.MeasureError: "):
+    for marker in ("ParseError: ", "ConventionError: ", "MeasureError: "):
         if marker in text:
             return text.split(marker, 1)[1].splitlines()[0]
-    return text.strip().splitlines()[-1] if text.strip() else type(exc).__name__
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[0].split(". ")[0] if lines else type(exc).__name__
