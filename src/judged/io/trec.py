@@ -98,7 +98,8 @@ def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None
     meet (a repeat, or a hash collision) are the strings grouped exactly."""
     if len(qid) < 2:
         return np.empty(0, dtype=np.int64)
-    keys = np.sort(pair_keys(id_codes(qid, pc.unique(qid)), string_hash(docid) if docid_hash is None else docid_hash))
+    vocab = pc.unique(pc.run_end_encode(qid).values)  # one entry per block of equal qids: cheap when grouped
+    keys = np.sort(pair_keys(id_codes(qid, vocab), string_hash(docid) if docid_hash is None else docid_hash))
     if not (keys[1:] == keys[:-1]).any():
         return np.empty(0, dtype=np.int64)
     t = pa.table({"q": qid, "d": docid, "i": pa.array(np.arange(len(qid)))})
