@@ -272,8 +272,12 @@ class QrelsIndex:
 @dataclass(eq=False)
 class KeyTable:
     """An open-addressing hash table (linear probing) from distinct uint64 keys to row
-    numbers, built and probed with whole-array numpy steps: one random access per probe
-    where a binary search would need twenty."""
+    numbers, built with one sort and probed with whole-array numpy steps: one random access
+    per probe where a binary search would need twenty.
+
+    A key's home slot is its top bits, so sorting the keys sorts them by home slot, and
+    linear probing places the i-th of them at max(home_i, place_{i-1} + 1): a running
+    maximum. The table does not wrap around; it ends with empty slots instead."""
 
     keys: np.ndarray
     rows: np.ndarray  # -1 = empty slot
@@ -283,31 +287,23 @@ class KeyTable:
     def build(keys: np.ndarray) -> "KeyTable | None":
         """None when two keys are equal (the caller then matches strings exactly)."""
         bits = max(int(len(keys) * 2 - 1).bit_length(), 4)  # at most half full
-        size = 1 << bits
         shift = np.uint64(64 - bits)
+        by_key = np.argsort(keys)
+        ordered = keys[by_key]
+        if len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any():
+            return None
+        step = np.arange(len(ordered))
+        place = np.maximum.accumulate((ordered >> shift).astype(np.int64) - step) + step if len(ordered) else step
+        size = max((1 << bits), int(place[-1]) + 1 if len(place) else 0) + 1  # at least one empty slot at the end
         table_keys = np.zeros(size, dtype=np.uint64)
         table_rows = np.full(size, -1, dtype=np.int32 if len(keys) < 2**31 else np.int64)
-        pending = np.arange(len(keys))
-        slot = (keys >> shift).astype(np.intp)
-        while len(pending):
-            free = table_rows[slot] < 0
-            # one key per free slot wins this round; the others probe on
-            cand, first = np.unique(slot[free], return_index=True)
-            winners = pending[free][first]
-            table_keys[cand] = keys[winners]
-            table_rows[cand] = winners
-            placed = np.zeros(len(pending), dtype=bool)
-            placed[np.flatnonzero(free)[first]] = True
-            taken = ~placed
-            if (table_keys[slot[taken]] == keys[pending[taken]]).any():
-                return None
-            pending, slot = pending[taken], (slot[taken] + 1) & (size - 1)
+        table_keys[place] = ordered
+        table_rows[place] = by_key
         return KeyTable(table_keys, table_rows, shift)
 
     def find(self, keys: np.ndarray) -> np.ndarray:
         """Row of each key, -1 when absent."""
         out = np.full(len(keys), -1, dtype=np.int64)
-        mask = len(self.rows) - 1
         slot = (keys >> self.shift).astype(np.intp)
         pending = np.arange(len(keys))
         while len(pending):
@@ -315,7 +311,7 @@ class KeyTable:
             match = (r >= 0) & (self.keys[slot] == keys[pending])
             out[pending[match]] = r[match]
             go_on = (r >= 0) & ~match
-            pending, slot = pending[go_on], (slot[go_on] + 1) & mask
+            pending, slot = pending[go_on], slot[go_on] + 1
         return out
 
 
