@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .conventions import Settings
-from .data import Qrels, Run
+from .data import Qrels, Run, id_codes
 from .errors import ConventionError
 
 
@@ -105,6 +105,13 @@ class Aligned:
         return self.run.docid.take(pa.array(rows, type=pa.int64())).to_pylist()
 
 
+def no_relevant_error(no_rel_qids: list) -> ConventionError:
+    """The refusal of ``no_relevant='error'`` (qids in qrels order)."""
+    n = len(no_rel_qids)
+    return ConventionError(f"{n} quer{'y' if n == 1 else 'ies'} with nothing relevant in the qrels "
+                           f"(first: {no_rel_qids[0]!r}); choose --no-relevant zero or skip")
+
+
 def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     """Match every ranked document with its grade, in the declared tie order."""
     settings = settings or Settings()
@@ -112,9 +119,8 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     nq_all = len(index.query_ids)
 
     # query codes of run rows in the qrels' query vocabulary (-1 = only in the run)
-    rq = pc.index_in(run.qid, value_set=index.query_vocab).to_numpy(zero_copy_only=False)
-    in_qrels = ~np.isnan(rq.astype(np.float64)) if rq.dtype.kind == "f" else np.ones(len(rq), bool)
-    rq = np.where(in_qrels, rq, -1).astype(np.int64)
+    rq = id_codes(run.qid, index.query_vocab)
+    in_qrels = rq >= 0
     run_has = np.zeros(nq_all, dtype=bool)
     run_has[rq[in_qrels]] = True
     only_in_run = 0 if in_qrels.all() else len(pc.unique(run.qid.filter(pa.array(~in_qrels))))
@@ -128,10 +134,7 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     no_rel = candidates & ~relevant
     no_rel_qids = index.query_ids[no_rel].tolist()
     if no_rel.any() and settings.no_relevant == "error":
-        raise ConventionError(
-            f"{len(no_rel_qids)} quer{'y' if len(no_rel_qids) == 1 else 'ies'} with nothing relevant in the qrels "
-            f"(first: {no_rel_qids[0]!r}); choose --no-relevant zero or skip"
-        )
+        raise no_relevant_error(no_rel_qids)
     evaluated = candidates & ~no_rel if settings.no_relevant == "skip" else candidates
     eval_index = np.full(nq_all + 1, -1, dtype=np.int64)  # last slot: queries not in qrels
     eval_index[np.flatnonzero(evaluated)] = np.arange(int(evaluated.sum()))
@@ -148,7 +151,7 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     q = rq_eval[rows]
     offsets = block_offsets(q, n)
     pos = np.arange(len(rows), dtype=np.int64) - offsets[q]
-    grade = index.lookup(rq[rows], run.docid.take(pa.array(rows, type=pa.int64())))
+    grade = index.lookup(rq[rows], run.docid, run.docid_hash[rows], rows=rows)
     ranked = Ranked(n, q, pos, grade, rows, offsets)
 
     jq_all = qrels_q
@@ -178,21 +181,45 @@ def _tie_order(run: Run, rows: np.ndarray, q: np.ndarray, ties: str) -> np.ndarr
     # trec_eval 10: score descending, then docid descending (strcmp); the numeric
     # sort settles all but exact score ties, which are then ordered by docid.
     score = run.score[rows]
-    order = np.lexsort((-score, q))
+    order = _grouped_order(q, score)
+    if order is None:
+        order = np.lexsort((-score, q))
     qs, ss = q[order], score[order]
     tied = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
     if not tied.any():
         return order
-    if tied.mean() > 0.05:
-        table = pa.table({"q": q, "s": score, "d": run.docid.take(pa.array(rows, type=pa.int64()))})
-        return pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")]).to_numpy()
-    # few ties: sort each run of equal (query, score) by docid descending
-    starts = np.flatnonzero(np.diff(np.concatenate(([False], tied, [False])).astype(np.int8)) == 1)
-    ends = np.flatnonzero(np.diff(np.concatenate(([False], tied, [False])).astype(np.int8)) == -1) + 1
-    docid = run.docid
-    for s, e in zip(starts.tolist(), ends.tolist()):
-        seg = order[s:e]
-        names = docid.take(pa.array(rows[seg], type=pa.int64())).to_pylist()
-        # strcmp order equals Python's order on str for UTF-8 text
-        order[s:e] = seg[sorted(range(len(seg)), key=names.__getitem__, reverse=True)]
+    # only rows inside a run of equal (query, score) move: sort those by docid descending
+    member = np.zeros(len(order), dtype=bool)
+    member[1:] |= tied
+    member[:-1] |= tied
+    at = np.flatnonzero(member)
+    segment = np.cumsum(np.concatenate(([True], ~tied)))[at]
+    docid = run.docid.take(pa.array(rows[order[at]], type=pa.int64()))
+    by_docid = pc.sort_indices(pa.table({"s": segment, "d": docid}),
+                               sort_keys=[("s", "ascending"), ("d", "descending")]).to_numpy()
+    order[at] = order[at][by_docid]
     return order
+
+
+def _grouped_order(q: np.ndarray, score: np.ndarray) -> np.ndarray | None:
+    """The (query, score descending) order without sorting, when the run file lists each
+    query in one block with scores already descending (as run files do); None otherwise."""
+    n = len(q)
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
+    new = np.flatnonzero(q[1:] != q[:-1]) + 1
+    starts = np.concatenate(([0], new))
+    block_q = q[starts]
+    if len(starts) > 1 and not (np.diff(block_q) > 0).all():
+        if len(np.unique(block_q)) != len(block_q):
+            return None  # a query in more than one block
+        lengths = np.diff(np.append(starts, n))
+        by_q = np.argsort(block_q)
+        order = np.repeat(starts[by_q] - np.cumsum(np.concatenate(([0], lengths[by_q][:-1]))), lengths[by_q])
+        order += np.arange(n)
+        q, score = q[order], score[order]
+    else:
+        order = np.arange(n)
+    rises = ~(score[1:] <= score[:-1])  # also NaN
+    rises[new - 1] = False  # a new query may start at any score
+    return None if rises.any() else order

@@ -85,6 +85,13 @@ class Checks:
             self.runs[name] = run  # leaks count on every query the run answers
         return scored
 
+    @property
+    def needs_whole_run(self) -> bool:
+        """True when a check reads side data per run (eligibility, requirements, unanswerable
+        queries): the run is then read whole rather than streamed by query blocks."""
+        key = self.answer_key
+        return bool(self.eligibility is not None or self.requirements is not None or (key and key.unanswerable))
+
     def attach(self, aligned) -> None:
         aligned.annotations["requirements"] = self.requirements
         aligned.annotations["eligibility"] = self.eligibility

@@ -36,6 +36,69 @@ def as_string_array(values) -> pa.Array:
     return pa.array([str(v) for v in arr.tolist()], type=pa.string())
 
 
+def id_codes(ids: pa.Array, vocab: pa.Array) -> np.ndarray:
+    """Each id's position in ``vocab`` (-1 when absent). Looked up once per run of equal
+    consecutive ids, so a file grouped by query costs one lookup per query, not per line."""
+    if len(ids) == 0:
+        return np.empty(0, dtype=np.int64)
+    runs = pc.run_end_encode(ids)
+    code = pc.index_in(runs.values, value_set=vocab).to_numpy(zero_copy_only=False)
+    if code.dtype.kind == "f":  # nulls (absent ids) came back as NaN
+        code = np.where(np.isnan(code), -1, code)
+    ends = runs.run_ends.to_numpy()
+    return np.repeat(code.astype(np.int64), np.diff(ends, prepend=0))
+
+
+_M1, _M2, _MQ = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+_TAIL_MASK = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+
+
+def string_hash(values: pa.Array) -> np.ndarray:
+    """A 64-bit hash of each string, computed over the Arrow buffers 8 bytes at a time
+    (vectorised; no Python per string). Used to find repeated and matching ids quickly;
+    every match it suggests is confirmed on the strings themselves."""
+    values = as_string_array(values)
+    n = len(values)
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=n + 1, offset=values.offset * 4)
+    start, length = offsets[:-1].astype(np.intp), np.diff(offsets)
+    body = values.buffers()[2]
+    data = np.zeros((0 if body is None else body.size) + 8, dtype=np.uint8)
+    if body is not None:
+        data[:-8] = np.frombuffer(body, dtype=np.uint8)
+    words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
+    h = length.astype(np.uint64) * _M1
+    longest = int(length.max()) if n else 0
+    with np.errstate(over="ignore"):
+        for j in range(0, longest, 8):
+            if j == 0:
+                x = words[start] & _TAIL_MASK[np.minimum(length, 8)]
+                x ^= h
+            else:
+                at = np.flatnonzero(length > j)
+                x = words[start[at] + j] & _TAIL_MASK[np.minimum(length[at] - j, 8)]
+                x ^= h[at]
+            x *= _M2
+            x ^= x >> np.uint64(31)
+            if j == 0:
+                h = x
+            else:
+                h[at] = x
+        h ^= h >> np.uint64(30)
+        h *= _M2
+        h ^= h >> np.uint64(27)
+        h *= _MQ
+        h ^= h >> np.uint64(31)
+        return h
+
+
+def pair_keys(qcode: np.ndarray, docid_hash: np.ndarray) -> np.ndarray:
+    """One 64-bit key per (query code, docid hash) pair."""
+    with np.errstate(over="ignore"):
+        return docid_hash + qcode.astype(np.uint64) * _MQ
+
+
 @dataclass(eq=False)
 class Qrels:
     """Relevance judgments: one integer grade per (qid, docid).
@@ -72,6 +135,11 @@ class Qrels:
     def query_ids(self) -> np.ndarray:
         """Sorted distinct query ids (strcmp order, as trec_eval)."""
         return np.array(sorted(pc.unique(self.qid).to_pylist()), dtype=object)
+
+    @cached_property
+    def docid_hash(self) -> np.ndarray:
+        """:func:`string_hash` of each docid."""
+        return string_hash(self.docid)
 
     @cached_property
     def index(self) -> "QrelsIndex":
@@ -117,6 +185,11 @@ class Run:
     def query_ids(self) -> np.ndarray:
         return np.array(sorted(pc.unique(self.qid).to_pylist()), dtype=object)
 
+    @cached_property
+    def docid_hash(self) -> np.ndarray:
+        """:func:`string_hash` of each docid (shared by the duplicate check and the qrels lookup)."""
+        return string_hash(self.docid)
+
     def to_pandas(self):
         import pandas as pd
 
@@ -125,46 +198,120 @@ class Run:
 
 @dataclass(eq=False)
 class QrelsIndex:
-    """Qrels sorted into per-query blocks (CSR), with a sorted pair key for lookups.
+    """Qrels sorted into per-query blocks (CSR), with sorted (query, docid) hash keys for lookups.
 
-    ``qcode``: each row's position in ``query_ids``; rows are ordered by (qcode, docid code).
+    Rows are ordered by query code (position in ``query_ids``), then input order.
     """
 
     query_ids: np.ndarray
     query_vocab: pa.Array
-    doc_vocab: pa.Array
     offsets: np.ndarray  # len(query_ids)+1
     grade: np.ndarray  # grades in block order
-    keys: np.ndarray  # qcode * len(doc_vocab) + dcode, ascending (== block order)
+    docid: pa.Array  # docids in block order
+    table: "KeyTable | None"  # (query, docid) keys -> block-order row; None after a hash collision
 
     @staticmethod
     def build(qrels: Qrels) -> "QrelsIndex":
         query_ids = qrels.query_ids
         query_vocab = pa.array(query_ids.tolist(), type=pa.string())
-        qcode = pc.index_in(qrels.qid, value_set=query_vocab).to_numpy(zero_copy_only=False).astype(np.int64)
-        doc_vocab = pc.unique(qrels.docid)
-        dcode = pc.index_in(qrels.docid, value_set=doc_vocab).to_numpy(zero_copy_only=False).astype(np.int64)
-        keys = qcode * max(len(doc_vocab), 1) + dcode
-        order = np.argsort(keys, kind="stable")
+        qcode = id_codes(qrels.qid, query_vocab)
+        order = np.argsort(qcode, kind="stable")
         counts = np.bincount(qcode, minlength=len(query_ids))
         offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
-        return QrelsIndex(query_ids, query_vocab, doc_vocab, offsets, qrels.grade[order], keys[order])
+        docid = qrels.docid.take(pa.array(order))
+        table = KeyTable.build(pair_keys(qcode[order], qrels.docid_hash[order]))
+        return QrelsIndex(query_ids, query_vocab, offsets, qrels.grade[order], docid, table)
 
-    def lookup(self, qcode: np.ndarray, docid: pa.Array) -> np.ndarray:
-        """Grades (float, NaN where unjudged) of docids under query codes (-1: unknown query)."""
+    def lookup(self, qcode: np.ndarray, docid: pa.Array, docid_hash: np.ndarray | None = None,
+               rows: np.ndarray | None = None) -> np.ndarray:
+        """Grades (float, NaN where unjudged) of docids under query codes (-1: unknown query).
+
+        ``rows``: where each entry's docid sits in ``docid`` (default: entry i is docid[i]);
+        ``docid_hash``: :func:`string_hash` of those docids, if already known."""
         out = np.full(len(qcode), np.nan)
-        dcode = pc.index_in(docid, value_set=self.doc_vocab).to_numpy(zero_copy_only=False)
-        known = (qcode >= 0) & ~np.isnan(dcode.astype(np.float64))
-        if not known.any() or len(self.keys) == 0:
+        if len(self.grade) == 0 or len(qcode) == 0:
             return out
-        key = qcode[known] * max(len(self.doc_vocab), 1) + dcode[known].astype(np.int64)
-        at = np.searchsorted(self.keys, key)
-        at_c = np.minimum(at, len(self.keys) - 1)
-        hit = self.keys[at_c] == key
+        if rows is None:
+            rows = np.arange(len(qcode))
+        if self.table is None:
+            return self._lookup_exact(qcode, docid.take(pa.array(rows, type=pa.int64())))
+        if docid_hash is None:
+            docid_hash = string_hash(docid.take(pa.array(rows, type=pa.int64())))
+        found = self.table.find(pair_keys(qcode, docid_hash))
+        hit = np.flatnonzero((found >= 0) & (qcode >= 0))
+        mine = found[hit]
+        same = pc.equal(docid.take(pa.array(rows[hit], type=pa.int64())),
+                        self.docid.take(pa.array(mine))).to_numpy(zero_copy_only=False)
+        out[hit[same]] = self.grade[mine[same]]
+        return out
+
+    def _lookup_exact(self, qcode: np.ndarray, docid: pa.Array) -> np.ndarray:
+        """The same answer without hashing: (query, docid code) keys over the qrels' docids."""
+        vocab = pc.unique(self.docid)
+        nd = max(len(vocab), 1)
+        mine = pc.index_in(self.docid, value_set=vocab).to_numpy(zero_copy_only=False).astype(np.int64)
+        qrels_q = np.repeat(np.arange(len(self.query_ids)), np.diff(self.offsets))
+        qkeys = qrels_q * nd + mine
+        order = np.argsort(qkeys)
+        qkeys = qkeys[order]
+        out = np.full(len(qcode), np.nan)
+        dcode = pc.index_in(docid, value_set=vocab).to_numpy(zero_copy_only=False)
+        known = (qcode >= 0) & ~np.isnan(dcode.astype(np.float64))
+        if not known.any():
+            return out
+        key = qcode[known] * nd + dcode[known].astype(np.int64)
+        at = np.minimum(np.searchsorted(qkeys, key), len(qkeys) - 1)
+        hit = qkeys[at] == key
         vals = np.full(len(key), np.nan)
-        vals[hit] = self.grade[at_c[hit]]
+        vals[hit] = self.grade[order[at[hit]]]
         out[known] = vals
+        return out
+
+
+@dataclass(eq=False)
+class KeyTable:
+    """An open-addressing hash table (linear probing) from distinct uint64 keys to row
+    numbers, built with one sort and probed with whole-array numpy steps: one random access
+    per probe where a binary search would need twenty.
+
+    A key's home slot is its top bits, so sorting the keys sorts them by home slot, and
+    linear probing places the i-th of them at max(home_i, place_{i-1} + 1): a running
+    maximum. The table does not wrap around; it ends with empty slots instead."""
+
+    keys: np.ndarray
+    rows: np.ndarray  # -1 = empty slot
+    shift: np.uint64
+
+    @staticmethod
+    def build(keys: np.ndarray) -> "KeyTable | None":
+        """None when two keys are equal (the caller then matches strings exactly)."""
+        bits = max(int(len(keys) * 2 - 1).bit_length(), 4)  # at most half full
+        shift = np.uint64(64 - bits)
+        by_key = np.argsort(keys)
+        ordered = keys[by_key]
+        if len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any():
+            return None
+        step = np.arange(len(ordered))
+        place = np.maximum.accumulate((ordered >> shift).astype(np.int64) - step) + step if len(ordered) else step
+        size = max((1 << bits), int(place[-1]) + 1 if len(place) else 0) + 1  # at least one empty slot at the end
+        table_keys = np.zeros(size, dtype=np.uint64)
+        table_rows = np.full(size, -1, dtype=np.int32 if len(keys) < 2**31 else np.int64)
+        table_keys[place] = ordered
+        table_rows[place] = by_key
+        return KeyTable(table_keys, table_rows, shift)
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """Row of each key, -1 when absent."""
+        out = np.full(len(keys), -1, dtype=np.int64)
+        slot = (keys >> self.shift).astype(np.intp)
+        pending = np.arange(len(keys))
+        while len(pending):
+            r = self.rows[slot]
+            match = (r >= 0) & (self.keys[slot] == keys[pending])
+            out[pending[match]] = r[match]
+            go_on = (r >= 0) & ~match
+            pending, slot = pending[go_on], slot[go_on] + 1
         return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -116,7 +117,7 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
              no_relevant: str = "zero", on_duplicate: str = "error", scale=None, requirements=None,
              eligibility=None, principal: str | None = None, unanswerable=None,
              abstain_marker: str = ABSTAIN_MARKER, score_unanswerable: bool = False,
-             ignore_identical_ids: bool = False) -> Result:
+             ignore_identical_ids: bool = False, progress: bool = False) -> Result:
     """Score runs against qrels.
 
     Parameters
@@ -135,6 +136,10 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
         the qrels marker ``__UNANSWERABLE__``) get an abstention evaluation and are kept out
         of the ranking measures unless ``score_unanswerable``
     (see :mod:`judged.checks`; the results are in ``Result.checks`` and ``to_dict()``)
+    progress : show a progress bar (stderr) while streaming large run files
+
+    TREC run files grouped by query are streamed by query blocks (bounded memory, see
+    :mod:`judged.stream`); their ``RunResult.aligned`` is then computed on first use.
 
     Example
     -------
@@ -154,7 +159,12 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     for given in measures:
         parsed.setdefault(str(given), Measure.parse(given))
     results = {}
-    for name, run in _named_runs(runs, on_duplicate):
+    stream = None if checks.needs_whole_run else (lambda name, path: _stream(
+        qrels, path, parsed, settings, name, on_duplicate, progress))
+    for name, run in _named_runs(runs, on_duplicate, streamed=stream or (lambda name, path: None)):
+        if isinstance(run, RunResult):
+            results[name] = run
+            continue
         aligned = align(qrels, checks.prepare_run(name, run, settings), settings)
         checks.attach(aligned)
         values = {given: m.compute(aligned) for given, m in parsed.items()}
@@ -162,17 +172,39 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     return Result(qrels, parsed, settings, results, checks)
 
 
-def _named_runs(runs, on_duplicate):
+def _stream(qrels, path, measures, settings, name, on_duplicate, progress):
+    """The run file scored by query blocks, or None when it must be read whole."""
+    from .io import _kind
+
+    if _kind(os.fspath(path)) != "text" or not os.path.isfile(path):
+        return None
+    from .stream import evaluate_run_file
+
+    large = os.path.getsize(path) > 64 << 20
+    return evaluate_run_file(qrels, path, measures, settings, name=name, on_duplicate=on_duplicate,
+                             progress=progress and large)
+
+
+def _named_runs(runs, on_duplicate, streamed=lambda name, path: None):
+    """(name, Run) pairs; (name, RunResult) for run files ``streamed`` could score on the way."""
     if isinstance(runs, dict) and runs and all(isinstance(v, dict) for v in runs.values()) and _looks_like_run_dict(runs):
         runs = [runs]
     if isinstance(runs, dict):
         for name, r in runs.items():
-            yield str(name), read_run(r, name=str(name), on_duplicate=on_duplicate)
+            done = streamed(str(name), r) if isinstance(r, (str, os.PathLike)) else None
+            yield str(name), done or read_run(r, name=str(name), on_duplicate=on_duplicate)
         return
     if not isinstance(runs, (list, tuple)):
         runs = [runs]
     seen = set()
     for r in runs:
+        if isinstance(r, (str, os.PathLike)):
+            name = os.fspath(r)
+            while name in seen:
+                name += "'"
+            seen.add(name)
+            yield name, streamed(name, r) or read_run(r, on_duplicate=on_duplicate)
+            continue
         run = read_run(r, on_duplicate=on_duplicate)
         name = run.name
         while name in seen:

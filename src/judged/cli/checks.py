@@ -64,8 +64,9 @@ def configure(result, args) -> None:
         raise UsageError(f"--depth must be a positive integer, got {args.depth}")
     if not math.isfinite(args.high):
         raise UsageError(f"--high must be a finite number, got {args.high}")
-    result.checks.depth = args.depth
-    result.checks.high = args.high
+    if result.checks is not None:
+        result.checks.depth = args.depth
+        result.checks.high = args.high
 
 
 def print_checks(result, console, answer_key: bool = True) -> None:

@@ -36,6 +36,10 @@ def register(sub) -> None:
                    help="measure in ir_measures syntax, repeatable: nDCG@10, AP, P(rel=2)@10, nDCG(gain=exp)@10")
     p.add_argument("--per-query", action="store_true", help="also print every query's value")
     p.add_argument("--format", choices=["table", "json", "tsv", "csv", "trec_eval"], default="table")
+    p.add_argument("--engine", choices=["local", "spark"], default="local",
+                   help="local (default): this process; spark: Spark executors, by query blocks (needs judged[spark])")
+    p.add_argument("--spark-master", default="local[2]", metavar="URL",
+                   help="Spark master for --engine spark (default: local[2])")
     add_convention_options(p)
     add_check_options(p)
     add_record_options(p)
@@ -65,8 +69,17 @@ def run(args) -> int:
 
         result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=args.on_duplicate, **check_kwargs(args))
     else:
-        result = evaluate(qrels, runs, args.measures or list(DEFAULT_MEASURES), **settings_kwargs(args),
-                          **check_kwargs(args))
+        measures = args.measures or list(DEFAULT_MEASURES)
+        if args.engine == "spark":
+            from ..spark import evaluate_files
+
+            side = check_kwargs(args)
+            if any(side[k] for k in ("scale", "requirements", "eligibility", "unanswerable")):
+                raise UsageError("--engine spark does not take side files (scale, requirements, eligibility, ...) yet")
+            result = evaluate_files(qrels, runs, measures, master=args.spark_master, **settings_kwargs(args))
+        else:
+            result = evaluate(qrels, runs, measures, progress=sys.stderr.isatty(), **settings_kwargs(args),
+                              **check_kwargs(args))
     configure(result, args)
     if args.save:
         from ..manifest import save_record

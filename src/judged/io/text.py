@@ -13,15 +13,17 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import re
+import threading
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import ParseError
 
-_IRREGULAR = re.compile(rb"\t|  |^ | $|\r(?!\n)|(^|\n)#| \r", re.MULTILINE)
+CHUNK = 1 << 23
 
 
 @dataclass
@@ -31,13 +33,9 @@ class RawFile:
     sha256: str  # of the bytes on disk
 
 
-def read_raw(path, text: bool = True) -> RawFile:
-    """Read a file's bytes (gunzipped if gzip), refusing missing and empty files, and
-    binary ones when ``text``."""
-    name = os.fspath(path)
+def _open(name: str):
     try:
-        with open(name, "rb") as fh:
-            disk = fh.read()
+        return open(name, "rb")
     except FileNotFoundError:
         raise ParseError(name, None, "no such file")
     except IsADirectoryError:
@@ -46,6 +44,17 @@ def read_raw(path, text: bool = True) -> RawFile:
         raise ParseError(name, None, "permission denied")
     except OSError as exc:
         raise ParseError(name, None, f"cannot read: {exc.strerror or exc}")
+
+
+def read_raw(path, text: bool = True) -> RawFile:
+    """Read a file's bytes (gunzipped if gzip), refusing missing and empty files, and
+    binary ones when ``text``."""
+    name = os.fspath(path)
+    with _open(name) as fh:
+        try:
+            disk = fh.read()
+        except OSError as exc:
+            raise ParseError(name, None, f"cannot read: {exc.strerror or exc}")
     sha = hashlib.sha256(disk).hexdigest()
     data = disk
     if data[:2] == b"\x1f\x8b":
@@ -61,6 +70,61 @@ def read_raw(path, text: bool = True) -> RawFile:
     if nul >= 0:
         raise ParseError(name, data.count(b"\n", 0, nul) + 1, "binary data (NUL byte), not a text file")
     return RawFile(name, data, sha)
+
+
+@dataclass
+class FileRead:
+    """A file parsed straight from disk: its table and the sha256 of its bytes."""
+
+    name: str
+    table: pa.Table
+    sha256: str
+
+    def raw(self) -> RawFile:
+        """The bytes, read again only when an error message needs a line number."""
+        return read_raw(self.name)
+
+
+def read_table(path, names: list[str], types: dict) -> FileRead | None:
+    """The fast path for a plain (uncompressed) file: pyarrow parses it from disk while a
+    second thread hashes the bytes and looks for what pyarrow would read differently from
+    the TREC tokenizer (tabs, lone CR, NUL). None when the file needs the in-memory path
+    (gzip, irregular white space, comments, errors to explain)."""
+    name = os.fspath(path)
+    with _open(name) as fh:
+        head = fh.read(2)
+    if head == b"\x1f\x8b":
+        return None
+    scan = Scan(name)
+    table = _csv(name, names, types)
+    if table is None or not scan.plain() or len(table) == 0:
+        return None
+    return FileRead(name, table, scan.sha256)
+
+
+class Scan:
+    """Hash a file's bytes in a background thread, and note what pyarrow would read
+    differently from the TREC tokenizer: tabs and other white space, NUL, a lone CR."""
+
+    def __init__(self, name: str):
+        self.name, self.sha256, self.odd = name, None, False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        sha, odd, tail = hashlib.sha256(), False, b""
+        with open(self.name, "rb") as fh:
+            while chunk := fh.read(CHUNK):
+                sha.update(chunk)
+                odd = odd or any(c in chunk for c in (b"\t", b"\x00", b"\x0b", b"\x0c")) or (
+                    (b"\r" in chunk or tail == b"\r") and _lone_cr(tail + chunk + b"\n"))
+                tail = chunk[-1:]
+        self.sha256, self.odd = sha.hexdigest(), odd
+
+    def plain(self) -> bool:
+        """Wait for the scan; True when pyarrow's reading is the TREC reading."""
+        self.thread.join()
+        return self.sha256 is not None and not self.odd
 
 
 def iter_lines(raw: RawFile):
@@ -90,20 +154,79 @@ def line_of_row(raw: RawFile, row: int) -> int:
 
 
 def fast_table(raw: RawFile, names: list[str], types: dict) -> pa.Table | None:
-    """Parse with pyarrow's CSV reader; None when it refuses (the slow path then explains)."""
-    data = raw.data
-    if _IRREGULAR.search(data):
-        lines = (b" ".join(line.split()) for line in data.split(b"\n"))
-        data = b"\n".join(line for line in lines if line and not line.startswith(b"#"))
+    """Parse bytes already in memory; None when they do not parse (the slow path then explains).
+
+    Regular files (single spaces, LF or CRLF) go straight to pyarrow's CSV reader; files with
+    irregular white space or ``#`` comments are tokenized by :func:`split_table` (vectorised,
+    no per-line Python)."""
+    if _irregular(raw.data):
+        return split_table(raw.data, names, types)
+    return _csv(pa.BufferReader(raw.data), names, types)
+
+
+def _irregular(data: bytes) -> bool:
+    return (b"\t" in data or b"  " in data or b"\n " in data or b" \n" in data or b"\n#" in data
+            or data[:1] in (b" ", b"#") or data.endswith(b" ") or _lone_cr(data))
+
+
+def _lone_cr(data: bytes) -> bool:
+    """A carriage return that does not end a CRLF line (pyarrow would read it as a line end)."""
+    return b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
+
+
+def csv_options(names: list[str], types: dict, block_size: int = 1 << 22) -> dict:
+    """pyarrow CSV options that read single-space separated TREC lines, nothing else."""
+    return dict(
+        read_options=pacsv.ReadOptions(column_names=names, block_size=block_size),
+        parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
+                                         escape_char=False, ignore_empty_lines=True),
+        convert_options=pacsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
+                                             quoted_strings_can_be_null=False, check_utf8=True),
+    )
+
+
+def _csv(source, names: list[str], types: dict) -> pa.Table | None:
     try:
-        table = pacsv.read_csv(
-            pa.BufferReader(data),
-            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
-                                              escape_char=False, ignore_empty_lines=True),
-            convert_options=pacsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
-                                                 quoted_strings_can_be_null=False, check_utf8=True),
-        )
+        table = pacsv.read_csv(source, **csv_options(names, types))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
-    return table
+    return None if misread(table) else table
+
+
+def misread(table: pa.Table | pa.RecordBatch) -> bool:
+    """Signs that pyarrow accepted a line the TREC tokenizer would refuse or skip: an empty
+    field (a doubled, leading or trailing space on a line short of fields) or a ``#`` comment
+    line that happens to have the right number of fields."""
+    for col in table.columns:
+        if pa.types.is_string(col.type) and len(col) and pc.min(pc.binary_length(col)).as_py() == 0:
+            return True
+    return len(table) > 0 and pc.any(pc.starts_with(table.column(0), "#")).as_py()
+
+
+def split_table(data: bytes, names: list[str], types: dict) -> pa.Table | None:
+    """Tokenize like ``bytes.split()`` on every line, in Arrow: lines are slices of the
+    buffer, blank and ``#`` lines dropped, runs of spaces, tabs and CR collapsed. None if a
+    line has the wrong number of fields or a field does not convert."""
+    nl = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    starts = np.concatenate(([0], nl + 1))
+    if starts[-1] == len(data):
+        starts = starts[:-1]
+    offsets = np.append(starts, len(data)).astype(np.int64)
+    lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets), pa.py_buffer(data))
+    tokens = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(lines))
+    first = pc.list_element(tokens, 0)
+    keep = pc.and_(pc.not_equal(first, ""), pc.invert(pc.starts_with(first, "#")))
+    tokens = tokens.filter(keep)
+    k = len(names)
+    if len(tokens) == 0 or pc.any(pc.not_equal(pc.list_value_length(tokens), k)).as_py():
+        return None
+    flat = pc.list_flatten(tokens)
+    columns = {}
+    try:
+        lines.validate(full=True)  # UTF-8
+        for i, name in enumerate(names):
+            col = flat.take(pa.array(np.arange(i, len(flat), k)))
+            columns[name] = col.cast(types.get(name, pa.string()))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    return pa.table(columns)

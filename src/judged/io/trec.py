@@ -8,12 +8,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..data import Qrels, Run
+from ..data import Qrels, Run, id_codes, pair_keys, string_hash
 from ..errors import ParseError
-from .text import RawFile, fast_table, iter_lines, line_of_row, read_raw, require_rows
+from .text import RawFile, fast_table, iter_lines, line_of_row, read_raw, read_table, require_rows
 
 RUN_FIELDS = ["qid", "q0", "docid", "rank", "score", "tag"]
 QRELS_FIELDS = ["qid", "iter", "docid", "grade"]
+RUN_TYPES = {"qid": pa.string(), "q0": pa.string(), "docid": pa.string(), "rank": pa.string(),
+             "score": pa.float64(), "tag": pa.string()}
 
 
 def parse_score(raw: RawFile, lineno: int, token: str) -> float:
@@ -38,20 +40,28 @@ def parse_grade(raw: RawFile, lineno: int, token: str) -> int:
     return value
 
 
-def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") -> Run:
+def _parse(path, fields: list[str], types: dict):
+    """(table or None, file name, sha256, a function giving the RawFile for error messages)."""
+    fast = read_table(path, fields, types)
+    if fast is not None:
+        return fast.table, fast.name, fast.sha256, fast.raw
     raw = read_raw(path)
-    table = fast_table(raw, RUN_FIELDS, {"qid": pa.string(), "q0": pa.string(), "docid": pa.string(),
-                                         "rank": pa.string(), "score": pa.float64(), "tag": pa.string()})
+    return fast_table(raw, fields, types), raw.name, raw.sha256, lambda: raw
+
+
+def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") -> Run:
+    table, source, sha256, reread = _parse(path, RUN_FIELDS, RUN_TYPES)
     if table is not None:
-        qid, docid, rank = table["qid"].combine_chunks(), table["docid"].combine_chunks(), table["rank"]
+        qid, docid, rank_text = (table[c].combine_chunks() for c in ("qid", "docid", "rank"))
         score = table["score"].to_numpy()
+        del table
         bad = ~np.isfinite(score)
         if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            lineno = line_of_row(raw, row)
+            raw = reread()
+            lineno = line_of_row(raw, int(np.flatnonzero(bad)[0]))
             raise ParseError(raw.name, lineno, f"score {dict(iter_lines(raw))[lineno][4]!r} is not a finite number")
-        rank_text = rank.combine_chunks()
     else:
+        raw = reread()
         qids, docids, ranks, scores = [], [], [], []
         for lineno, f in iter_lines(raw):
             if len(f) != 6:
@@ -60,11 +70,12 @@ def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") ->
             scores.append(parse_score(raw, lineno, f[4]))
         qid, docid, rank_text = pa.array(qids, pa.string()), pa.array(docids, pa.string()), pa.array(ranks, pa.string())
         score = np.array(scores, dtype=np.float64)
-    require_rows(raw, len(score))
-    run = Run(qid, docid, score, name=name or raw.name, rank=None, source=raw.name, sha256=raw.sha256)
+    if len(score) == 0:
+        require_rows(reread(), 0)
+    run = Run(qid, docid, score, name=name or source, rank=None, source=source, sha256=sha256)
     run._rank_text = rank_text
-    run._raw = raw
-    return dedupe_run(run, on_duplicate, lambda row: line_of_row(raw, row))
+    run._reread = reread
+    return dedupe_run(run, on_duplicate, lambda row: line_of_row(reread(), row))
 
 
 def rank_column(run: Run) -> np.ndarray:
@@ -77,7 +88,7 @@ def rank_column(run: Run) -> np.ndarray:
     try:
         run.rank = pc.cast(text, pa.float64()).to_numpy()
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        raw = run._raw
+        raw = run._reread()
         for lineno, f in iter_lines(raw):
             try:
                 float(f[3])
@@ -87,8 +98,17 @@ def rank_column(run: Run) -> np.ndarray:
     return run.rank
 
 
-def duplicate_rows(qid: pa.Array, docid: pa.Array) -> np.ndarray:
-    """Row indices (input order) that repeat an earlier (qid, docid) pair."""
+def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None = None) -> np.ndarray:
+    """Row indices (input order) that repeat an earlier (qid, docid) pair.
+
+    Fast path: distinct (query, docid-hash) keys prove there is none; only when two keys
+    meet (a repeat, or a hash collision) are the strings grouped exactly."""
+    if len(qid) < 2:
+        return np.empty(0, dtype=np.int64)
+    vocab = pc.unique(pc.run_end_encode(qid).values)  # one entry per block of equal qids: cheap when grouped
+    keys = np.sort(pair_keys(id_codes(qid, vocab), string_hash(docid) if docid_hash is None else docid_hash))
+    if not (keys[1:] == keys[:-1]).any():
+        return np.empty(0, dtype=np.int64)
     t = pa.table({"q": qid, "d": docid, "i": pa.array(np.arange(len(qid)))})
     first = t.group_by(["q", "d"], use_threads=False).aggregate([("i", "min"), ("i", "count")])
     if len(first) == len(qid):
@@ -99,7 +119,7 @@ def duplicate_rows(qid: pa.Array, docid: pa.Array) -> np.ndarray:
 
 
 def dedupe_run(run: Run, on_duplicate: str, line_of) -> Run:
-    dup = duplicate_rows(run.qid, run.docid)
+    dup = duplicate_rows(run.qid, run.docid, run.docid_hash)
     if len(dup) == 0:
         return run
     if on_duplicate == "error":
@@ -123,27 +143,28 @@ def dedupe_run(run: Run, on_duplicate: str, line_of) -> Run:
               rank=None if run.rank is None else run.rank[keep], source=run.source, sha256=run.sha256)
     if getattr(run, "_rank_text", None) is not None:
         new._rank_text = run._rank_text.take(idx)
-        new._raw = run._raw
+        new._reread = run._reread
     return new
 
 
 def read_trec_qrels(path, on_duplicate: str = "error") -> Qrels:
-    raw = read_raw(path)
-    table = fast_table(raw, QRELS_FIELDS, {"qid": pa.string(), "iter": pa.string(), "docid": pa.string(),
-                                           "grade": pa.string()})
+    table, source, sha256, reread = _parse(path, QRELS_FIELDS, {
+        "qid": pa.string(), "iter": pa.string(), "docid": pa.string(), "grade": pa.string()})
     grade = _integers(table["grade"]) if table is not None else None
     if grade is not None:
         qid, docid = table["qid"].combine_chunks(), table["docid"].combine_chunks()
     else:  # the line-by-line path names the first bad line
+        raw = reread()
         qids, docids, grades = [], [], []
         for lineno, f in iter_lines(raw):
             if len(f) != 4:
                 raise ParseError(raw.name, lineno, f"expected 4 fields (qid iter docid grade), found {len(f)}")
             qids.append(f[0]); docids.append(f[2]); grades.append(parse_grade(raw, lineno, f[3]))
         qid, docid, grade = pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(grades, np.int64)
-    require_rows(raw, len(grade))
-    return dedupe_qrels(Qrels(qid, docid, grade, source=raw.name, sha256=raw.sha256),
-                        on_duplicate, lambda row: line_of_row(raw, row))
+    if len(grade) == 0:
+        require_rows(reread(), 0)
+    return dedupe_qrels(Qrels(qid, docid, grade, source=source, sha256=sha256),
+                        on_duplicate, lambda row: line_of_row(reread(), row))
 
 
 def _integers(text: pa.ChunkedArray) -> np.ndarray | None:
@@ -160,7 +181,7 @@ def _integers(text: pa.ChunkedArray) -> np.ndarray | None:
 def dedupe_qrels(qrels: Qrels, on_duplicate: str, line_of) -> Qrels:
     """Repeated identical judgments collapse to one; two different grades for one pair
     are an error unless ``on_duplicate`` is ``first`` or ``max``."""
-    dup = duplicate_rows(qrels.qid, qrels.docid)
+    dup = duplicate_rows(qrels.qid, qrels.docid, qrels.docid_hash)
     if len(dup) == 0:
         return qrels
     t = pa.table({"q": qrels.qid, "d": qrels.docid, "g": pa.array(qrels.grade), "i": pa.array(np.arange(len(qrels)))})

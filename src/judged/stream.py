@@ -1,0 +1,215 @@
+"""Streaming evaluation of a TREC run file grouped by query: bounded memory, same numbers.
+
+Every measure is a function of one query's ranked documents and judgments, so a run file
+that lists each query in one block can be evaluated block by block: pyarrow's streaming
+CSV reader parses the next batch in its own threads while this thread aligns and scores
+the queries completed so far. The last query of a batch may continue in the next one, so
+its rows are carried over. Memory is the qrels index plus a few batches, whatever the
+file's size; the numbers are the in-memory engine's (each query is computed by the same
+``align`` and kernels, on the same rows).
+
+When the file is not grouped by query, or anything needs the in-memory reader (gzip,
+irregular white space, a line to explain in an error), :func:`evaluate_run_file` returns
+None and the caller reads the whole file instead.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from .align import align, no_relevant_error
+from .conventions import Settings
+from .data import Qrels, Run, id_codes
+from .evaluation import RunResult
+from .io.text import Scan, csv_options, line_of_row, misread, read_raw
+from .io.trec import RUN_FIELDS, RUN_TYPES, dedupe_run
+
+BLOCK_SIZE = 1 << 20  # bytes of text per parsed batch (pyarrow reads up to 32 batches ahead)
+BLOCK_ROWS = 1 << 18  # rows gathered before aligning (fewer, larger numpy steps)
+
+
+class StreamedRunResult(RunResult):
+    """A :class:`RunResult` whose ``aligned`` (the whole run's alignment, which streaming never
+    holds) is computed on first use, by reading the file in memory."""
+
+    def __init__(self, name, qids, values, counts, realign):
+        self._realign = realign
+        super().__init__(name, qids, values, counts, None)
+
+    @property
+    def aligned(self):
+        if self._aligned is None:
+            self._aligned = self._realign()
+        return self._aligned
+
+    @aligned.setter
+    def aligned(self, value):
+        self._aligned = value
+
+
+class _NotStreamable(Exception):
+    """The file needs the in-memory path."""
+
+
+def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *, name: str | None = None,
+                      on_duplicate: str = "error", block_size: int = BLOCK_SIZE,
+                      block_rows: int = BLOCK_ROWS, progress: bool = False) -> RunResult | None:
+    """Per-query values of ``measures`` (given string -> Measure) for the run file at ``path``,
+    streamed by query blocks; None when the file cannot be streamed (see the module)."""
+    source = os.fspath(path)
+    name = name or source
+    with open(source, "rb") as fh:
+        if fh.read(2) == b"\x1f\x8b":
+            return None
+    scan = Scan(source)
+    try:
+        with _progress(source, progress) as advance:
+            parts = list(_scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size,
+                                        block_rows, advance))
+    except _NotStreamable:
+        scan.thread.join()
+        return None
+    if not scan.plain():
+        return None
+    return _assemble(qrels, source, name, parts, measures, settings, on_duplicate)
+
+
+def _batches(source: str, block_size: int):
+    try:
+        reader = pacsv.open_csv(pa.OSFile(source), **csv_options(RUN_FIELDS, RUN_TYPES, block_size))
+        for batch in reader:
+            if misread(batch):
+                raise _NotStreamable
+            yield batch
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, StopIteration):
+        raise _NotStreamable
+
+
+def _gathered(source: str, block_size: int, block_rows: int, advance):
+    """Columns (qid, docid, rank, score) of consecutive batches, at least ``block_rows`` rows."""
+    pending, rows = [], 0
+    for batch in _batches(source, block_size):
+        advance(block_size)
+        pending.append([batch.column(c) for c in ("qid", "docid", "rank", "score")])
+        rows += batch.num_rows
+        if rows >= block_rows:
+            yield [pa.concat_arrays(c) for c in zip(*pending)]
+            pending, rows = [], 0
+    if pending:
+        yield [pa.concat_arrays(c) for c in zip(*pending)]
+
+
+def _query_blocks(source: str, block_size: int, block_rows: int, advance):
+    """(first data row, qid, docid, rank text, score) of runs of whole queries."""
+    carry, row0 = None, 0
+    seen = set()
+    for cols in _gathered(source, block_size, block_rows, advance):
+        if carry is not None:
+            cols = [pa.concat_arrays([a, b]) for a, b in zip(carry, cols)]
+        qid = cols[0]
+        runs = pc.run_end_encode(qid)
+        values = runs.values.to_pylist()
+        ends = runs.run_ends.to_numpy()
+        last = int(ends[-2]) if len(ends) > 1 else 0  # the last query may go on in the next batch
+        if len(set(values)) != len(values) or seen.intersection(values):
+            raise _NotStreamable  # a query in more than one block
+        seen.update(values[:-1])
+        carry = [c.slice(last) for c in cols]
+        if last:
+            yield (row0, *[c.slice(0, last) for c in cols])
+            row0 += last
+    if carry is not None and len(carry[0]):
+        yield (row0, *carry)
+
+
+def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size, block_rows, advance):
+    """Align and score each block of whole queries with the in-memory engine's code."""
+    block_settings = replace(settings, complete=False,
+                             no_relevant="zero" if settings.no_relevant == "error" else settings.no_relevant)
+    index = qrels.index
+    for row0, qid, docid, rank, score in _query_blocks(source, block_size, block_rows, advance):
+        score = score.to_numpy()
+        if not np.isfinite(score).all():
+            raise _NotStreamable  # the in-memory reader names the line
+        run = Run(qid, docid, score, name=name, source=source, sha256=None)
+        run._rank_text = rank
+        run._reread = lambda: read_raw(source)
+        run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row))
+        aligned = align(qrels, run, block_settings)
+        in_qrels = id_codes(aligned.run.qid, index.query_vocab)
+        yield (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()},
+               aligned.counts, np.unique(in_qrels[in_qrels >= 0]))
+
+
+def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> RunResult:
+    """Concatenate the blocks in qrels query order, add the queries the run lacks (when
+    ``complete``), and count queries as the in-memory engine does."""
+    index = qrels.index
+    nq = len(index.query_ids)
+    in_run = np.zeros(nq, dtype=bool)
+    for *_, codes in parts:
+        in_run[codes] = True
+    relevant = np.zeros(nq, dtype=bool)
+    relevant[np.repeat(np.arange(nq), np.diff(index.offsets))[index.grade >= 1]] = True
+    candidates = np.ones(nq, dtype=bool) if settings.complete else in_run
+    no_rel = candidates & ~relevant
+    if no_rel.any() and settings.no_relevant == "error":
+        raise no_relevant_error(index.query_ids[no_rel].tolist())
+    qids = [p[0] for p in parts]
+    values = {g: [p[1][g] for p in parts] for g in measures}
+    if settings.complete and not in_run.all():
+        empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), name=name)
+        missing = align(qrels, empty, replace(settings, no_relevant="zero" if settings.no_relevant == "error"
+                                              else settings.no_relevant))
+        keep = ~in_run[id_codes(pa.array(missing.qids.tolist(), pa.string()), index.query_vocab)]
+        qids.append(missing.qids[keep])
+        for g, m in measures.items():
+            values[g].append(m.compute(missing)[keep])
+    all_qids = np.concatenate(qids) if qids else np.empty(0, dtype=object)
+    order = np.argsort(id_codes(pa.array(all_qids.tolist(), pa.string()), index.query_vocab), kind="stable")
+    counts = {
+        "evaluated": len(all_qids),
+        "skipped": int((candidates & no_rel).sum()) if settings.no_relevant == "skip" else 0,
+        "missing_from_run": int((~in_run).sum()),
+        "only_in_run": sum(p[2]["only_in_run"] for p in parts),
+        "no_relevant": int(no_rel.sum()),
+    }
+    values = {g: (np.concatenate(v) if v else np.zeros(0))[order] for g, v in values.items()}
+
+    def realign():
+        from .io import read_run
+
+        return align(qrels, read_run(source, name=name, on_duplicate=on_duplicate), settings)
+
+    return StreamedRunResult(name, all_qids[order].astype(object), values, counts, realign)
+
+
+class _progress:
+    """A Rich progress bar over the file's bytes (on stderr), or nothing."""
+
+    def __init__(self, source: str, show: bool):
+        self.source, self.show, self.bar = source, show, None
+
+    def __enter__(self):
+        if not self.show:
+            return lambda n: None
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+        total = os.path.getsize(self.source)
+        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
+                            TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+        self.bar.start()
+        task = self.bar.add_task(os.path.basename(self.source), total=total)
+        return lambda n: self.bar.advance(task, min(n, total - self.bar.tasks[0].completed))
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.stop()
+        return False

@@ -1,0 +1,119 @@
+"""The Spark engine gives the local engine's per-query numbers (local mode, one session).
+
+Skipped, with the reason, when pyspark or Java is missing; `.ci/run` installs both.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import judged
+
+pyspark = pytest.importorskip("pyspark", reason="the Spark engine needs pyspark (pip install 'judged[spark]')")
+if shutil.which("java") is None:
+    pytest.skip("the Spark engine needs Java (java not on PATH)", allow_module_level=True)
+
+from judged.spark import MEAN_QID, evaluate as spark_evaluate, session  # noqa: E402
+
+MEASURES = ["nDCG@10", "nDCG(gain=exp)@5", "AP", "P@10", "RR", "R@100", "Bpref", "Judged@10", "NumRet", "NumRelRet"]
+
+
+@pytest.fixture(scope="session")
+def spark():
+    s = session("local[2]", app="judged-tests")
+    yield s
+    s.stop()
+
+
+def collection(seed: int = 7, queries: int = 40):
+    """Random run and qrels with exact score ties, negative grades, queries only in the run
+    or only in the qrels, and a query with nothing relevant."""
+    rng = np.random.default_rng(seed)
+    run, qrels = [], []
+    for q in range(queries):
+        qid = str(q * 7 % 101)
+        docs = [f"d{j}" for j in rng.choice(300, size=rng.integers(1, 120), replace=False)]
+        scores = np.round(rng.normal(size=len(docs)), 1)  # many exact ties
+        if q != queries - 1:  # the last query is only in the qrels
+            run += [(qid, d, float(s)) for d, s in zip(docs, scores)]
+        judged_docs = rng.choice(docs, size=min(len(docs), 25), replace=False)
+        grades = rng.choice([-1, 0, 0, 1, 2, 3], size=len(judged_docs)) if q % 9 else np.zeros(len(judged_docs), int)
+        qrels += [(qid, d, int(g)) for d, g in zip(judged_docs, grades)]
+    run += [("only-in-run", "d1", 1.0)]
+    run = pd.DataFrame(run, columns=["qid", "docid", "score"])
+    run["rank"] = run.groupby("qid")["score"].rank(method="first", ascending=False)
+    return run, pd.DataFrame(qrels, columns=["qid", "docid", "grade"])
+
+
+def spark_values(spark, run, qrels, **conventions) -> dict:
+    out = spark_evaluate(spark.createDataFrame(run), spark.createDataFrame(qrels), MEASURES, **conventions).toPandas()
+    return {(r.qid, r.measure): r.value for r in out.itertuples()}
+
+
+def local_values(run, qrels, **conventions) -> dict:
+    local_run = judged.read_run(run[["qid", "docid", "score"]])
+    if conventions.get("ties") == "rank":
+        local_run.rank = run["rank"].to_numpy(dtype=float)
+    result = judged.evaluate(qrels, {"run": local_run}, MEASURES, **conventions)
+    values = {(r.qid, r.measure): r.value for r in result.per_query().itertuples()}
+    values.update({(MEAN_QID, m): result.aggregate("run", m) for m in MEASURES})
+    return values
+
+
+@pytest.mark.parametrize("conventions", [
+    {},
+    {"ties": "rank", "complete": True},
+    {"no_relevant": "skip"},
+], ids=["trec-defaults", "rank-ties-complete", "skip-no-relevant"])
+def test_per_query_values_equal_the_local_engine(spark, conventions):
+    run, qrels = collection()
+    local = local_values(run, qrels, **conventions)
+    remote = spark_values(spark, run, qrels, **conventions)
+    assert set(remote) == set(local)
+    per_query = [k for k in local if k[0] != MEAN_QID]
+    assert len(per_query) >= 30 * len(MEASURES)
+    assert max(abs(remote[k] - local[k]) for k in per_query) <= 1e-12
+    assert max(abs(remote[k] - local[k]) for k in local if k[0] == MEAN_QID) <= 1e-9
+
+
+def test_cli_engine_spark_prints_the_local_json(spark, tmp_path, capsys):
+    from judged.cli import main
+
+    run, qrels = collection(seed=3, queries=12)
+    (tmp_path / "qrels").write_text("".join(f"{q}\t0  {d} {g}\n" for q, d, g in qrels.itertuples(index=False)))
+    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s!r} t\n" for q, d, s, _ in run.itertuples(index=False)))
+    args = [str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "nDCG@10", "-m", "AP", "-m", "NumRet",
+            "--per-query", "--format", "json"]
+    assert main(["eval", *args]) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert main(["eval", "--engine", "spark", "--spark-master", "local[2]", *args]) == 0
+    remote = json.loads(capsys.readouterr().out)
+    lr, rr = local["runs"][str(tmp_path / "run")], remote["runs"][str(tmp_path / "run")]
+    assert rr["queries"] == lr["queries"]
+    assert rr["per_query"].keys() == lr["per_query"].keys()
+    for qid, values in lr["per_query"].items():
+        for m, v in values.items():
+            assert abs(rr["per_query"][qid][m] - v) <= 1e-12, (qid, m)
+    assert remote["measures"] == local["measures"]
+
+
+def test_input_ties_are_refused(spark):
+    run, qrels = collection(queries=2)
+    with pytest.raises(judged.ConventionError, match="file order"):
+        spark_evaluate(spark.createDataFrame(run), spark.createDataFrame(qrels), ["AP"], ties="input")
+
+
+def test_cli_engine_spark_errors_are_one_line(spark, tmp_path, capsys):
+    from judged.cli import main
+
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 1.0 t\n1 Q0 a 2 0.5 t\n")
+    assert main(["eval", "--engine", "spark", str(tmp_path / "qrels"), str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("judged: error: ") and "docid 'a' appears twice for query '1'" in err
+    assert len(err.splitlines()) == 1
