@@ -18,7 +18,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
 
 from judged.judge import campaign as cp  # noqa: E402
-from judged.judge.db import create_schema, make_engine, session_factory, transaction  # noqa: E402
+from judged.judge.db import Database  # noqa: E402
 from judged.judge.inputs import Pool, read_scale  # noqa: E402
 from judged.judge.models import Base  # noqa: E402
 
@@ -29,29 +29,27 @@ PG_ENV = "JUDGED_TEST_POSTGRES_URL"
 def make_campaign(db: str, n_queries: int = 2, docs_per_query: int = 3, overlap: float = 0.0,
                   assessors=("alice",), admins=("boss",), evidence: str = "required", texts=None) -> dict[str, str]:
     """A synthetic campaign; returns name -> token."""
-    engine = make_engine(db)
-    create_schema(engine)
-    factory = session_factory(engine)
+    database = Database(db)
     pairs = [(f"q{q}", f"q{q}-d{d}") for q in range(n_queries) for d in range(docs_per_query)]
     queries = {f"q{q}": f"query text {q}" for q in range(n_queries)}
     corpus = {d: (f"title of {d}", (texts or {}).get(d, f"text of {d}")) for _, d in pairs}
     scale = read_scale(None)
     scale = type(scale)(scale.grades, evidence == "required")
     tokens = {}
-    with transaction(factory) as s:
+    with database.write() as s:
         cp.init_campaign(s, "test", Pool(pairs, "0" * 64), "pool.txt", queries, corpus, scale, overlap)
         for name in assessors:
             tokens[name] = cp.add_assessor(s, name)
         for name in admins:
             tokens[name] = cp.add_assessor(s, name, admin=True)
-    engine.dispose()
+    database.dispose()
     return tokens
 
 
 def reset_postgres(url: str) -> None:
-    engine = make_engine(url)
-    Base.metadata.drop_all(engine)
-    engine.dispose()
+    database = Database(url, create=False)
+    Base.metadata.drop_all(database.engine)
+    database.dispose()
 
 
 @pytest.fixture
@@ -121,10 +119,10 @@ def postgres_url() -> str:
     if not url:
         pytest.skip(f"no PostgreSQL: set {PG_ENV} (.ci/run starts a local cluster and sets it)")
     try:
-        engine = make_engine(url)
-        with engine.connect():
+        database = Database(url, create=False)
+        with database.engine.connect():
             pass
-        engine.dispose()
+        database.dispose()
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"PostgreSQL at {PG_ENV} cannot be reached: {exc}")
     return url

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from judged.judge.app import create_app
 from judged.judge.auth import LoginLimiter
-from judged.judge.db import make_engine, session_factory
+from judged.judge.db import Database
 from judged.judge.models import Assessor, Judgment
 
 
@@ -37,8 +37,7 @@ def judge_all(c, token, grade=1, prefix="r"):
 
 
 def count(db, kind=None):
-    f = session_factory(make_engine(db))
-    with f() as s:
+    with Database(db).read() as s:
         q = select(func.count()).select_from(Judgment)
         return s.scalar(q if kind is None else q.where(Judgment.kind == kind))
 
@@ -220,10 +219,8 @@ def test_security_headers_and_escaping(sqlite_db):
     csp = r.headers["content-security-policy"]
     assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline" not in csp
     assert r.headers["x-content-type-options"] == "nosniff"
-    engine = make_engine(sqlite_db)
-    with session_factory(engine)() as s:
+    with Database(sqlite_db).write() as s:
         s.add(Assessor(name="<script>alert(1)</script>", token_hash="h" * 64))
-        s.commit()
     page = c.post("/login", data={"token": tok["boss"]}).text   # follows to /admin
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 

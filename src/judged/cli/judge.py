@@ -80,11 +80,9 @@ def register(sub) -> None:
     t.set_defaults(func=run_status)
 
 
-def _factory(db_url: str):
+def _database(db_url: str):
     _, db = _web()
-    engine = db.make_engine(db_url)
-    db.create_schema(engine)
-    return db.session_factory(engine)
+    return db.Database(db_url)
 
 
 def run_init(args) -> int:
@@ -98,7 +96,7 @@ def run_init(args) -> int:
     queries = read_queries(args.queries, qids)
     corpus = read_corpus(args.corpus, docids)
     scale = read_scale(args.scale)
-    with db.transaction(_factory(args.db)) as s:
+    with _database(args.db).write() as s:
         c = campaign.init_campaign(s, args.name or Path(args.pool).name, pool, str(args.pool), queries, corpus,
                                    scale, args.overlap)
         name = c.name
@@ -111,7 +109,7 @@ def run_init(args) -> int:
 
 def run_add_assessor(args) -> int:
     campaign, db = _web()
-    with db.transaction(_factory(args.db)) as s:
+    with _database(args.db).write() as s:
         campaign.get_campaign(s)
         token = campaign.add_assessor(s, args.name, args.admin)
     print(f"{'admin' if args.admin else 'assessor'} {args.name!r} added; the token below is shown once "
@@ -134,7 +132,7 @@ def run_serve(args) -> int:
 
 def run_export(args) -> int:
     campaign, db = _web()
-    with db.transaction(_factory(args.db)) as s:
+    with _database(args.db).write() as s:
         lines, prov, unresolved = campaign.export(s, args.disagreement, f"judged judge {db.public_url(args.db)}")
     with open(args.output, "w", encoding="utf-8") as fh:
         fh.writelines(line + "\n" for line in lines)
@@ -156,7 +154,7 @@ def _f(x) -> str:
 
 def run_status(args) -> int:
     campaign, _ = _web()
-    with _factory(args.db)() as s:
+    with _database(args.db).read() as s:
         st = campaign.status(s)
     if args.format == "json":
         print(json.dumps(campaign.json_safe(st), indent=2, ensure_ascii=False))

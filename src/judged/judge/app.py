@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 import secrets
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,12 +25,13 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from sqlalchemy import delete
 
 from . import auth, campaign as cp
-from .db import create_schema, make_engine, public_url, session_factory, transaction
-from .models import ADJUDICATE, GRADE, SKIP, UNDO, Assessor, LoginSession, utcnow
+from .db import Database, public_url
+from .models import ADJUDICATE, GRADE, SKIP, UNDO, LoginSession, utcnow
 
 HERE = Path(__file__).parent
 COOKIE = "judged_session"
 SESSION_HOURS = 12
+BEARER_CACHE_SECONDS = 60.0
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
@@ -63,14 +65,12 @@ def _session_hash(sid: str) -> str:
 
 def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie: bool = False) -> FastAPI:
     """The app for the campaign in ``db`` (any SQLAlchemy URL or a SQLite path)."""
-    engine = make_engine(db)
-    create_schema(engine)
-    factory = session_factory(engine)
+    database = Database(db)
     limiter = limiter or auth.LoginLimiter()
     source = f"judged judge {public_url(db)}"
     templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes .html
     app = FastAPI(title="judged judging", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.engine = engine
+    app.state.database = database
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
     @app.middleware("http")
@@ -92,25 +92,41 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
         if wait:
             raise HTTPException(429, "too many failed attempts; wait", headers={"Retry-After": str(math.ceil(wait))})
 
-    def identify(request: Request) -> tuple[Assessor, LoginSession | None] | None:
+    bearer_cache: dict[str, tuple[float, auth.Who]] = {}  # token hash -> (expiry, who)
+
+    def from_token(token: str) -> auth.Who | None:
+        """Bearer tokens are checked against the database, then remembered for
+        BEARER_CACHE_SECONDS (assessors are never deleted; a token cannot change)."""
+        digest = auth.hash_token(token)
+        hit = bearer_cache.get(digest)
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1]
+        with database.read() as s:
+            found = auth.find_assessor(s, token)
+            who = None if found is None else auth.Who.of(found)
+        if who is not None:
+            bearer_cache[digest] = (time.monotonic() + BEARER_CACHE_SECONDS, who)
+        return who
+
+    def identify(request: Request) -> tuple[auth.Who, LoginSession | None] | None:
         header = request.headers.get("authorization")
-        with transaction(factory) as s:
-            if header is not None:
-                check_limit(request)
-                scheme, _, token = header.partition(" ")
-                found = auth.find_assessor(s, token.strip()) if scheme.lower() == "bearer" else None
-                if found is None:
-                    limiter.failed(client(request))
-                    raise HTTPException(401, "no valid token", headers={"WWW-Authenticate": "Bearer"})
-                return found, None
-            sid = request.cookies.get(COOKIE)
-            if sid:
+        if header is not None:
+            check_limit(request)
+            scheme, _, token = header.partition(" ")
+            who = from_token(token.strip()) if scheme.lower() == "bearer" else None
+            if who is None:
+                limiter.failed(client(request))
+                raise HTTPException(401, "no valid token", headers={"WWW-Authenticate": "Bearer"})
+            return who, None
+        sid = request.cookies.get(COOKIE)
+        if sid:
+            with database.read() as s:
                 ls = s.get(LoginSession, _session_hash(sid))
                 if ls is not None and ls.expires_at > utcnow():
-                    return ls.assessor, ls
+                    return auth.Who.of(ls.assessor), ls
         return None
 
-    def assessor(request: Request) -> Assessor:
+    def assessor(request: Request) -> auth.Who:
         who = identify(request)
         if who is None:
             raise HTTPException(401, "log in or send Authorization: Bearer TOKEN",
@@ -122,7 +138,7 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
                 raise HTTPException(403, "missing or wrong X-CSRF-Token")
         return a
 
-    def admin(a: Assessor = Depends(assessor)) -> Assessor:
+    def admin(a: auth.Who = Depends(assessor)) -> auth.Who:
         if not a.is_admin:
             raise HTTPException(403, "admins only")
         return a
@@ -130,9 +146,8 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
     # --- JSON API -------------------------------------------------------------------------
 
     @app.get("/api/next")
-    def api_next(a: Assessor = Depends(assessor)):
-        with transaction(factory) as s:
-            body = cp.serve_next(s, s.get(Assessor, a.id), cp.get_campaign(s))
+    def api_next(a: auth.Who = Depends(assessor)):
+        body = cp.serve_next(database, a)
         return Response(status_code=204) if body is None else body
 
     def _answer(result):
@@ -140,45 +155,45 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
         return JSONResponse(body, status_code=201 if created else 200)
 
     @app.post("/api/judgments")
-    def api_judgment(j: JudgmentIn, a: Assessor = Depends(assessor)):
-        return _answer(cp.record_once(factory, a.id, GRADE, j.request_id, qid=j.qid, docid=j.docid,
+    def api_judgment(j: JudgmentIn, a: auth.Who = Depends(assessor)):
+        return _answer(cp.record_once(database, a, GRADE, j.request_id, qid=j.qid, docid=j.docid,
                                       grade=j.grade, evidence=j.evidence))
 
     @app.post("/api/skip")
-    def api_skip(p: PairIn, a: Assessor = Depends(assessor)):
-        return _answer(cp.record_once(factory, a.id, SKIP, p.request_id, qid=p.qid, docid=p.docid))
+    def api_skip(p: PairIn, a: auth.Who = Depends(assessor)):
+        return _answer(cp.record_once(database, a, SKIP, p.request_id, qid=p.qid, docid=p.docid))
 
     @app.post("/api/undo")
-    def api_undo(u: UndoIn, a: Assessor = Depends(assessor)):
-        return _answer(cp.record_once(factory, a.id, UNDO, u.request_id))
+    def api_undo(u: UndoIn, a: auth.Who = Depends(assessor)):
+        return _answer(cp.record_once(database, a, UNDO, u.request_id))
 
     @app.get("/api/progress")
-    def api_progress(a: Assessor = Depends(assessor)):
-        with transaction(factory) as s:
+    def api_progress(a: auth.Who = Depends(assessor)):
+        with database.read() as s:
             return cp.progress(s, a)
 
     @app.get("/api/history")
-    def api_history(qid: str, docid: str, a: Assessor = Depends(assessor)):
-        with transaction(factory) as s:
+    def api_history(qid: str, docid: str, a: auth.Who = Depends(assessor)):
+        with database.read() as s:
             return cp.history(s, a, qid, docid)
 
     @app.post("/api/adjudications")
-    def api_adjudicate(j: JudgmentIn, a: Assessor = Depends(admin)):
-        return _answer(cp.record_once(factory, a.id, ADJUDICATE, j.request_id, qid=j.qid, docid=j.docid,
+    def api_adjudicate(j: JudgmentIn, a: auth.Who = Depends(admin)):
+        return _answer(cp.record_once(database, a, ADJUDICATE, j.request_id, qid=j.qid, docid=j.docid,
                                       grade=j.grade, evidence=j.evidence))
 
     @app.get("/api/export", response_class=PlainTextResponse)
-    def api_export(disagreement: str = "skip", a: Assessor = Depends(admin)):
+    def api_export(disagreement: str = "skip", a: auth.Who = Depends(admin)):
         if disagreement not in cp.DISAGREEMENT_POLICIES:
             raise HTTPException(422, f"disagreement must be one of {cp.DISAGREEMENT_POLICIES}")
-        with transaction(factory) as s:
+        with database.read() as s:
             lines, _, _ = cp.export(s, disagreement, source)
         return PlainTextResponse("".join(line + "\n" for line in lines),
                                  headers={"Content-Disposition": 'attachment; filename="qrels.txt"'})
 
     @app.get("/api/status")
-    def api_status(a: Assessor = Depends(admin)):
-        with transaction(factory) as s:
+    def api_status(a: auth.Who = Depends(admin)):
+        with database.read() as s:
             return JSONResponse(cp.json_safe(cp.status(s)))
 
     # --- pages ----------------------------------------------------------------------------
@@ -191,7 +206,7 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
         who = identify(request) if "authorization" not in request.headers else None
         if who is None or who[1] is None:
             return page(request, "login.html")
-        with transaction(factory) as s:
+        with database.read() as s:
             c = cp.get_campaign(s)
             return page(request, "judge.html", assessor=who[0], csrf=who[1].csrf, campaign=c,
                         scale=c.scale["grade"], evidence_required=c.evidence_required)
@@ -199,7 +214,7 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
     @app.post("/login")
     def login(request: Request, token: str = Form("")):
         check_limit(request)
-        with transaction(factory) as s:
+        with database.write() as s:
             found = auth.find_assessor(s, token.strip())
             if found is None:
                 limiter.failed(client(request))
@@ -217,7 +232,7 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
     def logout(request: Request, csrf: str = Form("")):
         who = identify(request)
         if who is not None and who[1] is not None and auth.same_secret(csrf, who[1].csrf):
-            with transaction(factory) as s:
+            with database.write() as s:
                 s.execute(delete(LoginSession).where(LoginSession.id_hash == who[1].id_hash))
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(COOKIE, path="/")
@@ -230,7 +245,7 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
             return RedirectResponse("/", status_code=303)
         if not who[0].is_admin:
             raise HTTPException(403, "admins only")
-        with transaction(factory) as s:
+        with database.read() as s:
             st = cp.json_safe(cp.status(s))
             c = cp.get_campaign(s)
             return page(request, "admin.html", assessor=who[0], csrf=who[1].csrf, st=st, scale=c.scale["grade"])

@@ -34,7 +34,7 @@ def shuffle_key(seed: str, assessor: str, *parts: str) -> str:
     return h.hexdigest()[:16]
 
 
-def open_assignment(session: Session, assessor: Assessor) -> Assignment | None:
+def open_assignment(session: Session, assessor) -> Assignment | None:
     return session.scalar(
         select(Assignment).where(Assignment.assessor_id == assessor.id, Assignment.state == OPEN)
         .order_by(Assignment.order_key).limit(1))

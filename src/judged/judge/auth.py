@@ -14,6 +14,7 @@ import secrets
 import threading
 import time
 from collections import defaultdict, deque
+from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -23,6 +24,18 @@ from .models import Assessor
 TOKEN_BYTES = 32
 LOGIN_FAILURES_ALLOWED = 10   # failed attempts per client address ...
 LOGIN_WINDOW_SECONDS = 60.0   # ... within this window; then 429 until the window slides
+
+
+@dataclass(frozen=True)
+class Who:
+    """The authenticated assessor, as a request sees it."""
+    id: int
+    name: str
+    is_admin: bool
+
+    @classmethod
+    def of(cls, a: Assessor) -> "Who":
+        return cls(a.id, a.name, a.is_admin)
 
 
 def new_token() -> str:

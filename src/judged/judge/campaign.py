@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from ..errors import JudgedError
 from . import auth
 from .agreement import cohen_kappa, krippendorff_alpha
-from .assign import next_assignment, overlap_pair_indices
+from .assign import next_assignment, open_assignment, overlap_pair_indices
 from .inputs import Pool, Scale
 from .models import (ADJUDICATE, GRADE, GRADED, OPEN, SKIP, SKIPPED, UNDO, Assessor, Assignment, Campaign,
                      Document, Judgment, Pair, Query, utcnow)
@@ -94,28 +94,55 @@ def add_assessor(session: Session, name: str, admin: bool = False) -> str:
 
 # --- judging ------------------------------------------------------------------------------
 
-def serve_next(session: Session, assessor: Assessor, campaign: Campaign) -> dict | None:
-    """The next pair for this assessor (``/api/next``), or None when nothing is left."""
-    a = next_assignment(session, assessor, campaign.seed)
-    if a is None:
-        return None
-    a.shown_at = utcnow()
-    p = a.pair
+def _pair_body(p: Pair) -> dict:
     return {"qid": p.qid, "docid": p.docid, "query": p.query.text, "title": p.document.title, "text": p.document.text}
 
 
-def judgment_body(j: Judgment) -> dict:
-    return {"id": j.id, "kind": j.kind, "qid": j.pair.qid, "docid": j.pair.docid, "grade": j.grade,
+@dataclass(frozen=True)
+class CampaignInfo:
+    """What a request needs of the campaign row (which never changes after ``init``)."""
+    name: str
+    grades: tuple[int, ...]
+    evidence_required: bool
+    seed: str
+
+
+def campaign_info(database) -> CampaignInfo:
+    """The campaign of a :class:`~.db.Database`, read once and kept on it."""
+    info = database.cache.get("campaign")
+    if info is None:
+        with database.read() as s:
+            c = get_campaign(s)
+            info = CampaignInfo(c.name, tuple(sorted(g["value"] for g in c.scale["grade"])), c.evidence_required, c.seed)
+        database.cache["campaign"] = info
+    return info
+
+
+def serve_next(database, who) -> dict | None:
+    """The next pair for this assessor (``/api/next``), or None when nothing is left. A read
+    transaction when a pair is open; a write only to claim the next query."""
+    with database.read() as s:
+        a = open_assignment(s, who)
+        if a is not None:
+            return _pair_body(a.pair)
+    with database.write() as s:
+        a = next_assignment(s, s.get(Assessor, who.id), campaign_info(database).seed)
+        return None if a is None else _pair_body(a.pair)
+
+
+def judgment_body(j: Judgment, assessor: str | None = None, pair: Pair | None = None) -> dict:
+    pair = pair or j.pair
+    return {"id": j.id, "kind": j.kind, "qid": pair.qid, "docid": pair.docid, "grade": j.grade,
             "evidence": j.evidence, "request_id": j.request_id, "revision": j.revision,
-            "assessor": j.assessor.name, "time": iso(j.created_at)}
+            "assessor": assessor or j.assessor.name, "time": iso(j.created_at)}
 
 
-def _replay(session: Session, assessor: Assessor, request_id: str) -> Judgment | None:
-    return session.scalar(select(Judgment).where(Judgment.assessor_id == assessor.id,
-                                                 Judgment.request_id == request_id))
+def _replay(session: Session, who, request_id: str) -> Judgment | None:
+    return session.scalar(select(Judgment).where(Judgment.assessor_id == who.id, Judgment.request_id == request_id))
 
 
-def _check_replay(old: Judgment, kind: str, qid: str | None, docid: str | None, grade, evidence) -> dict:
+def _check_replay(old: Judgment, kind: str, qid: str | None = None, docid: str | None = None, grade=None,
+                  evidence: str = "") -> dict:
     same = old.kind == kind and (qid is None or (old.pair.qid, old.pair.docid, old.grade, old.evidence)
                                  == (qid, docid, grade, evidence))
     if not same:
@@ -130,35 +157,35 @@ def _pair(session: Session, qid: str, docid: str) -> Pair:
     return pair
 
 
-def _assignment(session: Session, assessor: Assessor, qid: str, docid: str) -> Assignment:
+def _assignment(session: Session, who, qid: str, docid: str) -> Assignment:
     a = session.scalar(select(Assignment).join(Pair).where(
-        Assignment.assessor_id == assessor.id, Pair.qid == qid, Pair.docid == docid).with_for_update())
+        Assignment.assessor_id == who.id, Pair.qid == qid, Pair.docid == docid).with_for_update(of=Assignment))
     if a is None:
-        raise Refused(f"({qid}, {docid}) is not assigned to {assessor.name}")
+        raise Refused(f"({qid}, {docid}) is not assigned to {who.name}")
     return a
 
 
-def _check_grade(campaign: Campaign, grade: int, evidence: str) -> None:
-    values = {g["value"] for g in campaign.scale["grade"]}
-    if grade not in values:
-        raise Refused(f"grade {grade} is off the scale {sorted(values)}")
-    if campaign.evidence_required and grade > min(values) and not evidence.strip():
+def _check_grade(campaign: CampaignInfo, grade: int, evidence: str) -> None:
+    if grade not in campaign.grades:
+        raise Refused(f"grade {grade} is off the scale {list(campaign.grades)}")
+    if campaign.evidence_required and grade > campaign.grades[0] and not evidence.strip():
         raise Refused(f"grade {grade} needs evidence: a quoted passage or a note")
 
 
-def record(session: Session, assessor: Assessor, campaign: Campaign, kind: str, request_id: str,
+def record(session: Session, who, campaign: CampaignInfo, kind: str, request_id: str,
            qid: str | None = None, docid: str | None = None, grade: int | None = None,
            evidence: str = "") -> tuple[dict, bool]:
-    """Append one event; returns (body, created). A replayed request_id returns the stored
-    event with created=False. Raises :class:`Refused` (nothing stored) when the request is
-    off the scale, for a pair not assigned, missing required evidence, or has nothing to undo."""
-    old = _replay(session, assessor, request_id)
+    """Append one event for assessor ``who`` (id, name, is_admin); returns (body, created).
+    A replayed request_id returns the stored event with created=False. Raises
+    :class:`Refused` (nothing stored) when the request is off the scale, for a pair not
+    assigned, missing required evidence, or has nothing to undo."""
+    old = _replay(session, who, request_id)
     if old is not None:
         return _check_replay(old, kind, qid, docid, grade, evidence), False
     now = utcnow()
     elapsed = None
     if kind == ADJUDICATE:
-        if not assessor.is_admin:
+        if not who.is_admin:
             raise Refused("only an admin adjudicates")
         _check_grade(campaign, grade, evidence)
         pair = _pair(session, qid, docid)
@@ -166,56 +193,59 @@ def record(session: Session, assessor: Assessor, campaign: Campaign, kind: str, 
         last = session.scalar(
             select(Judgment).join(Assignment, (Assignment.pair_id == Judgment.pair_id)
                                   & (Assignment.assessor_id == Judgment.assessor_id))
-            .where(Judgment.assessor_id == assessor.id, Judgment.kind.in_((GRADE, SKIP)), Assignment.state != OPEN)
+            .where(Judgment.assessor_id == who.id, Judgment.kind.in_((GRADE, SKIP)), Assignment.state != OPEN)
             .order_by(Judgment.id.desc()).limit(1))
         if last is None:
             raise Refused("nothing to undo")
         pair = last.pair
-        _assignment(session, assessor, pair.qid, pair.docid).state = OPEN
+        _assignment(session, who, pair.qid, pair.docid).state = OPEN
     else:
-        a = _assignment(session, assessor, qid, docid)
+        a = _assignment(session, who, qid, docid)
         if kind == GRADE:
             _check_grade(campaign, grade, evidence)
-            if a.shown_at is not None:
-                elapsed = int((now - a.shown_at).total_seconds() * 1000)
+            previous = session.scalar(select(func.max(Judgment.created_at)).where(Judgment.assessor_id == who.id))
+            if previous is not None:  # time per judgment: the gap since this assessor's previous event
+                elapsed = int((now - previous).total_seconds() * 1000)
         a.state = GRADED if kind == GRADE else SKIPPED
         pair = a.pair
     revision = 1 + (session.scalar(select(func.count()).select_from(Judgment).where(
-        Judgment.assessor_id == assessor.id, Judgment.pair_id == pair.id, Judgment.kind == kind)) or 0)
-    j = Judgment(assessor_id=assessor.id, pair_id=pair.id, kind=kind, grade=grade if kind in (GRADE, ADJUDICATE) else None,
+        Judgment.assessor_id == who.id, Judgment.pair_id == pair.id, Judgment.kind == kind)) or 0)
+    j = Judgment(assessor_id=who.id, pair_id=pair.id, kind=kind, grade=grade if kind in (GRADE, ADJUDICATE) else None,
                  evidence=evidence if kind in (GRADE, ADJUDICATE) else "", request_id=request_id,
                  revision=revision, elapsed_ms=elapsed, created_at=now)
     session.add(j)
     session.flush()
-    j.assessor, j.pair = assessor, pair
-    return judgment_body(j), True
+    return judgment_body(j, who.name, pair), True
 
 
-def record_once(factory, assessor_id: int, kind: str, request_id: str, **kw) -> tuple[dict, bool]:
-    """:func:`record` in its own transaction; a concurrent replay of the same request_id
-    (unique constraint) is answered from the row the other request stored."""
-    from .db import transaction
+def record_once(database, who, kind: str, request_id: str, **kw) -> tuple[dict, bool]:
+    """:func:`record` in its own write transaction of a :class:`~.db.Database`. Replays are
+    answered from a read first (no write lock); a concurrent replay that slips past it hits
+    the unique (assessor, request_id) constraint and is answered from the stored row."""
+    with database.read() as s:
+        old = _replay(s, who, request_id)
+        if old is not None:
+            return _check_replay(old, kind, **kw), False
+    campaign = campaign_info(database)
     try:
-        with transaction(factory) as s:
-            assessor = s.get(Assessor, assessor_id)
-            return record(s, assessor, get_campaign(s), kind, request_id, **kw)
+        with database.write() as s:
+            return record(s, who, campaign, kind, request_id, **kw)
     except IntegrityError:
-        with transaction(factory) as s:
-            assessor = s.get(Assessor, assessor_id)
-            old = _replay(s, assessor, request_id)
+        with database.read() as s:
+            old = _replay(s, who, request_id)
             if old is None:
                 raise
-            return _check_replay(old, kind, kw.get("qid"), kw.get("docid"), kw.get("grade"), kw.get("evidence", "")), False
+            return _check_replay(old, kind, **kw), False
 
 
-def progress(session: Session, assessor: Assessor) -> dict:
+def progress(session: Session, assessor) -> dict:
     rows = dict(session.execute(select(Assignment.state, func.count()).where(Assignment.assessor_id == assessor.id)
                                 .group_by(Assignment.state)).all())
     return {"assigned": sum(rows.values()), "graded": rows.get(GRADED, 0), "skipped": rows.get(SKIPPED, 0),
             "open": rows.get(OPEN, 0)}
 
 
-def history(session: Session, assessor: Assessor, qid: str, docid: str) -> list[dict]:
+def history(session: Session, assessor, qid: str, docid: str) -> list[dict]:
     rows = session.scalars(select(Judgment).join(Pair).where(Judgment.assessor_id == assessor.id, Pair.qid == qid,
                                                              Pair.docid == docid).order_by(Judgment.id)).all()
     return [judgment_body(j) for j in rows]

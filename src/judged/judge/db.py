@@ -9,17 +9,19 @@ PostgreSQL (``postgresql+psycopg://...``) keeps its defaults (fsync on, READ COM
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
+import threading
+from contextlib import contextmanager, nullcontext
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import sessionmaker
 
 from ..errors import JudgedError
 from .models import Base
 
 DEFAULT_DB = "judging.db"
 SQLITE_BUSY_TIMEOUT_MS = 60_000
+READ_ONLY = "judged_read_only"
 
 
 def normalise_url(db: str) -> str:
@@ -53,7 +55,7 @@ def make_engine(db: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn):
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READ_ONLY) else "BEGIN IMMEDIATE")
     else:
         try:
             engine = create_engine(url, pool_size=10, max_overflow=30, pool_pre_ping=True)
@@ -67,12 +69,32 @@ def create_schema(engine: Engine) -> None:
     Base.metadata.create_all(engine)
 
 
-def session_factory(engine: Engine) -> sessionmaker[Session]:
-    return sessionmaker(engine, expire_on_commit=False)
+class Database:
+    """An engine with two kinds of transaction: :meth:`write` (SQLite: ``BEGIN IMMEDIATE``,
+    and one writer at a time inside this process, so threads queue on a lock instead of
+    SQLite's sleeping busy handler) and :meth:`read` (SQLite: a deferred ``BEGIN``, which
+    in WAL mode reads a snapshot beside the writer)."""
 
+    def __init__(self, db: str, create: bool = True):
+        self.url = db
+        self.cache: dict = {}  # facts that never change once written (the campaign)
+        self.engine = make_engine(db)
+        if create:
+            create_schema(self.engine)
+        self._writes = sessionmaker(self.engine, expire_on_commit=False)
+        self._reads = sessionmaker(self.engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False)
+        self._lock = threading.Lock() if self.engine.dialect.name == "sqlite" else nullcontext()
 
-@contextmanager
-def transaction(factory: sessionmaker[Session]):
-    """One unit of work: commit on success, roll back on any error."""
-    with factory() as session, session.begin():
-        yield session
+    @contextmanager
+    def write(self):
+        """One unit of work: commit on success (on disk before this returns), roll back on error."""
+        with self._lock, self._writes() as session, session.begin():
+            yield session
+
+    @contextmanager
+    def read(self):
+        with self._reads() as session, session.begin():
+            yield session
+
+    def dispose(self) -> None:
+        self.engine.dispose()

@@ -62,8 +62,8 @@ class Pair(Base):
     docid: Mapped[str] = mapped_column(ForeignKey("document.docid"))
     copies_wanted: Mapped[int] = mapped_column(Integer, default=1)
     copies_assigned: Mapped[int] = mapped_column(Integer, default=0)
-    query: Mapped[Query] = relationship(lazy="joined")
-    document: Mapped[Document] = relationship(lazy="joined")
+    query: Mapped[Query] = relationship(lazy="joined", innerjoin=True)
+    document: Mapped[Document] = relationship(lazy="joined", innerjoin=True)
 
 
 class Assessor(Base):
@@ -84,7 +84,7 @@ class LoginSession(Base):
     csrf: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(DateTime)
-    assessor: Mapped[Assessor] = relationship(lazy="joined")
+    assessor: Mapped[Assessor] = relationship(lazy="joined", innerjoin=True)
 
 
 class Assignment(Base):
@@ -95,8 +95,7 @@ class Assignment(Base):
     pair_id: Mapped[int] = mapped_column(ForeignKey("pair.id"), index=True)
     order_key: Mapped[str] = mapped_column(String(80))
     state: Mapped[str] = mapped_column(String(10), default=OPEN)
-    shown_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
-    pair: Mapped[Pair] = relationship(lazy="joined")
+    pair: Mapped[Pair] = relationship(lazy="joined", innerjoin=True)
 
 
 class Judgment(Base):
@@ -112,7 +111,7 @@ class Judgment(Base):
     evidence: Mapped[str] = mapped_column(Text, default="")
     request_id: Mapped[str] = mapped_column(String(200))
     revision: Mapped[int] = mapped_column(Integer, default=1)
-    elapsed_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    elapsed_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)  # since the assessor's previous event
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
-    assessor: Mapped[Assessor] = relationship(lazy="joined")
-    pair: Mapped[Pair] = relationship(lazy="joined")
+    assessor: Mapped[Assessor] = relationship(lazy="joined", innerjoin=True)
+    pair: Mapped[Pair] = relationship(lazy="joined", innerjoin=True)
