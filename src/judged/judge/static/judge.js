@@ -39,13 +39,17 @@
   async function post(url, body, done) {
     if (busy) return;
     busy = true;
+    let r;
     try {
-      const r = await api("POST", url, body);
-      if (r.ok) { message(done(await r.json())); await loadNext(); }
-      else message(await detail(r), true);
+      r = await api("POST", url, body);
     } catch (e) {
       message("Not saved (network): " + e.message, true);
+      return;
     } finally { busy = false; }
+    if (!r.ok) { message(await detail(r), true); return; }
+    current = null;  // answered: no key may grade this pair again until the next one is shown
+    message(done(await r.json()));
+    await loadNext();
   }
 
   function grade(g) {
