@@ -78,12 +78,13 @@ def _hammer(db: str, serve) -> None:
     server = serve(db)
     out, errors = {}, []
     threads = [threading.Thread(target=_assessor_loop, args=(server.url, n, tok[n], out, errors)) for n in names]
-    t0 = time.perf_counter()
+    t0, cpu0, srv0 = time.perf_counter(), time.process_time(), _cpu_seconds(server.proc.pid)
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     seconds = time.perf_counter() - t0
+    client_cpu, server_cpu = time.process_time() - cpu0, _cpu_seconds(server.proc.pid) - srv0
     assert not errors, errors[:3]
     acked = [a for v in out.values() for a in v]
     database = Database(db)
@@ -98,7 +99,14 @@ def _hammer(db: str, serve) -> None:
     assert len({(q, d) for q, d, _ in rows}) == JUDGMENTS      # no pair judged twice
     assert sum(len(v) > 0 for v in out.values()) == ASSESSORS  # all twenty took part
     print(f"\n{ASSESSORS} assessors, {JUDGMENTS} judgments (+{JUDGMENTS // REPLAY_EVERY} replays) "
-          f"on {db.split(':')[0]}: {seconds:.1f} s, {JUDGMENTS / seconds:.0f} judgments/s")
+          f"on {db.split(':')[0]}: {seconds:.1f} s wall, {JUDGMENTS / seconds:.0f} judgments/s; "
+          f"CPU: server {server_cpu:.1f} s, clients {client_cpu:.1f} s")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """user + system CPU seconds of a process (Linux /proc)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def test_twenty_assessors_five_thousand_judgments_sqlite(sqlite_db, serve):

@@ -63,7 +63,29 @@ def _session_hash(sid: str) -> str:
     return hashlib.sha256(sid.encode("utf-8")).hexdigest()
 
 
-def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie: bool = False) -> FastAPI:
+class SecurityHeaders:
+    """Pure ASGI wrapper adding :data:`SECURITY_HEADERS` to every HTTP response (cheaper than
+    an ``@app.middleware("http")``, which runs each request through an extra task)."""
+
+    def __init__(self, app: FastAPI):
+        self.app = app
+        self.state = app.state
+        self._headers = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                present = {k.lower() for k, _ in message.get("headers", [])}
+                message["headers"] = list(message.get("headers", [])) + [h for h in self._headers if h[0] not in present]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie: bool = False) -> SecurityHeaders:
     """The app for the campaign in ``db`` (any SQLAlchemy URL or a SQLite path)."""
     database = Database(db)
     limiter = limiter or auth.LoginLimiter()
@@ -72,13 +94,6 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
     app = FastAPI(title="judged judging", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.database = database
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next):
-        response = await call_next(request)
-        for k, v in SECURITY_HEADERS.items():
-            response.headers.setdefault(k, v)
-        return response
 
     @app.exception_handler(cp.Refused)
     async def refused(request: Request, exc: cp.Refused):
@@ -250,4 +265,4 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
             c = cp.get_campaign(s)
             return page(request, "admin.html", assessor=who[0], csrf=who[1].csrf, st=st, scale=c.scale["grade"])
 
-    return app
+    return SecurityHeaders(app)

@@ -17,7 +17,7 @@ import hashlib
 import random
 
 from sqlalchemy import select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from .models import OPEN, Assessor, Assignment, Pair
 
@@ -37,6 +37,8 @@ def shuffle_key(seed: str, assessor: str, *parts: str) -> str:
 def open_assignment(session: Session, assessor) -> Assignment | None:
     return session.scalar(
         select(Assignment).where(Assignment.assessor_id == assessor.id, Assignment.state == OPEN)
+        .options(joinedload(Assignment.pair).joinedload(Pair.query, innerjoin=True),
+                 joinedload(Assignment.pair).joinedload(Pair.document, innerjoin=True))
         .order_by(Assignment.order_key).limit(1))
 
 

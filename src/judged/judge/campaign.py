@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -203,13 +203,17 @@ def record(session: Session, who, campaign: CampaignInfo, kind: str, request_id:
         a = _assignment(session, who, qid, docid)
         if kind == GRADE:
             _check_grade(campaign, grade, evidence)
-            previous = session.scalar(select(func.max(Judgment.created_at)).where(Judgment.assessor_id == who.id))
-            if previous is not None:  # time per judgment: the gap since this assessor's previous event
-                elapsed = int((now - previous).total_seconds() * 1000)
         a.state = GRADED if kind == GRADE else SKIPPED
         pair = a.pair
-    revision = 1 + (session.scalar(select(func.count()).select_from(Judgment).where(
-        Judgment.assessor_id == who.id, Judgment.pair_id == pair.id, Judgment.kind == kind)) or 0)
+    # one look at this assessor's history: the time of their previous event (time per
+    # judgment = the gap since then) and how often they did this to this pair (the revision)
+    previous, done_before = session.execute(
+        select(func.max(Judgment.created_at),
+               func.count(case(((Judgment.pair_id == pair.id) & (Judgment.kind == kind), 1))))
+        .where(Judgment.assessor_id == who.id)).one()
+    if kind == GRADE and previous is not None:
+        elapsed = int((now - previous).total_seconds() * 1000)
+    revision = 1 + (done_before or 0)
     j = Judgment(assessor_id=who.id, pair_id=pair.id, kind=kind, grade=grade if kind in (GRADE, ADJUDICATE) else None,
                  evidence=evidence if kind in (GRADE, ADJUDICATE) else "", request_id=request_id,
                  revision=revision, elapsed_ms=elapsed, created_at=now)
@@ -219,13 +223,9 @@ def record(session: Session, who, campaign: CampaignInfo, kind: str, request_id:
 
 
 def record_once(database, who, kind: str, request_id: str, **kw) -> tuple[dict, bool]:
-    """:func:`record` in its own write transaction of a :class:`~.db.Database`. Replays are
-    answered from a read first (no write lock); a concurrent replay that slips past it hits
-    the unique (assessor, request_id) constraint and is answered from the stored row."""
-    with database.read() as s:
-        old = _replay(s, who, request_id)
-        if old is not None:
-            return _check_replay(old, kind, **kw), False
+    """:func:`record` in its own write transaction of a :class:`~.db.Database`. A concurrent
+    replay that slips past record's own check (PostgreSQL: two transactions at once) hits the
+    unique (assessor, request_id) constraint and is answered from the stored row."""
     campaign = campaign_info(database)
     try:
         with database.write() as s:

@@ -22,6 +22,9 @@ from .models import Base
 DEFAULT_DB = "judging.db"
 SQLITE_BUSY_TIMEOUT_MS = 60_000
 READ_ONLY = "judged_read_only"
+# connections kept open: as many as the server has worker threads (anyio: 40), so none is
+# opened (and set up) per request
+POOL_SIZE, POOL_OVERFLOW = 40, 20
 
 
 def normalise_url(db: str) -> str:
@@ -41,7 +44,8 @@ def public_url(db: str) -> str:
 def make_engine(db: str) -> Engine:
     url = normalise_url(db)
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        engine = create_engine(url, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW,
+                               connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):
@@ -58,7 +62,7 @@ def make_engine(db: str) -> Engine:
             conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READ_ONLY) else "BEGIN IMMEDIATE")
     else:
         try:
-            engine = create_engine(url, pool_size=10, max_overflow=30, pool_pre_ping=True)
+            engine = create_engine(url, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW, pool_pre_ping=True)
         except ModuleNotFoundError as exc:
             raise JudgedError(f"database driver missing for {public_url(db)}: {exc.name} "
                               "(pip install 'judged[web]')") from exc

@@ -62,8 +62,8 @@ class Pair(Base):
     docid: Mapped[str] = mapped_column(ForeignKey("document.docid"))
     copies_wanted: Mapped[int] = mapped_column(Integer, default=1)
     copies_assigned: Mapped[int] = mapped_column(Integer, default=0)
-    query: Mapped[Query] = relationship(lazy="joined", innerjoin=True)
-    document: Mapped[Document] = relationship(lazy="joined", innerjoin=True)
+    query: Mapped[Query] = relationship()        # loaded when shown (assign.open_assignment)
+    document: Mapped[Document] = relationship()
 
 
 class Assessor(Base):
