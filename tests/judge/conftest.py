@@ -69,6 +69,7 @@ class Server:
     def __init__(self, db: str, log: Path):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = Path(log)
         self.log = open(log, "wb")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen([sys.executable, "-m", "judged", "judge", "serve", "--db", db,

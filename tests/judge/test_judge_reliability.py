@@ -45,6 +45,10 @@ def test_acknowledged_judgment_survives_kill_9(sqlite_db, serve):
         "qid": qid, "docid": docid, "grade": 2, "evidence": "ev2", "request_id": rid})
     assert r.status_code == 200
     assert (httpx.get(again.url + "/api/next", headers=h).json()["docid"]) not in {d for _, d, _ in acked}
+    httpx.post(again.url + "/login", data={"token": tok["alice"]})
+    again.stop()
+    for s in (server, again):                  # no token in the server's logs
+        assert tok["alice"] not in s.log_path.read_text()
 
 
 def _assessor_loop(url: str, name: str, token: str, out: dict, errors: list) -> None:
