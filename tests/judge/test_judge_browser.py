@@ -86,35 +86,38 @@ def test_judge_by_keyboard_undo_export_and_no_script(tmp_path, capsys, serve, sh
                 assert "<script>window.__pwned = 2</script>" in page.text_content("#doc-text")  # shown as text
                 page.screenshot(path=str(shots / "judge-script-inert.png"))
 
+        def grade_with_note(key, note, saved):
+            page.keyboard.press("e")
+            page.keyboard.type(note)
+            page.keyboard.press("Escape")
+            page.keyboard.press(key)
+            wait_saved(saved)
+
+        def next_document(previous=None):
+            if previous is not None:
+                wait_moved_on(previous)
+            title = current()
+            shown.append(title)
+            check_inert()
+            return title
+
         # 1st document: grade 2 without evidence is refused, then given with a typed note
-        first = current()
-        shown.append(first)
-        check_inert()
+        first = next_document()
         page.keyboard.press("2")
         wait_saved("Evidence required")
         assert "error" in msg.get_attribute("class")
         page.screenshot(path=str(shots / "judge-evidence-refused.png"))
         assert page.text_content("#doc-title") == first                     # nothing moved on ...
         assert httpx.get(server.url + "/api/progress", headers={"Authorization": f"Bearer {alice}"}).json()["graded"] == 0
-        page.keyboard.press("e")
-        page.keyboard.type("Reports the outcome the query asks about.")
-        page.keyboard.press("Escape")
-        page.keyboard.press("2")
-        wait_saved("Saved grade 2")
+        grade_with_note("2", "Reports the outcome the query asks about.", "Saved grade 2")
 
         # 2nd document: grade 0 needs no evidence
-        wait_moved_on(first)
-        second = current()
-        shown.append(second)
-        check_inert()
+        second = next_document(first)
         page.keyboard.press("0")
         wait_saved("Saved grade 0")
 
         # 3rd document: quote a selected passage (q), grade 3
-        wait_moved_on(second)
-        third = current()
-        shown.append(third)
-        check_inert()
+        third = next_document(second)
         page.evaluate("""() => { const n = document.getElementById('doc-text').firstChild;
             const r = document.createRange(); r.setStart(n, 0); r.setEnd(n, Math.min(40, n.length));
             const s = window.getSelection(); s.removeAllRanges(); s.addRange(r); }""")
@@ -130,19 +133,13 @@ def test_judge_by_keyboard_undo_export_and_no_script(tmp_path, capsys, serve, sh
         wait_saved("Undone")
         expect(title_el).to_have_text(third)
         page.screenshot(path=str(shots / "judge-undo.png"))
-        page.keyboard.press("e")
-        page.keyboard.type("On second reading: background only.")
-        page.keyboard.press("Escape")
-        page.keyboard.press("1")
-        wait_saved("revision 2")
+        grade_with_note("1", "On second reading: background only.", "revision 2")
 
         # the rest by keyboard too (grade 0), so every document, <script> one included, is shown
         wait_moved_on(third)
         while not page.is_visible("#done"):
-            title = current()
-            assert title not in shown
-            shown.append(title)
-            check_inert()
+            assert (title_el.text_content() or "") not in shown
+            title = next_document()
             page.keyboard.press("0")
             wait_moved_on(title)
         assert len(shown) == 6 and any("<script>" in t for t in shown)
