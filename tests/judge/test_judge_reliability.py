@@ -124,3 +124,42 @@ def test_twenty_assessors_five_thousand_judgments_postgresql(serve):
         _hammer(url, serve)
     finally:
         reset_postgres(url)
+
+
+def _simultaneous_replays(db: str, serve) -> None:
+    """Ten copies of one request at the same moment: one 201, nine 200, one row."""
+    tok = make_campaign(db, n_queries=1, docs_per_query=2, admins=())
+    server = serve(db)
+    h = {"Authorization": f"Bearer {tok['alice']}"}
+    p = httpx.get(server.url + "/api/next", headers=h).json()
+    body = {"qid": p["qid"], "docid": p["docid"], "grade": 1, "evidence": "same", "request_id": "once"}
+    barrier, codes = threading.Barrier(10), []
+
+    def post():
+        with httpx.Client(timeout=60) as c:
+            barrier.wait()
+            codes.append(c.post(server.url + "/api/judgments", headers=h, json=body).status_code)
+
+    threads = [threading.Thread(target=post) for _ in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(codes) == [200] * 9 + [201]
+    database = Database(db)
+    with database.read() as s:
+        assert s.scalar(select(func.count()).select_from(Judgment)) == 1
+    database.dispose()
+
+
+def test_simultaneous_replays_sqlite(sqlite_db, serve):
+    _simultaneous_replays(sqlite_db, serve)
+
+
+def test_simultaneous_replays_postgresql(serve):
+    url = postgres_url()
+    reset_postgres(url)
+    try:
+        _simultaneous_replays(url, serve)
+    finally:
+        reset_postgres(url)
