@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from judged.judge.app import create_app
 from judged.judge.auth import LoginLimiter
-from judged.judge.db import Database
+from judged.judge.db import Database, normalise_url
 from judged.judge.models import Assessor, Judgment
 
 
@@ -231,3 +231,14 @@ def test_tokens_are_stored_only_as_hashes(sqlite_db):
     assert tok["alice"].encode() not in raw
     import hashlib
     assert hashlib.sha256(tok["alice"].encode()).hexdigest().encode() in raw
+
+
+def test_sqlite_runs_wal_with_synchronous_full(sqlite_db):
+    from sqlalchemy import text
+    database = Database(sqlite_db)
+    with database.write() as s:
+        assert s.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert s.execute(text("PRAGMA synchronous")).scalar() == 2       # 2 = FULL
+    database.dispose()
+    assert normalise_url("j.db").startswith("sqlite:////")                        # a path: a SQLite file
+    assert normalise_url("postgresql://u:p@127.0.0.1/j") == "postgresql+psycopg://u:p@127.0.0.1/j"

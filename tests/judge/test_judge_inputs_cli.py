@@ -104,6 +104,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
                str(EXAMPLE / "queries.tsv"), "--corpus", str(tmp_path / "corpus.jsonl")])
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("judged: error:") and "not in the corpus" in err and err.count("\n") == 1
-    assert main(["judge", "status", "--db", str(tmp_path / "empty.db")]) == 2
-    assert "judge init" in capsys.readouterr().err
+    for cmd in ("status", "serve"):
+        assert main(["judge", cmd, "--db", str(tmp_path / "empty.db")]) == 2
+        assert "judge init" in capsys.readouterr().err
     assert _init(db) == 0 and _init(db) == 2                           # one campaign per database

@@ -119,8 +119,10 @@ def run_add_assessor(args) -> int:
 
 
 def run_serve(args) -> int:
-    _web()
+    campaign, _ = _web()
     import uvicorn
+    with _database(args.db).read() as s:
+        campaign.get_campaign(s)  # refuse to serve a database without a campaign
 
     from ..judge.app import create_app
 
