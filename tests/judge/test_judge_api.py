@@ -4,7 +4,7 @@ blind per-assessor order, overlap and agreement, auth and security headers."""
 from __future__ import annotations
 
 import pytest
-from conftest import make_campaign
+from judge_helpers import make_campaign
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import EXAMPLE
+from judge_helpers import EXAMPLE
 
 from judged.cli import main
 

@@ -6,7 +6,7 @@ import hashlib
 import json
 
 import pytest
-from conftest import EXAMPLE
+from judge_helpers import EXAMPLE
 
 from judged.cli import main
 from judged.errors import ParseError

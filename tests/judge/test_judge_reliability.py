@@ -9,8 +9,7 @@ import threading
 import time
 
 import httpx
-import pytest
-from conftest import make_campaign, postgres_url, reset_postgres
+from judge_helpers import make_campaign, postgres_url, reset_postgres
 from sqlalchemy import func, select
 
 from judged.judge.db import Database
