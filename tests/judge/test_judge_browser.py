@@ -146,13 +146,14 @@ def test_judge_by_keyboard_undo_export_and_no_script(tmp_path, capsys, serve, sh
         check_inert()
         assert not dialogs and not page_errors
 
-        # bob judges his overlap share through the API, all 0: disagreements for the admin
+        # bob judges his overlap share through the API, all 3 (alice gave none): disagreements
         hb = {"Authorization": f"Bearer {bob}"}
         n = 0
         while (r := httpx.get(server.url + "/api/next", headers=hb)).status_code == 200:
             p = r.json()
             assert httpx.post(server.url + "/api/judgments", headers=hb, json={
-                "qid": p["qid"], "docid": p["docid"], "grade": 0, "request_id": f"b{n}"}).status_code == 201
+                "qid": p["qid"], "docid": p["docid"], "grade": 3, "evidence": "bob's note",
+                "request_id": f"b{n}"}).status_code == 201
             n += 1
         assert n == 3
 
@@ -164,6 +165,16 @@ def test_judge_by_keyboard_undo_export_and_no_script(tmp_path, capsys, serve, sh
         admin.wait_for_selector("#agreement")
         assert "Cohen" in admin.text_content("#agreement")
         admin.screenshot(path=str(shots / "judge-admin.png"), full_page=True)
+        # adjudicate the first disagreement on the page: it is then exported with that grade
+        rows = admin.locator("#disagreements form.adjudicate")
+        before = rows.count()
+        assert before == 3
+        form = rows.first
+        qid, docid = form.get_attribute("data-qid"), form.get_attribute("data-docid")
+        form.locator("select").select_option("1")
+        form.locator("input[name=evidence]").fill("background, per the scale's definition")
+        form.locator("button").click()
+        expect(admin.locator("#disagreements tr", has_text=docid).locator("td").nth(3)).to_have_text("1")
         with admin.expect_download() as dl:
             admin.click("#export-link")
         qrels = Path(dl.value.path()).read_text()
@@ -172,7 +183,8 @@ def test_judge_by_keyboard_undo_export_and_no_script(tmp_path, capsys, serve, sh
     lines = [line.split() for line in qrels.splitlines()]
     assert all(len(f) == 4 and f[1] == "0" for f in lines)
     api = httpx.get(server.url + "/api/export", headers={"Authorization": f"Bearer {boss}"}).text
-    assert qrels == api and len(lines) >= 3
+    assert qrels == api and len(lines) == 4                                 # 3 single + 1 adjudicated
+    assert [qid, "0", docid, "1"] in lines                                  # the adjudicated grade
     # the undone-and-revised document is exported with its revised grade (or left out if bob disagreed)
     hist = httpx.get(server.url + "/api/history", headers={"Authorization": f"Bearer {alice}"},
                      params={"qid": "q1" if third in _titles("q1") else "q2", "docid": _docid(third)}).json()
