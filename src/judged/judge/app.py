@@ -21,6 +21,7 @@ from fastapi import Depends, FastAPI, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from sqlalchemy import delete
 
@@ -109,13 +110,18 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
 
     bearer_cache: dict[str, tuple[float, auth.Who]] = {}  # token hash -> (expiry, who)
 
+    def cached_bearer(request: Request) -> auth.Who | None:
+        """The remembered assessor for this request's bearer token, if any (no I/O)."""
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer":
+            return None
+        hit = bearer_cache.get(auth.hash_token(token.strip()))
+        return hit[1] if hit is not None and hit[0] > time.monotonic() else None
+
     def from_token(token: str) -> auth.Who | None:
         """Bearer tokens are checked against the database, then remembered for
         BEARER_CACHE_SECONDS (assessors are never deleted; a token cannot change)."""
         digest = auth.hash_token(token)
-        hit = bearer_cache.get(digest)
-        if hit is not None and hit[0] > time.monotonic():
-            return hit[1]
         with database.read() as s:
             found = auth.find_assessor(s, token)
             who = None if found is None else auth.Who.of(found)
@@ -141,8 +147,12 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
                     return auth.Who.of(ls.assessor), ls
         return None
 
-    def assessor(request: Request) -> auth.Who:
-        who = identify(request)
+    async def assessor(request: Request) -> auth.Who:
+        # a remembered bearer token costs no thread hop; anything else reads the database
+        who = cached_bearer(request)
+        if who is not None and not limiter.blocked(client(request)):
+            return who
+        who = await run_in_threadpool(identify, request)
         if who is None:
             raise HTTPException(401, "log in or send Authorization: Bearer TOKEN",
                                 headers={"WWW-Authenticate": "Bearer"})
@@ -153,7 +163,7 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
                 raise HTTPException(403, "missing or wrong X-CSRF-Token")
         return a
 
-    def admin(a: auth.Who = Depends(assessor)) -> auth.Who:
+    async def admin(a: auth.Who = Depends(assessor)) -> auth.Who:
         if not a.is_admin:
             raise HTTPException(403, "admins only")
         return a

@@ -4,9 +4,9 @@ At ``init`` a share ``overlap`` of the pool's pairs (chosen with the campaign's 
 is marked to be judged by two assessors; the rest by one. Work is claimed lazily, one query
 at a time: when an assessor has nothing open, they claim every still-needed pair of the next
 query in *their own* shuffled query order (a keyed hash of seed, assessor and qid), the
-pairs inside a query again in their own shuffled order. A claim is a conditional
-``UPDATE pair SET copies_assigned = copies_assigned + 1 WHERE copies_assigned < copies_wanted``,
-atomic in SQLite and PostgreSQL alike, so no pair is handed out more often than wanted and
+pairs inside a query again in their own shuffled order. A claim is one conditional
+``UPDATE pair SET copies_assigned = copies_assigned + 1 WHERE qid = ? AND copies_assigned <
+copies_wanted ... RETURNING id, docid``, atomic in SQLite (3.35+) and PostgreSQL alike, so no pair is handed out more often than wanted and
 no assessor gets the same pair twice (unique assessor-pair). Nothing the page shows says
 which run retrieved a document, at what rank or score: the pool's extra fields are not read.
 """
@@ -48,24 +48,18 @@ def claim_next_query(session: Session, assessor: Assessor, seed: str) -> int:
     qids = session.scalars(
         select(Pair.qid).where(Pair.copies_assigned < Pair.copies_wanted, Pair.id.not_in(mine)).distinct()).all()
     for qid in sorted(qids, key=lambda q: shuffle_key(seed, assessor.name, q)):
-        pairs = session.execute(
-            select(Pair.id, Pair.docid).where(Pair.qid == qid, Pair.copies_assigned < Pair.copies_wanted,
-                                              Pair.id.not_in(mine))).all()
-        claimed = 0
-        block = f"{assessor.claims:08d}"
-        for pair_id, docid in pairs:
-            got = session.execute(
-                update(Pair).where(Pair.id == pair_id, Pair.copies_assigned < Pair.copies_wanted)
-                .values(copies_assigned=Pair.copies_assigned + 1)
-                .execution_options(synchronize_session=False)).rowcount
-            if got:
-                session.add(Assignment(assessor_id=assessor.id, pair_id=pair_id,
-                                       order_key=f"{block}:{shuffle_key(seed, assessor.name, qid, docid)}"))
-                claimed += 1
+        claimed = session.execute(
+            update(Pair).where(Pair.qid == qid, Pair.copies_assigned < Pair.copies_wanted, Pair.id.not_in(mine))
+            .values(copies_assigned=Pair.copies_assigned + 1).returning(Pair.id, Pair.docid)
+            .execution_options(synchronize_session=False)).all()
         if claimed:
+            block = f"{assessor.claims:08d}"
+            session.add_all(Assignment(assessor_id=assessor.id, pair_id=pair_id,
+                                       order_key=f"{block}:{shuffle_key(seed, assessor.name, qid, docid)}")
+                            for pair_id, docid in claimed)
             assessor.claims += 1
             session.flush()
-            return claimed
+            return len(claimed)
     return 0
 
 
