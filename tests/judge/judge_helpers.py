@@ -15,7 +15,7 @@ import pytest
 
 from judged.judge import campaign as cp
 from judged.judge.db import Database
-from judged.judge.inputs import Pool, read_scale
+from judged.judge.inputs import Pool, read_judging_scale
 from judged.judge.models import Base
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "judging"
@@ -29,7 +29,7 @@ def make_campaign(db: str, n_queries: int = 2, docs_per_query: int = 3, overlap:
     pairs = [(f"q{q}", f"q{q}-d{d}") for q in range(n_queries) for d in range(docs_per_query)]
     queries = {f"q{q}": f"query text {q}" for q in range(n_queries)}
     corpus = {d: (f"title of {d}", (texts or {}).get(d, f"text of {d}")) for _, d in pairs}
-    scale = read_scale(None)
+    scale = read_judging_scale(None)
     scale = type(scale)(scale.grades, evidence == "required")
     tokens = {}
     with database.write() as s:

@@ -19,7 +19,7 @@ HELP = """Close the holes: assessors judge a pool's (qid, docid) pairs in a web 
   judged judge add-assessor boss --admin --db judging.db
   judged judge serve --db judging.db                       # http://127.0.0.1:8000
   judged judge status --db judging.db
-  judged judge export --db judging.db -o new.qrels         # + new.qrels.provenance.jsonl
+  judged judge export --db judging.db -o new.qrels         # + .provenance.tsv, .evidence.jsonl
 
 --db takes any SQLAlchemy URL (postgresql://user:pw@host/db) or a path to a SQLite file."""
 
@@ -68,7 +68,8 @@ def register(sub) -> None:
     e = jsub.add_parser("export", help="write TREC qrels and a provenance sidecar")
     e.add_argument("--db", default=default_db, help=DB_HELP)
     e.add_argument("-o", "--output", required=True, metavar="QRELS",
-                   help="qrels file (qid 0 docid grade); provenance goes to QRELS.provenance.jsonl")
+                   help="qrels file (qid 0 docid grade); beside it QRELS.provenance.tsv (what `judged qrels "
+                        "merge` reads: source, assessor, time) and QRELS.evidence.jsonl (evidence, other assessors)")
     e.add_argument("--disagreement", choices=["skip", "min", "max"], default="skip",
                    help="a pair two assessors graded differently and no admin adjudicated: "
                         "skip = leave it out (default), min / max = the lower / higher grade")
@@ -89,13 +90,13 @@ def run_init(args) -> int:
     campaign, db = _web()
     from pathlib import Path
 
-    from ..judge.inputs import read_corpus, read_pool, read_queries, read_scale
+    from ..judge.inputs import read_corpus, read_judging_scale, read_pool, read_queries
 
     pool = read_pool(args.pool)
     qids, docids = {q for q, _ in pool.pairs}, {d for _, d in pool.pairs}
     queries = read_queries(args.queries, qids)
     corpus = read_corpus(args.corpus, docids)
-    scale = read_scale(args.scale)
+    scale = read_judging_scale(args.scale)
     with _database(args.db).write() as s:
         c = campaign.init_campaign(s, args.name or Path(args.pool).name, pool, str(args.pool), queries, corpus,
                                    scale, args.overlap)
@@ -134,20 +135,32 @@ def run_serve(args) -> int:
 
 def run_export(args) -> int:
     campaign, db = _web()
-    with _database(args.db).write() as s:
-        lines, prov, unresolved = campaign.export(s, args.disagreement, f"judged judge {db.public_url(args.db)}")
-    with open(args.output, "w", encoding="utf-8") as fh:
-        fh.writelines(line + "\n" for line in lines)
-    side = args.output + ".provenance.jsonl"
-    with open(side, "w", encoding="utf-8") as fh:
+    from ..data import Qrels
+    from ..qrels_ops import Merged, provenance_path
+
+    source = f"judged judge {db.public_url(args.db)}"
+    with _database(args.db).read() as s:
+        lines, prov, unresolved = campaign.export(s, args.disagreement, source)
+    # the qrels and the provenance sidecar `judged qrels merge` reads, written by its own writer
+    qrels = Qrels([p["qid"] for p in prov], [p["docid"] for p in prov], [p["grade"] for p in prov], source=source)
+    records = [{**{k: p[k] for k in ("qid", "docid", "grade", "source", "assessor", "time")}, "replaced": ""} for p in prov]
+    Merged(qrels, records, [], [(source, qrels.sha256)]).write(args.output)
+    evidence = evidence_path(args.output)
+    with open(evidence, "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(p, ensure_ascii=False) + "\n" for p in prov)
-    print(f"{len(lines)} judgments -> {args.output}; provenance -> {side}")
+    print(f"{len(lines)} judgments -> {args.output}; provenance -> {provenance_path(args.output)}; "
+          f"evidence -> {evidence}")
     if unresolved:
         how = "left out" if args.disagreement == "skip" else f"exported at the {args.disagreement} grade"
         print(f"{len(unresolved)} unadjudicated disagreements {how} (--disagreement {args.disagreement}): "
               + ", ".join(f"{u.pair.qid}/{u.pair.docid}" for u in unresolved[:10])
               + (" ..." if len(unresolved) > 10 else ""), file=sys.stderr)
     return 0
+
+
+def evidence_path(qrels_path: str) -> str:
+    """The evidence sidecar: one JSON object per exported judgment (see docs/judging.md)."""
+    return qrels_path + ".evidence.jsonl"
 
 
 def _f(x) -> str:

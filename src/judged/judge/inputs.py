@@ -21,25 +21,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-DEFAULT_SCALE = {
-    "evidence": "required",
-    "grade": [
-        {"value": 0, "name": "not relevant",
-         "definition": "Does not help answer the query, even if it shares its words.",
-         "examples": ["A page that mentions the query's terms in passing, about another subject."]},
-        {"value": 1, "name": "useful background",
-         "definition": "On the query's topic and useful context, but does not itself answer it.",
-         "examples": ["A general overview of the field the question belongs to."]},
-        {"value": 2, "name": "direct support",
-         "definition": "Contains a passage that directly supports part of the answer.",
-         "examples": ["A study reporting one of the facts the answer needs."]},
-        {"value": 3, "name": "complete answer",
-         "definition": "Answers the query fully on its own.",
-         "examples": ["A passage stating the answer with its conditions and source."]},
-    ],
-}
-
-
 @dataclass(frozen=True)
 class Pool:
     pairs: list[tuple[str, str]]
@@ -129,31 +110,17 @@ def read_corpus(path: str | Path, wanted: set[str]) -> dict[str, tuple[str, str]
     return out
 
 
-def read_scale(path: str | Path | None) -> Scale:
-    """A TOML file: ``evidence = "required"|"optional"`` and ``[[grade]]`` tables with
-    ``value`` (int), ``name``, ``definition``, ``examples`` (list of strings)."""
-    if path is None:
-        data = DEFAULT_SCALE
-    else:
-        try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ParseError(str(path), None, f"not TOML: {exc}") from None
-    src = str(path or "default scale")
-    grades = data.get("grade")
-    if not isinstance(grades, list) or not grades:
-        raise ParseError(src, None, "the scale needs [[grade]] tables")
-    out = []
-    for g in grades:
-        if not isinstance(g.get("value"), int) or isinstance(g.get("value"), bool):
-            raise ParseError(src, None, f"grade {g.get('name')!r}: value must be an integer")
-        if not g.get("name"):
-            raise ParseError(src, None, f"grade {g['value']}: needs a name")
-        out.append({"value": g["value"], "name": str(g["name"]), "definition": str(g.get("definition", "")),
-                    "examples": [str(e) for e in g.get("examples", [])]})
-    if len({g["value"] for g in out}) != len(out):
-        raise ParseError(src, None, "grade values repeat")
-    evidence = data.get("evidence", "required")
+def read_judging_scale(path: str | Path | None) -> Scale:
+    """The grade scale the assessors see: the TOML format of :mod:`judged.scale` (``[[grade]]``
+    tables with ``value``, ``name``, ``definition``, ``examples``; None: judged's default
+    scale), plus one key of the judging app's own, ``evidence = "required"`` (the default:
+    grades above the lowest need a quoted passage or a note) or ``"optional"``."""
+    from ..scale import read_scale as read_grade_scale
+
+    grade_scale = read_grade_scale(None if path is None else str(path))
+    evidence = "required" if path is None else tomllib.loads(Path(path).read_text("utf-8")).get("evidence", "required")
     if evidence not in ("required", "optional"):
-        raise ParseError(src, None, 'evidence must be "required" or "optional"')
-    return Scale(sorted(out, key=lambda g: g["value"]), evidence == "required")
+        raise ParseError(str(path), None, 'evidence must be "required" or "optional"')
+    grades = [{"value": g.value, "name": g.name, "definition": g.definition, "examples": list(g.examples)}
+              for g in grade_scale.grades]
+    return Scale(grades, evidence == "required")
