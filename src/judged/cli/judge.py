@@ -14,6 +14,7 @@ from ..errors import JudgedError
 
 HELP = """Close the holes: assessors judge a pool's (qid, docid) pairs in a web page.
 
+examples:
   judged judge init --db judging.db --pool pool.txt --queries queries.tsv --corpus corpus.jsonl
   judged judge add-assessor alice --db judging.db          # prints alice's token last
   judged judge add-assessor boss --admin --db judging.db
