@@ -8,12 +8,21 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
 
-from judge_helpers import Server  # noqa: E402
+from judge_helpers import Server, postgres_url, reset_postgres  # noqa: E402
 
 
 @pytest.fixture
 def sqlite_db(tmp_path) -> str:
     return str(tmp_path / "judging.db")
+
+
+@pytest.fixture
+def postgres_db():
+    """An empty schema in the PostgreSQL of $JUDGED_TEST_POSTGRES_URL (skips without one)."""
+    url = postgres_url()
+    reset_postgres(url)
+    yield url
+    reset_postgres(url)
 
 
 @pytest.fixture

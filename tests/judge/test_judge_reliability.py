@@ -9,7 +9,7 @@ import threading
 import time
 
 import httpx
-from judge_helpers import make_campaign, postgres_url, reset_postgres
+from judge_helpers import make_campaign
 from sqlalchemy import func, select
 
 from judged.judge.db import Database
@@ -116,13 +116,8 @@ def test_twenty_assessors_five_thousand_judgments_sqlite(sqlite_db, serve):
     _hammer(sqlite_db, serve)
 
 
-def test_twenty_assessors_five_thousand_judgments_postgresql(serve):
-    url = postgres_url()
-    reset_postgres(url)
-    try:
-        _hammer(url, serve)
-    finally:
-        reset_postgres(url)
+def test_twenty_assessors_five_thousand_judgments_postgresql(postgres_db, serve):
+    _hammer(postgres_db, serve)
 
 
 def _simultaneous_replays(db: str, serve) -> None:
@@ -155,10 +150,5 @@ def test_simultaneous_replays_sqlite(sqlite_db, serve):
     _simultaneous_replays(sqlite_db, serve)
 
 
-def test_simultaneous_replays_postgresql(serve):
-    url = postgres_url()
-    reset_postgres(url)
-    try:
-        _simultaneous_replays(url, serve)
-    finally:
-        reset_postgres(url)
+def test_simultaneous_replays_postgresql(postgres_db, serve):
+    _simultaneous_replays(postgres_db, serve)
