@@ -11,8 +11,8 @@ import importlib
 import sys
 
 # command modules, imported lazily so that `judged eval` stays fast
-COMMANDS = ["eval", "compare", "freeze", "report", "explain", "holes", "pool", "qrels", "rejudge", "demo", "answers",
-            "scale", "meta", "completion"]
+COMMANDS = ["eval", "compare", "freeze", "report", "explain", "holes", "pool", "qrels", "rejudge", "judge", "demo",
+            "answers", "scale", "meta", "completion"]
 
 EPILOG = """examples:
   judged demo
@@ -26,6 +26,7 @@ EPILOG = """examples:
   judged pool qrels.txt run.bm25 run.dense --depth 10 --budget 500 -o pool.txt
   judged qrels merge qrels.txt labels.txt -o qrels-v2.txt
   judged rejudge --qrels qrels.txt --qrels qrels-v2.txt run.bm25 run.dense
+  judged judge init --db judging.db --pool pool.txt --queries queries.tsv --corpus corpus.jsonl
   judged eval --beir scifact/ run.dense --ignore-identical-ids
   eval "$(judged completion bash)"
 """

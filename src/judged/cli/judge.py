@@ -1,0 +1,219 @@
+"""``judged judge``: the judging campaign (init, add-assessor, serve, export, status).
+
+Needs the ``web`` extra (FastAPI, SQLAlchemy, Jinja2, uvicorn; psycopg for PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from ..errors import JudgedError
+
+HELP = """Close the holes: assessors judge a pool's (qid, docid) pairs in a web page.
+
+examples:
+  judged judge init --db judging.db --pool pool.txt --queries queries.tsv --corpus corpus.jsonl
+  judged judge add-assessor alice --db judging.db          # prints alice's token last
+  judged judge add-assessor boss --admin --db judging.db
+  judged judge serve --db judging.db                       # http://127.0.0.1:8000
+  judged judge status --db judging.db
+  judged judge export --db judging.db -o new.qrels         # + .provenance.tsv, .evidence.jsonl
+
+--db takes any SQLAlchemy URL (postgresql://user:pw@host/db) or a path to a SQLite file."""
+
+DB_HELP = "database: a SQLite file path (default: %(default)s) or an SQLAlchemy URL such as postgresql://user:pw@127.0.0.1/db"
+
+
+def _web():
+    try:
+        from ..judge import campaign, db  # noqa: F401
+    except ModuleNotFoundError as exc:
+        raise JudgedError(f"`judged judge` needs the web extra (missing {exc.name}): pip install 'judged[web]'") from None
+    return campaign, db
+
+
+def register(sub) -> None:
+    p = sub.add_parser("judge", help="run a judging campaign (web app)", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    jsub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND", required=True)
+    default_db = "judging.db"
+
+    i = jsub.add_parser("init", help="create a campaign from a pool, queries, corpus and grade scale",
+                          description="create a campaign from a pool, queries, corpus and grade scale.\n\nexample:\n  judged judge init --db campaign.db --pool pool.txt --queries queries.jsonl --corpus corpus.jsonl --overlap 0.1",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    i.add_argument("--db", default=default_db, help=DB_HELP)
+    i.add_argument("--pool", required=True, help="pool file: qid docid per line (as `judged pool` writes)")
+    i.add_argument("--queries", required=True, help="TSV qid<TAB>text, or BEIR queries.jsonl")
+    i.add_argument("--corpus", required=True, help="BEIR corpus.jsonl (_id, title, text)")
+    i.add_argument("--scale", help="TOML grade scale (default: 0 not relevant, 1 useful background, "
+                                   "2 direct support, 3 complete answer; evidence required above 0)")
+    i.add_argument("--overlap", type=float, default=0.1,
+                   help="share of pairs judged by two assessors, for agreement (default: %(default)s)")
+    i.add_argument("--name", help="campaign name (default: the pool's file name)")
+    i.set_defaults(func=run_init)
+
+    a = jsub.add_parser("add-assessor", help="add an assessor; prints the access token as the last line",
+                          description="add an assessor; prints the access token as the last line.\n\nexample:\n  judged judge add-assessor alice --db campaign.db",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("name")
+    a.add_argument("--admin", action="store_true", help="may see the admin page, adjudicate and export")
+    a.add_argument("--db", default=default_db, help=DB_HELP)
+    a.set_defaults(func=run_add_assessor)
+
+    s = jsub.add_parser("serve", help="serve the judging page and JSON API",
+                          description="serve the judging page and JSON API.\n\nexample:\n  judged judge serve --db campaign.db --port 8000",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("--db", default=default_db, help=DB_HELP)
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s, this machine only)")
+    s.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
+    s.add_argument("--secure-cookie", action="store_true", help="mark the session cookie Secure (behind HTTPS)")
+    s.set_defaults(func=run_serve)
+
+    e = jsub.add_parser("export", help="write TREC qrels and a provenance sidecar",
+                          description="write TREC qrels and a provenance sidecar.\n\nexample:\n  judged judge export --db campaign.db -o new-labels.txt",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    e.add_argument("--db", default=default_db, help=DB_HELP)
+    e.add_argument("-o", "--output", required=True, metavar="QRELS",
+                   help="qrels file (qid 0 docid grade); beside it QRELS.provenance.tsv (what `judged qrels "
+                        "merge` reads: source, assessor, time) and QRELS.evidence.jsonl (evidence, other assessors)")
+    e.add_argument("--disagreement", choices=["skip", "min", "max"], default="skip",
+                   help="a pair two assessors graded differently and no admin adjudicated: "
+                        "skip = leave it out (default), min / max = the lower / higher grade")
+    e.set_defaults(func=run_export)
+
+    t = jsub.add_parser("status", help="progress, time per judgment, agreement, disagreements",
+                          description="progress, time per judgment, agreement, disagreements.\n\nexample:\n  judged judge status --db campaign.db --format json",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("--db", default=default_db, help=DB_HELP)
+    t.add_argument("--format", choices=["table", "json"], default="table")
+    t.set_defaults(func=run_status)
+
+
+def _database(db_url: str):
+    _, db = _web()
+    return db.Database(db_url)
+
+
+def run_init(args) -> int:
+    campaign, db = _web()
+    from pathlib import Path
+
+    from ..judge.inputs import read_corpus, read_judging_scale, read_pool, read_queries
+
+    pool = read_pool(args.pool)
+    qids, docids = {q for q, _ in pool.pairs}, {d for _, d in pool.pairs}
+    queries = read_queries(args.queries, qids)
+    corpus = read_corpus(args.corpus, docids)
+    scale = read_judging_scale(args.scale)
+    with _database(args.db).write() as s:
+        c = campaign.init_campaign(s, args.name or Path(args.pool).name, pool, str(args.pool), queries, corpus,
+                                   scale, args.overlap)
+        name = c.name
+    print(f"campaign {name!r} in {db.public_url(args.db)}: {len(pool.pairs)} pairs over {len(qids)} queries "
+          f"and {len(docids)} documents; {round(args.overlap * len(pool.pairs))} pairs go to two assessors "
+          f"(overlap {args.overlap}); evidence {'required above ' + str(scale.grades[0]['value']) if scale.evidence_required else 'optional'}"
+          + (f"; {pool.duplicates} repeated pool lines ignored" if pool.duplicates else ""))
+    return 0
+
+
+def run_add_assessor(args) -> int:
+    campaign, db = _web()
+    with _database(args.db).write() as s:
+        campaign.get_campaign(s)
+        token = campaign.add_assessor(s, args.name, args.admin)
+    print(f"{'admin' if args.admin else 'assessor'} {args.name!r} added; the token below is shown once "
+          "(only its hash is stored):")
+    print(token)
+    return 0
+
+
+def run_serve(args) -> int:
+    campaign, _ = _web()
+    import uvicorn
+    with _database(args.db).read() as s:
+        campaign.get_campaign(s)  # refuse to serve a database without a campaign
+
+    from ..judge.app import create_app
+
+    app = create_app(args.db, secure_cookie=args.secure_cookie)
+    print(f"judging page on http://{args.host}:{args.port}/ (Ctrl-C stops)", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, server_header=False, log_level="info")
+    return 0
+
+
+def run_export(args) -> int:
+    campaign, db = _web()
+    from ..data import Qrels
+    from ..qrels_ops import Merged, provenance_path
+
+    source = f"judged judge {db.public_url(args.db)}"
+    with _database(args.db).read() as s:
+        lines, prov, unresolved = campaign.export(s, args.disagreement, source)
+    # the qrels and the provenance sidecar `judged qrels merge` reads, written by its own writer
+    qrels = Qrels([p["qid"] for p in prov], [p["docid"] for p in prov], [p["grade"] for p in prov], source=source)
+    records = [{**{k: p[k] for k in ("qid", "docid", "grade", "source", "assessor", "time")}, "replaced": ""} for p in prov]
+    Merged(qrels, records, [], [(source, qrels.sha256)]).write(args.output)
+    evidence = evidence_path(args.output)
+    with open(evidence, "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(p, ensure_ascii=False) + "\n" for p in prov)
+    print(f"{len(lines)} judgments -> {args.output}; provenance -> {provenance_path(args.output)}; "
+          f"evidence -> {evidence}")
+    if unresolved:
+        how = "left out" if args.disagreement == "skip" else f"exported at the {args.disagreement} grade"
+        print(f"{len(unresolved)} unadjudicated disagreements {how} (--disagreement {args.disagreement}): "
+              + ", ".join(f"{u.pair.qid}/{u.pair.docid}" for u in unresolved[:10])
+              + (" ..." if len(unresolved) > 10 else ""), file=sys.stderr)
+    return 0
+
+
+def evidence_path(qrels_path: str) -> str:
+    """The evidence sidecar: one JSON object per exported judgment (see docs/judging.md)."""
+    return qrels_path + ".evidence.jsonl"
+
+
+def _f(x) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+
+
+def run_status(args) -> int:
+    campaign, _ = _web()
+    with _database(args.db).read() as s:
+        st = campaign.status(s)
+    if args.format == "json":
+        print(json.dumps(campaign.json_safe(st), indent=2, ensure_ascii=False))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    con.print(f"campaign {st['campaign']}: {st['labelled']} of {st['pairs']} pairs labelled; "
+              f"{st['overlap_pairs']} pairs go to two assessors", markup=False, highlight=False)
+    ag = st["agreement"]
+    con.print(f"agreement over {ag['pairs']} doubly judged pairs: Cohen's kappa {_f(ag['cohen_kappa'])}, "
+              f"Krippendorff's alpha (ordinal) {_f(ag['krippendorff_alpha_ordinal'])}  [{ag['convention']}]",
+              markup=False, highlight=False)
+    t = Table(title="assessors")
+    for col in ("assessor", "assigned", "graded", "skipped", "open", "median s/judgment"):
+        t.add_column(col)
+    for a in st["assessors"]:
+        t.add_row(a["assessor"] + (" (admin)" if a["admin"] else ""), *(str(a[k]) for k in ("assigned", "graded", "skipped", "open")),
+                  "—" if a["median_seconds"] is None else str(a["median_seconds"]))
+    con.print(t)
+    q = Table(title="queries")
+    for col in ("qid", "pairs", "labelled", "open disagreements"):
+        q.add_column(col)
+    for r in st["queries"]:
+        q.add_row(r["qid"], str(r["pairs"]), str(r["labelled"]), str(r["disagreements"]))
+    con.print(q)
+    if st["disagreements"]:
+        d = Table(title="disagreements (adjudicate on the admin page)")
+        for col in ("qid", "docid", "labels", "adjudicated"):
+            d.add_column(col)
+        for r in st["disagreements"]:
+            d.add_row(r["qid"], r["docid"], ", ".join(f"{x['assessor']}: {x['grade']}" for x in r["labels"]),
+                      "—" if r["adjudicated"] is None else str(r["adjudicated"]))
+        con.print(d)
+    return 0

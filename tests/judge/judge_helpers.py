@@ -1,0 +1,106 @@
+"""Helpers for the judging app's tests: campaigns on temporary databases, a real server
+process on a loopback port, the PostgreSQL URL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from judged.judge import campaign as cp
+from judged.judge.db import Database
+from judged.judge.inputs import Pool, read_judging_scale
+from judged.judge.models import Base
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "judging"
+PG_ENV = "JUDGED_TEST_POSTGRES_URL"
+
+
+def make_campaign(db: str, n_queries: int = 2, docs_per_query: int = 3, overlap: float = 0.0,
+                  assessors=("alice",), admins=("boss",), evidence: str = "required", texts=None) -> dict[str, str]:
+    """A synthetic campaign; returns name -> token."""
+    database = Database(db)
+    pairs = [(f"q{q}", f"q{q}-d{d}") for q in range(n_queries) for d in range(docs_per_query)]
+    queries = {f"q{q}": f"query text {q}" for q in range(n_queries)}
+    corpus = {d: (f"title of {d}", (texts or {}).get(d, f"text of {d}")) for _, d in pairs}
+    scale = read_judging_scale(None)
+    scale = type(scale)(scale.grades, evidence == "required")
+    tokens = {}
+    with database.write() as s:
+        cp.init_campaign(s, "test", Pool(pairs, "0" * 64), "pool.txt", queries, corpus, scale, overlap)
+        for name in assessors:
+            tokens[name] = cp.add_assessor(s, name)
+        for name in admins:
+            tokens[name] = cp.add_assessor(s, name, admin=True)
+    database.dispose()
+    return tokens
+
+
+def reset_postgres(url: str) -> None:
+    database = Database(url, create=False)
+    Base.metadata.drop_all(database.engine)
+    database.dispose()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``judged judge serve`` in its own process, on 127.0.0.1."""
+
+    def __init__(self, db: str, log: Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = Path(log)
+        self.log = open(log, "wb")
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen([sys.executable, "-m", "judged", "judge", "serve", "--db", db,
+                                      "--port", str(self.port)], stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        import httpx
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(self.url + "/api/next", timeout=1).status_code == 401:
+                    return
+            except httpx.TransportError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start: {Path(log).read_text()}")
+            time.sleep(0.1)
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.log.close()
+
+
+def postgres_url() -> str:
+    url = os.environ.get(PG_ENV)
+    if not url:
+        pytest.skip(f"no PostgreSQL: set {PG_ENV} (.ci/run starts a local cluster and sets it)")
+    try:
+        database = Database(url, create=False)
+        with database.engine.connect():
+            pass
+        database.dispose()
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"PostgreSQL at {PG_ENV} cannot be reached: {exc}")
+    return url

@@ -1,0 +1,165 @@
+"""The campaign's input readers and the `judged judge` commands."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from judge_helpers import EXAMPLE
+
+from judged.cli import main
+from judged.errors import ParseError
+from judged.judge.db import public_url as db_url
+from judged.judge.inputs import read_corpus, read_judging_scale, read_pool, read_queries
+
+
+def test_pool_format_of_judged_pool(tmp_path):
+    p = tmp_path / "pool.txt"
+    p.write_text("# qid docid priority runs\nq1 d1 0.9 bm25,dense 1\n\nq1\td2\nq2 d1 extra\nq1 d1 again\n")
+    pool = read_pool(p)
+    assert pool.pairs == [("q1", "d1"), ("q1", "d2"), ("q2", "d1")]   # extra fields ignored (blind)
+    assert pool.duplicates == 1
+    assert pool.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
+    (tmp_path / "bad.txt").write_text("q1 d1\nq2\n")
+    with pytest.raises(ParseError, match="bad.txt:2"):
+        read_pool(tmp_path / "bad.txt")
+
+
+def test_queries_tsv_and_beir_jsonl(tmp_path):
+    (tmp_path / "q.tsv").write_text("1\tfirst query\n2\tsecond\twith tab\n")
+    assert read_queries(tmp_path / "q.tsv") == {"1": "first query", "2": "second\twith tab"}
+    (tmp_path / "queries.jsonl").write_text('{"_id": "1", "text": "a"}\n{"_id": 2, "text": "b"}\n')
+    assert read_queries(tmp_path / "queries.jsonl", {"2"}) == {"2": "b"}
+    (tmp_path / "bad.jsonl").write_text('{"text": "no id"}\n')
+    with pytest.raises(ParseError, match="_id"):
+        read_queries(tmp_path / "bad.jsonl")
+
+
+def test_corpus_reads_only_wanted(tmp_path):
+    docs = read_corpus(EXAMPLE / "corpus.jsonl", {"d1", "d5"})
+    assert set(docs) == {"d1", "d5"} and docs["d1"][0].startswith("Vitamin D")
+
+
+def test_scale_is_judged_scale_format_plus_evidence(tmp_path):
+    s = read_judging_scale(None)                      # judged's default scale (judged/data/default-scale.toml)
+    assert [(g["value"], g["name"]) for g in s.grades][::3] == [(0, "not relevant"), (3, "complete answer")]
+    assert s.evidence_required and all(g["definition"] and g["examples"] for g in s.grades)
+    assert [g["name"] for g in read_judging_scale(EXAMPLE / "scale.toml").grades][3] == "complete answer"
+    (tmp_path / "s.toml").write_text('evidence = "optional"\n[[grade]]\nvalue = 1\nname = "yes"\ndefinition = "a"\n'
+                                     '[[grade]]\nvalue = 0\nname = "no"\ndefinition = "b"\n')
+    s = read_judging_scale(tmp_path / "s.toml")
+    assert [g["value"] for g in s.grades] == [0, 1] and not s.evidence_required
+    (tmp_path / "bad.toml").write_text('[[grade]]\nvalue = "high"\nname = "x"\ndefinition = "y"\n')
+    with pytest.raises(ParseError, match="integer"):
+        read_judging_scale(tmp_path / "bad.toml")
+    (tmp_path / "ev.toml").write_text('evidence = "sometimes"\n[[grade]]\nvalue = 0\nname = "x"\ndefinition = "y"\n')
+    with pytest.raises(ParseError, match="evidence"):
+        read_judging_scale(tmp_path / "ev.toml")
+
+
+def _init(db, *extra):
+    return main(["judge", "init", "--db", db, "--pool", str(EXAMPLE / "pool.txt"), "--queries",
+                 str(EXAMPLE / "queries.tsv"), "--corpus", str(EXAMPLE / "corpus.jsonl"), *extra])
+
+
+def test_cli_init_add_assessor_export_status(tmp_path, capsys):
+    db = str(tmp_path / "j.db")
+    assert _init(db, "--overlap", "0") == 0
+    assert "6 pairs over 2 queries" in capsys.readouterr().out
+    assert main(["judge", "add-assessor", "alice", "--db", db]) == 0
+    token = capsys.readouterr().out.strip().splitlines()[-1]          # the token is the last line
+    assert len(token) >= 40
+    assert main(["judge", "add-assessor", "alice", "--db", db]) == 2  # a name once
+    assert "exists already" in capsys.readouterr().err
+    from fastapi.testclient import TestClient
+
+    from judged.judge.app import create_app
+    c = TestClient(create_app(db))
+    h = {"Authorization": f"Bearer {token}"}
+    n = 0
+    while (r := c.get("/api/next", headers=h)).status_code == 200:
+        p = r.json()
+        c.post("/api/judgments", headers=h, json={"qid": p["qid"], "docid": p["docid"], "grade": n % 2,
+                                                  "evidence": f"because {n}", "request_id": str(n)})
+        n += 1
+    out = tmp_path / "new.qrels"
+    assert main(["judge", "export", "--db", db, "-o", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert len(lines) == 6 and all(len(line.split()) == 4 and line.split()[1] == "0" for line in lines)
+    prov = [json.loads(x) for x in (tmp_path / "new.qrels.evidence.jsonl").read_text().splitlines()]
+    assert [(p["qid"], p["docid"], p["grade"]) for p in prov] == [(f[0], f[2], int(f[3])) for f in map(str.split, lines)]
+    tsv = [r.split("\t") for r in (tmp_path / "new.qrels.provenance.tsv").read_text().splitlines() if not r.startswith("#")]
+    assert tsv[0] == ["qid", "docid", "grade", "source", "assessor", "time", "replaced"]   # what qrels merge reads
+    assert [r[4] for r in tsv[1:]] == ["alice"] * 6
+    assert {p["assessor"] for p in prov} == {"alice"} and all(p["time"].endswith("Z") and p["source"] for p in prov)
+    assert all(p["evidence"] for p in prov if p["grade"] > 0)
+    # the exported qrels read back with judged's own reader
+    from judged.io import read_qrels
+    back = read_qrels(str(out))
+    assert len(back) == 6 and sorted(back.grade.tolist()) == sorted(int(f.split()[3]) for f in lines)
+    capsys.readouterr()
+    assert main(["judge", "status", "--db", db, "--format", "json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert st["labelled"] == 6 and st["assessors"][0]["graded"] == 6 and st["agreement"]["cohen_kappa"] is None
+    assert main(["judge", "status", "--db", db]) == 0
+    assert "alice" in capsys.readouterr().out
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    db = str(tmp_path / "j.db")
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "title": "t", "text": "x"}\n')
+    rc = main(["judge", "init", "--db", db, "--pool", str(EXAMPLE / "pool.txt"), "--queries",
+               str(EXAMPLE / "queries.tsv"), "--corpus", str(tmp_path / "corpus.jsonl")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("judged: error:") and "not in the corpus" in err and err.count("\n") == 1
+    for cmd in ("status", "serve"):
+        assert main(["judge", cmd, "--db", str(tmp_path / "empty.db")]) == 2
+        assert "judge init" in capsys.readouterr().err
+    assert _init(db) == 0 and _init(db) == 2                           # one campaign per database
+
+
+def test_the_whole_flow_pool_judge_export_merge_rejudge(tmp_path, capsys):
+    """judged pool -> judge init -> an assessor judges -> export -> qrels merge -> rejudge."""
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n")
+    (tmp_path / "lexical.run").write_text("q1 Q0 a 1 9 lex\nq1 Q0 b 2 8 lex\nq2 Q0 c 1 9 lex\nq2 Q0 x 2 8 lex\n")
+    (tmp_path / "dense.run").write_text("q1 Q0 h1 1 9 dn\nq1 Q0 a 2 8 dn\nq2 Q0 h2 1 9 dn\nq2 Q0 c 2 8 dn\n")
+    pool = tmp_path / "pool.txt"
+    assert main(["pool", str(tmp_path / "qrels.txt"), str(tmp_path / "lexical.run"), str(tmp_path / "dense.run"),
+                 "--depth", "2", "-o", str(pool)]) == 0
+    pairs = read_pool(pool).pairs
+    assert sorted(pairs) == [("q1", "h1"), ("q2", "h2"), ("q2", "x")]
+    (tmp_path / "queries.tsv").write_text("q1\tfirst\nq2\tsecond\n")
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": d, "text": f"text {d}"}) + "\n"
+                                                   for d in ("a", "b", "c", "h1", "h2", "x")))
+    db = str(tmp_path / "j.db")
+    assert main(["judge", "init", "--db", db, "--pool", str(pool), "--queries", str(tmp_path / "queries.tsv"),
+                 "--corpus", str(tmp_path / "corpus.jsonl"), "--overlap", "0"]) == 0
+    assert main(["judge", "add-assessor", "alice", "--db", db]) == 0
+    token = capsys.readouterr().out.strip().splitlines()[-1]
+    from fastapi.testclient import TestClient
+
+    from judged.judge.app import create_app
+    c, h = TestClient(create_app(db)), {"Authorization": f"Bearer {token}"}
+    hidden_key = {"h1": 3, "h2": 2, "x": 0}     # the dense run's holes are relevant
+    while (r := c.get("/api/next", headers=h)).status_code == 200:
+        p = r.json()
+        assert c.post("/api/judgments", headers=h, json={"qid": p["qid"], "docid": p["docid"], "grade": hidden_key[p["docid"]],
+                                                         "evidence": "read it", "request_id": p["docid"]}).status_code == 201
+    new = tmp_path / "new.qrels"
+    assert main(["judge", "export", "--db", db, "-o", str(new)]) == 0
+    merged = tmp_path / "merged.qrels"
+    assert main(["qrels", "merge", str(tmp_path / "qrels.txt"), str(new), "-o", str(merged)]) == 0
+    assert sorted(merged.read_text().splitlines()) == sorted(
+        ["q1 0 a 1", "q1 0 b 0", "q2 0 c 2", "q1 0 h1 3", "q2 0 h2 2", "q2 0 x 0"])
+    side = (tmp_path / "merged.qrels.provenance.tsv").read_text()
+    row = next(r.split("\t") for r in side.splitlines() if r.startswith("q1\th1\t"))
+    assert row[2:5] == ["3", f"judged judge {db_url(db)}", "alice"] and row[5].endswith("Z")  # provenance carried
+    capsys.readouterr()
+    assert main(["rejudge", "--qrels", str(tmp_path / "qrels.txt"), "--qrels", str(merged), "-m", "nDCG@2", "-k", "2",
+                 str(tmp_path / "lexical.run"), str(tmp_path / "dense.run"), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    names = {k.split("/")[-1]: k for k in report["runs"]}
+    assert [[n.split("/")[-1] for n in o] for o in report["order"]] == [["lexical.run", "dense.run"],
+                                                                        ["dense.run", "lexical.run"]]
+    assert report["runs"][names["dense.run"]]["judged"] == [0.5, 1.0]   # its holes closed: the order flips
