@@ -46,6 +46,7 @@ def test_judge_by_keyboard_undo_export_and_no_script(tmp_path, capsys, serve, sh
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--headless"])
         ctx = browser.new_context(viewport={"width": 1200, "height": 820}, accept_downloads=True)
+        ctx.set_default_timeout(120_000)  # a 2-core machine under load can stall Chromium for a while
         page = ctx.new_page()
         page_errors, dialogs = [], []
         page.on("pageerror", lambda e: page_errors.append(str(e)))
@@ -158,7 +159,9 @@ def test_judge_by_keyboard_undo_export_and_no_script(tmp_path, capsys, serve, sh
         assert n == 3
 
         # the admin page: agreement, disagreements, export
-        admin = browser.new_context(viewport={"width": 1200, "height": 1000}, accept_downloads=True).new_page()
+        admin_ctx = browser.new_context(viewport={"width": 1200, "height": 1000}, accept_downloads=True)
+        admin_ctx.set_default_timeout(120_000)
+        admin = admin_ctx.new_page()
         admin.goto(server.url + "/")
         admin.fill("#token", boss)
         admin.click("#login-button")
