@@ -676,7 +676,7 @@ def _exact_pair(measure, A: Aligned, B: Aligned) -> tuple[float, float]:
 
     (qa, na), (qb, nb) = per_query(A), per_query(B)
     lo = hi = 0.0
-    for qid in set(qa) | set(qb):
+    for qid in sorted(set(qa) | set(qb)):  # a fixed order: the float sums must not vary between processes
         ha, da, jg = qa.get(qid, ({}, 0.0, None))
         hb, db, jg_b = qb.get(qid, ({}, 0.0, None))
         jg = jg if jg is not None else jg_b
