@@ -150,7 +150,6 @@ def test_bad_run(files, capsys, command, bad):
     ["compare", "--manifest", "eval.toml", "a.run", "b.run", "-m", "AP"],  # the manifest fixes the measures
     ["compare", "--manifest", "eval.toml", "a.run", "b.run", "--ties", "input"],
     ["compare", "--manifest", "missing.toml", "a.run", "b.run"],
-    ["compare", "--manifest", "gone.toml", "a.run", "b.run"],  # its qrels file is gone
     ["compare-records", "rec.json"],
     ["compare-records", "rec.json", "rec.json", "--baseline", "zzz"],
     ["compare-records", "rec.json", "rec.json", "-m", "zzz"],
@@ -208,6 +207,12 @@ def test_freeze_bad_queries(files, capsys, queries, where):
                           capsys)
     assert where in line, line
     assert (files / "keep.txt").read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("command", [["compare", "--manifest", "gone.toml", "a.run", "b.run"],
+                                     ["eval", "--manifest", "gone.toml", "a.run"]])
+def test_manifest_whose_qrels_are_gone(frozen, capsys, command):
+    assert "gone.toml: its qrels file 'gone.txt' no longer exists" in one_line_error(command, capsys)
 
 
 def _edit_toml(old, new):

@@ -379,7 +379,12 @@ def evaluate_frozen(manifest, runs, *, qrels=None, queries=None, on_duplicate: s
     from .io import read_qrels
 
     m = Manifest.load(manifest)
-    q = read_qrels(qrels if qrels is not None else m.resolve(m.qrels["path"]), on_duplicate=on_duplicate)
+    if qrels is None:
+        qrels = m.resolve(m.qrels["path"])
+        if not os.path.exists(qrels) and not qrels.startswith("irds:"):  # ir_datasets ids are not paths
+            raise ParseError(m.path or "the manifest", None, f"its qrels file {qrels!r} no longer exists "
+                                                             "(paths are relative to the manifest's folder)")
+    q = read_qrels(qrels, on_duplicate=on_duplicate)
     q = m.check(q, queries)
     s = m.settings()
     result = evaluate(q, runs, m.measure_strings, ties=s.ties, complete=s.complete, no_relevant=s.no_relevant,
