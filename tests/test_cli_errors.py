@@ -25,6 +25,10 @@ def files(tmp_path, monkeypatch):
                        "conflict.txt": "1 0 d1 0\n", "keep.txt": "precious\n"}.items():
         (tmp_path / name).write_text(text)
     (tmp_path / "binary.dat").write_bytes(bytes(range(256)) * 3)
+    (tmp_path / "latin1.txt").write_bytes("1\n2 caf\xe9\n".encode("latin-1"))
+    (tmp_path / "queries.json").write_text('{"1": "a",')
+    (tmp_path / "number.json").write_text("7")
+    (tmp_path / "queries.jsonl").write_text('{"_id": "1"}\n{"text": "no id"}\n')
     (tmp_path / "adir").mkdir()
     return tmp_path
 
@@ -51,6 +55,9 @@ COMMANDS = {
     "pool": lambda q, r: ["pool", q, r, "--depth", "5", "-o", "-"],
     "rejudge": lambda q, r: ["rejudge", "--qrels", q, "--qrels", "qrels.txt", r],
     "meta power": lambda q, r: ["meta", "power", q, r, "b.run"],
+    "compare": lambda q, r: ["compare", q, r, "b.run"],
+    "compare run": lambda q, r: ["compare", q, "b.run", r],
+    "report": lambda q, r: ["report", q, r, "b.run", "--format", "md"],
 }
 
 
@@ -58,6 +65,12 @@ COMMANDS = {
 @pytest.mark.parametrize("bad", BAD_INPUTS + ["short.txt", "grade.txt"])
 def test_bad_qrels(files, capsys, command, bad):
     one_line_error(COMMANDS[command](bad, "a.run"), capsys)
+
+
+@pytest.mark.parametrize("bad", BAD_INPUTS + ["short.txt", "grade.txt"])
+def test_freeze_bad_qrels(files, capsys, bad):
+    one_line_error(["freeze", "--qrels", bad, "-m", "AP", "-o", "keep.txt"], capsys)
+    assert (files / "keep.txt").read_text() == "precious\n"
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
@@ -107,9 +120,193 @@ def test_bad_run(files, capsys, command, bad):
     ["meta", "simulate-discount", "--sizes", "x"],
     ["completion", "fish"],
     ["bogus"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--depth", "0"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--depth", "-3"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--regressions", "-1"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--permutations", "0"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--permutations", "x"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--seed", "-1"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--seed", "x"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--correction", "sidak"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--format", "xml"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--maxgrade", "-1"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--maxgrade", "100000000000000000000000"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--negative", "x"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--high", "nan"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--high", "inf"],
+    ["compare", "qrels.txt", "a.run", "b.run", "-m", "nDCG@x"],
+    ["compare", "qrels.txt", "a.run", "b.run", "-m", "Judged@0"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--scale", "binary.dat"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--eligibility", "binary.dat"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--requirements", "adir"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--unanswerable", "binary.dat"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--answers", "binary.dat"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--as", "bob"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--save", "adir"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--save", "no/such/dir/r.json"],
+    ["compare", "qrels.txt", "a.run"],  # no run to compare with
+    ["compare", "qrels.txt"],
+    ["compare", "--manifest", "eval.toml", "a.run"],
+    ["compare", "--manifest", "eval.toml", "a.run", "b.run", "-m", "AP"],  # the manifest fixes the measures
+    ["compare", "--manifest", "eval.toml", "a.run", "b.run", "--ties", "input"],
+    ["compare", "--manifest", "missing.toml", "a.run", "b.run"],
+    ["compare-records", "rec.json"],
+    ["compare-records", "rec.json", "rec.json", "--baseline", "zzz"],
+    ["compare-records", "rec.json", "rec.json", "-m", "zzz"],
+    ["compare-records", "rec.json", "rec.json", "--permutations", "0"],
+    ["compare-records", "rec.json", "rec.json", "--seed", "-3"],
+    ["compare-records", "rec.json", "rec.json", "--correction", "x"],
+    ["compare-records", "rec.json", "rec.json", "--format", "xml"],
+    ["freeze", "--qrels", "qrels.txt", "-o", "e.toml"],  # -m is required
+    ["freeze", "--qrels", "qrels.txt", "-m", "AP", "--queries", "binary.dat", "-o", "e.toml"],
+    ["freeze", "--qrels", "qrels.txt", "-m", "AP", "--queries", "adir", "-o", "e.toml"],
+    ["freeze", "--qrels", "qrels.txt", "-m", "AP", "--queries", "empty.txt", "-o", "e.toml"],
+    ["freeze", "--qrels", "qrels.txt", "-m", "AP", "--queries", "missing.txt", "-o", "e.toml"],
+    ["freeze", "--qrels", "qrels.txt", "-m", "AP"],  # -o is required
+    ["freeze", "--qrels", "qrels.txt", "-m", "nDCG@x", "-o", "e.toml"],
+    ["freeze", "--qrels", "qrels.txt", "-m", "AP", "--relevance-unit", "x", "-o", "e.toml"],
+    ["freeze", "--qrels", "qrels.txt", "-m", "AP", "-o", "adir"],
+    ["freeze", "--qrels", "qrels.txt", "-m", "AP", "-o", "no/such/dir/e.toml"],
+    ["eval", "--manifest", "missing.toml", "a.run"],
+    ["eval", "--manifest", "eval.toml", "a.run", "--save", "adir"],
+    ["eval", "--manifest", "eval.toml", "a.run", "-m", "AP"],
+    ["report", "qrels.txt", "a.run", "b.run", "--format", "xml"],
+    ["report", "qrels.txt", "a.run", "b.run", "-o", "adir"],
+    ["report", "qrels.txt", "a.run", "b.run", "-o", "no/such/dir/r.html"],
+    ["report", "qrels.txt", "a.run", "b.run", "--depth", "0"],
+    ["report", "qrels.txt", "a.run", "b.run", "--regressions", "-1"],
+    ["report", "qrels.txt", "a.run", "b.run", "--permutations", "0"],
+    ["report", "qrels.txt", "a.run", "b.run", "--power", "--format", "md"],
+    ["report", "qrels.txt", "a.run", "b.run", "--power", "--power-samples", "0"],
+    ["report", "qrels.txt", "a.run", "b.run", "--power", "--power-measure", "nDCG@x"],
+    ["report", "qrels.txt", "a.run", "b.run", "--title"],
 ])
-def test_one_line_error(files, capsys, argv):
+def test_one_line_error(frozen, capsys, argv):
     one_line_error(argv, capsys)
+
+
+@pytest.fixture
+def frozen(files):
+    """``files`` plus a manifest (eval.toml), a record (rec.json) and one whose qrels are gone."""
+    assert main(["freeze", "--qrels", "qrels.txt", "-m", "nDCG@10", "-m", "AP", "-o", "eval.toml"]) == 0
+    assert main(["eval", "qrels.txt", "a.run", "b.run", "-m", "nDCG@10", "-m", "AP", "--save", "rec.json"]) == 0
+    text = (files / "eval.toml").read_text()
+    assert 'path = "qrels.txt"' in text
+    (files / "gone.toml").write_text(text.replace('path = "qrels.txt"', 'path = "gone.txt"'))
+    return files
+
+
+@pytest.mark.parametrize("queries, where", [
+    ("latin1.txt", "latin1.txt:2: not UTF-8"),
+    ("queries.json", "queries.json:1: not JSON"),
+    ("number.json", "number.json: a JSON queries file is a list of ids"),
+    ("queries.jsonl", "queries.jsonl:2: not a JSON object with an _id"),
+])
+def test_freeze_bad_queries(files, capsys, queries, where):
+    line = one_line_error(["freeze", "--qrels", "qrels.txt", "-m", "AP", "--queries", queries, "-o", "keep.txt"],
+                          capsys)
+    assert where in line, line
+    assert (files / "keep.txt").read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("command", [["compare", "--manifest", "gone.toml", "a.run", "b.run"],
+                                     ["eval", "--manifest", "gone.toml", "a.run"]])
+def test_manifest_whose_qrels_are_gone(frozen, capsys, command):
+    assert "gone.toml: its qrels file 'gone.txt' no longer exists" in one_line_error(command, capsys)
+
+
+def _edit_toml(old, new):
+    return lambda text: text.replace(old, new) if old in text else pytest.fail(f"{old!r} not in the manifest")
+
+
+MANIFESTS = {  # file content -> what the one error line must say
+    "binary": (None, "binary.dat:2: not UTF-8 text"),
+    "directory": (None, "adir: is a directory"),
+    "empty": (lambda t: "", "not a judged manifest"),
+    "not TOML": (lambda t: "x = [\n", "m.toml:1: invalid TOML"),
+    "bad TOML line": (lambda t: t.replace("[conventions]", "[conventions"),  # the line of the broken header
+                      lambda t: f"m.toml:{t.splitlines().index('[conventions]') + 1}: invalid TOML"),
+    "other format": (lambda t: t.replace('format = "judged-manifest/1"', 'format = "x"'), "not a judged manifest"),
+    "no measures": (_edit_toml("[[measures]]", "[[nomeasures]]"), "measures should be a list, got nothing"),
+    "measures a string": (lambda t: 'format = "judged-manifest/1"\nmeasures = "AP"\n', "measures should be a list"),
+    "bad measure": (_edit_toml('measure = "AP"', 'measure = "AP@x"'), "cannot parse measure 'AP@x'"),
+    "bad ties": (_edit_toml('ties = "trec"', 'ties = "bogus"'), "unknown tie order 'bogus'"),
+    "complete a string": (_edit_toml("complete = true", 'complete = "yes"'), "conventions.complete should be true or"),
+    "no conventions": (_edit_toml("[conventions]", "[conventionsx]"), "conventions should be a mapping"),
+    "qrels path a number": (_edit_toml('path = "qrels.txt"', "path = 5"), "qrels.path should be a string, got int 5"),
+    "no qrels": (_edit_toml("[qrels]", "[qrelsx]"), "qrels.path should be a string, got nothing"),
+    "frozen qrels binary": (_edit_toml('path = "qrels.txt"', 'path = "binary.dat"'), "binary.dat:1: binary data"),
+}
+
+
+@pytest.mark.parametrize("command", ["compare", "eval", "report"])
+@pytest.mark.parametrize("case", list(MANIFESTS))
+def test_bad_manifest(frozen, capsys, command, case):
+    """A manifest that is not one, or no longer parses, is one line naming the file (and line)."""
+    edit, expected = MANIFESTS[case]
+    path = {"binary": "binary.dat", "directory": "adir"}.get(case, "m.toml")
+    original = (frozen / "eval.toml").read_text()
+    if edit is not None:
+        (frozen / path).write_text(edit(original))
+    if callable(expected):
+        expected = expected(original)
+    argv = {"compare": ["compare", "--manifest", path, "a.run", "b.run"],
+            "eval": ["eval", "--manifest", path, "a.run"],
+            "report": ["report", "--manifest", path, "a.run", "b.run", "-o", "keep.txt"]}[command]
+    line = one_line_error(argv, capsys)
+    assert expected in line, line
+    assert (frozen / "keep.txt").read_text() == "precious\n"
+
+
+def _runs(edit):
+    return lambda r: [edit(entry) for entry in r["runs"].values()]
+
+
+def _per_query(edit):
+    return _runs(lambda entry: [edit(v) for v in entry["per_query"].values()])
+
+
+RECORDS = {  # an edit of a valid record -> what the one error line must say
+    "not JSON": ("{", "x.json:1: not a JSON record"),
+    "binary": (b"\x80\x81", "x.json:1: not UTF-8 text"),
+    "a list": ("[1]", "not a judged evaluation record"),
+    "other format": (lambda r: r.update(format="x"), "not a judged evaluation record"),
+    "no runs": (lambda r: r.pop("runs"), "runs should be a mapping, got nothing"),
+    "runs a list": (lambda r: r.update(runs=[]), "runs should be a mapping, got list"),
+    "no run": (lambda r: r.update(runs={}), "it holds no run"),
+    "a run null": (_runs(lambda e: e.clear()), "per_query should be a mapping, got nothing"),
+    "no qrels": (lambda r: r.pop("qrels"), "qrels should be a mapping"),
+    "qrels a string": (lambda r: r.update(qrels="x"), "qrels should be a mapping, got str"),
+    "no measures": (lambda r: r.pop("measures"), "measures should be a mapping"),
+    "measures a list": (lambda r: r.update(measures=["AP"]), "measures should be a mapping, got list"),
+    "per_query a string": (_runs(lambda e: e.update(per_query="x")), "per_query should be a mapping, got str"),
+    "value a string": (_per_query(lambda v: v.update(AP="x")), "runs.a.run.per_query.1.AP should be a number"),
+    "value null": (_per_query(lambda v: v.update(AP=None)), "AP should be a number, got nothing"),
+    "value missing": (_per_query(lambda v: v.pop("AP")), "AP should be a number, got nothing"),
+    "no shared query": (_runs(lambda e: e.update(per_query={})), "the records share no query"),
+}
+
+
+@pytest.mark.parametrize("case", list(RECORDS))
+@pytest.mark.parametrize("which", ["a", "b"])
+def test_bad_record(frozen, capsys, case, which):
+    """compare-records on a malformed or hand-edited record: one line naming the file and the key."""
+    import json
+
+    edit, expected = RECORDS[case]
+    if isinstance(edit, bytes):
+        (frozen / "x.json").write_bytes(edit)
+    elif isinstance(edit, str):
+        (frozen / "x.json").write_text(edit)
+    else:
+        data = json.loads((frozen / "rec.json").read_text())
+        edit(data)
+        (frozen / "x.json").write_text(json.dumps(data))
+    argv = ["compare-records", "rec.json", "x.json"] if which == "b" else ["compare-records", "x.json", "rec.json"]
+    line = one_line_error(argv, capsys)
+    assert expected in line, line
+    if case != "no shared query":
+        assert line.startswith("judged: error: x.json"), line
 
 
 @pytest.mark.parametrize("argv", [
@@ -117,6 +314,11 @@ def test_one_line_error(files, capsys, argv):
     ["pool", "qrels.txt", "a.run", "--depth", "5", "--maxgrade", "-1", "-o", "keep.txt"],
     ["qrels", "merge", "qrels.txt", "conflict.txt", "-o", "keep.txt"],  # a refused conflict
     ["qrels", "merge", "qrels.txt", "grade.txt", "-o", "keep.txt"],
+    ["report", "qrels.txt", "missing.run", "b.run", "-o", "keep.txt"],
+    ["report", "qrels.txt", "a.run", "b.run", "--power", "--power-samples", "0", "-o", "keep.txt"],
+    ["freeze", "--qrels", "qrels.txt", "-m", "AP", "--queries", "binary.dat", "-o", "keep.txt"],
+    ["eval", "qrels.txt", "score.run", "--save", "keep.txt"],
+    ["compare", "qrels.txt", "a.run", "b.run", "--seed", "-1", "--save", "keep.txt"],
 ])
 def test_failure_keeps_existing_output(files, capsys, argv):
     one_line_error(argv, capsys, listed="conflict.txt" in argv)

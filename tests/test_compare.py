@@ -142,3 +142,19 @@ def test_constant_difference_stays_valid_json():
     row = json.loads(c.to_json())["comparisons"][0]
     assert row["effect_size"] is None and row["mean_delta"] == 0.5 and row["wins"] == 5
     assert "Infinity" not in c.to_json()
+
+
+def test_identical_calls_in_new_processes_print_identical_bytes(example):
+    """Whatever the interpreter's string-hash seed, the JSON is byte for byte the same: the
+    holes' exact flip interval once summed queries in set order and moved in the last digit."""
+    import os
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "judged", "compare", str(example / "qrels.txt"),
+            *(str(example / f) for f in ("bm25.run", "dense.run", "tuned.run")),
+            "-m", "nDCG@10", "-m", "DCG@10", "--permutations", "1000", "--format", "json"]
+    outs = [subprocess.run(argv, capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")]
+    assert json.loads(outs[0])["holes"]["comparisons"][0]["exact"]
+    assert outs[0] == outs[1]

@@ -182,8 +182,7 @@ def paired_comparisons(values: dict, baseline: str, measures, *, correction: str
                        show_progress: bool | None = None) -> list:
     """Every run in ``values`` (run -> measure -> per-query array, same queries) against
     ``baseline``, per measure; p-values corrected across the runs of each measure."""
-    if correction not in stats.CORRECTIONS:
-        raise JudgedError(f"unknown correction {correction!r} (choose {', '.join(stats.CORRECTIONS)})")
+    check_stats_options(correction, permutations, seed)
     others = [r for r in values if r != baseline]
     if not others:
         raise JudgedError("compare needs a baseline and at least one other run")
@@ -202,6 +201,21 @@ def paired_comparisons(values: dict, baseline: str, measures, *, correction: str
                     c.p_adjusted[test] = p
             out += family
     return out
+
+
+def check_stats_options(correction: str, permutations, seed) -> None:
+    """A known correction, at least one random draw, a non-negative integer seed."""
+    if correction not in stats.CORRECTIONS:
+        raise JudgedError(f"unknown correction {correction!r} (choose {', '.join(stats.CORRECTIONS)})")
+    _require_int("--permutations", permutations, 1)
+    _require_int("--seed", seed, 0)
+
+
+def _require_int(option: str, value, least: int) -> None:
+    """``value`` must be an integer >= ``least`` (``option`` names it in the error)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        kind = "a positive integer" if least == 1 else f"an integer >= {least}"
+        raise JudgedError(f"{option} must be {kind}, got {value!r}")
 
 
 def _mean(v) -> float:
@@ -236,8 +250,18 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     >>> c.get("RR", "new").test.mean_delta
     0.5
     """
-    from .evaluation import evaluate
+    import math
 
+    from .evaluation import evaluate
+    from .holes import check_maxgrade
+
+    check_stats_options(correction, permutations, seed)
+    _require_int("--regressions", regressions, 0)
+    if depth is not None:
+        _require_int("--depth", depth, 1)
+    check_maxgrade(maxgrade)
+    if high is not None and not (isinstance(high, (int, float)) and math.isfinite(high)):
+        raise JudgedError(f"--high must be a finite number, got {high!r}")
     if manifest is not None:
         from .manifest import Manifest, evaluate_frozen
 
@@ -359,6 +383,9 @@ def compare_records(a, b, *, allow_different_qrels: bool = False, baseline: str 
         label = name if name != base_name else f"{name} ({b})"
         names[label] = entry
     qids = sorted(set(base["per_query"]).intersection(*(set(e["per_query"]) for e in names.values())))
+    if not qids:
+        sizes = ", ".join(f"{name} {len(e['per_query'])}" for name, e in [(base_name, base), *names.items()])
+        raise JudgedError(f"the records share no query, nothing to compare (queries per run: {sizes})")
     values = {base_name: {m: np.array([base["per_query"][q][m] for q in qids]) for m in measures}}
     for label, entry in names.items():
         values[label] = {m: np.array([entry["per_query"][q][m] for q in qids]) for m in measures}

@@ -116,10 +116,16 @@ def _zero(measure: Measure) -> Measure:
     return replace(measure, unjudged="zero", maxgrade=None)
 
 
+MAX_BOUND_GRADE = 1000  # bounds try every grade 0..maxgrade for the holes: more is a typo, not a scale
+
+
 def check_maxgrade(maxgrade) -> None:
-    """``--maxgrade``: None (the qrels' largest grade) or a non-negative integer."""
+    """``--maxgrade``: None (the qrels' largest grade) or an integer 0..MAX_BOUND_GRADE."""
     if maxgrade is not None and (isinstance(maxgrade, bool) or int(maxgrade) != maxgrade or maxgrade < 0):
         raise ConventionError(f"--maxgrade must be a non-negative integer grade, got {maxgrade}")
+    if maxgrade is not None and maxgrade > MAX_BOUND_GRADE:
+        raise ConventionError(f"--maxgrade must be at most {MAX_BOUND_GRADE} (bounds try every grade up to it), "
+                              f"got {maxgrade}")
 
 
 def max_grade(measure: Measure, aligned: Aligned) -> int:
@@ -157,6 +163,9 @@ def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarr
         raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {measure.name}")
     base = _zero(measure)
     M = max_grade(measure, aligned)
+    if M > MAX_BOUND_GRADE:
+        raise ConventionError(f"bounds try every grade 0..{M} for the holes, at most {MAX_BOUND_GRADE}: give a "
+                              "smaller --maxgrade (maxgrade=), or skip the holes (compare/report: --no-holes)")
     grades = np.arange(M + 1, dtype=np.float64)
     gains = base.gain(grades) if measure.name in ("nDCG", "DCG") else (grades >= measure.rel).astype(float)
     if (gains < 0).any():
@@ -667,7 +676,7 @@ def _exact_pair(measure, A: Aligned, B: Aligned) -> tuple[float, float]:
 
     (qa, na), (qb, nb) = per_query(A), per_query(B)
     lo = hi = 0.0
-    for qid in set(qa) | set(qb):
+    for qid in sorted(set(qa) | set(qb)):  # a fixed order: the float sums must not vary between processes
         ha, da, jg = qa.get(qid, ({}, 0.0, None))
         hb, db, jg_b = qb.get(qid, ({}, 0.0, None))
         jg = jg if jg is not None else jg_b

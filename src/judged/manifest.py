@@ -22,17 +22,11 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import JudgedError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from .errors import JudgedError, ParseError
 
 MANIFEST_FORMAT = "judged-manifest/1"
 RECORD_FORMAT = "judged-record/1"
@@ -41,6 +35,31 @@ RELEVANCE_UNITS = ("document", "passage", "other")
 
 class ManifestError(JudgedError):
     """The qrels or query set no longer match a frozen manifest (the message is the diff)."""
+
+
+class _Shape:
+    """Checks of a parsed manifest or record: each value of the expected type, else a
+    ParseError naming the file and the key (``runs.bm25.per_query.q1``)."""
+
+    NAMES = {dict: "a mapping", list: "a list", str: "a string", bool: "true or false", float: "a number"}
+
+    def __init__(self, source: str, what: str):
+        self.source, self.what = source, what
+
+    def of(self, value, kind, where: str):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) if kind is float else isinstance(value, kind)
+        if not ok:
+            got = "nothing" if value is None else f"{type(value).__name__} {_short(value)}"
+            raise ParseError(self.source, None, f"not a {self.what}: {where} should be {self.NAMES[kind]}, got {got}")
+        return value
+
+    def get(self, obj, key: str, kind, prefix: str = ""):
+        return self.of(obj.get(key), kind, prefix + key)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # ---------------------------------------------------------------------------
@@ -114,20 +133,30 @@ def read_query_ids(path) -> tuple[list[str], str]:
 
     raw = read_raw(path)
     name = raw.name.lower().removesuffix(".gz")
-    text = raw.data.decode("utf-8")
+    try:
+        text = raw.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(raw.name, raw.data.count(b"\n", 0, exc.start) + 1, "not UTF-8 text, not a queries file")
     if name.endswith(".jsonl"):
         ids = []
         for lineno, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
                     obj = json.loads(line)
-                    ids.append(str(obj.get("_id", obj.get("query_id", obj.get("qid")))))
-                except (ValueError, AttributeError):
-                    from .errors import ParseError
-
+                except ValueError:
+                    obj = None
+                qid = next((obj[k] for k in ("_id", "query_id", "qid") if k in obj), None) \
+                    if isinstance(obj, dict) else None
+                if qid is None:
                     raise ParseError(raw.name, lineno, "not a JSON object with an _id")
+                ids.append(str(qid))
     elif name.endswith(".json"):
-        obj = json.loads(text)
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ParseError(raw.name, exc.lineno, f"not JSON: {exc.msg} (column {exc.colno})") from None
+        if not isinstance(obj, (list, dict)):
+            raise ParseError(raw.name, None, "a JSON queries file is a list of ids or an object keyed by id")
         ids = [str(x) for x in (obj if isinstance(obj, list) else obj.keys())]
     else:
         ids = [line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith("#")]
@@ -194,6 +223,8 @@ class Manifest:
         """Write the TOML file; file paths are stored relative to its folder."""
         import tomli_w
 
+        from .io.output import open_replacing
+
         folder = os.path.dirname(os.path.abspath(path))
         for section in (self.qrels, self.queries):
             if section.get("path") and os.path.exists(section["path"]):
@@ -201,25 +232,55 @@ class Manifest:
         self.path = os.fspath(path)
         text = ("# judged evaluation manifest: a frozen query set, judgments and conventions.\n"
                 "# judged eval/compare --manifest THIS refuse qrels or queries that no longer match.\n")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text + tomli_w.dumps(_toml_safe(self.to_dict())))
+        text += tomli_w.dumps(_toml_safe(self.to_dict()))
+        with open_replacing(path) as fh:
+            fh.write(text)
 
     @staticmethod
     def load(path) -> "Manifest":
+        """Read a manifest written by :meth:`write`. A file that is not one (missing,
+        binary, not TOML, a section missing or of the wrong type, a measure or convention
+        that no longer parses) is a :class:`~judged.errors.ParseError` naming the file."""
         if isinstance(path, Manifest):
             return path
-        try:
-            with open(path, "rb") as fh:
-                data = tomllib.load(fh)
-        except FileNotFoundError:
-            raise JudgedError(f"{path}: no such manifest")
-        except tomllib.TOMLDecodeError as exc:
-            raise JudgedError(f"{path}: not a TOML manifest ({exc})")
+        from .io.toml import read_toml
+
+        name = os.fspath(path)
+        data = read_toml(name, "judged manifest")
         if data.get("format") != MANIFEST_FORMAT:
-            raise JudgedError(f"{path}: not a judged manifest (format {data.get('format')!r}, "
-                              f"expected {MANIFEST_FORMAT!r})")
-        return Manifest(data["measures"], data["conventions"], data["qrels"], data["queries"],
-                        data.get("corpus", {}), data.get("tool", ""), data.get("created", ""), os.fspath(path))
+            raise ParseError(name, None, f"not a judged manifest (format {data.get('format')!r}, "
+                                         f"expected {MANIFEST_FORMAT!r})")
+        shape = _Shape(name, "judged manifest")
+        measures = shape.get(data, "measures", list)
+        if not measures:
+            raise ParseError(name, None, "not a judged manifest: measures is empty")
+        for i, entry in enumerate(measures):
+            shape.of(entry, dict, f"measures[{i}]")
+            shape.get(entry, "measure", str, f"measures[{i}].")
+            shape.get(entry, "convention", str, f"measures[{i}].")
+        conventions = shape.get(data, "conventions", dict)
+        for key, kind in (("ties", str), ("complete", bool), ("no_relevant", str)):
+            shape.get(conventions, key, kind, "conventions.")
+        qrels = shape.get(data, "qrels", dict)
+        shape.get(qrels, "path", str, "qrels.")
+        for q, fingerprint in shape.get(qrels, "per_query", dict, "qrels.").items():
+            shape.of(fingerprint, str, f"qrels.per_query.{q}")
+        queries = shape.get(data, "queries", dict)
+        if shape.get(queries, "path", str, "queries."):
+            for i, q in enumerate(shape.get(queries, "ids", list, "queries.")):
+                shape.of(q, str, f"queries.ids[{i}]")
+        corpus = data.get("corpus", {})
+        m = Manifest(measures, conventions, qrels, queries, corpus if isinstance(corpus, dict) else {},
+                     str(data.get("tool", "")), str(data.get("created", "")), name)
+        try:  # the conventions and measures must still mean something to this version
+            from .measures import Measure
+
+            m.settings()
+            for entry in measures:
+                Measure.parse(entry["measure"])
+        except JudgedError as exc:
+            raise ParseError(name, None, f"not a usable judged manifest: {exc}") from None
+        return m
 
     # -- use ----------------------------------------------------------------------
     @property
@@ -318,7 +379,12 @@ def evaluate_frozen(manifest, runs, *, qrels=None, queries=None, on_duplicate: s
     from .io import read_qrels
 
     m = Manifest.load(manifest)
-    q = read_qrels(qrels if qrels is not None else m.resolve(m.qrels["path"]), on_duplicate=on_duplicate)
+    if qrels is None:
+        qrels = m.resolve(m.qrels["path"])
+        if not os.path.exists(qrels) and not qrels.startswith("irds:"):  # ir_datasets ids are not paths
+            raise ParseError(m.path or "the manifest", None, f"its qrels file {qrels!r} no longer exists "
+                                                             "(paths are relative to the manifest's folder)")
+    q = read_qrels(qrels, on_duplicate=on_duplicate)
     q = m.check(q, queries)
     s = m.settings()
     result = evaluate(q, runs, m.measure_strings, ties=s.ties, complete=s.complete, no_relevant=s.no_relevant,
@@ -373,21 +439,60 @@ def _file_sha(path) -> str | None:
 
 
 def save_record(result, path, manifest=None) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(record(result, manifest), fh, indent=1)
+    """Write :func:`record` as JSON; an existing file is replaced only once it is complete."""
+    from .io.output import open_replacing
+
+    data = record(result, manifest)
+    with open_replacing(path) as fh:
+        json.dump(data, fh, indent=1)
         fh.write("\n")
 
 
 def load_record(source) -> dict:
+    """A record saved by :func:`save_record` (a path or the dict itself). A file that is
+    not one (missing, binary, not JSON, a key missing or of the wrong type) is a
+    :class:`~judged.errors.ParseError` naming the file and the key."""
     if isinstance(source, dict):
-        return source
+        return check_record(source, "<record>")
+    name = os.fspath(source)
     try:
-        with open(source, encoding="utf-8") as fh:
-            data = json.load(fh)
+        with open(name, "rb") as fh:
+            raw = fh.read()
     except FileNotFoundError:
-        raise JudgedError(f"{source}: no such record")
-    except ValueError as exc:
-        raise JudgedError(f"{source}: not a JSON record ({exc})")
+        raise ParseError(name, None, "no such record")
+    except IsADirectoryError:
+        raise ParseError(name, None, "is a directory, not a record")
+    except OSError as exc:
+        raise ParseError(name, None, f"cannot read: {exc.strerror or exc}")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ParseError(name, raw.count(b"\n", 0, exc.start) + 1, "not UTF-8 text (binary data?), not a record")
+    except json.JSONDecodeError as exc:
+        raise ParseError(name, exc.lineno, f"not a JSON record: {exc.msg} (column {exc.colno})") from None
+    return check_record(data, name)
+
+
+def check_record(data, source: str = "<record>") -> dict:
+    """``data`` if it has a record's shape: format, qrels fingerprints, measures (name ->
+    convention) and runs whose per-query entries hold a number for every measure."""
     if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
-        raise JudgedError(f"{source}: not a judged evaluation record (expected format {RECORD_FORMAT!r})")
+        raise ParseError(source, None, f"not a judged evaluation record (expected format {RECORD_FORMAT!r})")
+    shape = _Shape(source, "judged evaluation record")
+    qrels = shape.get(data, "qrels", dict)
+    for q, fingerprint in shape.get(qrels, "per_query", dict, "qrels.").items():
+        shape.of(fingerprint, str, f"qrels.per_query.{q}")
+    measures = shape.get(data, "measures", dict)
+    for m, convention in measures.items():
+        shape.of(convention, str, f"measures.{m}")
+    runs = shape.get(data, "runs", dict)
+    if not runs:
+        raise ParseError(source, None, "not a judged evaluation record: it holds no run")
+    for run, entry in runs.items():
+        shape.of(entry, dict, f"runs.{run}")
+        for q, values in shape.get(entry, "per_query", dict, f"runs.{run}.").items():
+            where = f"runs.{run}.per_query.{q}"
+            shape.of(values, dict, where)
+            for m in measures:
+                shape.get(values, m, float, where + ".")
     return data

@@ -119,18 +119,10 @@ def read_scale(source) -> GradeScale:
     if source is None:
         text = resources.files("judged").joinpath("data", DEFAULT_SCALE_FILE).read_text("utf-8")
         return parse_scale(tomllib.loads(text), source=f"<default scale: {DEFAULT_SCALE_FILE}>")
+    from .io.toml import read_toml
+
     path = os.fspath(source)
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ParseError(path, None, "no such file")
-    except IsADirectoryError:
-        raise ParseError(path, None, "is a directory, not a grade scale file")
-    except UnicodeDecodeError:
-        raise ParseError(path, None, "not a UTF-8 text file (binary data?)")
-    except tomllib.TOMLDecodeError as exc:
-        raise ParseError(path, getattr(exc, "lineno", None), f"invalid TOML: {exc}")
+    data = read_toml(path, "grade scale file")
     return parse_scale(data, source=path)
 
 

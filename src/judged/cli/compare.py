@@ -97,10 +97,6 @@ def comparison_from_args(args):
     """Evaluate and compare as the CLI options say (shared by compare and report)."""
     from ..comparison import DEFAULT_MEASURES, compare
 
-    if args.permutations < 1:
-        from ..errors import JudgedError
-
-        raise JudgedError("--permutations must be positive")
     manifest = load_manifest(args)
     qrels, runs = split_inputs(manifest, args.inputs)
     if len(runs) < 2:

@@ -69,7 +69,9 @@ def run(args) -> int:
         power = power_of_comparison(c, args.power_measures or list(DEFAULT_MEASURES), samples=args.power_samples)
     text = report.html(c, title=args.title, power=power) if args.format == "html" else report.table(c, args.format)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
+        from ..io.output import open_replacing
+
+        with open_replacing(args.output) as fh:
             fh.write(text)
         if args.format == "html":
             print(f"wrote {args.output} ({len(text) // 1024} KiB)", file=sys.stderr)
