@@ -194,7 +194,6 @@ def dedupe_qrels(qrels: Qrels, on_duplicate: str, line_of) -> Qrels:
         qs, ds = qrels.qid.to_pylist(), qrels.docid.to_pylist()
         for row in dup:
             if (qs[row], ds[row]) in bad_pairs:
-                first = int(first_rows[0])
                 grades = sorted(set(qrels.grade[[i for i in range(len(qs)) if qs[i] == qs[row] and ds[i] == ds[row]]].tolist()))
                 raise ParseError(qrels.source, line_of(int(row)),
                                  f"query {qs[row]!r} docid {ds[row]!r} is judged twice with different grades "
