@@ -188,7 +188,6 @@ def dedupe_qrels(qrels: Qrels, on_duplicate: str, line_of) -> Qrels:
     agg = t.group_by(["q", "d"], use_threads=False).aggregate([("g", "min"), ("g", "max"), ("i", "min")])
     conflicting = (agg["g_min"].to_numpy() != agg["g_max"].to_numpy())
     if conflicting.any() and on_duplicate == "error":
-        first_rows = agg["i_min"].to_numpy()
         bad_pairs = set(zip(agg["q"].filter(pa.array(conflicting)).to_pylist(),
                             agg["d"].filter(pa.array(conflicting)).to_pylist()))
         qs, ds = qrels.qid.to_pylist(), qrels.docid.to_pylist()
