@@ -286,7 +286,9 @@ class KeyTable:
     @staticmethod
     def build(keys: np.ndarray) -> "KeyTable | None":
         """None when two keys are equal (the caller then matches strings exactly)."""
-        bits = max(int(len(keys) * 2 - 1).bit_length(), 4)  # at most half full
+        # at most a quarter full: a missing key (most run rows) then mostly ends at its home
+        # slot; half full cost 1.5x the probing time on deep.run for 24 MB less per 1M judgments
+        bits = max(int(len(keys) * 4 - 1).bit_length(), 4)
         shift = np.uint64(64 - bits)
         by_key = np.argsort(keys)
         ordered = keys[by_key]
@@ -305,7 +307,11 @@ class KeyTable:
         """Row of each key, -1 when absent."""
         out = np.full(len(keys), -1, dtype=np.int64)
         slot = (keys >> self.shift).astype(np.intp)
-        pending = np.arange(len(keys))
+        r = self.rows[slot]  # first probe of every key, without index arrays
+        match = (r >= 0) & (self.keys[slot] == keys)
+        out[match] = r[match]
+        pending = np.flatnonzero((r >= 0) & ~match)
+        slot = slot[pending] + 1
         while len(pending):
             r = self.rows[slot]
             match = (r >= 0) & (self.keys[slot] == keys[pending])
