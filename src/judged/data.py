@@ -99,6 +99,17 @@ def pair_keys(qcode: np.ndarray, docid_hash: np.ndarray) -> np.ndarray:
         return docid_hash + qcode.astype(np.uint64) * _MQ
 
 
+def any_repeated(keys: np.ndarray) -> bool:
+    """Whether two of the uint64 ``keys`` are equal. Keys are first counted into 4n buckets
+    by their top bits; only keys sharing a bucket (about a fifth) are sorted and compared."""
+    if len(keys) < 2:
+        return False
+    bits = max(int(len(keys) * 4 - 1).bit_length(), 4)
+    bucket = (keys >> np.uint64(64 - bits)).astype(np.intp)
+    shared = np.sort(keys[np.bincount(bucket, minlength=1 << bits)[bucket] > 1])
+    return bool((shared[1:] == shared[:-1]).any())
+
+
 @dataclass(eq=False)
 class Qrels:
     """Relevance judgments: one integer grade per (qid, docid).

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..data import Qrels, Run, id_codes, pair_keys, string_hash
+from ..data import Qrels, Run, any_repeated, id_codes, pair_keys, string_hash
 from ..errors import ParseError
 from .text import RawFile, fast_table, iter_lines, line_of_row, read_raw, read_table, require_rows
 
@@ -106,8 +106,7 @@ def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None
     if len(qid) < 2:
         return np.empty(0, dtype=np.int64)
     vocab = pc.unique(pc.run_end_encode(qid).values)  # one entry per block of equal qids: cheap when grouped
-    keys = np.sort(pair_keys(id_codes(qid, vocab), string_hash(docid) if docid_hash is None else docid_hash))
-    if not (keys[1:] == keys[:-1]).any():
+    if not any_repeated(pair_keys(id_codes(qid, vocab), string_hash(docid) if docid_hash is None else docid_hash)):
         return np.empty(0, dtype=np.int64)
     t = pa.table({"q": qid, "d": docid, "i": pa.array(np.arange(len(qid)))})
     first = t.group_by(["q", "d"], use_threads=False).aggregate([("i", "min"), ("i", "count")])

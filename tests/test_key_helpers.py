@@ -1,0 +1,30 @@
+"""The hashed-key helpers behind duplicate detection and qrels lookups agree with plain numpy."""
+
+import numpy as np
+import pytest
+
+from judged.data import KeyTable, any_repeated
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 17, 5000])
+def test_any_repeated_matches_unique(n):
+    rng = np.random.default_rng(n)
+    keys = rng.integers(0, 2**63, size=n, dtype=np.uint64)
+    assert any_repeated(keys) is False
+    if n >= 2:
+        keys[rng.integers(n)] = keys[rng.integers(n)] if n > 2 else keys[0]
+        keys[-1] = keys[0]
+        assert any_repeated(keys) is True
+    # many keys in one bucket (equal top bits) are still told apart exactly
+    near = np.arange(n, dtype=np.uint64)
+    assert any_repeated(near) is False
+
+
+def test_key_table_finds_present_and_absent_keys():
+    rng = np.random.default_rng(7)
+    keys = rng.integers(0, 2**64 - 1, size=3000, dtype=np.uint64)
+    keys = np.unique(keys)
+    table = KeyTable.build(keys)
+    probe = np.concatenate([keys[::3], rng.integers(0, 2**64 - 1, size=500, dtype=np.uint64), np.arange(50, dtype=np.uint64)])
+    expected = np.array([np.flatnonzero(keys == k)[0] if (keys == k).any() else -1 for k in probe])
+    assert (table.find(probe) == expected).all()
