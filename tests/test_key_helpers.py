@@ -28,3 +28,14 @@ def test_key_table_finds_present_and_absent_keys():
     probe = np.concatenate([keys[::3], rng.integers(0, 2**64 - 1, size=500, dtype=np.uint64), np.arange(50, dtype=np.uint64)])
     expected = np.array([np.flatnonzero(keys == k)[0] if (keys == k).any() else -1 for k in probe])
     assert (table.find(probe) == expected).all()
+
+
+def test_qrels_index_rows_of_queries():
+    from judged.data import Qrels
+
+    index = Qrels(["a", "a", "b", "c", "c", "c"], ["x", "y", "x", "x", "y", "z"], [1, 0, 0, 0, 0, 1]).index
+    assert index.rows_of(np.array([], dtype=np.int64)).tolist() == []
+    assert index.rows_of(np.array([0, 2])).tolist() == [0, 1, 3, 4, 5]
+    assert index.rows_of(np.array([1])).tolist() == [2]
+    assert index.row_query.tolist() == [0, 0, 1, 2, 2, 2]
+    assert index.has_relevant.tolist() == [True, False, True]

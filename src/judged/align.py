@@ -125,10 +125,7 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     run_has[rq[in_qrels]] = True
     only_in_run = 0 if in_qrels.all() else len(pc.unique(run.qid.filter(pa.array(~in_qrels))))
 
-    relevant = np.zeros(nq_all, dtype=bool)
-    rel_rows = index.grade >= 1
-    qrels_q = np.repeat(np.arange(nq_all), np.diff(index.offsets))
-    relevant[qrels_q[rel_rows]] = True
+    relevant = index.has_relevant
 
     candidates = np.ones(nq_all, bool) if settings.complete else run_has.copy()
     no_rel = candidates & ~relevant
@@ -154,10 +151,9 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     grade = index.lookup(rq[rows], run.docid, run.docid_hash[rows], rows=rows)
     ranked = Ranked(n, q, pos, grade, rows, offsets)
 
-    jq_all = qrels_q
-    jsel = evaluated[jq_all]
-    jq = eval_index[jq_all[jsel]]
-    judgments = Judgments(n, jq, index.grade[jsel], block_offsets(jq, n))
+    jrows = index.rows_of(np.flatnonzero(evaluated))
+    jq = eval_index[index.row_query[jrows]]
+    judgments = Judgments(n, jq, index.grade[jrows], block_offsets(jq, n))
 
     counts = {
         "evaluated": n,

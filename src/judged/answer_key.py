@@ -61,8 +61,7 @@ def split_marker(qrels: Qrels, keep_rows: bool = False) -> tuple[Qrels, list[str
 def relevant_per_query(qrels: Qrels, level: int = 1) -> dict[str, int]:
     """qid -> number of judgments with grade >= level, for every query in the qrels."""
     idx = qrels.index
-    per_q = np.repeat(np.arange(len(idx.query_ids)), np.diff(idx.offsets))
-    counts = np.bincount(per_q[idx.grade >= level], minlength=len(idx.query_ids))
+    counts = np.bincount(idx.row_query[idx.grade >= level], minlength=len(idx.query_ids))
     return dict(zip(idx.query_ids.tolist(), counts.tolist()))
 
 

@@ -234,6 +234,25 @@ class QrelsIndex:
         table = KeyTable.build(pair_keys(qcode[order], qrels.docid_hash[order]))
         return QrelsIndex(query_ids, query_vocab, offsets, qrels.grade[order], docid, table)
 
+    @cached_property
+    def row_query(self) -> np.ndarray:
+        """Query code of each judgment (block order)."""
+        return np.repeat(np.arange(len(self.query_ids)), np.diff(self.offsets))
+
+    @cached_property
+    def has_relevant(self) -> np.ndarray:
+        """Per query code: whether any judgment has grade >= 1 (trec_eval's default level)."""
+        relevant = np.zeros(len(self.query_ids), dtype=bool)
+        relevant[self.row_query[self.grade >= 1]] = True
+        return relevant
+
+    def rows_of(self, queries: np.ndarray) -> np.ndarray:
+        """Block-order rows of the judgments of ``queries`` (increasing query codes), in order."""
+        starts, lengths = self.offsets[queries], np.diff(self.offsets)[queries]
+        before = np.zeros(len(lengths), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=before[1:])
+        return np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+
     def lookup(self, qcode: np.ndarray, docid: pa.Array, docid_hash: np.ndarray | None = None,
                rows: np.ndarray | None = None) -> np.ndarray:
         """Grades (float, NaN where unjudged) of docids under query codes (-1: unknown query).
@@ -262,8 +281,7 @@ class QrelsIndex:
         vocab = pc.unique(self.docid)
         nd = max(len(vocab), 1)
         mine = pc.index_in(self.docid, value_set=vocab).to_numpy(zero_copy_only=False).astype(np.int64)
-        qrels_q = np.repeat(np.arange(len(self.query_ids)), np.diff(self.offsets))
-        qkeys = qrels_q * nd + mine
+        qkeys = self.row_query * nd + mine
         order = np.argsort(qkeys)
         qkeys = qkeys[order]
         out = np.full(len(qcode), np.nan)

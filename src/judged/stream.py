@@ -142,9 +142,9 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
         run._reread = lambda: read_raw(source)
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row))
         aligned = align(qrels, run, block_settings)
-        in_qrels = id_codes(aligned.run.qid, index.query_vocab)
+        in_qrels = id_codes(pc.run_end_encode(aligned.run.qid).values, index.query_vocab)  # one per query block
         yield (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()},
-               aligned.counts, np.unique(in_qrels[in_qrels >= 0]))
+               aligned.counts, in_qrels[in_qrels >= 0])
 
 
 def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> RunResult:
@@ -155,8 +155,7 @@ def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> R
     in_run = np.zeros(nq, dtype=bool)
     for *_, codes in parts:
         in_run[codes] = True
-    relevant = np.zeros(nq, dtype=bool)
-    relevant[np.repeat(np.arange(nq), np.diff(index.offsets))[index.grade >= 1]] = True
+    relevant = index.has_relevant
     candidates = np.ones(nq, dtype=bool) if settings.complete else in_run
     no_rel = candidates & ~relevant
     if no_rel.any() and settings.no_relevant == "error":
