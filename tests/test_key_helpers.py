@@ -39,3 +39,24 @@ def test_qrels_index_rows_of_queries():
     assert index.rows_of(np.array([1])).tolist() == [2]
     assert index.row_query.tolist() == [0, 0, 1, 2, 2, 2]
     assert index.has_relevant.tolist() == [True, False, True]
+
+
+def test_arrow_numpy_helpers_match_pyarrow():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from judged.data import arrow_indices, arrow_strings, as_numpy
+
+    ints = pa.array([5, None, 7, 8, 9], pa.int32()).slice(1)
+    assert as_numpy(ints, null=-1).tolist() == [-1, 7, 8, 9]
+    with pytest.raises(ValueError):
+        as_numpy(ints)
+    bools = pc.greater(pa.array(np.arange(20)), 9).slice(7, 9)
+    assert as_numpy(bools).tolist() == bools.to_pylist()
+    floats = pa.chunked_array([[0.5, 1.5], [2.5]])
+    assert as_numpy(floats).tolist() == [0.5, 1.5, 2.5]
+    assert as_numpy(pa.array([], pa.int64())).tolist() == []
+    assert arrow_indices(np.array([3, 1])).to_pylist() == [3, 1]
+    names = ["q1", "", "é", "long query id"]
+    assert arrow_strings(names).to_pylist() == names
+    assert arrow_strings([]).to_pylist() == []

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .conventions import Settings
-from .data import Qrels, Run, id_codes
+from .data import Qrels, Run, arrow_indices, as_numpy, id_codes
 from .errors import ConventionError
 
 
@@ -190,9 +190,9 @@ def _tie_order(run: Run, rows: np.ndarray, q: np.ndarray, ties: str) -> np.ndarr
     member[:-1] |= tied
     at = np.flatnonzero(member)
     segment = np.cumsum(np.concatenate(([True], ~tied)))[at]
-    docid = run.docid.take(pa.array(rows[order[at]], type=pa.int64()))
-    by_docid = pc.sort_indices(pa.table({"s": segment, "d": docid}),
-                               sort_keys=[("s", "ascending"), ("d", "descending")]).to_numpy()
+    docid = run.docid.take(arrow_indices(rows[order[at]]))
+    by_docid = as_numpy(pc.sort_indices(pa.table({"s": arrow_indices(segment), "d": docid}),
+                                        sort_keys=[("s", "ascending"), ("d", "descending")]))
     order[at] = order[at][by_docid]
     return order
 

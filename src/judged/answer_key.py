@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .data import Qrels, Run
+from .data import Qrels, Run, arrow_strings, as_numpy
 from .errors import ParseError
 from .sidefiles import read_records
 
@@ -42,7 +42,7 @@ def read_query_list(source) -> list[str]:
 def split_marker(qrels: Qrels, keep_rows: bool = False) -> tuple[Qrels, list[str]]:
     """(qrels without the marker lines, the marked qids). With ``keep_rows`` the marker
     lines stay (grade 0) so the query remains in the qrels, judged with nothing relevant."""
-    is_marker = pc.equal(qrels.docid, UNANSWERABLE_MARKER).to_numpy(zero_copy_only=False)
+    is_marker = as_numpy(pc.is_in(qrels.docid, value_set=arrow_strings([UNANSWERABLE_MARKER])))
     if not is_marker.any():
         return qrels, []
     marked = sorted(set(qrels.qid.filter(pa.array(is_marker)).to_pylist()))

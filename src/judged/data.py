@@ -36,16 +36,55 @@ def as_string_array(values) -> pa.Array:
     return pa.array([str(v) for v in arr.tolist()], type=pa.string())
 
 
+_NUMPY_OF_ARROW = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
+                   pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32, pa.uint64(): np.uint64,
+                   pa.float32(): np.float32, pa.float64(): np.float64}
+
+
+def as_numpy(values: pa.Array, null=None) -> np.ndarray:
+    """A numeric or boolean Arrow array as numpy, read from its buffers (pyarrow's own
+    ``to_numpy`` imports pandas, 0.2 s of a command's start). Nulls become ``null``
+    (required when there are any)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    n, at = len(values), values.offset
+    validity, data = values.buffers()[:2]
+    if pa.types.is_boolean(values.type):
+        bits = np.frombuffer(data, dtype=np.uint8) if n else np.zeros(0, np.uint8)
+        out = np.unpackbits(bits, bitorder="little")[at:at + n].astype(bool)
+    else:
+        dtype = _NUMPY_OF_ARROW[values.type]
+        out = np.frombuffer(data, dtype=dtype, count=n, offset=at * np.dtype(dtype).itemsize) if n else np.zeros(0, dtype)
+    if values.null_count:
+        if null is None:
+            raise ValueError("nulls in an array read without a null value")
+        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[at:at + n].astype(bool)
+        out = np.where(valid, out, null)
+    return out
+
+
+def arrow_indices(rows: np.ndarray) -> pa.Array:
+    """Row numbers as an Arrow int64 array over the same memory (``pa.array`` imports pandas)."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows)])
+
+
+def arrow_strings(values: list[str]) -> pa.Array:
+    """Python strings as an Arrow string array, built from buffers (``pa.array`` imports pandas)."""
+    data = [v.encode() for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+
+
 def id_codes(ids: pa.Array, vocab: pa.Array) -> np.ndarray:
     """Each id's position in ``vocab`` (-1 when absent). Looked up once per run of equal
     consecutive ids, so a file grouped by query costs one lookup per query, not per line."""
     if len(ids) == 0:
         return np.empty(0, dtype=np.int64)
     runs = pc.run_end_encode(ids)
-    code = pc.index_in(runs.values, value_set=vocab).to_numpy(zero_copy_only=False)
-    if code.dtype.kind == "f":  # nulls (absent ids) came back as NaN
-        code = np.where(np.isnan(code), -1, code)
-    ends = runs.run_ends.to_numpy()
+    code = as_numpy(pc.index_in(runs.values, value_set=vocab), null=-1)  # null: absent
+    ends = as_numpy(runs.run_ends)
     return np.repeat(code.astype(np.int64), np.diff(ends, prepend=0))
 
 
@@ -224,13 +263,14 @@ class QrelsIndex:
     @staticmethod
     def build(qrels: Qrels) -> "QrelsIndex":
         query_ids = qrels.query_ids
-        query_vocab = pa.array(query_ids.tolist(), type=pa.string())
+        distinct = pc.unique(qrels.qid)
+        query_vocab = distinct.take(pc.sort_indices(distinct))  # byte order = code point order = query_ids
         qcode = id_codes(qrels.qid, query_vocab)
         order = np.argsort(qcode, kind="stable")
         counts = np.bincount(qcode, minlength=len(query_ids))
         offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
-        docid = qrels.docid.take(pa.array(order))
+        docid = qrels.docid.take(arrow_indices(order))
         table = KeyTable.build(pair_keys(qcode[order], qrels.docid_hash[order]))
         return QrelsIndex(query_ids, query_vocab, offsets, qrels.grade[order], docid, table)
 
@@ -265,14 +305,13 @@ class QrelsIndex:
         if rows is None:
             rows = np.arange(len(qcode))
         if self.table is None:
-            return self._lookup_exact(qcode, docid.take(pa.array(rows, type=pa.int64())))
+            return self._lookup_exact(qcode, docid.take(arrow_indices(rows)))
         if docid_hash is None:
-            docid_hash = string_hash(docid.take(pa.array(rows, type=pa.int64())))
+            docid_hash = string_hash(docid.take(arrow_indices(rows)))
         found = self.table.find(pair_keys(qcode, docid_hash))
         hit = np.flatnonzero((found >= 0) & (qcode >= 0))
         mine = found[hit]
-        same = pc.equal(docid.take(pa.array(rows[hit], type=pa.int64())),
-                        self.docid.take(pa.array(mine))).to_numpy(zero_copy_only=False)
+        same = as_numpy(pc.equal(docid.take(arrow_indices(rows[hit])), self.docid.take(arrow_indices(mine))))
         out[hit[same]] = self.grade[mine[same]]
         return out
 

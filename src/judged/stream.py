@@ -25,7 +25,7 @@ import pyarrow.csv as pacsv
 
 from .align import align, no_relevant_error
 from .conventions import Settings
-from .data import Qrels, Run, id_codes
+from .data import Qrels, Run, as_numpy, id_codes
 from .evaluation import RunResult
 from .io.text import Scan, csv_options, line_of_row, misread, read_raw
 from .io.trec import RUN_FIELDS, RUN_TYPES, dedupe_run
@@ -115,7 +115,7 @@ def _query_blocks(source: str, block_size: int, block_rows: int, advance):
         qid = cols[0]
         runs = pc.run_end_encode(qid)
         values = runs.values.to_pylist()
-        ends = runs.run_ends.to_numpy()
+        ends = as_numpy(runs.run_ends)
         last = int(ends[-2]) if len(ends) > 1 else 0  # the last query may go on in the next batch
         if len(set(values)) != len(values) or seen.intersection(values):
             raise _NotStreamable  # a query in more than one block
@@ -134,7 +134,7 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
                              no_relevant="zero" if settings.no_relevant == "error" else settings.no_relevant)
     index = qrels.index
     for row0, qid, docid, rank, score in _query_blocks(source, block_size, block_rows, advance):
-        score = score.to_numpy()
+        score = as_numpy(score, null=np.nan)
         if not np.isfinite(score).all():
             raise _NotStreamable  # the in-memory reader names the line
         run = Run(qid, docid, score, name=name, source=source, sha256=None)
@@ -171,7 +171,8 @@ def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> R
         for g, m in measures.items():
             values[g].append(m.compute(missing)[keep])
     all_qids = np.concatenate(qids) if qids else np.empty(0, dtype=object)
-    order = np.argsort(id_codes(pa.array(all_qids.tolist(), pa.string()), index.query_vocab), kind="stable")
+    code_of = {q: i for i, q in enumerate(index.query_ids.tolist())}
+    order = np.argsort(np.fromiter((code_of[q] for q in all_qids.tolist()), np.int64, len(all_qids)), kind="stable")
     counts = {
         "evaluated": len(all_qids),
         "skipped": int((candidates & no_rel).sum()) if settings.no_relevant == "skip" else 0,

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..data import Qrels, Run, any_repeated, id_codes, pair_keys, string_hash
+from ..data import Qrels, Run, any_repeated, as_numpy, id_codes, pair_keys, string_hash
 from ..errors import ParseError
 from .text import RawFile, fast_table, iter_lines, line_of_row, read_raw, read_table, require_rows
 
@@ -53,7 +53,7 @@ def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") ->
     table, source, sha256, reread = _parse(path, RUN_FIELDS, RUN_TYPES)
     if table is not None:
         qid, docid, rank_text = (table[c].combine_chunks() for c in ("qid", "docid", "rank"))
-        score = table["score"].combine_chunks().to_numpy()  # an Array's to_numpy: no pandas import
+        score = as_numpy(table["score"], null=np.nan)
         del table
         bad = ~np.isfinite(score)
         if bad.any():
@@ -174,7 +174,7 @@ def _integers(text: pa.ChunkedArray) -> np.ndarray | None:
         if not pc.all(pc.match_substring_regex(text, r"^[+-]?[0-9]+$")).as_py() and len(text):
             return None
     try:  # (from text of only signs and digits, Arrow accepts exactly what the pattern accepts)
-        return pc.cast(text, pa.int64()).to_numpy()  # an Array's to_numpy: no pandas import
+        return as_numpy(pc.cast(text, pa.int64()))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
 
