@@ -105,8 +105,13 @@ def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None
     meet (a repeat, or a hash collision) are the strings grouped exactly."""
     if len(qid) < 2:
         return np.empty(0, dtype=np.int64)
-    vocab = pc.unique(pc.run_end_encode(qid).values)  # one entry per block of equal qids: cheap when grouped
-    if not any_repeated(pair_keys(id_codes(qid, vocab), string_hash(docid) if docid_hash is None else docid_hash)):
+    runs = pc.run_end_encode(qid)  # one entry per block of equal qids: cheap when grouped
+    vocab = pc.unique(runs.values)
+    if len(vocab) == len(runs.values):  # each query in one block: the block number is its code
+        qcode = np.repeat(np.arange(len(vocab)), np.diff(as_numpy(runs.run_ends), prepend=0))
+    else:
+        qcode = id_codes(qid, vocab)
+    if not any_repeated(pair_keys(qcode, string_hash(docid) if docid_hash is None else docid_hash)):
         return np.empty(0, dtype=np.int64)
     t = pa.table({"q": qid, "d": docid, "i": pa.array(np.arange(len(qid)))})
     first = t.group_by(["q", "d"], use_threads=False).aggregate([("i", "min"), ("i", "count")])
