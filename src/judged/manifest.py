@@ -454,20 +454,11 @@ def load_record(source) -> dict:
     :class:`~judged.errors.ParseError` naming the file and the key."""
     if isinstance(source, dict):
         return check_record(source, "<record>")
+    from .io.text import decode_utf8, read_bytes
+
     name = os.fspath(source)
     try:
-        with open(name, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        raise ParseError(name, None, "no such record")
-    except IsADirectoryError:
-        raise ParseError(name, None, "is a directory, not a record")
-    except OSError as exc:
-        raise ParseError(name, None, f"cannot read: {exc.strerror or exc}")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ParseError(name, raw.count(b"\n", 0, exc.start) + 1, "not UTF-8 text (binary data?), not a record")
+        data = json.loads(decode_utf8(name, read_bytes(name, "record"), "record"))
     except json.JSONDecodeError as exc:
         raise ParseError(name, exc.lineno, f"not a JSON record: {exc.msg} (column {exc.colno})") from None
     return check_record(data, name)

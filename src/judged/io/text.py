@@ -33,28 +33,43 @@ class RawFile:
     sha256: str  # of the bytes on disk
 
 
-def _open(name: str):
+def _open(name: str, what: str = "file"):
     try:
         return open(name, "rb")
     except FileNotFoundError:
-        raise ParseError(name, None, "no such file")
+        raise ParseError(name, None, f"no such {what}")
     except IsADirectoryError:
-        raise ParseError(name, None, "is a directory, not a file")
+        raise ParseError(name, None, f"is a directory, not a {what}")
     except PermissionError:
         raise ParseError(name, None, "permission denied")
     except OSError as exc:
         raise ParseError(name, None, f"cannot read: {exc.strerror or exc}")
 
 
+def read_bytes(path, what: str = "file") -> bytes:
+    """A file's bytes as stored; a missing, unreadable or directory path is a ParseError
+    saying what was expected (``what``: file, record, grade scale...)."""
+    name = os.fspath(path)
+    with _open(name, what) as fh:
+        try:
+            return fh.read()
+        except OSError as exc:
+            raise ParseError(name, None, f"cannot read: {exc.strerror or exc}")
+
+
+def decode_utf8(name: str, data: bytes, what: str = "text file") -> str:
+    """UTF-8 text, or a ParseError naming the line of the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(name, data.count(b"\n", 0, exc.start) + 1, f"not UTF-8 text (binary data?), not a {what}")
+
+
 def read_raw(path, text: bool = True) -> RawFile:
     """Read a file's bytes (gunzipped if gzip), refusing missing and empty files, and
     binary ones when ``text``."""
     name = os.fspath(path)
-    with _open(name) as fh:
-        try:
-            disk = fh.read()
-        except OSError as exc:
-            raise ParseError(name, None, f"cannot read: {exc.strerror or exc}")
+    disk = read_bytes(name)
     sha = hashlib.sha256(disk).hexdigest()
     data = disk
     if data[:2] == b"\x1f\x8b":

@@ -7,6 +7,7 @@ import re
 import sys
 
 from ..errors import ParseError
+from .text import decode_utf8, read_bytes
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -20,19 +21,7 @@ def read_toml(path, what: str = "TOML file") -> dict:
     """The table of a UTF-8 TOML file; a missing, unreadable, binary or malformed file
     is a :class:`~judged.errors.ParseError` naming the file and, when known, the line."""
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise ParseError(name, None, f"no such {what}")
-    except IsADirectoryError:
-        raise ParseError(name, None, f"is a directory, not a {what}")
-    except OSError as exc:
-        raise ParseError(name, None, f"cannot read: {exc.strerror or exc}")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(name, data.count(b"\n", 0, exc.start) + 1, f"not UTF-8 text (binary data?), not a {what}")
+    text = decode_utf8(name, read_bytes(name, what), what)
     if "\x00" in text:
         raise ParseError(name, text.count("\n", 0, text.index("\x00")) + 1,
                          f"binary data (NUL byte), not a {what}")
