@@ -36,6 +36,7 @@ class Ranked:
     grade: np.ndarray  # float64, NaN = unjudged
     row: np.ndarray  # row in the original Run (docid, score)
     offsets: np.ndarray
+    _tops: dict = field(default_factory=dict, repr=False, compare=False)  # k -> top(k), shared by measures
 
     @cached_property
     def judged(self) -> np.ndarray:
@@ -53,9 +54,12 @@ class Ranked:
         return Ranked(self.n_queries, q, pos, self.grade[mask], self.row[mask], offsets)
 
     def top(self, k: int | None) -> "Ranked":
-        if k is None:
+        """The first k ranks of every query, computed once per k for all measures."""
+        if k is None or len(self.count) == 0 or self.count.max() <= k:
             return self
-        return self.take(self.pos < k)
+        if k not in self._tops:
+            self._tops[k] = self.take(self.pos < k)
+        return self._tops[k]
 
     @cached_property
     def condensed(self) -> "Ranked":
