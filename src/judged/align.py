@@ -16,8 +16,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .conventions import Settings
-from .data import Qrels, Run, arrow_indices, as_numpy, id_codes
+from .data import Qrels, Run, arrow_indices, as_numpy, id_codes, string_buffers
 from .errors import ConventionError
+from .native import native
 
 
 def block_offsets(q: np.ndarray, n: int) -> np.ndarray:
@@ -123,7 +124,7 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     nq_all = len(index.query_ids)
 
     # query codes of run rows in the qrels' query vocabulary (-1 = only in the run)
-    rq = id_codes(run.qid, index.query_vocab)
+    rq = id_codes(run.qid, index.query_vocab, run.qid_blocks)
     in_qrels = rq >= 0
     run_has = np.zeros(nq_all, dtype=bool)
     run_has[rq[in_qrels]] = True
@@ -180,6 +181,12 @@ def _tie_order(run: Run, rows: np.ndarray, q: np.ndarray, ties: str) -> np.ndarr
         return np.lexsort((rank, q))
     # trec_eval 10: score descending, then docid descending (strcmp); the numeric
     # sort settles all but exact score ties, which are then ordered by docid.
+    if native is not None and len(rows):
+        order = native.trec_order(np.ascontiguousarray(q, np.int64), int(q.max()) + 1,
+                                  np.ascontiguousarray(run.score, np.float64), np.ascontiguousarray(rows, np.int64),
+                                  *string_buffers(run.docid))
+        if order is not None:  # None: a NaN score, ordered by the numpy path below
+            return np.frombuffer(order, dtype=np.int64)
     score = run.score[rows]
     order = _grouped_order(q, score)
     if order is None:

@@ -15,6 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .native import native
+
 
 def as_string_array(values) -> pa.Array:
     """An Arrow string array from any sequence of ids (numbers become their text)."""
@@ -77,15 +79,24 @@ def arrow_strings(values: list[str]) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
 
 
-def id_codes(ids: pa.Array, vocab: pa.Array) -> np.ndarray:
+def id_blocks(ids: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """(first row, id) of each run of equal consecutive ids: one per query in a file grouped by query."""
+    if len(ids) == 0:
+        return np.empty(0, dtype=np.int64), ids
+    runs = pc.run_end_encode(ids)
+    ends = as_numpy(runs.run_ends).astype(np.int64)
+    return np.concatenate(([0], ends[:-1])), runs.values
+
+
+def id_codes(ids: pa.Array, vocab: pa.Array, blocks: tuple | None = None) -> np.ndarray:
     """Each id's position in ``vocab`` (-1 when absent). Looked up once per run of equal
-    consecutive ids, so a file grouped by query costs one lookup per query, not per line."""
+    consecutive ids (``blocks``, from :func:`id_blocks` when not given), so a file grouped
+    by query costs one lookup per query, not per line."""
     if len(ids) == 0:
         return np.empty(0, dtype=np.int64)
-    runs = pc.run_end_encode(ids)
-    code = as_numpy(pc.index_in(runs.values, value_set=vocab), null=-1)  # null: absent
-    ends = as_numpy(runs.run_ends)
-    return np.repeat(code.astype(np.int64), np.diff(ends, prepend=0))
+    starts, values = blocks if blocks is not None else id_blocks(ids)
+    code = as_numpy(pc.index_in(values, value_set=vocab), null=-1)  # null: absent
+    return np.repeat(code.astype(np.int64), np.diff(np.append(starts, len(ids))))
 
 
 _M1, _M2, _MQ = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
@@ -94,12 +105,25 @@ _M1, _M2, _MQ = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np
 _TAIL_MASK = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
+def string_buffers(values: pa.Array) -> tuple[np.ndarray, object]:
+    """An Arrow string array's int32 offsets (n+1, the array's own slice) and data buffer,
+    as the compiled kernels take them."""
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=len(values) + 1, offset=values.offset * 4) \
+        if len(values) else np.zeros(1, np.int32)
+    body = values.buffers()[2]
+    return offsets, b"" if body is None else body
+
+
 def string_hash(values: pa.Array) -> np.ndarray:
     """A 64-bit hash of each string, computed over the Arrow buffers 8 bytes at a time
     (vectorised; no Python per string). Used to find repeated and matching ids quickly;
     every match it suggests is confirmed on the strings themselves."""
     values = as_string_array(values)
     n = len(values)
+    if native is not None:
+        out = np.empty(n, dtype=np.uint64)
+        native.string_hash(*string_buffers(values), out)
+        return out
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=n + 1, offset=values.offset * 4)
     start, length = offsets[:-1].astype(np.intp), np.diff(offsets)
     body = values.buffers()[2]
@@ -240,6 +264,11 @@ class Run:
         """:func:`string_hash` of each docid (shared by the duplicate check and the qrels lookup)."""
         return string_hash(self.docid)
 
+    @cached_property
+    def qid_blocks(self) -> tuple[np.ndarray, pa.Array]:
+        """:func:`id_blocks` of the qids (the compiled tokenizer finds them while reading)."""
+        return id_blocks(self.qid)
+
     def to_pandas(self):
         import pandas as pd
 
@@ -258,7 +287,7 @@ class QrelsIndex:
     offsets: np.ndarray  # len(query_ids)+1
     grade: np.ndarray  # grades in block order
     docid: pa.Array  # docids in block order
-    table: "KeyTable | None"  # (query, docid) keys -> block-order row; None after a hash collision
+    docid_hash: np.ndarray  # string_hash of those docids
 
     @staticmethod
     def build(qrels: Qrels) -> "QrelsIndex":
@@ -271,8 +300,12 @@ class QrelsIndex:
         offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         docid = qrels.docid.take(arrow_indices(order))
-        table = KeyTable.build(pair_keys(qcode[order], qrels.docid_hash[order]))
-        return QrelsIndex(query_ids, query_vocab, offsets, qrels.grade[order], docid, table)
+        return QrelsIndex(query_ids, query_vocab, offsets, qrels.grade[order], docid, qrels.docid_hash[order])
+
+    @cached_property
+    def table(self) -> "KeyTable | None":
+        """(query, docid) keys -> block-order row; None after a hash collision."""
+        return KeyTable.build(pair_keys(self.row_query, self.docid_hash))
 
     @cached_property
     def row_query(self) -> np.ndarray:
@@ -308,6 +341,19 @@ class QrelsIndex:
             return self._lookup_exact(qcode, docid.take(arrow_indices(rows)))
         if docid_hash is None:
             docid_hash = string_hash(docid.take(arrow_indices(rows)))
+        if native is not None and (len(qcode) < 2 or not (np.diff(qcode) < 0).any()):
+            native.lookup_blocks(np.ascontiguousarray(qcode, np.int64), np.ascontiguousarray(docid_hash, np.uint64),
+                                 np.ascontiguousarray(rows, np.int64), *string_buffers(docid), self.offsets,
+                                 self.docid_hash, *string_buffers(self.docid), np.ascontiguousarray(self.grade, np.int64),
+                                 out)
+            return out
+        if native is not None:
+            t = self.table
+            native.lookup(t.keys, t.rows, t.rows.itemsize, int(t.shift), np.ascontiguousarray(qcode, np.int64),
+                          np.ascontiguousarray(docid_hash, np.uint64), np.ascontiguousarray(rows, np.int64),
+                          *string_buffers(docid), *string_buffers(self.docid), np.ascontiguousarray(self.grade, np.int64),
+                          out)
+            return out
         found = self.table.find(pair_keys(qcode, docid_hash))
         hit = np.flatnonzero((found >= 0) & (qcode >= 0))
         mine = found[hit]

@@ -25,12 +25,14 @@ import pyarrow.csv as pacsv
 
 from .align import align, no_relevant_error
 from .conventions import Settings
-from .data import Qrels, Run, as_numpy, id_codes
+from .data import Qrels, Run, arrow_indices, as_numpy, id_codes
 from .evaluation import RunResult
-from .io.text import Scan, csv_options, line_of_row, misread, read_raw
-from .io.trec import RUN_FIELDS, RUN_TYPES, dedupe_run
+from .io.text import Scan, csv_options, line_of_row, misread, read_raw, tokenize
+from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run
+from .native import native
 
-BLOCK_SIZE = 1 << 20  # bytes of text per parsed batch (pyarrow reads up to 32 batches ahead)
+BLOCK_SIZE = 1 << 20  # bytes of text per parsed batch (pyarrow reads up to 32 batches ahead, the compiled tokenizer 2)
+NATIVE_BLOCK_SIZE = 1 << 23  # bytes per piece for the compiled tokenizer
 BLOCK_ROWS = 1 << 18  # rows gathered before aligning (fewer, larger numpy steps)
 
 
@@ -58,46 +60,131 @@ class _NotStreamable(Exception):
 
 
 def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *, name: str | None = None,
-                      on_duplicate: str = "error", block_size: int = BLOCK_SIZE,
+                      on_duplicate: str = "error", block_size: int | None = None,
                       block_rows: int = BLOCK_ROWS, progress: bool = False) -> RunResult | None:
     """Per-query values of ``measures`` (given string -> Measure) for the run file at ``path``,
     streamed by query blocks; None when the file cannot be streamed (see the module)."""
     source = os.fspath(path)
     name = name or source
+    block_size = block_size or (NATIVE_BLOCK_SIZE if native is not None else BLOCK_SIZE)
     with open(source, "rb") as fh:
         if fh.read(2) == b"\x1f\x8b":
             return None
-    scan = Scan(source)
+    scan = None if native is not None else Scan(source)  # the compiled tokenizer reads as the TREC reader does
     try:
         with _progress(source, progress) as advance:
             parts = list(_scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size,
                                         block_rows, advance))
     except _NotStreamable:
-        scan.thread.join()
+        if scan is not None:
+            scan.thread.join()
         return None
-    if not scan.plain():
+    if scan is not None and not scan.plain():
         return None
     return _assemble(qrels, source, name, parts, measures, settings, on_duplicate)
 
 
 def _batches(source: str, block_size: int):
+    """(bytes, [qid, docid, rank, score]) of pyarrow's streaming CSV reader's batches."""
     try:
         reader = pacsv.open_csv(pa.OSFile(source), **csv_options(RUN_FIELDS, RUN_TYPES, block_size))
         for batch in reader:
             if misread(batch):
                 raise _NotStreamable
-            yield batch
+            yield block_size, [batch.column(c) for c in ("qid", "docid", "rank", "score")]
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, StopIteration):
         raise _NotStreamable
+
+
+class _Pieces:
+    """The file's text in pieces that end where a query ends, each tokenized by the compiled
+    tokenizer. A piece is about ``size`` bytes; the lines of its last query (which may go
+    on in the next read) are carried into the next piece and tokenized again there."""
+
+    def __init__(self, source: str, size: int):
+        self.fh, self.size = open(source, "rb"), size
+        self.carry, self.line, self.row0, self.eof = b"", 1, 0, False
+
+    def next(self):
+        """(bytes read, first data row, tokens of whole queries), or None at the end."""
+        read = 0
+        while True:
+            data = b"" if self.eof else self.fh.read(self.size)
+            read += len(data)
+            if self.line == 1 and not self.carry and data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
+            if not data:
+                self.eof = True
+                text, rest = self.carry, b""
+            else:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:  # no line end yet
+                    self.carry += data
+                    continue
+                text, rest = self.carry + memoryview(data)[:cut], data[cut:]
+            if not text:
+                return None
+            tokens = tokenize(text, RUN_LAYOUT, first_line=self.line)
+            if isinstance(tokens, int):
+                raise _NotStreamable  # a line to explain: the whole-file reader names it
+            last = int(tokens.blocks[-1]) if len(tokens.blocks) else 0
+            if self.eof:
+                self.carry = b""
+            elif last == 0:  # one query all through: read more before cutting
+                self.carry = bytes(text) + rest
+                continue
+            else:
+                self.carry = bytes(text[tokens.last_block_at:]) + rest
+                self.line += text[:tokens.last_block_at].count(b"\n")
+                tokens = tokens.head(last)
+            row0, self.row0 = self.row0, self.row0 + tokens.rows
+            return read, row0, tokens
+
+    def close(self):
+        self.fh.close()
+
+
+def _native_query_blocks(source: str, block_size: int, advance):
+    """(first data row, qid, docid, rank text, score, docid hash) of runs of whole queries,
+    tokenized in a second thread one piece ahead of the caller."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pieces = _Pieces(source, block_size)
+    seen = set()
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            ahead = pool.submit(pieces.next)  # one worker: calls never overlap
+            while (done := ahead.result()) is not None:
+                ahead = pool.submit(pieces.next)
+                read, row0, t = done
+                advance(read)
+                if t.rows == 0:
+                    continue
+                qid, docid, rank = t.strings
+                block_qids = qid.take(arrow_indices(t.blocks))
+                values = block_qids.to_pylist()
+                if len(set(values)) != len(values) or seen.intersection(values):
+                    raise _NotStreamable  # a query in more than one block
+                seen.update(values)
+                yield (row0, qid, docid, rank, _arrow(pa.float64(), t.number), _arrow(pa.uint64(), t.hashes),
+                       (t.blocks, block_qids))
+    finally:
+        pieces.close()
+    if pieces.row0 == 0:
+        raise _NotStreamable  # no data lines: the whole-file reader says so
+
+
+def _arrow(kind: pa.DataType, values: np.ndarray) -> pa.Array:
+    return pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(values)])
 
 
 def _gathered(source: str, block_size: int, block_rows: int, advance):
     """Columns (qid, docid, rank, score) of consecutive batches, at least ``block_rows`` rows."""
     pending, rows = [], 0
-    for batch in _batches(source, block_size):
-        advance(block_size)
-        pending.append([batch.column(c) for c in ("qid", "docid", "rank", "score")])
-        rows += batch.num_rows
+    for size, cols in _batches(source, block_size):
+        advance(size)
+        pending.append(cols)
+        rows += len(cols[0])
         if rows >= block_rows:
             yield [pa.concat_arrays(c) for c in zip(*pending)]
             pending, rows = [], 0
@@ -106,7 +193,7 @@ def _gathered(source: str, block_size: int, block_rows: int, advance):
 
 
 def _query_blocks(source: str, block_size: int, block_rows: int, advance):
-    """(first data row, qid, docid, rank text, score) of runs of whole queries."""
+    """(first data row, qid, docid, rank text, score[, docid hash]) of runs of whole queries."""
     carry, row0 = None, 0
     seen = set()
     for cols in _gathered(source, block_size, block_rows, advance):
@@ -133,16 +220,21 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
     block_settings = replace(settings, complete=False,
                              no_relevant="zero" if settings.no_relevant == "error" else settings.no_relevant)
     index = qrels.index
-    for row0, qid, docid, rank, score in _query_blocks(source, block_size, block_rows, advance):
+    blocks = _native_query_blocks(source, block_size, advance) if native is not None else \
+        _query_blocks(source, block_size, block_rows, advance)
+    for row0, qid, docid, rank, score, *hashed in blocks:
         score = as_numpy(score, null=np.nan)
         if not np.isfinite(score).all():
             raise _NotStreamable  # the in-memory reader names the line
         run = Run(qid, docid, score, name=name, source=source, sha256=None)
+        if hashed:  # the compiled tokenizer's docid hashes and qid blocks
+            run.__dict__["docid_hash"] = as_numpy(hashed[0])
+            run.__dict__["qid_blocks"] = hashed[1]
         run._rank_text = rank
         run._reread = lambda: read_raw(source)
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row))
         aligned = align(qrels, run, block_settings)
-        in_qrels = id_codes(pc.run_end_encode(aligned.run.qid).values, index.query_vocab)  # one per query block
+        in_qrels = id_codes(aligned.run.qid_blocks[1], index.query_vocab)  # one per query block
         yield (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()},
                aligned.counts, in_qrels[in_qrels >= 0])
 

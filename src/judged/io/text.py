@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import mmap
 import os
 import threading
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import ParseError
+from ..native import native
 
 CHUNK = 1 << 23
 
@@ -145,13 +148,20 @@ class Scan:
 def iter_lines(raw: RawFile):
     """(line number, fields) for each data line: not blank, not a ``#`` comment."""
     for lineno, line in enumerate(raw.data.split(b"\n"), start=1):
-        fields = line.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        try:
-            yield lineno, [f.decode("utf-8") for f in fields]
-        except UnicodeDecodeError:
-            raise ParseError(raw.name, lineno, "not valid UTF-8 text")
+        fields = _fields(raw, lineno, line)
+        if fields:
+            yield lineno, fields
+
+
+def _fields(raw: RawFile, lineno: int, line: bytes) -> list[str]:
+    """A line's fields ([] for a blank or ``#`` comment line); not UTF-8 is an error."""
+    fields = line.split()
+    if not fields or fields[0].startswith(b"#"):
+        return []
+    try:
+        return [f.decode("utf-8") for f in fields]
+    except UnicodeDecodeError:
+        raise ParseError(raw.name, lineno, "not valid UTF-8 text")
 
 
 def require_rows(raw: RawFile, n: int) -> None:
@@ -245,3 +255,104 @@ def split_table(data: bytes, names: list[str], types: dict) -> pa.Table | None:
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     return pa.table(columns)
+
+
+# -- the compiled tokenizer (judged._native) ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the compiled tokenizer keeps of a line of ``fields`` fields: the text of
+    ``strings`` (field numbers; the first is 0, the query id), one number field parsed as
+    ``float`` (Python's float(), finite) or ``int`` (int64), and the 64-bit
+    :func:`judged.data.string_hash` of field ``hashed``. ``check(raw, lineno, fields)``
+    raises the pure reader's ParseError for a line the tokenizer refused."""
+
+    fields: int
+    strings: tuple
+    number: int
+    kind: str
+    hashed: int
+    check: Callable
+
+
+@dataclass
+class Tokens:
+    """Columns of a tokenized text: Arrow strings in ``layout.strings`` order, the number
+    column, the hash column, the rows where the first field (the query id) changes, and
+    the byte offset of the line where it last changed."""
+
+    rows: int
+    strings: list
+    number: np.ndarray
+    hashes: np.ndarray
+    blocks: np.ndarray
+    last_block_at: int = 0
+
+    def head(self, rows: int) -> "Tokens":
+        """The first ``rows`` rows (zero-copy slices)."""
+        return Tokens(rows, [s.slice(0, rows) for s in self.strings], self.number[:rows], self.hashes[:rows],
+                      self.blocks[self.blocks < rows])
+
+
+def tokenize(data, layout: Layout, first_line: int = 1) -> "Tokens | int":
+    """Tokenize bytes with the compiled tokenizer: :class:`Tokens`, or the number of the
+    first line it refused (0: too large for 32-bit string offsets)."""
+    out = native.tokenize(data, layout.fields, bytes(layout.strings), layout.number,
+                          0 if layout.kind == "float" else 1, layout.hashed, first_line)
+    if isinstance(out, int):
+        return out
+    rows, strings, number, hashes, blocks, last_block_at = out
+    return Tokens(rows,
+                  [pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(o), pa.py_buffer(d)]) for o, d in strings],
+                  np.frombuffer(number, dtype=np.float64 if layout.kind == "float" else np.int64),
+                  np.frombuffer(hashes, dtype=np.uint64), np.frombuffer(blocks, dtype=np.int64), last_block_at)
+
+
+def read_tokens(path, layout: Layout) -> "tuple[Tokens, str] | None":
+    """A plain or gzip text file through the compiled tokenizer: (tokens, sha256 of the
+    bytes on disk); a bad line raises the pure reader's ParseError for it. None when the
+    extension is not built (or the file is too large for it): the caller reads it in Python.
+
+    A plain file is memory-mapped, and its sha256 computed in a second thread while the
+    tokenizer runs (both release the GIL)."""
+    if native is None:
+        return None
+    name = os.fspath(path)
+    with _open(name) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0 or fh.read(2) == b"\x1f\x8b":
+            raw = read_raw(name)  # gzip (or empty: read_raw says so)
+            return _checked(name, tokenize(raw.data, layout), layout, lambda: raw), raw.sha256
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            digest = {}
+            sha = threading.Thread(target=lambda: digest.update(sha256=hashlib.sha256(mm).hexdigest()), daemon=True)
+            sha.start()
+            with memoryview(mm) as view:
+                tokens = tokenize(view[3:] if mm[:3] == b"\xef\xbb\xbf" else view, layout)
+            sha.join()
+    return _checked(name, tokens, layout, lambda: read_raw(name)), digest["sha256"]
+
+
+def _checked(name: str, tokens, layout: Layout, raw: Callable) -> Tokens | None:
+    """The tokens, or the pure reader's error for the line the tokenizer refused."""
+    if isinstance(tokens, int):
+        if tokens == 0:
+            return None
+        r = raw()  # refuses NUL bytes and empty files itself
+        lineno, fields = tokens, line_fields(r, tokens)
+        if fields:
+            layout.check(r, lineno, fields)
+        return None  # the tokenizer refused a line the Python reader takes: it reads the file
+    if tokens.rows == 0:
+        require_rows(raw(), 0)
+    return tokens
+
+
+def line_fields(raw: RawFile, lineno: int) -> list[str]:
+    """The fields of line ``lineno`` as :func:`iter_lines` gives them ([] for a blank or
+    comment line), with its error for text that is not UTF-8."""
+    nl = np.flatnonzero(np.frombuffer(raw.data, dtype=np.uint8) == 10)
+    start = int(nl[lineno - 2]) + 1 if lineno >= 2 else 0
+    end = int(nl[lineno - 1]) if lineno - 1 < len(nl) else len(raw.data)
+    return _fields(raw, lineno, raw.data[start:end])

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..data import Qrels, Run, any_repeated, as_numpy, id_codes, pair_keys, string_hash
+from ..data import (Qrels, Run, any_repeated, arrow_indices, as_numpy, id_blocks, id_codes, pair_keys,
+                    string_buffers, string_hash)
 from ..errors import ParseError
-from .text import RawFile, fast_table, iter_lines, line_of_row, read_raw, read_table, require_rows
+from ..native import native
+from .text import Layout, RawFile, fast_table, iter_lines, line_of_row, read_raw, read_table, read_tokens, require_rows
 
 RUN_FIELDS = ["qid", "q0", "docid", "rank", "score", "tag"]
 QRELS_FIELDS = ["qid", "iter", "docid", "grade"]
@@ -40,6 +43,24 @@ def parse_grade(raw: RawFile, lineno: int, token: str) -> int:
     return value
 
 
+def _run_line(raw: RawFile, lineno: int, f: list[str]) -> tuple:
+    """(qid, docid, rank text, score) of a run line's fields, or the line's ParseError."""
+    if len(f) != 6:
+        raise ParseError(raw.name, lineno, f"expected 6 fields (qid Q0 docid rank score tag), found {len(f)}")
+    return f[0], f[2], f[3], parse_score(raw, lineno, f[4])
+
+
+def _qrels_line(raw: RawFile, lineno: int, f: list[str]) -> tuple:
+    """(qid, docid, grade) of a qrels line's fields, or the line's ParseError."""
+    if len(f) != 4:
+        raise ParseError(raw.name, lineno, f"expected 4 fields (qid iter docid grade), found {len(f)}")
+    return f[0], f[2], parse_grade(raw, lineno, f[3])
+
+
+RUN_LAYOUT = Layout(fields=6, strings=(0, 2, 3), number=4, kind="float", hashed=2, check=_run_line)
+QRELS_LAYOUT = Layout(fields=4, strings=(0, 2), number=3, kind="int", hashed=2, check=_qrels_line)
+
+
 def _parse(path, fields: list[str], types: dict):
     """(table or None, file name, sha256, a function giving the RawFile for error messages)."""
     fast = read_table(path, fields, types)
@@ -50,6 +71,16 @@ def _parse(path, fields: list[str], types: dict):
 
 
 def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") -> Run:
+    tokens, sha256 = read_tokens(path, RUN_LAYOUT) or (None, None)
+    if tokens is not None:  # the compiled tokenizer
+        source = os.fspath(path)
+        qid, docid, rank_text = tokens.strings
+        run = Run(qid, docid, tokens.number, name=name or source, source=source, sha256=sha256)
+        run.__dict__["docid_hash"] = tokens.hashes
+        run.__dict__["qid_blocks"] = (tokens.blocks, qid.take(arrow_indices(tokens.blocks)))
+        run._rank_text = rank_text
+        run._reread = lambda: read_raw(source)
+        return dedupe_run(run, on_duplicate, lambda row: line_of_row(read_raw(source), row))
     table, source, sha256, reread = _parse(path, RUN_FIELDS, RUN_TYPES)
     if table is not None:
         qid, docid, rank_text = (table[c].combine_chunks() for c in ("qid", "docid", "rank"))
@@ -64,10 +95,8 @@ def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") ->
         raw = reread()
         qids, docids, ranks, scores = [], [], [], []
         for lineno, f in iter_lines(raw):
-            if len(f) != 6:
-                raise ParseError(raw.name, lineno, f"expected 6 fields (qid Q0 docid rank score tag), found {len(f)}")
-            qids.append(f[0]); docids.append(f[2]); ranks.append(f[3])
-            scores.append(parse_score(raw, lineno, f[4]))
+            q, d, r, sc = _run_line(raw, lineno, f)
+            qids.append(q); docids.append(d); ranks.append(r); scores.append(sc)
         qid, docid, rank_text = pa.array(qids, pa.string()), pa.array(docids, pa.string()), pa.array(ranks, pa.string())
         score = np.array(scores, dtype=np.float64)
     if len(score) == 0:
@@ -98,19 +127,25 @@ def rank_column(run: Run) -> np.ndarray:
     return run.rank
 
 
-def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None = None) -> np.ndarray:
-    """Row indices (input order) that repeat an earlier (qid, docid) pair.
+def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None = None,
+                   blocks: tuple | None = None) -> np.ndarray:
+    """Row indices (input order) that repeat an earlier (qid, docid) pair (``blocks``: the
+    qids' :func:`judged.data.id_blocks`, when known).
 
     Fast path: distinct (query, docid-hash) keys prove there is none; only when two keys
     meet (a repeat, or a hash collision) are the strings grouped exactly."""
     if len(qid) < 2:
         return np.empty(0, dtype=np.int64)
-    runs = pc.run_end_encode(qid)  # one entry per block of equal qids: cheap when grouped
-    vocab = pc.unique(runs.values)
-    if len(vocab) == len(runs.values):  # each query in one block: the block number is its code
-        qcode = np.repeat(np.arange(len(vocab)), np.diff(as_numpy(runs.run_ends), prepend=0))
+    starts, values = blocks if blocks is not None else id_blocks(qid)  # cheap when grouped
+    vocab = pc.unique(values)
+    if len(vocab) == len(values):  # each query in one block: the block number is its code
+        qcode = np.repeat(np.arange(len(vocab)), np.diff(np.append(starts, len(qid))))
     else:
-        qcode = id_codes(qid, vocab)
+        qcode = id_codes(qid, vocab, (starts, values))
+    if native is not None:  # exact: per-query hash sets confirmed on the bytes
+        docid_hash = string_hash(docid) if docid_hash is None else docid_hash
+        return np.sort(np.frombuffer(native.repeated_rows(qcode, len(vocab), np.ascontiguousarray(docid_hash, np.uint64),
+                                                          *string_buffers(docid)), dtype=np.int64))
     if not any_repeated(pair_keys(qcode, string_hash(docid) if docid_hash is None else docid_hash)):
         return np.empty(0, dtype=np.int64)
     t = pa.table({"q": qid, "d": docid, "i": pa.array(np.arange(len(qid)))})
@@ -123,7 +158,7 @@ def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None
 
 
 def dedupe_run(run: Run, on_duplicate: str, line_of) -> Run:
-    dup = duplicate_rows(run.qid, run.docid, run.docid_hash)
+    dup = duplicate_rows(run.qid, run.docid, run.docid_hash, run.qid_blocks)
     if len(dup) == 0:
         return run
     if on_duplicate == "error":
@@ -152,6 +187,12 @@ def dedupe_run(run: Run, on_duplicate: str, line_of) -> Run:
 
 
 def read_trec_qrels(path, on_duplicate: str = "error") -> Qrels:
+    tokens, sha256 = read_tokens(path, QRELS_LAYOUT) or (None, None)
+    if tokens is not None:  # the compiled tokenizer
+        source = os.fspath(path)
+        qrels = Qrels(*tokens.strings, tokens.number, source=source, sha256=sha256)
+        qrels.__dict__["docid_hash"] = tokens.hashes
+        return dedupe_qrels(qrels, on_duplicate, lambda row: line_of_row(read_raw(source), row))
     table, source, sha256, reread = _parse(path, QRELS_FIELDS, {
         "qid": pa.string(), "iter": pa.string(), "docid": pa.string(), "grade": pa.string()})
     grade = _integers(table["grade"]) if table is not None else None
@@ -161,9 +202,8 @@ def read_trec_qrels(path, on_duplicate: str = "error") -> Qrels:
         raw = reread()
         qids, docids, grades = [], [], []
         for lineno, f in iter_lines(raw):
-            if len(f) != 4:
-                raise ParseError(raw.name, lineno, f"expected 4 fields (qid iter docid grade), found {len(f)}")
-            qids.append(f[0]); docids.append(f[2]); grades.append(parse_grade(raw, lineno, f[3]))
+            q, d, g = _qrels_line(raw, lineno, f)
+            qids.append(q); docids.append(d); grades.append(g)
         qid, docid, grade = pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(grades, np.int64)
     if len(grade) == 0:
         require_rows(reread(), 0)

@@ -1,0 +1,637 @@
+/* judged._native: the compiled fast path of judged's reading and alignment.
+ *
+ * Optional: setup.py builds it when a C compiler is there, and judged.native falls back to
+ * the pure Python/numpy path (same results, bit for bit) when it is not, or when the
+ * environment sets JUDGED_PURE_PYTHON=1. Every function works on buffers (bytes,
+ * bytearray, numpy arrays, Arrow buffers) and releases the GIL while it works, so reading
+ * the next block of a file overlaps with scoring the previous one.
+ *
+ *   tokenize        whitespace-separated lines -> Arrow-style string columns, one number
+ *                   column, the 64-bit hash of one column, the rows where the first column
+ *                   changes, and the byte offset of the line where it last changed
+ *   string_hash     the same hash over an Arrow string array (judged.data.string_hash)
+ *   repeated_rows   rows that repeat an earlier (query, id) pair
+ *   lookup          grades of (query, docid) pairs from judged.data.KeyTable
+ *   trec_order      trec_eval's ranking order: query, score descending, docid descending
+ *
+ * Tokenizing follows Python's bytes.split() on each b"\n"-separated line (white space:
+ * space, \t, \r, \v, \f); blank lines and lines whose first field starts with '#' are
+ * skipped. A line the fast path cannot take (wrong field count, a field that is not a
+ * number, invalid UTF-8, a NUL byte) makes tokenize return its line number, and the caller
+ * explains that line with the pure Python reader's words.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdlib.h>
+#include <math.h>
+
+#define M1 0x9E3779B97F4A7C15ULL
+#define M2 0xBF58476D1CE4E5B9ULL
+#define MQ 0x94D049BB133111EBULL
+#define MAXF 16
+
+static unsigned char WS[256];
+
+static inline uint64_t load_le(const unsigned char *s, Py_ssize_t len)
+{
+    uint64_t x = 0;
+    if (len >= 8) {
+        memcpy(&x, s, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x);
+#endif
+        return x;
+    }
+    for (Py_ssize_t i = len - 1; i >= 0; i--)
+        x = (x << 8) | s[i];
+    return x;
+}
+
+/* judged.data.string_hash, one string: 8-byte little-endian words mixed into a state
+ * seeded with the length, then a splitmix64-style finaliser. */
+static inline uint64_t hash_bytes(const unsigned char *s, Py_ssize_t len)
+{
+    uint64_t h = (uint64_t)len * M1;
+    for (Py_ssize_t j = 0; j < len; j += 8) {
+        uint64_t x = load_le(s + j, len - j) ^ h;
+        x *= M2;
+        x ^= x >> 31;
+        h = x;
+    }
+    h ^= h >> 30;
+    h *= M2;
+    h ^= h >> 27;
+    h *= MQ;
+    h ^= h >> 31;
+    return h;
+}
+
+static int utf8_valid(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) { i++; continue; }
+        int len; uint32_t cp;
+        if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
+        else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
+        else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
+        else return 0;
+        if (i + len > n) return 0;
+        for (int k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A decimal number as Python's float() reads it (without '_', inf or nan): 0 on success.
+ * Clinger's fast path (an exact mantissa below 2^53 and a power of ten up to 22 give a
+ * correctly rounded quotient or product); strtod, correctly rounded in glibc, otherwise. */
+static int parse_double(const unsigned char *s, Py_ssize_t n, double *out)
+{
+    Py_ssize_t i = 0;
+    int neg = 0;
+    if (i < n && (s[i] == '+' || s[i] == '-')) { neg = s[i] == '-'; i++; }
+    uint64_t m = 0;
+    int digits = 0, frac = 0, sig = 0, mdigits = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+        if (m || s[i] != '0') { if (mdigits < 19) { m = m * 10 + (s[i] - '0'); mdigits++; } else sig++; }
+        digits++; i++;
+    }
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            if (m || s[i] != '0') { if (mdigits < 19) { m = m * 10 + (s[i] - '0'); mdigits++; frac++; } }
+            else frac++;
+            digits++; i++;
+        }
+    }
+    if (!digits) return -1;
+    long e = 0;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        int eneg = 0, edigits = 0;
+        if (i < n && (s[i] == '+' || s[i] == '-')) { eneg = s[i] == '-'; i++; }
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            if (e < 100000) e = e * 10 + (s[i] - '0');
+            edigits++; i++;
+        }
+        if (!edigits) return -1;
+        if (eneg) e = -e;
+    }
+    if (i != n) return -1;
+    long p = e - frac + sig;
+    if (m == 0) { *out = neg ? -0.0 : 0.0; return 0; }
+    if (m <= (1ULL << 53) && p >= -22 && p <= 22) {
+        double v = (double)m;
+        v = p < 0 ? v / POW10[-p] : v * POW10[p];
+        *out = neg ? -v : v;
+        return 0;
+    }
+    char stack[64];
+    char *buf = n < 64 ? stack : malloc(n + 1);
+    if (!buf) return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    char *end;
+    double v = strtod(buf, &end);
+    int ok = end == buf + n;
+    if (buf != stack) free(buf);
+    if (!ok) return -1;
+    *out = v;
+    return 0;
+}
+
+/* A decimal integer token ([+-]digits) that fits int64: 0 on success. */
+static int parse_int64(const unsigned char *s, Py_ssize_t n, int64_t *out)
+{
+    Py_ssize_t i = 0;
+    int neg = 0;
+    if (i < n && (s[i] == '+' || s[i] == '-')) { neg = s[i] == '-'; i++; }
+    if (i == n) return -1;
+    uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        unsigned d = s[i] - '0';
+        if (v > (limit - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return 0;
+}
+
+/* ---- tokenize ---------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject *obj;  /* bytearray */
+    char *p;
+} Out;
+
+static int out_new(Out *o, Py_ssize_t size)
+{
+    o->obj = PyByteArray_FromStringAndSize(NULL, size > 0 ? size : 1);
+    if (!o->obj) return -1;
+    o->p = PyByteArray_AS_STRING(o->obj);
+    return 0;
+}
+
+static int out_fit(Out *o, Py_ssize_t size)
+{
+    if (!o->obj) return 0;
+    return PyByteArray_Resize(o->obj, size);
+}
+
+static PyObject *tokenize(PyObject *self, PyObject *args)
+{
+    Py_buffer buf;
+    int nfields, num_field, num_kind, hash_field;
+    Py_buffer strspec;
+    Py_ssize_t first_line;
+    if (!PyArg_ParseTuple(args, "y*iy*iiin", &buf, &nfields, &strspec, &num_field, &num_kind, &hash_field, &first_line))
+        return NULL;
+    const unsigned char *p = buf.buf;
+    Py_ssize_t n = buf.len;
+    int nstr = (int)strspec.len;
+    int strf[MAXF];
+    PyObject *result = NULL;
+    Out offs[MAXF], datas[MAXF], nums = {0}, hashes = {0}, blocks = {0};
+    memset(offs, 0, sizeof offs);
+    memset(datas, 0, sizeof datas);
+    if (nfields < 1 || nfields > MAXF || nstr < 1 || nstr > MAXF) {
+        PyErr_SetString(PyExc_ValueError, "bad field specification");
+        goto done;
+    }
+    for (int k = 0; k < nstr; k++) strf[k] = ((unsigned char *)strspec.buf)[k];
+    if (strf[0] != 0) {
+        PyErr_SetString(PyExc_ValueError, "the first string field must be field 0");
+        goto done;
+    }
+
+    /* every data line has at least nfields tokens and nfields separators */
+    Py_ssize_t lines = (n + 1) / (2 * nfields) + 1;
+    if (n > INT32_MAX) { result = PyLong_FromLong(0); goto done; }  /* too large for int32 offsets */
+    for (int k = 0; k < nstr; k++)
+        if (out_new(&offs[k], (lines + 1) * 4) || out_new(&datas[k], n)) goto done;
+    if (num_field >= 0 && out_new(&nums, lines * 8)) goto done;
+    if (hash_field >= 0 && out_new(&hashes, lines * 8)) goto done;
+    if (out_new(&blocks, lines * 8)) goto done;
+
+    Py_ssize_t rows = 0, nblocks = 0, bad = 0, last_block_at = 0;
+    int32_t used[MAXF] = {0};
+    unsigned char *copy = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    const unsigned char *nul = n ? memchr(p, 0, n) : NULL;
+    Py_ssize_t limit = nul ? nul - p : n;  /* lines before a NUL byte are read, its own is refused */
+    if (limit && p[limit - 1] != '\n') {  /* the scan stops at each line's '\n': give the last line one */
+        copy = malloc(limit + 1);
+        if (copy) { memcpy(copy, p, limit); copy[limit] = '\n'; p = copy; limit++; }
+        else bad = -1;
+    }
+    int32_t *off[MAXF];
+    for (int k = 0; k < nstr; k++) { off[k] = (int32_t *)offs[k].p; off[k][0] = 0; }
+    Py_ssize_t i = 0, lineno = first_line - 1;
+    Py_ssize_t ts[MAXF + 1], tl[MAXF + 1];
+    const unsigned char *prev_q = NULL;
+    Py_ssize_t prev_ql = -1;
+    while (i < limit && !bad) {
+        lineno++;
+        Py_ssize_t line_start = i;
+        int nt = 0;
+        unsigned char any = 0, c;
+        for (;;) {
+            while (WS[c = p[i]]) { if (c == '\n') goto eol; i++; }
+            Py_ssize_t s = i;
+            while (!WS[c = p[i]]) { any |= c; i++; }
+            if (nt <= MAXF) { ts[nt] = s; tl[nt] = i - s; }
+            nt++;
+        }
+    eol:
+        i++;
+        if (nt == 0 || p[ts[0]] == '#') continue;
+        if (nt != nfields) { bad = lineno; break; }
+        if ((any & 0x80) && !utf8_valid(p + ts[0], ts[nt - 1] + tl[nt - 1] - ts[0])) { bad = lineno; break; }
+        if (num_field >= 0) {
+            const unsigned char *t = p + ts[num_field];
+            if (num_kind == 0) {
+                double v;
+                if (parse_double(t, tl[num_field], &v) || !isfinite(v)) { bad = lineno; break; }
+                ((double *)nums.p)[rows] = v;
+            } else {
+                int64_t v;
+                if (parse_int64(t, tl[num_field], &v)) { bad = lineno; break; }
+                ((int64_t *)nums.p)[rows] = v;
+            }
+        }
+        const unsigned char *qs = p + ts[0];
+        Py_ssize_t ql = tl[0];
+        if (ql != prev_ql || memcmp(qs, prev_q, ql) != 0) {
+            ((int64_t *)blocks.p)[nblocks++] = rows;
+            last_block_at = line_start;
+        }
+        prev_q = qs; prev_ql = ql;
+        for (int k = 0; k < nstr; k++) {
+            Py_ssize_t f = strf[k];
+            memcpy(datas[k].p + used[k], p + ts[f], tl[f]);
+            used[k] += (int32_t)tl[f];
+            off[k][rows + 1] = used[k];
+        }
+        if (hash_field >= 0)
+            ((uint64_t *)hashes.p)[rows] = hash_bytes(p + ts[hash_field], tl[hash_field]);
+        rows++;
+    }
+    if (nul && !bad) {  /* the line holding the NUL byte */
+        bad = first_line;
+        for (const unsigned char *q = buf.buf; q < nul; q++) bad += *q == '\n';
+    }
+    free(copy);
+    Py_END_ALLOW_THREADS
+    if (bad < 0) { result = PyErr_NoMemory(); goto done; }
+    if (bad) { result = PyLong_FromSsize_t(bad); goto done; }
+    PyObject *cols = PyList_New(nstr);
+    if (!cols) goto done;
+    for (int k = 0; k < nstr; k++) {
+        if (out_fit(&offs[k], (rows + 1) * 4) || out_fit(&datas[k], used[k])) { Py_DECREF(cols); goto done; }
+        PyList_SET_ITEM(cols, k, Py_BuildValue("(OO)", offs[k].obj, datas[k].obj));
+    }
+    if (out_fit(&nums, rows * 8) || out_fit(&hashes, rows * 8) || out_fit(&blocks, nblocks * 8)) { Py_DECREF(cols); goto done; }
+    result = Py_BuildValue("(nNOOOn)", rows, cols, nums.obj ? nums.obj : Py_None, hashes.obj ? hashes.obj : Py_None,
+                           blocks.obj, last_block_at);
+done:
+    for (int k = 0; k < MAXF; k++) { Py_XDECREF(offs[k].obj); Py_XDECREF(datas[k].obj); }
+    Py_XDECREF(nums.obj);
+    Py_XDECREF(hashes.obj);
+    Py_XDECREF(blocks.obj);
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&strspec);
+    return result;
+}
+
+/* ---- string_hash ------------------------------------------------------------------- */
+
+static PyObject *string_hash(PyObject *self, PyObject *args)
+{
+    Py_buffer off, data, out;
+    if (!PyArg_ParseTuple(args, "y*y*w*", &off, &data, &out)) return NULL;
+    Py_ssize_t n = out.len / 8;
+    const int32_t *o = off.buf;
+    const unsigned char *d = data.buf;
+    uint64_t *h = out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) h[i] = hash_bytes(d + o[i], o[i + 1] - o[i]);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&off);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
+static inline int same_string(const int32_t *ao, const unsigned char *ad, int64_t a,
+                              const int32_t *bo, const unsigned char *bd, int64_t b)
+{
+    int32_t la = ao[a + 1] - ao[a], lb = bo[b + 1] - bo[b];
+    return la == lb && memcmp(ad + ao[a], bd + bo[b], la) == 0;
+}
+
+/* ---- repeated_rows ----------------------------------------------------------------- */
+
+/* Rows (ascending) whose (query code, string) pair appeared on an earlier row. Rows are
+ * visited query by query (a stable counting sort when the codes are not already
+ * non-decreasing), each query with its own small open-addressing set of string hashes;
+ * a hash match is confirmed on the bytes. */
+static PyObject *repeated_rows(PyObject *self, PyObject *args)
+{
+    Py_buffer qb, hb, ob, db;
+    Py_ssize_t nq;
+    if (!PyArg_ParseTuple(args, "y*ny*y*y*", &qb, &nq, &hb, &ob, &db)) return NULL;
+    Py_ssize_t n = qb.len / 8;
+    const int64_t *q = qb.buf;
+    const uint64_t *h = hb.buf;
+    const int32_t *o = ob.buf;
+    const unsigned char *d = db.buf;
+    int64_t *order = NULL, *start = NULL, *table = NULL, *dups = NULL;
+    Py_ssize_t ndup = 0, failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int sorted = 1;
+    for (Py_ssize_t i = 1; i < n && sorted; i++) sorted = q[i] >= q[i - 1];
+    start = calloc(nq + 2, sizeof(int64_t));
+    dups = malloc((n ? n : 1) * sizeof(int64_t));
+    if (!sorted) order = malloc((n ? n : 1) * sizeof(int64_t));
+    if (!start || !dups || (!sorted && !order)) failed = 1;
+    if (!failed) {
+        for (Py_ssize_t i = 0; i < n; i++) start[q[i] + 1]++;
+        for (Py_ssize_t k = 0; k < nq; k++) start[k + 1] += start[k];
+        if (!sorted) {
+            int64_t *fill = malloc((nq + 1) * sizeof(int64_t));
+            if (!fill) failed = 1;
+            else {
+                memcpy(fill, start, (nq + 1) * sizeof(int64_t));
+                for (Py_ssize_t i = 0; i < n; i++) order[fill[q[i]]++] = i;
+                free(fill);
+            }
+        }
+    }
+    Py_ssize_t cap = 0;
+    for (Py_ssize_t k = 0; k < nq && !failed; k++) {
+        Py_ssize_t a = start[k], b = start[k + 1], m = b - a;
+        if (m < 2) continue;
+        Py_ssize_t size = 4;
+        while (size < 2 * m) size <<= 1;
+        if (size > cap) {
+            free(table);
+            table = malloc(size * sizeof(int64_t));
+            if (!table) { failed = 1; break; }
+            cap = size;
+        }
+        for (Py_ssize_t s = 0; s < size; s++) table[s] = -1;
+        int shift = 64 - __builtin_ctzll((unsigned long long)size);
+        for (Py_ssize_t j = a; j < b; j++) {
+            int64_t r = sorted ? j : order[j];
+            Py_ssize_t slot = (Py_ssize_t)(h[r] >> shift);
+            for (;;) {
+                int64_t other = table[slot];
+                if (other < 0) { table[slot] = r; break; }
+                if (h[other] == h[r] && same_string(o, d, other, o, d, r)) { dups[ndup++] = r; break; }
+                slot = (slot + 1) & (size - 1);
+            }
+        }
+    }
+    free(order); free(start); free(table);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&qb); PyBuffer_Release(&hb); PyBuffer_Release(&ob); PyBuffer_Release(&db);
+    if (failed) { free(dups); return PyErr_NoMemory(); }
+    PyObject *res = PyByteArray_FromStringAndSize((const char *)dups, ndup * 8);
+    free(dups);
+    return res;
+}
+
+/* ---- lookup -------------------------------------------------------------------------- */
+
+/* Grades (NaN when unjudged) of the pairs (qcode[i], run docid rows[i]; its hash h[i]), found in the
+ * linear-probing table of judged.data.KeyTable (keys: hash + qcode * MQ; home slot: the
+ * key's top bits; no wrap-around) and confirmed on the docid bytes. */
+static PyObject *lookup(PyObject *self, PyObject *args)
+{
+    Py_buffer tk, tr, qb, hb, rb, ro, rd, jo, jd, jg, out;
+    int shift, row_bytes;
+    if (!PyArg_ParseTuple(args, "y*y*iiy*y*y*y*y*y*y*y*w*", &tk, &tr, &row_bytes, &shift, &qb, &hb, &rb, &ro, &rd,
+                          &jo, &jd, &jg, &out))
+        return NULL;
+    const uint64_t *keys = tk.buf;
+    const int64_t *q = qb.buf, *rows = rb.buf, *grade = jg.buf;
+    const uint64_t *h = hb.buf;
+    const int32_t *run_off = ro.buf, *j_off = jo.buf;
+    const unsigned char *run_data = rd.buf, *j_data = jd.buf;
+    double *g = out.buf;
+    Py_ssize_t n = out.len / 8;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        g[i] = NAN;
+        if (q[i] < 0) continue;
+        uint64_t key = h[i] + (uint64_t)q[i] * MQ;
+        Py_ssize_t slot = (Py_ssize_t)(key >> shift);
+        for (;; slot++) {
+            int64_t r = row_bytes == 4 ? ((const int32_t *)tr.buf)[slot] : ((const int64_t *)tr.buf)[slot];
+            if (r < 0) break;
+            if (keys[slot] == key) {
+                if (same_string(run_off, run_data, rows[i], j_off, j_data, r)) g[i] = (double)grade[r];
+                break;
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&tk); PyBuffer_Release(&tr); PyBuffer_Release(&qb); PyBuffer_Release(&hb);
+    PyBuffer_Release(&rb); PyBuffer_Release(&ro); PyBuffer_Release(&rd); PyBuffer_Release(&jo);
+    PyBuffer_Release(&jd); PyBuffer_Release(&jg); PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
+/* ---- lookup_blocks -------------------------------------------------------------------- */
+
+/* The same grades as lookup, for entries grouped by query (as align gives them): each
+ * query's judgments (block j_start[q]..j_start[q+1] of the qrels index, with their docid
+ * hashes j_hash) go into a small open-addressing table that stays in cache while that
+ * query's entries probe it. Matches are confirmed on the docid bytes; two judgments of one
+ * query with equal hashes but different docids are both kept (probing goes on). */
+static PyObject *lookup_blocks(PyObject *self, PyObject *args)
+{
+    Py_buffer qb, hb, rb, ro, rd, js, jh, jo, jd, jg, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*w*", &qb, &hb, &rb, &ro, &rd, &js, &jh, &jo, &jd, &jg, &out))
+        return NULL;
+    const int64_t *q = qb.buf, *rows = rb.buf, *jstart = js.buf, *grade = jg.buf;
+    const uint64_t *h = hb.buf, *jhash = jh.buf;
+    const int32_t *run_off = ro.buf, *j_off = jo.buf;
+    const unsigned char *run_data = rd.buf, *j_data = jd.buf;
+    double *g = out.buf;
+    Py_ssize_t n = out.len / 8;
+    int64_t *table = NULL;
+    Py_ssize_t cap = 0, size = 0;
+    int shift = 64, failed = 0;
+    int64_t current = -2;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t qi = q[i];
+        g[i] = NAN;
+        if (qi < 0) continue;
+        if (qi != current) {
+            current = qi;
+            int64_t a = jstart[qi], b = jstart[qi + 1];
+            size = 8;
+            while (size < 2 * (b - a)) size <<= 1;
+            if (size > cap) {
+                free(table);
+                table = malloc(size * sizeof(int64_t));
+                if (!table) { failed = 1; break; }
+                cap = size;
+            }
+            for (Py_ssize_t s = 0; s < size; s++) table[s] = -1;
+            shift = 64 - __builtin_ctzll((unsigned long long)size);
+            for (int64_t r = a; r < b; r++) {
+                Py_ssize_t slot = (Py_ssize_t)(jhash[r] >> shift);
+                while (table[slot] >= 0) slot = (slot + 1) & (size - 1);
+                table[slot] = r;
+            }
+        }
+        uint64_t key = h[i];
+        for (Py_ssize_t slot = (Py_ssize_t)(key >> shift);; slot = (slot + 1) & (size - 1)) {
+            int64_t r = table[slot];
+            if (r < 0) break;
+            if (jhash[r] == key && same_string(run_off, run_data, rows[i], j_off, j_data, r)) {
+                g[i] = (double)grade[r];
+                break;
+            }
+        }
+    }
+    free(table);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&qb); PyBuffer_Release(&hb); PyBuffer_Release(&rb); PyBuffer_Release(&ro);
+    PyBuffer_Release(&rd); PyBuffer_Release(&js); PyBuffer_Release(&jh); PyBuffer_Release(&jo);
+    PyBuffer_Release(&jd); PyBuffer_Release(&jg); PyBuffer_Release(&out);
+    if (failed) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+/* ---- trec_order ---------------------------------------------------------------------- */
+
+typedef struct {
+    const double *score;
+    const int64_t *rows;
+    const int32_t *off;
+    const unsigned char *data;
+} RankKey;
+
+/* <0 when entry a ranks before entry b: score descending, then docid descending (strcmp,
+ * as trec_eval 10), then input order. */
+static inline int rank_cmp(const RankKey *k, int64_t a, int64_t b)
+{
+    int64_t ra = k->rows[a], rb = k->rows[b];
+    double sa = k->score[ra], sb = k->score[rb];
+    if (sa > sb) return -1;
+    if (sa < sb) return 1;
+    int32_t la = k->off[ra + 1] - k->off[ra], lb = k->off[rb + 1] - k->off[rb];
+    int c = memcmp(k->data + k->off[ra], k->data + k->off[rb], la < lb ? la : lb);
+    if (c == 0) c = (la > lb) - (la < lb);
+    if (c) return -c;
+    return (a > b) - (a < b);
+}
+
+static void merge_sort(const RankKey *k, int64_t *v, int64_t *tmp, Py_ssize_t n)
+{
+    if (n < 16) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            int64_t x = v[i];
+            Py_ssize_t j = i;
+            while (j > 0 && rank_cmp(k, x, v[j - 1]) < 0) { v[j] = v[j - 1]; j--; }
+            v[j] = x;
+        }
+        return;
+    }
+    Py_ssize_t h = n / 2;
+    merge_sort(k, v, tmp, h);
+    merge_sort(k, v + h, tmp, n - h);
+    if (rank_cmp(k, v[h - 1], v[h]) < 0) return;
+    memcpy(tmp, v, h * sizeof(int64_t));
+    Py_ssize_t i = 0, j = h, o = 0;
+    while (i < h && j < n) v[o++] = rank_cmp(k, v[j], tmp[i]) < 0 ? v[j++] : tmp[i++];
+    while (i < h) v[o++] = tmp[i++];
+}
+
+/* The permutation of entries 0..n-1 into (query, rank) order: q[i] is the entry's query
+ * (0..nq-1), rows[i] its row in the run (score[rows[i]], docid string rows[i]).
+ * Entries already in order inside a query (as run files list them) are checked, not
+ * sorted. Returns None when a score is NaN (the caller's numpy path decides). */
+static PyObject *trec_order(PyObject *self, PyObject *args)
+{
+    Py_buffer qb, sb, rb, ob, db;
+    Py_ssize_t nq;
+    if (!PyArg_ParseTuple(args, "y*ny*y*y*y*", &qb, &nq, &sb, &rb, &ob, &db)) return NULL;
+    Py_ssize_t n = qb.len / 8;
+    const int64_t *q = qb.buf;
+    RankKey key = {sb.buf, rb.buf, ob.buf, db.buf};
+    PyObject *res = PyByteArray_FromStringAndSize(NULL, (n ? n : 1) * 8);
+    int failed = 0, has_nan = 0;
+    if (!res) failed = 2;
+    int64_t *order = res ? (int64_t *)PyByteArray_AS_STRING(res) : NULL;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && !has_nan; i++) has_nan = isnan(key.score[key.rows[i]]);
+    int64_t *start = NULL, *tmp = NULL;
+    if (!failed && !has_nan) {
+        start = calloc(nq + 2, sizeof(int64_t));
+        tmp = malloc((n / 2 + 1) * sizeof(int64_t));
+        if (!start || !tmp) failed = 1;
+    }
+    if (!failed && !has_nan) {
+        for (Py_ssize_t i = 0; i < n; i++) start[q[i] + 1]++;
+        for (Py_ssize_t k = 0; k < nq; k++) start[k + 1] += start[k];
+        int64_t *fill = malloc((nq + 1) * sizeof(int64_t));
+        if (!fill) failed = 1;
+        else {
+            memcpy(fill, start, (nq + 1) * sizeof(int64_t));
+            for (Py_ssize_t i = 0; i < n; i++) order[fill[q[i]]++] = i;
+            free(fill);
+            for (Py_ssize_t k = 0; k < nq; k++) {
+                int64_t *v = order + start[k];
+                Py_ssize_t m = start[k + 1] - start[k], i = 1;
+                while (i < m && rank_cmp(&key, v[i - 1], v[i]) < 0) i++;
+                if (i < m) merge_sort(&key, v, tmp, m);
+            }
+        }
+    }
+    free(start); free(tmp);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&qb); PyBuffer_Release(&sb); PyBuffer_Release(&rb); PyBuffer_Release(&ob); PyBuffer_Release(&db);
+    if (failed == 1) { Py_XDECREF(res); return PyErr_NoMemory(); }
+    if (failed == 2) return NULL;
+    if (has_nan) { Py_DECREF(res); Py_RETURN_NONE; }
+    if (PyByteArray_Resize(res, n * 8)) { Py_DECREF(res); return NULL; }
+    return res;
+}
+
+static PyMethodDef METHODS[] = {
+    {"tokenize", tokenize, METH_VARARGS,
+     "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line)"},
+    {"string_hash", string_hash, METH_VARARGS, "string_hash(offsets_int32, data, out_uint64)"},
+    {"repeated_rows", repeated_rows, METH_VARARGS, "repeated_rows(qcode, nq, hash, offsets, data) -> int64 rows"},
+    {"lookup", lookup, METH_VARARGS, "lookup(keys, rows, row_bytes, shift, qcode, hash, run_rows, ...)"},
+    {"lookup_blocks", lookup_blocks, METH_VARARGS,
+     "lookup_blocks(qcode, hash, run_rows, run_offsets, run_data, j_start, j_hash, j_offsets, j_data, j_grade, out)"},
+    {"trec_order", trec_order, METH_VARARGS, "trec_order(q, nq, score, rows, offsets, data) -> int64 order"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_native", "judged's compiled fast path", -1, METHODS};
+
+PyMODINIT_FUNC PyInit__native(void)
+{
+    const char *ws = " \t\n\r\v\f";
+    for (const char *c = ws; *c; c++) WS[(unsigned char)*c] = 1;
+    return PyModule_Create(&MODULE);
+}
