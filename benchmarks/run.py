@@ -95,13 +95,19 @@ TREC_EVAL = ["-q", "-m", "ndcg_cut.10", "-m", "map", "-m", "P.10", "-m", "recip_
 TIMEOUT = 1200  # seconds per child
 
 
+PURE = "JUDGED_PURE_PYTHON=1 "  # a tool name starting so runs with judged's compiled extension off
+
+
 def run_child(argv: list[str]) -> dict:
     """Run one child; its printed JSON plus wall time, CPU time and peak memory from wait4."""
     import tempfile
 
     t = time.perf_counter()
+    env = dict(os.environ)
+    if argv and argv[0] == PURE:
+        argv, env["JUDGED_PURE_PYTHON"] = argv[1:], "1"
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
-        p = subprocess.Popen(argv, stdout=out_f, stderr=err_f)
+        p = subprocess.Popen(argv, stdout=out_f, stderr=err_f, env=env)
         deadline = time.monotonic() + TIMEOUT
         while True:
             pid, status, usage = os.wait4(p.pid, os.WNOHANG)
@@ -132,6 +138,8 @@ def end_to_end(shape: str, repeat: int, skip: set[str]) -> dict:
     if not os.path.exists(run):
         sys.exit(f"{run} missing: run python benchmarks/generate.py --only {shape}")
     tools = {name: [sys.executable, "-c", COMMON + code, qrels, run] for name, code in TOOLS.items()}
+    # the same code on the pure Python/numpy path (no C compiler at install time)
+    tools["judged (pure Python)"] = [PURE, *tools["judged"]]
     binary = shutil.which("trec_eval")
     if binary:
         tools["trec_eval"] = [binary, *TREC_EVAL, qrels, run]
@@ -163,7 +171,8 @@ def print_ratios(results: dict) -> None:
     if not j or "error" in j:
         return
     peers = {k: v for k, v in results.items()
-             if k not in ("judged", "judged eval (CLI)", "pyarrow read", "ranx (cold)") and "error" not in v}
+             if k not in ("judged", "judged (pure Python)", "judged eval (CLI)", "pyarrow read", "ranx (cold)")
+             and "error" not in v}
     for name, r in results.items():
         if name == "judged" or "error" in r:
             continue
@@ -253,15 +262,16 @@ print(json.dumps({"seconds": time.perf_counter() - t, "values": n}))
 def in_memory(shape: str, n_runs: int, skip: set[str]) -> dict:
     qrels, run = os.path.join(DATA, f"{shape}.qrels"), os.path.join(DATA, f"{shape}.run")
     results = {}
-    for tool in ("judged", "pytrec_eval", "ranx", "ir_measures"):
+    for tool in ("judged", "judged (pure Python)", "pytrec_eval", "ranx", "ir_measures"):
         if tool in skip:
             continue
-        results[tool] = run_child([sys.executable, "-c", MEMORY, qrels, run, tool, str(n_runs)])
+        pure = [PURE] if tool.startswith("judged (pure") else []
+        results[tool] = run_child([*pure, sys.executable, "-c", MEMORY, qrels, run, tool.split(" ")[0], str(n_runs)])
         print(f"  {tool:<14} " + _fmt(results[tool]) + (f"   {results[tool].get('values', 0)} values"), flush=True)
     j = results.get("judged")
     if j and "error" not in j:
         for tool, r in results.items():
-            if tool != "judged" and "error" not in r:
+            if not tool.startswith("judged") and "error" not in r:
                 print(f"  {tool} / judged: {r['seconds'] / j['seconds']:6.1f} x  (target >= 10 x)")
     return results
 

@@ -38,6 +38,21 @@ class Ranked:
     row: np.ndarray  # row in the original Run (docid, score)
     offsets: np.ndarray
     _tops: dict = field(default_factory=dict, repr=False, compare=False)  # k -> top(k), shared by measures
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)  # per-level flags and counts
+
+    def relevant(self, level: int) -> np.ndarray:
+        """Per row: grade >= level (unjudged NaN is not), computed once per level for all measures."""
+        key = ("relevant", level)
+        if key not in self._memo:
+            self._memo[key] = self.grade >= level
+        return self._memo[key]
+
+    def relevant_count(self, level: int) -> np.ndarray:
+        """Per query: rows with grade >= level (float)."""
+        key = ("count", level)
+        if key not in self._memo:
+            self._memo[key] = np.bincount(self.q[self.relevant(level)], minlength=self.n_queries).astype(np.float64)
+        return self._memo[key]
 
     @cached_property
     def judged(self) -> np.ndarray:
@@ -78,10 +93,15 @@ class Judgments:
     grade: np.ndarray  # int64
     offsets: np.ndarray
 
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
     def count_at_least(self, level: int) -> np.ndarray:
-        """Per query: judgments with grade >= level (trec_eval's num_rel at -l level)."""
-        m = self.grade >= level
-        return np.bincount(self.q[m], minlength=self.n_queries)
+        """Per query: judgments with grade >= level (trec_eval's num_rel at -l level);
+        computed once per level for all measures."""
+        if level not in self._memo:
+            m = self.grade >= level
+            self._memo[level] = np.bincount(self.q[m], minlength=self.n_queries)
+        return self._memo[level]
 
     def count_nonrelevant(self, level: int) -> np.ndarray:
         """Per query: judged not relevant, 0 <= grade < level (Bpref's N)."""
@@ -124,7 +144,7 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     nq_all = len(index.query_ids)
 
     # query codes of run rows in the qrels' query vocabulary (-1 = only in the run)
-    rq = id_codes(run.qid, index.query_vocab, run.qid_blocks)
+    rq = index.query_codes(run.qid, run.qid_blocks)
     in_qrels = rq >= 0
     run_has = np.zeros(nq_all, dtype=bool)
     run_has[rq[in_qrels]] = True
@@ -156,9 +176,7 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     grade = index.lookup(rq[rows], run.docid, run.docid_hash[rows], rows=rows)
     ranked = Ranked(n, q, pos, grade, rows, offsets)
 
-    jrows = index.rows_of(np.flatnonzero(evaluated))
-    jq = eval_index[index.row_query[jrows]]
-    judgments = Judgments(n, jq, index.grade[jrows], block_offsets(jq, n))
+    judgments = index.judgments_of(evaluated, lambda: _judgments(index, evaluated, eval_index, n))
 
     counts = {
         "evaluated": n,
@@ -168,6 +186,12 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
         "no_relevant": int(no_rel.sum()),
     }
     return Aligned(run, qrels, settings, index.query_ids[evaluated], ranked, judgments, counts, no_rel_qids)
+
+
+def _judgments(index, evaluated: np.ndarray, eval_index: np.ndarray, n: int) -> Judgments:
+    jrows = index.rows_of(np.flatnonzero(evaluated))
+    jq = eval_index[index.row_query[jrows]]
+    return Judgments(n, jq, index.grade[jrows], block_offsets(jq, n))
 
 
 def _tie_order(run: Run, rows: np.ndarray, q: np.ndarray, ties: str) -> np.ndarray:

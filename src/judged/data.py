@@ -307,6 +307,37 @@ class QrelsIndex:
         """(query, docid) keys -> block-order row; None after a hash collision."""
         return KeyTable.build(pair_keys(self.row_query, self.docid_hash))
 
+    _judgments: dict = field(default_factory=dict, repr=False)
+
+    def judgments_of(self, evaluated: np.ndarray, build):
+        """The :class:`judged.align.Judgments` of the ``evaluated`` queries (a mask over the
+        query codes), built by ``build()`` once and shared by every run evaluated on the
+        same queries (with what its measures cache, such as IDCG). The last two are kept."""
+        key = evaluated.tobytes()
+        if key not in self._judgments:
+            if len(self._judgments) >= 2:
+                del self._judgments[next(iter(self._judgments))]
+            self._judgments[key] = build()
+        return self._judgments[key]
+
+    @cached_property
+    def _code_of(self) -> dict:
+        return {q: i for i, q in enumerate(self.query_vocab.to_pylist())}
+
+    def query_codes(self, ids: pa.Array, blocks: tuple | None = None) -> np.ndarray:
+        """Each id's query code (its position in ``query_ids``; -1 when the qrels lack it),
+        looked up once per run of equal consecutive ids (``blocks``: :func:`id_blocks`).
+        Few runs are looked up in a dict kept with the index; many, with one Arrow
+        ``index_in`` (which hashes the whole vocabulary on every call)."""
+        if len(ids) == 0:
+            return np.empty(0, dtype=np.int64)
+        starts, values = blocks if blocks is not None else id_blocks(ids)
+        if len(values) * 4 < len(self.query_vocab):
+            get = self._code_of.get
+            return np.repeat(np.fromiter((get(v, -1) for v in values.to_pylist()), np.int64, len(values)),
+                             np.diff(np.append(starts, len(ids))))
+        return id_codes(ids, self.query_vocab, (starts, values))
+
     @cached_property
     def row_query(self) -> np.ndarray:
         """Query code of each judgment (block order)."""
@@ -337,16 +368,18 @@ class QrelsIndex:
             return out
         if rows is None:
             rows = np.arange(len(qcode))
-        if self.table is None:
-            return self._lookup_exact(qcode, docid.take(arrow_indices(rows)))
-        if docid_hash is None:
-            docid_hash = string_hash(docid.take(arrow_indices(rows)))
-        if native is not None and (len(qcode) < 2 or not (np.diff(qcode) < 0).any()):
+        if native is not None and (len(qcode) < 2 or not (np.diff(qcode) < 0).any()):  # grouped by query
+            if docid_hash is None:
+                docid_hash = string_hash(docid.take(arrow_indices(rows)))
             native.lookup_blocks(np.ascontiguousarray(qcode, np.int64), np.ascontiguousarray(docid_hash, np.uint64),
                                  np.ascontiguousarray(rows, np.int64), *string_buffers(docid), self.offsets,
                                  self.docid_hash, *string_buffers(self.docid), np.ascontiguousarray(self.grade, np.int64),
                                  out)
             return out
+        if self.table is None:
+            return self._lookup_exact(qcode, docid.take(arrow_indices(rows)))
+        if docid_hash is None:
+            docid_hash = string_hash(docid.take(arrow_indices(rows)))
         if native is not None:
             t = self.table
             native.lookup(t.keys, t.rows, t.rows.itemsize, int(t.shift), np.ascontiguousarray(qcode, np.int64),

@@ -28,7 +28,7 @@ from .conventions import Settings
 from .data import Qrels, Run, arrow_indices, as_numpy, id_codes
 from .evaluation import RunResult
 from .io.text import Scan, csv_options, line_of_row, misread, read_raw, tokenize
-from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run
+from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run, duplicate_rows
 from .native import native
 
 BLOCK_SIZE = 1 << 20  # bytes of text per parsed batch (pyarrow reads up to 32 batches ahead, the compiled tokenizer 2)
@@ -138,15 +138,21 @@ class _Pieces:
                 self.line += text[:tokens.last_block_at].count(b"\n")
                 tokens = tokens.head(last)
             row0, self.row0 = self.row0, self.row0 + tokens.rows
-            return read, row0, tokens
+            qid, docid, _ = tokens.strings
+            blocks = (tokens.blocks, qid.take(arrow_indices(tokens.blocks)))
+            values = blocks[1].to_pylist()
+            if len(set(values)) != len(values):
+                raise _NotStreamable  # a query in more than one block
+            return read, row0, tokens, blocks, values, duplicate_rows(qid, docid, tokens.hashes, blocks)
 
     def close(self):
         self.fh.close()
 
 
 def _native_query_blocks(source: str, block_size: int, advance):
-    """(first data row, qid, docid, rank text, score, docid hash) of runs of whole queries,
-    tokenized in a second thread one piece ahead of the caller."""
+    """(first data row, qid, docid, rank text, score, docid hash, qid blocks, repeated rows) of
+    runs of whole queries, tokenized and checked for repeated pairs in a second thread, one
+    piece ahead of the caller."""
     from concurrent.futures import ThreadPoolExecutor
 
     pieces = _Pieces(source, block_size)
@@ -156,18 +162,15 @@ def _native_query_blocks(source: str, block_size: int, advance):
             ahead = pool.submit(pieces.next)  # one worker: calls never overlap
             while (done := ahead.result()) is not None:
                 ahead = pool.submit(pieces.next)
-                read, row0, t = done
+                read, row0, t, blocks, values, dup = done
                 advance(read)
                 if t.rows == 0:
                     continue
-                qid, docid, rank = t.strings
-                block_qids = qid.take(arrow_indices(t.blocks))
-                values = block_qids.to_pylist()
-                if len(set(values)) != len(values) or seen.intersection(values):
-                    raise _NotStreamable  # a query in more than one block
+                if seen.intersection(values):
+                    raise _NotStreamable  # a query in more than one piece
                 seen.update(values)
-                yield (row0, qid, docid, rank, _arrow(pa.float64(), t.number), _arrow(pa.uint64(), t.hashes),
-                       (t.blocks, block_qids))
+                qid, docid, rank = t.strings
+                yield row0, qid, docid, rank, _arrow(pa.float64(), t.number), _arrow(pa.uint64(), t.hashes), blocks, dup
     finally:
         pieces.close()
     if pieces.row0 == 0:
@@ -227,14 +230,15 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
         if not np.isfinite(score).all():
             raise _NotStreamable  # the in-memory reader names the line
         run = Run(qid, docid, score, name=name, source=source, sha256=None)
-        if hashed:  # the compiled tokenizer's docid hashes and qid blocks
+        dup = None
+        if hashed:  # the compiled tokenizer's docid hashes, qid blocks and repeated pairs
             run.__dict__["docid_hash"] = as_numpy(hashed[0])
-            run.__dict__["qid_blocks"] = hashed[1]
+            run.__dict__["qid_blocks"], dup = hashed[1], hashed[2]
         run._rank_text = rank
         run._reread = lambda: read_raw(source)
-        run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row))
+        run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row), dup)
         aligned = align(qrels, run, block_settings)
-        in_qrels = id_codes(aligned.run.qid_blocks[1], index.query_vocab)  # one per query block
+        in_qrels = index.query_codes(aligned.run.qid_blocks[1])  # one per query block
         yield (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()},
                aligned.counts, in_qrels[in_qrels >= 0])
 
@@ -258,7 +262,7 @@ def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> R
         empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), name=name)
         missing = align(qrels, empty, replace(settings, no_relevant="zero" if settings.no_relevant == "error"
                                               else settings.no_relevant))
-        keep = ~in_run[id_codes(pa.array(missing.qids.tolist(), pa.string()), index.query_vocab)]
+        keep = ~in_run[index.query_codes(pa.array(missing.qids.tolist(), pa.string()))]
         qids.append(missing.qids[keep])
         for g, m in measures.items():
             values[g].append(m.compute(missing)[keep])

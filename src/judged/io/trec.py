@@ -157,8 +157,11 @@ def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None
     return np.flatnonzero(~keep)
 
 
-def dedupe_run(run: Run, on_duplicate: str, line_of) -> Run:
-    dup = duplicate_rows(run.qid, run.docid, run.docid_hash, run.qid_blocks)
+def dedupe_run(run: Run, on_duplicate: str, line_of, dup: np.ndarray | None = None) -> Run:
+    """The run without repeated (qid, docid) pairs, as ``on_duplicate`` says (``dup``: the
+    :func:`duplicate_rows`, when already known)."""
+    if dup is None:
+        dup = duplicate_rows(run.qid, run.docid, run.docid_hash, run.qid_blocks)
     if len(dup) == 0:
         return run
     if on_duplicate == "error":

@@ -44,13 +44,13 @@ def compute(measure, aligned) -> np.ndarray:
         return _bpref(aligned, rel, R)
     ranked = ranking_for(measure, aligned)
     top = ranked.top(k)
-    isrel = top.grade >= rel  # NaN (unjudged) is False
+    isrel = top.relevant(rel)  # NaN (unjudged) is not
     if name == "NumRet":
         return top.count.astype(np.float64)
-    relret = _per_query_count(top.q, isrel, n)
+    relret = top.relevant_count(rel)
     out = np.zeros(n)
     if name == "NumRelRet":
-        return relret
+        return relret.copy()  # the cached count is shared by the measures
     if name == "P":
         return relret / k
     if name == "R":

@@ -43,11 +43,17 @@ def ideal_gains(measure, aligned, ranked):
 
 
 def idcg(measure, aligned, ranked) -> np.ndarray:
-    q, g, pos = ideal_gains(measure, aligned, ranked)
-    if measure.cutoff is not None:
-        m = pos < measure.cutoff
-        q, g, pos = q[m], g[m], pos[m]
-    return np.bincount(q, weights=measure.discount.divide(g, pos + 1), minlength=aligned.n_queries)
+    """IDCG@k per query. The ideal over the judgments depends on the qrels alone: it is kept
+    with the judgments (shared by runs evaluated on the same queries) per gain, discount, k."""
+    key = ("idcg", str(measure.gain), str(measure.discount), measure.cutoff)
+    memo = aligned.judgments._memo if measure.ideal == "judged" else {}
+    if key not in memo:
+        q, g, pos = ideal_gains(measure, aligned, ranked)
+        if measure.cutoff is not None:
+            m = pos < measure.cutoff
+            q, g, pos = q[m], g[m], pos[m]
+        memo[key] = np.bincount(q, weights=measure.discount.divide(g, pos + 1), minlength=aligned.n_queries)
+    return memo[key]
 
 
 def compute(measure, aligned) -> np.ndarray:
