@@ -214,6 +214,7 @@ qrels_dict = {}
 for q, d, g in zip(qrels.qid.to_pylist(), qrels.docid.to_pylist(), qrels.grade.tolist()):
     qrels_dict.setdefault(q, {})[d] = int(g)
 if tool == "judged":
+    import judged.evaluation, judged.measures.binary, judged.measures.dcg  # loaded lazily; load them as the peers load theirs
     measures = ["nDCG@10", "nDCG@100", "nDCG(gain=exp)@10", "AP", "AP(rel=2)", "P@5", "P@10", "P@20", "R@100",
                 "R@1000", "RR", "Rprec", "Bpref", "Success@10", "nDCG(unjudged=condensed)@10"]
     t = time.perf_counter()
