@@ -461,11 +461,14 @@ static PyObject *lookup(PyObject *self, PyObject *args)
  * query's judgments (block j_start[q]..j_start[q+1] of the qrels index, with their docid
  * hashes j_hash) go into a small open-addressing table that stays in cache while that
  * query's entries probe it. Matches are confirmed on the docid bytes; two judgments of one
- * query with equal hashes but different docids are both kept (probing goes on). */
+ * query with equal hashes but different docids are both kept (probing goes on). With
+ * ``indirect``, entry i's query code and hash are q[rows[i]] and h[rows[i]] (per run row). */
 static PyObject *lookup_blocks(PyObject *self, PyObject *args)
 {
     Py_buffer qb, hb, rb, ro, rd, js, jh, jo, jd, jg, out;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*w*", &qb, &hb, &rb, &ro, &rd, &js, &jh, &jo, &jd, &jg, &out))
+    int indirect;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*w*p", &qb, &hb, &rb, &ro, &rd, &js, &jh, &jo, &jd, &jg, &out,
+                          &indirect))
         return NULL;
     const int64_t *q = qb.buf, *rows = rb.buf, *jstart = js.buf, *grade = jg.buf;
     const uint64_t *h = hb.buf, *jhash = jh.buf;
@@ -479,7 +482,7 @@ static PyObject *lookup_blocks(PyObject *self, PyObject *args)
     int64_t current = -2;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t qi = q[i];
+        int64_t qi = indirect ? q[rows[i]] : q[i];
         g[i] = NAN;
         if (qi < 0) continue;
         if (qi != current) {
@@ -501,7 +504,7 @@ static PyObject *lookup_blocks(PyObject *self, PyObject *args)
                 table[slot] = r;
             }
         }
-        uint64_t key = h[i];
+        uint64_t key = indirect ? h[rows[i]] : h[i];
         for (Py_ssize_t slot = (Py_ssize_t)(key >> shift);; slot = (slot + 1) & (size - 1)) {
             int64_t r = table[slot];
             if (r < 0) break;
@@ -542,6 +545,40 @@ static inline int rank_cmp(const RankKey *k, int64_t a, int64_t b)
     if (c == 0) c = (la > lb) - (la < lb);
     if (c) return -c;
     return (a > b) - (a < b);
+}
+
+/* rank_cmp for entries that are run rows themselves */
+static inline int rank_cmp_rows(const RankKey *k, int64_t ra, int64_t rb)
+{
+    double sa = k->score[ra], sb = k->score[rb];
+    if (sa > sb) return -1;
+    if (sa < sb) return 1;
+    int32_t la = k->off[ra + 1] - k->off[ra], lb = k->off[rb + 1] - k->off[rb];
+    int c = memcmp(k->data + k->off[ra], k->data + k->off[rb], la < lb ? la : lb);
+    if (c == 0) c = (la > lb) - (la < lb);
+    if (c) return -c;
+    return (ra > rb) - (ra < rb);
+}
+
+static void merge_sort_rows(const RankKey *k, int64_t *v, int64_t *tmp, Py_ssize_t n)
+{
+    if (n < 16) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            int64_t x = v[i];
+            Py_ssize_t j = i;
+            while (j > 0 && rank_cmp_rows(k, x, v[j - 1]) < 0) { v[j] = v[j - 1]; j--; }
+            v[j] = x;
+        }
+        return;
+    }
+    Py_ssize_t h = n / 2;
+    merge_sort_rows(k, v, tmp, h);
+    merge_sort_rows(k, v + h, tmp, n - h);
+    if (rank_cmp_rows(k, v[h - 1], v[h]) < 0) return;
+    memcpy(tmp, v, h * sizeof(int64_t));
+    Py_ssize_t i = 0, j = h, o = 0;
+    while (i < h && j < n) v[o++] = rank_cmp_rows(k, v[j], tmp[i]) < 0 ? v[j++] : tmp[i++];
+    while (i < h) v[o++] = tmp[i++];
 }
 
 static void merge_sort(const RankKey *k, int64_t *v, int64_t *tmp, Py_ssize_t n)
@@ -616,6 +653,65 @@ static PyObject *trec_order(PyObject *self, PyObject *args)
     return res;
 }
 
+/* align's ranking in one pass, for ties='trec': the run rows whose query index qe[row]
+ * is >= 0, in (query index, score descending, docid descending, row) order, with each
+ * one's query index and 0-based rank, and the per-query offsets. Queries whose rows are
+ * already in order (as run files list them) are checked, not sorted. Returns
+ * (rows, q, pos, offsets) as int64 bytearrays, or None when a kept score is NaN. */
+static PyObject *trec_rank(PyObject *self, PyObject *args)
+{
+    Py_buffer qb, sb, ob, db;
+    Py_ssize_t nq;
+    if (!PyArg_ParseTuple(args, "y*ny*y*y*", &qb, &nq, &sb, &ob, &db)) return NULL;
+    Py_ssize_t n = qb.len / 8;
+    const int64_t *qe = qb.buf;
+    const double *score = sb.buf;
+    PyObject *offs = PyByteArray_FromStringAndSize(NULL, (nq + 1) * 8), *rows_o = NULL, *q_o = NULL, *pos_o = NULL;
+    PyObject *result = NULL;
+    int has_nan = 0, failed = 0;
+    if (!offs) goto done;
+    int64_t *start = (int64_t *)PyByteArray_AS_STRING(offs);
+    Py_BEGIN_ALLOW_THREADS
+    memset(start, 0, (nq + 1) * 8);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (qe[i] >= 0) { start[qe[i] + 1]++; if (isnan(score[i])) has_nan = 1; }
+    for (Py_ssize_t k = 0; k < nq; k++) start[k + 1] += start[k];
+    Py_END_ALLOW_THREADS
+    if (has_nan) { result = Py_None; Py_INCREF(result); goto done; }
+    Py_ssize_t m = start[nq];
+    rows_o = PyByteArray_FromStringAndSize(NULL, (m ? m : 1) * 8);
+    q_o = PyByteArray_FromStringAndSize(NULL, (m ? m : 1) * 8);
+    pos_o = PyByteArray_FromStringAndSize(NULL, (m ? m : 1) * 8);
+    if (!rows_o || !q_o || !pos_o) goto done;
+    int64_t *rows = (int64_t *)PyByteArray_AS_STRING(rows_o), *q = (int64_t *)PyByteArray_AS_STRING(q_o);
+    int64_t *pos = (int64_t *)PyByteArray_AS_STRING(pos_o);
+    Py_BEGIN_ALLOW_THREADS
+    int64_t *fill = malloc((nq + 1) * sizeof(int64_t)), *tmp = malloc((m / 2 + 1) * sizeof(int64_t));
+    if (!fill || !tmp) failed = 1;
+    else {  /* a stable counting sort by query index, then each query's rows into rank order */
+        memcpy(fill, start, (nq + 1) * sizeof(int64_t));
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (qe[i] >= 0) rows[fill[qe[i]]++] = i;
+        RankKey key = {score, NULL, ob.buf, db.buf};
+        for (Py_ssize_t k = 0; k < nq; k++) {
+            int64_t *v = rows + start[k];
+            Py_ssize_t len = start[k + 1] - start[k], i = 1;
+            while (i < len && rank_cmp_rows(&key, v[i - 1], v[i]) < 0) i++;
+            if (i < len) merge_sort_rows(&key, v, tmp, len);
+            for (Py_ssize_t j = 0; j < len; j++) { q[start[k] + j] = k; pos[start[k] + j] = j; }
+        }
+    }
+    free(fill); free(tmp);
+    Py_END_ALLOW_THREADS
+    if (failed) { PyErr_NoMemory(); goto done; }
+    if (PyByteArray_Resize(rows_o, m * 8) || PyByteArray_Resize(q_o, m * 8) || PyByteArray_Resize(pos_o, m * 8)) goto done;
+    result = Py_BuildValue("(OOOO)", rows_o, q_o, pos_o, offs);
+done:
+    Py_XDECREF(offs); Py_XDECREF(rows_o); Py_XDECREF(q_o); Py_XDECREF(pos_o);
+    PyBuffer_Release(&qb); PyBuffer_Release(&sb); PyBuffer_Release(&ob); PyBuffer_Release(&db);
+    return result;
+}
+
 static PyMethodDef METHODS[] = {
     {"tokenize", tokenize, METH_VARARGS,
      "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line)"},
@@ -624,6 +720,7 @@ static PyMethodDef METHODS[] = {
     {"lookup", lookup, METH_VARARGS, "lookup(keys, rows, row_bytes, shift, qcode, hash, run_rows, ...)"},
     {"lookup_blocks", lookup_blocks, METH_VARARGS,
      "lookup_blocks(qcode, hash, run_rows, run_offsets, run_data, j_start, j_hash, j_offsets, j_data, j_grade, out)"},
+    {"trec_rank", trec_rank, METH_VARARGS, "trec_rank(query_index, n_queries, score, offsets, data) -> (rows, q, pos, offsets)"},
     {"trec_order", trec_order, METH_VARARGS, "trec_order(q, nq, score, rows, offsets, data) -> int64 order"},
     {NULL, NULL, 0, NULL}};
 

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .conventions import Settings
-from .data import Qrels, Run, arrow_indices, as_numpy, id_codes, string_buffers
+from .data import Qrels, Run, arrow_indices, as_numpy, string_buffers
 from .errors import ConventionError
 from .native import native
 
@@ -121,6 +121,7 @@ class Aligned:
     no_relevant_qids: list = field(default_factory=list)
     # side data for kernels beyond the grades, by name ('requirements', 'eligibility'); set by evaluate()
     annotations: dict = field(default_factory=dict)
+    run_queries: np.ndarray | None = None  # qrels query codes of the queries the run lists
 
     @property
     def n_queries(self) -> int:
@@ -164,17 +165,18 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
 
     # ranked rows of evaluated queries, in the declared tie order
     rq_eval = eval_index[rq]
-    keep_mask = rq_eval >= 0
     if settings.ignore_identical_ids:  # BEIR's ignore_identical_ids: drop docid == qid
-        keep_mask &= ~pc.equal(run.qid, run.docid).to_numpy(zero_copy_only=False)
-    keep = np.flatnonzero(keep_mask)
-    order = _tie_order(run, keep, rq_eval[keep], settings.ties)
-    rows = keep[order]
-    q = rq_eval[rows]
-    offsets = block_offsets(q, n)
-    pos = np.arange(len(rows), dtype=np.int64) - offsets[q]
-    grade = index.lookup(rq[rows], run.docid, run.docid_hash[rows], rows=rows)
-    ranked = Ranked(n, q, pos, grade, rows, offsets)
+        rq_eval[pc.equal(run.qid, run.docid).to_numpy(zero_copy_only=False)] = -1
+    ranked = _trec_ranked(run, rq_eval, n) if settings.ties == "trec" and native is not None else None
+    if ranked is None:
+        keep = np.flatnonzero(rq_eval >= 0)
+        order = _tie_order(run, keep, rq_eval[keep], settings.ties)
+        rows = keep[order]
+        q = rq_eval[rows]
+        offsets = block_offsets(q, n)
+        pos = np.arange(len(rows), dtype=np.int64) - offsets[q]
+        ranked = Ranked(n, q, pos, None, rows, offsets)
+    ranked.grade = index.grades_of_rows(ranked.row, rq, run.docid, run.docid_hash)
 
     judgments = index.judgments_of(evaluated, lambda: _judgments(index, evaluated, eval_index, n))
 
@@ -185,7 +187,19 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
         "only_in_run": int(only_in_run),
         "no_relevant": int(no_rel.sum()),
     }
-    return Aligned(run, qrels, settings, index.query_ids[evaluated], ranked, judgments, counts, no_rel_qids)
+    return Aligned(run, qrels, settings, index.query_ids[evaluated], ranked, judgments, counts, no_rel_qids,
+                   run_queries=np.flatnonzero(run_has))
+
+
+def _trec_ranked(run: Run, rq_eval: np.ndarray, n: int) -> "Ranked | None":
+    """The rows of evaluated queries (``rq_eval`` >= 0) in trec_eval's order, by the compiled
+    kernel in one pass (grades still to fill); None when a score is NaN."""
+    out = native.trec_rank(np.ascontiguousarray(rq_eval, np.int64), n, np.ascontiguousarray(run.score, np.float64),
+                           *string_buffers(run.docid))
+    if out is None:
+        return None
+    rows, q, pos, offsets = (np.frombuffer(b, dtype=np.int64) for b in out)
+    return Ranked(n, q, pos, None, rows, offsets)
 
 
 def _judgments(index, evaluated: np.ndarray, eval_index: np.ndarray, n: int) -> Judgments:

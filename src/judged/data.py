@@ -374,7 +374,7 @@ class QrelsIndex:
             native.lookup_blocks(np.ascontiguousarray(qcode, np.int64), np.ascontiguousarray(docid_hash, np.uint64),
                                  np.ascontiguousarray(rows, np.int64), *string_buffers(docid), self.offsets,
                                  self.docid_hash, *string_buffers(self.docid), np.ascontiguousarray(self.grade, np.int64),
-                                 out)
+                                 out, False)
             return out
         if self.table is None:
             return self._lookup_exact(qcode, docid.take(arrow_indices(rows)))
@@ -392,6 +392,17 @@ class QrelsIndex:
         mine = found[hit]
         same = as_numpy(pc.equal(docid.take(arrow_indices(rows[hit])), self.docid.take(arrow_indices(mine))))
         out[hit[same]] = self.grade[mine[same]]
+        return out
+
+    def grades_of_rows(self, rows: np.ndarray, qcode: np.ndarray, docid: pa.Array, docid_hash: np.ndarray) -> np.ndarray:
+        """:meth:`lookup` of run rows ``rows`` (grouped by query), from per-row query codes and
+        docid hashes of the whole run (the compiled kernel gathers them itself)."""
+        if native is None or len(self.grade) == 0 or len(rows) == 0:
+            return self.lookup(qcode[rows], docid, docid_hash[rows], rows=rows)
+        out = np.empty(len(rows))
+        native.lookup_blocks(np.ascontiguousarray(qcode, np.int64), np.ascontiguousarray(docid_hash, np.uint64),
+                             np.ascontiguousarray(rows, np.int64), *string_buffers(docid), self.offsets, self.docid_hash,
+                             *string_buffers(self.docid), np.ascontiguousarray(self.grade, np.int64), out, True)
         return out
 
     def _lookup_exact(self, qcode: np.ndarray, docid: pa.Array) -> np.ndarray:

@@ -25,7 +25,7 @@ import pyarrow.csv as pacsv
 
 from .align import align, no_relevant_error
 from .conventions import Settings
-from .data import Qrels, Run, arrow_indices, as_numpy, id_codes
+from .data import Qrels, Run, arrow_indices, as_numpy
 from .evaluation import RunResult
 from .io.text import Scan, csv_options, line_of_row, misread, read_raw, tokenize
 from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run, duplicate_rows
@@ -222,7 +222,6 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
     """Align and score each block of whole queries with the in-memory engine's code."""
     block_settings = replace(settings, complete=False,
                              no_relevant="zero" if settings.no_relevant == "error" else settings.no_relevant)
-    index = qrels.index
     blocks = _native_query_blocks(source, block_size, advance) if native is not None else \
         _query_blocks(source, block_size, block_rows, advance)
     for row0, qid, docid, rank, score, *hashed in blocks:
@@ -238,9 +237,8 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
         run._reread = lambda: read_raw(source)
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row), dup)
         aligned = align(qrels, run, block_settings)
-        in_qrels = index.query_codes(aligned.run.qid_blocks[1])  # one per query block
         yield (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()},
-               aligned.counts, in_qrels[in_qrels >= 0])
+               aligned.counts, aligned.run_queries)
 
 
 def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> RunResult:
