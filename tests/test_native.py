@@ -167,7 +167,7 @@ def trec_text(draw, kind: str):
         line += fields[-1] + draw(st.sampled_from(["", " ", "\t", "\r", " \r", "\x0b"]))
         lines.append(line)
         extra = draw(st.sampled_from([None, None, None, "", "   ", "\t", "# a comment", "#", "  # indented comment x y",
-                                      "#" + " f" * 5, "\r"]))
+                                      "#" + " f" * 5, "# Q0 c 1 1.0 t", "#q 0 c 1", "\r"]))
         if extra is not None:
             lines.append(extra)
     if draw(st.booleans()):
@@ -295,7 +295,7 @@ BAD_RUN_LINES = {
     "nan": b"301 Q0 docX 1 nan tag", "inf": b"301 Q0 docX 1 inf tag", "-Infinity": b"301 Q0 docX 1 -Infinity tag",
     "1e999": b"301 Q0 docX 1 1e999 tag", "0x10": b"301 Q0 docX 1 0x10 tag", "1_0": b"301 Q0 docX 1 1_0 tag",
     "fullwidth": "301 Q0 docX 1 １ tag".encode(), "1e": b"301 Q0 docX 1 1e tag", "dot": b"301 Q0 docX 1 . tag",
-    "sign": b"301 Q0 docX 1 - tag", "1e+": b"301 Q0 docX 1 1e+ tag", "1.5.": b"301 Q0 docX 1 1.5. tag",
+    "sign": b"301 Q0 docX 1 - tag", "lone-cr": b"301 Q0 docX 1 0.5 tag\r301 Q0 docY 2 0.4 tag", "1e+": b"301 Q0 docX 1 1e+ tag", "1.5.": b"301 Q0 docX 1 1.5. tag",
     "utf8-docid": b"301 Q0 doc\xff 1 0.5 tag", "utf8-tag": b"301 Q0 docX 1 0.5 t\xc3", "utf8-qid": b"\xed\xa0\x80 Q0 d 1 1 t",
     "nul": b"301 Q0 do\x00cX 1 0.5 tag", "nul-comment": b"# comment \x00 here",
 }
@@ -323,28 +323,21 @@ def cli_error(capsys, qrels_path, run_path) -> list:
     return err.splitlines()
 
 
+BAD_LINES = [pytest.param("run", line, id=f"run-{case}") for case, line in BAD_RUN_LINES.items()] + \
+    [pytest.param("qrels", line, id=f"qrels-{case}") for case, line in BAD_QRELS_LINES.items()]
+
+
 @pytest.mark.parametrize("deep", [False, True], ids=["line1", "deep"])
-@pytest.mark.parametrize("case", BAD_RUN_LINES)
-def test_a_bad_run_line_gets_the_pure_readers_message(tmp_path, capsys, case, deep):
-    qrels_path = write(tmp_path, "qrels", "\n".join(GOOD_QRELS).encode())
+@pytest.mark.parametrize("kind, bad", BAD_LINES)
+def test_a_bad_line_gets_the_pure_readers_message(tmp_path, capsys, kind, bad, deep):
+    good, reader = (GOOD_RUN, judged.read_run) if kind == "run" else (GOOD_QRELS, judged.read_qrels)
+    other = write(tmp_path, "other", "\n".join(GOOD_QRELS if kind == "run" else GOOD_RUN).encode())
     for gz in (False, True):
-        path = write(tmp_path, "run", bad_file(GOOD_RUN, BAD_RUN_LINES[case], deep), gz)
-        fast, slow = both_raise(lambda: judged.read_run(path))
+        path = write(tmp_path, kind, bad_file(good, bad, deep), gz)
+        fast, slow = both_raise(lambda: reader(path))
         assert fast == slow
         assert f":{47 if deep else 1}:" in fast  # the bad line's number (after a comment line when deep)
-        assert cli_error(capsys, qrels_path, path) == [f"judged: error: {fast}"]
-
-
-@pytest.mark.parametrize("deep", [False, True], ids=["line1", "deep"])
-@pytest.mark.parametrize("case", BAD_QRELS_LINES)
-def test_a_bad_qrels_line_gets_the_pure_readers_message(tmp_path, capsys, case, deep):
-    run_path = write(tmp_path, "run", "\n".join(GOOD_RUN).encode())
-    for gz in (False, True):
-        path = write(tmp_path, "qrels", bad_file(GOOD_QRELS, BAD_QRELS_LINES[case], deep), gz)
-        fast, slow = both_raise(lambda: judged.read_qrels(path))
-        assert fast == slow
-        assert f":{47 if deep else 1}:" in fast
-        assert cli_error(capsys, path, run_path) == [f"judged: error: {fast}"]
+        assert cli_error(capsys, *((other, path) if kind == "run" else (path, other))) == [f"judged: error: {fast}"]
 
 
 @pytest.mark.parametrize("data", [b"", b"\xef\xbb\xbf", b"  \n\t\n", b"# only\n\n#comments\r\n  # and blanks\n",
@@ -486,18 +479,15 @@ def test_align_trec_ties(seed, ties):
         if n > 10:
             qids = qids[n // 3:] + qids[:n // 3]
     docs = [f"{p}{i:03d}" for i, p in enumerate(rng.choice(["d", "D", "é", "文", "z", "", "9", "10"], n))]
-    scores = rng.choice([0.0, -0.0, 1.0, 0.5, 0.25, -1e300, 5e-324, 2.0], n) if rng.random() < 0.7 else rng.normal(size=n)
+    scores = rng.choice([0.0, -0.0, 1.0, 0.5, 0.25, -1e300, 5e-324, 2.0, np.inf, -np.inf], n) if rng.random() < 0.7 else rng.normal(size=n)
     if rng.random() < 0.3:  # scores listed descending per query, as run files are
         order = np.lexsort((-scores, qids))
         qids, docs, scores = [qids[i] for i in order], [docs[i] for i in order], scores[order]
-    run = {"qid": qids, "docid": docs, "score": scores}
     qrels = {f"q{q}": {docs[i]: int(rng.integers(-1, 3)) for i in rng.choice(n, min(n, 20), replace=False)} for q in range(7)}
     settings_ = Settings(ties=ties, no_relevant="zero")
 
-    def aligned():
-        import pandas as pd
-
-        return ranked_arrays(align(judged.read_qrels(qrels), judged.read_run(pd.DataFrame(run)), settings_))
+    def aligned():  # Run() itself: read_run refuses infinite scores
+        return ranked_arrays(align(judged.read_qrels(qrels), Run(pa.array(qids), pa.array(docs), scores), settings_))
 
     with pytest.MonkeyPatch.context() as mp:
         spy = Spy(native)
@@ -510,6 +500,18 @@ def test_align_trec_ties(seed, ties):
         for a, b in zip(fast["row"], fast["row"][1:]):
             if qids[a] == qids[b]:
                 assert (scores[a], docs[a].encode()) >= (scores[b], docs[b].encode())
+
+
+def test_align_orders_repeated_pairs_of_an_unchecked_run_alike():
+    # Run() itself does not refuse repeated (qid, docid) pairs: equal keys keep their input order on both paths
+    rng = np.random.default_rng(0)
+    n = 200
+    run = Run(pa.array(rng.choice(["q1", "q2"], n)), pa.array(rng.choice(["a", "b", "c", "é"], n)),
+              rng.choice([1.0, 2.0], n))
+    qrels = Qrels(pa.array(["q1", "q2", "q2"]), pa.array(["a", "b", "é"]), np.array([1, 2, 0]))
+    for ties in ("trec", "input"):
+        fast, slow = both(lambda: ranked_arrays(align(qrels, run, Settings(ties=ties))))
+        assert_same_ranked(fast, slow)
 
 
 def test_align_with_a_nan_score_takes_the_numpy_path():
@@ -549,6 +551,9 @@ def test_streaming_in_tiny_pieces_gives_the_whole_file_numbers(tmp_path, shape):
     qrels_text, lines = stream_collection(np.random.default_rng(len(shape)))
     if shape == "crlf-tabs":
         lines = [line.replace(" ", "\t") for line in lines]
+    if shape == "plain":  # a comment and a blank line inside the long query
+        at = next(i for i, line in enumerate(lines) if line.startswith("47 ")) + 100
+        lines[at:at] = ["# inside a query", "   "]
     if shape == "bom":
         lines = ["# a comment first", ""] + lines
     if shape == "one-query":  # one query longer than every piece, the last line without a line end
