@@ -540,13 +540,17 @@ def stream_collection(rng, queries=12, long_query=300):
     return "\n".join(qrels) + "\n", lines
 
 
-def whole_file(qrels_path, run_path):
-    run = judged.read_run(run_path, name="run")
-    res = judged.evaluate(qrels_path, {"run": run}, MEASURES).runs["run"]
+def whole_file(qrels_path, run_path, on_duplicate="error", **conventions):
+    run = judged.read_run(run_path, name="run", on_duplicate=on_duplicate)
+    return numbers(judged.evaluate(qrels_path, {"run": run}, MEASURES, **conventions).runs["run"])
+
+
+def numbers(res) -> tuple:
+    """A result's qids, per-query values (as 64-bit patterns) and counts."""
     return res.qids.tolist(), {m: res.values[m].view(np.uint64).tolist() for m in MEASURES}, res.counts
 
 
-@pytest.mark.parametrize("shape", ["plain", "no-final-newline", "bom", "crlf-tabs", "one-query"])
+@pytest.mark.parametrize("shape", ["plain", "no-final-newline", "bom", "crlf-tabs", "one-query", "duplicates"])
 def test_streaming_in_tiny_pieces_gives_the_whole_file_numbers(tmp_path, shape):
     qrels_text, lines = stream_collection(np.random.default_rng(len(shape)))
     if shape == "crlf-tabs":
@@ -559,22 +563,59 @@ def test_streaming_in_tiny_pieces_gives_the_whole_file_numbers(tmp_path, shape):
     if shape == "one-query":  # one query longer than every piece, the last line without a line end
         lines = [line for line in lines if line.startswith("47 ")]  # query 4: 300 lines
         assert len(lines) == 300
+    if shape == "duplicates":  # repeated docids, with a higher and a lower score, far apart in one query
+        at = [i for i, line in enumerate(lines) if line.startswith("47 ")]
+        for i, delta in ((at[5], 9.0), (at[200], -9.0), (at[-1], 0.0)):
+            q, q0, d, r, score, tag = lines[i].split()
+            lines.insert(at[len(at) // 2], f"{q} {q0} {d} {r} {float(score) + delta!r} {tag}")
     text = ("\r\n" if shape == "crlf-tabs" else "\n").join(lines) + ("" if shape in ("no-final-newline", "one-query") else "\n")
     data = (b"\xef\xbb\xbf" if shape == "bom" else b"") + text.encode()
     qrels_path, run_path = write(tmp_path, "qrels", qrels_text.encode()), write(tmp_path, "run", data)
-    expected = whole_file(qrels_path, run_path)
-    with pure_path():
-        assert whole_file(qrels_path, run_path) == expected
+    if shape == "duplicates":
+        with pytest.raises(ParseError, match="appears twice"):
+            judged.read_run(run_path)
     qrels = judged.read_qrels(qrels_path)
     measures = {m: Measure.parse(m) for m in MEASURES}
-    for block_size in (16, 64, 200, 5000):
-        got = evaluate_run_file(qrels, run_path, measures, Settings(), name="run", block_size=block_size)
-        assert isinstance(got, StreamedRunResult), block_size
-        assert (got.qids.tolist(), {m: got.values[m].view(np.uint64).tolist() for m in MEASURES}, got.counts) == expected
+    for ties, on_duplicate in (("trec", "first"), ("input", "max"), ("rank", "max")):
+        expected = whole_file(qrels_path, run_path, on_duplicate, ties=ties)
+        with pure_path():
+            assert whole_file(qrels_path, run_path, on_duplicate, ties=ties) == expected
+        for block_size in (16, 64, 200, 5000):
+            got = evaluate_run_file(qrels, run_path, measures, Settings(ties=ties), name="run",
+                                    on_duplicate=on_duplicate, block_size=block_size)
+            assert isinstance(got, StreamedRunResult), block_size
+            assert numbers(got) == expected
 
 
 BOM_BUG = pytest.mark.xfail(strict=True, reason="stream._Pieces strips the BOM only when the first read starts with "
                              "all 3 of its bytes: with pieces of 1 or 2 bytes the first qid is '\\ufeffq'")
+
+
+@FEW
+@given(data=trec_text("run"), block_size=st.integers(16, 400), grouped=st.booleans())
+def test_streaming_generated_runs_in_pieces(data, block_size, grouped):
+    with tempfile.TemporaryDirectory() as d:
+        path = write(d, "run", data)
+        with pure_path():
+            run = judged.read_run(path)
+        if grouped:  # rewrite the lines grouped by query (stable), keeping the odd white space of each
+            lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+            first = [line.split()[0] if line.split() and not line.split()[0].startswith(b"#") else None for line in lines]
+            order = {q: i for i, q in enumerate(dict.fromkeys(q for q in first if q is not None))}
+            keyed = [(order[q] if q is not None else -1, i) for i, q in enumerate(first)]
+            data = b"\n".join(lines[i] for _, i in sorted(keyed) if first[i] is not None) + b"\n"
+            path = write(d, "run", data)
+        docids = run.docid.to_pylist()
+        qrels = write(d, "qrels", "".join(f"{q} 0 {doc} {len(doc) % 3}\n" for q, doc in
+                                          zip(run.qid.to_pylist(), docids) if len(doc) % 4).encode() or b"x 0 y 1\n")
+        qrels_ = judged.read_qrels(qrels)
+        measures = {m: Measure.parse(m) for m in MEASURES}
+        got = evaluate_run_file(qrels_, path, measures, Settings(), name="run", block_size=block_size)
+        qid = judged.read_run(path).qid.to_pylist()
+        blocks = [q for i, q in enumerate(qid) if i == 0 or qid[i - 1] != q]
+        assert (got is None) == (len(blocks) != len(set(blocks)))
+        if got is not None:
+            assert numbers(got) == whole_file(qrels, path)
 
 
 @pytest.mark.parametrize("block_size", [pytest.param(1, marks=BOM_BUG), pytest.param(2, marks=BOM_BUG), 3, 4])
@@ -595,8 +636,7 @@ def test_streaming_refuses_a_file_not_grouped_by_query(tmp_path):
         assert evaluate_run_file(qrels, run_path, {"AP": Measure.parse("AP")}, Settings(), block_size=block_size) is None
     result = judged.evaluate(qrels_path, {"run": run_path}, MEASURES).runs["run"]
     assert not isinstance(result, StreamedRunResult)
-    assert (result.qids.tolist(), {m: result.values[m].view(np.uint64).tolist() for m in MEASURES}, result.counts) == \
-        whole_file(qrels_path, run_path)
+    assert numbers(result) == whole_file(qrels_path, run_path)
 
 
 @pytest.mark.parametrize("bad", [b"101 Q0 dX 1 nan tag", b"101 Q0 dX 1 0.5", b"101 Q0 d\xff 1 0.5 tag"])
