@@ -587,6 +587,19 @@ def test_streaming_in_tiny_pieces_gives_the_whole_file_numbers(tmp_path, shape):
             assert numbers(got) == expected
 
 
+def test_a_rank_that_is_not_a_number_under_rank_ties(tmp_path):
+    qrels_text, lines = stream_collection(np.random.default_rng(8), long_query=40)
+    fields = lines[30].split()
+    fields[3] = "x" + fields[3]
+    lines[30] = " ".join(fields)
+    qrels_path, run_path = write(tmp_path, "qrels", qrels_text.encode()), write(tmp_path, "run", "\n".join(lines).encode())
+    fast, slow = both_raise(lambda: judged.evaluate(qrels_path, run_path, ["AP"], ties="rank"))
+    assert fast == slow and f":31: rank '{fields[3]}' is not a number" in fast
+    numbers_of = lambda: numbers(judged.evaluate(qrels_path, {"run": run_path}, MEASURES, ties="trec").runs["run"])
+    fast, slow = both(numbers_of)  # no rank needed under trec ties
+    assert fast == slow
+
+
 BOM_BUG = pytest.mark.xfail(strict=True, reason="stream._Pieces strips the BOM only when the first read starts with "
                              "all 3 of its bytes: with pieces of 1 or 2 bytes the first qid is '\\ufeffq'")
 
@@ -670,6 +683,10 @@ E2E_MEASURES = ["nDCG@10", "AP", "P@5", "RR", "Bpref", "nDCG(unjudged=condensed)
 @pytest.mark.parametrize("seed", range(20))
 def test_evaluate_native_equals_pure(tmp_path, seed):
     coll = make_collection(seed, max_queries=10, max_docs=60, max_ranked=40)
+    if seed % 4 == 1:  # non-ASCII docids: trec's tie order is their byte (code point) order
+        wide = str.maketrans({"1": "é", "2": "文", "3": "😀"})
+        coll.run = {q: {d.translate(wide): s for d, s in docs.items()} for q, docs in coll.run.items()}
+        coll.qrels = {q: {d.translate(wide): g for d, g in docs.items()} for q, docs in coll.qrels.items()}
     rng = np.random.default_rng(seed)
     run_text = trec_run_text(coll.run, sci_share=0.3, rng=rng)
     lines = run_text.splitlines()
