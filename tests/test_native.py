@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import gzip
 import importlib
-import io
 import os
 import re
 import tempfile
