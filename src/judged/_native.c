@@ -12,7 +12,8 @@
  *   string_hash     the same hash over an Arrow string array (judged.data.string_hash)
  *   repeated_rows   rows that repeat an earlier (query, id) pair
  *   lookup          grades of (query, docid) pairs from judged.data.KeyTable
- *   trec_order      trec_eval's ranking order: query, score descending, docid descending
+ *   lookup_blocks   the same, one small table per query (rows grouped by query)
+ *   trec_rank       trec_eval's ranking order: query, score descending, docid descending
  *
  * Tokenizing follows Python's bytes.split() on each b"\n"-separated line (white space:
  * space, \t, \r, \v, \f); blank lines and lines whose first field starts with '#' are
@@ -118,12 +119,14 @@ static int parse_double(const unsigned char *s, Py_ssize_t n, double *out)
     }
     if (!digits) return -1;
     long e = 0;
+    int ebig = 0;  /* an exponent too long to hold: strtod decides */
     if (i < n && (s[i] == 'e' || s[i] == 'E')) {
         i++;
         int eneg = 0, edigits = 0;
         if (i < n && (s[i] == '+' || s[i] == '-')) { eneg = s[i] == '-'; i++; }
         while (i < n && s[i] >= '0' && s[i] <= '9') {
             if (e < 100000) e = e * 10 + (s[i] - '0');
+            else ebig = 1;
             edigits++; i++;
         }
         if (!edigits) return -1;
@@ -132,7 +135,7 @@ static int parse_double(const unsigned char *s, Py_ssize_t n, double *out)
     if (i != n) return -1;
     long p = e - frac + sig;
     if (m == 0) { *out = neg ? -0.0 : 0.0; return 0; }
-    if (m <= (1ULL << 53) && p >= -22 && p <= 22) {
+    if (!ebig && m <= (1ULL << 53) && p >= -22 && p <= 22) {
         double v = (double)m;
         v = p < 0 ? v / POW10[-p] : v * POW10[p];
         *out = neg ? -v : v;
@@ -523,31 +526,16 @@ static PyObject *lookup_blocks(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* ---- trec_order ---------------------------------------------------------------------- */
+/* ---- trec_rank ------------------------------------------------------------------------ */
 
 typedef struct {
     const double *score;
-    const int64_t *rows;
     const int32_t *off;
     const unsigned char *data;
 } RankKey;
 
-/* <0 when entry a ranks before entry b: score descending, then docid descending (strcmp,
- * as trec_eval 10), then input order. */
-static inline int rank_cmp(const RankKey *k, int64_t a, int64_t b)
-{
-    int64_t ra = k->rows[a], rb = k->rows[b];
-    double sa = k->score[ra], sb = k->score[rb];
-    if (sa > sb) return -1;
-    if (sa < sb) return 1;
-    int32_t la = k->off[ra + 1] - k->off[ra], lb = k->off[rb + 1] - k->off[rb];
-    int c = memcmp(k->data + k->off[ra], k->data + k->off[rb], la < lb ? la : lb);
-    if (c == 0) c = (la > lb) - (la < lb);
-    if (c) return -c;
-    return (a > b) - (a < b);
-}
-
-/* rank_cmp for entries that are run rows themselves */
+/* <0 when run row ra ranks before run row rb: score descending, then docid descending
+ * (strcmp, as trec_eval 10), then input order. */
 static inline int rank_cmp_rows(const RankKey *k, int64_t ra, int64_t rb)
 {
     double sa = k->score[ra], sb = k->score[rb];
@@ -579,78 +567,6 @@ static void merge_sort_rows(const RankKey *k, int64_t *v, int64_t *tmp, Py_ssize
     Py_ssize_t i = 0, j = h, o = 0;
     while (i < h && j < n) v[o++] = rank_cmp_rows(k, v[j], tmp[i]) < 0 ? v[j++] : tmp[i++];
     while (i < h) v[o++] = tmp[i++];
-}
-
-static void merge_sort(const RankKey *k, int64_t *v, int64_t *tmp, Py_ssize_t n)
-{
-    if (n < 16) {
-        for (Py_ssize_t i = 1; i < n; i++) {
-            int64_t x = v[i];
-            Py_ssize_t j = i;
-            while (j > 0 && rank_cmp(k, x, v[j - 1]) < 0) { v[j] = v[j - 1]; j--; }
-            v[j] = x;
-        }
-        return;
-    }
-    Py_ssize_t h = n / 2;
-    merge_sort(k, v, tmp, h);
-    merge_sort(k, v + h, tmp, n - h);
-    if (rank_cmp(k, v[h - 1], v[h]) < 0) return;
-    memcpy(tmp, v, h * sizeof(int64_t));
-    Py_ssize_t i = 0, j = h, o = 0;
-    while (i < h && j < n) v[o++] = rank_cmp(k, v[j], tmp[i]) < 0 ? v[j++] : tmp[i++];
-    while (i < h) v[o++] = tmp[i++];
-}
-
-/* The permutation of entries 0..n-1 into (query, rank) order: q[i] is the entry's query
- * (0..nq-1), rows[i] its row in the run (score[rows[i]], docid string rows[i]).
- * Entries already in order inside a query (as run files list them) are checked, not
- * sorted. Returns None when a score is NaN (the caller's numpy path decides). */
-static PyObject *trec_order(PyObject *self, PyObject *args)
-{
-    Py_buffer qb, sb, rb, ob, db;
-    Py_ssize_t nq;
-    if (!PyArg_ParseTuple(args, "y*ny*y*y*y*", &qb, &nq, &sb, &rb, &ob, &db)) return NULL;
-    Py_ssize_t n = qb.len / 8;
-    const int64_t *q = qb.buf;
-    RankKey key = {sb.buf, rb.buf, ob.buf, db.buf};
-    PyObject *res = PyByteArray_FromStringAndSize(NULL, (n ? n : 1) * 8);
-    int failed = 0, has_nan = 0;
-    if (!res) failed = 2;
-    int64_t *order = res ? (int64_t *)PyByteArray_AS_STRING(res) : NULL;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n && !has_nan; i++) has_nan = isnan(key.score[key.rows[i]]);
-    int64_t *start = NULL, *tmp = NULL;
-    if (!failed && !has_nan) {
-        start = calloc(nq + 2, sizeof(int64_t));
-        tmp = malloc((n / 2 + 1) * sizeof(int64_t));
-        if (!start || !tmp) failed = 1;
-    }
-    if (!failed && !has_nan) {
-        for (Py_ssize_t i = 0; i < n; i++) start[q[i] + 1]++;
-        for (Py_ssize_t k = 0; k < nq; k++) start[k + 1] += start[k];
-        int64_t *fill = malloc((nq + 1) * sizeof(int64_t));
-        if (!fill) failed = 1;
-        else {
-            memcpy(fill, start, (nq + 1) * sizeof(int64_t));
-            for (Py_ssize_t i = 0; i < n; i++) order[fill[q[i]]++] = i;
-            free(fill);
-            for (Py_ssize_t k = 0; k < nq; k++) {
-                int64_t *v = order + start[k];
-                Py_ssize_t m = start[k + 1] - start[k], i = 1;
-                while (i < m && rank_cmp(&key, v[i - 1], v[i]) < 0) i++;
-                if (i < m) merge_sort(&key, v, tmp, m);
-            }
-        }
-    }
-    free(start); free(tmp);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&qb); PyBuffer_Release(&sb); PyBuffer_Release(&rb); PyBuffer_Release(&ob); PyBuffer_Release(&db);
-    if (failed == 1) { Py_XDECREF(res); return PyErr_NoMemory(); }
-    if (failed == 2) return NULL;
-    if (has_nan) { Py_DECREF(res); Py_RETURN_NONE; }
-    if (PyByteArray_Resize(res, n * 8)) { Py_DECREF(res); return NULL; }
-    return res;
 }
 
 /* align's ranking in one pass, for ties='trec': the run rows whose query index qe[row]
@@ -692,7 +608,7 @@ static PyObject *trec_rank(PyObject *self, PyObject *args)
         memcpy(fill, start, (nq + 1) * sizeof(int64_t));
         for (Py_ssize_t i = 0; i < n; i++)
             if (qe[i] >= 0) rows[fill[qe[i]]++] = i;
-        RankKey key = {score, NULL, ob.buf, db.buf};
+        RankKey key = {score, ob.buf, db.buf};
         for (Py_ssize_t k = 0; k < nq; k++) {
             int64_t *v = rows + start[k];
             Py_ssize_t len = start[k + 1] - start[k], i = 1;
@@ -721,7 +637,6 @@ static PyMethodDef METHODS[] = {
     {"lookup_blocks", lookup_blocks, METH_VARARGS,
      "lookup_blocks(qcode, hash, run_rows, run_offsets, run_data, j_start, j_hash, j_offsets, j_data, j_grade, out)"},
     {"trec_rank", trec_rank, METH_VARARGS, "trec_rank(query_index, n_queries, score, offsets, data) -> (rows, q, pos, offsets)"},
-    {"trec_order", trec_order, METH_VARARGS, "trec_order(q, nq, score, rows, offsets, data) -> int64 order"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_native", "judged's compiled fast path", -1, METHODS};

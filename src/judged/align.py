@@ -219,12 +219,6 @@ def _tie_order(run: Run, rows: np.ndarray, q: np.ndarray, ties: str) -> np.ndarr
         return np.lexsort((rank, q))
     # trec_eval 10: score descending, then docid descending (strcmp); the numeric
     # sort settles all but exact score ties, which are then ordered by docid.
-    if native is not None and len(rows):
-        order = native.trec_order(np.ascontiguousarray(q, np.int64), int(q.max()) + 1,
-                                  np.ascontiguousarray(run.score, np.float64), np.ascontiguousarray(rows, np.int64),
-                                  *string_buffers(run.docid))
-        if order is not None:  # None: a NaN score, ordered by the numpy path below
-            return np.frombuffer(order, dtype=np.int64)
     score = run.score[rows]
     order = _grouped_order(q, score)
     if order is None:

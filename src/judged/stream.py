@@ -32,7 +32,7 @@ from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run, duplicate_ro
 from .native import native
 
 BLOCK_SIZE = 1 << 20  # bytes of text per parsed batch (pyarrow reads up to 32 batches ahead, the compiled tokenizer 2)
-NATIVE_BLOCK_SIZE = 1 << 23  # bytes per piece for the compiled tokenizer
+NATIVE_BLOCK_SIZE = 1 << 22  # bytes per piece for the compiled tokenizer
 BLOCK_ROWS = 1 << 18  # rows gathered before aligning (fewer, larger numpy steps)
 
 
@@ -104,6 +104,8 @@ class _Pieces:
     def __init__(self, source: str, size: int):
         self.fh, self.size = open(source, "rb"), size
         self.carry, self.line, self.row0, self.eof = b"", 1, 0, False
+        if self.fh.read(3) != b"\xef\xbb\xbf":  # a UTF-8 byte-order mark is not text
+            self.fh.seek(0)
 
     def next(self):
         """(bytes read, first data row, tokens of whole queries), or None at the end."""
@@ -111,8 +113,6 @@ class _Pieces:
         while True:
             data = b"" if self.eof else self.fh.read(self.size)
             read += len(data)
-            if self.line == 1 and not self.carry and data.startswith(b"\xef\xbb\xbf"):
-                data = data[3:]
             if not data:
                 self.eof = True
                 text, rest = self.carry, b""

@@ -190,7 +190,7 @@ def fast_table(raw: RawFile, names: list[str], types: dict) -> pa.Table | None:
 
 
 def _irregular(data: bytes) -> bool:
-    return (b"\t" in data or b"  " in data or b"\n " in data or b" \n" in data or b"\n#" in data
+    return (b"\t" in data or b"\x0b" in data or b"\x0c" in data or b"  " in data or b"\n " in data or b" \n" in data or b"\n#" in data
             or data[:1] in (b" ", b"#") or data.endswith(b" ") or _lone_cr(data))
 
 
