@@ -60,12 +60,29 @@ def read_qrels(source, on_duplicate: str = "error") -> Qrels:
             q = frames.qrels_from_table(table, source=raw.name, on_duplicate=on_duplicate)
             q.sha256 = raw.sha256
             return q
-        raw = read_raw(path)
-        first = raw.data.lstrip().split(b"\n", 1)[0].split()
+        first = _first_fields(path)
         if first and first[0].lower() in BEIR_HEADERS:
-            return _read_beir_tsv(raw, on_duplicate)
+            return _read_beir_tsv(read_raw(path), on_duplicate)
         return read_trec_qrels(path, on_duplicate=on_duplicate)
     return frames.qrels_from_table(frames.to_arrow_table(source), on_duplicate=on_duplicate)
+
+
+def _first_fields(path: str) -> list[bytes]:
+    """The fields of a text file's first non-blank line, from its first 64 KB (gunzipped
+    if need be); [] when that cannot be read (the full reader then says why)."""
+    import gzip
+
+    from .text import _open
+
+    with _open(path) as fh:  # a missing or unreadable path: its ParseError
+        head = fh.read(1 << 16)
+    if head[:2] == b"\x1f\x8b":
+        try:
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(1 << 16)
+        except (OSError, EOFError):
+            return []
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0].split()
 
 
 def _read_beir_tsv(raw: RawFile, on_duplicate: str) -> Qrels:
