@@ -97,3 +97,50 @@ def test_no_relevant_error_is_the_in_memory_refusal(tmp_path):
         evaluate_run_file(qrels, run_path, {"AP": Measure.parse("AP")}, Settings(no_relevant="error"),
                           block_size=64, block_rows=1)
     assert str(streamed.value) == str(whole.value)
+
+
+def test_first_run_read_while_the_qrels_are_read(tmp_path, monkeypatch):
+    # judged.evaluate starts tokenizing the first run file before it reads the qrels; the
+    # numbers are those of the objects read one after the other, and the reader is used once
+    import threading
+
+    import judged.stream as stream
+
+    qrels_path, run_path = write_collection(tmp_path)
+    started = []
+    real = stream.PieceReader.__init__
+
+    def spy(self, source, block_size=0):
+        started.append(source)
+        real(self, source, block_size)
+
+    monkeypatch.setattr(stream.PieceReader, "__init__", spy)
+    result = evaluate(qrels_path, [run_path, run_path], MEASURES)
+    whole = evaluate(judged.read_qrels(qrels_path), {"run": judged.read_run(run_path)}, MEASURES)
+    if judged.native.native is None:
+        assert started == []
+    else:
+        assert started[0] == run_path and len(started) == 2  # prefetched, then a new reader for the second
+    for name in (run_path, run_path + "'"):
+        for m in MEASURES:
+            assert np.array_equal(result.runs[name].values[m], whole.runs["run"].values[m]), (name, m)
+    assert not [t for t in threading.enumerate() if t.name.startswith("ThreadPoolExecutor")]
+
+
+def test_a_bad_qrels_file_closes_the_prefetched_run(tmp_path):
+    import threading
+
+    _, run_path = write_collection(tmp_path)
+    (tmp_path / "bad").write_text("q1 0 d1 x\n")
+    with pytest.raises(judged.errors.ParseError, match="bad:1: grade 'x' is not an integer"):
+        evaluate(str(tmp_path / "bad"), run_path, MEASURES)
+    assert not [t for t in threading.enumerate() if t.name.startswith("ThreadPoolExecutor")]
+
+
+def test_an_ungrouped_prefetched_run_is_read_whole(tmp_path):
+    qrels_path, run_path = write_collection(tmp_path, grouped=False)
+    result = evaluate(qrels_path, run_path, MEASURES)
+    assert not isinstance(result.runs[run_path], StreamedRunResult)
+    whole = in_memory(judged.read_qrels(qrels_path), run_path)
+    for m in MEASURES:
+        assert np.array_equal(result.runs[run_path].values[m], whole.values[m]), m

@@ -149,6 +149,33 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     """
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
                         ignore_identical_ids=ignore_identical_ids)
+    reader = _first_run_reader(runs) if isinstance(qrels, (str, os.PathLike)) else None
+    try:
+        return _evaluate(qrels, runs, measures, settings, reader, on_duplicate=on_duplicate, scale=scale,
+                         requirements=requirements, eligibility=eligibility, principal=principal,
+                         unanswerable=unanswerable, abstain_marker=abstain_marker,
+                         score_unanswerable=score_unanswerable, progress=progress)
+    finally:
+        if reader is not None:
+            reader.close()
+
+
+def _first_run_reader(runs):
+    """The first run file, tokenized in a second thread while the qrels are read
+    (:class:`judged.stream.PieceReader`), or None."""
+    first = runs[0] if isinstance(runs, (list, tuple)) and runs else runs
+    if isinstance(runs, dict):
+        first = next(iter(runs.values()), None)
+    if not isinstance(first, (str, os.PathLike)) or isinstance(first, str) and first.startswith("irds:"):
+        return None
+    from .io import _kind
+    from .stream import PieceReader
+
+    return PieceReader.start(first) if _kind(os.fspath(first)) == "text" else None
+
+
+def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, requirements, eligibility, principal,
+              unanswerable, abstain_marker, score_unanswerable, progress) -> Result:
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     checks, qrels = Checks.load(qrels, scale=scale, requirements=requirements, eligibility=eligibility,
                                 principal=principal, unanswerable=unanswerable, abstain_marker=abstain_marker,
@@ -160,7 +187,8 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
         parsed.setdefault(str(given), Measure.parse(given))
     results = {}
     stream = None if checks.needs_whole_run else (lambda name, path: _stream(
-        qrels, path, parsed, settings, name, on_duplicate, progress))
+        qrels, path, parsed, settings, name, on_duplicate, progress,
+        reader if reader is not None and not reader.used and reader.source == os.fspath(path) else None))
     for name, run in _named_runs(runs, on_duplicate, streamed=stream or (lambda name, path: None)):
         if isinstance(run, RunResult):
             results[name] = run
@@ -172,7 +200,7 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     return Result(qrels, parsed, settings, results, checks)
 
 
-def _stream(qrels, path, measures, settings, name, on_duplicate, progress):
+def _stream(qrels, path, measures, settings, name, on_duplicate, progress, reader=None):
     """The run file scored by query blocks, or None when it must be read whole."""
     from .io import _kind
 
@@ -181,8 +209,10 @@ def _stream(qrels, path, measures, settings, name, on_duplicate, progress):
     from .stream import evaluate_run_file
 
     large = os.path.getsize(path) > 64 << 20
+    if reader is not None:
+        reader.used = True
     return evaluate_run_file(qrels, path, measures, settings, name=name, on_duplicate=on_duplicate,
-                             progress=progress and large)
+                             progress=progress and large, reader=reader)
 
 
 def _named_runs(runs, on_duplicate, streamed=lambda name, path: None):

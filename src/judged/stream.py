@@ -61,7 +61,8 @@ class _NotStreamable(Exception):
 
 def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *, name: str | None = None,
                       on_duplicate: str = "error", block_size: int | None = None,
-                      block_rows: int = BLOCK_ROWS, progress: bool = False) -> RunResult | None:
+                      block_rows: int = BLOCK_ROWS, progress: bool = False,
+                      reader: PieceReader | None = None) -> RunResult | None:
     """Per-query values of ``measures`` (given string -> Measure) for the run file at ``path``,
     streamed by query blocks; None when the file cannot be streamed (see the module)."""
     source = os.fspath(path)
@@ -74,7 +75,7 @@ def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *,
     try:
         with _progress(source, progress) as advance:
             parts = list(_scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size,
-                                        block_rows, advance))
+                                        block_rows, advance, reader))
     except _NotStreamable:
         if scan is not None:
             scan.thread.join()
@@ -149,31 +150,61 @@ class _Pieces:
         self.fh.close()
 
 
-def _native_query_blocks(source: str, block_size: int, advance):
+class PieceReader:
+    """A run file read and tokenized by the compiled tokenizer in a second thread, one piece
+    ahead of its consumer. ``judged.evaluate`` starts one for the first run file before it
+    reads the qrels, so both files are read at once; :func:`evaluate_run_file` takes it."""
+
+    def __init__(self, source: str, block_size: int = 0):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.source, self.used = source, False
+        self.pieces = _Pieces(source, block_size or NATIVE_BLOCK_SIZE)
+        self.pool = ThreadPoolExecutor(max_workers=1)  # one worker: calls to next() never overlap
+        self.ahead = self.pool.submit(self.pieces.next)
+
+    def __iter__(self):
+        while (done := self.ahead.result()) is not None:
+            self.ahead = self.pool.submit(self.pieces.next)
+            yield done
+
+    def close(self):
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pieces.close()
+
+    @staticmethod
+    def start(path) -> "PieceReader | None":
+        """A reader for a plain-text run file, when the compiled tokenizer is built."""
+        if native is None or not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+            return None
+        try:
+            with open(path, "rb") as fh:
+                if fh.read(2) == b"\x1f\x8b":
+                    return None
+        except OSError:
+            return None
+        return PieceReader(os.fspath(path))
+
+
+def _native_query_blocks(source: str, block_size: int, advance, reader: PieceReader | None = None):
     """(first data row, qid, docid, rank text, score, docid hash, qid blocks, repeated rows) of
     runs of whole queries, tokenized and checked for repeated pairs in a second thread, one
     piece ahead of the caller."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    pieces = _Pieces(source, block_size)
+    reader = reader or PieceReader(source, block_size)
     seen = set()
     try:
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            ahead = pool.submit(pieces.next)  # one worker: calls never overlap
-            while (done := ahead.result()) is not None:
-                ahead = pool.submit(pieces.next)
-                read, row0, t, blocks, values, dup = done
-                advance(read)
-                if t.rows == 0:
-                    continue
-                if seen.intersection(values):
-                    raise _NotStreamable  # a query in more than one piece
-                seen.update(values)
-                qid, docid, rank = t.strings
-                yield row0, qid, docid, rank, _arrow(pa.float64(), t.number), _arrow(pa.uint64(), t.hashes), blocks, dup
+        for read, row0, t, blocks, values, dup in reader:
+            advance(read)
+            if t.rows == 0:
+                continue
+            if seen.intersection(values):
+                raise _NotStreamable  # a query in more than one piece
+            seen.update(values)
+            qid, docid, rank = t.strings
+            yield row0, qid, docid, rank, _arrow(pa.float64(), t.number), _arrow(pa.uint64(), t.hashes), blocks, dup
     finally:
-        pieces.close()
-    if pieces.row0 == 0:
+        reader.close()
+    if reader.pieces.row0 == 0:
         raise _NotStreamable  # no data lines: the whole-file reader says so
 
 
@@ -218,11 +249,12 @@ def _query_blocks(source: str, block_size: int, block_rows: int, advance):
         yield (row0, *carry)
 
 
-def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size, block_rows, advance):
+def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size, block_rows, advance,
+                   reader=None):
     """Align and score each block of whole queries with the in-memory engine's code."""
     block_settings = replace(settings, complete=False,
                              no_relevant="zero" if settings.no_relevant == "error" else settings.no_relevant)
-    blocks = _native_query_blocks(source, block_size, advance) if native is not None else \
+    blocks = _native_query_blocks(source, block_size, advance, reader) if native is not None else \
         _query_blocks(source, block_size, block_rows, advance)
     for row0, qid, docid, rank, score, *hashed in blocks:
         score = as_numpy(score, null=np.nan)
