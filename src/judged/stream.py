@@ -28,7 +28,7 @@ from .conventions import Settings
 from .data import Qrels, Run, arrow_indices, as_numpy
 from .evaluation import RunResult
 from .io.text import Scan, csv_options, line_of_row, misread, read_raw, tokenize
-from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run, duplicate_rows
+from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run
 from .native import native
 
 BLOCK_SIZE = 1 << 20  # bytes of text per parsed batch (pyarrow reads up to 32 batches ahead, the compiled tokenizer 2)
@@ -136,7 +136,7 @@ class _Pieces:
                 continue
             else:
                 self.carry = bytes(text[tokens.last_block_at:]) + rest
-                self.line += text[:tokens.last_block_at].count(b"\n")
+                self.line += text.count(b"\n", 0, tokens.last_block_at)
                 tokens = tokens.head(last)
             row0, self.row0 = self.row0, self.row0 + tokens.rows
             qid, docid, _ = tokens.strings
@@ -144,7 +144,7 @@ class _Pieces:
             values = blocks[1].to_pylist()
             if len(set(values)) != len(values):
                 raise _NotStreamable  # a query in more than one block
-            return read, row0, tokens, blocks, values, duplicate_rows(qid, docid, tokens.hashes, blocks)
+            return read, row0, tokens, blocks, values
 
     def close(self):
         self.fh.close()
@@ -187,13 +187,12 @@ class PieceReader:
 
 
 def _native_query_blocks(source: str, block_size: int, advance, reader: PieceReader | None = None):
-    """(first data row, qid, docid, rank text, score, docid hash, qid blocks, repeated rows) of
-    runs of whole queries, tokenized and checked for repeated pairs in a second thread, one
-    piece ahead of the caller."""
+    """(first data row, qid, docid, rank text, score, docid hash, qid blocks) of runs of whole
+    queries, tokenized in a second thread, one piece ahead of the caller."""
     reader = reader or PieceReader(source, block_size)
     seen = set()
     try:
-        for read, row0, t, blocks, values, dup in reader:
+        for read, row0, t, blocks, values in reader:
             advance(read)
             if t.rows == 0:
                 continue
@@ -201,7 +200,7 @@ def _native_query_blocks(source: str, block_size: int, advance, reader: PieceRea
                 raise _NotStreamable  # a query in more than one piece
             seen.update(values)
             qid, docid, rank = t.strings
-            yield row0, qid, docid, rank, _arrow(pa.float64(), t.number), _arrow(pa.uint64(), t.hashes), blocks, dup
+            yield row0, qid, docid, rank, _arrow(pa.float64(), t.number), _arrow(pa.uint64(), t.hashes), blocks
     finally:
         reader.close()
     if reader.pieces.row0 == 0:
@@ -261,13 +260,12 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
         if not np.isfinite(score).all():
             raise _NotStreamable  # the in-memory reader names the line
         run = Run(qid, docid, score, name=name, source=source, sha256=None)
-        dup = None
-        if hashed:  # the compiled tokenizer's docid hashes, qid blocks and repeated pairs
+        if hashed:  # the compiled tokenizer's docid hashes and qid blocks
             run.__dict__["docid_hash"] = as_numpy(hashed[0])
-            run.__dict__["qid_blocks"], dup = hashed[1], hashed[2]
+            run.__dict__["qid_blocks"] = hashed[1]
         run._rank_text = rank
         run._reread = lambda: read_raw(source)
-        run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row), dup)
+        run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row))
         aligned = align(qrels, run, block_settings)
         yield (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()},
                aligned.counts, aligned.run_queries)
