@@ -6,7 +6,7 @@
 
 Writes ``bench-data/shuffled-<lines>.run`` and ``.qrels`` (git-ignored; deterministic) the
 first time: queries of 1,000 ranked documents, every line at a random place in the file,
-scores with exact ties. Then each way runs in its own child process, nDCG@10, AP, P@10, RR
+scores descending with rank, an exact tie every 50 ranks. Then each way runs in its own child process, nDCG@10, AP, P@10, RR
 and R@100 per query: ``spill`` with ``JUDGED_SPILL_BYTES=0`` (partitions of ``--budget``
 bytes in ``TMPDIR``), ``whole`` with spilling off (the file read into memory). Wall time,
 CPU time and peak memory (max RSS) come from ``os.wait4``, as in ``benchmarks/run.py``; the
@@ -72,7 +72,7 @@ def generate(lines: int, out: str, seed: int = 0, batch: int = 1 << 21) -> tuple
             writer.write_table(pa.table({
                 "qid": pa.array(np.char.add("q", (q + 1).astype(str))), "q0": pa.array(np.full(n, "Q0")),
                 "docid": pa.array(np.char.add("D", _docnum(q, r).astype(str))), "rank": r + 1,
-                "score": np.round(20.0 - (r // 3) * 0.0137, 4), "tag": pa.array(np.full(n, "bench"))}))
+                "score": np.round(20.0 - (r - (r % 50 == 1)) * 0.0137, 4), "tag": pa.array(np.full(n, "bench"))}))
     os.replace(run_path + ".part", run_path)
     # qrels: 100 judgments among each query's first 300 ranks, 50 documents it did not retrieve
     q = np.repeat(np.arange(nq), 150)
