@@ -220,38 +220,53 @@ def _first_fields(chunk, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray):
 
 def _score(qrels, source: str, name: str, parts: list[Partition], measures: dict, settings: Settings,
            on_duplicate: str, advance) -> list:
-    """Each partition read and scored by the in-memory engine, as ``_assemble``'s parts
-    (qids, values, counts, qrels codes of the run's queries). A bad partition does not stop
-    the reading of the others: the error raised is the one reading the whole file raises."""
-    from .io import read_run
-    from .io.trec import rank_column
-
-    block_settings = replace(settings, complete=False,
-                             no_relevant="zero" if settings.no_relevant == "error" else settings.no_relevant)
-    index = qrels.index
+    """Each partition read and scored by the in-memory engine, as ``_assemble``'s parts. A
+    bad partition does not stop the reading of the others: the error raised is the one
+    reading the whole file raises (the earliest bad line, else the earliest repeated pair)."""
     scored, errors = [], []
     for part in parts:
         advance(part.size)
         try:
-            run = read_run(part.path, name=name, on_duplicate=on_duplicate)
-        except ParseError as exc:
-            errors.append(_located(exc, source, part, _reading_error_stage(part, name, on_duplicate)))
+            done = _score_partition(qrels, part, name, measures, settings, on_duplicate, check_only=bool(errors))
+        except _PartitionError as failed:
+            errors.append(_located(failed.error, source, part, failed.stage))
             continue
-        try:
-            if errors:  # only look for an error that reading the whole file would meet first
-                if settings.ties == "rank":
-                    rank_column(run)
-                continue
-            aligned = align(qrels, run, block_settings)
-        except ParseError as exc:
-            errors.append(_located(exc, source, part, 2))
-            continue
-        in_qrels = id_codes(pc.unique(aligned.run.qid), index.query_vocab)
-        scored.append((aligned.qids, {g: m.compute(aligned) for g, m in measures.items()},
-                       aligned.counts, in_qrels[in_qrels >= 0]))
+        if done is not None:
+            scored.append(done)
     if errors:
         raise min(errors, key=lambda e: e[:2])[2]
     return scored
+
+
+class _PartitionError(Exception):
+    def __init__(self, stage: int, error: ParseError):
+        self.stage, self.error = stage, error
+
+
+def _score_partition(qrels, part: Partition, name: str, measures: dict, settings: Settings, on_duplicate: str,
+                     check_only: bool) -> tuple | None:
+    """(qids, {measure: values}, counts, qrels codes of the run's queries) of one partition,
+    as ``judged.stream._scored_blocks`` scores a block; None when ``check_only`` (another
+    partition failed: only an earlier error matters). Its run is freed on return."""
+    from .io import read_run
+    from .io.trec import rank_column
+
+    try:
+        run = read_run(part.path, name=name, on_duplicate=on_duplicate)
+    except ParseError as exc:
+        raise _PartitionError(_reading_error_stage(part, name, on_duplicate), exc)
+    try:
+        if check_only:
+            if settings.ties == "rank":
+                rank_column(run)
+            return None
+        aligned = align(qrels, run, replace(settings, complete=False, no_relevant="zero" if settings.no_relevant
+                                            == "error" else settings.no_relevant))
+    except ParseError as exc:
+        raise _PartitionError(2, exc)
+    in_qrels = id_codes(pc.unique(aligned.run.qid), qrels.index.query_vocab)
+    return (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()}, aligned.counts,
+            in_qrels[in_qrels >= 0])
 
 
 def _reading_error_stage(part: Partition, name: str, on_duplicate: str) -> int:
