@@ -6,11 +6,13 @@
 
 Writes ``bench-data/shuffled-<lines>.run`` and ``.qrels`` (git-ignored; deterministic) the
 first time: queries of 1,000 ranked documents, every line at a random place in the file,
-scores descending with rank, an exact tie every 50 ranks. Then each way runs in its own child process, nDCG@10, AP, P@10, RR
-and R@100 per query: ``spill`` with ``JUDGED_SPILL_BYTES=0`` (partitions of ``--budget``
-bytes in ``TMPDIR``), ``whole`` with spilling off (the file read into memory). Wall time,
-CPU time and peak memory (max RSS) come from ``os.wait4``, as in ``benchmarks/run.py``; the
-children also print a digest of the per-query values, which must agree.
+scores descending with rank, an exact tie every 50 ranks. Then each way runs in its own
+child process, nDCG@10, AP, P@10, RR and R@100 per query: ``spill`` with
+``JUDGED_SPILL_BYTES=0`` (partitions of ``--budget`` bytes in ``TMPDIR``), ``whole`` with
+spilling off (the file read into memory). Wall time, CPU time and peak memory (max RSS)
+come from ``os.wait4``, as in ``benchmarks/run.py``; the children also print a digest of
+the per-query values, which must agree. A third child reads the qrels alone: the memory
+both ways need whatever the run's size.
 """
 
 from __future__ import annotations
@@ -44,6 +46,16 @@ for m in sorted(rr.values):
     digest.update(np.ascontiguousarray(rr.values[m]).tobytes())
 print(json.dumps({"seconds": seconds, "queries": len(rr.qids), "digest": digest.hexdigest()[:16],
                   "way": type(rr).__name__}))
+"""
+
+
+QRELS_ONLY = """
+import json, sys, time
+import judged
+t = time.perf_counter()
+q = judged.read_qrels(sys.argv[1])
+q.index
+print(json.dumps({"seconds": time.perf_counter() - t, "queries": len(q.query_ids), "digest": "-", "way": "Qrels"}))
 """
 
 
@@ -103,7 +115,8 @@ def main() -> None:
         ways["spill"]["JUDGED_SPILL_PARTITION_BYTES"] = str(args.budget)
     if args.skip_whole:
         del ways["whole"]
-    results = {}
+    results = {"qrels": run_child([sys.executable, "-c", QRELS_ONLY, qrels])}  # the floor both ways stand on
+    print(f"  qrels  {_fmt(results['qrels'])}   (reading the qrels alone)", flush=True)
     for way, env in ways.items():
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
@@ -115,7 +128,7 @@ def main() -> None:
         r = results[way]
         print(f"  {way:<6} {_fmt(r)}" + ("" if "error" in r else f"   {r['queries']} queries, {r['way']}, "
                                                                    f"digest {r['digest']}"), flush=True)
-    if len(results) == 2 and all("error" not in r for r in results.values()):
+    if "whole" in results and all("error" not in r for r in results.values()):
         s, w = results["spill"], results["whole"]
         print(f"  spill / whole: time {s['seconds'] / w['seconds']:.2f}   cpu {s['cpu'] / w['cpu']:.2f}   "
               f"memory {s['peak_mb'] / w['peak_mb']:.2f}   same values: {s['digest'] == w['digest']}")

@@ -13,6 +13,7 @@ import judged
 from judged import spill
 from judged.cli import main
 from judged.conventions import Settings
+from judged.errors import UsageError
 from judged.measures import Measure
 from judged.stream import StreamedRunResult
 
@@ -217,3 +218,10 @@ def test_progress_bars_do_not_change_the_numbers(tmp_path, spilled, capsys):
     q = judged.read_qrels(qrels)
     got = spill.evaluate_run_file(q, run, {m: Measure.parse(m) for m in MEASURES}, Settings(), progress=True)
     assert_same(got, whole(qrels, run))
+
+
+def test_a_bad_budget_is_a_usage_error(tmp_path, spilled, monkeypatch):
+    qrels, run = shuffled_collection(tmp_path)
+    monkeypatch.setenv("JUDGED_SPILL_PARTITION_BYTES", "256MB")
+    with pytest.raises(UsageError, match="JUDGED_SPILL_PARTITION_BYTES='256MB' is not a number of bytes"):
+        judged.evaluate(qrels, run, ["AP"])

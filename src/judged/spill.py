@@ -3,9 +3,9 @@
 A run file whose queries are scattered over the file cannot be streamed block by block
 (:mod:`judged.stream`). When such a plain-text file is larger than ``JUDGED_SPILL_BYTES``
 (default 1 GiB), its lines are spilled into K temporary files by a hash of their qid (the
-first field), K = file size / ``JUDGED_SPILL_PARTITION_BYTES`` (default 256 MB). The file
-is read in large binary chunks and each chunk is split with numpy and Arrow (no Python
-per line); a partition keeps its lines in file order, so it holds whole queries in their
+first field), K = file size / ``JUDGED_SPILL_PARTITION_BYTES`` (default 256 MiB). The file
+is read in 2 MB binary chunks and each chunk is split with numpy and Arrow (no Python per
+line); a partition keeps its lines in file order, so it holds whole queries in their
 original order (``ties='input'`` and ``on_duplicate='first'`` see the same order). Each
 partition is then read and scored by the in-memory engine (``read_run``, ``align``, the
 measure kernels) and the pieces are put together by :func:`judged.stream._assemble`, so the
@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 from .align import align
 from .conventions import Settings
 from .data import _M1, _M2, _MQ, _TAIL_MASK, id_codes
-from .errors import ParseError
+from .errors import ParseError, UsageError
 from .evaluation import RunResult
 from .stream import _assemble, _progress
 
@@ -48,12 +48,22 @@ _NOT_WHITE = re.compile(rb"[^ \t\n\r\x0b\x0c]")
 
 def spill_bytes() -> int:
     """The size above which a run file not grouped by query is spilled (``JUDGED_SPILL_BYTES``)."""
-    return int(os.environ.get("JUDGED_SPILL_BYTES", SPILL_BYTES))
+    return _environment_bytes("JUDGED_SPILL_BYTES", SPILL_BYTES)
 
 
 def partition_bytes() -> int:
     """The partition budget in bytes of run lines (``JUDGED_SPILL_PARTITION_BYTES``)."""
-    return max(1, int(os.environ.get("JUDGED_SPILL_PARTITION_BYTES", PARTITION_BYTES)))
+    return max(1, _environment_bytes("JUDGED_SPILL_PARTITION_BYTES", PARTITION_BYTES))
+
+
+def _environment_bytes(variable: str, default: int) -> int:
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"{variable}={text!r} is not a number of bytes")
 
 
 @dataclass
