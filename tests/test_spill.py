@@ -225,3 +225,13 @@ def test_a_bad_budget_is_a_usage_error(tmp_path, spilled, monkeypatch):
     monkeypatch.setenv("JUDGED_SPILL_PARTITION_BYTES", "256MB")
     with pytest.raises(UsageError, match="JUDGED_SPILL_PARTITION_BYTES='256MB' is not a number of bytes"):
         judged.evaluate(qrels, run, ["AP"])
+
+
+def test_partitions_stay_inside_the_open_file_limit(tmp_path, spilled, monkeypatch):
+    import resource
+
+    qrels, run = shuffled_collection(tmp_path)
+    monkeypatch.setattr(resource, "getrlimit", lambda what: (64 + 2 * 3, resource.RLIM_INFINITY))
+    result = judged.evaluate(qrels, run, MEASURES).runs[run]
+    assert [len(parts) for parts in spilled] == [3]
+    assert_same(result, whole(qrels, run))

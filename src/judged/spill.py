@@ -3,7 +3,7 @@
 A run file whose queries are scattered over the file cannot be streamed block by block
 (:mod:`judged.stream`). When such a plain-text file is larger than ``JUDGED_SPILL_BYTES``
 (default 1 GiB), its lines are spilled into K temporary files by a hash of their qid (the
-first field), K = file size / ``JUDGED_SPILL_PARTITION_BYTES`` (default 256 MiB). The file
+first field), K = file size / ``JUDGED_SPILL_PARTITION_BYTES`` (default 64 MiB). The file
 is read in 2 MB binary chunks and each chunk is split with numpy and Arrow (no Python per
 line); a partition keeps its lines in file order, so it holds whole queries in their
 original order (``ties='input'`` and ``on_duplicate='first'`` see the same order). Each
@@ -37,7 +37,7 @@ from .evaluation import RunResult
 from .stream import _assemble, _progress
 
 SPILL_BYTES = 1 << 30  # files larger than this (bytes) are partitioned when not grouped by query
-PARTITION_BYTES = 256 << 20  # bytes of run lines per partition (about; a query is never split)
+PARTITION_BYTES = 64 << 20  # bytes of run lines per partition (about; a query is never split)
 CHUNK = 1 << 21  # bytes read and split at a time (small enough to stay in the CPU caches)
 
 _WHITE = np.zeros(256, dtype=bool)  # bytes.split()'s white space, as the TREC tokenizer splits
@@ -97,7 +97,7 @@ def evaluate_run_file(qrels, path, measures: dict, settings: Settings, *, name: 
     size = os.path.getsize(source)
     if size <= (spill_bytes() if threshold is None else threshold):
         return None
-    k = max(1, -(-size // (partition_bytes() if budget is None else budget)))
+    k = min(max(1, -(-size // (partition_bytes() if budget is None else budget))), _most_partitions())
     with tempfile.TemporaryDirectory(prefix="judged-spill-") as tmp:
         try:
             with _phase(source, progress, "partitioning") as advance:
@@ -107,6 +107,16 @@ def evaluate_run_file(qrels, path, measures: dict, settings: Settings, *, name: 
         with _phase(source, progress, "scoring") as advance:
             scored = _score(qrels, source, name, parts, measures, settings, on_duplicate, advance)
     return _assemble(qrels, source, name, scored, measures, settings, on_duplicate)
+
+
+def _most_partitions() -> int:
+    """Two files are open per partition while spilling: stay well inside the open-file limit."""
+    try:
+        import resource
+    except ImportError:  # not on Unix
+        return 256
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return 4096 if soft == resource.RLIM_INFINITY else max(1, min(4096, (soft - 64) // 2))
 
 
 class _phase(_progress):
