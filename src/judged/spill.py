@@ -245,12 +245,12 @@ def _score(qrels, source: str, name: str, parts: list[Partition], measures: dict
     reading the whole file raises (the earliest bad line, else the earliest repeated pair)."""
     scored, errors = [], []
     for part in parts:
-        advance(part.size)
         try:
             done = _score_partition(qrels, part, name, measures, settings, on_duplicate, check_only=bool(errors))
         except _PartitionError as failed:
             errors.append(_located(failed.error, source, part, failed.stage))
-            continue
+            done = None
+        advance(part.size)
         if done is not None:
             scored.append(done)
     if errors:
