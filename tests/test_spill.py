@@ -193,6 +193,9 @@ def test_the_temporary_directory_is_removed(tmp_path, spilled, monkeypatch):
     monkeypatch.setattr(spill, "align", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt):
         judged.evaluate(qrels, run, ["AP"], on_duplicate="first")
+    monkeypatch.setattr(spill, "_split", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):  # while partitioning
+        judged.evaluate(qrels, run, ["AP"], on_duplicate="first")
     assert len(spilled) == 3
     assert os.listdir(tmp_path / "tmp") == []
 
@@ -235,3 +238,12 @@ def test_partitions_stay_inside_the_open_file_limit(tmp_path, spilled, monkeypat
     result = judged.evaluate(qrels, run, MEASURES).runs[run]
     assert [len(parts) for parts in spilled] == [3]
     assert_same(result, whole(qrels, run))
+
+
+def test_no_relevant_error_is_the_in_memory_refusal(tmp_path, spilled):
+    qrels, run = shuffled_collection(tmp_path)
+    with pytest.raises(judged.ConventionError) as spilled_error:
+        judged.evaluate(qrels, run, ["AP"], no_relevant="error")
+    with pytest.raises(judged.ConventionError) as whole_error:
+        whole(qrels, run, ["AP"], no_relevant="error")
+    assert spilled and str(spilled_error.value) == str(whole_error.value)

@@ -82,7 +82,7 @@ class Partition:
 
 
 class _NotSpillable(Exception):
-    """The file needs the in-memory reader (gzip, NUL bytes, no data line)."""
+    """The file needs the in-memory reader (gzip, a NUL byte, no data line)."""
 
 
 def evaluate_run_file(qrels, path, measures: dict, settings: Settings, *, name: str | None = None,
