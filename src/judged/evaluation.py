@@ -139,7 +139,9 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     progress : show a progress bar (stderr) while streaming large run files
 
     TREC run files grouped by query are streamed by query blocks (bounded memory, see
-    :mod:`judged.stream`); their ``RunResult.aligned`` is then computed on first use.
+    :mod:`judged.stream`); larger ones not grouped by query (over ``JUDGED_SPILL_BYTES``,
+    default 1 GiB) are partitioned by query in ``TMPDIR`` (see :mod:`judged.spill`). Their
+    ``RunResult.aligned`` is then computed on first use.
 
     Example
     -------
@@ -206,13 +208,16 @@ def _stream(qrels, path, measures, settings, name, on_duplicate, progress, reade
 
     if _kind(os.fspath(path)) != "text" or not os.path.isfile(path):
         return None
-    from .stream import evaluate_run_file
+    from . import spill, stream
 
     large = os.path.getsize(path) > 64 << 20
     if reader is not None:
         reader.used = True
-    return evaluate_run_file(qrels, path, measures, settings, name=name, on_duplicate=on_duplicate,
-                             progress=progress and large, reader=reader)
+    options = dict(name=name, on_duplicate=on_duplicate, progress=progress and large)
+    result = stream.evaluate_run_file(qrels, path, measures, settings, reader=reader, **options)
+    if result is None:  # not grouped by query: partitioned on disk when large (judged.spill)
+        result = spill.evaluate_run_file(qrels, path, measures, settings, **options)
+    return result
 
 
 def _named_runs(runs, on_duplicate, streamed=lambda name, path: None):
