@@ -8,7 +8,7 @@
  *
  *   tokenize        whitespace-separated lines -> Arrow-style string columns, one number
  *                   column, the 64-bit hash of one column, the rows where the first column
- *                   changes, and the byte offset of the line where it last changed
+ *                   changes, and the byte offset and number of the line where it last changed
  *   string_hash     the same hash over an Arrow string array (judged.data.string_hash)
  *   repeated_rows   rows that repeat an earlier (query, id) pair
  *   lookup          grades of (query, docid) pairs from judged.data.KeyTable
@@ -229,7 +229,7 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
     if (hash_field >= 0 && out_new(&hashes, lines * 8)) goto done;
     if (out_new(&blocks, lines * 8)) goto done;
 
-    Py_ssize_t rows = 0, nblocks = 0, bad = 0, last_block_at = 0;
+    Py_ssize_t rows = 0, nblocks = 0, bad = 0, last_block_at = 0, last_block_line = first_line;
     int32_t used[MAXF] = {0};
     unsigned char *copy = NULL;
     Py_BEGIN_ALLOW_THREADS
@@ -280,6 +280,7 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
         if (ql != prev_ql || memcmp(qs, prev_q, ql) != 0) {
             ((int64_t *)blocks.p)[nblocks++] = rows;
             last_block_at = line_start;
+            last_block_line = lineno;
         }
         prev_q = qs; prev_ql = ql;
         for (int k = 0; k < nstr; k++) {
@@ -307,8 +308,8 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
         PyList_SET_ITEM(cols, k, Py_BuildValue("(OO)", offs[k].obj, datas[k].obj));
     }
     if (out_fit(&nums, rows * 8) || out_fit(&hashes, rows * 8) || out_fit(&blocks, nblocks * 8)) { Py_DECREF(cols); goto done; }
-    result = Py_BuildValue("(nNOOOn)", rows, cols, nums.obj ? nums.obj : Py_None, hashes.obj ? hashes.obj : Py_None,
-                           blocks.obj, last_block_at);
+    result = Py_BuildValue("(nNOOOnn)", rows, cols, nums.obj ? nums.obj : Py_None, hashes.obj ? hashes.obj : Py_None,
+                           blocks.obj, last_block_at, last_block_line);
 done:
     for (int k = 0; k < MAXF; k++) { Py_XDECREF(offs[k].obj); Py_XDECREF(datas[k].obj); }
     Py_XDECREF(nums.obj);

@@ -103,43 +103,44 @@ class _Pieces:
     on in the next read) are carried into the next piece and tokenized again there."""
 
     def __init__(self, source: str, size: int):
-        self.fh, self.size = open(source, "rb"), size
-        self.carry, self.line, self.row0, self.eof = b"", 1, 0, False
+        self.fh = open(source, "rb")
+        self.buf = bytearray(max(size, 1))  # reused: the carried lines, then what is read next
+        self.end, self.line, self.row0, self.eof = 0, 1, 0, False
         if self.fh.read(3) != b"\xef\xbb\xbf":  # a UTF-8 byte-order mark is not text
             self.fh.seek(0)
 
     def next(self):
-        """(bytes read, first data row, tokens of whole queries), or None at the end."""
+        """(bytes read, first data row, tokens of whole queries, qid blocks, their qids), or
+        None at the end."""
         read = 0
         while True:
-            data = b"" if self.eof else self.fh.read(self.size)
-            read += len(data)
-            if not data:
-                self.eof = True
-                text, rest = self.carry, b""
-            else:
-                cut = data.rfind(b"\n") + 1
-                if cut == 0:  # no line end yet
-                    self.carry += data
-                    continue
-                text, rest = self.carry + memoryview(data)[:cut], data[cut:]
-            if not text:
-                return None
-            tokens = tokenize(text, RUN_LAYOUT, first_line=self.line)
+            if not self.eof:
+                if self.end == len(self.buf):  # one query longer than the buffer: grow it
+                    self.buf.extend(bytes(len(self.buf)))
+                with memoryview(self.buf) as view:
+                    n = self.fh.readinto(view[self.end:])
+                self.eof, read, self.end = n == 0, read + n, self.end + n
+            cut = self.end if self.eof else self.buf.rfind(b"\n", 0, self.end) + 1
+            if cut == 0:
+                if self.eof:
+                    return None
+                continue  # no line end yet
+            with memoryview(self.buf) as view:
+                tokens = tokenize(view[:cut], RUN_LAYOUT, first_line=self.line)
             if isinstance(tokens, int):
                 raise _NotStreamable  # a line to explain: the whole-file reader names it
             last = int(tokens.blocks[-1]) if len(tokens.blocks) else 0
             if self.eof:
-                self.carry = b""
+                used = cut
             elif last == 0:  # one query all through: read more before cutting
-                self.carry = bytes(text) + rest
                 continue
-            else:
-                self.carry = bytes(text[tokens.last_block_at:]) + rest
-                self.line += text.count(b"\n", 0, tokens.last_block_at)
+            else:  # the last query may go on: its lines are tokenized again with the next read
+                used, self.line = tokens.last_block_at, tokens.last_block_line
                 tokens = tokens.head(last)
+            self.buf[:self.end - used] = self.buf[used:self.end]
+            self.end -= used
             row0, self.row0 = self.row0, self.row0 + tokens.rows
-            qid, docid, _ = tokens.strings
+            qid = tokens.strings[0]
             blocks = (tokens.blocks, qid.take(arrow_indices(tokens.blocks)))
             values = blocks[1].to_pylist()
             if len(set(values)) != len(values):

@@ -280,7 +280,7 @@ class Layout:
 class Tokens:
     """Columns of a tokenized text: Arrow strings in ``layout.strings`` order, the number
     column, the hash column, the rows where the first field (the query id) changes, and
-    the byte offset of the line where it last changed."""
+    the byte offset and the number of the line where it last changed."""
 
     rows: int
     strings: list
@@ -288,6 +288,7 @@ class Tokens:
     hashes: np.ndarray
     blocks: np.ndarray
     last_block_at: int = 0
+    last_block_line: int = 1
 
     def head(self, rows: int) -> "Tokens":
         """The first ``rows`` rows (zero-copy slices)."""
@@ -302,11 +303,12 @@ def tokenize(data, layout: Layout, first_line: int = 1) -> "Tokens | int":
                           0 if layout.kind == "float" else 1, layout.hashed, first_line)
     if isinstance(out, int):
         return out
-    rows, strings, number, hashes, blocks, last_block_at = out
+    rows, strings, number, hashes, blocks, last_block_at, last_block_line = out
     return Tokens(rows,
                   [pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(o), pa.py_buffer(d)]) for o, d in strings],
                   np.frombuffer(number, dtype=np.float64 if layout.kind == "float" else np.int64),
-                  np.frombuffer(hashes, dtype=np.uint64), np.frombuffer(blocks, dtype=np.int64), last_block_at)
+                  np.frombuffer(hashes, dtype=np.uint64), np.frombuffer(blocks, dtype=np.int64), last_block_at,
+                  last_block_line)
 
 
 def read_tokens(path, layout: Layout) -> "tuple[Tokens, str] | None":
