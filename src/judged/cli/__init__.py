@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+# judged calls no BLAS routine; OpenBLAS's worker threads, started when numpy is imported,
+# would only spin on the cores the evaluation uses (2-3% of its CPU). A user's setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # command modules, imported lazily so that `judged eval` stays fast
 COMMANDS = ["eval", "compare", "freeze", "report", "explain", "holes", "pool", "qrels", "rejudge", "judge", "demo",
