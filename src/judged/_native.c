@@ -493,7 +493,7 @@ static PyObject *lookup_blocks(PyObject *self, PyObject *args)
             current = qi;
             int64_t a = jstart[qi], b = jstart[qi + 1];
             size = 8;
-            while (size < 2 * (b - a)) size <<= 1;
+            while (size < 4 * (b - a)) size <<= 1;  /* at most a quarter full: most probes miss */
             if (size > cap) {
                 free(table);
                 table = malloc(size * sizeof(int64_t));
