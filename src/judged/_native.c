@@ -395,6 +395,29 @@ static inline int same_string(const int32_t *ao, const unsigned char *ad, int64_
     return la == lb && memcmp(ad + ao[a], bd + bo[b], la) == 0;
 }
 
+/* ---- rows by query: a stable counting sort ------------------------------------------- */
+
+/* start[0..nq]: where each query's rows begin once sorted (rows with q < 0 are left out). */
+static void query_starts(const int64_t *q, Py_ssize_t n, Py_ssize_t nq, int64_t *start)
+{
+    memset(start, 0, (nq + 1) * sizeof(int64_t));
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (q[i] >= 0) start[q[i] + 1]++;
+    for (Py_ssize_t k = 0; k < nq; k++) start[k + 1] += start[k];
+}
+
+/* order: the rows with q >= 0, stably sorted by q (start from query_starts); -1 if out of memory. */
+static int rows_by_query(const int64_t *q, Py_ssize_t n, Py_ssize_t nq, const int64_t *start, int64_t *order)
+{
+    int64_t *fill = malloc((nq + 1) * sizeof(int64_t));
+    if (!fill) return -1;
+    memcpy(fill, start, (nq + 1) * sizeof(int64_t));
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (q[i] >= 0) order[fill[q[i]]++] = i;
+    free(fill);
+    return 0;
+}
+
 /* ---- repeated_rows ----------------------------------------------------------------- */
 
 /* Rows (ascending) whose (query code, string) pair appeared on an earlier row. Rows are
@@ -416,22 +439,13 @@ static PyObject *repeated_rows(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     int sorted = 1;
     for (Py_ssize_t i = 1; i < n && sorted; i++) sorted = q[i] >= q[i - 1];
-    start = calloc(nq + 2, sizeof(int64_t));
+    start = malloc((nq + 1) * sizeof(int64_t));
     dups = malloc((n ? n : 1) * sizeof(int64_t));
     if (!sorted) order = malloc((n ? n : 1) * sizeof(int64_t));
     if (!start || !dups || (!sorted && !order)) failed = 1;
     if (!failed) {
-        for (Py_ssize_t i = 0; i < n; i++) start[q[i] + 1]++;
-        for (Py_ssize_t k = 0; k < nq; k++) start[k + 1] += start[k];
-        if (!sorted) {
-            int64_t *fill = malloc((nq + 1) * sizeof(int64_t));
-            if (!fill) failed = 1;
-            else {
-                memcpy(fill, start, (nq + 1) * sizeof(int64_t));
-                for (Py_ssize_t i = 0; i < n; i++) order[fill[q[i]]++] = i;
-                free(fill);
-            }
-        }
+        query_starts(q, n, nq, start);
+        if (!sorted && rows_by_query(q, n, nq, start, order)) failed = 1;
     }
     Py_ssize_t cap = 0;
     for (Py_ssize_t k = 0; k < nq && !failed; k++) {
@@ -638,10 +652,8 @@ static PyObject *trec_rank(PyObject *self, PyObject *args)
     if (!offs) goto done;
     int64_t *start = (int64_t *)PyByteArray_AS_STRING(offs);
     Py_BEGIN_ALLOW_THREADS
-    memset(start, 0, (nq + 1) * 8);
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (qe[i] >= 0) { start[qe[i] + 1]++; if (isnan(score[i])) has_nan = 1; }
-    for (Py_ssize_t k = 0; k < nq; k++) start[k + 1] += start[k];
+    query_starts(qe, n, nq, start);
+    for (Py_ssize_t i = 0; i < n && !has_nan; i++) has_nan = qe[i] >= 0 && isnan(score[i]);
     Py_END_ALLOW_THREADS
     if (has_nan) { result = Py_None; Py_INCREF(result); goto done; }
     Py_ssize_t m = start[nq];
@@ -652,12 +664,9 @@ static PyObject *trec_rank(PyObject *self, PyObject *args)
     int64_t *rows = (int64_t *)PyByteArray_AS_STRING(rows_o), *q = (int64_t *)PyByteArray_AS_STRING(q_o);
     int64_t *pos = (int64_t *)PyByteArray_AS_STRING(pos_o);
     Py_BEGIN_ALLOW_THREADS
-    int64_t *fill = malloc((nq + 1) * sizeof(int64_t)), *tmp = malloc((m / 2 + 1) * sizeof(int64_t));
-    if (!fill || !tmp) failed = 1;
-    else {  /* a stable counting sort by query index, then each query's rows into rank order */
-        memcpy(fill, start, (nq + 1) * sizeof(int64_t));
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (qe[i] >= 0) rows[fill[qe[i]]++] = i;
+    int64_t *tmp = malloc((m / 2 + 1) * sizeof(int64_t));
+    if (!tmp || rows_by_query(qe, n, nq, start, rows)) failed = 1;
+    else {  /* each query's rows, already by query, into rank order */
         RankKey key = {score, ob.buf, db.buf};
         for (Py_ssize_t k = 0; k < nq; k++) {
             int64_t *v = rows + start[k];
@@ -667,7 +676,7 @@ static PyObject *trec_rank(PyObject *self, PyObject *args)
             for (Py_ssize_t j = 0; j < len; j++) { q[start[k] + j] = k; pos[start[k] + j] = j; }
         }
     }
-    free(fill); free(tmp);
+    free(tmp);
     Py_END_ALLOW_THREADS
     if (failed) { PyErr_NoMemory(); goto done; }
     if (PyByteArray_Resize(rows_o, m * 8) || PyByteArray_Resize(q_o, m * 8) || PyByteArray_Resize(pos_o, m * 8)) goto done;
