@@ -271,6 +271,17 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
     for (int k = 0; k < nstr; k++) { off[k] = (int32_t *)offs[k].p; off[k][0] = 0; }
     Py_ssize_t i = 0, lineno = first_line - 1;
     Py_ssize_t ts[MAXF + 1], tl[MAXF + 1];
+    /* field k's text to the end of its column: a fixed 16-byte copy when the field is that
+     * short and both buffers have the room (the bytes past it are overwritten or cut off) */
+#define COPY_FIELD(k) do { \
+        Py_ssize_t f_ = strf[k], len_ = tl[f_]; \
+        char *to_ = datas[k].p + used[k]; \
+        const unsigned char *from_ = p + ts[f_]; \
+        if (len_ <= 16 && used[k] + 16 <= n && ts[f_] + 16 <= limit) memcpy(to_, from_, 16); \
+        else memcpy(to_, from_, len_); \
+        used[k] += (int32_t)len_; \
+        off[k][rows + 1] = used[k]; \
+    } while (0)
     const unsigned char *prev_q = NULL;
     Py_ssize_t prev_ql = -1;
     while (i < limit && !bad) {
@@ -332,11 +343,10 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
             last_block_line = lineno;
         }
         prev_q = qs; prev_ql = ql;
-        for (int k = 0; k < nstr; k++) {
-            Py_ssize_t f = strf[k];
-            memcpy(datas[k].p + used[k], p + ts[f], tl[f]);
-            used[k] += (int32_t)tl[f];
-            off[k][rows + 1] = used[k];
+        if (nstr == 3) {  /* a run line (qid, docid, rank): no loop, short fields copied inline */
+            COPY_FIELD(0); COPY_FIELD(1); COPY_FIELD(2);
+        } else {
+            for (int k = 0; k < nstr; k++) { COPY_FIELD(k); }
         }
         if (hash_field >= 0)
             ((uint64_t *)hashes.p)[rows] = hash_bytes(p + ts[hash_field], tl[hash_field]);
