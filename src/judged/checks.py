@@ -61,7 +61,8 @@ class Checks:
         check_unanswerable(relevant, declared, qrels.source)
         if not score_unanswerable:
             qrels = drop_queries(qrels, declared)
-            relevant = {q: n for q, n in relevant.items() if q not in set(declared)}
+            declared_set = set(declared)
+            relevant = {q: n for q, n in relevant.items() if q not in declared_set}
         checks.answer_key = AnswerKey(relevant, declared, score_unanswerable)
         if requirements is not None:
             checks.requirements = read_requirements(requirements)

@@ -25,7 +25,7 @@ import pyarrow.csv as pacsv
 
 from .align import align, no_relevant_error
 from .conventions import Settings
-from .data import Qrels, Run, arrow_indices, as_numpy
+from .data import Qrels, Run, arrow_indices, arrow_strings, as_numpy
 from .evaluation import RunResult
 from .io.text import Scan, csv_options, line_of_row, misread, read_raw, tokenize
 from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run
@@ -296,8 +296,7 @@ def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> R
         for g, m in measures.items():
             values[g].append(m.compute(missing)[keep])
     all_qids = np.concatenate(qids) if qids else np.empty(0, dtype=object)
-    code_of = {q: i for i, q in enumerate(index.query_ids.tolist())}
-    order = np.argsort(np.fromiter((code_of[q] for q in all_qids.tolist()), np.int64, len(all_qids)), kind="stable")
+    order = np.argsort(index.query_codes(arrow_strings(all_qids.tolist())), kind="stable")
     counts = {
         "evaluated": len(all_qids),
         "skipped": int((candidates & no_rel).sum()) if settings.no_relevant == "skip" else 0,
