@@ -115,7 +115,8 @@ def read_table(path, names: list[str], types: dict) -> FileRead | None:
         return None
     scan = Scan(name)
     table = _csv(name, names, types)
-    if table is None or not scan.plain() or len(table) == 0:
+    plain = scan.plain()  # joined in every case: no thread left reading a file at exit
+    if table is None or not plain or len(table) == 0:
         return None
     return FileRead(name, table, scan.sha256)
 
