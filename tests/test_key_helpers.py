@@ -1,6 +1,8 @@
 """The hashed-key helpers behind duplicate detection and qrels lookups agree with plain numpy."""
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from judged.data import KeyTable, any_repeated
@@ -60,3 +62,18 @@ def test_arrow_numpy_helpers_match_pyarrow():
     names = ["q1", "", "é", "long query id"]
     assert arrow_strings(names).to_pylist() == names
     assert arrow_strings([]).to_pylist() == []
+
+
+def test_query_codes_confirm_hash_matches_on_the_strings(monkeypatch):
+    # a hash that only sees the length: "zz" finds "bb"'s slot and must still be absent
+    import judged.data as data
+
+    monkeypatch.setattr(data, "string_hash", lambda values: np.asarray(pc.utf8_length(values), dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    qrels = data.Qrels(pa.array(["a", "bb", "ccc", "a"]), pa.array(["d1", "d2", "d3", "d4"]), np.array([1, 0, 2, 1]))
+    index = qrels.index
+    assert index._vocab_table is not None  # distinct lengths: no collision inside the vocabulary
+    ids = pa.array(["a", "a", "zz", "ccc", "dddd", "bb", "zz"])
+    assert index.query_codes(ids).tolist() == [0, 0, -1, 2, -1, 1, -1]
+    colliding = data.Qrels(pa.array(["aa", "bb"]), pa.array(["d", "d"]), np.array([1, 1])).index
+    assert colliding._vocab_table is None  # two ids, one hash: the exact path answers
+    assert colliding.query_codes(pa.array(["bb", "cc", "aa"])).tolist() == [1, -1, 0]

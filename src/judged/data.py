@@ -321,21 +321,25 @@ class QrelsIndex:
         return self._judgments[key]
 
     @cached_property
-    def _code_of(self) -> dict:
-        return {q: i for i, q in enumerate(self.query_vocab.to_pylist())}
+    def _vocab_table(self) -> "KeyTable | None":
+        """string_hash of each query id -> its code (None after a hash collision)."""
+        return KeyTable.build(string_hash(self.query_vocab))
 
     def query_codes(self, ids: pa.Array, blocks: tuple | None = None) -> np.ndarray:
         """Each id's query code (its position in ``query_ids``; -1 when the qrels lack it),
         looked up once per run of equal consecutive ids (``blocks``: :func:`id_blocks`).
-        Few runs are looked up in a dict kept with the index; many, with one Arrow
-        ``index_in`` (which hashes the whole vocabulary on every call)."""
+        Few runs are hashed and looked up in a table of the query ids kept with the index
+        (every match confirmed on the strings); many, with one Arrow ``index_in`` (which
+        hashes the whole vocabulary on every call)."""
         if len(ids) == 0:
             return np.empty(0, dtype=np.int64)
         starts, values = blocks if blocks is not None else id_blocks(ids)
-        if len(values) * 4 < len(self.query_vocab):
-            get = self._code_of.get
-            return np.repeat(np.fromiter((get(v, -1) for v in values.to_pylist()), np.int64, len(values)),
-                             np.diff(np.append(starts, len(ids))))
+        if len(values) * 4 < len(self.query_vocab) and self._vocab_table is not None:
+            code = self._vocab_table.find(string_hash(values))
+            hit = np.flatnonzero(code >= 0)
+            same = as_numpy(pc.equal(values.take(arrow_indices(hit)), self.query_vocab.take(arrow_indices(code[hit]))))
+            code[hit[~same]] = -1
+            return np.repeat(code, np.diff(np.append(starts, len(ids))))
         return id_codes(ids, self.query_vocab, (starts, values))
 
     @cached_property

@@ -25,7 +25,7 @@ import pyarrow.csv as pacsv
 
 from .align import align, no_relevant_error
 from .conventions import Settings
-from .data import Qrels, Run, arrow_indices, arrow_strings, as_numpy
+from .data import Qrels, Run, arrow_indices, arrow_strings, as_numpy, string_hash
 from .evaluation import RunResult
 from .io.text import Scan, csv_options, line_of_row, misread, read_raw, tokenize
 from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run
@@ -142,10 +142,12 @@ class _Pieces:
             row0, self.row0 = self.row0, self.row0 + tokens.rows
             qid = tokens.strings[0]
             blocks = (tokens.blocks, qid.take(arrow_indices(tokens.blocks)))
-            values = blocks[1].to_pylist()
-            if len(set(values)) != len(values):
+            # each query in one block, checked on 64-bit hashes of the qids: a collision
+            # (or a repeat) only sends the file to the whole-file reader
+            qhash = string_hash(blocks[1])
+            if len(np.unique(qhash)) != len(qhash):
                 raise _NotStreamable  # a query in more than one block
-            return read, row0, tokens, blocks, values
+            return read, row0, tokens, blocks, qhash.tolist()
 
     def close(self):
         self.fh.close()
@@ -193,13 +195,13 @@ def _native_query_blocks(source: str, block_size: int, advance, reader: PieceRea
     reader = reader or PieceReader(source, block_size)
     seen = set()
     try:
-        for read, row0, t, blocks, values in reader:
+        for read, row0, t, blocks, qhash in reader:
             advance(read)
             if t.rows == 0:
                 continue
-            if seen.intersection(values):
-                raise _NotStreamable  # a query in more than one piece
-            seen.update(values)
+            if not seen.isdisjoint(qhash):
+                raise _NotStreamable  # a query in more than one piece (or a hash collision)
+            seen.update(qhash)
             qid, docid, rank = t.strings
             yield row0, qid, docid, rank, _arrow(pa.float64(), t.number), _arrow(pa.uint64(), t.hashes), blocks
     finally:
