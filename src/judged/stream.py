@@ -154,21 +154,25 @@ class _Pieces:
 
 
 class PieceReader:
-    """A run file read and tokenized by the compiled tokenizer in a second thread, one piece
-    ahead of its consumer. ``judged.evaluate`` starts one for the first run file before it
-    reads the qrels, so both files are read at once; :func:`evaluate_run_file` takes it."""
+    """A run file read and tokenized by the compiled tokenizer in a second thread, up to
+    ``AHEAD`` pieces ahead of its consumer. ``judged.evaluate`` starts one for the first run
+    file before it reads the qrels, so both files are read at once (the pieces read
+    meanwhile wait, at most ``AHEAD`` x 4 MB of text); :func:`evaluate_run_file` takes it."""
+
+    AHEAD = 8
 
     def __init__(self, source: str, block_size: int = 0):
+        from collections import deque
         from concurrent.futures import ThreadPoolExecutor
 
         self.source, self.used = source, False
         self.pieces = _Pieces(source, block_size or NATIVE_BLOCK_SIZE)
-        self.pool = ThreadPoolExecutor(max_workers=1)  # one worker: calls to next() never overlap
-        self.ahead = self.pool.submit(self.pieces.next)
+        self.pool = ThreadPoolExecutor(max_workers=1)  # one worker: calls to next() run in order, never at once
+        self.ahead = deque(self.pool.submit(self.pieces.next) for _ in range(self.AHEAD))
 
     def __iter__(self):
-        while (done := self.ahead.result()) is not None:
-            self.ahead = self.pool.submit(self.pieces.next)
+        while (done := self.ahead.popleft().result()) is not None:
+            self.ahead.append(self.pool.submit(self.pieces.next))
             yield done
 
     def close(self):
