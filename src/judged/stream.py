@@ -1,16 +1,19 @@
 """Streaming evaluation of a TREC run file grouped by query: bounded memory, same numbers.
 
 Every measure is a function of one query's ranked documents and judgments, so a run file
-that lists each query in one block can be evaluated block by block: pyarrow's streaming
-CSV reader parses the next batch in its own threads while this thread aligns and scores
-the queries completed so far. The last query of a batch may continue in the next one, so
-its rows are carried over. Memory is the qrels index plus a few batches, whatever the
-file's size; the numbers are the in-memory engine's (each query is computed by the same
-``align`` and kernels, on the same rows).
+that lists each query in one block can be evaluated block by block. With the compiled
+extension, :class:`PieceReader` reads the file in pieces cut where a query ends and
+tokenizes them in a second thread, ahead of this thread, which aligns and scores the
+queries of each piece. Without it, pyarrow's streaming CSV reader parses the next batch in
+its own threads, and the last query of a batch, which may continue in the next one, is
+carried over. Memory is the qrels index plus a few pieces, whatever the file's size; the
+numbers are the in-memory engine's (each query is computed by the same ``align`` and
+kernels, on the same rows).
 
-When the file is not grouped by query, or anything needs the in-memory reader (gzip,
-irregular white space, a line to explain in an error), :func:`evaluate_run_file` returns
-None and the caller reads the whole file instead.
+When the file is not grouped by query, or anything needs the in-memory reader (gzip, a
+line to explain in an error; without the extension also irregular white space),
+:func:`evaluate_run_file` returns None and the caller reads the whole file instead (or
+partitions it on disk: :mod:`judged.spill`).
 """
 
 from __future__ import annotations
@@ -195,7 +198,7 @@ class PieceReader:
 
 def _native_query_blocks(source: str, block_size: int, advance, reader: PieceReader | None = None):
     """(first data row, qid, docid, rank text, score, docid hash, qid blocks) of runs of whole
-    queries, tokenized in a second thread, one piece ahead of the caller."""
+    queries, tokenized in a second thread ahead of the caller (:class:`PieceReader`)."""
     reader = reader or PieceReader(source, block_size)
     seen = set()
     try:
