@@ -10,6 +10,7 @@
  *                   column, the 64-bit hash of one column, the rows where the first column
  *                   changes, and the byte offset and number of the line where it last changed
  *   string_hash     the same hash over an Arrow string array (judged.data.string_hash)
+ *   equal_at        whether pairs of strings of two Arrow string arrays are equal
  *   repeated_rows   rows that repeat an earlier (query, id) pair
  *   lookup          grades of (query, docid) pairs from judged.data.KeyTable
  *   lookup_blocks   the same, one small table per query (rows grouped by query)
@@ -479,6 +480,25 @@ static inline int same_string(const int32_t *ao, const unsigned char *ad, int64_
     return la == lb && memcmp(ad + ao[a], bd + bo[b], la) == 0;
 }
 
+/* ---- equal_at ----------------------------------------------------------------------- */
+
+/* out[i] = (string ia[i] of array a == string ib[i] of array b), for Arrow string arrays
+ * given as int32 offsets and data: confirms the matches a hash lookup suggests. */
+static PyObject *equal_at(PyObject *self, PyObject *args)
+{
+    Py_buffer ao, ad, ia, bo, bd, ib, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*w*", &ao, &ad, &ia, &bo, &bd, &ib, &out)) return NULL;
+    const int64_t *x = ia.buf, *y = ib.buf;
+    unsigned char *o = out.buf;
+    Py_ssize_t n = out.len;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) o[i] = same_string(ao.buf, ad.buf, x[i], bo.buf, bd.buf, y[i]);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&ao); PyBuffer_Release(&ad); PyBuffer_Release(&ia);
+    PyBuffer_Release(&bo); PyBuffer_Release(&bd); PyBuffer_Release(&ib); PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
 /* ---- rows by query: a stable counting sort ------------------------------------------- */
 
 /* start[0..nq]: where each query's rows begin once sorted (rows with q < 0 are left out). */
@@ -776,6 +796,7 @@ static PyMethodDef METHODS[] = {
     {"tokenize", tokenize, METH_VARARGS,
      "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line)"},
     {"string_hash", string_hash, METH_VARARGS, "string_hash(offsets_int32, data, out_uint64)"},
+    {"equal_at", equal_at, METH_VARARGS, "equal_at(a_offsets, a_data, a_rows, b_offsets, b_data, b_rows, out_bool)"},
     {"repeated_rows", repeated_rows, METH_VARARGS, "repeated_rows(qcode, nq, hash, offsets, data) -> int64 rows"},
     {"lookup", lookup, METH_VARARGS, "lookup(keys, rows, row_bytes, shift, qcode, hash, run_rows, ...)"},
     {"lookup_blocks", lookup_blocks, METH_VARARGS,

@@ -114,6 +114,16 @@ def string_buffers(values: pa.Array) -> tuple[np.ndarray, object]:
     return offsets, b"" if body is None else body
 
 
+def strings_equal(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarray) -> np.ndarray:
+    """Per pair i: whether string a[rows_a[i]] equals b[rows_b[i]] (confirms hash matches)."""
+    if native is not None:
+        out = np.empty(len(rows_a), dtype=bool)
+        native.equal_at(*string_buffers(a), np.ascontiguousarray(rows_a, np.int64), *string_buffers(b),
+                        np.ascontiguousarray(rows_b, np.int64), out.view(np.uint8))
+        return out
+    return as_numpy(pc.equal(a.take(arrow_indices(rows_a)), b.take(arrow_indices(rows_b))))
+
+
 def string_hash(values: pa.Array) -> np.ndarray:
     """A 64-bit hash of each string, computed over the Arrow buffers 8 bytes at a time
     (vectorised; no Python per string). Used to find repeated and matching ids quickly;
@@ -337,8 +347,7 @@ class QrelsIndex:
         if len(values) * 4 < len(self.query_vocab) and self._vocab_table is not None:
             code = self._vocab_table.find(string_hash(values))
             hit = np.flatnonzero(code >= 0)
-            same = as_numpy(pc.equal(values.take(arrow_indices(hit)), self.query_vocab.take(arrow_indices(code[hit]))))
-            code[hit[~same]] = -1
+            code[hit[~strings_equal(values, hit, self.query_vocab, code[hit])]] = -1
             return np.repeat(code, np.diff(np.append(starts, len(ids))))
         return id_codes(ids, self.query_vocab, (starts, values))
 

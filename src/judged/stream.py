@@ -270,9 +270,10 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
         if not np.isfinite(score).all():
             raise _NotStreamable  # the in-memory reader names the line
         run = Run(qid, docid, score, name=name, source=source, sha256=None)
-        if hashed:  # the compiled tokenizer's docid hashes and qid blocks
+        if hashed:  # the compiled tokenizer's docid hashes and qid blocks (one per query: checked)
             run.__dict__["docid_hash"] = as_numpy(hashed[0])
             run.__dict__["qid_blocks"] = hashed[1]
+            run._distinct_blocks = True
         run._rank_text = rank
         run._reread = lambda: read_raw(source)
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row))

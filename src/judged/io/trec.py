@@ -128,16 +128,17 @@ def rank_column(run: Run) -> np.ndarray:
 
 
 def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None = None,
-                   blocks: tuple | None = None) -> np.ndarray:
+                   blocks: tuple | None = None, distinct_blocks: bool = False) -> np.ndarray:
     """Row indices (input order) that repeat an earlier (qid, docid) pair (``blocks``: the
-    qids' :func:`judged.data.id_blocks`, when known).
+    qids' :func:`judged.data.id_blocks`, when known; ``distinct_blocks``: the caller knows
+    each query is in one block).
 
     Fast path: distinct (query, docid-hash) keys prove there is none; only when two keys
     meet (a repeat, or a hash collision) are the strings grouped exactly."""
     if len(qid) < 2:
         return np.empty(0, dtype=np.int64)
     starts, values = blocks if blocks is not None else id_blocks(qid)  # cheap when grouped
-    vocab = pc.unique(values)
+    vocab = values if distinct_blocks else pc.unique(values)
     if len(vocab) == len(values):  # each query in one block: the block number is its code
         qcode = np.repeat(np.arange(len(vocab)), np.diff(np.append(starts, len(qid))))
     else:
@@ -161,7 +162,8 @@ def dedupe_run(run: Run, on_duplicate: str, line_of, dup: np.ndarray | None = No
     """The run without repeated (qid, docid) pairs, as ``on_duplicate`` says (``dup``: the
     :func:`duplicate_rows`, when already known)."""
     if dup is None:
-        dup = duplicate_rows(run.qid, run.docid, run.docid_hash, run.qid_blocks)
+        dup = duplicate_rows(run.qid, run.docid, run.docid_hash, run.qid_blocks,
+                             distinct_blocks=getattr(run, "_distinct_blocks", False))
     if len(dup) == 0:
         return run
     if on_duplicate == "error":
