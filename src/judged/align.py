@@ -122,6 +122,7 @@ class Aligned:
     # side data for kernels beyond the grades, by name ('requirements', 'eligibility'); set by evaluate()
     annotations: dict = field(default_factory=dict)
     run_queries: np.ndarray | None = None  # qrels query codes of the queries the run lists
+    qid_codes: np.ndarray | None = None  # qrels query code of each of ``qids``
 
     @property
     def n_queries(self) -> int:
@@ -188,7 +189,7 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
         "no_relevant": int(no_rel.sum()),
     }
     return Aligned(run, qrels, settings, index.query_ids[evaluated], ranked, judgments, counts, no_rel_qids,
-                   run_queries=np.flatnonzero(run_has))
+                   run_queries=np.flatnonzero(run_has), qid_codes=np.flatnonzero(evaluated))
 
 
 def _trec_ranked(run: Run, rq_eval: np.ndarray, n: int) -> "Ranked | None":

@@ -27,11 +27,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .align import align
 from .conventions import Settings
-from .data import _M1, _M2, _MQ, _TAIL_MASK, id_codes
+from .data import _M1, _M2, _MQ, _TAIL_MASK
 from .errors import ParseError, UsageError
 from .evaluation import RunResult
 from .stream import _assemble, _progress
@@ -284,9 +283,8 @@ def _score_partition(qrels, part: Partition, name: str, measures: dict, settings
                                             == "error" else settings.no_relevant))
     except ParseError as exc:
         raise _PartitionError(2, exc)
-    in_qrels = id_codes(pc.unique(aligned.run.qid), qrels.index.query_vocab)
     return (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()}, aligned.counts,
-            in_qrels[in_qrels >= 0])
+            aligned.run_queries, aligned.qid_codes)
 
 
 def _reading_error_stage(part: Partition, name: str, on_duplicate: str) -> int:

@@ -28,7 +28,7 @@ import pyarrow.csv as pacsv
 
 from .align import align, no_relevant_error
 from .conventions import Settings
-from .data import Qrels, Run, arrow_indices, arrow_strings, as_numpy, string_hash
+from .data import Qrels, Run, arrow_indices, as_numpy, string_hash
 from .evaluation import RunResult
 from .io.text import Scan, csv_options, line_of_row, misread, read_raw, tokenize
 from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run
@@ -279,7 +279,7 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row))
         aligned = align(qrels, run, block_settings)
         yield (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()},
-               aligned.counts, aligned.run_queries)
+               aligned.counts, aligned.run_queries, aligned.qid_codes)
 
 
 def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> RunResult:
@@ -288,25 +288,27 @@ def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> R
     index = qrels.index
     nq = len(index.query_ids)
     in_run = np.zeros(nq, dtype=bool)
-    for *_, codes in parts:
-        in_run[codes] = True
+    for part in parts:  # (qids, values, counts, codes of the run's queries, codes of qids)
+        in_run[part[3]] = True
     relevant = index.has_relevant
     candidates = np.ones(nq, dtype=bool) if settings.complete else in_run
     no_rel = candidates & ~relevant
     if no_rel.any() and settings.no_relevant == "error":
         raise no_relevant_error(index.query_ids[no_rel].tolist())
     qids = [p[0] for p in parts]
+    codes = [p[4] for p in parts]
     values = {g: [p[1][g] for p in parts] for g in measures}
     if settings.complete and not in_run.all():
         empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), name=name)
         missing = align(qrels, empty, replace(settings, no_relevant="zero" if settings.no_relevant == "error"
                                               else settings.no_relevant))
-        keep = ~in_run[index.query_codes(pa.array(missing.qids.tolist(), pa.string()))]
+        keep = ~in_run[missing.qid_codes]
         qids.append(missing.qids[keep])
+        codes.append(missing.qid_codes[keep])
         for g, m in measures.items():
             values[g].append(m.compute(missing)[keep])
     all_qids = np.concatenate(qids) if qids else np.empty(0, dtype=object)
-    order = np.argsort(index.query_codes(arrow_strings(all_qids.tolist())), kind="stable")
+    order = np.argsort(np.concatenate(codes) if codes else np.zeros(0, np.int64), kind="stable")
     counts = {
         "evaluated": len(all_qids),
         "skipped": int((candidates & no_rel).sum()) if settings.no_relevant == "skip" else 0,
