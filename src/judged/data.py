@@ -134,12 +134,10 @@ def string_hash(values: pa.Array) -> np.ndarray:
         out = np.empty(n, dtype=np.uint64)
         native.string_hash(*string_buffers(values), out)
         return out
-    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=n + 1, offset=values.offset * 4)
+    offsets, body = string_buffers(values)
     start, length = offsets[:-1].astype(np.intp), np.diff(offsets)
-    body = values.buffers()[2]
-    data = np.zeros((0 if body is None else body.size) + 8, dtype=np.uint8)
-    if body is not None:
-        data[:-8] = np.frombuffer(body, dtype=np.uint8)
+    data = np.zeros(len(body) + 8, dtype=np.uint8)
+    data[:-8] = np.frombuffer(body, dtype=np.uint8)
     words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
     h = length.astype(np.uint64) * _M1
     longest = int(length.max()) if n else 0
@@ -298,6 +296,7 @@ class QrelsIndex:
     grade: np.ndarray  # grades in block order
     docid: pa.Array  # docids in block order
     docid_hash: np.ndarray  # string_hash of those docids
+    _judgments: dict = field(default_factory=dict, repr=False)  # see judgments_of
 
     @staticmethod
     def build(qrels: Qrels) -> "QrelsIndex":
@@ -316,8 +315,6 @@ class QrelsIndex:
     def table(self) -> "KeyTable | None":
         """(query, docid) keys -> block-order row; None after a hash collision."""
         return KeyTable.build(pair_keys(self.row_query, self.docid_hash))
-
-    _judgments: dict = field(default_factory=dict, repr=False)
 
     def judgments_of(self, evaluated: np.ndarray, build):
         """The :class:`judged.align.Judgments` of the ``evaluated`` queries (a mask over the
@@ -384,11 +381,7 @@ class QrelsIndex:
         if native is not None and (len(qcode) < 2 or not (np.diff(qcode) < 0).any()):  # grouped by query
             if docid_hash is None:
                 docid_hash = string_hash(docid.take(arrow_indices(rows)))
-            native.lookup_blocks(np.ascontiguousarray(qcode, np.int64), np.ascontiguousarray(docid_hash, np.uint64),
-                                 np.ascontiguousarray(rows, np.int64), *string_buffers(docid), self.offsets,
-                                 self.docid_hash, *string_buffers(self.docid), np.ascontiguousarray(self.grade, np.int64),
-                                 out, False)
-            return out
+            return self._lookup_blocks(qcode, docid_hash, rows, docid, per_row=False)
         if self.table is None:
             return self._lookup_exact(qcode, docid.take(arrow_indices(rows)))
         if docid_hash is None:
@@ -412,10 +405,15 @@ class QrelsIndex:
         docid hashes of the whole run (the compiled kernel gathers them itself)."""
         if native is None or len(self.grade) == 0 or len(rows) == 0:
             return self.lookup(qcode[rows], docid, docid_hash[rows], rows=rows)
+        return self._lookup_blocks(qcode, docid_hash, rows, docid, per_row=True)
+
+    def _lookup_blocks(self, qcode, docid_hash, rows, docid, per_row: bool) -> np.ndarray:
+        """The compiled per-query lookup (``lookup_blocks``); ``per_row``: ``qcode`` and
+        ``docid_hash`` are per run row (gathered through ``rows``), else per entry."""
         out = np.empty(len(rows))
         native.lookup_blocks(np.ascontiguousarray(qcode, np.int64), np.ascontiguousarray(docid_hash, np.uint64),
                              np.ascontiguousarray(rows, np.int64), *string_buffers(docid), self.offsets, self.docid_hash,
-                             *string_buffers(self.docid), np.ascontiguousarray(self.grade, np.int64), out, True)
+                             *string_buffers(self.docid), np.ascontiguousarray(self.grade, np.int64), out, per_row)
         return out
 
     def _lookup_exact(self, qcode: np.ndarray, docid: pa.Array) -> np.ndarray:

@@ -31,7 +31,7 @@ from .conventions import Settings
 from .data import Qrels, Run, arrow_indices, as_numpy, string_hash
 from .evaluation import RunResult
 from .io.text import Scan, csv_options, line_of_row, misread, read_raw, tokenize
-from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run
+from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run, run_from_tokens
 from .native import native
 
 BLOCK_SIZE = 1 << 20  # bytes of text per parsed batch (pyarrow reads up to 32 batches ahead, the compiled tokenizer 2)
@@ -196,29 +196,24 @@ class PieceReader:
         return PieceReader(os.fspath(path))
 
 
-def _native_query_blocks(source: str, block_size: int, advance, reader: PieceReader | None = None):
-    """(first data row, qid, docid, rank text, score, docid hash, qid blocks) of runs of whole
-    queries, tokenized in a second thread ahead of the caller (:class:`PieceReader`)."""
+def _native_runs(source: str, name: str, block_size: int, advance, reader: PieceReader | None = None):
+    """(first data row, Run) of runs of whole queries, tokenized in a second thread ahead of
+    the caller (:class:`PieceReader`)."""
     reader = reader or PieceReader(source, block_size)
     seen = set()
     try:
-        for read, row0, t, blocks, qhash in reader:
+        for read, row0, tokens, blocks, qhash in reader:
             advance(read)
-            if t.rows == 0:
+            if tokens.rows == 0:
                 continue
             if not seen.isdisjoint(qhash):
                 raise _NotStreamable  # a query in more than one piece (or a hash collision)
             seen.update(qhash)
-            qid, docid, rank = t.strings
-            yield row0, qid, docid, rank, _arrow(pa.float64(), t.number), _arrow(pa.uint64(), t.hashes), blocks
+            yield row0, run_from_tokens(tokens, name, source, qid_blocks=blocks, distinct_blocks=True)
     finally:
         reader.close()
     if reader.pieces.row0 == 0:
         raise _NotStreamable  # no data lines: the whole-file reader says so
-
-
-def _arrow(kind: pa.DataType, values: np.ndarray) -> pa.Array:
-    return pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(values)])
 
 
 def _gathered(source: str, block_size: int, block_rows: int, advance):
@@ -233,6 +228,18 @@ def _gathered(source: str, block_size: int, block_rows: int, advance):
             pending, rows = [], 0
     if pending:
         yield [pa.concat_arrays(c) for c in zip(*pending)]
+
+
+def _arrow_runs(source: str, name: str, block_size: int, block_rows: int, advance):
+    """(first data row, Run) of runs of whole queries, parsed by pyarrow's streaming reader."""
+    for row0, qid, docid, rank, score in _query_blocks(source, block_size, block_rows, advance):
+        score = as_numpy(score, null=np.nan)
+        if not np.isfinite(score).all():
+            raise _NotStreamable  # the in-memory reader names the line
+        run = Run(qid, docid, score, name=name, source=source, sha256=None)
+        run._rank_text = rank
+        run._reread = lambda: read_raw(source)
+        yield row0, run
 
 
 def _query_blocks(source: str, block_size: int, block_rows: int, advance):
@@ -263,19 +270,9 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
     """Align and score each block of whole queries with the in-memory engine's code."""
     block_settings = replace(settings, complete=False,
                              no_relevant="zero" if settings.no_relevant == "error" else settings.no_relevant)
-    blocks = _native_query_blocks(source, block_size, advance, reader) if native is not None else \
-        _query_blocks(source, block_size, block_rows, advance)
-    for row0, qid, docid, rank, score, *hashed in blocks:
-        score = as_numpy(score, null=np.nan)
-        if not np.isfinite(score).all():
-            raise _NotStreamable  # the in-memory reader names the line
-        run = Run(qid, docid, score, name=name, source=source, sha256=None)
-        if hashed:  # the compiled tokenizer's docid hashes and qid blocks (one per query: checked)
-            run.__dict__["docid_hash"] = as_numpy(hashed[0])
-            run.__dict__["qid_blocks"] = hashed[1]
-            run._distinct_blocks = True
-        run._rank_text = rank
-        run._reread = lambda: read_raw(source)
+    runs = _native_runs(source, name, block_size, advance, reader) if native is not None else \
+        _arrow_runs(source, name, block_size, block_rows, advance)
+    for row0, run in runs:
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row))
         aligned = align(qrels, run, block_settings)
         yield (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()},

@@ -191,7 +191,7 @@ def fast_table(raw: RawFile, names: list[str], types: dict) -> pa.Table | None:
 
 
 def _irregular(data: bytes) -> bool:
-    return (b"\t" in data or b"\x0b" in data or b"\x0c" in data or b"  " in data or b"\n " in data or b" \n" in data or b"\n#" in data
+    return (any(c in data for c in (b"\t", b"\x0b", b"\x0c", b"  ", b"\n ", b" \n", b"\n#"))
             or data[:1] in (b" ", b"#") or data.endswith(b" ") or _lone_cr(data))
 
 
@@ -326,7 +326,7 @@ def read_tokens(path, layout: Layout) -> "tuple[Tokens, str] | None":
         size = os.fstat(fh.fileno()).st_size
         if size == 0 or fh.read(2) == b"\x1f\x8b":
             raw = read_raw(name)  # gzip (or empty: read_raw says so)
-            return _checked(name, tokenize(raw.data, layout), layout, lambda: raw), raw.sha256
+            return _checked(tokenize(raw.data, layout), layout, lambda: raw), raw.sha256
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             digest = {}
             sha = threading.Thread(target=lambda: digest.update(sha256=hashlib.sha256(mm).hexdigest()), daemon=True)
@@ -334,10 +334,10 @@ def read_tokens(path, layout: Layout) -> "tuple[Tokens, str] | None":
             with memoryview(mm) as view:
                 tokens = tokenize(view[3:] if mm[:3] == b"\xef\xbb\xbf" else view, layout)
             sha.join()
-    return _checked(name, tokens, layout, lambda: read_raw(name)), digest["sha256"]
+    return _checked(tokens, layout, lambda: read_raw(name)), digest["sha256"]
 
 
-def _checked(name: str, tokens, layout: Layout, raw: Callable) -> Tokens | None:
+def _checked(tokens, layout: Layout, raw: Callable) -> Tokens | None:
     """The tokens, or the pure reader's error for the line the tokenizer refused."""
     if isinstance(tokens, int):
         if tokens == 0:

@@ -13,7 +13,8 @@ from ..data import (Qrels, Run, any_repeated, arrow_indices, as_numpy, id_blocks
                     string_buffers, string_hash)
 from ..errors import ParseError
 from ..native import native
-from .text import Layout, RawFile, fast_table, iter_lines, line_of_row, read_raw, read_table, read_tokens, require_rows
+from .text import (Layout, RawFile, Tokens, fast_table, iter_lines, line_of_row, read_raw, read_table, read_tokens,
+                   require_rows)
 
 RUN_FIELDS = ["qid", "q0", "docid", "rank", "score", "tag"]
 QRELS_FIELDS = ["qid", "iter", "docid", "grade"]
@@ -70,16 +71,26 @@ def _parse(path, fields: list[str], types: dict):
     return fast_table(raw, fields, types), raw.name, raw.sha256, lambda: raw
 
 
+def run_from_tokens(tokens: Tokens, name: str, source: str, sha256: str | None = None,
+                    qid_blocks: tuple | None = None, distinct_blocks: bool = False) -> Run:
+    """A :class:`Run` of the compiled tokenizer's columns (:data:`RUN_LAYOUT`), keeping what
+    it found on the way: the docid hashes and the qid blocks (``distinct_blocks``: the
+    caller checked that each query is in one block)."""
+    qid, docid, rank_text = tokens.strings
+    run = Run(qid, docid, tokens.number, name=name, source=source, sha256=sha256)
+    run.__dict__["docid_hash"] = tokens.hashes
+    run.__dict__["qid_blocks"] = qid_blocks or (tokens.blocks, qid.take(arrow_indices(tokens.blocks)))
+    run._distinct_blocks = distinct_blocks
+    run._rank_text = rank_text
+    run._reread = lambda: read_raw(source)
+    return run
+
+
 def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") -> Run:
     tokens, sha256 = read_tokens(path, RUN_LAYOUT) or (None, None)
     if tokens is not None:  # the compiled tokenizer
         source = os.fspath(path)
-        qid, docid, rank_text = tokens.strings
-        run = Run(qid, docid, tokens.number, name=name or source, source=source, sha256=sha256)
-        run.__dict__["docid_hash"] = tokens.hashes
-        run.__dict__["qid_blocks"] = (tokens.blocks, qid.take(arrow_indices(tokens.blocks)))
-        run._rank_text = rank_text
-        run._reread = lambda: read_raw(source)
+        run = run_from_tokens(tokens, name or source, source, sha256)
         return dedupe_run(run, on_duplicate, lambda row: line_of_row(read_raw(source), row))
     table, source, sha256, reread = _parse(path, RUN_FIELDS, RUN_TYPES)
     if table is not None:
