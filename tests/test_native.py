@@ -8,6 +8,7 @@ strings, floats as their 64-bit patterns, error messages as text.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import importlib
 import os
@@ -34,7 +35,8 @@ from synth import make_collection, trec_qrels_text, trec_run_text
 
 SRC = Path(judged.__file__).parent
 # the modules that do `from .native import native` (or `..`): the ones `pure` patches
-NATIVE_USERS = ("judged.align", "judged.data", "judged.io.text", "judged.io.trec", "judged.stream")
+NATIVE_USERS = ("judged.align", "judged.data", "judged.io.text", "judged.io.trec", "judged.measures.binary",
+                "judged.measures.dcg", "judged.stream")
 native = judged.native.native
 
 needs_native = pytest.mark.skipif(native is None, reason="judged._native is not built here (no C compiler, or "
@@ -514,6 +516,61 @@ def test_align_with_a_nan_score_takes_the_numpy_path():
     qrels = Qrels(pa.array(["q"]), pa.array(["a"]), np.array([1]))
     fast, slow = both(lambda: ranked_arrays(align(qrels, run, Settings())))
     assert_same_ranked(fast, slow)
+
+
+# -- 5b. measure kernels vs numpy ------------------------------------------------------------
+
+KERNEL_MEASURES = [
+    "P@1", "P@5", "P(rel=2)@10", "P(unjudged=condensed)@3", "R@5", "R(rel=3)@2", "R(unjudged=condensed)@4",
+    "Success@1", "Success(rel=2)@5", "RR", "RR@3", "RR(rel=2)", "RR(unjudged=condensed)", "AP", "AP@5",
+    "AP(rel=2)", "AP(rel=0)", "AP(unjudged=condensed)", "AP(unjudged=condensed)@3", "Rprec", "Rprec(rel=2)",
+    "Rprec(unjudged=condensed)", "Bpref", "Bpref(rel=2)", "NumRet", "NumRet(unjudged=condensed)", "NumRelRet",
+    "NumRelRet(rel=2,unjudged=condensed)", "NumRel",
+    "nDCG", "nDCG@1", "nDCG@10", "DCG@5", "DCG", "nDCG(gain=exp)@10", "nDCG(gain={0:0,1:1,2:3,3:7})@5",
+    "DCG(gain={-1:5,0:0.5,1:1,2:2,3:4})@7", "nDCG(discount=jk2002,base=3)@10", "nDCG(discount=reciprocal)",
+    "nDCG(discount=power,p=0.7)@6", "nDCG(ideal=retrieved)@10", "nDCG(unjudged=condensed)@10",
+    "nDCG(unjudged=condensed,ideal=retrieved)", "DCG(unjudged=condensed,gain=exp)@3",
+]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_measure_kernels_equal_numpy(seed, monkeypatch):
+    """Every binary and DCG measure, cutoffs shorter and longer than the rankings, ties,
+    negative grades, unjudged documents, condensed rankings: the same 64-bit values."""
+    coll = make_collection(seed, max_queries=12, max_docs=80, max_ranked=60)
+    settings = [{}, {"complete": True}, {"no_relevant": "skip"}, {"ties": "input"}][seed % 4]
+    spy = Spy(native)
+    for module in ("judged.measures.binary", "judged.measures.dcg"):
+        monkeypatch.setattr(importlib.import_module(module), "native", spy)
+
+    def values():
+        res = judged.evaluate(coll.qrels, coll.run, KERNEL_MEASURES, **settings).runs["run"]
+        return res.qids.tolist(), {m: res.values[m].view(np.uint64).tolist() for m in KERNEL_MEASURES}
+
+    fast, slow = both(values)
+    assert fast == slow
+    assert spy.calls.count("binary_measure") == 28 and spy.calls.count("dcg_measure") == 15
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in exp2")
+def test_dcg_kernel_hands_grades_it_cannot_take_to_numpy():
+    """A grade past the gain table or not an integer (holes fill in any grade): numpy decides."""
+    from judged.measures.dcg import dcg
+
+    aligned = align(judged.read_qrels({"q": {"a": 2, "b": 1}}), judged.read_run({"q": {"a": 3.0, "b": 2.0, "c": 1.0}}))
+    for grade in ([2.0, 1.5, np.nan], [2.0, 1.0, 70000.0], [2.0, -3.0, 9.0]):
+        ranked = dataclasses.replace(aligned.ranked, grade=np.array(grade), _tops={}, _memo={})
+        for text in ("DCG@3", "DCG(gain=exp)", "DCG(unjudged=condensed)@2", "DCG(gain={0:0,1:1,2:5})@3"):
+            m = Measure.parse(text)
+
+            def value():
+                try:
+                    return dcg(m, ranked, 1, condensed=m.unjudged == "condensed").view(np.uint64).tolist()
+                except judged.errors.ConventionError as exc:
+                    return str(exc)
+
+            fast, slow = both(value)
+            assert fast == slow, (grade, text)
 
 
 # -- 6. streaming with the compiled tokenizer ------------------------------------------------

@@ -14,6 +14,8 @@
  *   repeated_rows   rows that repeat an earlier (query, id) pair
  *   lookup          grades of (query, docid) pairs from judged.data.KeyTable
  *   lookup_blocks   the same, one small table per query (rows grouped by query)
+ *   binary_measure  P, R, RR, AP, Rprec, Success, Bpref and the counts, per query
+ *   dcg_measure     DCG@k per query under a gain table and a discount
  *   trec_rank       trec_eval's ranking order: query, score descending, docid descending
  *
  * Tokenizing follows Python's bytes.split() on each b"\n"-separated line (white space:
@@ -694,6 +696,137 @@ static PyObject *lookup_blocks(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- measure kernels ------------------------------------------------------------------ */
+
+/* Per-query values over align's ranked rows (judged.align.Ranked): query q owns rows
+ * offsets[q] .. offsets[q+1], in rank order, with 0-based rank pos and grade (NaN when
+ * unjudged). With ``condensed`` the rows whose grade is NaN or negative are dropped and the
+ * ranks close up (unjudged=condensed, Ranked.condensed); k < 0 means no cutoff. The numpy
+ * kernels of judged.measures.binary and judged.measures.dcg compute the same numbers with
+ * the same operations in the same order, so the two paths agree bit for bit. */
+
+enum { M_P, M_R, M_SUCCESS, M_RR, M_AP, M_RPREC, M_NUMRET, M_NUMRELRET, M_BPREF };
+
+/* binary_measure(kind, k, rel, condensed, offsets, pos, grade, R, N, out): the measure of
+ * judged.measures.binary coded ``kind`` (M_* above) for every query; R and N are the
+ * query's relevant (grade >= rel) and judged non-relevant (0 <= grade < rel) counts. */
+static PyObject *binary_measure(PyObject *self, PyObject *args)
+{
+    Py_buffer ob, pb, gb, rb, nb, out;
+    int kind, condensed;
+    long long k;
+    double rel;
+    if (!PyArg_ParseTuple(args, "iLdpy*y*y*y*y*w*", &kind, &k, &rel, &condensed, &ob, &pb, &gb, &rb, &nb, &out))
+        return NULL;
+    const int64_t *off = ob.buf, *pos = pb.buf;
+    const double *grade = gb.buf, *R = rb.buf, *N = nb.buf;
+    double *o = out.buf;
+    Py_ssize_t nq = out.len / 8;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        const double Rq = R[q];
+        if (kind == M_BPREF) {  /* the whole ranking, unjudged and negative grades skipped */
+            const double denom = N[q] < Rq ? N[q] : Rq;
+            double s = 0.0;
+            int64_t seen = 0;
+            for (int64_t i = off[q]; i < off[q + 1]; i++) {
+                const double g = grade[i];
+                if (g >= rel) {
+                    double t = 1.0, n = (double)seen;
+                    if (seen > 0) t = 1.0 - (n < Rq ? n : Rq) / denom;
+                    s += t;
+                } else if (g >= 0) {
+                    seen++;
+                }
+            }
+            o[q] = Rq > 0 ? s / Rq : s;
+            continue;
+        }
+        int64_t kept = 0, ret = 0, relret = 0, hits = 0;
+        double s = 0.0, rr = 0.0;
+        for (int64_t i = off[q]; i < off[q + 1]; i++) {
+            const double g = grade[i];
+            int64_t p;
+            if (condensed) {
+                if (!(g >= 0)) continue;
+                p = kept++;
+            } else {
+                p = pos[i];
+            }
+            if (k >= 0 && p >= k) break;
+            ret++;
+            if (!(g >= rel)) continue;
+            relret++;
+            if (relret == 1) rr = 1.0 / ((double)p + 1.0);
+            s += (double)relret / ((double)p + 1.0);
+            if ((double)p < Rq) hits++;
+        }
+        double v = 0.0;
+        switch (kind) {
+        case M_P: v = (double)relret / (double)k; break;
+        case M_R: v = Rq > 0 ? (double)relret / Rq : 0.0; break;
+        case M_SUCCESS: v = relret > 0 ? 1.0 : 0.0; break;
+        case M_RR: v = rr; break;
+        case M_AP: v = Rq > 0 ? s / Rq : 0.0; break;
+        case M_RPREC: v = Rq > 0 ? (double)hits / Rq : 0.0; break;
+        case M_NUMRET: v = (double)ret; break;
+        case M_NUMRELRET: v = (double)relret; break;
+        }
+        o[q] = v;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&ob); PyBuffer_Release(&pb); PyBuffer_Release(&gb); PyBuffer_Release(&rb);
+    PyBuffer_Release(&nb); PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
+/* dcg_measure(k, condensed, offsets, pos, grade, gains, denominators, out) -> bool: DCG@k
+ * of every query, sum of gains[grade] / denominators[rank] in rank order (gains indexed by
+ * integer grade >= 0, NaN where the gain convention has none; negative and unjudged grades
+ * gain 0). False, with ``out`` partly written, when a grade is not an integer the table
+ * holds or a rank is past the denominators: the caller then takes the numpy path. */
+static PyObject *dcg_measure(PyObject *self, PyObject *args)
+{
+    Py_buffer ob, pb, gb, tb, db, out;
+    int condensed;
+    long long k;
+    if (!PyArg_ParseTuple(args, "Lpy*y*y*y*y*w*", &k, &condensed, &ob, &pb, &gb, &tb, &db, &out)) return NULL;
+    const int64_t *off = ob.buf, *pos = pb.buf;
+    const double *grade = gb.buf, *gains = tb.buf, *denom = db.buf;
+    const Py_ssize_t ngains = tb.len / 8, ndenom = db.len / 8;
+    double *o = out.buf;
+    Py_ssize_t nq = out.len / 8;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q < nq && ok; q++) {
+        int64_t kept = 0;
+        double s = 0.0;
+        for (int64_t i = off[q]; i < off[q + 1]; i++) {
+            const double g = grade[i];
+            int64_t p;
+            if (condensed) {
+                if (!(g >= 0)) continue;
+                p = kept++;
+            } else {
+                p = pos[i];
+            }
+            if (k >= 0 && p >= k) break;
+            double gain = 0.0;
+            if (g >= 0) {
+                if (!(g < (double)ngains) || (double)(int64_t)g != g || isnan(gains[(int64_t)g])) { ok = 0; break; }
+                gain = gains[(int64_t)g];
+            }
+            if (p >= ndenom) { ok = 0; break; }
+            s += gain / denom[p];
+        }
+        o[q] = s;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&ob); PyBuffer_Release(&pb); PyBuffer_Release(&gb); PyBuffer_Release(&tb);
+    PyBuffer_Release(&db); PyBuffer_Release(&out);
+    return PyBool_FromLong(ok);
+}
+
 /* ---- trec_rank ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -795,6 +928,9 @@ done:
 static PyMethodDef METHODS[] = {
     {"tokenize", tokenize, METH_VARARGS,
      "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line)"},
+    {"binary_measure", binary_measure, METH_VARARGS,
+     "binary_measure(kind, k, rel, condensed, offsets, pos, grade, R, N, out)"},
+    {"dcg_measure", dcg_measure, METH_VARARGS, "dcg_measure(k, condensed, offsets, pos, grade, gains, denominators, out) -> bool"},
     {"string_hash", string_hash, METH_VARARGS, "string_hash(offsets_int32, data, out_uint64)"},
     {"equal_at", equal_at, METH_VARARGS, "equal_at(a_offsets, a_data, a_rows, b_offsets, b_data, b_rows, out_bool)"},
     {"repeated_rows", repeated_rows, METH_VARARGS, "repeated_rows(qcode, nq, hash, offsets, data) -> int64 rows"},

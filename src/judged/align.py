@@ -62,6 +62,19 @@ class Ranked:
     def count(self) -> np.ndarray:
         return np.diff(self.offsets)
 
+    @property
+    def columns(self) -> tuple:
+        """(offsets, pos, grade) as contiguous int64, int64, float64 arrays: what the
+        compiled measure kernels read."""
+        return (np.ascontiguousarray(self.offsets, np.int64), np.ascontiguousarray(self.pos, np.int64),
+                np.ascontiguousarray(self.grade, np.float64))
+
+    @cached_property
+    def top_grade(self) -> int:
+        """The highest grade ranked (0 when none is positive; unjudged NaN left out)."""
+        g = self.grade
+        return int(g[g > 0].max()) if (g > 0).any() else 0
+
     def take(self, mask: np.ndarray) -> "Ranked":
         """The ranking with rows removed and ranks closed up (ties keep their order)."""
         q = self.q[mask]

@@ -129,6 +129,17 @@ class Gain:
             out[nonneg] = vals[idx_c]
         return out
 
+    def table(self, top: int) -> np.ndarray:
+        """The gains of the integer grades 0..top, as ``self`` gives them; NaN where a
+        mapping has none (what the compiled DCG kernel reads)."""
+        if self.kind != "map":
+            return self(np.arange(top + 1, dtype=np.float64))
+        out = np.full(top + 1, np.nan)
+        for grade, gain in self.mapping:
+            if 0 <= grade <= top:
+                out[grade] = gain
+        return out
+
 
 # ---------------------------------------------------------------------------
 # Discounts: the weight of 1-based rank r.
@@ -176,15 +187,18 @@ class Discount:
     def divide(self, gains: np.ndarray, ranks: np.ndarray) -> np.ndarray:
         """gain * discount(rank) for 1-based ranks, computed as trec_eval does
         (a division by log2(rank+1)) so the sums match it bit for bit."""
+        return gains / self.denominator(ranks)
+
+    def denominator(self, ranks: np.ndarray) -> np.ndarray:
+        """1 / discount(rank) for 1-based ranks: log2(rank+1) for ``log2``."""
         r = np.asarray(ranks, dtype=np.float64)
         if self.kind == "log2":
-            return gains / np.log2(r + 1.0)
+            return np.log2(r + 1.0)
         if self.kind == "jk2002":
-            denom = np.where(r < self.base, 1.0, np.log(np.maximum(r, 1.0)) / np.log(self.base))
-            return gains / denom
+            return np.where(r < self.base, 1.0, np.log(np.maximum(r, 1.0)) / np.log(self.base))
         if self.kind == "reciprocal":
-            return gains / r
-        return gains / np.power(r, self.p)
+            return r
+        return np.power(r, self.p)
 
 
 # zero: not relevant (trec_eval); condensed: removed (Sakai 2007; trec_eval -J);

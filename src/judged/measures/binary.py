@@ -20,7 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..native import native
 from .dcg import ranking_for
+
+# the kernels of judged._native.binary_measure (its M_* codes)
+NATIVE_KINDS = {name: code for code, name in enumerate(
+    ("P", "R", "Success", "RR", "AP", "Rprec", "NumRet", "NumRelRet", "Bpref"))}
 
 
 def _per_query_count(q, mask, n):
@@ -40,6 +45,8 @@ def compute(measure, aligned) -> np.ndarray:
     R = aligned.judgments.count_at_least(rel).astype(np.float64)
     if name == "NumRel":
         return R
+    if native is not None and name in NATIVE_KINDS:
+        return _native_compute(measure, aligned, R)
     if name == "Bpref":
         return _bpref(aligned, rel, R)
     ranked = ranking_for(measure, aligned)
@@ -75,6 +82,18 @@ def compute(measure, aligned) -> np.ndarray:
         np.divide(hits, R, out=out, where=R > 0)
         return out
     raise KeyError(name)
+
+
+def _native_compute(measure, aligned, R: np.ndarray) -> np.ndarray:
+    """The same values by the compiled kernel: one pass over each query's top k rows, the
+    condensed ranking read in place (no copy)."""
+    ranked, rel = aligned.ranked, measure.rel
+    N = aligned.judgments.count_nonrelevant(rel).astype(np.float64) if measure.name == "Bpref" else R
+    out = np.empty(aligned.n_queries)
+    k = -1 if measure.cutoff is None else measure.cutoff
+    native.binary_measure(NATIVE_KINDS[measure.name], k, float(rel), measure.unjudged == "condensed",
+                          *ranked.columns, R, N, out)
+    return out
 
 
 def _bpref(aligned, rel: int, R: np.ndarray) -> np.ndarray:

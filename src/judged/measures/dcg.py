@@ -13,17 +13,56 @@ a cutoff) to the last bit: same summation order, gain / log2(r+1) as a division.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
+
+from ..native import native
+
+MAX_GAIN_TABLE = 1 << 16  # grades above this take the numpy path
 
 
 def ranking_for(measure, aligned):
     return aligned.ranked.condensed if measure.unjudged == "condensed" else aligned.ranked
 
 
-def dcg(measure, ranked, n: int) -> np.ndarray:
-    top = ranked.top(measure.cutoff)
+def dcg(measure, ranked, n: int, condensed: bool = False) -> np.ndarray:
+    """DCG@k per query of ``ranked`` (of its condensed ranking when ``condensed``)."""
+    if native is not None:
+        out = _native_dcg(measure, ranked, n, condensed)
+        if out is not None:
+            return out
+    top = (ranked.condensed if condensed else ranked).top(measure.cutoff)
     gains = measure.gain(top.grade)
     return np.bincount(top.q, weights=measure.discount.divide(gains, top.pos + 1), minlength=n)
+
+
+def _native_dcg(measure, ranked, n: int, condensed: bool) -> np.ndarray | None:
+    """The same sums by the compiled kernel, reading the ranking in place; None when a
+    grade is outside the integer gain table (the numpy path then decides)."""
+    offsets, pos, grade = ranked.columns
+    if len(offsets) != n + 1:
+        return None
+    longest = int(ranked.count.max()) if n else 0
+    depth = longest if measure.cutoff is None else min(longest, measure.cutoff)
+    top = ranked.top_grade
+    if top > MAX_GAIN_TABLE:
+        return None
+    out = np.empty(n)
+    k = -1 if measure.cutoff is None else measure.cutoff
+    done = native.dcg_measure(k, condensed, offsets, pos, grade, _gains(measure.gain, top),
+                              _denominators(measure.discount, depth), out)
+    return out if done else None
+
+
+@lru_cache(maxsize=64)
+def _gains(gain, top: int) -> np.ndarray:
+    return gain.table(top)
+
+
+@lru_cache(maxsize=64)
+def _denominators(discount, depth: int) -> np.ndarray:
+    return discount.denominator(np.arange(1, depth + 1))
 
 
 def ideal_gains(measure, aligned, ranked):
@@ -57,11 +96,10 @@ def idcg(measure, aligned, ranked) -> np.ndarray:
 
 
 def compute(measure, aligned) -> np.ndarray:
-    ranked = ranking_for(measure, aligned)
-    d = dcg(measure, ranked, aligned.n_queries)
+    d = dcg(measure, aligned.ranked, aligned.n_queries, condensed=measure.unjudged == "condensed")
     if measure.name == "DCG":
         return d
-    i = idcg(measure, aligned, ranked)
+    i = idcg(measure, aligned, ranking_for(measure, aligned) if measure.ideal == "retrieved" else aligned.ranked)
     out = np.zeros(aligned.n_queries)
     np.divide(d, i, out=out, where=i > 0)
     return out
