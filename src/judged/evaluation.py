@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,6 +15,7 @@ from .align import Aligned, align
 from .checks import Checks
 from .conventions import Settings
 from .data import Qrels
+from .errors import UsageError
 from .io import read_qrels, read_run
 from .measures import Measure
 
@@ -187,19 +190,60 @@ def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, r
     parsed = {}
     for given in measures:
         parsed.setdefault(str(given), Measure.parse(given))
-    results = {}
     stream = None if checks.needs_whole_run else (lambda name, path: _stream(
         qrels, path, parsed, settings, name, on_duplicate, progress,
         reader if reader is not None and not reader.used and reader.source == os.fspath(path) else None))
-    for name, run in _named_runs(runs, on_duplicate, streamed=stream or (lambda name, path: None)):
-        if isinstance(run, RunResult):
-            results[name] = run
-            continue
+
+    def score(name: str, run) -> RunResult:
         aligned = align(qrels, checks.prepare_run(name, run, settings), settings)
         checks.attach(aligned)
         values = {given: m.compute(aligned) for given, m in parsed.items()}
-        results[name] = RunResult(name, aligned.qids, values, aligned.counts, aligned)
+        return RunResult(name, aligned.qids, values, aligned.counts, aligned)
+
+    results = {}
+    workers = 1 if checks.needs_whole_run else scoring_threads()
+    with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
+        if pool is not None:
+            qrels.index  # built once, before the threads share it
+        try:
+            for name, run in _named_runs(runs, on_duplicate, streamed=stream or (lambda name, path: None)):
+                if isinstance(run, RunResult):
+                    results[name] = run
+                else:
+                    results[name] = pool.submit(score, name, run) if pool is not None else score(name, run)
+        except BaseException:
+            _in_order(results, pool)  # a run scored before the failure raises first, as in one thread
+            raise
+        _in_order(results, pool)
     return Result(qrels, parsed, settings, results, checks)
+
+
+def scoring_threads() -> int:
+    """How many runs read into memory are scored at once: ``JUDGED_THREADS``, else the
+    cores this process may use (at most 4). The kernels release the GIL, so runs scored in
+    threads overlap; each run's numbers are computed exactly as in one thread."""
+    given = os.environ.get("JUDGED_THREADS", "")
+    if given.strip():
+        try:
+            return max(1, int(given))
+        except ValueError:
+            raise UsageError(f"JUDGED_THREADS={given!r} is not a number of threads")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(4, cores))
+
+
+def _in_order(results: dict, pool) -> None:
+    """Wait for the runs scored in threads, in run order; the first failure is raised and
+    the runs not started are cancelled."""
+    if pool is None:
+        return
+    for name, value in results.items():
+        if isinstance(value, Future):
+            try:
+                results[name] = value.result()
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
 
 
 def _stream(qrels, path, measures, settings, name, on_duplicate, progress, reader=None):
