@@ -77,3 +77,28 @@ def test_query_codes_confirm_hash_matches_on_the_strings(monkeypatch):
     colliding = data.Qrels(pa.array(["aa", "bb"]), pa.array(["d", "d"]), np.array([1, 1])).index
     assert colliding._vocab_table is None  # two ids, one hash: the exact path answers
     assert colliding.query_codes(pa.array(["bb", "cc", "aa"])).tolist() == [1, -1, 0]
+
+
+@pytest.mark.parametrize("layout", ["sorted blocks", "unsorted blocks", "split query", "one query", "empty"])
+def test_qrels_index_of_grouped_qrels_equals_the_sorted_build(layout, monkeypatch):
+    """Qrels grouped by query are indexed by ordering their blocks; the index is the one
+    sorting every row gives (a query in two blocks takes the sorting path)."""
+    from judged.data import Qrels, QrelsIndex
+
+    rng = np.random.default_rng(3)
+    qids = {"sorted blocks": ["a", "b", "b2", "c", "é"], "unsorted blocks": ["q2", "q10", "q1", "é", "Z"],
+            "split query": ["q1", "q2", "q1"], "one query": ["q"], "empty": []}[layout]
+    rows = [(q, f"d{rng.integers(0, 40)}-{i}", int(rng.integers(-1, 4))) for q in qids for i in range(rng.integers(1, 6))]
+    qrels = Qrels([r[0] for r in rows], [r[1] for r in rows], np.array([r[2] for r in rows], dtype=np.int64))
+    grouped = QrelsIndex._build_grouped(qrels)
+    assert (grouped is None) == (layout == "split query")
+    fresh = Qrels(qrels.qid, qrels.docid, qrels.grade)
+    monkeypatch.setattr(QrelsIndex, "_build_grouped", staticmethod(lambda q: None))
+    expected = QrelsIndex.build(fresh)
+    got = grouped or expected
+    assert got.query_ids.tolist() == expected.query_ids.tolist() == sorted(set(qids))
+    assert got.query_vocab.to_pylist() == expected.query_vocab.to_pylist()
+    assert got.offsets.tolist() == expected.offsets.tolist()
+    assert got.grade.tolist() == expected.grade.tolist()
+    assert got.docid.to_pylist() == expected.docid.to_pylist()
+    assert got.docid_hash.tolist() == expected.docid_hash.tolist()

@@ -105,6 +105,10 @@ class Judgments:
     q: np.ndarray
     grade: np.ndarray  # int64
     offsets: np.ndarray
+    # where they come from unchanged: the qrels index and each query's code in it (None
+    # for judgments made up elsewhere, such as judged.holes' filled-in ones)
+    index: object = field(default=None, repr=False, compare=False)
+    codes: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -219,7 +223,7 @@ def _trec_ranked(run: Run, rq_eval: np.ndarray, n: int) -> "Ranked | None":
 def _judgments(index, evaluated: np.ndarray, eval_index: np.ndarray, n: int) -> Judgments:
     jrows = index.rows_of(np.flatnonzero(evaluated))
     jq = eval_index[index.row_query[jrows]]
-    return Judgments(n, jq, index.grade[jrows], block_offsets(jq, n))
+    return Judgments(n, jq, index.grade[jrows], block_offsets(jq, n), index, np.flatnonzero(evaluated))
 
 
 def _tie_order(run: Run, rows: np.ndarray, q: np.ndarray, ties: str) -> np.ndarray:

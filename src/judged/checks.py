@@ -59,7 +59,7 @@ class Checks:
             qrels, checks.ineligible_relevant = restrict_qrels(qrels, checks.eligibility)
         relevant = relevant_per_query(qrels)
         check_unanswerable(relevant, declared, qrels.source)
-        if not score_unanswerable:
+        if declared and not score_unanswerable:
             qrels = drop_queries(qrels, declared)
             declared_set = set(declared)
             relevant = {q: n for q, n in relevant.items() if q not in declared_set}

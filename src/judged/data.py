@@ -297,9 +297,13 @@ class QrelsIndex:
     docid: pa.Array  # docids in block order
     docid_hash: np.ndarray  # string_hash of those docids
     _judgments: dict = field(default_factory=dict, repr=False)  # see judgments_of
+    _ideal: dict = field(default_factory=dict, repr=False)  # IDCG of every query (judged.measures.dcg)
 
     @staticmethod
     def build(qrels: Qrels) -> "QrelsIndex":
+        grouped = QrelsIndex._build_grouped(qrels)
+        if grouped is not None:
+            return grouped
         query_ids = qrels.query_ids
         distinct = pc.unique(qrels.qid)
         query_vocab = distinct.take(pc.sort_indices(distinct))  # byte order = code point order = query_ids
@@ -310,6 +314,27 @@ class QrelsIndex:
         np.cumsum(counts, out=offsets[1:])
         docid = qrels.docid.take(arrow_indices(order))
         return QrelsIndex(query_ids, query_vocab, offsets, qrels.grade[order], docid, qrels.docid_hash[order])
+
+    @staticmethod
+    def _build_grouped(qrels: Qrels) -> "QrelsIndex | None":
+        """The same index without sorting the rows, when each query's judgments form one
+        block of lines (as qrels files list them): the blocks are ordered, not the rows.
+        None when a query has more than one block."""
+        starts, values = id_blocks(qrels.qid)
+        by_id = as_numpy(pc.sort_indices(values))
+        query_vocab = values.take(arrow_indices(by_id))
+        if len(query_vocab) > 1 and not pc.all(pc.less(query_vocab[:-1], query_vocab[1:])).as_py():
+            return None  # a query id in two blocks
+        lengths = np.diff(np.append(starts, len(qrels.qid)))
+        offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+        np.cumsum(lengths[by_id], out=offsets[1:])
+        if "query_ids" not in qrels.__dict__:
+            qrels.__dict__["query_ids"] = np.array(query_vocab.to_pylist(), dtype=object)
+        if (by_id[1:] > by_id[:-1]).all():  # the blocks are already in id order
+            return QrelsIndex(qrels.query_ids, query_vocab, offsets, qrels.grade, qrels.docid, qrels.docid_hash)
+        order = np.repeat(starts[by_id] - offsets[:-1], lengths[by_id]) + np.arange(len(qrels.qid))
+        return QrelsIndex(qrels.query_ids, query_vocab, offsets, qrels.grade[order],
+                          qrels.docid.take(arrow_indices(order)), qrels.docid_hash[order])
 
     @cached_property
     def table(self) -> "KeyTable | None":

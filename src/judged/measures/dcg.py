@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..errors import ConventionError
 from ..native import native
 
 MAX_GAIN_TABLE = 1 << 16  # grades above this take the numpy path
@@ -69,29 +70,56 @@ def ideal_gains(measure, aligned, ranked):
     """(query index, gain) of the ideal ranking, sorted by query then gain descending,
     positive gains only, with each row's 0-based ideal rank."""
     if measure.ideal == "judged":
-        q, g = aligned.judgments.q, measure.gain(aligned.judgments.grade.astype(np.float64))
+        q, g = aligned.judgments.q, aligned.judgments.grade
     else:
-        q, g = ranked.q, measure.gain(ranked.grade)
+        q, g = ranked.q, ranked.grade
+    return _sorted_gains(measure, q, g, aligned.n_queries)
+
+
+def _sorted_gains(measure, q: np.ndarray, grade: np.ndarray, n: int):
+    g = measure.gain(grade.astype(np.float64))
     keep = g > 0
     q, g = q[keep], g[keep]
     order = np.lexsort((-g, q))
     q, g = q[order], g[order]
-    starts = np.searchsorted(q, np.arange(aligned.n_queries))
+    starts = np.searchsorted(q, np.arange(n))
     pos = np.arange(len(q)) - starts[q]
     return q, g, pos
 
 
+def _ideal_dcg(measure, q, g, pos, n: int) -> np.ndarray:
+    if measure.cutoff is not None:
+        m = pos < measure.cutoff
+        q, g, pos = q[m], g[m], pos[m]
+    return np.bincount(q, weights=measure.discount.divide(g, pos + 1), minlength=n)
+
+
 def idcg(measure, aligned, ranked) -> np.ndarray:
-    """IDCG@k per query. The ideal over the judgments depends on the qrels alone: it is kept
-    with the judgments (shared by runs evaluated on the same queries) per gain, discount, k."""
+    """IDCG@k per query. The ideal over the judgments depends on the qrels alone: it is
+    computed once for every query of the qrels index per gain, discount and k (shared by
+    every run and every block of a streamed run), else kept with the judgments."""
     key = ("idcg", str(measure.gain), str(measure.discount), measure.cutoff)
-    memo = aligned.judgments._memo if measure.ideal == "judged" else {}
+    judgments = aligned.judgments
+    if measure.ideal == "judged" and judgments.index is not None:
+        every = _index_idcg(measure, judgments.index, key)
+        if every is not None:
+            return every[judgments.codes]
+    memo = judgments._memo if measure.ideal == "judged" else {}
     if key not in memo:
-        q, g, pos = ideal_gains(measure, aligned, ranked)
-        if measure.cutoff is not None:
-            m = pos < measure.cutoff
-            q, g, pos = q[m], g[m], pos[m]
-        memo[key] = np.bincount(q, weights=measure.discount.divide(g, pos + 1), minlength=aligned.n_queries)
+        memo[key] = _ideal_dcg(measure, *ideal_gains(measure, aligned, ranked), aligned.n_queries)
+    return memo[key]
+
+
+def _index_idcg(measure, index, key) -> np.ndarray | None:
+    """IDCG@k of every query of the qrels index (in query code order); None when a grade
+    of a query that may not be evaluated has no gain (the evaluated queries then decide)."""
+    memo = index._ideal
+    if key not in memo:
+        n = len(index.query_ids)
+        try:
+            memo[key] = _ideal_dcg(measure, *_sorted_gains(measure, index.row_query, index.grade, n), n)
+        except ConventionError:
+            return None
     return memo[key]
 
 
