@@ -20,8 +20,17 @@ IDEALS = ["nDCG@10", "nDCG", "nDCG@1", "nDCG(gain=exp)@5", "nDCG(discount=jk2002
           "nDCG(discount=power,p=0.5)", "nDCG(gain={-1:0,0:0,1:1,2:3,3:9})@10"]
 
 
+@pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("seed", range(10))
-def test_index_ideal_equals_the_evaluated_queries_ideal(seed):
+def test_index_ideal_equals_the_evaluated_queries_ideal(seed, compiled, monkeypatch):
+    """The index-wide ideal (compiled kernel, or numpy) against the numpy ideal of the
+    evaluated queries' judgments."""
+    import judged.measures.dcg as dcg
+
+    if compiled and dcg.native is None:
+        pytest.skip("judged._native is not built here")
+    if not compiled:
+        monkeypatch.setattr(dcg, "native", None)
     coll = make_collection(seed, max_queries=12, max_docs=50)
     qrels, run = judged.read_qrels(coll.qrels), judged.read_run(coll.run)
     aligned = align(qrels, run, Settings(complete=bool(seed % 2)))
@@ -33,6 +42,7 @@ def test_index_ideal_equals_the_evaluated_queries_ideal(seed):
         shared = idcg(m, aligned, aligned.ranked)
         assert shared.view(np.uint64).tolist() == idcg(m, alone, alone.ranked).view(np.uint64).tolist(), text
     assert len(qrels.index._ideal) == len(IDEALS)
+    assert all(v is not None for v in qrels.index._ideal.values())
 
 
 def test_a_grade_without_gain_outside_the_evaluated_queries_is_not_an_error():

@@ -16,6 +16,7 @@
  *   lookup_blocks   the same, one small table per query (rows grouped by query)
  *   binary_measure  P, R, RR, AP, Rprec, Success, Bpref and the counts, per query
  *   dcg_measure     DCG@k per query under a gain table and a discount
+ *   ideal_dcg       IDCG@k of every query of a qrels index (the ideal over its judgments)
  *   trec_rank       trec_eval's ranking order: query, score descending, docid descending
  *
  * Tokenizing follows Python's bytes.split() on each b"\n"-separated line (white space:
@@ -827,6 +828,66 @@ static PyObject *dcg_measure(PyObject *self, PyObject *args)
     return PyBool_FromLong(ok);
 }
 
+static int desc_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* ideal_dcg(k, offsets, grade, gains, denominators, out) -> bool: IDCG@k of every query of
+ * a qrels index (query q's judgments are grade[offsets[q] .. offsets[q+1]], int64): its
+ * positive gains sorted descending, summed as gain / denominators[rank]. False when a
+ * grade >= 0 is past the gain table or has no gain there (NaN): numpy then decides. */
+static PyObject *ideal_dcg(PyObject *self, PyObject *args)
+{
+    Py_buffer ob, gb, tb, db, out;
+    long long k;
+    if (!PyArg_ParseTuple(args, "Ly*y*y*y*w*", &k, &ob, &gb, &tb, &db, &out)) return NULL;
+    const int64_t *off = ob.buf, *grade = gb.buf;
+    const double *gains = tb.buf, *denom = db.buf;
+    const Py_ssize_t ngains = tb.len / 8, ndenom = db.len / 8, nq = out.len / 8;
+    double *o = out.buf, *scratch = NULL;
+    int ok = 1, failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t q = 0; q < nq; q++)
+        if (off[q + 1] - off[q] > longest) longest = off[q + 1] - off[q];
+    scratch = malloc((longest + 1) * sizeof(double));
+    if (!scratch) failed = 1;
+    for (Py_ssize_t q = 0; q < nq && ok && !failed; q++) {
+        Py_ssize_t m = 0;
+        for (int64_t i = off[q]; i < off[q + 1]; i++) {
+            const int64_t g = grade[i];
+            if (g < 0) continue;
+            if (g >= ngains || isnan(gains[g])) { ok = 0; break; }
+            if (gains[g] > 0) scratch[m++] = gains[g];
+        }
+        if (m > 1) {
+            if (m <= 16) {
+                for (Py_ssize_t i = 1; i < m; i++) {
+                    double x = scratch[i];
+                    Py_ssize_t j = i;
+                    while (j > 0 && scratch[j - 1] < x) { scratch[j] = scratch[j - 1]; j--; }
+                    scratch[j] = x;
+                }
+            } else {
+                qsort(scratch, m, sizeof(double), desc_double);
+            }
+        }
+        if (k >= 0 && m > k) m = k;
+        if (m > ndenom) { ok = 0; break; }
+        double s = 0.0;
+        for (Py_ssize_t p = 0; p < m; p++) s += scratch[p] / denom[p];
+        o[q] = s;
+    }
+    free(scratch);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&ob); PyBuffer_Release(&gb); PyBuffer_Release(&tb); PyBuffer_Release(&db);
+    PyBuffer_Release(&out);
+    if (failed) return PyErr_NoMemory();
+    return PyBool_FromLong(ok);
+}
+
 /* ---- trec_rank ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -931,6 +992,7 @@ static PyMethodDef METHODS[] = {
     {"binary_measure", binary_measure, METH_VARARGS,
      "binary_measure(kind, k, rel, condensed, offsets, pos, grade, R, N, out)"},
     {"dcg_measure", dcg_measure, METH_VARARGS, "dcg_measure(k, condensed, offsets, pos, grade, gains, denominators, out) -> bool"},
+    {"ideal_dcg", ideal_dcg, METH_VARARGS, "ideal_dcg(k, offsets, grade, gains, denominators, out) -> bool"},
     {"string_hash", string_hash, METH_VARARGS, "string_hash(offsets_int32, data, out_uint64)"},
     {"equal_at", equal_at, METH_VARARGS, "equal_at(a_offsets, a_data, a_rows, b_offsets, b_data, b_rows, out_bool)"},
     {"repeated_rows", repeated_rows, METH_VARARGS, "repeated_rows(qcode, nq, hash, offsets, data) -> int64 rows"},

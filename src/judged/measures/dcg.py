@@ -56,6 +56,21 @@ def _native_dcg(measure, ranked, n: int, condensed: bool) -> np.ndarray | None:
     return out if done else None
 
 
+def _native_index_idcg(measure, index) -> np.ndarray | None:
+    n = len(index.query_ids)
+    grade = np.ascontiguousarray(index.grade, np.int64)
+    top = int(grade.max()) if len(grade) else 0
+    if top > MAX_GAIN_TABLE:
+        return None
+    longest = int(np.diff(index.offsets).max()) if n else 0
+    depth = longest if measure.cutoff is None else min(longest, measure.cutoff)
+    out = np.empty(n)
+    k = -1 if measure.cutoff is None else measure.cutoff
+    done = native.ideal_dcg(k, np.ascontiguousarray(index.offsets, np.int64), grade, _gains(measure.gain, max(top, 0)),
+                            _denominators(measure.discount, depth), out)
+    return out if done else None
+
+
 @lru_cache(maxsize=64)
 def _gains(gain, top: int) -> np.ndarray:
     return gain.table(top)
@@ -114,7 +129,9 @@ def _index_idcg(measure, index, key) -> np.ndarray | None:
     """IDCG@k of every query of the qrels index (in query code order); None when a grade
     of a query that may not be evaluated has no gain (the evaluated queries then decide)."""
     memo = index._ideal
-    if key not in memo:
+    if key not in memo and native is not None:
+        memo[key] = _native_index_idcg(measure, index)
+    if memo.get(key) is None:
         n = len(index.query_ids)
         try:
             memo[key] = _ideal_dcg(measure, *_sorted_gains(measure, index.row_query, index.grade, n), n)
