@@ -17,7 +17,8 @@ single relevant document; :func:`thin_key_warning` says so and shows the distrib
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -94,9 +95,14 @@ def drop_queries(data, qids) -> "Qrels | Run":
 class AnswerKey:
     """Per-query contents of the answer key (after eligibility, without unanswerable queries)."""
 
-    relevant: dict  # qid -> relevant documents (grade >= 1)
+    qrels: Qrels = field(repr=False)  # the judgments evaluated against
     unanswerable: list  # declared unanswerable qids
     scored_unanswerable: bool = False
+
+    @cached_property
+    def relevant(self) -> dict:
+        """qid -> relevant documents (grade >= 1), counted on first use."""
+        return relevant_per_query(self.qrels)
 
     @property
     def nothing_relevant(self) -> list[str]:

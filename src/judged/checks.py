@@ -57,16 +57,14 @@ class Checks:
         if eligibility is not None:
             checks.eligibility = read_eligibility(eligibility, principal)
             qrels, checks.ineligible_relevant = restrict_qrels(qrels, checks.eligibility)
-        relevant = relevant_per_query(qrels)
-        check_unanswerable(relevant, declared, qrels.source)
+        if declared:
+            check_unanswerable(relevant_per_query(qrels), declared, qrels.source)
         if declared and not score_unanswerable:
             qrels = drop_queries(qrels, declared)
-            declared_set = set(declared)
-            relevant = {q: n for q, n in relevant.items() if q not in declared_set}
-        checks.answer_key = AnswerKey(relevant, declared, score_unanswerable)
+        checks.answer_key = AnswerKey(qrels, declared, score_unanswerable)
         if requirements is not None:
             checks.requirements = read_requirements(requirements)
-            stray = unknown_queries(checks.requirements, list(relevant) + declared)
+            stray = unknown_queries(checks.requirements, qrels.query_ids.tolist() + declared)
             if stray:
                 checks.notes.append(f"{len(stray)} quer{'y' if len(stray) == 1 else 'ies'} in the requirements "
                                     f"{checks.requirements.source} not in the qrels (first: {stray[0]!r})")
