@@ -162,27 +162,30 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     index = qrels.index
     nq_all = len(index.query_ids)
 
-    # query codes of run rows in the qrels' query vocabulary (-1 = only in the run)
+    # query codes of run rows in the qrels' query vocabulary (-1 = only in the run), found
+    # once per block of equal qids; the queries are handled as sorted codes, so a block of
+    # a streamed file costs its own queries, not the whole qrels'
     rq = index.query_codes(run.qid, run.qid_blocks)
-    in_qrels = rq >= 0
-    run_has = np.zeros(nq_all, dtype=bool)
-    run_has[rq[in_qrels]] = True
-    only_in_run = 0 if in_qrels.all() else len(pc.unique(run.qid.filter(pa.array(~in_qrels))))
+    starts, block_qids = run.qid_blocks
+    block_codes = rq[starts]
+    absent = block_codes < 0
+    only_in_run = len(pc.unique(block_qids.filter(pa.array(absent)))) if absent.any() else 0
+    run_queries = _distinct(block_codes[~absent], nq_all)
 
     relevant = index.has_relevant
-
-    candidates = np.ones(nq_all, bool) if settings.complete else run_has.copy()
-    no_rel = candidates & ~relevant
+    candidates = np.arange(nq_all) if settings.complete else run_queries
+    no_rel = candidates[~relevant[candidates]]
     no_rel_qids = index.query_ids[no_rel].tolist()
-    if no_rel.any() and settings.no_relevant == "error":
+    if len(no_rel) and settings.no_relevant == "error":
         raise no_relevant_error(no_rel_qids)
-    evaluated = candidates & ~no_rel if settings.no_relevant == "skip" else candidates
-    eval_index = np.full(nq_all + 1, -1, dtype=np.int64)  # last slot: queries not in qrels
-    eval_index[np.flatnonzero(evaluated)] = np.arange(int(evaluated.sum()))
-    n = int(evaluated.sum())
+    evaluated = candidates[relevant[candidates]] if settings.no_relevant == "skip" else candidates
+    n = len(evaluated)
 
     # ranked rows of evaluated queries, in the declared tie order
-    rq_eval = eval_index[rq]
+    at = np.searchsorted(evaluated, block_codes)
+    hit = at < n
+    hit[hit] = evaluated[at[hit]] == block_codes[hit]
+    rq_eval = np.repeat(np.where(hit, at, -1), np.diff(np.append(starts, len(rq))))
     if settings.ignore_identical_ids:  # BEIR's ignore_identical_ids: drop docid == qid
         rq_eval[pc.equal(run.qid, run.docid).to_numpy(zero_copy_only=False)] = -1
     ranked = _trec_ranked(run, rq_eval, n) if settings.ties == "trec" and native is not None else None
@@ -196,17 +199,26 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
         ranked = Ranked(n, q, pos, None, rows, offsets)
     ranked.grade = index.grades_of_rows(ranked.row, rq, run.docid, run.docid_hash)
 
-    judgments = index.judgments_of(evaluated, lambda: _judgments(index, evaluated, eval_index, n))
+    judgments = index.judgments_of(evaluated, lambda: _judgments(index, evaluated))
 
     counts = {
         "evaluated": n,
-        "skipped": int((candidates & no_rel).sum()) if settings.no_relevant == "skip" else 0,
-        "missing_from_run": int((~run_has).sum()),
+        "skipped": len(no_rel) if settings.no_relevant == "skip" else 0,
+        "missing_from_run": nq_all - len(run_queries),
         "only_in_run": int(only_in_run),
-        "no_relevant": int(no_rel.sum()),
+        "no_relevant": len(no_rel),
     }
     return Aligned(run, qrels, settings, index.query_ids[evaluated], ranked, judgments, counts, no_rel_qids,
-                   run_queries=np.flatnonzero(run_has), qid_codes=np.flatnonzero(evaluated))
+                   run_queries=run_queries, qid_codes=evaluated)
+
+
+def _distinct(codes: np.ndarray, n: int) -> np.ndarray:
+    """The distinct values of ``codes`` (each in 0..n-1), sorted."""
+    if len(codes) * 8 < n:
+        return np.unique(codes)
+    seen = np.zeros(n, dtype=bool)
+    seen[codes] = True
+    return np.flatnonzero(seen)
 
 
 def _trec_ranked(run: Run, rq_eval: np.ndarray, n: int) -> "Ranked | None":
@@ -220,10 +232,15 @@ def _trec_ranked(run: Run, rq_eval: np.ndarray, n: int) -> "Ranked | None":
     return Ranked(n, q, pos, None, rows, offsets)
 
 
-def _judgments(index, evaluated: np.ndarray, eval_index: np.ndarray, n: int) -> Judgments:
-    jrows = index.rows_of(np.flatnonzero(evaluated))
-    jq = eval_index[index.row_query[jrows]]
-    return Judgments(n, jq, index.grade[jrows], block_offsets(jq, n), index, np.flatnonzero(evaluated))
+def _judgments(index, evaluated: np.ndarray) -> Judgments:
+    """The judgments of the ``evaluated`` query codes (sorted), as blocks 0..n-1."""
+    n = len(evaluated)
+    lengths = index.offsets[evaluated + 1] - index.offsets[evaluated]
+    jrows = index.rows_of(evaluated)
+    jq = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return Judgments(n, jq, index.grade[jrows], offsets, index, evaluated)
 
 
 def _tie_order(run: Run, rows: np.ndarray, q: np.ndarray, ties: str) -> np.ndarray:

@@ -342,9 +342,9 @@ class QrelsIndex:
         return KeyTable.build(pair_keys(self.row_query, self.docid_hash))
 
     def judgments_of(self, evaluated: np.ndarray, build):
-        """The :class:`judged.align.Judgments` of the ``evaluated`` queries (a mask over the
+        """The :class:`judged.align.Judgments` of the ``evaluated`` queries (their sorted
         query codes), built by ``build()`` once and shared by every run evaluated on the
-        same queries (with what its measures cache, such as IDCG). The last two are kept."""
+        same queries (with what its measures cache). The last two are kept."""
         key = evaluated.tobytes()
         if key not in self._judgments:
             if len(self._judgments) >= 2:
@@ -387,7 +387,7 @@ class QrelsIndex:
 
     def rows_of(self, queries: np.ndarray) -> np.ndarray:
         """Block-order rows of the judgments of ``queries`` (increasing query codes), in order."""
-        starts, lengths = self.offsets[queries], np.diff(self.offsets)[queries]
+        starts, lengths = self.offsets[queries], self.offsets[queries + 1] - self.offsets[queries]
         before = np.zeros(len(lengths), dtype=np.int64)
         np.cumsum(lengths[:-1], out=before[1:])
         return np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
