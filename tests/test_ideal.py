@@ -53,3 +53,16 @@ def test_a_grade_without_gain_outside_the_evaluated_queries_is_not_an_error():
     assert r.runs["run"].qids.tolist() == ["q1"] and r.runs["run"].values[m].tolist() == [1.0]
     with pytest.raises(judged.errors.ConventionError, match=r"grade\(s\) \[5\]"):
         judged.evaluate(qrels, run, [m], complete=True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_index_grade_counts_equal_the_evaluated_queries_counts(seed):
+    """R per relevance level and Bpref's N, read from the index's counts of every query."""
+    coll = make_collection(seed, max_queries=12, max_docs=50)
+    qrels = judged.read_qrels(coll.qrels)
+    aligned = align(qrels, judged.read_run(coll.run), Settings(complete=bool(seed % 2)))
+    own = dataclasses.replace(aligned.judgments, index=None, codes=None, _memo={})
+    for level in (-1, 0, 1, 2, 3, 4):
+        assert aligned.judgments.count_at_least(level).tolist() == own.count_at_least(level).tolist()
+        assert aligned.judgments.count_nonrelevant(level).tolist() == own.count_nonrelevant(level).tolist()
+    assert ("count", 2, None) in qrels.index._ideal

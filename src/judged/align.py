@@ -116,13 +116,19 @@ class Judgments:
         """Per query: judgments with grade >= level (trec_eval's num_rel at -l level);
         computed once per level for all measures."""
         if level not in self._memo:
-            m = self.grade >= level
-            self._memo[level] = np.bincount(self.q[m], minlength=self.n_queries)
+            self._memo[level] = self._count(level, None)
         return self._memo[level]
 
     def count_nonrelevant(self, level: int) -> np.ndarray:
         """Per query: judged not relevant, 0 <= grade < level (Bpref's N)."""
-        m = (self.grade >= 0) & (self.grade < level)
+        return self._count(0, level)
+
+    def _count(self, low: int, high: int | None) -> np.ndarray:
+        """Per query: judgments with low <= grade (< high); read from the qrels index's
+        counts of every query when the judgments are its own."""
+        if self.index is not None:
+            return self.index.count_grades(low, high)[self.codes]
+        m = self.grade >= low if high is None else (self.grade >= low) & (self.grade < high)
         return np.bincount(self.q[m], minlength=self.n_queries)
 
 

@@ -297,7 +297,7 @@ class QrelsIndex:
     docid: pa.Array  # docids in block order
     docid_hash: np.ndarray  # string_hash of those docids
     _judgments: dict = field(default_factory=dict, repr=False)  # see judgments_of
-    _ideal: dict = field(default_factory=dict, repr=False)  # IDCG of every query (judged.measures.dcg)
+    _ideal: dict = field(default_factory=dict, repr=False)  # per-query IDCG and counts of every query
 
     @staticmethod
     def build(qrels: Qrels) -> "QrelsIndex":
@@ -381,9 +381,20 @@ class QrelsIndex:
     @cached_property
     def has_relevant(self) -> np.ndarray:
         """Per query code: whether any judgment has grade >= 1 (trec_eval's default level)."""
-        relevant = np.zeros(len(self.query_ids), dtype=bool)
-        relevant[self.row_query[self.grade >= 1]] = True
-        return relevant
+        if len(self.grade) == 0:
+            return np.zeros(len(self.query_ids), dtype=bool)
+        return np.logical_or.reduceat(self.grade >= 1, self.offsets[:-1])  # every query has a judgment
+
+    def count_grades(self, low: int, high: int | None = None) -> np.ndarray:
+        """Per query code: judgments with low <= grade (< high), int64; kept per (low, high)."""
+        key = ("count", low, high)
+        if key not in self._ideal:
+            m = self.grade >= low if high is None else (self.grade >= low) & (self.grade < high)
+            counts = np.zeros(len(self.query_ids), dtype=np.int64)
+            if len(m):
+                counts = np.add.reduceat(m.astype(np.int64), self.offsets[:-1])
+            self._ideal[key] = counts
+        return self._ideal[key]
 
     def rows_of(self, queries: np.ndarray) -> np.ndarray:
         """Block-order rows of the judgments of ``queries`` (increasing query codes), in order."""

@@ -21,6 +21,7 @@ from ..errors import ConventionError
 from ..native import native
 
 MAX_GAIN_TABLE = 1 << 16  # grades above this take the numpy path
+FEW_GRADES = 15  # the gain table tried first
 
 
 def ranking_for(measure, aligned):
@@ -46,14 +47,17 @@ def _native_dcg(measure, ranked, n: int, condensed: bool) -> np.ndarray | None:
         return None
     longest = int(ranked.count.max()) if n else 0
     depth = longest if measure.cutoff is None else min(longest, measure.cutoff)
-    top = ranked.top_grade
-    if top > MAX_GAIN_TABLE:
-        return None
     out = np.empty(n)
     k = -1 if measure.cutoff is None else measure.cutoff
-    done = native.dcg_measure(k, condensed, offsets, pos, grade, _gains(measure.gain, top),
-                              _denominators(measure.discount, depth), out)
-    return out if done else None
+    denominators = _denominators(measure.discount, depth)
+    for top in (FEW_GRADES, ranked.top_grade):  # the grades 0..15 of most qrels; else all there are
+        if top > MAX_GAIN_TABLE:
+            return None
+        if native.dcg_measure(k, condensed, offsets, pos, grade, _gains(measure.gain, top), denominators, out):
+            return out
+        if ranked.top_grade <= FEW_GRADES:
+            return None
+    return None
 
 
 def _native_index_idcg(measure, index) -> np.ndarray | None:
