@@ -31,7 +31,7 @@ from .conventions import Settings
 from .data import Qrels, Run, arrow_indices, as_numpy, string_hash
 from .evaluation import RunResult
 from .io.text import Scan, csv_options, line_of_row, misread, read_raw, tokenize
-from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run, run_from_tokens
+from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run, duplicate_rows, run_from_tokens
 from .native import native
 
 BLOCK_SIZE = 1 << 20  # bytes of text per parsed batch (pyarrow reads up to 32 batches ahead, the compiled tokenizer 2)
@@ -113,8 +113,8 @@ class _Pieces:
             self.fh.seek(0)
 
     def next(self):
-        """(bytes read, first data row, tokens of whole queries, qid blocks, their qids), or
-        None at the end."""
+        """(bytes read, first data row, tokens of whole queries, qid blocks, their qids'
+        hashes, the rows repeating a pair), or None at the end."""
         read = 0
         while True:
             if not self.eof:
@@ -150,7 +150,9 @@ class _Pieces:
             qhash = string_hash(blocks[1])
             if len(np.unique(qhash)) != len(qhash):
                 raise _NotStreamable  # a query in more than one block
-            return read, row0, tokens, blocks, qhash.tolist()
+            # repeated (qid, docid) pairs are found here too, off the scoring thread
+            dup = duplicate_rows(qid, tokens.strings[1], tokens.hashes, blocks, distinct_blocks=True)
+            return read, row0, tokens, blocks, qhash.tolist(), dup
 
     def close(self):
         self.fh.close()
@@ -197,19 +199,19 @@ class PieceReader:
 
 
 def _native_runs(source: str, name: str, block_size: int, advance, reader: PieceReader | None = None):
-    """(first data row, Run) of runs of whole queries, tokenized in a second thread ahead of
-    the caller (:class:`PieceReader`)."""
+    """(first data row, Run, its repeated rows) of runs of whole queries, tokenized in a
+    second thread ahead of the caller (:class:`PieceReader`)."""
     reader = reader or PieceReader(source, block_size)
     seen = set()
     try:
-        for read, row0, tokens, blocks, qhash in reader:
+        for read, row0, tokens, blocks, qhash, dup in reader:
             advance(read)
             if tokens.rows == 0:
                 continue
             if not seen.isdisjoint(qhash):
                 raise _NotStreamable  # a query in more than one piece (or a hash collision)
             seen.update(qhash)
-            yield row0, run_from_tokens(tokens, name, source, qid_blocks=blocks, distinct_blocks=True)
+            yield row0, run_from_tokens(tokens, name, source, qid_blocks=blocks, distinct_blocks=True), dup
     finally:
         reader.close()
     if reader.pieces.row0 == 0:
@@ -231,7 +233,8 @@ def _gathered(source: str, block_size: int, block_rows: int, advance):
 
 
 def _arrow_runs(source: str, name: str, block_size: int, block_rows: int, advance):
-    """(first data row, Run) of runs of whole queries, parsed by pyarrow's streaming reader."""
+    """(first data row, Run, None) of runs of whole queries, parsed by pyarrow's streaming
+    reader (repeated pairs still to find)."""
     for row0, qid, docid, rank, score in _query_blocks(source, block_size, block_rows, advance):
         score = as_numpy(score, null=np.nan)
         if not np.isfinite(score).all():
@@ -239,7 +242,7 @@ def _arrow_runs(source: str, name: str, block_size: int, block_rows: int, advanc
         run = Run(qid, docid, score, name=name, source=source, sha256=None)
         run._rank_text = rank
         run._reread = lambda: read_raw(source)
-        yield row0, run
+        yield row0, run, None
 
 
 def _query_blocks(source: str, block_size: int, block_rows: int, advance):
@@ -272,8 +275,8 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
                              no_relevant="zero" if settings.no_relevant == "error" else settings.no_relevant)
     runs = _native_runs(source, name, block_size, advance, reader) if native is not None else \
         _arrow_runs(source, name, block_size, block_rows, advance)
-    for row0, run in runs:
-        run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row))
+    for row0, run, dup in runs:
+        run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row), dup)
         aligned = align(qrels, run, block_settings)
         yield (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()},
                aligned.counts, aligned.run_queries, aligned.qid_codes)
