@@ -50,14 +50,14 @@ def _native_dcg(measure, ranked, n: int, condensed: bool) -> np.ndarray | None:
     out = np.empty(n)
     k = -1 if measure.cutoff is None else measure.cutoff
     denominators = _denominators(measure.discount, depth)
-    for top in (FEW_GRADES, ranked.top_grade):  # the grades 0..15 of most qrels; else all there are
-        if top > MAX_GAIN_TABLE:
-            return None
-        if native.dcg_measure(k, condensed, offsets, pos, grade, _gains(measure.gain, top), denominators, out):
-            return out
-        if ranked.top_grade <= FEW_GRADES:
-            return None
-    return None
+    # the grades 0..15 of most qrels first; when a grade is past them, all there are
+    if native.dcg_measure(k, condensed, offsets, pos, grade, _gains(measure.gain, FEW_GRADES), denominators, out):
+        return out
+    top = ranked.top_grade
+    if top <= FEW_GRADES or top > MAX_GAIN_TABLE:
+        return None
+    done = native.dcg_measure(k, condensed, offsets, pos, grade, _gains(measure.gain, top), denominators, out)
+    return out if done else None
 
 
 def _native_index_idcg(measure, index) -> np.ndarray | None:
