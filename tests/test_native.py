@@ -558,7 +558,7 @@ def test_dcg_kernel_hands_grades_it_cannot_take_to_numpy():
     from judged.measures.dcg import dcg
 
     aligned = align(judged.read_qrels({"q": {"a": 2, "b": 1}}), judged.read_run({"q": {"a": 3.0, "b": 2.0, "c": 1.0}}))
-    for grade in ([2.0, 1.5, np.nan], [2.0, 1.0, 70000.0], [2.0, -3.0, 9.0]):
+    for grade in ([2.0, 1.5, np.nan], [2.0, 1.0, 70000.0], [2.0, -3.0, 9.0], [2.0, 40.0, 16.0]):
         ranked = dataclasses.replace(aligned.ranked, grade=np.array(grade), _tops={}, _memo={})
         for text in ("DCG@3", "DCG(gain=exp)", "DCG(unjudged=condensed)@2", "DCG(gain={0:0,1:1,2:5})@3"):
             m = Measure.parse(text)
