@@ -708,6 +708,15 @@ static PyObject *lookup_blocks(PyObject *self, PyObject *args)
 
 enum { M_P, M_R, M_SUCCESS, M_RR, M_AP, M_RPREC, M_NUMRET, M_NUMRELRET, M_BPREF };
 
+/* The 0-based rank of row i (grade g) in its query's ranking, or -1 when the condensed
+ * ranking drops it; *kept counts the rows the condensed ranking kept so far. */
+static inline int64_t rank_of(int condensed, double g, const int64_t *pos, int64_t i, int64_t *kept)
+{
+    if (!condensed) return pos[i];
+    if (!(g >= 0)) return -1;
+    return (*kept)++;
+}
+
 /* binary_measure(kind, k, rel, condensed, offsets, pos, grade, R, N, out): the measure of
  * judged.measures.binary coded ``kind`` (M_* above) for every query; R and N are the
  * query's relevant (grade >= rel) and judged non-relevant (0 <= grade < rel) counts. */
@@ -747,13 +756,8 @@ static PyObject *binary_measure(PyObject *self, PyObject *args)
         double s = 0.0, rr = 0.0;
         for (int64_t i = off[q]; i < off[q + 1]; i++) {
             const double g = grade[i];
-            int64_t p;
-            if (condensed) {
-                if (!(g >= 0)) continue;
-                p = kept++;
-            } else {
-                p = pos[i];
-            }
+            const int64_t p = rank_of(condensed, g, pos, i, &kept);
+            if (p < 0) continue;
             if (k >= 0 && p >= k) break;
             ret++;
             if (!(g >= rel)) continue;
@@ -804,13 +808,8 @@ static PyObject *dcg_measure(PyObject *self, PyObject *args)
         double s = 0.0;
         for (int64_t i = off[q]; i < off[q + 1]; i++) {
             const double g = grade[i];
-            int64_t p;
-            if (condensed) {
-                if (!(g >= 0)) continue;
-                p = kept++;
-            } else {
-                p = pos[i];
-            }
+            const int64_t p = rank_of(condensed, g, pos, i, &kept);
+            if (p < 0) continue;
             if (k >= 0 && p >= k) break;
             double gain = 0.0;
             if (g >= 0) {
