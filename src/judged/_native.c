@@ -737,11 +737,119 @@ static void merge_sort_rows(const RankKey *k, int64_t *v, int64_t *tmp, Py_ssize
     while (i < h) v[o++] = tmp[i++];
 }
 
+/* A query's rows out of order are sorted as (key, row) pairs in one contiguous array
+ * rather than through score[row]: the key is a uint64 whose unsigned order is the score's
+ * descending order (the IEEE 754 bits, sign-flipped so that they sort as integers, then
+ * complemented), with -0.0 read as 0.0 since the two compare equal; +-inf sort as numbers.
+ * Equal keys are exactly equal scores, left to merge_sort_rows for docid and row order. */
+typedef struct {
+    uint64_t key;
+    int64_t row;
+} KeyRow;
+
+static inline uint64_t rank_key(double s)
+{
+    uint64_t b;
+    if (s == 0.0) s = 0.0;  /* -0.0 == 0.0: one key */
+    memcpy(&b, &s, sizeof b);
+    return b >> 63 ? b : ~(b | (UINT64_C(1) << 63));
+}
+
+#define KEY_SMALL 16     /* at most this many pairs: left to the final insertion pass */
+#define KEY_BITS_MAX 11  /* at most 2048 buckets per pass */
+#define KEY_LEVELS 14    /* passes nested at most ceil(64 / 5): each one settles >= 5 key bits */
+
+static inline int bit_length(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 64 - __builtin_clzll(x) : 0;
+#else
+    int n = 0;
+    while (x) { n++; x >>= 1; }
+    return n;
+#endif
+}
+
+/* Groups a[0..n) by key: a most-significant-digit bucket pass over the keys' range
+ * (about one bucket per pair, bucket = (key - min) >> shift), repeated inside every
+ * bucket of more than KEY_SMALL pairs; the buckets come out in key order, each of at most
+ * KEY_SMALL pairs or of one key, for key_insertion to finish. A pass is stable; tmp and
+ * count (KEY_LEVELS << KEY_BITS_MAX entries) are scratch. */
+static void key_buckets(KeyRow *a, KeyRow *tmp, Py_ssize_t n, uint32_t *count)
+{
+    uint64_t lo = a[0].key, hi = lo;
+    for (Py_ssize_t i = 1; i < n; i++) {
+        uint64_t x = a[i].key;
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+    }
+    if (lo == hi) return;
+    int bits = bit_length((uint64_t)(n - 1));
+    if (bits > KEY_BITS_MAX) bits = KEY_BITS_MAX;
+    int shift = bit_length(hi - lo) - bits;
+    if (shift < 0) shift = 0;
+    Py_ssize_t nb = (Py_ssize_t)1 << bits;
+    memset(count, 0, nb * sizeof(uint32_t));
+    for (Py_ssize_t i = 0; i < n; i++) count[(a[i].key - lo) >> shift]++;
+    uint32_t sum = 0, largest = 0;
+    for (Py_ssize_t d = 0; d < nb; d++) {  /* count[d]: where bucket d starts */
+        uint32_t c = count[d];
+        count[d] = sum;
+        sum += c;
+        largest = c > largest ? c : largest;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) tmp[count[(a[i].key - lo) >> shift]++] = a[i];
+    memcpy(a, tmp, n * sizeof(KeyRow));
+    if (largest <= KEY_SMALL) return;
+    for (Py_ssize_t d = 0, s = 0; s < n; s = count[d++])  /* now count[d]: where bucket d ends */
+        if (count[d] - s > KEY_SMALL) key_buckets(a + s, tmp, count[d] - s, count + nb);
+}
+
+/* Stable insertion sort by key; cheap once key_buckets has grouped the pairs. */
+static void key_insertion(KeyRow *a, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 1; i < n; i++) {
+        KeyRow x = a[i];
+        Py_ssize_t j = i;
+        while (j > 0 && a[j - 1].key > x.key) { a[j] = a[j - 1]; j--; }
+        a[j] = x;
+    }
+}
+
+/* v[0..n): one query's rows in score order, into rank order: each run of equal scores
+ * by docid descending, then row. */
+static void sort_equal_scores(const RankKey *k, int64_t *v, Py_ssize_t n, int64_t *row_tmp)
+{
+    for (Py_ssize_t i = 1, s = 0; i <= n; i++)
+        if (i == n || k->score[v[i]] != k->score[v[s]]) {
+            if (i - s > 1) merge_sort_rows(k, v + s, row_tmp, i - s);
+            s = i;
+        }
+}
+
+/* v[0..n): one query's rows (ascending), out of rank order, into rank order. Scores
+ * already descending (only equal scores out of docid order, as in a file sorted by score
+ * alone) keep their places; otherwise the rows are sorted as (key, row) pairs. */
+static void sort_query_rows(const RankKey *k, int64_t *v, Py_ssize_t n, KeyRow *a, KeyRow *tmp,
+                            uint32_t *count, int64_t *row_tmp)
+{
+    Py_ssize_t i = 1;
+    while (i < n && k->score[v[i - 1]] >= k->score[v[i]]) i++;
+    if (i < n) {
+        for (i = 0; i < n; i++) { a[i].key = rank_key(k->score[v[i]]); a[i].row = v[i]; }
+        if (n > KEY_SMALL) key_buckets(a, tmp, n, count);
+        key_insertion(a, n);
+        for (i = 0; i < n; i++) v[i] = a[i].row;
+    }
+    sort_equal_scores(k, v, n, row_tmp);
+}
+
 /* align's ranking in one pass, for ties='trec': the run rows whose query index qe[row]
  * is >= 0, in (query index, score descending, docid descending, row) order, with each
  * one's query index and 0-based rank, and the per-query offsets. Queries whose rows are
- * already in order (as run files list them) are checked, not sorted. Returns
- * (rows, q, pos, offsets) as int64 bytearrays, or None when a kept score is NaN. */
+ * already in order (as run files list them) are checked, not sorted; scratch memory is
+ * sized by the longest query. Returns (rows, q, pos, offsets) as int64 bytearrays, or
+ * None when a kept score is NaN. */
 static PyObject *trec_rank(PyObject *self, PyObject *args)
 {
     Py_buffer qb, sb, ob, db;
@@ -769,19 +877,32 @@ static PyObject *trec_rank(PyObject *self, PyObject *args)
     rows_o = rows_b.obj; q_o = q_b.obj; pos_o = pos_b.obj;
     int64_t *rows = (int64_t *)rows_b.p, *q = (int64_t *)q_b.p, *pos = (int64_t *)pos_b.p;
     Py_BEGIN_ALLOW_THREADS
-    int64_t *tmp = malloc((m / 2 + 1) * sizeof(int64_t));
-    if (!tmp || rows_by_query(qe, n, nq, start, rows)) failed = 1;
+    KeyRow *pairs = NULL;  /* scratch, allocated at the first query out of order */
+    uint32_t *count = NULL;
+    int64_t *row_tmp = NULL;
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t k = 0; k < nq; k++)
+        if (start[k + 1] - start[k] > longest) longest = start[k + 1] - start[k];
+    if (rows_by_query(qe, n, nq, start, rows)) failed = 1;
     else {  /* each query's rows, already by query, into rank order */
         RankKey key = {score, ob.buf, db.buf};
-        for (Py_ssize_t k = 0; k < nq; k++) {
+        for (Py_ssize_t k = 0; k < nq && !failed; k++) {
             int64_t *v = rows + start[k];
             Py_ssize_t len = start[k + 1] - start[k], i = 1;
             while (i < len && rank_cmp_rows(&key, v[i - 1], v[i]) < 0) i++;
-            if (i < len) merge_sort_rows(&key, v, tmp, len);
+            if (i < len) {
+                if (!pairs) {
+                    pairs = malloc(2 * longest * sizeof(KeyRow));
+                    count = malloc(KEY_LEVELS * ((Py_ssize_t)1 << KEY_BITS_MAX) * sizeof(uint32_t));
+                    row_tmp = malloc((longest / 2 + 1) * sizeof(int64_t));
+                    if (!pairs || !count || !row_tmp) { failed = 1; break; }
+                }
+                sort_query_rows(&key, v, len, pairs, pairs + longest, count, row_tmp);
+            }
             for (Py_ssize_t j = 0; j < len; j++) { q[start[k] + j] = k; pos[start[k] + j] = j; }
         }
     }
-    free(tmp);
+    free(pairs); free(count); free(row_tmp);
     Py_END_ALLOW_THREADS
     if (failed) { PyErr_NoMemory(); goto done; }
     out_fit(&rows_b, m * 8); out_fit(&q_b, m * 8); out_fit(&pos_b, m * 8);
