@@ -750,7 +750,7 @@ typedef struct {
 static inline uint64_t rank_key(double s)
 {
     uint64_t b;
-    if (s == 0.0) s = 0.0;  /* -0.0 == 0.0: one key */
+    s += 0.0;  /* -0.0 + 0.0 is 0.0: one key for the two zeros, which compare equal */
     memcpy(&b, &s, sizeof b);
     return b >> 63 ? b : ~(b | (UINT64_C(1) << 63));
 }
@@ -817,11 +817,12 @@ static void key_insertion(KeyRow *a, Py_ssize_t n)
 }
 
 /* v[0..n): one query's rows in score order, into rank order: each run of equal scores
- * by docid descending, then row. */
-static void sort_equal_scores(const RankKey *k, int64_t *v, Py_ssize_t n, int64_t *row_tmp)
+ * by docid descending, then row. Equal scores are told by their keys a[0..n) when given
+ * (read in order, not through v), else by score[v[i]]. */
+static void sort_equal_scores(const RankKey *k, int64_t *v, Py_ssize_t n, const KeyRow *a, int64_t *row_tmp)
 {
     for (Py_ssize_t i = 1, s = 0; i <= n; i++)
-        if (i == n || k->score[v[i]] != k->score[v[s]]) {
+        if (i == n || (a ? a[i].key != a[s].key : k->score[v[i]] != k->score[v[s]])) {
             if (i - s > 1) merge_sort_rows(k, v + s, row_tmp, i - s);
             s = i;
         }
@@ -835,13 +836,15 @@ static void sort_query_rows(const RankKey *k, int64_t *v, Py_ssize_t n, KeyRow *
 {
     Py_ssize_t i = 1;
     while (i < n && k->score[v[i - 1]] >= k->score[v[i]]) i++;
-    if (i < n) {
-        for (i = 0; i < n; i++) { a[i].key = rank_key(k->score[v[i]]); a[i].row = v[i]; }
-        if (n > KEY_SMALL) key_buckets(a, tmp, n, count);
-        key_insertion(a, n);
-        for (i = 0; i < n; i++) v[i] = a[i].row;
+    if (i == n) {
+        sort_equal_scores(k, v, n, NULL, row_tmp);
+        return;
     }
-    sort_equal_scores(k, v, n, row_tmp);
+    for (i = 0; i < n; i++) { a[i].key = rank_key(k->score[v[i]]); a[i].row = v[i]; }
+    if (n > KEY_SMALL) key_buckets(a, tmp, n, count);
+    key_insertion(a, n);
+    for (i = 0; i < n; i++) v[i] = a[i].row;
+    sort_equal_scores(k, v, n, a, row_tmp);
 }
 
 /* align's ranking in one pass, for ties='trec': the run rows whose query index qe[row]
