@@ -816,14 +816,60 @@ static void key_insertion(KeyRow *a, Py_ssize_t n)
     }
 }
 
+/* Docids as keys: 8 bytes from byte `skip` on, big-endian and zero-padded, complemented:
+ * their unsigned order is the docids' descending byte order, except that docids whose 8
+ * bytes agree (or differ only by trailing NUL bytes against padding) share a key. */
+static inline uint64_t docid_key(const RankKey *k, int64_t row, int32_t skip)
+{
+    const unsigned char *p = k->data + k->off[row] + skip;
+    int32_t len = k->off[row + 1] - k->off[row] - skip;
+    uint64_t x = 0;
+    for (int b = 0; b < 8; b++) x = x << 8 | (b < len ? p[b] : 0);
+    return ~x;
+}
+
+#define TIES_BY_KEY 32  /* equal scores: fewer rows than this are merge-sorted directly */
+
+/* v[0..n): rows of one score, into docid descending, then row order. Many rows are
+ * sorted as (docid key, row) pairs in a[0..n) (tmp, count: key_buckets' scratch) after
+ * the bytes they all share, and only rows with equal keys are compared in full. */
+static void sort_equal_score(const RankKey *k, int64_t *v, Py_ssize_t n, KeyRow *a, KeyRow *tmp,
+                             uint32_t *count, int64_t *row_tmp)
+{
+    if (n < TIES_BY_KEY) {
+        merge_sort_rows(k, v, row_tmp, n);
+        return;
+    }
+    const unsigned char *first = k->data + k->off[v[0]];
+    int32_t shared = k->off[v[0] + 1] - k->off[v[0]];
+    for (Py_ssize_t i = 1; i < n && shared > 0; i++) {
+        const unsigned char *p = k->data + k->off[v[i]];
+        int32_t len = k->off[v[i] + 1] - k->off[v[i]], j = 0;
+        if (len < shared) shared = len;
+        while (j < shared && p[j] == first[j]) j++;
+        shared = j;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) { a[i].key = docid_key(k, v[i], shared); a[i].row = v[i]; }
+    key_buckets(a, tmp, n, count);
+    key_insertion(a, n);
+    for (Py_ssize_t i = 0; i < n; i++) v[i] = a[i].row;
+    for (Py_ssize_t i = 1, s = 0; i <= n; i++)
+        if (i == n || a[i].key != a[s].key) {
+            if (i - s > 1) merge_sort_rows(k, v + s, row_tmp, i - s);
+            s = i;
+        }
+}
+
 /* v[0..n): one query's rows in score order, into rank order: each run of equal scores
- * by docid descending, then row. Equal scores are told by their keys a[0..n) when given
- * (read in order, not through v), else by score[v[i]]. */
-static void sort_equal_scores(const RankKey *k, int64_t *v, Py_ssize_t n, const KeyRow *a, int64_t *row_tmp)
+ * by sort_equal_score. Equal scores are told by their keys a[0..n) when `keyed` (read
+ * in order, not through v), else by score[v[i]]; a run's pairs are free once it ends, and
+ * become its scratch. */
+static void sort_equal_scores(const RankKey *k, int64_t *v, Py_ssize_t n, int keyed, KeyRow *a, KeyRow *tmp,
+                              uint32_t *count, int64_t *row_tmp)
 {
     for (Py_ssize_t i = 1, s = 0; i <= n; i++)
-        if (i == n || (a ? a[i].key != a[s].key : k->score[v[i]] != k->score[v[s]])) {
-            if (i - s > 1) merge_sort_rows(k, v + s, row_tmp, i - s);
+        if (i == n || (keyed ? a[i].key != a[s].key : k->score[v[i]] != k->score[v[s]])) {
+            if (i - s > 1) sort_equal_score(k, v + s, i - s, a + s, tmp + s, count, row_tmp);
             s = i;
         }
 }
@@ -837,14 +883,14 @@ static void sort_query_rows(const RankKey *k, int64_t *v, Py_ssize_t n, KeyRow *
     Py_ssize_t i = 1;
     while (i < n && k->score[v[i - 1]] >= k->score[v[i]]) i++;
     if (i == n) {
-        sort_equal_scores(k, v, n, NULL, row_tmp);
+        sort_equal_scores(k, v, n, 0, a, tmp, count, row_tmp);
         return;
     }
     for (i = 0; i < n; i++) { a[i].key = rank_key(k->score[v[i]]); a[i].row = v[i]; }
     if (n > KEY_SMALL) key_buckets(a, tmp, n, count);
     key_insertion(a, n);
     for (i = 0; i < n; i++) v[i] = a[i].row;
-    sort_equal_scores(k, v, n, a, row_tmp);
+    sort_equal_scores(k, v, n, 1, a, tmp, count, row_tmp);
 }
 
 /* align's ranking in one pass, for ties='trec': the run rows whose query index qe[row]
