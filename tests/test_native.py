@@ -528,7 +528,7 @@ def trec_order(qe, score, docs) -> list:
 
 INF = np.inf
 PREFIXES = ["", "a", "ab", "abc", "abd", "b", "ba", "é", "éa", "10", "1", "9"]
-DOCIDS = {  # name -> docids(rng, n): what docid keys (8 bytes after a shared prefix) must get right
+RANK_DOCIDS = {  # name -> docids(rng, n): what docid keys (8 bytes after a shared prefix) must get right
     "short": lambda rng, n: [f"{p}{i}" if rng.random() < 0.8 else p for i, p in enumerate(rng.choice(PREFIXES, n))],
     "long shared prefix": lambda rng, n: [f"clueweb09-en0000-{p}{i % 50}" for i, p in enumerate(rng.choice(PREFIXES, n))],
     "NUL and high bytes, repeated": lambda rng, n: list(rng.choice(["ab", "ab\x00", "ab\x00\x00c", "ab\x00c", "a", "",
@@ -554,7 +554,7 @@ BLOCK_SIZES = [1, 2, 2, 2, 3, 16, 17, 40, 1200, 5000]
 
 def rank_case(name: str, docids: str, seed: int, descending: bool = False):
     """Rows of queries of BLOCK_SIZES interleaved, some dropped (query index -1), scores
-    RANK_SCORES[name], DOCIDS[docids]; ``descending``: each query's scores already in
+    RANK_SCORES[name], RANK_DOCIDS[docids]; ``descending``: each query's scores already in
     order, ties not."""
     rng = np.random.default_rng(seed)
     qe = np.repeat(np.arange(len(BLOCK_SIZES)), BLOCK_SIZES)
@@ -562,7 +562,7 @@ def rank_case(name: str, docids: str, seed: int, descending: bool = False):
     if descending:  # score descending, docid ascending: only the ties are out of order
         score = -np.sort(-score)
         score = np.concatenate([np.sort(score[qe == k])[::-1] for k in range(len(BLOCK_SIZES))])
-    docs = [str(d) for d in DOCIDS[docids](rng, len(qe))]
+    docs = [str(d) for d in RANK_DOCIDS[docids](rng, len(qe))]
     if not descending:
         perm = rng.permutation(len(qe))
         qe, score, docs = qe[perm], score[perm], [docs[i] for i in perm]
@@ -572,7 +572,7 @@ def rank_case(name: str, docids: str, seed: int, descending: bool = False):
 
 @needs_native
 @pytest.mark.parametrize("descending", [False, True], ids=["shuffled", "descending"])
-@pytest.mark.parametrize("docids", list(DOCIDS))
+@pytest.mark.parametrize("docids", list(RANK_DOCIDS))
 @pytest.mark.parametrize("name", list(RANK_SCORES))
 def test_trec_rank_orders_as_trec_eval(name, docids, descending):
     qe, score, docs = rank_case(name, docids, len(name), descending)
