@@ -770,11 +770,18 @@ static inline int bit_length(uint64_t x)
 #endif
 }
 
+/* Buckets of one key_buckets pass over n pairs: the power of two >= n, at most 2048. */
+static inline Py_ssize_t key_bucket_count(Py_ssize_t n)
+{
+    int bits = bit_length((uint64_t)(n - 1));
+    return (Py_ssize_t)1 << (bits < KEY_BITS_MAX ? bits : KEY_BITS_MAX);
+}
+
 /* Groups a[0..n) by key: a most-significant-digit bucket pass over the keys' range
  * (about one bucket per pair, bucket = (key - min) >> shift), repeated inside every
  * bucket of more than KEY_SMALL pairs; the buckets come out in key order, each of at most
  * KEY_SMALL pairs or of one key, for key_insertion to finish. A pass is stable; tmp and
- * count (KEY_LEVELS << KEY_BITS_MAX entries) are scratch. */
+ * count (KEY_LEVELS * key_bucket_count(n) entries) are scratch. */
 static void key_buckets(KeyRow *a, KeyRow *tmp, Py_ssize_t n, uint32_t *count)
 {
     uint64_t lo = a[0].key, hi = lo;
@@ -784,11 +791,9 @@ static void key_buckets(KeyRow *a, KeyRow *tmp, Py_ssize_t n, uint32_t *count)
         hi = x > hi ? x : hi;
     }
     if (lo == hi) return;
-    int bits = bit_length((uint64_t)(n - 1));
-    if (bits > KEY_BITS_MAX) bits = KEY_BITS_MAX;
-    int shift = bit_length(hi - lo) - bits;
+    Py_ssize_t nb = key_bucket_count(n);
+    int shift = bit_length(hi - lo) - bit_length((uint64_t)(nb - 1));
     if (shift < 0) shift = 0;
-    Py_ssize_t nb = (Py_ssize_t)1 << bits;
     memset(count, 0, nb * sizeof(uint32_t));
     for (Py_ssize_t i = 0; i < n; i++) count[(a[i].key - lo) >> shift]++;
     uint32_t sum = 0, largest = 0;
@@ -874,16 +879,20 @@ static void sort_equal_scores(const RankKey *k, int64_t *v, Py_ssize_t n, int ke
         }
 }
 
-/* v[0..n): one query's rows (ascending), out of rank order, into rank order. Scores
- * already descending (only equal scores out of docid order, as in a file sorted by score
- * alone) keep their places; otherwise the rows are sorted as (key, row) pairs. */
-static void sort_query_rows(const RankKey *k, int64_t *v, Py_ssize_t n, KeyRow *a, KeyRow *tmp,
-                            uint32_t *count, int64_t *row_tmp)
+/* v[0..n): one query's rows (ascending), into rank order, given that v[0..from) is in
+ * it and v[from - 1], v[from] are not. Scores already descending (only equal scores out
+ * of docid order, as in a file sorted by score alone) keep their places, and the equal
+ * scores from the run holding v[from - 1] on are ordered; otherwise the rows are sorted
+ * as (key, row) pairs. */
+static void sort_query_rows(const RankKey *k, int64_t *v, Py_ssize_t n, Py_ssize_t from, KeyRow *a,
+                            KeyRow *tmp, uint32_t *count, int64_t *row_tmp)
 {
-    Py_ssize_t i = 1;
+    Py_ssize_t i = from;
     while (i < n && k->score[v[i - 1]] >= k->score[v[i]]) i++;
     if (i == n) {
-        sort_equal_scores(k, v, n, 0, a, tmp, count, row_tmp);
+        i = from - 1;
+        while (i > 0 && k->score[v[i - 1]] == k->score[v[from - 1]]) i--;
+        sort_equal_scores(k, v + i, n - i, 0, a, tmp, count, row_tmp);
         return;
     }
     for (i = 0; i < n; i++) { a[i].key = rank_key(k->score[v[i]]); a[i].row = v[i]; }
@@ -942,11 +951,11 @@ static PyObject *trec_rank(PyObject *self, PyObject *args)
             if (i < len) {
                 if (!pairs) {
                     pairs = malloc(2 * longest * sizeof(KeyRow));
-                    count = malloc(KEY_LEVELS * ((Py_ssize_t)1 << KEY_BITS_MAX) * sizeof(uint32_t));
+                    count = malloc(KEY_LEVELS * key_bucket_count(longest) * sizeof(uint32_t));
                     row_tmp = malloc((longest / 2 + 1) * sizeof(int64_t));
                     if (!pairs || !count || !row_tmp) { failed = 1; break; }
                 }
-                sort_query_rows(&key, v, len, pairs, pairs + longest, count, row_tmp);
+                sort_query_rows(&key, v, len, i, pairs, pairs + longest, count, row_tmp);
             }
             for (Py_ssize_t j = 0; j < len; j++) { q[start[k] + j] = k; pos[start[k] + j] = j; }
         }
