@@ -757,7 +757,7 @@ static inline uint64_t rank_key(double s)
 
 #define KEY_SMALL 16     /* at most this many pairs: left to the final insertion pass */
 #define KEY_BITS_MAX 11  /* at most 2048 buckets per pass */
-#define KEY_LEVELS 14    /* passes nested at most ceil(64 / 5): each one settles >= 5 key bits */
+#define KEY_LEVELS 16    /* passes nested at most: each one narrows the range >= 16 times */
 
 static inline int bit_length(uint64_t x)
 {
@@ -777,12 +777,13 @@ static inline Py_ssize_t key_bucket_count(Py_ssize_t n)
     return (Py_ssize_t)1 << (bits < KEY_BITS_MAX ? bits : KEY_BITS_MAX);
 }
 
-/* Groups a[0..n) by key: a most-significant-digit bucket pass over the keys' range
- * (about one bucket per pair, bucket = (key - min) >> shift), repeated inside every
- * bucket of more than KEY_SMALL pairs; the buckets come out in key order, each of at most
- * KEY_SMALL pairs or of one key, for key_insertion to finish. A pass is stable; tmp and
- * count (KEY_LEVELS * key_bucket_count(n) entries) are scratch. */
-static void key_buckets(KeyRow *a, KeyRow *tmp, Py_ssize_t n, uint32_t *count)
+/* Groups a[0..n) by key: a most-significant-digit bucket pass that spreads the keys'
+ * range [lo, hi] evenly over about one bucket per pair (bucket ((key - lo) >> shift) *
+ * mul >> 32, where (hi - lo) >> shift < 2^32), repeated inside every bucket of more than
+ * KEY_SMALL pairs, at most `levels` passes deep. The buckets come out in key order for
+ * key_insertion to finish. A pass is stable; tmp and count (levels *
+ * key_bucket_count(n) entries) are scratch. */
+static void key_buckets(KeyRow *a, KeyRow *tmp, Py_ssize_t n, uint32_t *count, int levels)
 {
     uint64_t lo = a[0].key, hi = lo;
     for (Py_ssize_t i = 1; i < n; i++) {
@@ -792,10 +793,11 @@ static void key_buckets(KeyRow *a, KeyRow *tmp, Py_ssize_t n, uint32_t *count)
     }
     if (lo == hi) return;
     Py_ssize_t nb = key_bucket_count(n);
-    int shift = bit_length(hi - lo) - bit_length((uint64_t)(nb - 1));
+    int shift = bit_length(hi - lo) - 32;
     if (shift < 0) shift = 0;
+    const uint64_t mul = ((uint64_t)nb << 32) / (((hi - lo) >> shift) + 1);  /* bucket(hi) < nb */
     memset(count, 0, nb * sizeof(uint32_t));
-    for (Py_ssize_t i = 0; i < n; i++) count[(a[i].key - lo) >> shift]++;
+    for (Py_ssize_t i = 0; i < n; i++) count[((a[i].key - lo) >> shift) * mul >> 32]++;
     uint32_t sum = 0, largest = 0;
     for (Py_ssize_t d = 0; d < nb; d++) {  /* count[d]: where bucket d starts */
         uint32_t c = count[d];
@@ -803,11 +805,11 @@ static void key_buckets(KeyRow *a, KeyRow *tmp, Py_ssize_t n, uint32_t *count)
         sum += c;
         largest = c > largest ? c : largest;
     }
-    for (Py_ssize_t i = 0; i < n; i++) tmp[count[(a[i].key - lo) >> shift]++] = a[i];
+    for (Py_ssize_t i = 0; i < n; i++) tmp[count[((a[i].key - lo) >> shift) * mul >> 32]++] = a[i];
     memcpy(a, tmp, n * sizeof(KeyRow));
-    if (largest <= KEY_SMALL) return;
+    if (largest <= KEY_SMALL || levels <= 1) return;
     for (Py_ssize_t d = 0, s = 0; s < n; s = count[d++])  /* now count[d]: where bucket d ends */
-        if (count[d] - s > KEY_SMALL) key_buckets(a + s, tmp, count[d] - s, count + nb);
+        if (count[d] - s > KEY_SMALL) key_buckets(a + s, tmp, count[d] - s, count + nb, levels - 1);
 }
 
 /* Stable insertion sort by key; cheap once key_buckets has grouped the pairs. */
@@ -855,7 +857,7 @@ static void sort_equal_score(const RankKey *k, int64_t *v, Py_ssize_t n, KeyRow 
         shared = j;
     }
     for (Py_ssize_t i = 0; i < n; i++) { a[i].key = docid_key(k, v[i], shared); a[i].row = v[i]; }
-    key_buckets(a, tmp, n, count);
+    key_buckets(a, tmp, n, count, KEY_LEVELS);
     key_insertion(a, n);
     for (Py_ssize_t i = 0; i < n; i++) v[i] = a[i].row;
     for (Py_ssize_t i = 1, s = 0; i <= n; i++)
@@ -896,7 +898,7 @@ static void sort_query_rows(const RankKey *k, int64_t *v, Py_ssize_t n, Py_ssize
         return;
     }
     for (i = 0; i < n; i++) { a[i].key = rank_key(k->score[v[i]]); a[i].row = v[i]; }
-    if (n > KEY_SMALL) key_buckets(a, tmp, n, count);
+    if (n > KEY_SMALL) key_buckets(a, tmp, n, count, KEY_LEVELS);
     key_insertion(a, n);
     for (i = 0; i < n; i++) v[i] = a[i].row;
     sort_equal_scores(k, v, n, 1, a, tmp, count, row_tmp);
