@@ -741,7 +741,7 @@ static void merge_sort_rows(const RankKey *k, int64_t *v, int64_t *tmp, Py_ssize
  * rather than through score[row]: the key is a uint64 whose unsigned order is the score's
  * descending order (the IEEE 754 bits, sign-flipped so that they sort as integers, then
  * complemented), with -0.0 read as 0.0 since the two compare equal; +-inf sort as numbers.
- * Equal keys are exactly equal scores, left to merge_sort_rows for docid and row order. */
+ * Equal keys are exactly equal scores, left to sort_equal_score for docid and row order. */
 typedef struct {
     uint64_t key;
     int64_t row;
