@@ -751,8 +751,7 @@ def rank_case(name: str, docids: str, seed: int, descending: bool = False):
     rng = np.random.default_rng(seed)
     qe = np.repeat(np.arange(len(BLOCK_SIZES)), BLOCK_SIZES)
     score = RANK_SCORES[name](rng, len(qe)).astype(float)
-    if descending:  # score descending, docid ascending: only the ties are out of order
-        score = -np.sort(-score)
+    if descending:  # each query's scores descending, docids as drawn: only equal scores out of order
         score = np.concatenate([np.sort(score[qe == k])[::-1] for k in range(len(BLOCK_SIZES))])
     docs = [str(d) for d in RANK_DOCIDS[docids](rng, len(qe))]
     if not descending:
