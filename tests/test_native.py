@@ -761,3 +761,111 @@ for _name, _test in list(globals().items()):
     if _name.startswith("test_") and _name not in ("test_pure_fixture_patches_every_module_that_imports_native",
                                                    "test_extension_is_built_when_required"):
         globals()[_name] = needs_native(_test)
+
+
+# -- 8. trec_rank's sorts: score keys and docid keys ----------------------------------------
+
+def trec_order(qe, score, docs) -> list:
+    """Reference: rows with qe >= 0 by (query index, score descending, docid bytes
+    descending, row); each sort stable, so equal keys keep the previous ones' order."""
+    rows = [r for r in range(len(qe)) if qe[r] >= 0]
+    rows.sort(key=lambda r: docs[r].encode(), reverse=True)
+    rows.sort(key=lambda r: score[r], reverse=True)  # -0.0 == 0.0: a tie, like trec_eval's compare
+    rows.sort(key=lambda r: qe[r])
+    return rows
+
+
+INF = np.inf
+PREFIXES = ["", "a", "ab", "abc", "abd", "b", "ba", "é", "éa", "10", "1", "9"]
+RANK_DOCIDS = {  # name -> docids(rng, n): what docid keys (8 bytes after a shared prefix) must get right
+    "short": lambda rng, n: [f"{p}{i}" if rng.random() < 0.8 else p for i, p in enumerate(rng.choice(PREFIXES, n))],
+    "long shared prefix": lambda rng, n: [f"clueweb09-en0000-{p}{i % 50}" for i, p in enumerate(rng.choice(PREFIXES, n))],
+    "NUL and high bytes, repeated": lambda rng, n: list(rng.choice(["ab", "ab\x00", "ab\x00\x00c", "ab\x00c", "a", "",
+                                                           "é\x00", "abcdefgh", "abcdefgh\x00", "abcdefghi", "abé", "ab~", "abz",
+                                                           "文", "b"], n)),
+}
+RANK_SCORES = {  # name -> scores(rng, n): what an order-preserving key must get right
+    "normal": lambda rng, n: rng.normal(0, 1, n),
+    "negative": lambda rng, n: -rng.exponential(5, n),
+    "signed zeros": lambda rng, n: rng.choice([0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324], n),
+    "infinities": lambda rng, n: rng.choice([INF, -INF, 0.0, -0.0, 1e308, -1e308, 1.0, -2.5], n),
+    "few values": lambda rng, n: rng.choice([0.5, 0.25], n),
+    "all equal": lambda rng, n: np.full(n, 3.0),
+    "ascending": lambda rng, n: np.arange(n, dtype=float),
+    "clustered with outliers": lambda rng, n: np.where(rng.random(n) < 0.01, rng.choice([1e300, -1e300, INF], n),
+                                                        1 + rng.integers(0, 50, n) * 2.0 ** -52),
+    "powers of two": lambda rng, n: rng.choice([-1.0, 1.0], n) * 2.0 ** rng.integers(-1074, 1024, n),
+    "denormals": lambda rng, n: rng.integers(-40, 40, n) * 5e-324,
+}
+# queries of 1, 2, 3, 16, 17, 40 and over 1,000 rows (5,000: past one pass's 2,048 buckets)
+BLOCK_SIZES = [1, 2, 2, 2, 3, 16, 17, 40, 1200, 5000]
+
+
+def rank_case(name: str, docids: str, seed: int, descending: bool = False):
+    """Rows of queries of BLOCK_SIZES interleaved, some dropped (query index -1), scores
+    RANK_SCORES[name], RANK_DOCIDS[docids]; ``descending``: each query's scores already in
+    order, ties not."""
+    rng = np.random.default_rng(seed)
+    qe = np.repeat(np.arange(len(BLOCK_SIZES)), BLOCK_SIZES)
+    score = RANK_SCORES[name](rng, len(qe)).astype(float)
+    if descending:  # each query's scores descending, docids as drawn: only equal scores out of order
+        score = np.concatenate([np.sort(score[qe == k])[::-1] for k in range(len(BLOCK_SIZES))])
+    docs = [str(d) for d in RANK_DOCIDS[docids](rng, len(qe))]
+    if not descending:
+        perm = rng.permutation(len(qe))
+        qe, score, docs = qe[perm], score[perm], [docs[i] for i in perm]
+    qe = np.where(rng.random(len(qe)) < 0.05, -1, qe)
+    return qe, score, docs
+
+
+@needs_native
+@pytest.mark.parametrize("descending", [False, True], ids=["shuffled", "descending"])
+@pytest.mark.parametrize("docids", list(RANK_DOCIDS))
+@pytest.mark.parametrize("name", list(RANK_SCORES))
+def test_trec_rank_orders_as_trec_eval(name, docids, descending):
+    qe, score, docs = rank_case(name, docids, len(name), descending)
+    nq = len(BLOCK_SIZES)
+    rows, q, pos, offsets = (np.frombuffer(b, np.int64) for b in
+                             native.trec_rank(qe, nq, score, *judged.data.string_buffers(pa.array(docs))))
+    expected = trec_order(qe, score, docs)
+    assert rows.tolist() == expected
+    assert q.tolist() == qe[expected].tolist()
+    assert offsets.tolist() == np.concatenate(([0], np.cumsum(np.bincount(qe[qe >= 0], minlength=nq)))).tolist()
+    assert pos.tolist() == (np.arange(len(rows)) - offsets[q]).tolist()
+
+    # align: the compiled kernel and the pure path (_tie_order) give the same ranking
+    qids = [f"q{k}" for k in np.maximum(qe, 0)]
+    run = Run(pa.array(qids), pa.array(docs), score)
+    qrels = Qrels(pa.array([f"q{k}" for k in range(nq)]), pa.array([docs[0]] * nq), np.ones(nq, np.int64))
+    fast, slow = both(lambda: ranked_arrays(align(qrels, run, Settings(ties="trec", no_relevant="zero"))))
+    assert_same_ranked(fast, slow)
+
+
+@needs_native
+def test_trec_rank_of_nothing_and_of_empty_queries():
+    for qe in (np.zeros(0, np.int64), np.full(3, -1, np.int64)):
+        rows, q, pos, offsets = (np.frombuffer(b, np.int64) for b in
+                                 native.trec_rank(qe, 2, np.zeros(len(qe)),
+                                                  *judged.data.string_buffers(pa.array(["a"] * len(qe), pa.string()))))
+        assert (rows.tolist(), q.tolist(), pos.tolist(), offsets.tolist()) == ([], [], [], [0, 0, 0])
+
+
+@pytest.mark.parametrize("name", ["negative", "signed zeros", "infinities", "few values", "clustered with outliers"])
+def test_trec_rank_ties_equal_pytrec_eval(name):
+    """One query of about 1,000 rows in shuffled order, float32-exact scores (pytrec_eval
+    rounds scores to float32): every order-dependent measure equals trec_eval's C code."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(7)
+    docs = sorted({str(f"{p}{i}" if rng.random() < 0.8 else p) for i, p in enumerate(rng.choice(PREFIXES, 1200))})
+    with np.errstate(over="ignore"):  # 1e308 -> float32 inf
+        score = RANK_SCORES[name](rng, len(docs)).astype(np.float32).astype(float)
+    docs = [docs[i] for i in rng.permutation(len(docs))]
+    qrels = {"1": {d: int(rng.integers(0, 3)) for d in rng.choice(docs, size=300, replace=False)}}
+    qrels["1"][docs[0]] = 1
+    pairs = {"AP": "map", "nDCG": "ndcg", "RR": "recip_rank", "P@5": "P_5", "nDCG@10": "ndcg_cut_10", "Rprec": "Rprec"}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, set(pairs.values())).evaluate(
+        {"1": {d: float(x) for d, x in zip(docs, score)}})["1"]
+    run = Run(pa.array(["1"] * len(docs)), pa.array(docs), score)  # Run() itself: read_run refuses infinities
+    ours = judged.evaluate(qrels, {"r": run}, list(pairs)).runs["r"].values
+    for given, key in pairs.items():
+        assert ours[given][0] == pytest.approx(theirs[key], abs=1e-12), given

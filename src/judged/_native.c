@@ -930,11 +930,179 @@ static void merge_sort_rows(const RankKey *k, int64_t *v, int64_t *tmp, Py_ssize
     while (i < h) v[o++] = tmp[i++];
 }
 
+/* A query's rows out of order are sorted as (key, row) pairs in one contiguous array
+ * rather than through score[row]: the key is a uint64 whose unsigned order is the score's
+ * descending order (the IEEE 754 bits, sign-flipped so that they sort as integers, then
+ * complemented), with -0.0 read as 0.0 since the two compare equal; +-inf sort as numbers.
+ * Equal keys are exactly equal scores, left to sort_equal_score for docid and row order. */
+typedef struct {
+    uint64_t key;
+    int64_t row;
+} KeyRow;
+
+static inline uint64_t rank_key(double s)
+{
+    uint64_t b;
+    s += 0.0;  /* -0.0 + 0.0 is 0.0: one key for the two zeros, which compare equal */
+    memcpy(&b, &s, sizeof b);
+    return b >> 63 ? b : ~(b | (UINT64_C(1) << 63));
+}
+
+#define KEY_SMALL 16     /* at most this many pairs: left to the final insertion pass */
+#define KEY_BITS_MAX 11  /* at most 2048 buckets per pass */
+#define KEY_LEVELS 16    /* passes nested at most: each one narrows the range >= 16 times */
+
+static inline int bit_length(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 64 - __builtin_clzll(x) : 0;
+#else
+    int n = 0;
+    while (x) { n++; x >>= 1; }
+    return n;
+#endif
+}
+
+/* Buckets of one key_buckets pass over n pairs: the power of two >= n, at most 2048. */
+static inline Py_ssize_t key_bucket_count(Py_ssize_t n)
+{
+    int bits = bit_length((uint64_t)(n - 1));
+    return (Py_ssize_t)1 << (bits < KEY_BITS_MAX ? bits : KEY_BITS_MAX);
+}
+
+/* Groups a[0..n) by key: a most-significant-digit bucket pass that spreads the keys'
+ * range [lo, hi] evenly over about one bucket per pair (bucket ((key - lo) >> shift) *
+ * mul >> 32, where (hi - lo) >> shift < 2^32), repeated inside every bucket of more than
+ * KEY_SMALL pairs, at most `levels` passes deep. The buckets come out in key order for
+ * key_insertion to finish. A pass is stable; tmp and count (levels *
+ * key_bucket_count(n) entries) are scratch. */
+static void key_buckets(KeyRow *a, KeyRow *tmp, Py_ssize_t n, uint32_t *count, int levels)
+{
+    uint64_t lo = a[0].key, hi = lo;
+    for (Py_ssize_t i = 1; i < n; i++) {
+        uint64_t x = a[i].key;
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+    }
+    if (lo == hi) return;
+    Py_ssize_t nb = key_bucket_count(n);
+    int shift = bit_length(hi - lo) - 32;
+    if (shift < 0) shift = 0;
+    const uint64_t mul = ((uint64_t)nb << 32) / (((hi - lo) >> shift) + 1);  /* bucket(hi) < nb */
+    memset(count, 0, nb * sizeof(uint32_t));
+    for (Py_ssize_t i = 0; i < n; i++) count[((a[i].key - lo) >> shift) * mul >> 32]++;
+    uint32_t sum = 0, largest = 0;
+    for (Py_ssize_t d = 0; d < nb; d++) {  /* count[d]: where bucket d starts */
+        uint32_t c = count[d];
+        count[d] = sum;
+        sum += c;
+        largest = c > largest ? c : largest;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) tmp[count[((a[i].key - lo) >> shift) * mul >> 32]++] = a[i];
+    memcpy(a, tmp, n * sizeof(KeyRow));
+    if (largest <= KEY_SMALL || levels <= 1) return;
+    for (Py_ssize_t d = 0, s = 0; s < n; s = count[d++])  /* now count[d]: where bucket d ends */
+        if (count[d] - s > KEY_SMALL) key_buckets(a + s, tmp, count[d] - s, count + nb, levels - 1);
+}
+
+/* Stable insertion sort by key; cheap once key_buckets has grouped the pairs. */
+static void key_insertion(KeyRow *a, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 1; i < n; i++) {
+        KeyRow x = a[i];
+        Py_ssize_t j = i;
+        while (j > 0 && a[j - 1].key > x.key) { a[j] = a[j - 1]; j--; }
+        a[j] = x;
+    }
+}
+
+/* Docids as keys: 8 bytes from byte `skip` on, big-endian and zero-padded, complemented:
+ * their unsigned order is the docids' descending byte order, except that docids whose 8
+ * bytes agree (or differ only by trailing NUL bytes against padding) share a key. */
+static inline uint64_t docid_key(const RankKey *k, int64_t row, int32_t skip)
+{
+    const unsigned char *p = k->data + k->off[row] + skip;
+    int32_t len = k->off[row + 1] - k->off[row] - skip;
+    uint64_t x = 0;
+    for (int b = 0; b < 8; b++) x = x << 8 | (b < len ? p[b] : 0);
+    return ~x;
+}
+
+#define TIES_BY_KEY 32  /* equal scores: fewer rows than this are merge-sorted directly */
+
+/* v[0..n): rows of one score, into docid descending, then row order. Many rows are
+ * sorted as (docid key, row) pairs in a[0..n) (tmp, count: key_buckets' scratch) after
+ * the bytes they all share, and only rows with equal keys are compared in full. */
+static void sort_equal_score(const RankKey *k, int64_t *v, Py_ssize_t n, KeyRow *a, KeyRow *tmp,
+                             uint32_t *count, int64_t *row_tmp)
+{
+    if (n < TIES_BY_KEY) {
+        merge_sort_rows(k, v, row_tmp, n);
+        return;
+    }
+    const unsigned char *first = k->data + k->off[v[0]];
+    int32_t shared = k->off[v[0] + 1] - k->off[v[0]];
+    for (Py_ssize_t i = 1; i < n && shared > 0; i++) {
+        const unsigned char *p = k->data + k->off[v[i]];
+        int32_t len = k->off[v[i] + 1] - k->off[v[i]], j = 0;
+        if (len < shared) shared = len;
+        while (j < shared && p[j] == first[j]) j++;
+        shared = j;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) { a[i].key = docid_key(k, v[i], shared); a[i].row = v[i]; }
+    key_buckets(a, tmp, n, count, KEY_LEVELS);
+    key_insertion(a, n);
+    for (Py_ssize_t i = 0; i < n; i++) v[i] = a[i].row;
+    for (Py_ssize_t i = 1, s = 0; i <= n; i++)
+        if (i == n || a[i].key != a[s].key) {
+            if (i - s > 1) merge_sort_rows(k, v + s, row_tmp, i - s);
+            s = i;
+        }
+}
+
+/* v[0..n): one query's rows in score order, into rank order: each run of equal scores
+ * by sort_equal_score. Equal scores are told by their keys a[0..n) when `keyed` (read
+ * in order, not through v), else by score[v[i]]; a run's pairs are free once it ends, and
+ * become its scratch. */
+static void sort_equal_scores(const RankKey *k, int64_t *v, Py_ssize_t n, int keyed, KeyRow *a, KeyRow *tmp,
+                              uint32_t *count, int64_t *row_tmp)
+{
+    for (Py_ssize_t i = 1, s = 0; i <= n; i++)
+        if (i == n || (keyed ? a[i].key != a[s].key : k->score[v[i]] != k->score[v[s]])) {
+            if (i - s > 1) sort_equal_score(k, v + s, i - s, a + s, tmp + s, count, row_tmp);
+            s = i;
+        }
+}
+
+/* v[0..n): one query's rows (ascending), into rank order, given that v[0..from) is in
+ * it and v[from - 1], v[from] are not. Scores already descending (only equal scores out
+ * of docid order, as in a file sorted by score alone) keep their places, and the equal
+ * scores from the run holding v[from - 1] on are ordered; otherwise the rows are sorted
+ * as (key, row) pairs. */
+static void sort_query_rows(const RankKey *k, int64_t *v, Py_ssize_t n, Py_ssize_t from, KeyRow *a,
+                            KeyRow *tmp, uint32_t *count, int64_t *row_tmp)
+{
+    Py_ssize_t i = from;
+    while (i < n && k->score[v[i - 1]] >= k->score[v[i]]) i++;
+    if (i == n) {
+        i = from - 1;
+        while (i > 0 && k->score[v[i - 1]] == k->score[v[from - 1]]) i--;
+        sort_equal_scores(k, v + i, n - i, 0, a, tmp, count, row_tmp);
+        return;
+    }
+    for (i = 0; i < n; i++) { a[i].key = rank_key(k->score[v[i]]); a[i].row = v[i]; }
+    if (n > KEY_SMALL) key_buckets(a, tmp, n, count, KEY_LEVELS);
+    key_insertion(a, n);
+    for (i = 0; i < n; i++) v[i] = a[i].row;
+    sort_equal_scores(k, v, n, 1, a, tmp, count, row_tmp);
+}
+
 /* align's ranking in one pass, for ties='trec': the run rows whose query index qe[row]
  * is >= 0, in (query index, score descending, docid descending, row) order, with each
  * one's query index and 0-based rank, and the per-query offsets. Queries whose rows are
- * already in order (as run files list them) are checked, not sorted. Returns
- * (rows, q, pos, offsets) as int64 bytearrays, or None when a kept score is NaN. */
+ * already in order (as run files list them) are checked, not sorted; scratch memory is
+ * sized by the longest query. Returns (rows, q, pos, offsets) as int64 bytearrays, or
+ * None when a kept score is NaN. */
 static PyObject *trec_rank(PyObject *self, PyObject *args)
 {
     Py_buffer qb, sb, ob, db;
@@ -962,19 +1130,32 @@ static PyObject *trec_rank(PyObject *self, PyObject *args)
     rows_o = rows_b.obj; q_o = q_b.obj; pos_o = pos_b.obj;
     int64_t *rows = (int64_t *)rows_b.p, *q = (int64_t *)q_b.p, *pos = (int64_t *)pos_b.p;
     Py_BEGIN_ALLOW_THREADS
-    int64_t *tmp = malloc((m / 2 + 1) * sizeof(int64_t));
-    if (!tmp || rows_by_query(qe, n, nq, start, rows)) failed = 1;
+    KeyRow *pairs = NULL;  /* scratch, allocated at the first query out of order */
+    uint32_t *count = NULL;
+    int64_t *row_tmp = NULL;
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t k = 0; k < nq; k++)
+        if (start[k + 1] - start[k] > longest) longest = start[k + 1] - start[k];
+    if (rows_by_query(qe, n, nq, start, rows)) failed = 1;
     else {  /* each query's rows, already by query, into rank order */
         RankKey key = {score, ob.buf, db.buf};
-        for (Py_ssize_t k = 0; k < nq; k++) {
+        for (Py_ssize_t k = 0; k < nq && !failed; k++) {
             int64_t *v = rows + start[k];
             Py_ssize_t len = start[k + 1] - start[k], i = 1;
             while (i < len && rank_cmp_rows(&key, v[i - 1], v[i]) < 0) i++;
-            if (i < len) merge_sort_rows(&key, v, tmp, len);
+            if (i < len) {
+                if (!pairs) {
+                    pairs = malloc(2 * longest * sizeof(KeyRow));
+                    count = malloc(KEY_LEVELS * key_bucket_count(longest) * sizeof(uint32_t));
+                    row_tmp = malloc((longest / 2 + 1) * sizeof(int64_t));
+                    if (!pairs || !count || !row_tmp) { failed = 1; break; }
+                }
+                sort_query_rows(&key, v, len, i, pairs, pairs + longest, count, row_tmp);
+            }
             for (Py_ssize_t j = 0; j < len; j++) { q[start[k] + j] = k; pos[start[k] + j] = j; }
         }
     }
-    free(tmp);
+    free(pairs); free(count); free(row_tmp);
     Py_END_ALLOW_THREADS
     if (failed) { PyErr_NoMemory(); goto done; }
     out_fit(&rows_b, m * 8); out_fit(&q_b, m * 8); out_fit(&pos_b, m * 8);
