@@ -89,6 +89,17 @@ table = pacsv.read_csv(run_path, read_options=pacsv.ReadOptions(
 print(json.dumps({"seconds": time.perf_counter() - t, "queries": 0}))
 """,
 }
+# The same two programs timed on their second call in the process: the memory a first call
+# maps (and the kernel's page faults behind it, costly when transparent huge pages need
+# compaction) is then already there. A stricter floor for "the time pyarrow needs to read".
+SECOND = """
+import gc
+exec(compile(FIRST, "first", "exec"))
+gc.collect()
+exec(compile(FIRST, "second", "exec"))
+"""
+for _name in ("judged", "pyarrow read"):
+    TOOLS[_name + " (second in process)"] = f"FIRST = {TOOLS[_name]!r}\n" + SECOND
 TREC_EVAL = ["-q", "-m", "ndcg_cut.10", "-m", "map", "-m", "P.10", "-m", "recip_rank", "-m", "recall.100"]
 
 
@@ -146,13 +157,18 @@ def end_to_end(shape: str, repeat: int, skip: set[str]) -> dict:
     # the command line, timed as a whole process (interpreter start and imports included)
     tools["judged eval (CLI)"] = [sys.executable, "-m", "judged", "eval", qrels, run, "-m", "nDCG@10", "-m", "AP",
                                   "-m", "P@10", "-m", "RR", "-m", "R@100", "--format", "json"]
+    tools = {name: argv for name, argv in tools.items() if name not in skip and not any(name.startswith(s) for s in skip)}
+    # round robin: every tool once per round, so a change in the machine's load between
+    # rounds touches every tool alike and the ratios hold
+    tries = {name: [] for name in tools}
+    for round_ in range(repeat):
+        for name, argv in tools.items():
+            if round_ == 0 or name != "ranx (cold)":
+                tries[name].append(run_child(argv))
     results = {}
-    for name, argv in tools.items():
-        if name in skip or any(name.startswith(s) for s in skip):
-            continue
-        tries = [run_child(argv) for _ in range(1 if name == "ranx (cold)" else repeat)]
-        good = [t for t in tries if "error" not in t]
-        results[name] = min(good, key=lambda t: t["seconds"]) if good else tries[0]
+    for name in tools:
+        good = [t for t in tries[name] if "error" not in t]
+        results[name] = min(good, key=lambda t: t["seconds"]) if good else tries[name][0]
         if good:
             results[name]["cpu"] = min(t["cpu"] for t in good)
         print(f"  {name:<14} " + _fmt(results[name]), flush=True)
@@ -171,8 +187,7 @@ def print_ratios(results: dict) -> None:
     if not j or "error" in j:
         return
     peers = {k: v for k, v in results.items()
-             if k not in ("judged", "judged (pure Python)", "judged eval (CLI)", "pyarrow read", "ranx (cold)")
-             and "error" not in v}
+             if not k.startswith(("judged", "pyarrow read")) and k != "ranx (cold)" and "error" not in v}
     for name, r in results.items():
         if name == "judged" or "error" in r:
             continue
@@ -185,6 +200,11 @@ def print_ratios(results: dict) -> None:
     if "pyarrow read" in results and "error" not in results["pyarrow read"]:
         target = "met" if j["seconds"] <= 1.5 * results["pyarrow read"]["seconds"] else "NOT met"
         print(f"  target <= 1.5 x pyarrow's read: {target}")
+    warm_j, warm_p = results.get("judged (second in process)"), results.get("pyarrow read (second in process)")
+    if warm_j and warm_p and "error" not in warm_j and "error" not in warm_p:
+        ratio = warm_j["seconds"] / warm_p["seconds"]
+        print(f"  second call in process: judged / pyarrow read {ratio:.2f} "
+              f"({'met' if ratio <= 1.5 else 'NOT met'} on this stricter floor)")
     if "trec_eval" in results and "error" not in results["trec_eval"]:
         target = "met" if j["peak_mb"] <= results["trec_eval"]["peak_mb"] else "NOT met"
         print(f"  target peak memory <= trec_eval's: {target}")
