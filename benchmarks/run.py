@@ -94,9 +94,10 @@ print(json.dumps({"seconds": time.perf_counter() - t, "queries": 0}))
 # compaction) is then already there. A stricter floor for "the time pyarrow needs to read".
 SECOND = """
 import gc
-exec(compile(FIRST, "first", "exec"))
-gc.collect()
-exec(compile(FIRST, "second", "exec"))
+for call in ("first", "second"):  # each in its own namespace: the first call's results are freed
+    exec(compile(FIRST, call, "exec"), {"json": json, "sys": sys, "time": time,
+                                        "qrels_path": qrels_path, "run_path": run_path})
+    gc.collect()
 """
 for _name in ("judged", "pyarrow read"):
     TOOLS[_name + " (second in process)"] = f"FIRST = {TOOLS[_name]!r}\n" + SECOND
