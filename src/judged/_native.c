@@ -762,7 +762,10 @@ static PyObject *binary_measure(PyObject *self, PyObject *args)
             ret++;
             if (!(g >= rel)) continue;
             relret++;
-            if (relret == 1) rr = 1.0 / ((double)p + 1.0);
+            if (relret == 1) {
+                rr = 1.0 / ((double)p + 1.0);
+                if (kind == M_RR || kind == M_SUCCESS) break;  /* the first relevant decides */
+            }
             s += (double)relret / ((double)p + 1.0);
             if ((double)p < Rq) hits++;
         }
@@ -816,6 +819,7 @@ static PyObject *dcg_measure(PyObject *self, PyObject *args)
                 if (!(g < (double)ngains) || (double)(int64_t)g != g || isnan(gains[(int64_t)g])) { ok = 0; break; }
                 gain = gains[(int64_t)g];
             }
+            if (gain == 0.0) continue;  /* adds +0.0: s (never -0.0) is unchanged */
             if (p >= ndenom) { ok = 0; break; }
             s += gain / denom[p];
         }
