@@ -188,10 +188,14 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     n = len(evaluated)
 
     # ranked rows of evaluated queries, in the declared tie order
-    at = np.searchsorted(evaluated, block_codes)
+    per_row = len(starts) * 2 > len(rq)  # hardly any runs of equal qids (a shuffled run)
+    codes = rq if per_row else block_codes
+    at = np.searchsorted(evaluated, codes)
     hit = at < n
-    hit[hit] = evaluated[at[hit]] == block_codes[hit]
-    rq_eval = np.repeat(np.where(hit, at, -1), np.diff(np.append(starts, len(rq))))
+    hit[hit] = evaluated[at[hit]] == codes[hit]
+    rq_eval = np.where(hit, at, -1)
+    if not per_row:
+        rq_eval = np.repeat(rq_eval, np.diff(np.append(starts, len(rq))))
     if settings.ignore_identical_ids:  # BEIR's ignore_identical_ids: drop docid == qid
         rq_eval[pc.equal(run.qid, run.docid).to_numpy(zero_copy_only=False)] = -1
     ranked = _trec_ranked(run, rq_eval, n) if settings.ties == "trec" and native is not None else None

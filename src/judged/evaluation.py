@@ -203,14 +203,15 @@ def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, r
     results = {}
     workers = 1 if checks.needs_whole_run else scoring_threads()
     with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
-        if pool is not None:
-            qrels.index  # built once, before the threads share it
         try:
             for name, run in _named_runs(runs, on_duplicate, streamed=stream or (lambda name, path: None)):
                 if isinstance(run, RunResult):
                     results[name] = run
+                elif pool is not None:
+                    qrels.index  # built once (on the first run read whole), before the threads share it
+                    results[name] = pool.submit(score, name, run)
                 else:
-                    results[name] = pool.submit(score, name, run) if pool is not None else score(name, run)
+                    results[name] = score(name, run)
         except BaseException:
             _in_order(results, pool)  # a run scored before the failure raises first, as in one thread
             raise
