@@ -61,6 +61,8 @@ def _native_dcg(measure, ranked, n: int, condensed: bool) -> np.ndarray | None:
 
 
 def _native_index_idcg(measure, index) -> np.ndarray | None:
+    """IDCG@k of every query of the qrels index by the compiled kernel; None when a grade is
+    past the gain table or has no gain there (the numpy path then decides)."""
     n = len(index.query_ids)
     grade = np.ascontiguousarray(index.grade, np.int64)
     top = int(grade.max()) if len(grade) else 0
