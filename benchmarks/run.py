@@ -159,21 +159,28 @@ def end_to_end(shape: str, repeat: int, skip: set[str]) -> dict:
     tools["judged eval (CLI)"] = [sys.executable, "-m", "judged", "eval", qrels, run, "-m", "nDCG@10", "-m", "AP",
                                   "-m", "P@10", "-m", "RR", "-m", "R@100", "--format", "json"]
     tools = {name: argv for name, argv in tools.items() if name not in skip and not any(name.startswith(s) for s in skip)}
-    # round robin: every tool once per round, so a change in the machine's load between
-    # rounds touches every tool alike and the ratios hold
+    results = round_robin(tools, repeat, once=("ranx (cold)",))
+    for name, r in results.items():
+        print(f"  {name:<14} " + _fmt(r), flush=True)
+    return results
+
+
+def round_robin(tools: dict, repeat: int, once=()) -> dict:
+    """Each tool's best run (least wall time; its CPU the least too) of ``repeat``, the tools
+    taking turns, one run of each per round: a change in the machine's load between rounds
+    touches every tool alike and the ratios hold. Tools in ``once`` run in the first round only."""
     tries = {name: [] for name in tools}
     for round_ in range(repeat):
         for name, argv in tools.items():
-            if round_ == 0 or name != "ranx (cold)":
+            if round_ == 0 or name not in once:
                 tries[name].append(run_child(argv))
-    results = {}
-    for name in tools:
-        good = [t for t in tries[name] if "error" not in t]
-        results[name] = min(good, key=lambda t: t["seconds"]) if good else tries[name][0]
+    best = {}
+    for name, runs in tries.items():
+        good = [t for t in runs if "error" not in t]
+        best[name] = min(good, key=lambda t: t["seconds"]) if good else runs[0]
         if good:
-            results[name]["cpu"] = min(t["cpu"] for t in good)
-        print(f"  {name:<14} " + _fmt(results[name]), flush=True)
-    return results
+            best[name]["cpu"] = min(t["cpu"] for t in good)
+    return best
 
 
 def _fmt(r: dict) -> str:
@@ -283,18 +290,12 @@ print(json.dumps({"seconds": time.perf_counter() - t, "values": n}))
 
 def in_memory(shape: str, n_runs: int, skip: set[str], repeat: int = 1) -> dict:
     qrels, run = os.path.join(DATA, f"{shape}.qrels"), os.path.join(DATA, f"{shape}.run")
-    tools = [t for t in ("judged", "judged (pure Python)", "pytrec_eval", "ranx", "ir_measures") if t not in skip]
-    tries = {tool: [] for tool in tools}
-    for _ in range(repeat):  # round robin, as end to end
-        for tool in tools:
-            pure = [PURE] if tool.startswith("judged (pure") else []
-            tries[tool].append(run_child([*pure, sys.executable, "-c", MEMORY, qrels, run, tool.split(" ")[0],
-                                          str(n_runs)]))
-    results = {}
-    for tool in tools:
-        good = [t for t in tries[tool] if "error" not in t]
-        results[tool] = min(good, key=lambda t: t["seconds"]) if good else tries[tool][0]
-        print(f"  {tool:<14} " + _fmt(results[tool]) + (f"   {results[tool].get('values', 0)} values"), flush=True)
+    tools = {tool: [*([PURE] if tool.startswith("judged (pure") else []), sys.executable, "-c", MEMORY, qrels, run,
+                    tool.split(" ")[0], str(n_runs)]
+             for tool in ("judged", "judged (pure Python)", "pytrec_eval", "ranx", "ir_measures") if tool not in skip}
+    results = round_robin(tools, repeat)
+    for tool, r in results.items():
+        print(f"  {tool:<14} " + _fmt(r) + f"   {r.get('values', 0)} values", flush=True)
     j = results.get("judged")
     if j and "error" not in j:
         for tool, r in results.items():

@@ -381,9 +381,7 @@ class QrelsIndex:
     @cached_property
     def has_relevant(self) -> np.ndarray:
         """Per query code: whether any judgment has grade >= 1 (trec_eval's default level)."""
-        if len(self.grade) == 0:
-            return np.zeros(len(self.query_ids), dtype=bool)
-        return np.logical_or.reduceat(self.grade >= 1, self.offsets[:-1])  # every query has a judgment
+        return self.count_grades(1) > 0
 
     def count_grades(self, low: int, high: int | None = None) -> np.ndarray:
         """Per query code: judgments with low <= grade (< high), int64; kept per (low, high)."""

@@ -135,14 +135,15 @@ def _index_idcg(measure, index, key) -> np.ndarray | None:
     """IDCG@k of every query of the qrels index (in query code order); None when a grade
     of a query that may not be evaluated has no gain (the evaluated queries then decide)."""
     memo = index._ideal
-    if key not in memo and native is not None:
-        memo[key] = _native_index_idcg(measure, index)
-    if memo.get(key) is None:
-        n = len(index.query_ids)
-        try:
-            memo[key] = _ideal_dcg(measure, *_sorted_gains(measure, index.row_query, index.grade, n), n)
-        except ConventionError:
-            return None
+    if key not in memo:
+        every = _native_index_idcg(measure, index) if native is not None else None
+        if every is None:
+            n = len(index.query_ids)
+            try:
+                every = _ideal_dcg(measure, *_sorted_gains(measure, index.row_query, index.grade, n), n)
+            except ConventionError:
+                return None
+        memo[key] = every
     return memo[key]
 
 
