@@ -45,7 +45,8 @@ def test_json_contract(example, capsys):
     out = json.loads(capsys.readouterr().out)
     assert len(out["comparisons"]) == 4
     for row in out["comparisons"]:
-        assert set(row) == CONTRACT
+        assert set(row) == CONTRACT | {"methods"}  # shipped keys kept; methods: how each p was obtained
+        assert set(row["methods"]) == set(stats.TESTS)
         assert set(row["p_values"]) == set(row["p_adjusted"]) == {"t-test", "wilcoxon", "sign", "randomization",
                                                                    "bootstrap"}
         assert row["baseline"] == runs[0] and row["run"] in runs[1:]  # named exactly as given
@@ -158,3 +159,31 @@ def test_identical_calls_in_new_processes_print_identical_bytes(example):
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")]
     assert json.loads(outs[0])["holes"]["comparisons"][0]["exact"]
     assert outs[0] == outs[1]
+
+
+def test_judged_at_k_is_described_never_tested(capsys):
+    # Judged@k measures coverage, not quality (issue #14): no p-value, no mark, a stated reason
+    c = compare(QRELS, {"base": BASE, "new": NEW}, ["RR", "Judged@2"], permutations=1000)
+    x = c.get("Judged@2", "new")
+    assert all(np.isnan(p) for p in x.test.p_values.values())
+    assert all(np.isnan(p) for p in x.p_adjusted.values())
+    assert x.mark == "" and "coverage" in x.test.methods["randomization"]
+    assert x.test.mean_delta < 0 and x.test.losses >= 1  # still described
+    d = x.to_dict()
+    assert set(d["p_values"].values()) == {None} and set(d["p_adjusted"].values()) == {None}
+    json.loads(c.to_json())  # strict JSON: no NaN
+
+
+def test_undefined_p_is_printed_as_na_never_marked(capsys):
+    # +0.25 RR on both of two queries: t and bootstrap are not defined, randomization p = 1/2
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    base = {"q1": {"x": 2.0, "a": 1.0}, "q2": {"y": 2.0, "b": 1.0}}
+    new = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"b": 2.0, "y": 1.0}}
+    c = compare(qrels, {"base": base, "new": new}, ["RR"], permutations=1000)
+    x = c.get("RR", "new")
+    assert x.test.p_values["randomization"] == 0.5 and np.isnan(x.test.p_values["bootstrap"])
+    from judged.cli.compare import render
+
+    render(c, all_tests=True)
+    out = capsys.readouterr().out
+    assert "n/a" in out and "▲" not in out.split("▲/▼")[0]

@@ -30,7 +30,24 @@ def test_constant_difference_is_as_significant_as_the_draws_allow():
     # +0.1 on every one of 50 queries: only the all-plus (or all-minus) flip reaches the observed
     # sum, chance 2 / 2^50, so no draw does and p = 1 / (m + 1)
     assert randomization_test(np.full(50, 0.1), 999, 3) == pytest.approx(1 / 1000)
-    assert bootstrap_test(np.full(50, 0.1), 999, 3) == pytest.approx(1 / 1000)
+    # the bootstrap has no null distribution (the mean-shifted differences are all 0): not defined,
+    # where it used to give 1 / (m + 1) and count as significant in meta power (issue #14)
+    assert np.isnan(bootstrap_test(np.full(50, 0.1), 999, 3))
+
+
+def test_meta_power_bootstrap_does_not_count_constant_differences():
+    from judged.meta.power import power_from_scores
+    from judged.meta.scores import ScoreMatrix
+
+    base = np.linspace(0.1, 0.8, 20)
+    noisy = np.clip(base + np.random.default_rng(3).normal(0.2, 0.05, 20), 0, 1)
+    scores = ScoreMatrix(["a", "b", "c"], [f"q{i}" for i in range(20)], {"m": np.vstack([base, base + 0.1, noisy])},
+                         {"m": "m"})
+    res = power_from_scores(scores, test="bootstrap", samples=999)
+    # a-b: +0.1 on every query up to float rounding; b-c and a-c: real, varying differences
+    assert np.isnan(res.pvalues["m"][0]) and res.significant("m") == 2
+    row = res.summary()[0]
+    assert row["undefined"] == 1 and row["significant"] == 2
 
 
 def test_exact_sign_flip_distribution_on_two_queries():

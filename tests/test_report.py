@@ -92,7 +92,8 @@ def test_paper_tables(example, capsys):
     assert main(args + ["--format", "md"]) == 0
     md = capsys.readouterr().out
     assert md.splitlines()[0] == "| run | AP | Judged@10 |"
-    assert re.search(r"\| .*dense\.run \| 0\.3197▼ \| 0\.5550▼ \|", md)
+    # Judged@10 is coverage, not quality: shown, never tested nor marked (issue #14)
+    assert re.search(r"\| .*dense\.run \| 0\.3197▼ \| 0\.5550 \|", md)
     assert main(args + ["--format", "latex"]) == 0
     tex = capsys.readouterr().out
     assert r"\begin{tabular}{lrr}" in tex and r"0.3197$^{\blacktriangledown}$" in tex
@@ -100,6 +101,8 @@ def test_paper_tables(example, capsys):
     csv = capsys.readouterr().out.splitlines()
     assert csv[0] == "run,measure,mean,mean_delta,p_randomization_holm,significant"
     assert any(line.endswith(",worse") and ",AP," in line for line in csv)
+    judged = [line for line in csv if ",Judged@10," in line and "dense" in line]
+    assert judged and all(line.endswith(",,") for line in judged)  # no p, no verdict
 
 
 def test_many_queries_keep_the_page_small():

@@ -147,3 +147,138 @@ def test_paired_test_gathers_everything(pair):
     assert t.mean_delta == pytest.approx(float(np.mean(run - base)))
     assert t.ci95[0] < t.mean_delta < t.ci95[1]
     assert stats.paired_test(base, run, 2000, 0) == t
+
+
+# ---------------------------------------------------------------------------
+# Degenerate data: one tolerance rule for ties, constancy and zero variance (issue #14)
+
+
+def _no_warnings(fn, *args):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return fn(*args)
+
+
+def rounding_constant():
+    """+0.1 on every query, computed as scores are: the differences are 0.1 only up to
+    float rounding (spread ~1e-17), which scipy reads as d_z = 3e15 and p = 1e-32."""
+    base = np.linspace(0.05, 0.85, 30)
+    run = base + 0.1
+    d = run - base
+    assert d.max() != d.min()  # the rounding is really there
+    return base, run
+
+
+def test_constant_difference_is_not_a_significant_bootstrap_or_t_test():
+    base = np.linspace(0.05, 0.85, 30)
+    t = _no_warnings(stats.paired_test, base, base + 0.1, 2000, 0)
+    # zero variance: the t statistic and the bootstrap's null distribution do not exist
+    assert np.isnan(t.p_values["t-test"]) and np.isnan(t.p_values["bootstrap"])
+    assert "constant" in t.methods["t-test"] and "constant" in t.methods["bootstrap"]
+    assert t.effect_size == np.inf and t.ci95 == (pytest.approx(0.1), pytest.approx(0.1))
+    # the rank and sign tests are defined: 30 wins of 30
+    assert t.p_values["sign"] == pytest.approx(2 / 2 ** 30)
+    assert t.p_values["randomization"] < 0.001
+
+
+def test_rounding_constant_difference_is_constant():
+    base, run = rounding_constant()
+    d = stats.differences(base, run)
+    assert stats.is_constant(d)
+    assert np.isnan(_no_warnings(stats.paired_t, d))
+    assert _no_warnings(stats.effect_size, d) == np.inf  # not 3e15
+    assert np.isnan(stats.bootstrap_test(d, 1000, 0))  # not 1/1001
+    assert stats.ci95(d)[0] == stats.ci95(d)[1]
+
+
+@pytest.mark.parametrize("n,expected", [(1, 1.0), (2, 0.5)])
+def test_one_or_two_queries_are_never_significant(n, expected):
+    base = np.full(n, 0.4)
+    t = _no_warnings(stats.paired_test, base, base + 0.1, 10_000, 0)
+    assert t.p_values["randomization"] == expected  # exact: 2 of 2^n assignments as extreme
+    assert t.methods["randomization"].startswith("exact")
+    assert np.isnan(t.p_values["bootstrap"]) and np.isnan(t.p_values["t-test"])
+    assert t.p_values["wilcoxon"] == expected and t.p_values["sign"] == expected
+    if n == 1:
+        assert np.isnan(t.effect_size)
+
+
+def test_bootstrap_pvalues_of_constant_rows_are_undefined_in_meta_power():
+    d = np.vstack([np.full(20, 0.1), np.zeros(20), np.random.default_rng(1).normal(0.1, 0.2, 20)])
+    d[0] += np.random.default_rng(2).uniform(-1, 1, 20) * 1e-17  # rounding only
+    p = stats.bootstrap_pvalues(d, 500, 0)
+    assert np.isnan(p[0]) and p[1] == 1.0 and 0 < p[2] < 1
+
+
+def test_tolerance_scales_with_the_scores():
+    # DCG-like scores near 40: rounding of 1e-14 is a tie, 1e-9 is not
+    base = np.array([40.0, 40.0, 40.0, 3.0])
+    run = base + np.array([1e-14, -1e-14, 1e-9, 0.5])
+    assert stats.wins_losses_ties(stats.differences(base, run)) == (2, 0, 2)
+    assert stats.tolerance(base, run) == pytest.approx(40.5e-12)
+
+
+def brute_wilcoxon(d):
+    """The exact two-sided Wilcoxon p by enumeration of the 2^n sign assignments of the
+    average ranks of |d| (zeros dropped)."""
+    d = d[d != 0]
+    ranks = sp.rankdata(np.abs(d))
+    w = ranks[d > 0].sum()
+    sums = np.array([sum(r for r, s in zip(ranks, signs) if s) for signs in itertools.product((0, 1), repeat=len(d))])
+    return min(1.0, 2 * min((sums <= w + 1e-9).mean(), (sums >= w - 1e-9).mean()))
+
+
+def test_wilcoxon_exact_matches_scipy_exact_without_ties():
+    d = np.random.default_rng(4).normal(0.05, 0.2, 40)
+    p, how = stats.wilcoxon_test(d)
+    assert how.startswith("exact")
+    assert p == pytest.approx(sp.wilcoxon(d, method="exact").pvalue, rel=1e-12)
+
+
+def test_wilcoxon_exact_with_tied_ranks_matches_enumeration():
+    d = np.array([0.1, 0.1, -0.1, 0.2, 0.3, -0.05, 0.2, 0.0, 0.1, 0.4, -0.2, 0.1])
+    p, how = stats.wilcoxon_test(d)
+    assert "tied" in how and "1 zero difference(s) dropped" in how
+    assert p == pytest.approx(brute_wilcoxon(d), rel=1e-12)
+
+
+def test_wilcoxon_asymptotic_matches_scipy_beyond_50():
+    d = np.round(np.random.default_rng(6).normal(0.03, 0.2, 80), 2)  # many tied |d|, some zeros
+    p, how = stats.wilcoxon_test(d)
+    assert how.startswith("asymptotic")
+    assert p == pytest.approx(sp.wilcoxon(d, zero_method="wilcox", method="asymptotic").pvalue, rel=1e-10)
+
+
+def test_wilcoxon_ties_within_rounding_are_ties():
+    # |d| equal but for float rounding rank as equal: the exact p does not depend on the noise
+    base = np.linspace(0.1, 0.6, 8)
+    run = base + np.array([0.1, 0.1, -0.1, 0.2, 0.1, 0.1, -0.2, 0.1])
+    d = run - base
+    assert stats.wilcoxon(d) == pytest.approx(brute_wilcoxon(np.round(d, 12)), rel=1e-12)
+
+
+def test_randomization_enumerates_when_two_to_the_n_is_small():
+    d = np.random.default_rng(8).normal(0.1, 0.3, 12)  # 4096 <= 10000 draws: exact, seed irrelevant
+    assert stats.randomization_test(d, 10_000, 1) == stats.randomization_test(d, 10_000, 2) == \
+        pytest.approx(exact_p(d), abs=1e-15)
+    assert stats.randomization_method(12, 10_000).startswith("exact")
+    assert not stats.randomization_method(14, 10_000).startswith("exact")
+
+
+def test_t_test_and_interval_match_scipy_and_statsmodels(pair):
+    weightstats = pytest.importorskip("statsmodels.stats.weightstats")
+    base, run = pair
+    d = stats.differences(base, run)
+    ds = weightstats.DescrStatsW(d)
+    assert stats.paired_t(d) == pytest.approx(ds.ttest_mean(0)[1], rel=1e-10)
+    assert stats.ci95(d) == pytest.approx(ds.tconfint_mean(0.05), rel=1e-12)
+
+
+def test_adjust_leaves_undefined_tests_out_of_the_family():
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    p = np.array([0.01, np.nan, 0.04, 0.03])
+    out = stats.adjust(p, "holm")
+    assert np.isnan(out[1])
+    assert out[[0, 2, 3]] == pytest.approx(multitest.multipletests(p[[0, 2, 3]], method="holm")[1])

@@ -21,6 +21,9 @@ from .errors import JudgedError
 from .progress import progress
 
 DEFAULT_MEASURES = ("nDCG@10",)
+ALPHA = 0.05  # the significance marks' level
+MARK_TEST = "randomization"  # the test behind the marks (its p corrected across the runs of a measure)
+NOT_TESTED = "not tested: Judged@k measures how much of the ranking was judged (coverage), not its quality"
 DEFAULT_REGRESSIONS = 5
 DEFAULT_DEPTH = 10  # ranks shown for a measure without a cutoff
 
@@ -37,14 +40,20 @@ class PairedComparison:
     test: stats.PairedTest
     p_adjusted: dict = field(default_factory=dict)
 
+    @property
+    def mark(self) -> str:
+        """▲/▼ when :data:`MARK_TEST`'s corrected p is below :data:`ALPHA`; blank otherwise,
+        for an undefined p and for a coverage measure (Judged@k, never tested)."""
+        return significance_mark(self.p_adjusted.get(MARK_TEST, float("nan")), self.test.mean_delta)
+
     def to_dict(self) -> dict:
         t = self.test
         return {"measure": self.measure, "baseline": self.baseline, "run": self.run,
                 "mean_baseline": self.mean_baseline, "mean_run": self.mean_run, "mean_delta": t.mean_delta,
                 "ci95": [t.ci95[0], t.ci95[1]], "wins": t.wins, "losses": t.losses, "ties": t.ties,
                 "effect_size": t.effect_size if np.isfinite(t.effect_size) else None,  # sd 0: no finite d_z
-                "p_values": dict(t.p_values), "p_adjusted": dict(self.p_adjusted),
-                "queries": t.n}
+                "p_values": _defined(t.p_values), "p_adjusted": _defined(self.p_adjusted),
+                "methods": dict(t.methods), "queries": t.n}
 
 
 @dataclass
@@ -114,10 +123,8 @@ class Comparison:
 
     def settings(self) -> dict:
         return {"correction": self.correction, "permutations": self.permutations, "seed": self.seed,
-                "tie": f"|difference| <= {stats.TIE:g}", "ci95": stats.CI_METHOD, "effect_size": stats.EFFECT_SIZE,
-                "tests": "two-sided; sign: exact binomial, ties dropped; wilcoxon: zeros dropped; "
-                         "randomization: random sign flips, |sum|, p=(b+1)/(m+1); "
-                         "bootstrap: Sakai's studentized, mean-shifted resampling, p=(b+1)/(m+1)"}
+                "tie": f"|difference| <= {stats.TIE:g} x max(1, largest |score|)", "tolerance": stats.TOLERANCE,
+                "ci95": stats.CI_METHOD, "effect_size": stats.EFFECT_SIZE, "tests": stats.TESTS_METHOD}
 
     def flip(self, c: PairedComparison):
         """The :class:`judged.holes.PairFlip` of a comparison (run - baseline), or None."""
@@ -169,6 +176,30 @@ class Comparison:
         return plot_comparison(self, measure, run, ax)
 
 
+def significance_mark(p_adjusted: float, delta: float, alpha: float = ALPHA) -> str:
+    """▲ (better) / ▼ (worse) when the corrected p is below ``alpha``; blank when it is not,
+    or not defined (NaN)."""
+    if not p_adjusted < alpha:
+        return ""
+    return "▲" if delta > 0 else "▼"
+
+
+def is_coverage_measure(measure: str) -> bool:
+    """A measure string naming a coverage measure (Judged@k): never tested, never marked."""
+    from .errors import MeasureError
+    from .measures import Measure
+
+    try:
+        return Measure.parse(measure).is_coverage
+    except MeasureError:
+        return False
+
+
+def _defined(p: dict) -> dict:
+    """p-values with a test not defined on the data (NaN) as None (JSON null)."""
+    return {k: (None if v != v else v) for k, v in p.items()}
+
+
 def _json_default(x):
     if isinstance(x, (np.integer,)):
         return int(x)
@@ -181,7 +212,8 @@ def paired_comparisons(values: dict, baseline: str, measures, *, correction: str
                        permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
                        show_progress: bool | None = None) -> list:
     """Every run in ``values`` (run -> measure -> per-query array, same queries) against
-    ``baseline``, per measure; p-values corrected across the runs of each measure."""
+    ``baseline``, per measure; p-values corrected across the runs of each measure. A
+    coverage measure (Judged@k) gets the descriptive statistics only, no test."""
     check_stats_options(correction, permutations, seed)
     others = [r for r in values if r != baseline]
     if not others:
@@ -191,8 +223,10 @@ def paired_comparisons(values: dict, baseline: str, measures, *, correction: str
         for m in measures:
             family = []
             base = values[baseline][m]
+            coverage = is_coverage_measure(m)
             for r in others:
-                t = stats.paired_test(base, values[r][m], permutations, seed)
+                t = (stats.described_pair(base, values[r][m], NOT_TESTED) if coverage
+                     else stats.paired_test(base, values[r][m], permutations, seed))
                 family.append(PairedComparison(m, baseline, r, _mean(base), _mean(values[r][m]), t))
                 advance()
             for test in stats.TESTS:

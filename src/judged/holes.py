@@ -461,7 +461,13 @@ class PairFlip:
 
     @property
     def can_flip(self) -> bool:
-        return self.low < 0 < self.high or (self.difference == 0 and self.low < self.high)
+        """The interval reaches the other side of 0 (0 itself, for a tie); equal within
+        judged.stats' tolerance rule, so float rounding never makes a flip."""
+        from .stats import tie_sign
+
+        lo, hi, d = (float(tie_sign(x, self.low, self.high, self.difference)) for x in
+                     (self.low, self.high, self.difference))
+        return (lo < 0 < hi) or (d == 0 and float(tie_sign(self.high - self.low, self.low, self.high)) > 0)
 
     def sentence(self) -> str:
         verdict = "order can flip" if self.can_flip else "order cannot flip"

@@ -86,7 +86,9 @@ def plot_result(result, measure: str | None = None, ax=None):
 
 
 def _p(p: float) -> str:
-    return "&lt;0.0001" if p < 1e-4 else f"{p:.4f}"
+    from .stats import format_p
+
+    return escape(format_p(p))
 
 
 def comparison_html(c, alpha: float = 0.05) -> str:
@@ -94,7 +96,8 @@ def comparison_html(c, alpha: float = 0.05) -> str:
     randomization p and its corrected p with the ▲/▼ mark (corrected p < alpha), and,
     when holes were checked, Judged@k and whether judging the holes could flip the order;
     under each table the measure's convention string."""
-    from .stats import TIE
+    from .comparison import significance_mark
+    from .stats import TOLERANCE
 
     judged = c.holes.runs if c.holes is not None else {}
     k = f"Judged@{c.holes.k}" if c.holes is not None else None
@@ -111,7 +114,7 @@ def comparison_html(c, alpha: float = 0.05) -> str:
                         f"<td></td><td></td><td></td><td></td><td></td><td></td>{base}</tr>")
         for x in rows:
             t, p = x.test, x.p_adjusted["randomization"]
-            mark = ("▲" if t.mean_delta > 0 else "▼") if p < alpha else ""
+            mark = significance_mark(p, t.mean_delta, alpha)
             holes = ""
             if k:
                 f = c.flip(x)
@@ -126,7 +129,7 @@ def comparison_html(c, alpha: float = 0.05) -> str:
                      f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table><ul><li>{escape(convention)}</li></ul>")
     leaks = [f"{escape(name)}: {len(found)} leaks" for name, found in c.leaks().items() if found]
     notes = (f"▲/▼: randomization p &lt; {alpha:g} after {escape(c.correction)} correction "
-             f"({c.permutations} draws, seed {c.seed}); tie = |Δ| &le; {TIE:g}."
+             f"({c.permutations} draws, seed {c.seed}); tie: {escape(TOLERANCE)}."
              + (" ⇄: judging the holes could reverse the order." if k else "")
              + (" <b>Leaks:</b> " + "; ".join(leaks) if leaks else ""))
     return f'<div class="judged-result">{_STYLE}{"".join(parts)}<div>{notes}</div></div>'
@@ -134,22 +137,23 @@ def comparison_html(c, alpha: float = 0.05) -> str:
 
 def plot_comparison(c, measure: str | None = None, run: str | None = None, ax=None):
     """Per-query differences run − baseline on one measure (default: the first), sorted,
-    one bar per query: green wins, red losses, grey ties (|Δ| <= 1e-12), as in the HTML
+    one bar per query: green wins, red losses, grey ties (the tolerance rule of
+    :func:`judged.stats.differences`), as in the HTML
     report. ``run`` defaults to the first compared run. Returns the matplotlib Axes."""
     plt = _pyplot("Comparison.plot()")
     import numpy as np
 
     from .report.plots import BETTER, NEUTRAL, WORSE
-    from .stats import TIE
+    from .stats import differences
 
     given = _measure(c.measures, measure, "comparison")
     run = run if run is not None else c.runs[0]
     if run not in c.runs:
         raise UsageError(f"run {run!r} is not compared here (runs: {', '.join(c.runs)})")
-    d = np.sort(np.asarray(c.values[run][given], float) - np.asarray(c.values[c.baseline][given], float))[::-1]
+    d = np.sort(differences(c.values[c.baseline][given], c.values[run][given]))[::-1]
     if ax is None:
         _, ax = plt.subplots(figsize=(max(6.0, min(16.0, 0.12 * len(d) + 3)), 3.5))
-    colors = np.where(d > TIE, BETTER, np.where(d < -TIE, WORSE, NEUTRAL))
+    colors = np.where(d > 0, BETTER, np.where(d < 0, WORSE, NEUTRAL))
     ax.bar(np.arange(len(d)), d, width=1.0, color=colors, linewidth=0)
     ax.axhline(0, color="black", linewidth=0.6)
     x = c.get(given, run)

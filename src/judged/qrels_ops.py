@@ -209,8 +209,8 @@ class Rejudged:
         out = []
         last = len(self.versions) - 1
         for a, b in combinations(sorted(self.scores), 2):
-            before = np.sign(self.scores[a][0] - self.scores[b][0])
-            after = np.sign(self.scores[a][last] - self.scores[b][last])
+            before = _order_sign(self.scores[a][0], self.scores[b][0])
+            after = _order_sign(self.scores[a][last], self.scores[b][last])
             if before != after:
                 hi0, hi1 = (a, b) if before > 0 else (b, a), (a, b) if after > 0 else (b, a)
                 out.append({"pair": [a, b], "before": _above(hi0, before), "after": _above(hi1, after)})
@@ -221,6 +221,13 @@ class Rejudged:
                 "measure": self.measure, "judged": self.judged, "conventions": self.conventions,
                 "runs": {r: {"score": self.scores[r], "judged": self.judged_at_k[r]} for r in self.scores},
                 "order": [self.order(v) for v in range(len(self.versions))], "flipped": self.flips()}
+
+
+def _order_sign(a: float, b: float) -> float:
+    """1, 0 or -1: a above, level with (judged.stats' tolerance rule) or below b."""
+    from .stats import tie_sign
+
+    return float(tie_sign(a - b, a, b))
 
 
 def _above(pair, sign) -> str:

@@ -143,15 +143,11 @@ def output(c, args) -> None:
 FLIP = "⇄"  # judging the holes could reverse this comparison
 
 
-def _p(p: float) -> str:
-    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
-
-
 def mark(p_adjusted: float, delta: float, alpha: float = 0.05) -> str:
-    """▲/▼ when the corrected randomization p is below alpha, else blank."""
-    if p_adjusted >= alpha:
-        return ""
-    return "▲" if delta > 0 else "▼"
+    """▲/▼ when the corrected randomization p is below alpha, else blank (also when undefined)."""
+    from ..comparison import significance_mark
+
+    return significance_mark(p_adjusted, delta, alpha)
 
 
 def render(c, all_tests: bool = False, console=None) -> None:
@@ -159,7 +155,7 @@ def render(c, all_tests: bool = False, console=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ..stats import TESTS
+    from ..stats import TESTS, TOLERANCE, format_effect, format_p
 
     if console is None:  # a wide page when piped: these tables are read, not wrapped
         console = Console() if sys.stdout.isatty() else Console(width=200 if all_tests else 120)
@@ -190,11 +186,11 @@ def render(c, all_tests: bool = False, console=None) -> None:
             s = x.test
             cells = []
             for test in tests:
-                cells += [_p(s.p_values[test]), _p(x.p_adjusted[test])]
+                cells += [format_p(s.p_values[test]), format_p(x.p_adjusted[test])]
             flip = c.flip(x)
             t.add_row(x.run + leaks.get(x.run, ""), f"{x.mean_run:.4f}", f"{s.mean_delta:+.4f}", f"[{s.ci95[0]:+.4f}, {s.ci95[1]:+.4f}]",
-                      f"{s.wins}/{s.losses}/{s.ties}", f"{s.effect_size:+.2f}", *cells,
-                      mark(x.p_adjusted["randomization"], s.mean_delta) + (FLIP if flip and flip.can_flip else ""))
+                      f"{s.wins}/{s.losses}/{s.ties}", format_effect(s.effect_size), *cells,
+                      x.mark + (FLIP if flip and flip.can_flip else ""))
         console.print(t)
         console.print(f"  {convention}", highlight=False, markup=False)
         for x in rows:
@@ -209,7 +205,8 @@ def render(c, all_tests: bool = False, console=None) -> None:
                           f"({'exact' if flip.exact else 'conservative'}): order "
                           f"{'can' if flip.can_flip else 'cannot'} flip", highlight=False, markup=False)
     console.print(f"▲/▼: randomization p < 0.05 after {c.correction} correction across the runs of a measure; "
-                  f"{c.permutations} sign-flip draws, seed {c.seed}; tie = |d| <= 1e-12; d_z = mean(d)/sd(d)."
+                  f"{c.permutations} sign-flip draws (all 2^n if fewer), seed {c.seed}; tie: {TOLERANCE}; "
+                  "d_z = mean(d)/sd(d); n/a: not defined (constant differences) or not tested (Judged@k)."
                   + (f" Judged@{c.holes.k}: share of the top {c.holes.k} judged for the query; {FLIP}: judging the "
                      f"holes (grades 0..{c.holes.maxgrade}) could reverse the order." if c.holes is not None else ""),
                   highlight=False, markup=False)

@@ -199,6 +199,10 @@ def run_power(args) -> int:
     for row in res.summary():
         t.add_row(row["measure"], f"{row['significant']}/{row['pairs']}", _pct(row["power"]), _p(row["median_asl"]))
     console.print(t)
+    for row in res.summary():
+        if row["undefined"]:
+            console.print(f"{row['measure']}: the {res.test} test is not defined on {row['undefined']} pair(s) with "
+                          "constant differences (no null distribution); counted as not significant", highlight=False)
     if sc.dropped_queries:
         console.print(f"{sc.dropped_queries} queries left out: not evaluated for every run", highlight=False)
     if args.pairs:

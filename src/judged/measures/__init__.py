@@ -37,6 +37,8 @@ FAMILIES = {
 }
 BOUNDED = ("nDCG", "DCG", "P", "R", "RR", "AP", "Success")  # take unjudged=min|max (judged.holes)
 SUMMED = {"NumRel", "NumRet", "NumRelRet", "Leak"}  # trec_eval reports the sum over queries
+# how much of the ranking was judged, not how good it is: never tested for significance or marked better/worse
+COVERAGE = {"Judged"}
 
 _CASE = {name.lower(): name for name in FAMILIES}
 _CASE.update({"ndcg_cut": "nDCG", "map": "AP", "map_cut": "AP", "recall": "R", "recip_rank": "RR", "mrr": "RR",
@@ -171,6 +173,12 @@ class Measure:
     @property
     def aggregate(self) -> str:
         return "sum" if self.name in SUMMED else "mean"
+
+    @property
+    def is_coverage(self) -> bool:
+        """True for Judged@k: it measures how much of the ranking was judged (coverage),
+        not ranking quality, so comparisons never test it for significance."""
+        return self.name in COVERAGE
 
     def convention(self, settings: Settings | None = None) -> str:
         """The canonical convention string: every choice behind this measure's number."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 
 from ..errors import JudgedError, ParseError
+from ..stats import tie_sign
 
 PREFERRED = ("a", "b", "none")
 DEFAULT_MEASURES = ("nDCG@10", "nDCG(gain=exp)@10", "RR", "P@10", "AP")
@@ -167,10 +168,12 @@ def preference_agreement(preferences, qrels, runs, measures=DEFAULT_MEASURES, *,
         category_pairs["all"] += 1
         category_pairs[category] += 1
         for m in given:
-            diff = value[(a, m)][p.qid] - value[(b, m)][p.qid]
+            va, vb = value[(a, m)][p.qid], value[(b, m)][p.qid]
+            diff = va - vb
+            tied = tie_sign(diff, va, vb) == 0  # judged.stats' tolerance rule
             for c in ("all", category):
                 t = tallies[(m, c)]
-                if abs(diff) <= 1e-12:
+                if tied:
                     t.ties += 1
                 elif (diff > 0) == (p.preferred == "a"):
                     t.agree += 1

@@ -14,6 +14,11 @@ measures are compared on common random numbers):
   CIKM 2007).
 * ``bootstrap``: Sakai's paired bootstrap test: the differences are shifted to mean 0,
   resampled with replacement, and the studentized t statistic compared; p = (b + 1) / (B + 1).
+
+Both follow :mod:`judged.stats`: one tolerance rule for ties and constant differences; the
+randomization test enumerates all 2^n sign assignments (exact p) when 2^n <= the draws;
+the bootstrap is not defined for a pair with constant differences (no null distribution):
+its ASL is NaN, counted as not significant and reported as ``undefined``.
 """
 
 from __future__ import annotations
@@ -57,26 +62,31 @@ class PowerResult:
         return list(self.pvalues)
 
     def significant(self, measure: str) -> int:
+        """Pairs with ASL < alpha (an undefined ASL, NaN, is not)."""
         return int((self.pvalues[measure] < self.alpha).sum())
+
+    def undefined(self, measure: str) -> int:
+        """Pairs the test is not defined on (constant differences, bootstrap): ASL NaN."""
+        return int(np.isnan(self.pvalues[measure]).sum())
 
     def power(self, measure: str) -> float:
         """Discriminative power: share of run pairs with ASL < alpha."""
         return self.significant(measure) / len(self.pairs) if self.pairs else 0.0
 
     def asl_curve(self, measure: str) -> np.ndarray:
-        """The pairs' ASLs sorted ascending (Sakai's ASL curve)."""
+        """The pairs' ASLs sorted ascending (Sakai's ASL curve); undefined ones (NaN) last."""
         return np.sort(self.pvalues[measure])
 
     def summary(self) -> list[dict]:
         return [{"measure": m, "convention": self.scores.conventions[m], "significant": self.significant(m),
-                 "pairs": len(self.pairs), "power": self.power(m),
-                 "median_asl": float(np.median(self.pvalues[m])) if self.pairs else 1.0}
+                 "pairs": len(self.pairs), "power": self.power(m), "undefined": self.undefined(m),
+                 "median_asl": _median(self.pvalues[m]) if self.pairs else 1.0}
                 for m in self.measures]
 
     def to_dict(self) -> dict:
         return {
             "test": {"name": self.test, "samples": self.samples, "seed": self.seed, "alpha": self.alpha,
-                     "sided": "two-sided", "p": "(b+1)/(samples+1)"},
+                     "sided": "two-sided", "p": _p_method(self.test, len(self.scores.qids), self.samples)},
             "runs": self.scores.runs, "queries": len(self.scores.qids),
             "dropped_queries": self.scores.dropped_queries,
             "measures": {row["measure"]: {**row, "asl_curve": self.asl_curve(row["measure"]).tolist()}
@@ -86,6 +96,17 @@ class PowerResult:
                                     for m in self.measures}}
                       for k, (a, b) in enumerate(self.pairs)],
         }
+
+
+def _p_method(test: str, n: int, samples: int) -> str:
+    if test == "randomization" and n < 63 and 2 ** n <= samples:
+        return f"exact: all 2^{n} sign assignments"
+    return "(b+1)/(samples+1)" + ("; not defined (null) for constant differences" if test == "bootstrap" else "")
+
+
+def _median(p: np.ndarray) -> float:
+    """The median ASL, an undefined ASL counted as 1 (never significant)."""
+    return float(np.median(np.where(np.isnan(p), 1.0, p)))
 
 
 def discriminative_power(qrels, runs, measures=DEFAULT_MEASURES, *, test: str = "randomization",

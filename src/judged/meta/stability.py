@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import JudgedError
+from ..stats import tie_sign
 
 
 def kendall_tau(x, y) -> float:
@@ -28,7 +29,7 @@ def kendall_tau(x, y) -> float:
     if x.shape != y.shape or x.ndim != 1:
         raise JudgedError("kendall_tau needs two score vectors of the same length")
     i, j = np.triu_indices(len(x), k=1)
-    sx, sy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    sx, sy = tie_sign(x[i] - x[j], x), tie_sign(y[i] - y[j], y)  # judged.stats' tolerance rule
     n0 = len(i)
     concordant_minus_discordant = float((sx * sy).sum())
     denom = np.sqrt(float((sx != 0).sum()) * float((sy != 0).sum()))
@@ -99,7 +100,7 @@ class StabilityResult:
         i, j = np.triu_indices(len(self.runs), k=1)
         da, db = self.scores_a[i] - self.scores_a[j], self.scores_b[i] - self.scores_b[j]
         out = []
-        for k in np.flatnonzero(np.sign(da) * np.sign(db) < 0):
+        for k in np.flatnonzero(tie_sign(da, self.scores_a) * tie_sign(db, self.scores_b) < 0):
             a, b = int(i[k]), int(j[k])
             if da[k] < 0:
                 a, b = b, a  # the pair's winner under A first

@@ -9,13 +9,13 @@ from string import Template
 
 import numpy as np
 
-from ..stats import TESTS
+from ..stats import TESTS, differences, format_effect, format_p
 from . import plots
 from .tables import legend, main_table
 
 
-def _p(p: float) -> str:
-    return "&lt;0.0001" if p < 1e-4 else f"{p:.4f}"
+def _p(p) -> str:
+    return escape(format_p(float("nan") if p is None else p))
 
 
 def _main(c, alpha) -> str:
@@ -27,7 +27,8 @@ def _main(c, alpha) -> str:
         for m in c.measures:
             cell = row["cells"][m]
             cls = {"▲": "better", "▼": "worse"}.get(cell["mark"], "")
-            sub = "" if row["baseline"] else f"<br><span class='sub'>{cell['delta']:+.4f}, p={_p(cell['p_adjusted'])}</span>"
+            p = "" if cell["p_adjusted"] is None else f", p={_p(cell['p_adjusted'])}"  # Judged@k: never tested
+            sub = "" if row["baseline"] else f"<br><span class='sub'>{cell['delta']:+.4f}{p}</span>"
             flip = "<span class='flip' title='judging the holes could reverse this'>⇄</span>" if cell.get("flip") else ""
             cells.append(f"<td class='{cls}'>{cell['mean']:.4f}{cell['mark']}{flip}{sub}</td>")
         name = escape(row["run"]) + (" <span class='sub'>(baseline)</span>" if row["baseline"] else "")
@@ -50,7 +51,7 @@ def _comparisons(c) -> str:
             ps = "".join(f"<td>{_p(s.p_values[t])}<br><span class='sub'>{_p(x.p_adjusted[t])}</span></td>" for t in TESTS)
             rows.append(f"<tr><td class='l'>{escape(x.run)}</td><td>{x.mean_run:.4f}</td><td>{s.mean_delta:+.4f}</td>"
                         f"<td>[{s.ci95[0]:+.4f}, {s.ci95[1]:+.4f}]</td><td>{s.wins}/{s.losses}/{s.ties}</td>"
-                        f"<td>{s.effect_size:+.2f}</td>{ps}{_flip_cell(c.flip(x)) if bounded else ''}</tr>")
+                        f"<td>{format_effect(s.effect_size)}</td>{ps}{_flip_cell(c.flip(x)) if bounded else ''}</tr>")
         base = next((x.mean_baseline for x in c.comparisons if x.measure == m), float("nan"))
         out.append(f"<h3>{escape(m)} <span class='sub'>baseline {escape(c.baseline)}: {base:.4f}; "
                    f"{c.comparisons[0].test.n if c.comparisons else 0} queries</span></h3>"
@@ -171,7 +172,7 @@ def _differences(c) -> str:
         figs = []
         for r in c.runs:
             x = c.get(m, r)
-            d = np.asarray(c.values[r][m]) - np.asarray(c.values[c.baseline][m])
+            d = differences(c.values[c.baseline][m], c.values[r][m])  # ties already exactly 0
             title = f"{m}: {r} − {c.baseline} (W/L/T {x.test.wins}/{x.test.losses}/{x.test.ties})"
             figs.append(f"<figure>{plots.difference_bars(d, title)}</figure>")
         out.append(f"<div class='pair'>{''.join(figs)}</div>")

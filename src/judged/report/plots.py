@@ -32,20 +32,21 @@ def svg(fig) -> str:
 
 
 def difference_bars(d: np.ndarray, title: str, xlabel: str = "queries, sorted by difference") -> str:
-    """Per-query differences run - baseline as sorted bars: green above 0, red below."""
+    """Per-query differences run - baseline (ties exactly 0, :func:`judged.stats.differences`)
+    as sorted bars: green above 0, red below."""
     d = np.sort(np.asarray(d, dtype=np.float64))[::-1]
     fig = _figure(5.2, 2.3)
     ax = fig.add_subplot()
     x = np.arange(len(d))
     if len(d) <= MAX_BARS:
-        colors = np.where(d > 1e-12, BETTER, np.where(d < -1e-12, WORSE, NEUTRAL))
+        colors = np.where(d > 0, BETTER, np.where(d < 0, WORSE, NEUTRAL))
         ax.bar(x, d, width=1.0, color=colors, linewidth=0)
     else:  # one filled outline per sign, sampled at 600 points of the sorted curve (monotone:
         # nothing is lost at this width), so the file stays small whatever the number of queries
         xs = np.linspace(0, len(d) - 1, 600)
         ys = np.interp(xs, x, d)
-        ax.fill_between(xs, 0, ys, where=ys > 1e-12, interpolate=True, color=BETTER, linewidth=0)
-        ax.fill_between(xs, 0, ys, where=ys < -1e-12, interpolate=True, color=WORSE, linewidth=0)
+        ax.fill_between(xs, 0, ys, where=ys > 0, interpolate=True, color=BETTER, linewidth=0)
+        ax.fill_between(xs, 0, ys, where=ys < 0, interpolate=True, color=WORSE, linewidth=0)
     ax.axhline(0, color="black", linewidth=0.6)
     ax.set_xlim(-0.5, len(d) - 0.5)
     ax.set_xticks([])

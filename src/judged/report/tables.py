@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-MARK_TEST = "randomization"
+from ..comparison import MARK_TEST
 
 
 def main_table(c, alpha: float = 0.05) -> list[dict]:
@@ -15,11 +15,13 @@ def main_table(c, alpha: float = 0.05) -> list[dict]:
     rows += [{"run": r, "baseline": False, "cells": {}, "leaks": leaks.get(r)} for r in c.runs]
     by_run = {row["run"]: row for row in rows}
     for x in c.comparisons:
+        from ..comparison import significance_mark
+
         p = x.p_adjusted[MARK_TEST]
-        sig = p < alpha
         flip = c.flip(x)
-        by_run[x.run]["cells"][x.measure] = {"mean": x.mean_run, "delta": x.test.mean_delta, "p_adjusted": p,
-                                              "mark": ("▲" if x.test.mean_delta > 0 else "▼") if sig else "",
+        by_run[x.run]["cells"][x.measure] = {"mean": x.mean_run, "delta": x.test.mean_delta,
+                                              "p_adjusted": None if p != p else p,  # None: not tested (Judged@k)
+                                              "mark": significance_mark(p, x.test.mean_delta, alpha),
                                               "flip": bool(flip is not None and flip.can_flip)}
         by_run[c.baseline]["cells"][x.measure] = {"mean": x.mean_baseline, "delta": 0.0, "p_adjusted": None,
                                                   "mark": ""}
@@ -28,9 +30,14 @@ def main_table(c, alpha: float = 0.05) -> list[dict]:
 
 def legend(c, alpha: float = 0.05, flips: bool = False) -> str:
     """The significance legend; with ``flips`` (the HTML table) also the ⇄ mark's."""
+    from ..comparison import is_coverage_measure
+
     flips = " ⇄: judging the holes could reverse the order (see Holes)." if flips and c.holes is not None else ""
+    coverage = [m for m in c.measures if is_coverage_measure(m)]
+    untested = (f" {', '.join(coverage)}: the share of the top k judged (coverage, not quality), never tested."
+                if coverage else "")
     return (f"▲/▼: better/worse than the baseline {c.baseline}, {MARK_TEST} test p < {alpha} after "
-            f"{c.correction} correction across runs ({c.permutations} draws, seed {c.seed}).{flips}")
+            f"{c.correction} correction across runs ({c.permutations} draws, seed {c.seed}).{flips}{untested}")
 
 
 def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
