@@ -1,6 +1,7 @@
 """Pooling: the unjudged (query, document) pairs in the runs' top k, in the order to judge them.
 
-Strategies (``--budget N`` keeps the first N):
+Strategies (:data:`STRATEGIES`, a registry: each takes the candidate pairs and returns
+the pairs to judge, in order; ``--budget N`` bounds how many):
 
 * ``depth``: shallowest best rank first (then: retrieved by more runs, qid, docid), the
   classic TREC depth-k pool walked rank by rank.
@@ -11,15 +12,25 @@ Strategies (``--budget N`` keeps the first N):
   (w_r(p) the run's discount at p's rank, 0 if not in its top depth; IDCG'_q the ideal
   with one more top-grade document). impact(p) = sum_r |delta_r| + sum_{r<s}
   |delta_r - delta_s|: what p can do to each score plus to each pairwise difference.
+* ``sample``: a stratified random sample of ``--budget`` pairs with recorded inclusion
+  probabilities (:mod:`judged.sampling`), for estimates by inference
+  (:mod:`judged.inference`).
 
-Output (``Pool.write``): one pair per line, ``qid docid priority best_rank runs [impact]``
-(priority 1 = judge first), after ``#`` header lines.
+Output (``Pool.write``): one pair per line, ``qid docid priority best_rank runs
+[strategy columns] strategy stratum inclusion`` (priority 1 = judge first; ``strategy``
+what drew the pair, ``stratum`` its sampling stratum or ``-``, ``inclusion`` the
+probability that the strategy would include it: 1 for a deterministic choice), after
+``#`` header lines; the line ``# qid docid ...`` names the columns. A sampling design
+adds ``# stratum`` header lines and lists the pairs it did not draw as ``#~`` lines.
+Every reader that takes the first two fields of the non-``#`` lines (the judging app,
+:func:`read_pool`) reads every version of the file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from itertools import combinations
+from typing import Callable
 
 import numpy as np
 
@@ -30,16 +41,65 @@ from .holes import check_maxgrade, fill, max_grade, negative_as
 from .measures import Measure
 from .measures.dcg import dcg, idcg
 
-STRATEGIES = ("depth", "impact")
+BASE_COLUMNS = ("qid", "docid", "priority", "best_rank", "runs")
+DRAWN_COLUMNS = ("strategy", "stratum", "inclusion")  # what each pair was drawn with
 
 
 @dataclass
 class PoolPair:
     qid: str
     docid: str
-    best_rank: int
+    best_rank: int | None
     runs: list
     impact: float | None = None
+    strategy: str | None = None  # the strategy that drew the pair
+    stratum: str | None = None  # its sampling stratum (None: not drawn by a sampling design)
+    inclusion: float = 1.0  # probability that the strategy includes it (1: a deterministic choice)
+    fields: dict = field(default_factory=dict)  # strategy-specific columns, name -> value
+
+
+@dataclass
+class PoolContext:
+    """What a strategy may read: the qrels, every run aligned with them, the pool depth,
+    the budget and the options (``maxgrade``, ``seed``, strategy-specific ones)."""
+
+    qrels: object
+    aligned: dict  # run name -> Aligned
+    depth: int
+    budget: int | None
+    maxgrade: int | None = None
+    seed: int | None = None
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class Selection:
+    """A strategy's answer: the pairs to judge in order (at most the budget), how the
+    header names the strategy, its extra columns and, for a sample, its design."""
+
+    pairs: list
+    label: str | None = None  # header text, e.g. impact(nDCG@10,maxgrade=3); default the name
+    columns: tuple = ()  # strategy-specific columns (PoolPair attribute or fields key)
+    design: object = None  # judged.sampling.SampleDesign for --strategy sample
+    meta: dict = field(default_factory=dict)  # extra key=value for the header (e.g. seed)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    summary: str  # one line for --help
+    select: Callable  # (pairs: list[PoolPair], ctx: PoolContext) -> Selection
+
+
+STRATEGIES: dict = {}
+
+
+def register_strategy(name: str, summary: str):
+    """Decorator: register ``select(pairs, ctx) -> Selection`` as ``--strategy name``."""
+    def wrap(select):
+        STRATEGIES[name] = Strategy(name, summary, select)
+        return select
+    return wrap
 
 
 @dataclass
@@ -51,48 +111,88 @@ class Pool:
     unjudged: int  # unjudged pairs in the runs' top depth, before the budget
     runs: list = field(default_factory=list)
     impact_measure: str | None = None
+    label: str | None = None  # the strategy as the header names it
+    columns: tuple = ()  # strategy-specific columns
+    design: object = None  # judged.sampling.SampleDesign, for a sample
+    meta: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.pairs)
 
+    @property
+    def all_columns(self) -> tuple:
+        return BASE_COLUMNS + tuple(self.columns) + DRAWN_COLUMNS
+
     def header(self) -> list[str]:
-        strategy = self.strategy if self.impact_measure is None else f"impact({self.impact_measure})"
+        strategy = self.label or self.strategy
         budget = "all" if self.budget is None else str(self.budget)
-        cols = "qid docid priority best_rank runs" + (" impact" if self.impact_measure else "")
-        return [f"# judged pool: depth={self.depth} strategy={strategy} budget={budget}: "
-                f"{len(self.pairs)} of {self.unjudged} unjudged pairs; runs: {' '.join(self.runs)}",
-                f"# {cols}   (priority 1 = judge first)"]
+        meta = "".join(f" {k}={v}" for k, v in self.meta.items())
+        out = [f"# judged pool: depth={self.depth} strategy={strategy} budget={budget}{meta}: "
+               f"{len(self.pairs)} of {self.unjudged} unjudged pairs; runs: {' '.join(self.runs)}"]
+        if self.design is not None:
+            out += self.design.header_lines()
+        out.append(f"# {' '.join(self.all_columns)}   (priority 1 = judge first)")
+        return out
 
     def lines(self) -> list[str]:
         out = []
         for i, p in enumerate(self.pairs, 1):
             fields = [p.qid, p.docid, str(i), str(p.best_rank), ",".join(p.runs)]
-            if p.impact is not None:
-                fields.append(f"{p.impact:.6g}")
+            fields += [_cell(_column_value(p, c)) for c in self.columns]
+            fields += [p.strategy or self.strategy, p.stratum or "-", f"{p.inclusion:.10g}"]
             out.append(" ".join(fields))
         return out
+
+    def trailer(self) -> list[str]:
+        """The design's pairs that were not drawn, as ``#~`` comment lines."""
+        return self.design.unsampled_lines() if self.design is not None else []
+
+    def text(self) -> str:
+        return "\n".join(self.header() + self.lines() + self.trailer()) + "\n"
 
     def write(self, path) -> None:
         """Write the pool to ``path``, replacing it only once complete."""
         from .io.output import open_replacing
 
         with open_replacing(path) as fh:
-            fh.write("\n".join(self.header() + self.lines()) + "\n")
+            fh.write(self.text())
 
     def to_pandas(self):
         import pandas as pd
 
-        return pd.DataFrame({"qid": [p.qid for p in self.pairs], "docid": [p.docid for p in self.pairs],
-                             "priority": np.arange(1, len(self.pairs) + 1),
-                             "best_rank": [p.best_rank for p in self.pairs],
-                             "runs": [",".join(p.runs) for p in self.pairs],
-                             "impact": [p.impact for p in self.pairs]})
+        df = pd.DataFrame({"qid": [p.qid for p in self.pairs], "docid": [p.docid for p in self.pairs],
+                           "priority": np.arange(1, len(self.pairs) + 1),
+                           "best_rank": [p.best_rank for p in self.pairs],
+                           "runs": [",".join(p.runs) for p in self.pairs],
+                           "impact": [p.impact for p in self.pairs]})
+        for c in self.columns:
+            if c != "impact":
+                df[c] = [_column_value(p, c) for p in self.pairs]
+        df["strategy"] = [p.strategy or self.strategy for p in self.pairs]
+        df["stratum"] = [p.stratum for p in self.pairs]
+        df["inclusion"] = [p.inclusion for p in self.pairs]
+        return df
+
+
+def _column_value(p: PoolPair, column: str):
+    return getattr(p, column) if column in ("impact",) else p.fields.get(column)
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
 
 
 def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: str = "depth",
          maxgrade: int | None = None, negative: str = "nonrelevant", ties: str = "trec",
-         on_duplicate: str = "error") -> Pool:
-    """The unjudged pairs in the runs' top ``depth``, ordered by ``strategy``, cut to ``budget``."""
+         on_duplicate: str = "error", seed: int | None = None, **options) -> Pool:
+    """The unjudged pairs in the runs' top ``depth``, chosen and ordered by ``strategy``
+    (a name in :data:`STRATEGIES`), at most ``budget`` of them. ``seed`` (random
+    strategies; default 0) and ``options`` go to the strategy (``sample``: ``strata``,
+    the best-rank bin starts)."""
     from .evaluation import _named_runs
     from .io import read_qrels
 
@@ -106,6 +206,19 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     settings = Settings(ties=ties)
     aligned = {name: negative_as(align(qrels, run, settings), negative) for name, run in _named_runs(runs, on_duplicate)}
+    pairs = candidates(aligned, depth)
+    ctx = PoolContext(qrels, aligned, depth, budget, maxgrade, seed, dict(options))
+    chosen = STRATEGIES[strategy].select(pairs, ctx)
+    for p in chosen.pairs:
+        p.strategy = p.strategy or strategy
+    return Pool(chosen.pairs, depth, strategy, budget, len(pairs), list(aligned),
+                chosen.label if strategy == "impact" else None, chosen.label, tuple(chosen.columns),
+                chosen.design, dict(chosen.meta))
+
+
+def candidates(aligned: dict, depth: int) -> list:
+    """Every unjudged pair in the runs' top ``depth``, once, with its best rank and the
+    runs that retrieved it (in the order met)."""
     found: dict = {}
     for name, a in aligned.items():
         top = a.ranked.top(depth)
@@ -117,21 +230,41 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
             else:
                 p.best_rank = min(p.best_rank, rank)
                 p.runs.append(name)
-    pairs = list(found.values())
-    impact_measure = None
-    if strategy == "impact" and pairs:
-        m = Measure.parse(f"nDCG@{depth}")
-        if maxgrade is not None:
-            m = replace(m, maxgrade=int(maxgrade))
-        impact_measure = f"nDCG@{depth},maxgrade={max_grade(m, next(iter(aligned.values())))}"
-        _score_impact(pairs, aligned, m, depth)
-        pairs.sort(key=lambda p: (-p.impact, p.best_rank, -len(p.runs), p.qid, p.docid))
-    else:
-        pairs.sort(key=lambda p: (p.best_rank, -len(p.runs), p.qid, p.docid))
-    total = len(pairs)
-    if budget is not None:
-        pairs = pairs[:budget]
-    return Pool(pairs, depth, strategy, budget, total, list(aligned), impact_measure)
+    return list(found.values())
+
+
+def _cut(pairs: list, budget: int | None) -> list:
+    return pairs if budget is None else pairs[:budget]
+
+
+@register_strategy("depth", "shallowest best rank first (a depth-k pool walked rank by rank)")
+def _depth(pairs, ctx):
+    pairs.sort(key=lambda p: (p.best_rank, -len(p.runs), p.qid, p.docid))
+    return Selection(_cut(pairs, ctx.budget))
+
+
+@register_strategy("impact", "the pairs whose labels can move the runs' nDCG@DEPTH and their differences most "
+                             "(after Carterette et al.'s minimal test collections)")
+def _impact(pairs, ctx):
+    if not pairs:
+        return Selection([], columns=("impact",))
+    m = Measure.parse(f"nDCG@{ctx.depth}")
+    if ctx.maxgrade is not None:
+        m = replace(m, maxgrade=int(ctx.maxgrade))
+    label = f"impact(nDCG@{ctx.depth},maxgrade={max_grade(m, next(iter(ctx.aligned.values())))})"
+    _score_impact(pairs, ctx.aligned, m, ctx.depth)
+    pairs.sort(key=lambda p: (-p.impact, p.best_rank, -len(p.runs), p.qid, p.docid))
+    return Selection(_cut(pairs, ctx.budget), label=label, columns=("impact",))
+
+
+@register_strategy("sample", "a stratified random sample of --budget pairs (seed --seed), inclusion "
+                             "probabilities recorded for estimates by inference (judged infer)")
+def _sample(pairs, ctx):
+    from .sampling import draw
+
+    seed = 0 if ctx.seed is None else ctx.seed
+    drawn, design = draw(pairs, ctx.budget, seed, ctx.depth, ctx.options.get("strata"))
+    return Selection(drawn, design=design, meta={"seed": seed})
 
 
 def _score_impact(pairs, aligned, measure, depth) -> None:
@@ -164,6 +297,11 @@ def _score_impact(pairs, aligned, measure, depth) -> None:
         p.impact = float(np.abs(row).sum() + sum(abs(row[x] - row[y]) for x, y in combinations(range(len(row)), 2)))
 
 
+
+# ---------------------------------------------------------------------------
+# reading pool files
+
+
 def read_pool(path) -> list[tuple[str, str]]:
     """(qid, docid) pairs of a pool file: the first two fields of each non-``#`` line."""
     from .io.text import iter_lines, read_raw
@@ -175,3 +313,88 @@ def read_pool(path) -> list[tuple[str, str]]:
             raise ParseError(raw.name, lineno, "a pool line needs at least qid and docid")
         out.append((f[0], f[1]))
     return out
+
+
+@dataclass
+class PoolFile:
+    """A pool file read back: its header's settings, its columns, its pairs (with what
+    each was drawn with) and, for a sample, the design."""
+
+    path: str
+    sha256: str
+    meta: dict  # from the first header line: depth, strategy, budget, seed, runs
+    columns: tuple
+    pairs: list  # PoolPair in file order (priority order)
+    design: object = None  # judged.sampling.SampleDesign | None
+
+    @property
+    def runs(self) -> list:
+        return self.meta.get("runs", [])
+
+
+def read_pool_file(path) -> PoolFile:
+    """Every version of the pool file: columns from its ``# qid docid ...`` line (files
+    without one: ``qid docid priority best_rank runs [impact]``), pairs with their
+    ``strategy``, ``stratum`` and ``inclusion`` (1 and no stratum when the file predates
+    them), the ``# stratum`` and ``#~`` lines as a :class:`~judged.sampling.SampleDesign`."""
+    from .io.text import read_raw
+    from .sampling import UNSAMPLED_PREFIX, parse_design
+
+    raw = read_raw(path)
+    name = raw.name
+    meta: dict = {}
+    columns = None
+    strata_lines, unsampled, body = [], [], []
+    for lineno, line in enumerate(raw.data.decode("utf-8", errors="replace").splitlines(), 1):
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith(UNSAMPLED_PREFIX):
+            unsampled.append((lineno, s[len(UNSAMPLED_PREFIX):].split()))
+        elif s.startswith("# judged pool:"):
+            meta = _pool_meta(s)
+        elif s.startswith("# stratum "):
+            strata_lines.append((lineno, s))
+        elif s.startswith("# qid docid"):
+            columns = tuple(s[1:].split("(")[0].split())
+        elif not s.startswith("#"):
+            body.append((lineno, s.split()))
+    legacy = columns is None
+    if legacy:
+        columns = BASE_COLUMNS + ("impact",)
+    pairs, drawn = [], []
+    for lineno, f in body:
+        if len(f) < 2:
+            raise ParseError(name, lineno, "a pool line needs at least qid and docid")
+        rec = dict(zip(columns, f))
+        try:
+            best = None if rec.get("best_rank", "-") == "-" else int(rec["best_rank"])
+            impact = None if rec.get("impact", "-") == "-" else float(rec["impact"])
+            inclusion = float(rec.get("inclusion", 1.0))
+        except ValueError:
+            raise ParseError(name, lineno, "best_rank must be an integer, impact and inclusion numbers")
+        if not 0.0 < inclusion <= 1.0:
+            raise ParseError(name, lineno, f"inclusion must be a probability in (0, 1], got {inclusion}")
+        stratum = rec.get("stratum")
+        extra = {c: rec[c] for c in columns if c not in BASE_COLUMNS + DRAWN_COLUMNS + ("impact",) and c in rec}
+        p = PoolPair(f[0], f[1], best, rec["runs"].split(",") if "runs" in rec else [], impact,
+                     rec.get("strategy", meta.get("strategy")), None if stratum in (None, "-") else stratum,
+                     inclusion, extra)
+        pairs.append(p)
+        if p.stratum is not None:
+            drawn.append((lineno, p))
+    design = parse_design(name, strata_lines, unsampled, drawn, meta.get("seed"))
+    return PoolFile(name, raw.sha256, meta, columns, pairs, design)
+
+
+def _pool_meta(line: str) -> dict:
+    """depth, strategy, budget, seed and runs from ``# judged pool: depth=10 strategy=... : ...; runs: a b``."""
+    head, _, rest = line[len("# judged pool:"):].partition(":")
+    meta: dict = {}
+    for tok in head.split():
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            meta[k] = int(v) if v.isdigit() and k in ("depth", "budget", "seed") else v
+    if "runs:" in rest:
+        meta["runs"] = rest.split("runs:", 1)[1].split()
+    return meta

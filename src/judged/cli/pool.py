@@ -6,28 +6,52 @@ import argparse
 import sys
 
 HELP = """Write the unjudged (qid, docid) pairs in the runs' top DEPTH, one per line:
-qid docid priority best_rank runs [impact], after '#' header lines. With --budget N,
-exactly N pairs (all, if fewer), chosen by the strategy: depth (shallowest ranks first)
-or impact (the pairs whose labels can move the runs' nDCG@DEPTH and their pairwise
-differences most, in the spirit of Carterette et al.'s minimal test collections).
+qid docid priority best_rank runs [strategy columns] strategy stratum inclusion, after
+'#' header lines (the line '# qid docid ...' names the columns). With --budget N,
+exactly N pairs (all, if fewer), chosen by the strategy:
 
-example:
+{strategies}
+
+--strategy sample draws a stratified random sample of N pairs (strata by best rank,
+more weight near the top; --seed S) and keeps the design in the file: '# stratum' lines
+and the pairs it did not draw as '#~' lines. Judge the sample, merge the labels
+(judged qrels merge), then estimate the measures with judged infer QRELS RUN... --sample POOL.
+
+examples:
   judged pool qrels.txt bm25.run dense.run --depth 10 --budget 500 --strategy impact -o pool.txt
+  judged pool qrels.txt runs/*.run --depth 100 --strategy sample --budget 500 --seed 1 -o sample.pool
 """
 
 
+def _strategies_help() -> str:
+    from ..pool import STRATEGIES
+
+    return "\n".join(f"  {name}: {s.summary}" for name, s in STRATEGIES.items())
+
+
+def _starts(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected rank bin starts like 1,2,4,8, got {text!r}")
+
+
 def register(sub) -> None:
+    from ..pool import STRATEGIES
     from .common import add_convention_options
     from .holes import add_hole_options
 
-    p = sub.add_parser("pool", help="list the unjudged pairs to judge next", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser("pool", help="list the unjudged pairs to judge next", description=HELP.format(
+                       strategies=_strategies_help()), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("qrels")
     p.add_argument("runs", nargs="+", metavar="RUN")
     p.add_argument("--depth", "-k", type=int, required=True, help="pool the runs' top DEPTH")
     p.add_argument("--budget", type=int, default=None, help="exactly N pairs (all, if fewer)")
-    p.add_argument("--strategy", choices=["depth", "impact"], default="depth",
-                   help="depth: shallowest ranks first (default); impact: largest possible effect first")
+    p.add_argument("--strategy", choices=list(STRATEGIES), default="depth",
+                   help="how to choose and order the pairs (default depth; see above)")
+    p.add_argument("--seed", type=int, default=None, help="random strategies (sample): the seed (default 0)")
+    p.add_argument("--strata", type=_starts, default=None, metavar="R1,R2,...",
+                   help="sample: best-rank bins starting at these ranks (default 1,2,4,8,...)")
     p.add_argument("-o", "--output", required=True, metavar="POOL", help="output file ('-' for stdout)")
     add_hole_options(p)
     add_convention_options(p)
@@ -37,12 +61,15 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..pool import pool
 
+    options = {"strata": args.strata} if args.strata is not None else {}
     result = pool(args.qrels, list(args.runs), args.depth, budget=args.budget, strategy=args.strategy,
-                  maxgrade=args.maxgrade, negative=args.negative, ties=args.ties, on_duplicate=args.on_duplicate)
+                  maxgrade=args.maxgrade, negative=args.negative, ties=args.ties, on_duplicate=args.on_duplicate,
+                  seed=args.seed, **options)
     if args.output == "-":
-        sys.stdout.write("\n".join(result.header() + result.lines()) + "\n")
+        sys.stdout.write(result.text())
     else:
         result.write(args.output)
+        seed = f", seed {result.meta['seed']}" if "seed" in result.meta else ""
         print(f"{len(result)} of {result.unjudged} unjudged pairs written to {args.output} "
-              f"(depth {args.depth}, strategy {args.strategy})", file=sys.stderr)
+              f"(depth {args.depth}, strategy {args.strategy}{seed})", file=sys.stderr)
     return 0
