@@ -1,6 +1,8 @@
-"""``judged judge``: the judging campaign (init, add-assessor, serve, export, status).
+"""``judged judge``: the judging campaign (init, add-assessor, serve, export, status) and the
+agreement of a machine judge with the people (agreement).
 
-Needs the ``web`` extra (FastAPI, SQLAlchemy, Jinja2, uvicorn; psycopg for PostgreSQL).
+The campaign commands need the ``web`` extra (FastAPI, SQLAlchemy, Jinja2, uvicorn; psycopg
+for PostgreSQL); ``agreement`` needs nothing beyond judged itself.
 """
 
 from __future__ import annotations
@@ -21,8 +23,12 @@ examples:
   judged judge serve --db judging.db                       # http://127.0.0.1:8000
   judged judge status --db judging.db
   judged judge export --db judging.db -o new.qrels         # + .provenance.tsv, .evidence.jsonl
+  judged judge agreement qrels.txt llm-labels.txt          # a machine judge against the people
 
---db takes any SQLAlchemy URL (postgresql://user:pw@host/db) or a path to a SQLite file."""
+--db takes any SQLAlchemy URL (postgresql://user:pw@host/db) or a path to a SQLite file.
+(`judged judge status` gives the agreement between assessors of one campaign; `judged judge
+agreement` compares two label files, e.g. the people's qrels and an LLM's labels; `judged meta
+agreement` is another thing: measures against side-by-side preferences.)"""
 
 DB_HELP = "database: a SQLite file path (default: %(default)s) or an SQLAlchemy URL such as postgresql://user:pw@127.0.0.1/db"
 
@@ -90,6 +96,90 @@ def register(sub) -> None:
     t.add_argument("--db", default=default_db, help=DB_HELP)
     t.add_argument("--format", choices=["table", "json"], default="table")
     t.set_defaults(func=run_status)
+
+    g = jsub.add_parser("agreement", help="agreement of a machine judge (e.g. an LLM) with the people's labels",
+                        description=AGREEMENT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g.add_argument("human", metavar="HUMAN", help="the people's labels: qrels (TREC, BEIR TSV, JSON, Parquet)")
+    g.add_argument("machine", metavar="MACHINE", help="the machine judge's labels, in any qrels format")
+    g.add_argument("--rel", type=int, default=1, help="relevance level of the binary view (default: grade >= 1)")
+    g.add_argument("--resamples", type=int, default=2000,
+                   help="bootstrap resamples for the intervals (default: %(default)s; 0: no intervals)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: %(default)s)")
+    g.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error",
+                   help="a pair given twice in one file: error (default), keep the first, keep the max")
+    g.add_argument("--format", choices=["table", "json"], default="table")
+    g.set_defaults(func=run_agreement)
+
+
+AGREEMENT_HELP = """Agreement of a machine judge (an LLM, a classifier) with the people, on the
+(qid, docid) pairs both labelled: the overlap and what only one side labelled, the
+confusion matrix (rows: the people's grade, columns: the machine's) with each side's
+counts per grade, Cohen's kappa (unweighted, linear and quadratic weights, for graded
+labels), Krippendorff's alpha (nominal, ordinal, interval), and the machine as a detector
+of relevance (grade >= --rel): precision, recall, false positive rate, binary kappa.
+Intervals: 95% percentile bootstrap over the overlapping pairs.
+
+Sources: Cohen 1960 (kappa), Cohen 1968 (weighted kappa), Krippendorff 2011 (alpha),
+Efron & Tibshirani 1993 (bootstrap).
+
+example:
+  judged judge agreement qrels.txt umbrela-labels.txt --format json
+"""
+
+
+def run_agreement(args) -> int:
+    from ..machine import agreement
+
+    a = agreement(args.human, args.machine, rel=args.rel, resamples=args.resamples, seed=args.seed,
+                  on_duplicate=args.on_duplicate)
+    if args.format == "json":
+        print(json.dumps(a.to_dict(), indent=2, ensure_ascii=False))
+        return 0
+    print_agreement(a)
+    return 0
+
+
+def print_agreement(a, console=None) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    con = console or Console()
+    say = (lambda text: con.print(text, markup=False, highlight=False, soft_wrap=True))
+    say(f"human {a.human['path']} ({a.human['labels']} labels) vs machine {a.machine['path']} "
+        f"({a.machine['labels']} labels)")
+    say(f"overlap: {a.pairs} pairs labelled by both; {a.human_only} only by the people, "
+        f"{a.machine_only} only by the machine")
+    if not a.pairs:
+        say("no pair labelled by both: nothing to compare")
+        return
+    say("confusion matrix (rows: the people's grade, columns: the machine's):")
+    t = Table(box=box.SIMPLE_HEAD)
+    t.add_column("human \\ machine", justify="right")
+    for g in a.grades:
+        t.add_column(str(g), justify="right")
+    t.add_column("total", justify="right")
+    for i, g in enumerate(a.grades):
+        t.add_row(str(g), *(str(int(c)) for c in a.confusion[i]), str(int(a.confusion[i].sum())))
+    t.add_row("total", *(str(int(c)) for c in a.confusion.sum(axis=0)), str(a.pairs))
+    con.print(t)
+
+    def value(v, iv):
+        return _f(v) + (f" [{_f(iv[0])}, {_f(iv[1])}]" if a.resamples else "")
+
+    say("Cohen's kappa: " + "; ".join(f"{w} {value(a.kappa[w], a.kappa_interval[w])}"
+                                      for w in ("unweighted", "linear", "quadratic")))
+    say("Krippendorff's alpha: " + "; ".join(f"{lv} {value(a.alpha[lv], a.alpha_interval[lv])}"
+                                             for lv in ("nominal", "ordinal", "interval")))
+    b = a.binary
+    say(f"relevant ({b['relevant']}): people {_pct(b['human_relevant_share'])}, machine "
+        f"{_pct(b['machine_relevant_share'])} of the overlap; machine precision {_f(b['precision'])}, recall "
+        f"{_f(b['recall'])}, false positive rate {_f(b['false_positive_rate'])}, kappa {_f(b['kappa'])}")
+    say(f"method: {a.method}")
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
 
 
 def _database(db_url: str):

@@ -36,13 +36,27 @@ def cohen_kappa(a: Sequence, b: Sequence, weights: str | None = None, labels: Se
     observed = np.zeros((k, k))
     for x, y in zip(a, b):
         observed[index[x], index[y]] += 1
-    observed /= observed.sum()
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
-    i, j = np.indices((k, k))
-    w = {None: (i != j).astype(float), "linear": np.abs(i - j).astype(float),
-         "quadratic": ((i - j) ** 2).astype(float)}[weights]
-    denom = (w * expected).sum()
-    return float("nan") if denom == 0 else float(1.0 - (w * observed).sum() / denom)
+    return float(kappa_from_confusion(observed, weights))
+
+
+def kappa_from_confusion(confusion, weights: str | None = None):
+    """Cohen's kappa from a confusion matrix of counts (rows: first rater, columns: second,
+    both over the same sorted labels); a stack ``(..., k, k)`` gives one kappa per matrix
+    (NaN where undefined). The formula and weights of :func:`cohen_kappa`."""
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {WEIGHTS}")
+    c = np.asarray(confusion, dtype=float)
+    k = c.shape[-1]
+    total = c.sum(axis=(-2, -1), keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = c / total
+        expected = observed.sum(axis=-1, keepdims=True) * observed.sum(axis=-2, keepdims=True)
+        i, j = np.indices((k, k))
+        w = {None: (i != j).astype(float), "linear": np.abs(i - j).astype(float),
+             "quadratic": ((i - j) ** 2).astype(float)}[weights]
+        denom = (w * expected).sum(axis=(-2, -1))
+        out = 1.0 - (w * observed).sum(axis=(-2, -1)) / denom
+    return np.where((denom > 0) & np.isfinite(denom), out, np.nan)
 
 
 def krippendorff_alpha(data, level: str = "ordinal") -> float:
@@ -73,18 +87,32 @@ def krippendorff_alpha(data, level: str = "ordinal") -> float:
         for v in u:
             counts[index[v]] += 1
         o += (np.outer(counts, counts) - np.diag(counts)) / (len(u) - 1)
-    n_c = o.sum(axis=1)
-    n = n_c.sum()
+    return float(alpha_from_coincidences(o, values, level))
+
+
+def alpha_from_coincidences(o, values, level: str = "ordinal"):
+    """Krippendorff's alpha from a coincidence matrix ``o`` over the sorted ``values`` (for
+    two coders and no missing value, ``o = C + C.T`` with C their confusion matrix); a stack
+    ``(..., k, k)`` gives one alpha per matrix (NaN where undefined). The formula and
+    distances of :func:`krippendorff_alpha`."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}")
+    o = np.asarray(o, dtype=float)
+    values = np.asarray(values, dtype=float)
+    k = len(values)
+    n_c = o.sum(axis=-1)
+    n = n_c.sum(axis=-1)
     if level == "nominal":
-        d = 1.0 - np.eye(k)
+        d = np.broadcast_to(1.0 - np.eye(k), o.shape)
     elif level == "interval":
-        d = np.subtract.outer(values, values) ** 2
+        d = np.broadcast_to(np.subtract.outer(values, values) ** 2, o.shape)
     else:
-        cum = np.cumsum(n_c)
+        cum = np.cumsum(n_c, axis=-1)
         lo, hi = np.minimum.outer(np.arange(k), np.arange(k)), np.maximum.outer(np.arange(k), np.arange(k))
-        between = cum[hi] - np.where(lo > 0, cum[lo - 1], 0.0)   # sum of n_g for g in [lo, hi]
-        d = (between - (n_c[lo] + n_c[hi]) / 2.0) ** 2
-    expected = (np.outer(n_c, n_c) * d).sum()
-    if expected == 0:
-        return float("nan")
-    return float(1.0 - (n - 1) * (o * d).sum() / expected)
+        below = np.where(lo > 0, cum[..., np.maximum(lo - 1, 0)], 0.0)
+        between = cum[..., hi] - below   # sum of n_g for g in [lo, hi]
+        d = (between - (n_c[..., lo] + n_c[..., hi]) / 2.0) ** 2
+    expected = (n_c[..., :, None] * n_c[..., None, :] * d).sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = 1.0 - (n - 1) * (o * d).sum(axis=(-2, -1)) / expected
+    return np.where(expected > 0, out, np.nan)
