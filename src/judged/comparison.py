@@ -99,6 +99,7 @@ class Comparison:
     result: object = field(default=None, repr=False)  # the evaluate() Result, when there is one
     holes: object = None  # judged.holes.ComparisonHoles: Judged@k per run, can judging flip a comparison
     answers: dict = field(default_factory=dict)  # run -> judged.answers.AnswerPairing, with an answers file
+    machine: object = None  # judged.machine.MachineFilled: the scores with the holes machine-labelled, apart
 
     def get(self, measure: str, run: str) -> PairedComparison:
         for c in self.comparisons:
@@ -158,6 +159,8 @@ class Comparison:
                              "runs": {name: self.checks.run_dict(self.result, name) for name in self.result.runs}}
         if self.answers:
             out["answers"] = {name: p.to_dict() for name, p in self.answers.items()}
+        if self.machine is not None:
+            out["machine"] = self.machine.to_dict()
         return out
 
     def to_json(self, indent: int | None = 2) -> str:

@@ -283,27 +283,48 @@ def machine_filled(result, machine, k: int | None = None) -> MachineFilled:
     with the holes labelled by ``machine``, over the same runs and queries; per run the
     holes in the top ``k`` (default: the first cutoff, else 10) and how many the machine
     labelled."""
+    measures = {g: m for g, m in result.measures.items() if fillable(m)}
+    checks = getattr(result, "checks", None)
+    return fill_runs(result.qrels, {name: rr.aligned for name, rr in result.runs.items()}, measures,
+                     result.settings, machine, k, eligibility=getattr(checks, "eligibility", None),
+                     qids={name: rr.qids for name, rr in result.runs.items()})
+
+
+def fill_runs(qrels, aligned: dict, measures: dict, settings, machine, k: int | None = None, *, eligibility=None,
+              qids: dict | None = None, negative: str = "nonrelevant") -> MachineFilled:
+    """``measures`` (as given -> Measure) of every aligned run (name -> Aligned against
+    ``qrels``) with the holes labelled by ``machine``, over each run's ``qids`` (default:
+    its evaluated queries); an ``eligibility`` keeps ineligible pairs graded 0;
+    ``negative='unjudged'``: trec_eval's negative grades are holes the machine may label."""
     from .align import align
 
     machine = read_machine(machine)
-    measures = {g: m for g, m in result.measures.items() if fillable(m)}
     if k is None:
-        k = next((m.cutoff for m in result.measures.values() if m.cutoff), 10)
-    filled = filled_qrels(result.qrels, machine)
-    qids, values, holes, labelled = {}, {}, {}, {}
-    for name, rr in result.runs.items():
-        human = rr.aligned
-        a = align(filled, human.run, result.settings)
+        k = next((m.cutoff for m in measures.values() if m.cutoff), 10)
+    if negative == "unjudged" and (qrels.grade < 0).any():
+        keep = qrels.grade >= 0
+        qrels = Qrels(qrels.qid.filter(pa.array(keep)), qrels.docid.filter(pa.array(keep)), qrels.grade[keep],
+                      source=qrels.source)
+    filled = filled_qrels(qrels, machine)
+    if eligibility is not None:  # an ineligible pair stays graded 0
+        from .eligibility import restrict_qrels
+
+        filled, _ = restrict_qrels(filled, eligibility)
+    out_qids, values, holes, labelled = {}, {}, {}, {}
+    for name, human in aligned.items():
+        keep_qids = human.qids if qids is None else qids[name]
+        a = align(filled, human.run, settings)
         where = {q: i for i, q in enumerate(a.qids.tolist())}
-        pick = np.array([where.get(q, -1) for q in rr.qids.tolist()], dtype=np.int64)
+        pick = np.array([where.get(q, -1) for q in keep_qids.tolist()], dtype=np.int64)
         vals = {}
         for g, m in measures.items():
             v = m.compute(a)
             vals[g] = np.where(pick >= 0, v[np.maximum(pick, 0)], 0.0) if len(v) else np.zeros(len(pick))
-        qids[name], values[name] = rr.qids, vals
+        out_qids[name], values[name] = keep_qids, vals
         th, tf = human.ranked.top(k), a.ranked.top(k)
-        holes[name] = int((~th.judged).sum())
-        keep = np.isin(a.qids[tf.q], rr.qids) if len(tf.q) else np.zeros(0, bool)
-        labelled[name] = holes[name] - int((~tf.judged & keep).sum())
-    return MachineFilled(machine, k, measures, result.settings, qids, values, holes, labelled,
+        inside = np.isin(human.qids[th.q], keep_qids) if len(th.q) else np.zeros(0, bool)
+        holes[name] = int((~th.judged & inside).sum())
+        inside = np.isin(a.qids[tf.q], keep_qids) if len(tf.q) else np.zeros(0, bool)
+        labelled[name] = holes[name] - int((~tf.judged & inside).sum())
+    return MachineFilled(machine, k, measures, settings, out_qids, values, holes, labelled,
                          filled.meta.get("machine_added", 0))

@@ -78,3 +78,13 @@ def load_manifest(args):
         raise JudgedError("--manifest fixes the conventions; drop --ties/--complete/--no-relevant/"
                           "--ignore-identical-ids")
     return Manifest.load(args.manifest)
+
+
+MACHINE_HELP = ("a machine judge's labels (e.g. an LLM's), in any qrels format: scores with the holes labelled by "
+                "it are shown apart, named '<measure> machine-filled'; never counted as judged (Judged@k stays "
+                "the people's), never merged into the qrels")
+
+
+def add_machine_option(p) -> None:
+    """``--machine LABELS`` (eval, holes, compare, report, pool)."""
+    p.add_argument("--machine", metavar="LABELS", help=MACHINE_HELP)

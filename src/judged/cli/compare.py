@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from .checks import add_answers_option, add_check_options, check_kwargs
-from .common import add_convention_options, add_record_options, load_manifest, split_inputs
+from .common import add_convention_options, add_machine_option, add_record_options, load_manifest, split_inputs
 from .holes import add_hole_options
 
 HELP = """Compare runs with a baseline (the first run) over the same queries: those in the
@@ -57,6 +57,7 @@ def add_comparison_options(p) -> None:
                    help="ranks shown per regression, k of Judged@k and of the leak and evidence-gap lists "
                         "(default: the first measure's cutoff, else 10)")
     add_stats_options(p)
+    add_machine_option(p)
     add_convention_options(p)
     add_record_options(p)
     g = add_hole_options(p)
@@ -110,6 +111,10 @@ def comparison_from_args(args):
                 ignore_identical_ids=args.ignore_identical_ids, on_duplicate=args.on_duplicate,
                 holes=args.holes, maxgrade=args.maxgrade, negative=args.negative, answers=args.answers,
                 high=args.high, **check_kwargs(args), **stats_kwargs(args))
+    if getattr(args, "machine", None):
+        from ..machine import machine_filled
+
+        c.machine = machine_filled(c.result, args.machine, k=c.holes.k if c.holes is not None else args.depth)
     if getattr(args, "save", None):
         from ..manifest import save_record
 
@@ -193,6 +198,7 @@ def render(c, all_tests: bool = False, console=None) -> None:
                       x.mark + (FLIP if flip and flip.can_flip else ""))
         console.print(t)
         console.print(f"  {convention}", highlight=False, markup=False)
+        render_machine(c, measure, console)
         for x in rows:
             flip = c.flip(x)
             if flip is None:
@@ -223,6 +229,19 @@ def render(c, all_tests: bool = False, console=None) -> None:
         console.print(f"[yellow]judgments differ between the records:[/] {line}", highlight=False)
     for r in c.regressions:
         render_regression(r, console)
+
+
+def render_machine(c, measure: str, console) -> None:
+    """The measure with the holes labelled by the machine judge, on its own line, named as such."""
+    mf = c.machine
+    if mf is None or measure not in mf.measures:
+        return
+    base = mf.mean(c.baseline, measure)
+    cells = [f"{c.baseline} {base:.4f}"] + [f"{r} {mf.mean(r, measure):.4f} (Δ {mf.mean(r, measure) - base:+.4f})"
+                                            for r in c.runs]
+    console.print(f"  {mf.name(measure)} (holes labelled by the machine judge {mf.machine.source}, not judgments; "
+                  f"holes@{mf.k} machine-labelled: " + ", ".join(f"{r} {mf.labelled[r]}/{mf.holes[r]}" for r in mf.values)
+                  + "): " + "; ".join(cells), highlight=False, markup=False, soft_wrap=True)
 
 
 def render_checks(c, console) -> None:

@@ -7,7 +7,8 @@ import json
 import sys
 
 from .checks import add_check_options, check_kwargs, configure, print_checks
-from .common import add_convention_options, add_record_options, load_manifest, settings_kwargs, split_inputs
+from .common import (add_convention_options, add_machine_option, add_record_options, load_manifest, settings_kwargs,
+                     split_inputs)
 
 HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
 
@@ -16,6 +17,7 @@ example:
   judged eval --beir scifact/ dense.run --split test --ignore-identical-ids
   judged eval irds:beir/scifact/test dense.run
   judged eval qrels-v1.txt bm25.run dense.run --qrels qrels-v2.txt   # the rejudging report (runs first)
+  judged eval qrels.txt bm25.run dense.run --machine llm-labels.txt    # + machine-filled scores, apart
 """
 
 
@@ -40,6 +42,7 @@ def register(sub) -> None:
                    help="local (default): this process; spark: Spark executors, by query blocks (needs judged[spark])")
     p.add_argument("--spark-master", default="local[2]", metavar="URL",
                    help="Spark master for --engine spark (default: local[2])")
+    add_machine_option(p)
     add_convention_options(p)
     add_check_options(p)
     add_record_options(p)
@@ -53,6 +56,9 @@ def run(args) -> int:
 
     if args.qrels_versions:
         return run_rejudge(args)
+    if args.machine and (args.engine == "spark" or args.format == "trec_eval"):
+        raise UsageError("--machine shows machine-filled scores apart: use it with --engine local and --format "
+                         "table, json, tsv or csv")
     manifest = load_manifest(args)
     qrels, runs = args.qrels, list(args.runs)
     if args.beir:
@@ -81,21 +87,43 @@ def run(args) -> int:
             result = evaluate(qrels, runs, measures, progress=sys.stderr.isatty(), **settings_kwargs(args),
                               **check_kwargs(args))
     configure(result, args)
+    machine = None
+    if args.machine:
+        from ..machine import machine_filled
+
+        machine = machine_filled(result, args.machine)
     if args.save:
         from ..manifest import save_record
 
         save_record(result, args.save, manifest)
     out = sys.stdout
     if args.format == "json":
-        json.dump(result.to_dict(per_query=args.per_query), out, indent=2)
+        d = result.to_dict(per_query=args.per_query)
+        if machine is not None:
+            add_machine_json(d, machine, args.per_query)
+        json.dump(d, out, indent=2)
         out.write("\n")
     elif args.format in ("tsv", "csv"):
-        write_delimited(result, out, "\t" if args.format == "tsv" else ",", args.per_query)
+        write_delimited(result, out, "\t" if args.format == "tsv" else ",", args.per_query, machine)
     elif args.format == "trec_eval":
         write_trec_eval(result, out)
     else:
-        print_table(result, args.per_query)
+        print_table(result, args.per_query, machine)
     return 0
+
+
+def add_machine_json(d: dict, machine, per_query: bool) -> None:
+    """``machine`` (the labels, their convention) and per run ``machine_filled``: apart from
+    the human-judged ``mean``."""
+    top = machine.to_dict()
+    runs = top.pop("runs")
+    d["machine"] = top
+    for name, entry in runs.items():
+        if per_query:
+            qids = machine.qids[name].tolist()
+            entry["per_query"] = {q: {machine.name(g): float(machine.values[name][g][i]) for g in machine.measures}
+                                  for i, q in enumerate(qids)}
+        d["runs"][name]["machine_filled"] = entry
 
 
 def run_rejudge(args) -> int:
@@ -125,7 +153,9 @@ def run_rejudge(args) -> int:
     return 0
 
 
-def write_delimited(result, out, delimiter: str, per_query: bool) -> None:
+def write_delimited(result, out, delimiter: str, per_query: bool, machine=None) -> None:
+    """``run qid measure value`` rows; machine-filled values under their own measure name
+    (``nDCG@10 machine-filled``), after the run's human-judged rows."""
     w = csv.writer(out, delimiter=delimiter, lineterminator="\n")
     w.writerow(["run", "qid", "measure", "value"])
     for name, rr in result.runs.items():
@@ -135,6 +165,14 @@ def write_delimited(result, out, delimiter: str, per_query: bool) -> None:
                     w.writerow([name, q, given, repr(float(rr.values[given][i]))])
         for given in result.measures:
             w.writerow([name, "all", given, repr(result.aggregate(name, given))])
+        if machine is None:
+            continue
+        if per_query:
+            for i, q in enumerate(machine.qids[name].tolist()):
+                for given in machine.measures:
+                    w.writerow([name, q, machine.name(given), repr(float(machine.values[name][given][i]))])
+        for given in machine.measures:
+            w.writerow([name, "all", machine.name(given), repr(machine.mean(name, given))])
 
 
 def trec_eval_name(measure) -> str:
@@ -178,7 +216,7 @@ def write_trec_eval(result, out) -> None:
             line(names[g], "all", result.aggregate(name, g), counts[g])
 
 
-def print_table(result, per_query: bool) -> None:
+def print_table(result, per_query: bool, machine=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -209,9 +247,48 @@ def print_table(result, per_query: bool) -> None:
                       f"{c['missing_from_run']} missing from the run, {c['only_in_run']} only in the run, "
                       f"{c['no_relevant']} with nothing relevant", highlight=False)
     print_checks(result, console)
+    if machine is not None:
+        print_machine_table(machine, console, per_query)
     console.print("conventions:", highlight=False)
     for given, conv in result.conventions.items():
         console.print(f"  {conv}", highlight=False, markup=False, soft_wrap=True)
+    if machine is not None:
+        for name, conv in machine.conventions().items():
+            console.print(f"  {name}: {conv}", highlight=False, markup=False, soft_wrap=True)
+
+
+def print_machine_table(machine, console, per_query: bool = False) -> None:
+    """The machine-filled scores, in a table of their own under a title that says what they are."""
+    from rich.table import Table
+
+    k = machine.k
+    console.print(f"machine-filled: the holes labelled by the machine judge {machine.machine.source} "
+                  f"({machine.added} of its labels used; not judgments)", highlight=False, markup=False,
+                  soft_wrap=True)
+    table = Table()
+    table.add_column("run", overflow="fold")
+    table.add_column(f"holes@{k}", justify="right")
+    table.add_column("machine-labelled", justify="right")
+    for given in machine.measures:
+        table.add_column(machine.name(given), justify="right")
+    for name in machine.values:
+        table.add_row(name, str(machine.holes[name]), str(machine.labelled[name]),
+                      *[_number(machine.mean(name, g), machine.measures[g]) for g in machine.measures])
+    console.print(table)
+    if per_query:
+        pq = Table(title="per query, machine-filled")
+        pq.add_column("run", overflow="fold")
+        pq.add_column("qid")
+        for given in machine.measures:
+            pq.add_column(machine.name(given), justify="right")
+        for name in machine.values:
+            for i, q in enumerate(machine.qids[name].tolist()):
+                pq.add_row(name, q, *[f"{float(machine.values[name][g][i]):.4f}" for g in machine.measures])
+        console.print(pq)
+
+
+def _number(v: float, measure) -> str:
+    return str(int(v)) if measure.aggregate == "sum" else f"{v:.4f}"
 
 
 def _cell(result, run, given) -> str:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .common import add_convention_options, is_terminal, settings_kwargs
+from .common import add_convention_options, add_machine_option, is_terminal, settings_kwargs
 
 HELP = """Show the holes (documents with no judgment for this query) in each run's top k: mean
 Judged@k, the number of holes, the share of queries with any hole, the worst queries; the
@@ -17,6 +17,7 @@ examples:
   judged holes qrels.txt bm25.run dense.run -k 10
   judged holes qrels.txt dense.run --list          # every hole: run qid rank docid
   judged holes qrels.txt a.run b.run -m 'AP@100' --maxgrade 1 --format json
+  judged holes qrels.txt bm25.run dense.run --machine llm-labels.txt   # + machine-filled, apart
 """
 
 
@@ -43,6 +44,7 @@ def register(sub) -> None:
     p.add_argument("--samples", type=int, default=200, help="draws for the estimate (default 200, seed 0)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     add_hole_options(p)
+    add_machine_option(p)
     add_convention_options(p)
     p.set_defaults(func=run)
 
@@ -55,8 +57,14 @@ def run(args) -> int:
         raise ConventionError(f"-k must be a positive integer, got {args.k}")
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=args.measure, maxgrade=args.maxgrade,
                           negative=args.negative, samples=args.samples, **settings_kwargs(args))
+    machine = machine_filled_holes(report, args.machine) if args.machine else None
     if args.format == "json":
-        json.dump(report.to_dict(holes=args.list), sys.stdout, indent=2)
+        d = report.to_dict(holes=args.list)
+        if machine is not None:
+            from .eval import add_machine_json
+
+            add_machine_json(d, machine, per_query=False)
+        json.dump(d, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     if args.list:
@@ -64,7 +72,29 @@ def run(args) -> int:
             sys.stdout.write(f"{row.run} {row.qid} {row.rank} {row.docid}\n")
         return 0
     print_report(report)
+    if machine is not None:
+        print_machine(machine)
     return 0
+
+
+def machine_filled_holes(report, labels):
+    """The report's measure with the holes labelled by the machine judge ``labels``."""
+    from ..machine import fill_runs
+
+    m = report.measure
+    return fill_runs(report.qrels, {name: rh.aligned for name, rh in report.runs.items()}, {str(m): m},
+                     report.settings, labels, report.k, negative=report.negative)
+
+
+def print_machine(machine, console=None) -> None:
+    from rich.console import Console
+
+    from .eval import print_machine_table
+
+    console = console or Console(width=None if is_terminal() else 120)
+    print_machine_table(machine, console)
+    for name, conv in machine.conventions().items():
+        console.print(f"  {name}: {conv}", highlight=False, markup=False, soft_wrap=True)
 
 
 def print_report(report, console=None) -> None:

@@ -91,6 +91,28 @@ def _holes(c) -> str:
             f"{rows}</table><ul>{''.join(flips)}</ul><p class='note'>Intervals of mean(run) − mean(baseline):{notes}</p>")
 
 
+def _machine(c) -> str:
+    """The scores with the holes labelled by a machine judge, in a section of their own."""
+    mf = c.machine
+    if mf is None:
+        return ""
+    names = list(mf.measures)
+    head = "".join(f"<th>{escape(g)}<br><span class='sub'>judged</span></th><th>{escape(mf.name(g))}</th>"
+                   for g in names)
+    rows = []
+    for run in [c.baseline, *c.runs]:
+        cells = "".join(f"<td>{c.result.aggregate(run, g):.4f}</td><td>{mf.mean(run, g):.4f}</td>" for g in names)
+        rows.append(f"<tr><td class='l'>{escape(run)}</td><td>{mf.holes[run]}</td><td>{mf.labelled[run]}</td>{cells}</tr>")
+    conventions = "".join(f"<br><code>{escape(n)}: {escape(v)}</code>" for n, v in mf.conventions().items())
+    return (f"<h2 id='machine'>Machine labels</h2><p class='note'>The same measures with the holes (documents in a "
+            f"run's top {mf.k} no person judged for the query) labelled by the machine judge "
+            f"<code>{escape(mf.machine.source)}</code> (sha256 <code>{escape(mf.machine.sha256[:12])}</code>). "
+            "Machine labels are not judgments: Judged@k and every other number in this report use the people's "
+            "labels only.</p>"
+            f"<table><tr><th class='l'>run</th><th>holes@{mf.k}</th><th>machine-labelled</th>{head}</tr>"
+            f"{''.join(rows)}</table><p class='note'>{conventions}</p>")
+
+
 def _checks(c) -> str:
     """The grade scale, the answer key, leaks, evidence gaps, abstention and answer checks."""
     checks, result = c.checks, c.result
@@ -248,5 +270,5 @@ def html(c, title: str | None = None, alpha: float = 0.05, power=None) -> str:
         title=escape(title), subtitle=escape(f"judged {__version__}, {when}; {len(c.qids)} queries"),
         main_table=_main(c, alpha), legend=escape(legend(c, alpha, flips=True)), comparisons=_comparisons(c),
         differences=_differences(c), distributions=_distributions(c), regressions=_regressions(c),
-        regression_measure=escape(first), settings=_settings(c), holes=_holes(c), checks=_checks(c),
+        regression_measure=escape(first), settings=_settings(c), holes=_holes(c), machine=_machine(c), checks=_checks(c),
         power=_power(power))

@@ -40,10 +40,39 @@ def legend(c, alpha: float = 0.05, flips: bool = False) -> str:
             f"{c.correction} correction across runs ({c.permutations} draws, seed {c.seed}).{flips}{untested}")
 
 
+def machine_cells(c, rows) -> list:
+    """With machine labels: the machine-filled columns' names, each row's cells added under
+    them (mean; never a significance mark: they are not judged scores)."""
+    mf = getattr(c, "machine", None)
+    if mf is None:
+        return []
+    names = []
+    for g in mf.measures:
+        if g not in c.measures:
+            continue
+        names.append(mf.name(g))
+        for row in rows:
+            row["cells"][mf.name(g)] = {"mean": mf.mean(row["run"], g), "delta": mf.mean(row["run"], g)
+                                        - mf.mean(c.baseline, g), "p_adjusted": None, "mark": ""}
+    return names
+
+
+def machine_legend(c) -> str:
+    mf = getattr(c, "machine", None)
+    if mf is None:
+        return ""
+    return (f" {FILLED_NOTE}: the holes labelled by the machine judge {mf.machine.source} (not judgments; "
+            "no significance test).")
+
+
+FILLED_NOTE = "machine-filled"
+
+
 def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
-    """The main table as ``md``, ``latex`` or ``csv``."""
+    """The main table as ``md``, ``latex`` or ``csv`` (machine-filled columns, when there are
+    machine labels, after the judged ones and named as such)."""
     rows = main_table(c, alpha)
-    measures = list(c.measures)
+    measures = list(c.measures) + machine_cells(c, rows)
     if fmt == "csv":
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
@@ -61,7 +90,7 @@ def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
             name = row["run"] + (" (baseline)" if row["baseline"] else "") + _leaks(row)
             lines.append(f"| {name} | " + " | ".join(f"{row['cells'][m]['mean']:.4f}{row['cells'][m]['mark']}"
                                                      for m in measures) + " |")
-        return "\n".join(lines) + "\n\n" + legend(c, alpha) + "\n"
+        return "\n".join(lines) + "\n\n" + legend(c, alpha) + machine_legend(c) + "\n"
     if fmt == "latex":
         marks = {"▲": r"$^{\blacktriangle}$", "▼": r"$^{\blacktriangledown}$", "": ""}
         lines = [r"\begin{tabular}{l" + "r" * len(measures) + "}", r"\toprule",
@@ -70,7 +99,8 @@ def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
             name = _tex(row["run"] + (" (baseline)" if row["baseline"] else "") + _leaks(row))
             lines.append(name + " & " + " & ".join(f"{row['cells'][m]['mean']:.4f}{marks[row['cells'][m]['mark']]}"
                                                   for m in measures) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}", "% " + legend(c, alpha).replace("▲/▼", "up/down triangles")]
+        lines += [r"\bottomrule", r"\end{tabular}",
+                  "% " + (legend(c, alpha) + machine_legend(c)).replace("▲/▼", "up/down triangles")]
         return "\n".join(lines) + "\n"
     raise ValueError(f"unknown table format {fmt!r}")
 
