@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..errors import JudgedError
+from ..naturalsort import natural_key
 from . import auth
 from .agreement import cohen_kappa, krippendorff_alpha
 from .assign import next_assignment, open_assignment, overlap_pair_indices
@@ -348,10 +349,11 @@ def status(session: Session) -> dict:
     disagreements = [{"qid": pl.pair.qid, "docid": pl.pair.docid,
                       "labels": [{"assessor": j.assessor.name, "grade": j.grade, "evidence": j.evidence} for j in pl.labels],
                       "adjudicated": None if pl.adjudication is None else pl.adjudication.grade}
-                     for pl in double if pl.disagree]
+                     for pl in sorted(double, key=lambda pl: (natural_key(pl.pair.qid), natural_key(pl.pair.docid)))
+                     if pl.disagree]
     total = len(labels)
     return {"campaign": campaign.name, "pairs": total,
             "overlap_pairs": sum(pl.pair.copies_wanted > 1 for pl in labels.values()),
             "labelled": sum(bool(pl.labels or pl.adjudication) for pl in labels.values()),
-            "queries": sorted(per_query.values(), key=lambda q: q["qid"]), "assessors": per_assessor,
+            "queries": sorted(per_query.values(), key=lambda q: natural_key(q["qid"])), "assessors": per_assessor,
             "agreement": agreement, "disagreements": disagreements}
