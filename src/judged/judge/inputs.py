@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +22,49 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
+
+# what no campaign stores, so that every database keeps the same text: NUL (PostgreSQL's
+# text type refuses it; SQLite would keep it) and lone surrogates (not encodable as UTF-8)
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+MAX_ID_LENGTH = 200
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be stored the same on SQLite and PostgreSQL, or None.
+
+    >>> text_problem("a\\x00b"), text_problem("ok")
+    ('contains NUL (U+0000), which PostgreSQL cannot store', None)
+    """
+    m = UNSTORABLE.search(text)
+    if m is None:
+        return None
+    if m.group() == "\x00":
+        return "contains NUL (U+0000), which PostgreSQL cannot store"
+    return f"contains a lone surrogate (U+{ord(m.group()):04X}), which is not Unicode text"
+
+
+def _checked(path, line: int | None, what: str, text: str, max_length: int | None = None) -> str:
+    """``text`` unchanged, or a ParseError naming the file, the line and the problem."""
+    why = text_problem(text)
+    if why is None and max_length is not None and len(text) > max_length:
+        why = f"is longer than {max_length} characters"
+    if why is not None:
+        raise ParseError(str(path), line, f"{what} {why}")
+    return text
+
+
+def _decoded_lines(path: Path, raw: bytes | None = None):
+    """(line number, text without its end of line) of a UTF-8 file, streamed unless ``raw``
+    holds its bytes; a line that is not UTF-8 is a ParseError naming it."""
+    with (open(path, "rb") if raw is None else nullcontext(raw.splitlines(keepends=True))) as lines:
+        for n, line in enumerate(lines, 1):
+            line = line.rstrip(b"\r\n")
+            try:
+                yield n, line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ParseError(str(path), n, f"not UTF-8 text (byte 0x{line[exc.start]:02x} "
+                                                f"at column {exc.start + 1})") from None
+
 
 @dataclass(frozen=True)
 class Pool:
@@ -47,13 +92,13 @@ def read_pool(path: str | Path) -> Pool:
     raw = Path(path).read_bytes()
     seen: set[tuple[str, str]] = set()
     pairs, dups = [], 0
-    for n, line in enumerate(raw.decode("utf-8").splitlines(), 1):
+    for n, line in _decoded_lines(path, raw):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         fields = line.split()
         if len(fields) < 2:
             raise ParseError(str(path), n, "a pool line needs qid and docid (two whitespace-separated fields)")
-        pair = (fields[0], fields[1])
+        pair = (_checked(path, n, "the qid", fields[0], MAX_ID_LENGTH), _checked(path, n, "the docid", fields[1], MAX_ID_LENGTH))
         if pair in seen:
             dups += 1
             continue
@@ -65,48 +110,47 @@ def read_pool(path: str | Path) -> Pool:
 
 
 def _jsonl(path: Path):
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ParseError(str(path), n, f"not JSON: {exc.msg}") from None
-            if not isinstance(obj, dict) or "_id" not in obj:
-                raise ParseError(str(path), n, 'a JSON line needs an "_id" field')
-            yield n, obj
+    for n, line in _decoded_lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ParseError(str(path), n, f"not JSON: {exc.msg}") from None
+        if not isinstance(obj, dict) or "_id" not in obj:
+            raise ParseError(str(path), n, 'a JSON line needs an "_id" field')
+        yield n, obj
 
 
 def read_queries(path: str | Path, wanted: set[str] | None = None) -> dict[str, str]:
     """qid -> text, from TSV ``qid<TAB>text`` or BEIR ``queries.jsonl``."""
     path = Path(path)
     out: dict[str, str] = {}
-    with open(path, encoding="utf-8") as fh:
+    with open(path, "rb") as fh:
         first = fh.read(1)
-    if path.suffix == ".jsonl" or first == "{":
-        for _, obj in _jsonl(path):
-            out[str(obj["_id"])] = str(obj.get("text", ""))
+    if path.suffix == ".jsonl" or first == b"{":
+        for n, obj in _jsonl(path):
+            qid = _checked(path, n, "the _id", str(obj["_id"]), MAX_ID_LENGTH)
+            out[qid] = _checked(path, n, "the text", str(obj.get("text", "")))
     else:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                line = line.rstrip("\r\n")
-                if not line.strip():
-                    continue
-                if "\t" not in line:
-                    raise ParseError(str(path), n, "a query line is qid<TAB>text")
-                qid, text = line.split("\t", 1)
-                out[qid.strip()] = text
+        for n, line in _decoded_lines(path):
+            if not line.strip():
+                continue
+            if "\t" not in line:
+                raise ParseError(str(path), n, "a query line is qid<TAB>text")
+            qid, text = line.split("\t", 1)
+            out[_checked(path, n, "the qid", qid.strip(), MAX_ID_LENGTH)] = _checked(path, n, "the text", text)
     return out if wanted is None else {q: t for q, t in out.items() if q in wanted}
 
 
 def read_corpus(path: str | Path, wanted: set[str]) -> dict[str, tuple[str, str]]:
     """docid -> (title, text) for the wanted docids, streamed from BEIR ``corpus.jsonl``."""
     out: dict[str, tuple[str, str]] = {}
-    for _, obj in _jsonl(Path(path)):
+    for n, obj in _jsonl(Path(path)):
         docid = str(obj["_id"])
         if docid in wanted:
-            out[docid] = (str(obj.get("title") or ""), str(obj.get("text") or ""))
+            out[docid] = (_checked(path, n, "the title", str(obj.get("title") or "")),
+                          _checked(path, n, "the text", str(obj.get("text") or "")))
     return out
 
 
@@ -123,4 +167,7 @@ def read_judging_scale(path: str | Path | None) -> Scale:
         raise ParseError(str(path), None, 'evidence must be "required" or "optional"')
     grades = [{"value": g.value, "name": g.name, "definition": g.definition, "examples": list(g.examples)}
               for g in grade_scale.grades]
+    for g in grades:
+        for text in (g["name"], g["definition"], *g["examples"]):
+            _checked(path, None, f"grade {g['value']}'s text", text)
     return Scale(grades, evidence == "required")
