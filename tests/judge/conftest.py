@@ -29,8 +29,8 @@ def postgres_db():
 def serve(tmp_path):
     servers = []
 
-    def start(db: str) -> Server:
-        s = Server(db, tmp_path / f"server{len(servers)}.log")
+    def start(db: str, *args: str) -> Server:
+        s = Server(db, tmp_path / f"server{len(servers)}.log", *args)
         servers.append(s)
         return s
 

@@ -42,6 +42,17 @@ def make_campaign(db: str, n_queries: int = 2, docs_per_query: int = 3, overlap:
     return tokens
 
 
+def login_form_token(client) -> str:
+    """GET the log-in page (which sets the log-in cookie) and return its form's CSRF token."""
+    page = client.get("/").text
+    return page.split('name="csrf" value="')[1].split('"')[0]
+
+
+def log_in(client, token: str, **kw):
+    """Log in through the form, as the page does (the form's CSRF token included)."""
+    return client.post("/login", data={"token": token, "csrf": login_form_token(client)}, **kw)
+
+
 def reset_postgres(url: str) -> None:
     database = Database(url, create=False)
     Base.metadata.drop_all(database.engine)
@@ -57,14 +68,14 @@ def free_port() -> int:
 class Server:
     """``judged judge serve`` in its own process, on 127.0.0.1."""
 
-    def __init__(self, db: str, log: Path):
+    def __init__(self, db: str, log: Path, *args: str):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(log)
         self.log = open(log, "wb")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen([sys.executable, "-m", "judged", "judge", "serve", "--db", db,
-                                      "--port", str(self.port)], stdout=self.log, stderr=subprocess.STDOUT, env=env)
+                                      "--port", str(self.port), *args], stdout=self.log, stderr=subprocess.STDOUT, env=env)
         import httpx
         deadline = time.monotonic() + 30
         while True:

@@ -4,7 +4,7 @@ blind per-assessor order, overlap and agreement, auth and security headers."""
 from __future__ import annotations
 
 import pytest
-from judge_helpers import make_campaign
+from judge_helpers import log_in, make_campaign
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
@@ -195,7 +195,7 @@ def test_overlap_agreement_disagreements_adjudication_export(sqlite_db):
 def test_cookie_session_needs_csrf_and_login_is_rate_limited(sqlite_db):
     tok = make_campaign(sqlite_db)
     c = client(sqlite_db, limiter=LoginLimiter(allowed=3, window=60))
-    r = c.post("/login", data={"token": tok["alice"]}, follow_redirects=False)
+    r = log_in(c, tok["alice"], follow_redirects=False)
     assert r.status_code == 303 and "judged_session" in r.cookies
     assert "httponly" in r.headers["set-cookie"].lower() and "samesite=strict" in r.headers["set-cookie"].lower()
     p = c.get("/api/next").json()  # the cookie authenticates GET
@@ -206,9 +206,9 @@ def test_cookie_session_needs_csrf_and_login_is_rate_limited(sqlite_db):
     csrf = page.split('name="csrf-token" content="')[1].split('"')[0]
     assert c.post("/api/judgments", json=j, headers={"X-CSRF-Token": csrf}).status_code == 201
     fresh = client(sqlite_db, limiter=LoginLimiter(allowed=3, window=60))
-    codes = [fresh.post("/login", data={"token": f"guess{i}"}).status_code for i in range(4)]
+    codes = [log_in(fresh, f"guess{i}").status_code for i in range(4)]
     assert codes == [401, 401, 401, 429]
-    assert fresh.post("/login", data={"token": tok["alice"]}).status_code == 429      # even the right one, for now
+    assert log_in(fresh, tok["alice"]).status_code == 429      # a token never seen from here: not checked
     assert fresh.get("/api/next", headers=bearer(tok["alice"])).status_code == 429
 
 
@@ -221,7 +221,7 @@ def test_security_headers_and_escaping(sqlite_db):
     assert r.headers["x-content-type-options"] == "nosniff"
     with Database(sqlite_db).write() as s:
         s.add(Assessor(name="<script>alert(1)</script>", token_hash="h" * 64))
-    page = c.post("/login", data={"token": tok["boss"]}).text   # follows to /admin
+    page = log_in(c, tok["boss"]).text   # follows to /admin
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 

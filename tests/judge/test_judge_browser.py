@@ -16,6 +16,12 @@ from judge_helpers import EXAMPLE
 from judged.cli import main
 
 CHROMIUM = "/usr/bin/chromium"
+# headless, no sandbox (root in CI), and nothing fetched in the background: the tests reach
+# only loopback addresses
+BROWSER_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-default-apps",
+                "--disable-domain-reliability", "--no-first-run", "--metrics-recording-only",
+                "--disable-features=OptimizationHints,MediaRouter,Translate"]
 sync_api = pytest.importorskip("playwright.sync_api")
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"no {CHROMIUM}: apt-get install -y chromium", allow_module_level=True)
@@ -44,7 +50,7 @@ def test_judge_by_keyboard_undo_export_and_no_script(tmp_path, capsys, serve, sh
     server = serve(db)
 
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--headless"])
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         ctx = browser.new_context(viewport={"width": 1200, "height": 820}, accept_downloads=True)
         ctx.set_default_timeout(120_000)  # a 2-core machine under load can stall Chromium for a while
         page = ctx.new_page()
@@ -207,3 +213,55 @@ def _titles(qid: str) -> set[str]:
     pool = [line.split() for line in (EXAMPLE / "pool.txt").read_text().splitlines() if not line.startswith("#")]
     ids = {d for q, d, *_ in pool if q == qid}
     return {d["title"] for d in _corpus() if d["_id"] in ids}
+
+
+def test_a_page_on_another_port_cannot_log_the_assessor_in_as_someone_else(tmp_path, capsys, serve):
+    """Issue #14's attack in a real browser: alice is logged in; a page on the same host but
+    another port sets the log-in cookie (cookies ignore ports) and posts bob's token with the
+    matching field. The origin check refuses it: alice stays alice, no session for bob."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from judge_helpers import free_port
+
+    db = str(tmp_path / "judging.db")
+    assert main(["judge", "init", "--db", db, "--pool", str(EXAMPLE / "pool.txt"), "--queries", str(EXAMPLE / "queries.tsv"),
+                 "--corpus", str(EXAMPLE / "corpus.jsonl")]) == 0
+    alice = cli_token(capsys, "judge", "add-assessor", "alice", "--db", db)
+    bob = cli_token(capsys, "judge", "add-assessor", "bob", "--db", db)
+    server = serve(db)
+    evil = f"""<!doctype html><body><form id=f method=post action="{server.url}/login">
+      <input name=token value="{bob}"><input name=csrf value="{'t' * 43}"></form>
+      <script>document.cookie = "judged_login={'t' * 43}; path=/"; document.getElementById("f").submit();</script>"""
+
+    class Evil(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(evil.encode())
+
+        def log_message(self, *a):
+            pass
+
+    attacker = ThreadingHTTPServer(("127.0.0.1", free_port()), Evil)
+    threading.Thread(target=attacker.serve_forever, daemon=True).start()
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            page = browser.new_page()
+            page.set_default_timeout(120_000)
+            page.goto(server.url + "/")
+            page.fill("#token", alice)
+            page.click("#login-button")
+            page.wait_for_selector("#judge")
+            response = page.goto(f"http://127.0.0.1:{attacker.server_address[1]}/")
+            page.wait_for_load_state()
+            assert page.url.startswith(server.url)            # the form was posted ...
+            assert "refused" in page.content()                # ... and refused (403)
+            page.goto(server.url + "/")
+            assert page.text_content(".who").startswith("alice")
+            browser.close()
+    finally:
+        attacker.shutdown()
+    assert response is not None

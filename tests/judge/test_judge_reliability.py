@@ -9,7 +9,7 @@ import threading
 import time
 
 import httpx
-from judge_helpers import make_campaign
+from judge_helpers import log_in, make_campaign
 from sqlalchemy import func, select
 
 from judged.judge.db import Database
@@ -44,7 +44,8 @@ def test_acknowledged_judgment_survives_kill_9(sqlite_db, serve):
         "qid": qid, "docid": docid, "grade": 2, "evidence": "ev2", "request_id": rid})
     assert r.status_code == 200
     assert (httpx.get(again.url + "/api/next", headers=h).json()["docid"]) not in {d for _, d, _ in acked}
-    httpx.post(again.url + "/login", data={"token": tok["alice"]})
+    with httpx.Client(base_url=again.url) as c:
+        assert log_in(c, tok["alice"]).status_code == 303
     again.stop()
     for s in (server, again):                  # no token in the server's logs
         assert tok["alice"] not in s.log_path.read_text()

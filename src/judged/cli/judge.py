@@ -76,6 +76,10 @@ def register(sub) -> None:
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s, this machine only)")
     s.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
     s.add_argument("--secure-cookie", action="store_true", help="mark the session cookie Secure (behind HTTPS)")
+    s.add_argument("--trust-proxy", metavar="ADDRESSES",
+                   help="comma-separated addresses of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto "
+                        "are believed (the log-in rate limit then counts the client they name); default: none, "
+                        "every client is its TCP address, whatever headers it sends")
     s.set_defaults(func=run_serve)
 
     e = jsub.add_parser("export", help="write TREC qrels and a provenance sidecar",
@@ -230,7 +234,11 @@ def run_serve(args) -> int:
 
     app = create_app(args.db, secure_cookie=args.secure_cookie)
     print(f"judging page on http://{args.host}:{args.port}/ (Ctrl-C stops)", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, server_header=False, log_level="info")
+    # proxy headers only from the proxies named: uvicorn's default believes any request from
+    # 127.0.0.1, so a client on this machine could pick its address for the rate limit
+    trusted = [a.strip() for a in (args.trust_proxy or "").split(",") if a.strip()]
+    uvicorn.run(app, host=args.host, port=args.port, server_header=False, log_level="info",
+                proxy_headers=bool(trusted), forwarded_allow_ips=",".join(trusted) or None)
     return 0
 
 

@@ -1,11 +1,17 @@
 """The FastAPI app: the assessor's page, the admin page and the JSON API.
 
 Auth: ``Authorization: Bearer TOKEN``, or the page's session cookie (HttpOnly,
-SameSite=Strict) whose unsafe requests must carry the session's ``X-CSRF-Token``.
+SameSite=Strict) whose unsafe requests must carry the session's ``X-CSRF-Token``; the
+log-in and log-out forms carry their own CSRF tokens, and :mod:`.guard` refuses unsafe
+requests from another origin (another port of the same host included).
 No or wrong credentials: 401; an assessor on an admin endpoint: 403; too many failed
-attempts from one address: 429. Every response carries a strict Content-Security-Policy
-(scripts and styles from this origin only, no inline code), so untrusted document text
-is inert even if it got past escaping; the page inserts it with ``textContent`` only.
+attempts from one address: 429 (:class:`~.auth.LoginLimiter`). Every bad request is a 4xx
+with a short message that never echoes the request: text fields refuse NUL and lone
+surrogates (:func:`~.inputs.text_problem`, the same on every database), bodies over
+:data:`~.guard.MAX_BODY_BYTES` get 413. Every response carries a strict
+Content-Security-Policy (scripts and styles from this origin only, no inline code), so
+untrusted document text is inert even if it got past escaping; the page inserts it with
+``textContent`` only.
 """
 
 from __future__ import annotations
@@ -16,77 +22,82 @@ import secrets
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Annotated
 
-from fastapi import Depends, FastAPI, Form, HTTPException, Request
+from fastapi import Depends, FastAPI, Form, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
 from sqlalchemy import delete
+from sqlalchemy.exc import DataError
 
 from . import auth, campaign as cp
 from .db import Database, public_url
+from .guard import Guard
+from .inputs import MAX_ID_LENGTH, text_problem
 from .models import ADJUDICATE, GRADE, SKIP, UNDO, LoginSession, utcnow
 
 HERE = Path(__file__).parent
 COOKIE = "judged_session"
+LOGIN_COOKIE = "judged_login"   # the log-in form's CSRF token (double submit), set with the form
 SESSION_HOURS = 12
 BEARER_CACHE_SECONDS = 60.0
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
-                    "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+MAX_EVIDENCE = 20_000
+MAX_MESSAGE = 200               # a 422's message is cut to this many characters
+
+
+def _storable(text: str) -> str:
+    why = text_problem(text)
+    if why is not None:
+        raise ValueError(why)
+    return text
+
+
+Id = Annotated[str, Field(min_length=1, max_length=MAX_ID_LENGTH), AfterValidator(_storable)]
+Text = Annotated[str, Field(max_length=MAX_EVIDENCE), AfterValidator(_storable)]
 
 
 class JudgmentIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    qid: str = Field(min_length=1, max_length=200)
-    docid: str = Field(min_length=1, max_length=200)
+    qid: Id
+    docid: Id
     grade: StrictInt
-    evidence: str = Field(default="", max_length=20_000)
-    request_id: str = Field(min_length=1, max_length=200)
+    evidence: Text = ""
+    request_id: Id
 
 
 class PairIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    qid: str = Field(min_length=1, max_length=200)
-    docid: str = Field(min_length=1, max_length=200)
-    request_id: str = Field(min_length=1, max_length=200)
+    qid: Id
+    docid: Id
+    request_id: Id
 
 
 class UndoIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    request_id: str = Field(min_length=1, max_length=200)
+    request_id: Id
 
 
 def _session_hash(sid: str) -> str:
     return hashlib.sha256(sid.encode("utf-8")).hexdigest()
 
 
-class SecurityHeaders:
-    """Pure ASGI wrapper adding :data:`SECURITY_HEADERS` to every HTTP response (cheaper than
-    an ``@app.middleware("http")``, which runs each request through an extra task)."""
-
-    def __init__(self, app: FastAPI):
-        self.app = app
-        self.state = app.state
-        self._headers = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-
-        async def send_with_headers(message):
-            if message["type"] == "http.response.start":
-                present = {k.lower() for k, _ in message.get("headers", [])}
-                message["headers"] = list(message.get("headers", [])) + [h for h in self._headers if h[0] not in present]
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+def short_errors(exc: RequestValidationError) -> list[dict]:
+    """Pydantic's errors without the input they refused (never echoed: it may be megabytes,
+    or text that cannot be encoded), each message cut to :data:`MAX_MESSAGE` characters."""
+    out = []
+    for e in exc.errors():
+        msg = str(e.get("msg", "invalid"))
+        msg = msg if text_problem(msg) is None else "invalid text"
+        out.append({"loc": [str(x)[:MAX_ID_LENGTH] for x in e.get("loc", ())], "msg": msg[:MAX_MESSAGE],
+                    "type": str(e.get("type", ""))[:50]})
+    return out
 
 
-def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie: bool = False) -> SecurityHeaders:
+def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie: bool = False) -> Guard:
     """The app for the campaign in ``db`` (any SQLAlchemy URL or a SQLite path)."""
     database = Database(db)
     limiter = limiter or auth.LoginLimiter()
@@ -98,13 +109,22 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
 
     @app.exception_handler(cp.Refused)
     async def refused(request: Request, exc: cp.Refused):
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+        return JSONResponse({"detail": str(exc)[:MAX_MESSAGE]}, status_code=422)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        return JSONResponse({"detail": short_errors(exc)}, status_code=422)
+
+    @app.exception_handler(DataError)
+    async def refused_by_database(request: Request, exc: DataError):
+        # a safety net: the models refuse what a database cannot store before it gets there
+        return JSONResponse({"detail": "the database refused this data"}, status_code=422)
 
     def client(request: Request) -> str:
         return request.client.host if request.client else "?"
 
-    def check_limit(request: Request) -> None:
-        wait = limiter.blocked(client(request))
+    def check_limit(request: Request, token: str) -> None:
+        wait = limiter.blocked(client(request), token)
         if wait:
             raise HTTPException(429, "too many failed attempts; wait", headers={"Retry-After": str(math.ceil(wait))})
 
@@ -132,12 +152,14 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
     def identify(request: Request) -> tuple[auth.Who, LoginSession | None] | None:
         header = request.headers.get("authorization")
         if header is not None:
-            check_limit(request)
             scheme, _, token = header.partition(" ")
-            who = from_token(token.strip()) if scheme.lower() == "bearer" else None
+            token = token.strip()
+            check_limit(request, token)
+            who = from_token(token) if scheme.lower() == "bearer" else None
             if who is None:
-                limiter.failed(client(request))
+                limiter.failed(client(request), token)
                 raise HTTPException(401, "no valid token", headers={"WWW-Authenticate": "Bearer"})
+            limiter.succeeded(client(request), token)
             return who, None
         sid = request.cookies.get(COOKIE)
         if sid:
@@ -150,8 +172,9 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
     async def assessor(request: Request) -> auth.Who:
         # a remembered bearer token costs no thread hop; anything else reads the database
         who = cached_bearer(request)
-        if who is not None and not limiter.blocked(client(request)):
-            return who
+        if who is not None:   # it logged in from somewhere: the limiter remembered it there
+            if not limiter.blocked(client(request), request.headers["authorization"].partition(" ")[2].strip()):
+                return who
         who = await run_in_threadpool(identify, request)
         if who is None:
             raise HTTPException(401, "log in or send Authorization: Bearer TOKEN",
@@ -198,7 +221,7 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
             return cp.progress(s, a)
 
     @app.get("/api/history")
-    def api_history(qid: str, docid: str, a: auth.Who = Depends(assessor)):
+    def api_history(qid: Annotated[Id, Query()], docid: Annotated[Id, Query()], a: auth.Who = Depends(assessor)):
         with database.read() as s:
             return cp.history(s, a, qid, docid)
 
@@ -226,24 +249,40 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
     def page(request: Request, name: str, status_code: int = 200, **context):
         return templates.TemplateResponse(request, name, context, status_code=status_code)
 
+    def login_page(request: Request, status_code: int = 200, error: str | None = None):
+        """The log-in form with its CSRF token: the cookie the form must send back (double
+        submit; the guard's origin check refuses a form posted from another port)."""
+        token = request.cookies.get(LOGIN_COOKIE)
+        if not token or len(token) != 43:
+            token = secrets.token_urlsafe(32)
+        response = page(request, "login.html", status_code=status_code, login_csrf=token, error=error)
+        response.set_cookie(LOGIN_COOKIE, token, max_age=SESSION_HOURS * 3600, httponly=True, samesite="strict",
+                            secure=secure_cookie, path="/")
+        return response
+
     @app.get("/", response_class=HTMLResponse)
     def index(request: Request):
         who = identify(request) if "authorization" not in request.headers else None
         if who is None or who[1] is None:
-            return page(request, "login.html")
+            return login_page(request)
         with database.read() as s:
             c = cp.get_campaign(s)
             return page(request, "judge.html", assessor=who[0], csrf=who[1].csrf, campaign=c,
                         scale=c.scale["grade"], evidence_required=c.evidence_required)
 
     @app.post("/login")
-    def login(request: Request, token: str = Form("")):
-        check_limit(request)
+    def login(request: Request, token: str = Form("", max_length=1000), csrf: str = Form("", max_length=100)):
+        expected = request.cookies.get(LOGIN_COOKIE, "")
+        if not expected or not auth.same_secret(csrf, expected):
+            return login_page(request, 403, "The log-in form expired or came from another page: log in again here.")
+        token = token.strip()
+        check_limit(request, token)
         with database.write() as s:
-            found = auth.find_assessor(s, token.strip())
+            found = auth.find_assessor(s, token)
             if found is None:
-                limiter.failed(client(request))
-                return page(request, "login.html", status_code=401, error="That token is not valid.")
+                limiter.failed(client(request), token)
+                return login_page(request, 401, "That token is not valid.")
+            limiter.succeeded(client(request), token)
             sid = secrets.token_urlsafe(32)
             s.add(LoginSession(id_hash=_session_hash(sid), assessor_id=found.id, csrf=secrets.token_urlsafe(32),
                                expires_at=utcnow() + timedelta(hours=SESSION_HOURS)))
@@ -251,12 +290,15 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(COOKIE, sid, max_age=SESSION_HOURS * 3600, httponly=True, samesite="strict",
                             secure=secure_cookie, path="/")
+        response.delete_cookie(LOGIN_COOKIE, path="/")
         return response
 
     @app.post("/logout")
-    def logout(request: Request, csrf: str = Form("")):
-        who = identify(request)
-        if who is not None and who[1] is not None and auth.same_secret(csrf, who[1].csrf):
+    def logout(request: Request, csrf: str = Form("", max_length=100)):
+        who = identify(request) if "authorization" not in request.headers else None
+        if who is not None and who[1] is not None:
+            if not auth.same_secret(csrf, who[1].csrf):
+                raise HTTPException(403, "missing or wrong CSRF token: log out from the page's button")
             with database.write() as s:
                 s.execute(delete(LoginSession).where(LoginSession.id_hash == who[1].id_hash))
         response = RedirectResponse("/", status_code=303)
@@ -275,4 +317,4 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
             c = cp.get_campaign(s)
             return page(request, "admin.html", assessor=who[0], csrf=who[1].csrf, st=st, scale=c.scale["grade"])
 
-    return SecurityHeaders(app)
+    return Guard(app)

@@ -3,17 +3,18 @@
 A token is ``secrets.token_urlsafe(32)`` (256 random bits), shown once; the database keeps
 only its SHA-256 (an unsalted hash is enough for a random secret of that size). Tokens are
 looked up by hash and confirmed with :func:`hmac.compare_digest`, so no comparison leaks
-timing. Failed logins (form or bearer) are limited per client address.
+timing. Failed logins (form or bearer) are limited per client address; see
+:class:`LoginLimiter`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import secrets
 import threading
 import time
-from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -22,8 +23,9 @@ from sqlalchemy.orm import Session
 from .models import Assessor
 
 TOKEN_BYTES = 32
-LOGIN_FAILURES_ALLOWED = 10   # failed attempts per client address ...
+LOGIN_FAILURES_ALLOWED = 10   # distinct wrong tokens per client address ...
 LOGIN_WINDOW_SECONDS = 60.0   # ... within this window; then 429 until the window slides
+KNOWN_GOOD_SECONDS = 12 * 3600.0  # a token that worked from an address passes its block this long
 
 
 @dataclass(frozen=True)
@@ -61,27 +63,76 @@ def same_secret(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
 
 
-class LoginLimiter:
-    """Sliding-window count of failed attempts per client address (in memory, per process)."""
+def client_key(address: str) -> str:
+    """The rate limit's key for a client address: the address itself, an IPv6 address's /64
+    network (one host holds a whole /64, so its single addresses would be free to rotate).
 
-    def __init__(self, allowed: int = LOGIN_FAILURES_ALLOWED, window: float = LOGIN_WINDOW_SECONDS):
-        self.allowed, self.window = allowed, window
-        self._failures: dict[str, deque[float]] = defaultdict(deque)
+    >>> client_key("2001:db8::1:2"), client_key("127.0.0.1")
+    ('2001:db8::/64', '127.0.0.1')
+    """
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if ip.version == 6:
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+class LoginLimiter:
+    """Failed log-ins, counted per client address and per token (in memory, per process).
+
+    - Only failures count, never successes; and a wrong token tried again counts once (a
+      script retrying a stale token is not a guesser): an address is blocked once
+      ``allowed`` *distinct* wrong tokens came from it within ``window`` seconds, until the
+      oldest of them leaves the window (the caller answers 429 with Retry-After).
+    - While an address is blocked, tokens are not checked from it (no guessing through the
+      block), except a token that already logged in from that address (known good for
+      :data:`KNOWN_GOOD_SECONDS`): assessors sharing an address with someone who mistypes,
+      or with an attacker, keep working. Sessions (cookies) are never limited.
+    - The address is the TCP peer's; a proxy's ``X-Forwarded-For`` replaces it only when the
+      server was told to trust that proxy (``judged judge serve --trust-proxy``).
+    """
+
+    def __init__(self, allowed: int = LOGIN_FAILURES_ALLOWED, window: float = LOGIN_WINDOW_SECONDS,
+                 known_good: float = KNOWN_GOOD_SECONDS):
+        self.allowed, self.window, self.known_good = allowed, window, known_good
+        self._failures: dict[str, dict[str, float]] = {}   # client key -> wrong token hash -> last time
+        self._good: dict[tuple[str, str], float] = {}       # (client key, token hash) -> expiry
         self._lock = threading.Lock()
 
-    def _trim(self, client: str, now: float) -> deque[float]:
-        q = self._failures[client]
-        while q and q[0] <= now - self.window:
-            q.popleft()
-        return q
+    def _recent(self, key: str, now: float) -> dict[str, float]:
+        tried = self._failures.get(key, {})
+        for digest in [d for d, t in tried.items() if t <= now - self.window]:
+            del tried[digest]
+        if not tried:
+            self._failures.pop(key, None)
+        return tried
 
-    def blocked(self, client: str) -> float:
-        """Seconds to wait before the next attempt (0: not blocked)."""
+    def blocked(self, client: str, token: str | None = None) -> float:
+        """Seconds to wait before the next attempt from ``client`` with ``token`` (0: go on)."""
+        key, now = client_key(client), time.monotonic()
         with self._lock:
-            now = time.monotonic()
-            q = self._trim(client, now)
-            return max(0.0, q[0] + self.window - now) if len(q) >= self.allowed else 0.0
+            tried = self._recent(key, now)
+            if len(tried) < self.allowed:
+                return 0.0
+            if token and self._good.get((key, hash_token(token)), 0.0) > now:
+                return 0.0
+            return max(0.0, min(tried.values()) + self.window - now)
 
-    def failed(self, client: str) -> None:
+    def failed(self, client: str, token: str) -> None:
+        key, now = client_key(client), time.monotonic()
         with self._lock:
-            self._trim(client, time.monotonic()).append(time.monotonic())
+            if len(self._failures) > 10_000:   # many addresses: forget the ones past the window
+                for k in list(self._failures):
+                    self._recent(k, now)
+            self._failures.setdefault(key, {})[hash_token(token)] = now
+
+    def succeeded(self, client: str, token: str) -> None:
+        key, now = client_key(client), time.monotonic()
+        with self._lock:
+            if len(self._good) > 10_000:
+                self._good = {k: t for k, t in self._good.items() if t > now}
+            self._good[(key, hash_token(token))] = now + self.known_good
