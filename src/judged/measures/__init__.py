@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
 from ..errors import MeasureError
-from . import binary, dcg, evidence, judged, leak
+from . import binary, dcg, evidence, infap, judged, leak
 
 # name -> (kernel module, cutoff: 'required' | 'optional' | 'none', parameters it takes)
 FAMILIES = {
@@ -26,6 +26,7 @@ FAMILIES = {
     "RR": (binary, "optional", {"rel", "unjudged", "maxgrade"}),
     "Rprec": (binary, "none", {"rel", "unjudged"}),
     "Bpref": (binary, "none", {"rel"}),
+    "infAP": (infap, "none", {"rel"}),
     "Success": (binary, "required", {"rel", "unjudged", "maxgrade"}),
     "NumRel": (binary, "none", {"rel"}),
     "NumRet": (binary, "none", {"unjudged"}),
@@ -43,7 +44,7 @@ COVERAGE = {"Judged"}
 _CASE = {name.lower(): name for name in FAMILIES}
 _CASE.update({"ndcg_cut": "nDCG", "map": "AP", "map_cut": "AP", "recall": "R", "recip_rank": "RR", "mrr": "RR",
               "success": "Success", "num_rel": "NumRel", "num_ret": "NumRet", "num_rel_ret": "NumRelRet",
-              "ndcg": "nDCG", "dcg": "DCG", "bpref": "Bpref", "rprec": "Rprec", "p": "P", "r": "R"})
+              "ndcg": "nDCG", "dcg": "DCG", "bpref": "Bpref", "infap": "infAP", "rprec": "Rprec", "p": "P", "r": "R"})
 # trec_eval / pytrec_eval names: ndcg_cut.10, ndcg_cut_10, P.5, map_cut_100 ...
 _TREC_NAME = re.compile(r"^(ndcg_cut|map_cut|P|recall|success)[._](\d+)$")
 _SYNTAX = re.compile(r"^\s*([A-Za-z_]+)\s*(?:\((.*)\))?\s*(?:@\s*(\d+))?\s*$", re.S)
