@@ -16,7 +16,9 @@ import numpy as np
 import pyarrow as pa
 
 from judged.data import string_buffers
-from judged.native import native
+from judged.native import compiled
+
+native = compiled()
 
 
 def best_ms_per_100k(qe: np.ndarray, nq: int, score: np.ndarray, docid: pa.Array, reps: int = 20) -> float:

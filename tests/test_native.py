@@ -1,8 +1,8 @@
 """The compiled fast path (judged._native) gives exactly what the pure Python/numpy path gives.
 
-Every comparison computes the pure answer in the same test (``pure_path()``: the ``native``
-attribute set to None in every module that imported it) and compares bit for bit: ids as
-strings, floats as their 64-bit patterns, error messages as text.
+Every comparison computes the pure answer in the same test (``pure_path()``: judged's one
+switch, ``judged.native.pure()``) and compares bit for bit: ids as strings, floats as their
+64-bit patterns, error messages as text.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from judged.stream import StreamedRunResult, evaluate_run_file
 from synth import make_collection, trec_qrels_text, trec_run_text
 
 SRC = Path(judged.__file__).parent
-# the modules that do `from .native import native` (or `..`): the ones `pure` patches
+# the modules that ask `compiled()` for the extension (`from .native import compiled`, or `..`)
 NATIVE_USERS = ("judged.align", "judged.data", "judged.io.text", "judged.io.trec", "judged.measures.binary",
                 "judged.measures.dcg", "judged.stream")
 native = judged.native.native
@@ -44,24 +44,14 @@ needs_native = pytest.mark.skipif(native is None, reason="judged._native is not 
 FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _patch(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(judged.native, "native", None)
-    for name in NATIVE_USERS:
-        mp.setattr(importlib.import_module(name), "native", None)
-
-
 @pytest.fixture
-def pure(monkeypatch):
+def pure():
     """judged on its pure Python/numpy path for the rest of the test."""
-    _patch(monkeypatch)
-
-
-@contextlib.contextmanager
-def pure_path():
-    """The pure path inside a ``with`` block (to compare with the native answer in one test)."""
-    with pytest.MonkeyPatch.context() as mp:
-        _patch(mp)
+    with judged.native.pure():
         yield
+
+
+pure_path = judged.native.pure  # the pure path inside a ``with`` block (to compare in one test)
 
 
 def both(fn):
@@ -93,10 +83,19 @@ class Spy:
         return getattr(self.module, name)
 
 
+def spy_on(mp: pytest.MonkeyPatch) -> Spy:
+    """A Spy in place of the compiled module, for every caller of ``compiled()``."""
+    spy = Spy(native)
+    mp.setattr(judged.native, "_loaded", spy)
+    return spy
+
+
 # -- 1. the fixture patches every importer ------------------------------------------------
 
 
-def test_pure_fixture_patches_every_module_that_imports_native():
+def test_every_caller_asks_the_one_switch():
+    """No module binds the compiled module at import (``from .native import native`` would
+    escape ``judged.native.pure()``): every caller imports ``compiled`` and asks it."""
     importers, elsewhere = set(), []
     for path in sorted(SRC.rglob("*.py")):
         if path.name == "native.py" and path.parent == SRC:
@@ -104,17 +103,17 @@ def test_pure_fixture_patches_every_module_that_imports_native():
         module = ".".join(path.relative_to(SRC.parent).with_suffix("").parts)
         for line in path.read_text(encoding="utf-8").splitlines():
             if re.search(r"\bnative\b", line) and re.match(r"\s*(from|import)\s", line):
-                if re.fullmatch(r"from \.+native import native", line.strip()) and not line[0].isspace():
+                if re.fullmatch(r"from \.+native import compiled", line.strip()) and not line[0].isspace():
                     importers.add(module.removesuffix(".__init__"))
-                else:  # any other form (a local import, judged.native, _native) escapes the fixture
+                else:  # any other form (a local import, judged.native, _native) escapes the switch
                     elsewhere.append(f"{module}: {line.strip()}")
     assert elsewhere == []
     assert importers == set(NATIVE_USERS)
 
 
 def test_pure_fixture_turns_the_extension_off(pure, tmp_path):
-    for name in NATIVE_USERS:
-        assert importlib.import_module(name).native is None
+    assert judged.native.compiled() is None and judged.native.native is None
+    assert judged.native.status()[0] == "pure"
     path = tmp_path / "run"
     path.write_text("q1 Q0 d1 1 1.5 t\n")
     assert judged.io.text.read_tokens(path, judged.io.trec.RUN_LAYOUT) is None  # the compiled reader is off
@@ -372,8 +371,7 @@ def test_string_hash(values, cut, keep):
     array = pa.array(values, pa.string())
     for a in (array, array.slice(min(cut, len(values)), keep)):
         with pytest.MonkeyPatch.context() as mp:
-            spy = Spy(native)
-            mp.setattr(judged.data, "native", spy)
+            spy = spy_on(mp)
             fast = string_hash(a)
         assert spy.calls == ["string_hash"]
         slow = both(lambda: string_hash(a))[1]
@@ -399,8 +397,7 @@ def test_duplicate_rows(rows, grouped, weak):
     # weak: every docid hashes alike, so only the byte comparison tells them apart
     hashes = np.zeros(len(rows), np.uint64) if weak else None
     with pytest.MonkeyPatch.context() as mp:
-        spy = Spy(native)
-        mp.setattr(judged.io.trec, "native", spy)
+        spy = spy_on(mp)
         fast = duplicate_rows(qid, docid, hashes)
     assert ("repeated_rows" in spy.calls) == (len(rows) >= 2)
     slow = both(lambda: duplicate_rows(qid, docid, hashes))[1]
@@ -434,14 +431,13 @@ def test_qrels_lookup_through_both_kernels(seed, weak):
         with pytest.MonkeyPatch.context() as mp:
             if weak:
                 mp.setattr(judged.data, "string_hash", weak_hash)
-            spy = Spy(native)
-            mp.setattr(judged.data, "native", spy)
+            spy = spy_on(mp)
             index = judged.read_qrels(qrels).index
             assert index.table is not None  # (the weak hash still tells each query's judgments apart)
             fast = index.lookup(codes, docid, rows=rows)
-            mp.setattr(judged.data, "native", None)
-            index = judged.read_qrels(qrels).index
-            slow = index.lookup(codes, docid, rows=rows)
+            with pure_path():
+                index = judged.read_qrels(qrels).index
+                slow = index.lookup(codes, docid, rows=rows)
         if len(codes) > 1 and (np.diff(codes) < 0).any():
             assert "lookup" in spy.calls
         else:
@@ -487,8 +483,7 @@ def test_align_trec_ties(seed, ties):
         return ranked_arrays(align(judged.read_qrels(qrels), Run(pa.array(qids), pa.array(docs), scores), settings_))
 
     with pytest.MonkeyPatch.context() as mp:
-        spy = Spy(native)
-        mp.setattr(judged.align, "native", spy)
+        spy = spy_on(mp)
         fast = aligned()
     slow = both(aligned)[1]
     assert ("trec_rank" in spy.calls) == (ties == "trec")
@@ -539,9 +534,7 @@ def test_measure_kernels_equal_numpy(seed, monkeypatch):
     negative grades, unjudged documents, condensed rankings: the same 64-bit values."""
     coll = make_collection(seed, max_queries=12, max_docs=80, max_ranked=60)
     settings = [{}, {"complete": True}, {"no_relevant": "skip"}, {"ties": "input"}][seed % 4]
-    spy = Spy(native)
-    for module in ("judged.measures.binary", "judged.measures.dcg"):
-        monkeypatch.setattr(importlib.import_module(module), "native", spy)
+    spy = spy_on(monkeypatch)
 
     def values():
         res = judged.evaluate(coll.qrels, coll.run, KERNEL_MEASURES, **settings).runs["run"]
@@ -758,7 +751,7 @@ def test_evaluate_native_equals_pure(tmp_path, seed):
 
 # every comparison needs the extension (the two tests of the machinery above do not)
 for _name, _test in list(globals().items()):
-    if _name.startswith("test_") and _name not in ("test_pure_fixture_patches_every_module_that_imports_native",
+    if _name.startswith("test_") and _name not in ("test_every_caller_asks_the_one_switch",
                                                    "test_extension_is_built_when_required"):
         globals()[_name] = needs_native(_test)
 

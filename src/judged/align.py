@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from .conventions import Settings
 from .data import Qrels, Run, arrow_indices, as_numpy, string_buffers
 from .errors import ConventionError
-from .native import native
+from .native import compiled
 
 
 def block_offsets(q: np.ndarray, n: int) -> np.ndarray:
@@ -198,7 +198,7 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
         rq_eval = np.repeat(rq_eval, np.diff(np.append(starts, len(rq))))
     if settings.ignore_identical_ids:  # BEIR's ignore_identical_ids: drop docid == qid
         rq_eval[pc.equal(run.qid, run.docid).to_numpy(zero_copy_only=False)] = -1
-    ranked = _trec_ranked(run, rq_eval, n) if settings.ties == "trec" and native is not None else None
+    ranked = _trec_ranked(run, rq_eval, n) if settings.ties == "trec" and compiled() is not None else None
     if ranked is None:
         keep = np.flatnonzero(rq_eval >= 0)
         order = _tie_order(run, keep, rq_eval[keep], settings.ties)
@@ -234,6 +234,7 @@ def _distinct(codes: np.ndarray, n: int) -> np.ndarray:
 def _trec_ranked(run: Run, rq_eval: np.ndarray, n: int) -> "Ranked | None":
     """The rows of evaluated queries (``rq_eval`` >= 0) in trec_eval's order, by the compiled
     kernel in one pass (grades still to fill); None when a score is NaN."""
+    native = compiled()
     out = native.trec_rank(np.ascontiguousarray(rq_eval, np.int64), n, np.ascontiguousarray(run.score, np.float64),
                            *string_buffers(run.docid))
     if out is None:

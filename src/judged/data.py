@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .native import native
+from .native import compiled
 
 
 def as_string_array(values) -> pa.Array:
@@ -116,6 +116,7 @@ def string_buffers(values: pa.Array) -> tuple[np.ndarray, object]:
 
 def strings_equal(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarray) -> np.ndarray:
     """Per pair i: whether string a[rows_a[i]] equals b[rows_b[i]] (confirms hash matches)."""
+    native = compiled()
     if native is not None:
         out = np.empty(len(rows_a), dtype=bool)
         native.equal_at(*string_buffers(a), np.ascontiguousarray(rows_a, np.int64), *string_buffers(b),
@@ -130,6 +131,7 @@ def string_hash(values: pa.Array) -> np.ndarray:
     every match it suggests is confirmed on the strings themselves."""
     values = as_string_array(values)
     n = len(values)
+    native = compiled()
     if native is not None:
         out = np.empty(n, dtype=np.uint64)
         native.string_hash(*string_buffers(values), out)
@@ -412,6 +414,7 @@ class QrelsIndex:
             return out
         if rows is None:
             rows = np.arange(len(qcode))
+        native = compiled()
         if native is not None and (len(qcode) < 2 or not (np.diff(qcode) < 0).any()):  # grouped by query
             if docid_hash is None:
                 docid_hash = string_hash(docid.take(arrow_indices(rows)))
@@ -437,7 +440,7 @@ class QrelsIndex:
     def grades_of_rows(self, rows: np.ndarray, qcode: np.ndarray, docid: pa.Array, docid_hash: np.ndarray) -> np.ndarray:
         """:meth:`lookup` of run rows ``rows`` (grouped by query), from per-row query codes and
         docid hashes of the whole run (the compiled kernel gathers them itself)."""
-        if native is None or len(self.grade) == 0 or len(rows) == 0:
+        if compiled() is None or len(self.grade) == 0 or len(rows) == 0:
             return self.lookup(qcode[rows], docid, docid_hash[rows], rows=rows)
         return self._lookup_blocks(qcode, docid_hash, rows, docid, per_row=True)
 
@@ -445,6 +448,7 @@ class QrelsIndex:
         """The compiled per-query lookup (``lookup_blocks``); ``per_row``: ``qcode`` and
         ``docid_hash`` are per run row (gathered through ``rows``), else per entry."""
         out = np.empty(len(rows))
+        native = compiled()
         native.lookup_blocks(np.ascontiguousarray(qcode, np.int64), np.ascontiguousarray(docid_hash, np.uint64),
                              np.ascontiguousarray(rows, np.int64), *string_buffers(docid), self.offsets, self.docid_hash,
                              *string_buffers(self.docid), np.ascontiguousarray(self.grade, np.int64), out, per_row)

@@ -32,7 +32,7 @@ from .data import Qrels, Run, arrow_indices, as_numpy, string_hash
 from .evaluation import RunResult
 from .io.text import Scan, csv_options, line_of_row, misread, read_raw, tokenize
 from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run, duplicate_rows, run_from_tokens
-from .native import native
+from .native import compiled
 
 BLOCK_SIZE = 1 << 20  # bytes of text per parsed batch (pyarrow reads up to 32 batches ahead, the compiled tokenizer 2)
 NATIVE_BLOCK_SIZE = 1 << 22  # bytes per piece for the compiled tokenizer
@@ -70,11 +70,11 @@ def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *,
     streamed by query blocks; None when the file cannot be streamed (see the module)."""
     source = os.fspath(path)
     name = name or source
-    block_size = block_size or (NATIVE_BLOCK_SIZE if native is not None else BLOCK_SIZE)
+    block_size = block_size or (NATIVE_BLOCK_SIZE if compiled() is not None else BLOCK_SIZE)
     with open(source, "rb") as fh:
         if fh.read(2) == b"\x1f\x8b":
             return None
-    scan = None if native is not None else Scan(source)  # the compiled tokenizer reads as the TREC reader does
+    scan = None if compiled() is not None else Scan(source)  # the compiled tokenizer reads as the TREC reader does
     try:
         with _progress(source, progress) as advance:
             parts = list(_scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size,
@@ -187,7 +187,7 @@ class PieceReader:
     @staticmethod
     def start(path) -> "PieceReader | None":
         """A reader for a plain-text run file, when the compiled tokenizer is built."""
-        if native is None or not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        if compiled() is None or not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
             return None
         try:
             with open(path, "rb") as fh:
@@ -273,7 +273,7 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
     """Align and score each block of whole queries with the in-memory engine's code."""
     block_settings = replace(settings, complete=False,
                              no_relevant="zero" if settings.no_relevant == "error" else settings.no_relevant)
-    runs = _native_runs(source, name, block_size, advance, reader) if native is not None else \
+    runs = _native_runs(source, name, block_size, advance, reader) if compiled() is not None else \
         _arrow_runs(source, name, block_size, block_rows, advance)
     for row0, run, dup in runs:
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row), dup)

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import ParseError
-from ..native import native
+from ..native import compiled
 
 CHUNK = 1 << 23
 
@@ -300,6 +300,7 @@ class Tokens:
 def tokenize(data, layout: Layout, first_line: int = 1) -> "Tokens | int":
     """Tokenize bytes with the compiled tokenizer: :class:`Tokens`, or the number of the
     first line it refused (0: too large for 32-bit string offsets)."""
+    native = compiled()
     out = native.tokenize(data, layout.fields, bytes(layout.strings), layout.number,
                           0 if layout.kind == "float" else 1, layout.hashed, first_line)
     if isinstance(out, int):
@@ -319,7 +320,7 @@ def read_tokens(path, layout: Layout) -> "tuple[Tokens, str] | None":
 
     A plain file is memory-mapped, and its sha256 computed in a second thread while the
     tokenizer runs (both release the GIL)."""
-    if native is None:
+    if compiled() is None:
         return None
     name = os.fspath(path)
     with _open(name) as fh:

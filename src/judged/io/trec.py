@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from ..data import (Qrels, Run, any_repeated, arrow_indices, as_numpy, id_blocks, id_codes, pair_keys,
                     string_buffers, string_hash)
 from ..errors import ParseError
-from ..native import native
+from ..native import compiled
 from .text import (Layout, RawFile, Tokens, fast_table, iter_lines, line_of_row, read_raw, read_table, read_tokens,
                    require_rows)
 
@@ -154,6 +154,7 @@ def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None
         qcode = np.repeat(np.arange(len(vocab)), np.diff(np.append(starts, len(qid))))
     else:
         qcode = id_codes(qid, vocab, (starts, values))
+    native = compiled()
     if native is not None:  # exact: per-query hash sets confirmed on the bytes
         docid_hash = string_hash(docid) if docid_hash is None else docid_hash
         return np.sort(np.frombuffer(native.repeated_rows(qcode, len(vocab), np.ascontiguousarray(docid_hash, np.uint64),

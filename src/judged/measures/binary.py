@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..native import native
+from ..native import compiled
 from .dcg import ranking_for
 
 # the kernels of judged._native.binary_measure (its M_* codes)
@@ -45,7 +45,7 @@ def compute(measure, aligned) -> np.ndarray:
     R = aligned.judgments.count_at_least(rel).astype(np.float64)
     if name == "NumRel":
         return R
-    if native is not None and name in NATIVE_KINDS:
+    if compiled() is not None and name in NATIVE_KINDS:
         return _native_compute(measure, aligned, R)
     if name == "Bpref":
         return _bpref(aligned, rel, R)
@@ -91,6 +91,7 @@ def _native_compute(measure, aligned, R: np.ndarray) -> np.ndarray:
     N = aligned.judgments.count_nonrelevant(rel).astype(np.float64) if measure.name == "Bpref" else R
     out = np.empty(aligned.n_queries)
     k = -1 if measure.cutoff is None else measure.cutoff
+    native = compiled()
     native.binary_measure(NATIVE_KINDS[measure.name], k, float(rel), measure.unjudged == "condensed",
                           *ranked.columns, R, N, out)
     return out

@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import ConventionError
-from ..native import native
+from ..native import compiled
 
 MAX_GAIN_TABLE = 1 << 16  # grades above this take the numpy path
 FEW_GRADES = 15  # the gain table tried first
@@ -30,7 +30,7 @@ def ranking_for(measure, aligned):
 
 def dcg(measure, ranked, n: int, condensed: bool = False) -> np.ndarray:
     """DCG@k per query of ``ranked`` (of its condensed ranking when ``condensed``)."""
-    if native is not None:
+    if compiled() is not None:
         out = _native_dcg(measure, ranked, n, condensed)
         if out is not None:
             return out
@@ -42,6 +42,7 @@ def dcg(measure, ranked, n: int, condensed: bool = False) -> np.ndarray:
 def _native_dcg(measure, ranked, n: int, condensed: bool) -> np.ndarray | None:
     """The same sums by the compiled kernel, reading the ranking in place; None when a
     grade is outside the integer gain table (the numpy path then decides)."""
+    native = compiled()
     offsets, pos, grade = ranked.columns
     if len(offsets) != n + 1:
         return None
@@ -63,6 +64,7 @@ def _native_dcg(measure, ranked, n: int, condensed: bool) -> np.ndarray | None:
 def _native_index_idcg(measure, index) -> np.ndarray | None:
     """IDCG@k of every query of the qrels index by the compiled kernel; None when a grade is
     past the gain table or has no gain there (the numpy path then decides)."""
+    native = compiled()
     n = len(index.query_ids)
     grade = np.ascontiguousarray(index.grade, np.int64)
     top = int(grade.max()) if len(grade) else 0
@@ -136,7 +138,7 @@ def _index_idcg(measure, index, key) -> np.ndarray | None:
     of a query that may not be evaluated has no gain (the evaluated queries then decide)."""
     memo = index._ideal
     if key not in memo:
-        every = _native_index_idcg(measure, index) if native is not None else None
+        every = _native_index_idcg(measure, index) if compiled() is not None else None
         if every is None:
             n = len(index.query_ids)
             try:
