@@ -1,10 +1,15 @@
 """judged equals trec_eval (through pytrec_eval, its C code) on generated collections.
 
-Every collection is written as TREC files and read back through judged's file readers,
-so the readers are under test too; the oracle gets the generator's dicts directly. Each
-collection carries the cases where evaluators part ways: tied scores (trec_eval orders
-them by docid descending, as strings: "9" before "10"), negative grades, queries only in
-the run or only in the qrels, queries with nothing relevant, scores in scientific notation.
+Every test runs on both of judged's back ends (the ``backend`` fixture: the compiled
+extension and the pure Python/numpy path) and, where it reads a collection, from both
+input forms (``form``): TREC files read back through judged's file readers, so the
+readers are under test too, and dicts whose queries arrive out of order and whose
+documents are not sorted by score, as BEIR result dicts do. The oracle gets the
+generator's dicts directly. ``test_pure_and_compiled_agree_bit_for_bit`` compares the two
+back ends' 64-bit values. Each collection carries the cases where evaluators part ways:
+tied scores (trec_eval orders them by docid descending, as strings: "9" before "10"),
+negative grades, queries only in the run or only in the qrels, queries with nothing
+relevant, scores in scientific notation.
 
 Scores are float32-exact. pytrec_eval converts run scores to float32 before sorting,
 while trec_eval 10 (and judged) sort the doubles as read: two scores that differ only
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 import sys
 
@@ -28,6 +34,7 @@ import pytest
 import pytrec_eval
 
 import judged
+import judged.native
 from synth import Collection, make_collection, trec_qrels_text, trec_run_text
 
 CUTOFFS = (1, 3, 5, 10, 100)
@@ -88,10 +95,31 @@ def files(tmp_path_factory):
     return functools.lru_cache(maxsize=None)(lambda c: c.write(base))
 
 
-def judged_result(paths, pairs, **settings):
-    qrels_path, run_path = paths
-    qrels = judged.read_qrels(qrels_path)
-    run = judged.read_run(run_path, name="synth")
+FORMS = ["file", "dict"]
+
+
+def out_of_order(c: Collection) -> tuple[dict, dict]:
+    """(qrels, run) dicts with the queries in a shuffled order (never qid order when there
+    are two or more) and each query's documents shuffled, as BEIR result dicts arrive."""
+    rng = np.random.default_rng(c.seed + 7)
+
+    def shuffle(d: dict, inner: bool) -> dict:
+        keys = list(d)
+        order = [keys[i] for i in rng.permutation(len(keys))]
+        if len(order) > 1 and order == sorted(order):
+            order.reverse()
+        return {k: shuffle(d[k], False) if inner else d[k] for k in order}
+
+    return shuffle(c.qrels, True), shuffle(c.run, True)
+
+
+def judged_result(files, c: Collection, form: str, pairs, **settings):
+    """judged's result on collection ``c`` read from TREC files or from out-of-order dicts."""
+    if form == "file":
+        qrels_path, run_path = files(c)
+        qrels, run = judged.read_qrels(qrels_path), judged.read_run(run_path, name="synth")
+    else:
+        qrels, run = out_of_order(c)
     return judged.evaluate(qrels, {"synth": run}, list(pairs), **settings)
 
 
@@ -113,39 +141,43 @@ SMALL = range(200)
 LARGE = range(1000, 1004)
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("rel", [1, 2])
 @pytest.mark.parametrize("seed", SMALL)
-def test_small_collections(files, seed, rel):
+def test_small_collections(files, seed, rel, form, backend):
     c = collection(seed)
     pairs = measure_pairs(rel)
-    assert_matches(judged_result(files(c), pairs), oracle(c, rel), pairs)
+    assert_matches(judged_result(files, c, form, pairs), oracle(c, rel), pairs)
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("seed", SMALL[:100])
-def test_condensed_equals_judged_docs_only(files, seed):
+def test_condensed_equals_judged_docs_only(files, seed, form, backend):
     """``unjudged=condensed`` is trec_eval -J (pytrec_eval judged_docs_only_flag=True):
     unjudged documents, and those with negative grades, leave the ranking before scoring."""
     c = collection(seed)
     pairs = measure_pairs(1, condensed=True)
-    assert_matches(judged_result(files(c), pairs), oracle(c, 1, condensed=True), pairs)
+    assert_matches(judged_result(files, c, form, pairs), oracle(c, 1, condensed=True), pairs)
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("seed", SMALL[:100])
-def test_complete_equals_trec_eval_c(files, seed):
+def test_complete_equals_trec_eval_c(files, seed, form, backend):
     """``complete=True`` is trec_eval -c: the mean runs over every qrels query, those the
     run misses scored on an empty ranking (0, except NumRel)."""
     c = collection(seed)
     pairs = measure_pairs(1)
     expected = oracle(c, complete=True)
-    result = judged_result(files(c), pairs, complete=True)
+    result = judged_result(files, c, form, pairs, complete=True)
     assert_matches(result, expected, pairs)
     assert result.runs["synth"].counts["evaluated"] == len(c.qrels)
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("seed", SMALL[:50])
-def test_query_counts(files, seed):
+def test_query_counts(files, seed, form, backend):
     c = collection(seed)
-    result = judged_result(files(c), {"AP": "map"})
+    result = judged_result(files, c, form, {"AP": "map"})
     in_both = set(c.qrels) & set(c.run)
     no_relevant = {q for q in in_both if not any(g >= 1 for g in c.qrels[q].values())}
     assert result.runs["synth"].counts == {
@@ -153,12 +185,71 @@ def test_query_counts(files, seed):
         "only_in_run": len(set(c.run) - set(c.qrels)), "no_relevant": len(no_relevant)}
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("rel", [1, 2])
 @pytest.mark.parametrize("seed", LARGE)
-def test_large_collections(files, seed, rel):
+def test_large_collections(files, seed, rel, form, backend):
     c = collection(seed, large=True)
     pairs = measure_pairs(rel)
-    assert_matches(judged_result(files(c), pairs), oracle(c, rel), pairs)
+    assert_matches(judged_result(files, c, form, pairs), oracle(c, rel), pairs)
+
+
+TINY = range(2000, 2500)
+
+
+def test_tiny_collections_as_out_of_order_dicts(backend):
+    """500 tiny collections (at most 3 queries of at most 4 ranked documents) as out-of-order
+    dicts: where a query's few documents are out of score order exactly at another query's
+    old block boundary (issue #14's pure-path ranking bug gave wrong values on 10 of them).
+    One test per back end, so that the loop stays cheap."""
+    pairs = measure_pairs(1)
+    for seed in TINY:
+        c = make_collection(seed, max_queries=3, max_docs=8, max_ranked=4)
+        qrels, run = out_of_order(c)
+        assert_matches(judged.evaluate(qrels, {"synth": run}, list(pairs)), oracle(c), pairs)
+
+
+VARIANTS = [({"rel": 1}, {}), ({"rel": 2}, {}), ({"rel": 1, "condensed": True}, {}), ({"rel": 1}, {"complete": True})]
+
+
+def bits(files, c: Collection, form: str) -> dict:
+    """Every variant's (qids, {measure: 64-bit patterns}) on the back end in force."""
+    out = {}
+    for pair_args, settings in VARIANTS:
+        pairs = measure_pairs(**pair_args)
+        rr = judged_result(files, c, form, pairs, **settings).runs["synth"]
+        out[str((pair_args, settings))] = (rr.qids.tolist(), {m: rr.values[m].view(np.uint64).tolist() for m in pairs})
+    return out
+
+
+def count_values(b: dict) -> int:
+    return sum(len(v) for _, values in b.values() for v in values.values())
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("seed", [*SMALL, *LARGE])
+def test_pure_and_compiled_agree_bit_for_bit(files, seed, form):
+    """The same collections, every measure and convention above: the compiled and the pure
+    path give the same 64-bit values (not merely within 1e-9 of trec_eval)."""
+    if judged.native.compiled() is None:
+        pytest.skip(f"the compiled back end is {judged.native.status()[1]}")
+    c = collection(seed, large=seed in LARGE)
+    fast = bits(files, c, form)
+    with judged.native.pure():
+        slow = bits(files, c, form)
+    assert count_values(fast) > 0
+    assert fast == slow
+
+
+def test_pure_path_ranks_out_of_order_queries_by_their_own_scores(backend):
+    """Issue #14: the pure path reordered queries that arrive out of order, then checked
+    "already sorted" at the old query boundaries, so it took q's [-1, 3] as sorted: RR 1.0.
+    trec_eval ranks b (3.0) above a (-1.0): RR 0.5."""
+    qrels = {"q": {"a": 1}, "r": {"d58": 0}}
+    run = {"r": {"z": 0.0}, "q": {"a": -1.0, "b": 3.0}}
+    r = judged.evaluate(qrels, run, ["RR"]).runs["run"]
+    assert dict(zip(r.qids.tolist(), r.values["RR"].tolist())) == {"q": 0.5, "r": 0.0}
+    assert oracle(Collection(qrels, run, 0))["q"]["recip_rank"] == 0.5
 
 
 def test_generator_covers_the_hard_cases():
@@ -187,7 +278,7 @@ def test_scientific_notation_reads_as_the_same_double(tmp_path):
     assert r.score.tolist() == list(run["1"].values())
 
 
-def test_tie_break_is_docid_descending_as_strings(tmp_path):
+def test_tie_break_is_docid_descending_as_strings(tmp_path, backend):
     """All scores tie: trec_eval ranks "9" above "10" above "1" (strcmp, descending)."""
     qrels = {"1": {"10": 1, "9": 0, "1": 0}}
     run = {"1": {"1": 0.5, "10": 0.5, "9": 0.5}}
@@ -198,7 +289,7 @@ def test_tie_break_is_docid_descending_as_strings(tmp_path):
     assert oracle(Collection(qrels, run, 0))["1"]["recip_rank"] == 0.5
 
 
-def test_float32_is_where_pytrec_eval_and_trec_eval_part():
+def test_float32_is_where_pytrec_eval_and_trec_eval_part(backend):
     """Two scores equal in float32 but not as doubles: pytrec_eval ties them (docid
     descending puts "b" first), trec_eval 10 and judged keep the higher double first."""
     hi, lo = 1.0 + 2.0 ** -40, 1.0
@@ -210,7 +301,7 @@ def test_float32_is_where_pytrec_eval_and_trec_eval_part():
     assert (ours, theirs) == (1.0, 0.5)
 
 
-def test_all_negative_judgments(tmp_path):
+def test_all_negative_judgments(tmp_path, backend):
     """A query whose judgments are all negative: trec_eval 10 and pytrec_eval loop forever
     or crash on it (pytrec_eval-terrier 0.5.11 segfaults computing bpref beside other
     measures). judged scores it 0 on every measure, counts it as having nothing relevant,
@@ -220,7 +311,8 @@ def test_all_negative_judgments(tmp_path):
     measures = ["nDCG@10", "nDCG", "AP", "P@5", "R@5", "RR", "Rprec", "Bpref", "Success@5", "NumRel", "NumRelRet"]
     args = [sys.executable, "-m", "judged", "eval", str(tmp_path / "q"), str(tmp_path / "r"), "--per-query",
             "--format", "json"] + [a for m in measures for a in ("-m", m)]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    env = {**os.environ, "JUDGED_PURE_PYTHON": "1" if backend == "pure" else os.environ.get("JUDGED_PURE_PYTHON", "")}
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)["runs"][str(tmp_path / "r")]
     assert out["per_query"]["1"] == {m: 0.0 for m in measures}
@@ -230,7 +322,7 @@ def test_all_negative_judgments(tmp_path):
 
 @pytest.mark.parametrize("few_ties", [True, False], ids=["few-ties", "many-ties"])
 @pytest.mark.parametrize("seed", range(20))
-def test_non_ascii_docids_tie_order(seed, few_ties):
+def test_non_ascii_docids_tie_order(seed, few_ties, backend):
     """Ties among UTF-8 docids ("é" > "z" > "Z" > "10" > "1"): trec_eval compares bytes,
     judged compares code points, which is the same order. Both of judged's tie paths run:
     few ties (sorted one tied group at a time) and many (one Arrow sort)."""

@@ -303,6 +303,7 @@ def _grouped_order(q: np.ndarray, score: np.ndarray) -> np.ndarray | None:
         order = np.repeat(starts[by_q] - np.cumsum(np.concatenate(([0], lengths[by_q][:-1]))), lengths[by_q])
         order += np.arange(n)
         q, score = q[order], score[order]
+        new = np.flatnonzero(q[1:] != q[:-1]) + 1  # the blocks' boundaries in their new order
     else:
         order = np.arange(n)
     rises = ~(score[1:] <= score[:-1])  # also NaN
