@@ -87,6 +87,40 @@ def test_gz_file_by_name(tmp_path, reference):
     same(judged.evaluate(q, {"r": r}, MEASURES), reference)
 
 
+def after_the_tag(text: str) -> str:
+    """Run lines with fields after the tag, as trec_eval ignores them: none, one, two, a
+    non-ASCII one, and 30 (past the compiled tokenizer's 16 recorded fields and its 64-byte
+    window)."""
+    extras = ["", " extra", " x\ty", " é 1", " " + " ".join(map(str, range(30)))]
+    return "".join(line + extras[i % 5] + "\n" for i, line in enumerate(text.splitlines()))
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["text", "gz"])
+@pytest.mark.parametrize("form", ["plain", "tabs-spaces-comments", "everything"])
+def test_run_fields_after_the_tag_are_ignored(tmp_path, reference, form, gz, backend):
+    """Issue #14: trec_eval ignores any field after the run tag; judged refused the line.
+    Compiled: the tokenizer; pure: pyarrow's CSV reader refuses, the Arrow splitter reads."""
+    q, r = tmp_path / "qrels", tmp_path / "run"
+    for path, text in ((q, QRELS_TEXT), (r, after_the_tag(RUN_TEXT))):
+        data = TEXT_FORMS[form](text)
+        write_gz(path, data) if gz else path.write_bytes(data)
+    same(judged.evaluate(q, {"r": r}, MEASURES), reference)
+
+
+def test_fields_after_the_tag_still_need_the_six_before(tmp_path, backend):
+    """A short line is still refused, and named, after lines with extra fields; a qrels line
+    with a fifth field is refused as trec_eval refuses it."""
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 tag more\n1 Q0 b 2 1.0 tag\n1 Q0 c 3 0.5\n")
+    with pytest.raises(ParseError, match=r"run:3: expected 6 fields \(qid Q0 docid rank score tag\), found 5"):
+        judged.read_run(tmp_path / "run")
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 0 extra\n")
+    with pytest.raises(ParseError, match=r"qrels:2: expected 4 fields \(qid iter docid grade\), found 5"):
+        judged.read_qrels(tmp_path / "qrels")
+    (tmp_path / "bad").write_bytes(b"1 Q0 a 1 2.0 tag \xff\n")  # extra fields are still UTF-8 text
+    with pytest.raises(ParseError, match="bad:1: not valid UTF-8"):
+        judged.read_run(tmp_path / "bad")
+
+
 def test_readers_give_the_same_rows(tmp_path):
     (tmp_path / "q").write_bytes(TEXT_FORMS["everything"](QRELS_TEXT))
     (tmp_path / "r").write_bytes(TEXT_FORMS["everything"](RUN_TEXT))

@@ -117,3 +117,13 @@ def test_cli_engine_spark_errors_are_one_line(spark, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("judged: error: ") and "docid 'a' appears twice for query '1'" in err
     assert len(err.splitlines()) == 1
+
+
+def test_run_fields_after_the_tag_are_ignored(spark, tmp_path):
+    """Issue #14: trec_eval ignores fields after the run tag; so does the Spark text reader."""
+    from judged.spark import read_table
+
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t x y\n1 Q0 b 2 1.0 t\n2\tQ0 c 1 1.5 t é 1 2 3 4 5 6 7\n")
+    got = read_table(spark, str(tmp_path / "run"), "run").toPandas()
+    assert list(got.itertuples(index=False, name=None)) == [("1", "a", 1.0, 2.0), ("1", "b", 2.0, 1.0),
+                                                            ("2", "c", 1.0, 1.5)]

@@ -117,6 +117,19 @@ def test_crlf_and_tabs(tmp_path, spilled):
     assert_same(result, whole(qrels, run))
 
 
+def test_fields_after_the_tag_are_ignored(tmp_path, spilled, backend):
+    """Issue #14: spilled partitions keep the whole lines; their reader ignores the fields
+    after the tag, as trec_eval does."""
+    qrels, run = shuffled_collection(tmp_path)
+    want = whole(qrels, run)
+    lines = open(run).read().splitlines()
+    (tmp_path / "extra").write_text("".join(line + [" x", "", " a b"][i % 3] + "\n" for i, line in enumerate(lines)))
+    extra = str(tmp_path / "extra")
+    result = judged.evaluate(qrels, extra, MEASURES).runs[extra]
+    assert spilled and isinstance(result, StreamedRunResult)
+    assert_same(result, want)
+
+
 def duplicated(tmp_path):
     """Two pairs repeated far apart, with different scores, so first and max differ."""
     extra = ["q0 Q0 dup 9 -5.0 tag", "q13 Q0 dup2 1 3.5 tag", "q0 Q0 dup 1 7.0 tag", "q13 Q0 dup2 2 -1 tag"]

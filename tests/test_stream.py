@@ -146,3 +146,27 @@ def test_an_ungrouped_prefetched_run_is_read_whole(tmp_path):
     whole = in_memory(judged.read_qrels(qrels_path), run_path)
     for m in MEASURES:
         assert np.array_equal(result.runs[run_path].values[m], whole.values[m]), m
+
+
+def test_fields_after_the_tag_are_ignored_streamed(tmp_path, backend):
+    """Issue #14: run lines with fields after the tag (trec_eval ignores them). The compiled
+    tokenizer streams them; without it pyarrow's streaming reader refuses them and the file
+    is read whole. Either way: the numbers of the same lines without the extra fields."""
+    qrels_path, run_path = write_collection(tmp_path)
+    qrels = judged.read_qrels(qrels_path)
+    extras = ["", " x", " x y z", " é"]
+    lines = open(run_path).read().splitlines()
+    (tmp_path / "extra").write_text("".join(line + extras[i % 4] + "\n" for i, line in enumerate(lines)))
+    extra_path = str(tmp_path / "extra")
+    plain = in_memory(qrels, run_path)
+    streamed = evaluate_run_file(qrels, extra_path, {m: Measure.parse(m) for m in MEASURES}, Settings(),
+                                 block_size=64, block_rows=1)
+    if backend == "compiled":
+        assert isinstance(streamed, StreamedRunResult)
+    else:
+        assert streamed is None
+    result = evaluate(qrels_path, extra_path, MEASURES).runs[extra_path]
+    for got in [result] + ([streamed] if streamed is not None else []):
+        assert got.qids.tolist() == plain.qids.tolist()
+        for m in MEASURES:
+            assert np.array_equal(got.values[m], plain.values[m]), m

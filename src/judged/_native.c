@@ -21,9 +21,10 @@
  *
  * Tokenizing follows Python's bytes.split() on each b"\n"-separated line (white space:
  * space, \t, \r, \v, \f); blank lines and lines whose first field starts with '#' are
- * skipped. A line the fast path cannot take (wrong field count, a field that is not a
- * number, invalid UTF-8, a NUL byte) makes tokenize return its line number, and the caller
- * explains that line with the pure Python reader's words.
+ * skipped; with `extra`, fields after the last one are ignored (trec_eval's run format). A
+ * line the fast path cannot take (wrong field count, a field that is not a number, invalid
+ * UTF-8, a NUL byte) makes tokenize return its line number, and the caller explains that
+ * line with the pure Python reader's words.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -302,10 +303,11 @@ static int out_fit(Out *o, Py_ssize_t size)
 static PyObject *tokenize(PyObject *self, PyObject *args)
 {
     Py_buffer buf;
-    int nfields, num_field, num_kind, hash_field;
+    int nfields, num_field, num_kind, hash_field, extra;
     Py_buffer strspec;
     Py_ssize_t first_line;
-    if (!PyArg_ParseTuple(args, "y*iy*iiin", &buf, &nfields, &strspec, &num_field, &num_kind, &hash_field, &first_line))
+    if (!PyArg_ParseTuple(args, "y*iy*iiinp", &buf, &nfields, &strspec, &num_field, &num_kind, &hash_field, &first_line,
+                          &extra))
         return NULL;
     const unsigned char *p = buf.buf;
     Py_ssize_t n = buf.len;
@@ -364,7 +366,7 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
     Py_ssize_t prev_ql = -1;
     while (i < limit && !bad) {
         lineno++;
-        Py_ssize_t line_start = i;
+        Py_ssize_t line_start = i, line_end = i;  /* line_end: the end of its last field */
         int nt = 0;
         unsigned char any = 0, c;
 #ifdef JUDGED_SSE2
@@ -380,6 +382,7 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
                 while (starts) {  /* as many rounds as fields: a count the branch predictor learns */
                     int a = __builtin_ctzll(starts), b = __builtin_ctzll(ends);
                     if (nt <= MAXF) { ts[nt] = i + a; tl[nt] = b - a; }
+                    line_end = i + b;
                     nt++;
                     starts &= starts - 1;
                     ends &= ends - 1;
@@ -394,13 +397,14 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
             Py_ssize_t s = i;
             while (!WS[c = p[i]]) { any |= c; i++; }
             if (nt <= MAXF) { ts[nt] = s; tl[nt] = i - s; }
+            line_end = i;
             nt++;
         }
     eol:
         i++;
         if (nt == 0 || p[ts[0]] == '#') continue;
-        if (nt != nfields) { bad = lineno; break; }
-        if ((any & 0x80) && !utf8_valid(p + ts[0], ts[nt - 1] + tl[nt - 1] - ts[0])) { bad = lineno; break; }
+        if (nt < nfields || (nt > nfields && !extra)) { bad = lineno; break; }
+        if ((any & 0x80) && !utf8_valid(p + ts[0], line_end - ts[0])) { bad = lineno; break; }
         if (num_field >= 0) {
             const unsigned char *t = p + ts[num_field];
             if (num_kind == 0) {
@@ -1172,7 +1176,7 @@ done:
 
 static PyMethodDef METHODS[] = {
     {"tokenize", tokenize, METH_VARARGS,
-     "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line)"},
+     "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line, extra)"},
     {"binary_measure", binary_measure, METH_VARARGS,
      "binary_measure(kind, k, rel, condensed, offsets, pos, grade, R, N, out)"},
     {"dcg_measure", dcg_measure, METH_VARARGS, "dcg_measure(k, condensed, offsets, pos, grade, gains, denominators, out) -> bool"},

@@ -107,7 +107,7 @@ def read_table(path, names: list[str], types: dict) -> FileRead | None:
     """The fast path for a plain (uncompressed) file: pyarrow parses it from disk while a
     second thread hashes the bytes and looks for what pyarrow would read differently from
     the TREC tokenizer (tabs, lone CR, NUL). None when the file needs the in-memory path
-    (gzip, irregular white space, comments, errors to explain)."""
+    (gzip, irregular white space, comments, fields after the last, errors to explain)."""
     name = os.fspath(path)
     with _open(name) as fh:
         head = fh.read(2)
@@ -179,15 +179,17 @@ def line_of_row(raw: RawFile, row: int) -> int:
     return None
 
 
-def fast_table(raw: RawFile, names: list[str], types: dict) -> pa.Table | None:
+def fast_table(raw: RawFile, names: list[str], types: dict, extra: bool = False) -> pa.Table | None:
     """Parse bytes already in memory; None when they do not parse (the slow path then explains).
 
     Regular files (single spaces, LF or CRLF) go straight to pyarrow's CSV reader; files with
-    irregular white space or ``#`` comments are tokenized by :func:`split_table` (vectorised,
-    no per-line Python)."""
+    irregular white space or ``#`` comments, and with ``extra`` those pyarrow refuses (lines
+    with fields after the last, which are ignored), are tokenized by :func:`split_table`
+    (vectorised, no per-line Python)."""
     if _irregular(raw.data):
-        return split_table(raw.data, names, types)
-    return _csv(pa.BufferReader(raw.data), names, types)
+        return split_table(raw.data, names, types, extra)
+    table = _csv(pa.BufferReader(raw.data), names, types)
+    return split_table(raw.data, names, types, extra) if table is None and extra else table
 
 
 def _irregular(data: bytes) -> bool:
@@ -229,10 +231,11 @@ def misread(table: pa.Table | pa.RecordBatch) -> bool:
     return len(table) > 0 and pc.any(pc.starts_with(table.column(0), "#")).as_py()
 
 
-def split_table(data: bytes, names: list[str], types: dict) -> pa.Table | None:
+def split_table(data: bytes, names: list[str], types: dict, extra: bool = False) -> pa.Table | None:
     """Tokenize like ``bytes.split()`` on every line, in Arrow: lines are slices of the
     buffer, blank and ``#`` lines dropped, runs of spaces, tabs and CR collapsed. None if a
-    line has the wrong number of fields or a field does not convert."""
+    line has the wrong number of fields (fewer, or more unless ``extra``) or a field does
+    not convert."""
     nl = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
     starts = np.concatenate(([0], nl + 1))
     if starts[-1] == len(data):
@@ -244,15 +247,14 @@ def split_table(data: bytes, names: list[str], types: dict) -> pa.Table | None:
     keep = pc.and_(pc.not_equal(first, ""), pc.invert(pc.starts_with(first, "#")))
     tokens = tokens.filter(keep)
     k = len(names)
-    if len(tokens) == 0 or pc.any(pc.not_equal(pc.list_value_length(tokens), k)).as_py():
+    wrong = pc.less if extra else pc.not_equal
+    if len(tokens) == 0 or pc.any(wrong(pc.list_value_length(tokens), k)).as_py():
         return None
-    flat = pc.list_flatten(tokens)
     columns = {}
     try:
         lines.validate(full=True)  # UTF-8
         for i, name in enumerate(names):
-            col = flat.take(pa.array(np.arange(i, len(flat), k)))
-            columns[name] = col.cast(types.get(name, pa.string()))
+            columns[name] = pc.list_element(tokens, i).cast(types.get(name, pa.string()))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     return pa.table(columns)
@@ -267,7 +269,8 @@ class Layout:
     ``strings`` (field numbers; the first is 0, the query id), one number field parsed as
     ``float`` (Python's float(), finite) or ``int`` (int64), and the 64-bit
     :func:`judged.data.string_hash` of field ``hashed``. ``check(raw, lineno, fields)``
-    raises the pure reader's ParseError for a line the tokenizer refused."""
+    raises the pure reader's ParseError for a line the tokenizer refused. ``extra``: a
+    line may have more fields, which are ignored (trec_eval's run format)."""
 
     fields: int
     strings: tuple
@@ -275,6 +278,7 @@ class Layout:
     kind: str
     hashed: int
     check: Callable
+    extra: bool = False
 
 
 @dataclass
@@ -302,7 +306,7 @@ def tokenize(data, layout: Layout, first_line: int = 1) -> "Tokens | int":
     first line it refused (0: too large for 32-bit string offsets)."""
     native = compiled()
     out = native.tokenize(data, layout.fields, bytes(layout.strings), layout.number,
-                          0 if layout.kind == "float" else 1, layout.hashed, first_line)
+                          0 if layout.kind == "float" else 1, layout.hashed, first_line, layout.extra)
     if isinstance(out, int):
         return out
     rows, strings, number, hashes, blocks, last_block_at, last_block_line = out

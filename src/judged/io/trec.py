@@ -1,4 +1,6 @@
-"""TREC run files (``qid Q0 docid rank score tag``) and TREC qrels (``qid iter docid grade``)."""
+"""TREC run files (``qid Q0 docid rank score tag``; fields after the tag are ignored, as
+trec_eval ignores them) and TREC qrels (``qid iter docid grade``, exactly four fields, as
+trec_eval requires)."""
 
 from __future__ import annotations
 
@@ -45,8 +47,9 @@ def parse_grade(raw: RawFile, lineno: int, token: str) -> int:
 
 
 def _run_line(raw: RawFile, lineno: int, f: list[str]) -> tuple:
-    """(qid, docid, rank text, score) of a run line's fields, or the line's ParseError."""
-    if len(f) != 6:
+    """(qid, docid, rank text, score) of a run line's fields, or the line's ParseError.
+    Fields after the tag are ignored, as trec_eval ignores them."""
+    if len(f) < 6:
         raise ParseError(raw.name, lineno, f"expected 6 fields (qid Q0 docid rank score tag), found {len(f)}")
     return f[0], f[2], f[3], parse_score(raw, lineno, f[4])
 
@@ -58,17 +61,18 @@ def _qrels_line(raw: RawFile, lineno: int, f: list[str]) -> tuple:
     return f[0], f[2], parse_grade(raw, lineno, f[3])
 
 
-RUN_LAYOUT = Layout(fields=6, strings=(0, 2, 3), number=4, kind="float", hashed=2, check=_run_line)
+RUN_LAYOUT = Layout(fields=6, strings=(0, 2, 3), number=4, kind="float", hashed=2, check=_run_line, extra=True)
 QRELS_LAYOUT = Layout(fields=4, strings=(0, 2), number=3, kind="int", hashed=2, check=_qrels_line)
 
 
-def _parse(path, fields: list[str], types: dict):
-    """(table or None, file name, sha256, a function giving the RawFile for error messages)."""
+def _parse(path, fields: list[str], types: dict, extra: bool = False):
+    """(table or None, file name, sha256, a function giving the RawFile for error messages);
+    ``extra``: fields after the last are ignored."""
     fast = read_table(path, fields, types)
     if fast is not None:
         return fast.table, fast.name, fast.sha256, fast.raw
     raw = read_raw(path)
-    return fast_table(raw, fields, types), raw.name, raw.sha256, lambda: raw
+    return fast_table(raw, fields, types, extra), raw.name, raw.sha256, lambda: raw
 
 
 def run_from_tokens(tokens: Tokens, name: str, source: str, sha256: str | None = None,
@@ -92,7 +96,7 @@ def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") ->
         source = os.fspath(path)
         run = run_from_tokens(tokens, name or source, source, sha256)
         return dedupe_run(run, on_duplicate, lambda row: line_of_row(read_raw(source), row))
-    table, source, sha256, reread = _parse(path, RUN_FIELDS, RUN_TYPES)
+    table, source, sha256, reread = _parse(path, RUN_FIELDS, RUN_TYPES, extra=True)
     if table is not None:
         qid, docid, rank_text = (table[c].combine_chunks() for c in ("qid", "docid", "rank"))
         score = as_numpy(table["score"], null=np.nan)
