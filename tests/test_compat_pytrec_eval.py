@@ -1,5 +1,9 @@
 """judged.compat.pytrec_eval returns pytrec_eval's keys and values (to 1e-9) on random
-collections with float32-exact scores, where the two engines' conventions coincide."""
+collections with float32-exact scores, where the two engines' conventions coincide, on
+both of judged's back ends; and refuses what pytrec_eval refuses."""
+
+import subprocess
+import sys
 
 import pytest
 
@@ -26,7 +30,7 @@ def assert_same(ours: dict, theirs: dict):
 
 @pytest.mark.parametrize("seed", range(40))
 @pytest.mark.parametrize("measures", range(len(MEASURE_SETS)))
-def test_same_keys_and_values(seed, measures):
+def test_same_keys_and_values(seed, measures, backend):
     qrels, run = random_collection(seed)
     ms = MEASURE_SETS[measures]
     assert_same(compat.RelevanceEvaluator(qrels, ms).evaluate(run),
@@ -80,3 +84,59 @@ def test_scores_compared_as_doubles_not_float32():
     qrels, run = {"q": {"a": 1, "b": 0}}, {"q": {"a": 0.5 + 1e-9, "b": 0.5}}
     assert pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)["q"]["recip_rank"] == 0.5
     assert compat.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)["q"]["recip_rank"] == 1.0
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_query_with_an_empty_ranking_is_scored_as_pytrec_eval_scores_it(seed, backend):
+    """Issue #14: a query listed with {} was dropped; pytrec_eval scores it on an empty
+    ranking (0, num_rel its count), so it counts in the mean."""
+    qrels, run = random_collection(seed)
+    qids = sorted(q for q in qrels if q in run)
+    for q in qids[1::3]:  # a third of the evaluated queries, never all of them
+        run[q] = {}
+    run["nowhere"] = {}  # in neither: left out by both
+    ms = MEASURE_SETS[0]
+    ours, theirs = compat.RelevanceEvaluator(qrels, ms).evaluate(run), pytrec_eval.RelevanceEvaluator(qrels, ms).evaluate(run)
+    assert_same(ours, theirs)
+    assert all(ours[q]["map"] == 0 and ours[q]["num_rel"] == sum(g >= 1 for g in qrels[q].values()) for q in qids[1::3])
+    mean = compat.compute_aggregated_measure("map", [v["map"] for v in ours.values()])
+    assert mean == pytest.approx(pytrec_eval.compute_aggregated_measure("map", [v["map"] for v in theirs.values()]))
+
+
+@pytest.mark.parametrize("measures, keys", [
+    ({"P", "P.5"}, {"P_5"}),
+    ({"P_5", "P"}, {"P_5"}),
+    ({"P.5,10", "P_20"}, {"P_5", "P_10", "P_20"}),
+    ({"ndcg_cut", "ndcg_cut.10"}, {"ndcg_cut_10"}),
+    ({"recall.10", "recall", "map"}, {"recall_10", "map"}),
+    ({"success"}, {"success_1", "success_5", "success_10"}),
+    ({"map_cut.100,5"}, {"map_cut_5", "map_cut_100"}),
+])
+def test_family_with_and_without_cutoffs_gives_pytrec_eval_keys(measures, keys):
+    """pytrec_eval pools the cutoffs named for a family; its default cutoffs apply only
+    when none is named ({"P", "P.5"} gives P_5 alone, not P_5 ... P_1000)."""
+    qrels, run = random_collection(1)
+    ours = compat.RelevanceEvaluator(qrels, measures).evaluate(run)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    assert set(next(iter(theirs.values()))) == keys
+    assert_same(ours, theirs)
+
+
+@pytest.mark.parametrize("measure", ["P.0", "ndcg_cut.0", "recall_0", "map_cut.5,0", "success.0"])
+def test_cutoff_zero_is_refused_where_pytrec_eval_aborts(measure):
+    """pytrec_eval takes P.0 at construction, then trec_eval prints 'Negative cutoff
+    detected' and the process aborts on evaluate(); judged refuses it at construction."""
+    with pytest.raises(ValueError, match="cutoff 0 .*Negative cutoff detected"):
+        compat.RelevanceEvaluator({"q": {"d": 1}}, {measure})
+    code = ("import pytrec_eval; pytrec_eval.RelevanceEvaluator({'q': {'d': 1}}, {%r}).evaluate({'q': {'d': 1.0}})"
+            % measure)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "Negative cutoff detected" in done.stderr
+
+
+@pytest.mark.parametrize("level", [0, False, -1, 1.5])
+def test_relevance_level_below_one_is_refused_as_pytrec_eval_refuses_it(level):
+    with pytest.raises(TypeError, match="^Argument relevance_level should be positive.$"):
+        compat.RelevanceEvaluator({"q": {"d": 1}}, {"map"}, relevance_level=level)
+    with pytest.raises(TypeError):
+        pytrec_eval.RelevanceEvaluator({"q": {"d": 1}}, {"map"}, relevance_level=0)

@@ -4,7 +4,14 @@
 and ``.evaluate(run)`` return pytrec_eval's ``{qid: {key: value}}`` with its keys
 (``ndcg_cut_10``, ``map``, ``P_10``, ``recall_100``, ``recip_rank``, ...). A family name
 without a cutoff expands to trec_eval's default cutoffs, as pytrec_eval does
-(``ndcg_cut`` -> ``ndcg_cut_5`` ... ``ndcg_cut_1000``; ``success`` -> 1, 5, 10).
+(``ndcg_cut`` -> ``ndcg_cut_5`` ... ``ndcg_cut_1000``; ``success`` -> 1, 5, 10); when a
+family is also named with cutoffs, only the cutoffs named are computed, all of them
+(``{"P", "P.5"}`` -> ``P_5``; ``{"P.5,10", "P_20"}`` -> ``P_5``, ``P_10``, ``P_20``), as
+pytrec_eval combines them. A query listed in the run with nothing ranked is scored on an
+empty ranking (0; ``num_rel`` its count), as pytrec_eval scores it. What pytrec_eval
+refuses is refused here with its message, at construction: ``relevance_level`` below 1
+(its TypeError), a cutoff of 0 (trec_eval stops with "Negative cutoff detected" and
+pytrec_eval aborts the process; here a ValueError).
 
 The conventions are pytrec_eval's (the trec_eval code inside it): ties broken by docid
 descending, the queries both in the run and the qrels, a query with nothing relevant
@@ -21,7 +28,7 @@ import re
 
 import numpy as np
 
-from ..errors import MeasureError
+from ..errors import ConventionError, MeasureError
 
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's P, recall, ndcg_cut, map_cut
 SUCCESS_CUTOFFS = (1, 5, 10)  # trec_eval's success
@@ -51,32 +58,50 @@ class UnsupportedMeasure(MeasureError, ValueError):
     """A measure name judged does not compute (a ValueError, as pytrec_eval raises)."""
 
 
+class BadRelevanceLevel(ConventionError, TypeError):
+    """``relevance_level`` below 1 (a TypeError with pytrec_eval's message, as it raises)."""
+
+
 def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -> dict:
-    """pytrec_eval measure names -> {output key: judged Measure}."""
+    """pytrec_eval measure names -> {output key: judged Measure}.
+
+    Names are combined per family as pytrec_eval's ``_combine_measures`` does: the cutoffs
+    of every ``family.k1,k2`` / ``family_k`` form are pooled, and the family's default
+    cutoffs apply only when none is given."""
     from ..measures import FAMILIES as JUDGED_FAMILIES, Measure
 
+    # pytrec_eval's test (relevance_level < 1); -1, which its int32 parse lets through to
+    # score every query 0, is refused here too
+    if not isinstance(relevance_level, (int, np.integer)) or relevance_level < 1:
+        raise BadRelevanceLevel("Argument relevance_level should be positive.")
     if isinstance(measures, str):
         measures = [measures]
-    out = {}
+    given: dict[str, set] = {}  # family -> cutoffs named (empty: the defaults), in first-seen order
     for text in measures:
         text = str(text).strip()
         if text in FAMILIES:
-            family, cutoffs = text, FAMILIES[text][1]
-        else:
-            m = _WITH_CUTOFFS.match(text)
-            if not m:
-                raise UnsupportedMeasure(
-                    f"unsupported measure {text!r} (judged.compat.pytrec_eval knows {', '.join(sorted(FAMILIES))}, "
-                    "with cutoffs as P.5,10 or P_5)")
-            family, cutoffs = m.group(1), tuple(int(k) for k in m.group(2).split(","))
-        name = FAMILIES[family][0]
+            given.setdefault(text, set())
+            continue
+        m = _WITH_CUTOFFS.match(text)
+        if not m:
+            raise UnsupportedMeasure(
+                f"unsupported measure {text!r} (judged.compat.pytrec_eval knows {', '.join(sorted(FAMILIES))}, "
+                "with cutoffs as P.5,10 or P_5)")
+        cutoffs = {int(k) for k in m.group(2).split(",")}
+        if 0 in cutoffs:
+            raise UnsupportedMeasure(f"cutoff 0 in {text!r}: trec_eval's cutoffs are positive (trec_eval stops "
+                                     "with 'Negative cutoff detected', pytrec_eval aborts)")
+        given.setdefault(m.group(1), set()).update(cutoffs)
+    out = {}
+    for family, cutoffs in given.items():
+        name, defaults = FAMILIES[family]
         allowed = JUDGED_FAMILIES[name][2]
         kw = {}
         if "rel" in allowed:
             kw["rel"] = int(relevance_level)  # trec_eval -l; ndcg reads grades, not the level
         if judged_docs_only and "unjudged" in allowed:
             kw["unjudged"] = "condensed"  # trec_eval -J
-        for k in (cutoffs or (None,)):
+        for k in (sorted(cutoffs) or defaults or (None,)):
             key = family if k is None else f"{family}_{k}"
             out[key] = Measure(name, k, **kw)
     return out
@@ -93,18 +118,22 @@ class RelevanceEvaluator:
         self.qrels = read_qrels(judged_queries) if judged_queries else None
 
     def evaluate(self, scores) -> dict[str, dict[str, float]]:
-        """{qid: {key: value}} for the queries both in ``scores`` and the qrels."""
+        """{qid: {key: value}} for the queries both in ``scores`` and the qrels; a query
+        listed with nothing ranked is scored on an empty ranking, as pytrec_eval does."""
         from ..align import align
+        from ..conventions import Settings
         from ..io import read_run
 
         if not scores or self.qrels is None:
             return {}
+        listed = {str(q) for q in scores}
         run = read_run({q: d for q, d in scores.items()})
-        if len(run) == 0:
-            return {}
-        aligned = align(self.qrels, run)
+        # a listed query with an empty ranking is scored as trec_eval -c scores a missing one
+        empty = listed - set(run.qid.unique().to_pylist())
+        aligned = align(self.qrels, run, Settings(complete=bool(empty)))
         values = {key: m.compute(aligned) for key, m in self.measures.items()}
-        return {q: {key: float(v[i]) for key, v in values.items()} for i, q in enumerate(aligned.qids.tolist())}
+        return {q: {key: float(v[i]) for key, v in values.items()} for i, q in enumerate(aligned.qids.tolist())
+                if q in listed}
 
 
 def compute_aggregated_measure(measure: str, values) -> float:
