@@ -20,7 +20,7 @@ def ours_and_theirs(qrels, run, measures=MEASURES, **conventions):
 
 
 @pytest.mark.parametrize("seed", range(15))
-def test_aggregates_match_when_missing_queries_count_as_zero(seed):
+def test_aggregates_match_when_missing_queries_count_as_zero(seed, backend):
     # ir_measures scores a qrels query that the run lacks as 0: judged's complete=True
     qrels, run = random_collection(seed)
     ours, theirs = ours_and_theirs(qrels, run, complete=True)
@@ -86,3 +86,34 @@ def test_numret_rel_is_ir_measures_spelling_of_numrelret():
     assert str(NumRelRet) == "NumRet(rel=1)"
     assert judged.Measure.parse("NumRet(rel=1)") == judged.Measure.parse("NumRelRet")
     assert NumRel in judged.calc_aggregate([NumRel], {"q": {"a": 1}}, {"q": {"a": 1.0}})
+
+
+GAINS = [nDCG(gains={0: 0, 1: 1, 2: 3})@10, nDCG(gains={0: 0, 1: 1, 2: 3, 3: 3}), nDCG(gains={1: 5})@5,
+         nDCG(gains={0: 1, 3: 0})@20, nDCG(gains={0: 0, 1: 1, 2: 2, 3: 3})@10]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_gains_objects_equal_ir_measures(seed, backend):
+    """Issue #14: ir_measures' own nDCG(gains={0:0,1:1,2:3})@10 prints as nDCG(gains={2:3})@10
+    (its str() drops identity entries). Its gains= maps gains.get(grade, grade): a grade not
+    listed keeps its grade, so the printed form means the same, and judged reads it so."""
+    qrels, run = random_collection(seed)  # grades 0..3: grade 3 is not listed in the first
+    assert str(GAINS[0]) == "nDCG(gains={2:3})@10"
+    ours, theirs = ours_and_theirs(qrels, run, GAINS, complete=True)
+    for m in GAINS:
+        assert ours[m] == pytest.approx(theirs[m], abs=1e-12), str(m)
+    assert judged.Measure.parse(str(GAINS[0])) == judged.Measure.parse("nDCG(gains={0:0,1:1,2:3})@10")
+    assert judged.Measure.parse(str(GAINS[-1])) == judged.Measure.parse("nDCG@10")
+
+
+def test_gains_and_gain_keep_their_own_meanings():
+    """judged's own gain= mapping still names every grade (a grade it lacks is an error);
+    ir_measures' gains= keeps unlisted grades; both print so that they read back the same."""
+    a, b = judged.Measure.parse("nDCG(gains={2:3})@10"), judged.Measure.parse("nDCG(gain={0:0,1:1,2:3})@10")
+    assert (str(a), str(b)) == ("nDCG(gains={2:3})@10", "nDCG(gain={0:0,1:1,2:3})@10")
+    assert judged.Measure.parse(str(a)) == a and judged.Measure.parse(str(b)) == b
+    assert "gain={2:3}+linear" in a.convention()
+    qrels, run = {"q": {"a": 3, "b": 2}}, {"q": {"a": 1.0, "b": 2.0}}
+    assert judged.evaluate(qrels, run, [str(a)]).aggregate("run", str(a)) > 0
+    with pytest.raises(judged.ConventionError, match=r"grade\(s\) \[3\] have no gain"):
+        judged.evaluate(qrels, run, [str(b)])

@@ -83,13 +83,18 @@ class Settings:
 @dataclass(frozen=True)
 class Gain:
     """``linear`` (gain = grade, trec_eval), ``exp`` (2^grade - 1, Burges et al. 2005)
-    or an explicit mapping grade -> gain (trec_eval's ``ndcg.1=3.5,...`` form)."""
+    or an explicit mapping grade -> gain (trec_eval's ``ndcg.1=3.5,...`` form), where a
+    grade the mapping lacks is an error; with ``others_linear`` (ir_measures' ``gains=``:
+    ``gains.get(grade, grade)``) a grade the mapping lacks keeps its grade as its gain."""
 
     kind: str = "linear"
     mapping: tuple[tuple[int, float], ...] = ()
+    others_linear: bool = False
 
     @staticmethod
-    def parse(value) -> "Gain":
+    def parse(value, others_linear: bool = False) -> "Gain":
+        """``others_linear``: ir_measures' ``gains=`` reading of a mapping (identity
+        entries dropped, as its ``str()`` drops them; no entry left is ``linear``)."""
         if isinstance(value, Gain):
             return value
         if isinstance(value, Mapping):
@@ -97,6 +102,9 @@ class Gain:
                 items = tuple(sorted((int(k), float(v)) for k, v in value.items()))
             except (TypeError, ValueError):
                 raise ConventionError(f"gain mapping must map integer grades to numbers: {value!r}")
+            if others_linear:
+                items = tuple((g, v) for g, v in items if not (g >= 0 and v == g))
+                return Gain("map", items, True) if items else Gain("linear")
             return Gain("map", items)
         if value in ("linear", "exp"):
             return Gain(value)
@@ -104,8 +112,14 @@ class Gain:
 
     def __str__(self) -> str:
         if self.kind == "map":
-            return "{" + ",".join(f"{g}:{_num(v)}" for g, v in self.mapping) + "}"
+            text = "{" + ",".join(f"{g}:{_num(v)}" for g, v in self.mapping) + "}"
+            return text + "+linear" if self.others_linear else text
         return self.kind
+
+    @property
+    def listed(self) -> str:
+        """The mapping as written (``{2:3}``), without the ``+linear`` of :meth:`__str__`."""
+        return "{" + ",".join(f"{g}:{_num(v)}" for g, v in self.mapping) + "}"
 
     def __call__(self, grades: np.ndarray) -> np.ndarray:
         """Gains of float grades; NaN (unjudged) and negative grades give 0."""
@@ -123,6 +137,9 @@ class Gain:
             idx = np.searchsorted(keys, g[nonneg])
             idx_c = np.minimum(idx, len(keys) - 1)
             found = (idx < len(keys)) & (keys[idx_c] == g[nonneg])
+            if self.others_linear:
+                out[nonneg] = np.where(found, vals[idx_c], g[nonneg])
+                return out
             if not found.all():
                 missing = sorted(set(g[nonneg][~found].astype(int).tolist()))
                 raise ConventionError(f"grade(s) {missing} have no gain in gain={self}")
@@ -134,7 +151,7 @@ class Gain:
         mapping has none (what the compiled DCG kernel reads)."""
         if self.kind != "map":
             return self(np.arange(top + 1, dtype=np.float64))
-        out = np.full(top + 1, np.nan)
+        out = np.arange(top + 1, dtype=np.float64) if self.others_linear else np.full(top + 1, np.nan)
         for grade, gain in self.mapping:
             if 0 <= grade <= top:
                 out[grade] = gain

@@ -11,8 +11,13 @@ keyed by the measure exactly as given. Qrels and runs may be dicts of dicts, Dat
 Conventions are judged's defaults (trec_eval's), named and changeable by keyword
 (``ties``, ``complete``, ``no_relevant``, ``ignore_identical_ids``; see
 :class:`judged.conventions.Settings`). Two differ from ir_measures: ir_measures counts a
-qrels query missing from the run as 0 (pass ``complete=True`` to do the same), and its
-pytrec_eval provider compares scores as float32, judged as doubles.
+qrels query missing from the run as 0 (``complete=True`` does the same for every averaged
+measure; not for ``NumRel``, where ``complete=True`` is trec_eval -c and counts the missing
+query's relevant documents while ir_measures counts 0: leave ``complete`` off for its
+``NumRel`` sum), and its pytrec_eval provider compares scores as float32, judged as doubles.
+ir_measures measure objects are read through ``str()``; their ``gains=`` keeps its meaning
+(a grade not listed keeps its grade as gain, so the identity entries its ``str()`` drops
+change nothing).
 """
 
 from __future__ import annotations

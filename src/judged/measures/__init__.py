@@ -105,8 +105,13 @@ class Measure:
                 raise MeasureError(f"unknown dcg={spelled!r} in {text!r} (ir_measures knows log2, exp-log2)")
             kw.setdefault("gain", DCG_SPELLINGS[spelled][0])
             kw.setdefault("discount", DCG_SPELLINGS[spelled][1])
-        if "gains" in kw:
-            kw["gain"] = kw.pop("gains")
+        if "gains" in kw:  # ir_measures: gains.get(grade, grade), a grade not listed keeps its grade
+            if "gain" in kw:
+                raise MeasureError(f"give gain= or gains=, not both ({text!r})")
+            try:
+                kw["gain"] = Gain.parse(kw.pop("gains"), others_linear=True)
+            except Exception as exc:
+                raise MeasureError(f"{exc} ({text!r})")
         if "judged_only" in kw:
             kw["unjudged"] = "condensed" if kw.pop("judged_only") in (True, "True", "true", 1) else "zero"
         unknown = set(kw) - allowed
@@ -147,7 +152,7 @@ class Measure:
         if self.rel != default.rel:
             params.append(f"rel={self.rel}")
         if self.gain != default.gain:
-            params.append(f"gain={self.gain}")
+            params.append(f"gains={self.gain.listed}" if self.gain.others_linear else f"gain={self.gain}")
         if self.discount != default.discount:
             params.append(f"discount={self.discount.kind}")
             if self.discount.kind == "jk2002":
