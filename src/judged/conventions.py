@@ -70,6 +70,11 @@ class Settings:
             )
 
     def canonical(self) -> str:
+        """The settings as they are printed beside every measure.
+
+        >>> Settings(complete=True).canonical()
+        'ties=score-desc,docid-desc queries=qrels no-relevant=zero identical-ids=kept'
+        """
         queries = "qrels" if self.complete else "run-and-qrels"
         identical = "dropped" if self.ignore_identical_ids else "kept"
         return f"ties={TIES[self.ties]} queries={queries} no-relevant={self.no_relevant} identical-ids={identical}"
@@ -94,7 +99,14 @@ class Gain:
     @staticmethod
     def parse(value, others_linear: bool = False) -> "Gain":
         """``others_linear``: ir_measures' ``gains=`` reading of a mapping (identity
-        entries dropped, as its ``str()`` drops them; no entry left is ``linear``)."""
+        entries dropped, as its ``str()`` drops them; no entry left is ``linear``).
+
+        >>> g = Gain.parse({0: 0, 1: 1, 2: 3}, others_linear=True)
+        >>> str(g), g(np.array([0.0, 1.0, 2.0, 3.0, np.nan])).tolist()
+        ('{2:3}+linear', [0.0, 1.0, 3.0, 3.0, 0.0])
+        >>> str(Gain.parse("exp")), Gain.parse("exp")(np.array([3.0])).tolist()
+        ('exp', [7.0])
+        """
         if isinstance(value, Gain):
             return value
         if isinstance(value, Mapping):

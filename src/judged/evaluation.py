@@ -148,9 +148,14 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
 
     Example
     -------
-    >>> r = evaluate({"q1": {"a": 3, "b": 2}}, {"q1": {"a": 1.0, "b": 2.0}}, ["nDCG@10"])
-    >>> round(r.mean().loc["run", "nDCG@10"], 3)
-    0.86
+    b (grade 2) ranked above a (grade 3): DCG = 2/log2(2) + 3/log2(3) = 3.893, the ideal
+    3/log2(2) + 2/log2(3) = 4.262, nDCG = 0.913.
+
+    >>> r = evaluate({"q1": {"a": 3, "b": 2}}, {"q1": {"a": 1.0, "b": 2.0}}, ["nDCG@10", "RR"])
+    >>> round(float(r.mean().loc["run", "nDCG@10"]), 3)
+    0.913
+    >>> r.per_query()[["qid", "measure", "value"]].values.tolist()
+    [['q1', 'nDCG@10', 0.9134...], ['q1', 'RR', 1.0]]
     """
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
                         ignore_identical_ids=ignore_identical_ids)

@@ -52,7 +52,9 @@ def ap_prior(rank, depth: int) -> np.ndarray:
     (Aslam, Pavlu & Yilmaz, SIGIR 2006); it sums to 1 over ranks 1..D.
 
     >>> [round(float(x), 4) for x in ap_prior([1, 2, 10], 10)]
-    [0.1464, 0.0964, 0.055]
+    [0.1964, 0.1464, 0.055]
+    >>> round(float(ap_prior(range(1, 11), 10).sum()), 12)
+    1.0
     """
     rank = np.asarray(rank, np.int64)
     harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, depth + 1))))

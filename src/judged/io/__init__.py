@@ -38,7 +38,12 @@ def _kind(path: str) -> str:
 def read_qrels(source, on_duplicate: str = "error") -> Qrels:
     """Read relevance judgments from a path (TREC qrels, BEIR TSV, JSON, Parquet),
     ``irds:<dataset-id>`` (ir_datasets, the ``irds`` extra),
-    a DataFrame / Arrow table (columns qid, docid, grade), or a dict {qid: {docid: grade}}."""
+    a DataFrame / Arrow table (columns qid, docid, grade), or a dict {qid: {docid: grade}}.
+
+    >>> q = read_qrels({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}})
+    >>> len(q), q.qid.to_pylist(), q.grade.tolist()
+    (3, ['q1', 'q1', 'q2'], [2, 0, 1])
+    """
     if isinstance(source, Qrels):
         return source
     if isinstance(source, dict):
@@ -110,7 +115,12 @@ def _read_beir_tsv(raw: RawFile, on_duplicate: str) -> Qrels:
 def read_run(source, name: str | None = None, on_duplicate: str = "error") -> Run:
     """Read a run from a path (TREC run, JSON {qid: {docid: score}}, Parquet), a
     DataFrame / Arrow table (columns qid, docid, score), or a dict. ``name`` defaults
-    to the path as given."""
+    to the path as given.
+
+    >>> r = read_run({"q1": {"a": 1.5, "b": 2.0}}, name="bm25")
+    >>> r.name, r.docid.to_pylist(), r.score.tolist()
+    ('bm25', ['a', 'b'], [1.5, 2.0])
+    """
     if isinstance(source, Run):
         return source
     if isinstance(source, dict):

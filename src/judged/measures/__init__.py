@@ -68,6 +68,15 @@ class Measure:
 
     @staticmethod
     def parse(text: "str | Measure") -> "Measure":
+        """A measure from its string: judged's and ir_measures' form, or trec_eval's name.
+
+        >>> Measure.parse("ndcg_cut.10")
+        Measure('nDCG@10')
+        >>> str(Measure.parse("nDCG(dcg='exp-log2')@10"))   # ir_measures' spelling
+        'nDCG(gain=exp)@10'
+        >>> Measure.parse("P(rel=2)@5").convention()
+        'P@5 rel>=2 unjudged=zero ties=score-desc,docid-desc queries=run-and-qrels no-relevant=zero identical-ids=kept'
+        """
         if isinstance(text, Measure):
             return text
         if not isinstance(text, str):
