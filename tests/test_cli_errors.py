@@ -230,7 +230,7 @@ MANIFESTS = {  # file content -> what the one error line must say
     "no measures": (_edit_toml("[[measures]]", "[[nomeasures]]"), "measures should be a list, got nothing"),
     "measures a string": (lambda t: 'format = "judged-manifest/1"\nmeasures = "AP"\n', "measures should be a list"),
     "bad measure": (_edit_toml('measure = "AP"', 'measure = "AP@x"'), "cannot parse measure 'AP@x'"),
-    "bad ties": (_edit_toml('ties = "trec"', 'ties = "bogus"'), "unknown tie order 'bogus'"),
+    "bad ties": (_edit_toml('ties = "trec"', 'ties = "bogus"'), "unknown tie order ties='bogus'"),
     "complete a string": (_edit_toml("complete = true", 'complete = "yes"'), "conventions.complete should be true or"),
     "no conventions": (_edit_toml("[conventions]", "[conventionsx]"), "conventions should be a mapping"),
     "qrels path a number": (_edit_toml('path = "qrels.txt"', "path = 5"), "qrels.path should be a string, got int 5"),

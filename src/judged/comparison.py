@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import stats
+from .conventions import validate
 from .errors import JudgedError
 from .progress import progress
 
@@ -292,6 +293,8 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     from .evaluation import evaluate
     from .holes import check_maxgrade
 
+    validate(ties=ties, no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids,
+             on_duplicate=on_duplicate, negative=negative)
     check_stats_options(correction, permutations, seed)
     _require_int("--regressions", regressions, 0)
     if depth is not None:

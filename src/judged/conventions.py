@@ -35,6 +35,39 @@ TIES = {
 }
 NO_RELEVANT = ("zero", "skip", "error")
 ON_DUPLICATE = ("error", "first", "max")
+# negative grades (trec_eval's pooled-but-unjudged marker) when looking for holes:
+# judged not relevant (as trec_eval) or holes
+NEGATIVE = ("nonrelevant", "unjudged")
+
+# every convention a caller passes by name, with its choices (True/False for a switch) and
+# what it is called in a message: checked where it enters, by validate(), and nowhere else
+CONVENTIONS = {
+    "ties": (tuple(TIES), "tie order"),
+    "no_relevant": (NO_RELEVANT, "no-relevant treatment"),
+    "on_duplicate": (ON_DUPLICATE, "treatment of repeated pairs"),
+    "negative": (NEGATIVE, "reading of negative grades"),
+    "complete": ((False, True), "query set switch"),
+    "ignore_identical_ids": ((False, True), "identical-ids switch"),
+}
+
+
+def validate(**conventions) -> None:
+    """Refuse an unknown value of any convention passed by name, with one ConventionError
+    naming the argument, the value and the choices; every public entry point calls it.
+
+    >>> validate(ties="trec", on_duplicate="max", complete=False)
+    >>> validate(on_duplicate="bogus")
+    Traceback (most recent call last):
+    ...
+    judged.errors.ConventionError: unknown treatment of repeated pairs on_duplicate='bogus' (choose from error, first, max)
+    """
+    for name, value in conventions.items():
+        choices, what = CONVENTIONS[name]
+        if choices == (False, True):
+            if not isinstance(value, (bool, np.bool_)):
+                raise ConventionError(f"{name} must be True or False, not {value!r}")
+        elif not isinstance(value, str) or value not in choices:
+            raise ConventionError(f"unknown {what} {name}={value!r} (choose from {', '.join(choices)})")
 
 
 @dataclass(frozen=True)
@@ -62,12 +95,8 @@ class Settings:
     ignore_identical_ids: bool = False
 
     def __post_init__(self):
-        if self.ties not in TIES:
-            raise ConventionError(f"unknown tie order {self.ties!r} (choose from {', '.join(TIES)})")
-        if self.no_relevant not in NO_RELEVANT:
-            raise ConventionError(
-                f"unknown no-relevant treatment {self.no_relevant!r} (choose from {', '.join(NO_RELEVANT)})"
-            )
+        validate(ties=self.ties, complete=self.complete, no_relevant=self.no_relevant,
+                 ignore_identical_ids=self.ignore_identical_ids)
 
     def canonical(self) -> str:
         """The settings as they are printed beside every measure.

@@ -13,7 +13,7 @@ import numpy as np
 from .abstention import ABSTAIN_MARKER
 from .align import Aligned, align
 from .checks import Checks
-from .conventions import Settings
+from .conventions import Settings, validate
 from .data import Qrels
 from .errors import UsageError
 from .io import read_qrels, read_run
@@ -157,6 +157,7 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     >>> r.per_query()[["qid", "measure", "value"]].values.tolist()
     [['q1', 'nDCG@10', 0.9134...], ['q1', 'RR', 1.0]]
     """
+    validate(on_duplicate=on_duplicate)
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
                         ignore_identical_ids=ignore_identical_ids)
     reader = _first_run_reader(runs) if isinstance(qrels, (str, os.PathLike)) else None

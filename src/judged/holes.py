@@ -41,11 +41,10 @@ from itertools import combinations
 import numpy as np
 
 from .align import Aligned, Judgments, Ranked, align, block_offsets
-from .conventions import Settings
+from .conventions import Settings, validate
 from .errors import ConventionError, MeasureError
 from .measures import BOUNDED, Measure
 
-NEGATIVE = ("nonrelevant", "unjudged")
 ESTIMATE_METHOD = ("estimate, not a bound: holes drawn from the grades of judged documents at similar "
                    "ranks in the same run (rank bins 1, 2-3, 4-7, ...), measure averaged over draws "
                    "(bootstrap in the spirit of Frobe et al., ECIR 2023)")
@@ -58,8 +57,7 @@ ESTIMATE_METHOD = ("estimate, not a bound: holes drawn from the grades of judged
 def negative_as(aligned: Aligned, negative: str) -> Aligned:
     """``negative='unjudged'``: negative grades (trec_eval's pooled-but-unjudged) become
     holes and leave the judgments; ``'nonrelevant'`` (default, as trec_eval) keeps them."""
-    if negative not in NEGATIVE:
-        raise ConventionError(f"unknown --negative {negative!r} (choose from {', '.join(NEGATIVE)})")
+    validate(negative=negative)
     if negative == "nonrelevant":
         return aligned
     r, j = aligned.ranked, aligned.judgments
@@ -535,6 +533,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     from .evaluation import _named_runs
     from .io import read_qrels
 
+    validate(negative=negative, on_duplicate=on_duplicate)
     if samples < 1:
         raise ConventionError(f"the estimate needs at least one sample, got samples={samples}")
     check_maxgrade(maxgrade)

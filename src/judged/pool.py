@@ -35,7 +35,7 @@ from typing import Callable
 import numpy as np
 
 from .align import align
-from .conventions import Settings
+from .conventions import Settings, validate
 from .errors import ConventionError, ParseError
 from .holes import check_maxgrade, fill, max_grade, negative_as
 from .measures import Measure
@@ -196,6 +196,7 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     from .evaluation import _named_runs
     from .io import read_qrels
 
+    validate(negative=negative, on_duplicate=on_duplicate, ties=ties)
     if strategy not in STRATEGIES:
         raise ConventionError(f"unknown pooling strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
     if depth < 1:

@@ -17,7 +17,7 @@ Needs the ``spark`` extra (``pip install 'judged[spark]'``) and Java 17.
 
 from __future__ import annotations
 
-from .conventions import Settings
+from .conventions import Settings, validate
 from .errors import ConventionError, JudgedError, ParseError
 from .measures import Measure
 
@@ -53,6 +53,7 @@ def evaluate(run_df, qrels_df, measures=("nDCG@10", "Judged@10"), *, ties: str =
     """
     from pyspark.sql import functions as F
 
+    validate(on_duplicate=on_duplicate)
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
                         ignore_identical_ids=ignore_identical_ids)
     if ties == "input":

@@ -13,6 +13,7 @@ import os
 import numpy as np
 import pyarrow as pa
 
+from ..conventions import validate
 from ..data import Qrels, Run
 from ..errors import ParseError
 from . import frames
@@ -44,6 +45,7 @@ def read_qrels(source, on_duplicate: str = "error") -> Qrels:
     >>> len(q), q.qid.to_pylist(), q.grade.tolist()
     (3, ['q1', 'q1', 'q2'], [2, 0, 1])
     """
+    validate(on_duplicate=on_duplicate)
     if isinstance(source, Qrels):
         return source
     if isinstance(source, dict):
@@ -121,6 +123,7 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error") -> Ru
     >>> r.name, r.docid.to_pylist(), r.score.tolist()
     ('bm25', ['a', 'b'], [1.5, 2.0])
     """
+    validate(on_duplicate=on_duplicate)
     if isinstance(source, Run):
         return source
     if isinstance(source, dict):

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..conventions import validate
 from ..data import (Qrels, Run, any_repeated, arrow_indices, as_numpy, id_blocks, id_codes, pair_keys,
                     string_buffers, string_hash)
 from ..errors import ParseError
@@ -196,7 +197,7 @@ def dedupe_run(run: Run, on_duplicate: str, line_of, dup: np.ndarray | None = No
         t2 = t.take(pa.array(order))
         keep = t2.group_by(["q", "d"], use_threads=False).aggregate([("i", "first")])["i_first"].to_numpy()
     else:
-        raise ValueError(f"on_duplicate must be error, first or max, not {on_duplicate!r}")
+        validate(on_duplicate=on_duplicate)
     keep = np.sort(keep)
     idx = pa.array(keep)
     new = Run(run.qid.take(idx), run.docid.take(idx), run.score[keep], name=run.name,
