@@ -42,16 +42,17 @@ def test_prior_and_bins():
 
 
 def test_design_sizes_and_inclusion():
-    drawn, design = draw(cands(), 40, seed=3, depth=20)
-    assert len(drawn) == 40 == sum(s.sampled for s in design.strata.values())
-    assert len(design.units) == 150 and sum(u.sampled for u in design.units) == 40
+    drawn, design = draw(cands(), 80, seed=3, depth=20)
+    assert len(drawn) == 80 == sum(s.sampled for s in design.strata.values())
+    assert len(design.units) == 150 and sum(u.sampled for u in design.units) == 80
     for s in design.strata.values():
-        assert min(2, s.population) <= s.sampled <= s.population
+        assert min(3, s.population) <= s.sampled <= s.population
     # the inclusion probabilities of the population sum to the sample size (Horvitz-Thompson's identity)
-    assert sum(design.inclusion(u) for u in design.units) == pytest.approx(40)
+    assert sum(design.inclusion(u) for u in design.units) == pytest.approx(80)
     # more weight near the top: the stratum of rank 1 is sampled at a higher rate than the deepest one
     top = [s for s in design.strata.values() if s.ranks[0] == 1]
     deep = [s for s in design.strata.values() if s.ranks[1] == 20]
+    assert len(design.strata) > 5 and not set(map(id, top)) & set(map(id, deep))
     assert min(s.inclusion for s in top) > max(s.inclusion for s in deep)
     for p in drawn:
         assert p.strategy == "sample" and p.inclusion == design.strata[int(p.stratum)].inclusion
@@ -88,8 +89,8 @@ def test_budget_too_small_or_missing():
     q, rr = collection()
     with pytest.raises(ConventionError, match="needs --budget"):
         pool(q, rr, depth=10, strategy="sample")
-    with pytest.raises(ConventionError, match="at least 2"):
-        pool(q, rr, depth=10, strategy="sample", budget=1)
+    with pytest.raises(ConventionError, match="at least 3"):
+        pool(q, rr, depth=10, strategy="sample", budget=2)
     # a budget past the population takes every pair, each with inclusion 1
     p = pool(q, rr, depth=4, strategy="sample", budget=10_000)
     assert len(p) == p.unjudged and all(x.inclusion == 1.0 for x in p.pairs)

@@ -13,11 +13,12 @@ The design (``judged pool --strategy sample --budget N --seed S``):
   that they sum to the budget.
 * **Strata**: cells (query, best-rank bin), bins 1, 2-3, 4-7, 8-15, ... (or ``strata=``
   bin starts); within a query, bins are merged from the top down until each stratum
-  expects at least two judgments; queries that expect fewer than two in all share strata
-  by rank bin (merged the same way). As in the stratified designs of Yilmaz, Kanoulas &
-  Aslam, "A simple and efficient sampling method for estimating AP and NDCG" (SIGIR 2008).
+  expects at least three judgments; queries that expect fewer than three in all share
+  strata by rank bin (merged the same way). As in the stratified designs of Yilmaz,
+  Kanoulas & Aslam, "A simple and efficient sampling method for estimating AP and NDCG"
+  (SIGIR 2008).
 * **Allocation**: n_h = the stratum's expected count rounded to the budget (largest
-  remainder), at least min(2, N_h) so that every stratum's variance can be estimated.
+  remainder), at least min(3, N_h): with one left out by the jackknife, two remain.
 * **Draw**: simple random sampling without replacement of n_h of the N_h pairs of each
   stratum (numpy's ``default_rng(seed)``); every pair of stratum h is included with
   probability pi_h = n_h / N_h, two distinct pairs of it with n_h (n_h - 1) / (N_h (N_h - 1)),
@@ -39,11 +40,13 @@ import numpy as np
 
 from .errors import ConventionError, ParseError
 
-MIN_PER_STRATUM = 2  # judgments per stratum: the fewest that let its variance be estimated
+MIN_PER_STRATUM = 3  # judgments per stratum: with one left out (the jackknife) two remain, so the
+# within-stratum joint inclusion probabilities (statAP) and the stratum's variance can still be estimated
+EXPECTED_PER_STRATUM = 3  # bins are merged until a stratum expects this many judgments
 METHOD = ("stratified random sampling without replacement of the holes in the runs' top depth; strata: "
-          "(query, best-rank bin) cells merged top-down to >= 2 expected judgments, queries expecting fewer "
+          "(query, best-rank bin) cells merged top-down to >= 3 expected judgments, queries expecting fewer "
           "share rank-bin strata; allocation by statAP's prior weight at the best rank (Aslam, Pavlu & Yilmaz "
-          "2006), >= 2 per stratum; inclusion probability n_h/N_h")
+          "2006), >= 3 per stratum; inclusion probability n_h/N_h")
 UNSAMPLED_PREFIX = "#~"
 
 
@@ -176,6 +179,38 @@ def draw(candidates, budget: int, seed: int, depth: int, starts=None):
     """(the drawn pairs in judging order, :class:`SampleDesign`) for ``candidates``
     (objects with ``qid``, ``docid``, ``best_rank``, ``runs``): the design of the module
     docstring. The drawn candidates get ``strategy``, ``stratum`` and ``inclusion`` set."""
+    cands, strata, members = allocate(candidates, budget, seed, depth, starts)
+    if not cands:
+        return [], SampleDesign({}, [], int(seed))
+    rng = np.random.default_rng(int(seed))
+    units, drawn = [], []
+    for (sid, stratum), idx in zip(strata.items(), members):
+        chosen = set(rng.choice(idx, size=stratum.sampled, replace=False).tolist())
+        for i in idx.tolist():
+            p = cands[i]
+            units.append(DesignUnit(p.qid, p.docid, p.best_rank, list(p.runs), sid, i in chosen))
+            if i in chosen:
+                p.strategy, p.stratum, p.inclusion = "sample", str(sid), stratum.inclusion
+                drawn.append(p)
+    order = rng.permutation(len(drawn))
+    units.sort(key=lambda u: (u.stratum, u.qid, u.docid))
+    return [drawn[i] for i in order], SampleDesign(strata, units, int(seed))
+
+
+def draw_many(members: list, sizes, seeds) -> list:
+    """For each seed, the candidate indices :func:`draw` would draw (the same generator
+    calls), for repeated samples of one design."""
+    out = []
+    for seed in seeds:
+        rng = np.random.default_rng(int(seed))
+        out.append(np.concatenate([rng.choice(m, size=int(n), replace=False) for m, n in zip(members, sizes)]
+                                  or [np.zeros(0, np.int64)]))
+    return out
+
+
+def allocate(candidates, budget: int, seed, depth: int, starts=None):
+    """(candidates sorted by qid and docid, {id: Stratum}, [candidate indices per
+    stratum]): the strata and sample sizes, which do not depend on the seed."""
     if budget is None:
         raise ConventionError("--strategy sample needs --budget N (how many pairs to judge)")
     if budget < MIN_PER_STRATUM:
@@ -185,7 +220,7 @@ def draw(candidates, budget: int, seed: int, depth: int, starts=None):
     bins = rank_bins(depth, starts)
     cands = sorted(candidates, key=lambda p: (p.qid, p.docid))  # independent of the runs' order
     if not cands:
-        return [], SampleDesign({}, [], int(seed))
+        return cands, {}, []
     best = np.array([p.best_rank for p in cands], np.int64)
     pi = water_fill(ap_prior(best, depth), float(min(budget, len(cands))))
     bin_of = np.searchsorted([b[0] for b in bins], best, side="right") - 1
@@ -200,7 +235,7 @@ def draw(candidates, budget: int, seed: int, depth: int, starts=None):
     shared: dict = {}
     for q in sorted(per_query):
         cell_list = sorted(per_query[q])
-        if sum(pi[m].sum() for _, m in cell_list) >= MIN_PER_STRATUM:
+        if sum(pi[m].sum() for _, m in cell_list) >= EXPECTED_PER_STRATUM:
             groups.append((q, cell_list))
         else:
             for b, m in cell_list:
@@ -214,32 +249,20 @@ def draw(candidates, budget: int, seed: int, depth: int, starts=None):
             strata_members.append((label, (bins[lo_bin][0], bins[hi_bin][1]), members))
     sizes = _allocate([len(m) for _, _, m in strata_members], [pi[m].sum() for _, _, m in strata_members],
                       min(budget, len(cands)))
-    rng = np.random.default_rng(int(seed))
-    strata, units, drawn = {}, [], []
-    for sid, ((label, ranks, members), n) in enumerate(zip(strata_members, sizes), 1):
-        members = np.asarray(members)
-        strata[sid] = Stratum(sid, ranks, label, len(members), int(n))
-        chosen = set(rng.choice(members, size=int(n), replace=False).tolist())
-        for i in members.tolist():
-            p = cands[i]
-            units.append(DesignUnit(p.qid, p.docid, p.best_rank, list(p.runs), sid, i in chosen))
-            if i in chosen:
-                p.strategy, p.stratum, p.inclusion = "sample", str(sid), strata[sid].inclusion
-                drawn.append(p)
-    order = rng.permutation(len(drawn))
-    units.sort(key=lambda u: (u.stratum, u.qid, u.docid))
-    return [drawn[i] for i in order], SampleDesign(strata, units, int(seed))
+    strata = {sid: Stratum(sid, ranks, label, len(members), int(n))
+              for sid, ((label, ranks, members), n) in enumerate(zip(strata_members, sizes), 1)}
+    return cands, strata, [np.asarray(m) for _, _, m in strata_members]
 
 
 def _merge_top_down(cell_list, pi):
     """[(first bin, last bin, members)]: consecutive bins joined from the top until each
-    group expects >= MIN_PER_STRATUM judgments; a short remainder joins the group above."""
+    group expects >= EXPECTED_PER_STRATUM judgments; a short remainder joins the group above."""
     out, cur, first = [], [], None
     for b, members in cell_list:
         if first is None:
             first = b
         cur = cur + list(members)
-        if pi[cur].sum() >= MIN_PER_STRATUM:
+        if pi[cur].sum() >= EXPECTED_PER_STRATUM:
             out.append([first, b, cur])
             cur, first = [], None
     if cur:
