@@ -53,6 +53,7 @@ COMMANDS = {
     "explain": lambda q, r: ["explain", q, r, "--query", "1"],
     "holes": lambda q, r: ["holes", q, r],
     "pool": lambda q, r: ["pool", q, r, "--depth", "5", "-o", "-"],
+    "infer": lambda q, r: ["infer", q, r, "--sample", "missing.txt"],
     "rejudge": lambda q, r: ["rejudge", "--qrels", q, "--qrels", "qrels.txt", r],
     "meta power": lambda q, r: ["meta", "power", q, r, "b.run"],
     "compare": lambda q, r: ["compare", q, r, "b.run"],
@@ -98,6 +99,11 @@ def test_bad_run(files, capsys, command, bad):
     ["answers", "qrels.txt", "a.run", "--answers", "prefs.txt", "--as", "bob"],
     ["explain", "qrels.txt", "a.run", "--query", "99"],  # unknown qid
     ["holes", "qrels.txt", "a.run", "-k", "0"],
+    ["infer", "qrels.txt", "a.run", "--sample", "missing.txt"],
+    ["infer", "qrels.txt", "a.run", "--sample", "qrels.txt"],  # not a sample
+    ["infer", "qrels.txt", "a.run", "--sample", "qrels.txt", "--level", "1.5"],
+    ["infer", "qrels.txt", "a.run", "--sample", "qrels.txt", "-m", "P@10"],
+    ["pool", "qrels.txt", "a.run", "--depth", "5", "--strategy", "sample", "-o", "-"],  # no budget
     ["holes", "qrels.txt", "a.run", "--samples", "0"],
     ["holes", "qrels.txt", "a.run", "--maxgrade", "-1"],
     ["holes", "qrels.txt", "a.run", "-m", "Bpref"],

@@ -16,7 +16,7 @@ import sys
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # command modules, imported lazily so that `judged eval` stays fast
-COMMANDS = ["eval", "compare", "freeze", "report", "explain", "holes", "pool", "qrels", "rejudge", "judge", "demo",
+COMMANDS = ["eval", "compare", "freeze", "report", "explain", "holes", "pool", "infer", "qrels", "rejudge", "judge", "demo",
             "answers", "scale", "meta", "completion"]
 
 EPILOG = """examples:
@@ -29,7 +29,9 @@ EPILOG = """examples:
   judged report qrels.txt run.bm25 run.dense -o report.html
   judged holes qrels.txt run.bm25 run.dense -k 10
   judged pool qrels.txt run.bm25 run.dense --depth 10 --budget 500 -o pool.txt
+  judged pool qrels.txt runs/*.run --depth 100 --strategy sample --budget 500 --seed 1 -o sample.pool
   judged qrels merge qrels.txt labels.txt -o qrels-v2.txt
+  judged infer qrels-v2.txt runs/*.run --sample sample.pool
   judged rejudge --qrels qrels.txt --qrels qrels-v2.txt run.bm25 run.dense
   judged judge init --db judging.db --pool pool.txt --queries queries.tsv --corpus corpus.jsonl
   judged eval --beir scifact/ run.dense --ignore-identical-ids

@@ -1,0 +1,147 @@
+"""``judged infer``: estimates from a judged sample of the holes, with intervals, and
+whether the sample decides each pair of runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .common import add_convention_options, is_terminal, settings_kwargs
+
+HELP = """Estimate what judging every pair of a sample's design would show, from the
+judged sample: draw it with judged pool --strategy sample, judge it (the judging app or
+a file), merge the labels (judged qrels merge), then judged infer (example below).
+
+Estimators (-m, repeatable; default statNDCG@K and statAP):
+  statNDCG@k   Horvitz-Thompson DCG@k over an ideal from Horvitz-Thompson grade counts
+  statAP       statAP (Aslam, Pavlu & Yilmaz, SIGIR 2006)
+  infNDCG@k    infNDCG (Yilmaz, Kanoulas & Aslam, SIGIR 2008), not bias-corrected
+  xinfAP       xinfAP (Yilmaz, Kanoulas & Aslam, SIGIR 2008), not bias-corrected
+statNDCG and statAP are jackknife bias-corrected. Intervals: the stratified jackknife
+over the drawn pairs (Wolter 2007), t with Satterthwaite degrees of freedom. Every
+number printed is an estimate with its method; judged eval's numbers never change.
+For trec_eval's infAP (qrels with -1 for pooled but unjudged) use judged eval -m infAP.
+
+For each pair of runs, adjacent in the estimated order: decided at --level (the
+interval of the difference excludes 0), or how many more sampled judgments would
+decide it with probability --power if the difference is as estimated.
+
+examples:
+  judged pool qrels.txt runs/*.run --depth 100 --strategy sample --budget 500 --seed 1 -o sample.pool
+  judged qrels merge qrels.txt labels.txt -o qrels-merged.txt
+  judged infer qrels-merged.txt runs/*.run --sample sample.pool
+  judged infer qrels-merged.txt runs/*.run --sample sample.pool -m 'statNDCG(gain=exp)@10' -m xinfAP --format json
+"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("infer", help="estimate measures from a judged sample of the holes, with intervals",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("qrels", help="qrels holding the judged sample (merged with the earlier judgments)")
+    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("--sample", required=True, metavar="POOL",
+                   help="the pool file written by judged pool --strategy sample")
+    p.add_argument("-m", "--measure", action="append", dest="estimators", metavar="ESTIMATOR",
+                   help="statNDCG@k, statAP, infNDCG@k, xinfAP (repeatable; default statNDCG@K and statAP)")
+    p.add_argument("-k", type=int, default=10, help="cutoff of the default statNDCG (default 10)")
+    p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--power", type=float, default=0.8,
+                   help="probability of deciding a pair after the judgments said to be needed (default 0.8)")
+    p.add_argument("--pairs", choices=["adjacent", "all"], default="adjacent",
+                   help="pairs shown in the table output (JSON always has all)")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    add_convention_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..errors import ConventionError
+    from ..inference import default_estimators, infer
+
+    if args.k < 1:
+        raise ConventionError(f"-k must be a positive integer, got {args.k}")
+    inf = infer(args.qrels, list(args.runs), args.sample, args.estimators or default_estimators(args.k),
+                level=args.level, power=args.power, **settings_kwargs(args))
+    if args.format == "json":
+        json.dump(inf.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    render(inf, all_pairs=args.pairs == "all")
+    return 0
+
+
+def render(inf, all_pairs: bool = False, console=None) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console(width=None if is_terminal() else 120)
+    s = inf.sample
+    pct = f"{inf.level:.0%}"
+    console.print(f"estimates, not measurements: what judging all {s['population']} pairs of the sample's design "
+                  f"would show, from {s['judged']} judged of {s['drawn']} drawn ({s['strata']} strata, seed "
+                  f"{s['seed']}, {s['path']}); {pct} intervals", highlight=False, markup=False)
+    table = inf.table()
+    t = Table(box=box.SIMPLE, padding=(0, 1), pad_edge=False, collapse_padding=True)
+    t.add_column("run", no_wrap=True)
+    for e in table:
+        t.add_column(f"{e} ± {pct}", justify="right", no_wrap=True)
+    runs = inf.estimates.runs
+    for r in runs:
+        t.add_row(r, *(f"{table[e][r]['estimate']:.4f} ± {(table[e][r]['high'] - table[e][r]['low']) / 2:.4f}"
+                       for e in table))
+    console.print(t)
+    for e in inf.estimates.estimators:
+        order = sorted(runs, key=lambda r: -table[str(e)][r]["estimate"])
+        pairs = ([(a, b) for i, a in enumerate(order) for b in order[i + 1:]] if all_pairs
+                 else list(zip(order, order[1:])))
+        for a, b in pairs:
+            console.print(inf.decide(e, a, b)["sentence"], highlight=False, markup=False)
+    for note in inf.notes:
+        console.print(f"note: {note}", highlight=False, markup=False)
+    console.print("methods:", highlight=False)
+    for e in inf.estimates.estimators:
+        console.print(f"  {e.method}", highlight=False, markup=False, soft_wrap=True)
+    h = inf.header()
+    console.print(f"  interval: {h['interval']}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"  when to stop: {h['stop_rule']}", highlight=False, markup=False, soft_wrap=True)
+    for label, conv in h["conventions"].items():
+        console.print(f"  {label}: {conv}", highlight=False, markup=False, soft_wrap=True)
+
+
+def add_sample_option(p) -> None:
+    """--sample POOL for holes and compare: estimates from a judged sample and, per pair of
+    runs, decided at 95% or how many more sampled judgments would decide it."""
+    p.add_argument("--sample", default=None, metavar="POOL",
+                   help="a judged sample (judged pool --strategy sample, labels merged into QRELS): estimate the "
+                        "measure from it and say per pair whether the order is decided at 95%% or how many more "
+                        "sampled judgments would decide it (80%% power); see judged infer")
+
+
+def print_sample_decisions(sd, console=None) -> None:
+    """The estimates and decisions of a :class:`judged.inference.SampleDecisions`."""
+    from rich.console import Console
+
+    console = console or Console(width=None if is_terminal() else 120)
+    inf = sd.inference
+    s = inf.sample
+    mapped = ", ".join(f"{e} for {m}" for m, e in sd.measures.items() if e)
+    missing = [m for m, e in sd.measures.items() if not e]
+    console.print(f"sampled estimates ({mapped}; {s['judged']} judged of {s['drawn']} drawn from the "
+                  f"{s['population']} pairs of {s['path']}, seed {s['seed']}); estimates, not bounds:",
+                  highlight=False, markup=False)
+    table = inf.table()
+    for e, runs in table.items():
+        console.print(f"  {e}: " + "; ".join(f"{r} {x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}"
+                                             for r, x in runs.items()), highlight=False, markup=False)
+    for d in sd.decisions:
+        console.print(f"  {d['sentence']}", highlight=False, markup=False)
+    if missing:
+        console.print(f"  no sampled estimator for {', '.join(missing)} (nDCG@k and AP have one)",
+                      highlight=False, markup=False)
+    for note in inf.notes:
+        console.print(f"  note: {note}", highlight=False, markup=False)
+    console.print(f"  methods: {'; '.join(e.method for e in inf.estimates.estimators)}; interval: "
+                  f"{inf.header()['interval']}; when to stop: {inf.header()['stop_rule']}",
+                  highlight=False, markup=False, soft_wrap=True)

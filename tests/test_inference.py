@@ -1,0 +1,248 @@
+"""Estimates from a judged sample (judged.inference): unbiased to within their standard
+error on collections with known truth, intervals that cover, trec_eval's infAP where it
+applies, exact when the whole design is judged, and the rule for when to stop judging."""
+
+import json
+
+import numpy as np
+import pytest
+
+from judged import evaluate
+from judged.cli import main
+from judged.errors import ConventionError, MeasureError
+from judged.inference import (Estimator, infer, infer_aligned, judgments_to_decide, projected_variance,
+                              repeated_samples, t_quantile)
+from judged.pool import PoolFile, pool, read_pool_file
+from judged.sampling import DesignUnit, SampleDesign, Stratum
+
+
+def synth(seed=0, queries=12, docs=80, runs=4, judged_top=3, depth=20):
+    """Runs of rising quality over ``docs`` documents per query (a tenth to a third of them
+    relevant, grades 1-2); ``full`` judges the runs' top ``depth`` (the truth), ``base``
+    only their top ``judged_top``: the rest of the pool are holes, deeper and rarer in
+    the better runs."""
+    rng = np.random.default_rng(seed)
+    full, base, rr = {}, {}, {f"r{i}": {} for i in range(runs)}
+    for q in range(queries):
+        qid = f"q{q:02d}"
+        p = rng.uniform(0.08, 0.35)
+        grades = np.where(rng.random(docs) < p, rng.integers(1, 3, docs), 0)
+        for i, name in enumerate(rr):
+            s = (0.6 + 0.5 * i) * grades + rng.normal(0, 1.0, docs)
+            rr[name][qid] = {f"d{d}": float(s[d]) for d in range(docs)}
+        pool_docs, top = set(), set()
+        for name in rr:
+            order = sorted(rr[name][qid], key=lambda d: -rr[name][qid][d])
+            pool_docs |= set(order[:depth])
+            top |= set(order[:judged_top])
+        full[qid] = {d: int(grades[int(d[1:])]) for d in pool_docs}
+        base[qid] = {d: int(grades[int(d[1:])]) for d in top}
+    return base, full, rr
+
+
+def holes_of(base, full):
+    return sum(len(full[q]) - len(base[q]) for q in full)
+
+
+# ---------------------------------------------------------------------------
+# the acceptance: 500 seeded samples of a collection with known truth
+
+
+@pytest.fixture(scope="module")
+def five_hundred():
+    base, full, rr = synth(1)
+    budget = holes_of(base, full) // 2  # 203 of 407 holes, about 17 judgments per query
+    return repeated_samples(base, full, rr, 20, budget, range(500), ["statNDCG@10", "statAP", "infNDCG@10", "xinfAP"])
+
+
+@pytest.mark.parametrize("estimator", ["statNDCG@10", "statAP"])
+def test_estimates_are_unbiased_and_their_intervals_cover(five_hundred, estimator):
+    E, truth, design = five_hundred
+    assert len(design.strata) > 20
+    for run in E.runs:
+        est, se, low, high, df = E.interval(estimator, run)
+        t = truth[estimator][run]
+        standard_error = est.std(ddof=1) / np.sqrt(len(est))
+        assert abs(est.mean() - t) <= standard_error, (run, est.mean(), t, standard_error)  # within 1 SE
+        coverage = np.mean((low <= t) & (t <= high))
+        assert 0.93 <= coverage <= 0.97, (run, coverage)
+        # the jackknife's standard error is the spread of the estimates, to within 10%
+        assert se.mean() == pytest.approx(est.std(), rel=0.1)
+
+
+def test_the_literatures_fill_in_estimators_are_biased_here(five_hundred):
+    """The check above can fail: xinfAP and infNDCG fill not-drawn documents from the drawn
+    ones of their stratum, drawn alike for every run; the better runs' holes are more
+    often relevant than their stratum's, so those runs are underestimated by many SEs."""
+    E, truth, _ = five_hundred
+    for estimator in ("xinfAP", "infNDCG@10"):
+        est = E.mean[estimator]["r3"]
+        assert (est.mean() - truth[estimator]["r3"]) / (est.std(ddof=1) / np.sqrt(len(est))) < -10
+
+
+def test_without_the_bias_correction_the_ratio_is_biased(five_hundred):
+    E, truth, _ = five_hundred
+    est = E.plain["statAP"]["r3"]  # a ratio of two Horvitz-Thompson estimates: bias O(1/n)
+    assert (est.mean() - truth["statAP"]["r3"]) / (est.std(ddof=1) / np.sqrt(len(est))) < -3
+
+
+# ---------------------------------------------------------------------------
+# exact where nothing is left to infer
+
+
+def test_judging_the_whole_design_gives_the_exact_values():
+    base, full, rr = synth(2, queries=5, docs=40)
+    E, truth, _ = repeated_samples(base, full, rr, 20, 10_000, [0],
+                                   ["statNDCG@10", "statAP", "infNDCG@10", "xinfAP", "statAP(rel=2)"])
+    exact = evaluate(full, rr, ["nDCG@10", "AP", "AP(rel=2)"]).mean()
+    for e in E.estimators:
+        for r in E.runs:
+            est, se, low, high, _ = E.interval(e, r)
+            # xinfAP's eps-smoothing, (rel + eps)/(drawn + 2 eps), is off by about eps
+            assert est[0] == pytest.approx(exact.loc[r, str(e.measure)], abs=1e-5 if e.name == "xinfAP" else 1e-12)
+            assert se[0] == 0 and low[0] == high[0]
+
+
+def test_infer_end_to_end_and_labels_that_are_missing(tmp_path, capsys):
+    from tests.test_holes_pool_qrels import write_qrels, write_run
+
+    base, full, rr = synth(3, queries=6, docs=50)
+    q = write_qrels(tmp_path / "base.txt", base)
+    runs = [write_run(tmp_path / f"{n}.run", d, n) for n, d in rr.items()]
+    sample = tmp_path / "sample.pool"
+    assert main(["pool", q, *runs, "--depth", "20", "--strategy", "sample", "--budget", "60", "--seed", "7",
+                 "-o", str(sample)]) == 0
+    drawn = read_pool_file(str(sample)).pairs
+    labels = {}
+    for p in drawn[:50]:  # ten labels not back yet
+        labels.setdefault(p.qid, {})[p.docid] = full[p.qid].get(p.docid, 0)
+    write_qrels(tmp_path / "labels.txt", labels)
+    merged = tmp_path / "merged.txt"
+    assert main(["qrels", "merge", q, str(tmp_path / "labels.txt"), "-o", str(merged)]) == 0
+    capsys.readouterr()
+    assert main(["infer", str(merged), *runs, "--sample", str(sample), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["kind"] == "estimate" and out["sample"]["drawn"] == 60 and out["sample"]["judged"] == 50
+    assert set(out["estimates"]) == {"statNDCG@10", "statAP"}
+    r = out["estimates"]["statAP"][runs[0]]
+    assert r["low"] <= r["estimate"] <= r["high"] and r["se"] > 0
+    assert any("10 drawn pairs have no label yet" in n for n in out["notes"])
+    assert "Wolter" in out["interval"] and "Aslam" in out["methods"]["statAP"]
+    pair = out["pairs"][0]
+    assert {"a", "b", "estimator", "difference", "low", "high", "decided", "more", "remaining"} <= set(pair)
+    # the text names what the numbers are
+    assert main(["infer", str(merged), *runs, "--sample", str(sample), "-m", "xinfAP"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("estimates, not measurements") and "xinfAP (Yilmaz, Kanoulas & Aslam" in text
+    # judged eval's numbers do not change
+    assert main(["eval", str(merged), runs[0], "-m", "AP", "--format", "json"]) == 0
+    assert "estimate" not in capsys.readouterr().out
+    # a pool that is not a sample: one clear line
+    plain = tmp_path / "plain.pool"
+    assert main(["pool", q, *runs, "--depth", "5", "-o", str(plain)]) == 0
+    capsys.readouterr()
+    assert main(["infer", str(merged), *runs, "--sample", str(plain)]) == 2
+    assert "not a sample" in capsys.readouterr().err
+
+
+def test_labels_on_pairs_the_sample_did_not_draw_are_not_used():
+    base, full, rr = synth(4, queries=4, docs=40)
+    p = pool(base, rr, 20, strategy="sample", budget=30, seed=1)
+    labels = {q: dict(d) for q, d in base.items()}
+    for x in p.pairs:
+        labels[x.qid][x.docid] = full[x.qid].get(x.docid, 0)
+    pf = PoolFile("s.pool", "", {"seed": 1, "runs": list(rr)}, (), p.pairs, p.design)
+    before = infer(labels, rr, pf).table()
+    extra = next(u for u in p.design.units if not u.sampled)
+    labels[extra.qid][extra.docid] = 2
+    after = infer(labels, rr, pf)
+    assert after.table() == before
+    assert any("1 labels on pairs the sample did not draw were not used" in n for n in after.notes)
+
+
+# ---------------------------------------------------------------------------
+# trec_eval's infAP where it applies
+
+
+def test_xinfap_is_trec_eval_infap_for_a_uniform_sample_of_each_pool():
+    """One stratum per query holding its whole pool, a uniform sample judged, nothing
+    judged outside it: xinfAP is trec_eval's infAP (qrels: -1 for pooled, not drawn)."""
+    import pytrec_eval
+
+    base, full, rr = synth(5, queries=8, docs=60)
+    rng = np.random.default_rng(0)
+    strata, units, labels, marked = {}, [], {}, {}
+    for i, (qid, docs) in enumerate(sorted(full.items()), 1):
+        names = sorted(docs)
+        take = set(rng.choice(names, size=max(3, len(names) // 3), replace=False).tolist())
+        strata[i] = Stratum(i, (1, 20), qid, len(names), len(take))
+        for d in names:
+            units.append(DesignUnit(qid, d, 1, ["r"], i, d in take))
+        labels[qid] = {d: docs[d] for d in take}
+        marked[qid] = {d: (docs[d] if d in take else -1) for d in names}
+    design = SampleDesign(strata, units, 0)
+    pf = PoolFile("s.pool", "", {}, (), [], design)
+    from judged.align import align
+    from judged.io import read_qrels, read_run
+
+    qrels = read_qrels(labels)
+    aligned = {n: align(qrels, read_run(r)) for n, r in rr.items()}
+    inf = infer_aligned(qrels, aligned, pf, ["xinfAP"])
+    theirs = pytrec_eval.RelevanceEvaluator(marked, {"infAP"}).evaluate(rr["r0"])
+    ours = evaluate(marked, {"r0": rr["r0"]}, ["infAP"]).per_query()
+    assert dict(zip(ours.qid, ours.value)) == {q: v["infAP"] for q, v in theirs.items()}  # the measure, to the bit
+    pq = inf.per_query()
+    for name in rr:
+        theirs = pytrec_eval.RelevanceEvaluator(marked, {"infAP"}).evaluate(rr[name])
+        mine = pq[(pq.run == name) & (pq.estimator == "xinfAP")]
+        for qid, v in zip(mine.qid, mine.estimate):
+            assert v == pytest.approx(theirs[qid]["infAP"], abs=1e-12), (name, qid)
+
+
+# ---------------------------------------------------------------------------
+# when to stop judging
+
+
+def test_decided_or_how_many_more():
+    v_h = np.array([0.0004, 0.0002])
+    n, N = np.array([10, 10]), np.array([100, 50])
+    se = np.sqrt(v_h.sum())
+    assert judgments_to_decide(0.1, v_h, n, N)["decided"]  # 0.1 > 1.96 * 0.0245
+    d = judgments_to_decide(0.02, v_h, n, N, power=0.8)
+    assert not d["decided"] and d["more"] > 0 and d["remaining"] == 130
+    # after the judgments said, |difference| >= (z_.975 + z_.8) se; one fewer is not enough
+    scale = lambda m: m / n.sum()  # noqa: E731 - every stratum grows in proportion
+    var_after, added = projected_variance(v_h, n, N, scale(d["more"]))
+    assert added == pytest.approx(d["more"], abs=1) and 0.02 >= (1.959964 + 0.841621) * np.sqrt(var_after) - 1e-9
+    var_before, _ = projected_variance(v_h, n, N, scale(d["more"] - 2))
+    assert 0.02 < (1.959964 + 0.841621) * np.sqrt(var_before)
+    assert se > 0.02 / 1.96
+    # too small to settle by sampling: judge what is left
+    assert judgments_to_decide(1e-6, v_h, n, N)["more"] is None
+    assert judgments_to_decide(0.0, v_h, n, N)["more"] is None
+
+
+def test_projected_variance_matches_a_larger_sample():
+    """The variance projected from 25% samples to 50% is the variance of the estimates of
+    50% samples (the rule's premise), to within 25% on average."""
+    base, full, rr = synth(1)
+    holes = holes_of(base, full)
+    small, _, _ = repeated_samples(base, full, rr, 20, holes // 4, range(100), ["statAP"])
+    large, _, _ = repeated_samples(base, full, rr, 20, holes // 2, range(1000, 1300), ["statAP"])
+    for run in ("r0", "r3"):
+        v_h = small.stratum_variance(small.contrib["statAP"][run])
+        grow = (holes // 2) / (holes // 4) - 1
+        projected = np.mean([projected_variance(v_h[s], small.n[s], small.N, grow)[0] for s in range(len(v_h))])
+        assert np.sqrt(projected) == pytest.approx(large.mean["statAP"][run].std(), rel=0.25)
+
+
+def test_estimator_names_and_t_quantile():
+    assert str(Estimator.parse("statNDCG(gain=exp)@5")) == "statNDCG(gain=exp)@5"
+    assert str(Estimator.parse("xinfap")) == "xinfAP" and Estimator.parse("statAP(rel=2)").measure.rel == 2
+    with pytest.raises(MeasureError, match="needs a cutoff"):
+        Estimator.parse("statNDCG")
+    with pytest.raises(MeasureError, match="unknown estimator"):
+        Estimator.parse("P@10")
+    with pytest.raises(ConventionError, match="--level"):
+        infer({"q": {"d": 1}}, {"r": {"q": {"d": 1.0}}}, PoolFile("x", "", {}, (), [], SampleDesign({}, [])), level=2)
+    assert float(t_quantile(0.975, 30)) == pytest.approx(2.0423, abs=1e-4)
