@@ -145,6 +145,50 @@ def test_infer_end_to_end_and_labels_that_are_missing(tmp_path, capsys):
     assert "not a sample" in capsys.readouterr().err
 
 
+def test_holes_and_compare_say_when_to_stop(tmp_path, capsys):
+    from tests.test_holes_pool_qrels import write_qrels, write_run
+
+    base, full, rr = synth(6, queries=6, docs=50)
+    q = write_qrels(tmp_path / "base.txt", base)
+    runs = [write_run(tmp_path / f"{n}.run", d, n) for n, d in rr.items()]
+    sample = tmp_path / "sample.pool"
+    assert main(["pool", q, *runs, "--depth", "20", "--strategy", "sample", "--budget", "80", "--seed", "3",
+                 "-o", str(sample)]) == 0
+    labels = {}
+    for p in read_pool_file(str(sample)).pairs:
+        labels.setdefault(p.qid, {})[p.docid] = full[p.qid].get(p.docid, 0)
+    write_qrels(tmp_path / "labels.txt", labels)
+    merged = str(tmp_path / "merged.txt")
+    assert main(["qrels", "merge", q, str(tmp_path / "labels.txt"), "-o", merged]) == 0
+    capsys.readouterr()
+    # holes: the shipped keys unchanged, the sample's estimates and decisions beside them
+    assert main(["holes", merged, *runs, "--format", "json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(["holes", merged, *runs, "--format", "json", "--sample", str(sample)]) == 0
+    with_sample = json.loads(capsys.readouterr().out)
+    assert {k: v for k, v in with_sample.items() if k != "sample"} == plain
+    s = with_sample["sample"]
+    assert s["measures"] == {"nDCG@10": "statNDCG@10"} and len(s["decisions"]) == len(plain["pairs"]) == 6
+    for d in s["decisions"]:
+        assert d["decided"] == (d["more"] == 0) and (d["decided"] == (d["low"] > 0 or d["high"] < 0))
+    assert main(["holes", merged, *runs, "--sample", str(sample)]) == 0
+    text = capsys.readouterr().out
+    assert "sampled estimates (statNDCG@10 for nDCG@10" in text and "estimates, not bounds" in text
+    assert "order decided at 95%" in text or "more sampled judgments" in text
+    # compare: one decision per run against the baseline and measure; P@5 has no estimator
+    assert main(["compare", merged, *runs, "-m", "nDCG@10", "-m", "AP", "-m", "P@5", "--format", "json",
+                 "--sample", str(sample), "--regressions", "0"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sample"]["measures"] == {"nDCG@10": "statNDCG@10", "AP": "statAP", "P@5": None}
+    assert {(d["measure"], d["a"], d["b"]) for d in out["sample"]["decisions"]} == \
+        {(m, r, runs[0]) for m in ("nDCG@10", "AP") for r in runs[1:]}
+    assert main(["compare", merged, *runs, "-m", "AP", "--sample", str(sample), "--regressions", "0"]) == 0
+    text = capsys.readouterr().out
+    assert "  sampled: " in text and "no sampled estimator" not in text
+    assert main(["compare", merged, *runs, "-m", "P@5", "--sample", str(sample)]) == 2
+    assert "no sampled estimator for P@5" in capsys.readouterr().err
+
+
 def test_labels_on_pairs_the_sample_did_not_draw_are_not_used():
     base, full, rr = synth(4, queries=4, docs=40)
     p = pool(base, rr, 20, strategy="sample", budget=30, seed=1)

@@ -99,6 +99,7 @@ class Comparison:
     provenance: dict = field(default_factory=dict)  # qrels, manifest, record notes
     result: object = field(default=None, repr=False)  # the evaluate() Result, when there is one
     holes: object = None  # judged.holes.ComparisonHoles: Judged@k per run, can judging flip a comparison
+    sample: object = None  # judged.inference.SampleDecisions: estimates from a judged sample (--sample)
     answers: dict = field(default_factory=dict)  # run -> judged.answers.AnswerPairing, with an answers file
     machine: object = None  # judged.machine.MachineFilled: the scores with the holes machine-labelled, apart
 
@@ -144,7 +145,8 @@ class Comparison:
     def to_dict(self) -> dict:
         """The ``judged compare --format json`` contract, plus ``holes`` (Judged@k per run and,
         in the order of ``comparisons``, whether judging the holes could flip each one),
-        ``checks`` and ``answers`` when known."""
+        ``checks`` and ``answers`` when known, and ``sample`` (estimates from a judged sample,
+        per run whether its order with the baseline is decided) with ``--sample``."""
         out = {"comparisons": [c.to_dict() for c in self.comparisons],
                "baseline": self.baseline, "runs": list(self.runs), "measures": dict(self.measures),
                "settings": self.settings(), "queries": {name: dict(c) for name, c in self.counts.items()},
@@ -162,6 +164,8 @@ class Comparison:
             out["answers"] = {name: p.to_dict() for name, p in self.answers.items()}
         if self.machine is not None:
             out["machine"] = self.machine.to_dict()
+        if self.sample is not None:
+            out["sample"] = self.sample.to_dict()
         return out
 
     def to_json(self, indent: int | None = 2) -> str:

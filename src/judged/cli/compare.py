@@ -8,6 +8,7 @@ import sys
 from .checks import add_answers_option, add_check_options, check_kwargs
 from .common import add_convention_options, add_machine_option, add_record_options, load_manifest, split_inputs
 from .holes import add_hole_options
+from .infer import add_sample_option, print_sample_decisions
 
 HELP = """Compare runs with a baseline (the first run) over the same queries: those in the
 qrels; a run missing a query scores 0 there (counted). Per run and measure: both means,
@@ -70,6 +71,7 @@ def register(sub) -> None:
     p = sub.add_parser("compare", help="paired comparison of runs against a baseline", description=HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_comparison_options(p)
+    add_sample_option(p)
     p.add_argument("--format", choices=["table", "json", "csv"], default="table")
     p.add_argument("--all-tests", action="store_true",
                    help="show every test's p-value in the table (default: randomization and its corrected p)")
@@ -115,11 +117,23 @@ def comparison_from_args(args):
         from ..machine import machine_filled
 
         c.machine = machine_filled(c.result, args.machine, k=c.holes.k if c.holes is not None else args.depth)
+    if getattr(args, "sample", None):
+        c.sample = comparison_sample_decisions(c, args.sample)
     if getattr(args, "save", None):
         from ..manifest import save_record
 
         save_record(c.result, args.save, manifest)
     return c
+
+
+def comparison_sample_decisions(c, sample):
+    """--sample POOL: each estimable measure of the comparison estimated from the judged
+    sample, and per run whether its order with the baseline is decided (judged.inference)."""
+    from ..inference import sample_decisions
+
+    result = c.result
+    return sample_decisions(result.qrels, {name: rr.aligned for name, rr in result.runs.items()}, sample,
+                            list(c.measures), [(run, c.baseline) for run in c.runs], settings=result.settings)
 
 
 def run(args) -> int:
@@ -210,12 +224,18 @@ def render(c, all_tests: bool = False, console=None) -> None:
             console.print(f"  judging the holes, Δ {x.run} could become anything in [{flip.low:+.4f}, {flip.high:+.4f}] "
                           f"({'exact' if flip.exact else 'conservative'}): order "
                           f"{'can' if flip.can_flip else 'cannot'} flip", highlight=False, markup=False)
+        for x in rows:
+            d = c.sample.decision(measure, x.run, c.baseline) if getattr(c, "sample", None) is not None else None
+            if d is not None:
+                console.print(f"  sampled: {d['sentence']}", highlight=False, markup=False)
     console.print(f"▲/▼: randomization p < 0.05 after {c.correction} correction across the runs of a measure; "
                   f"{c.permutations} sign-flip draws (all 2^n if fewer), seed {c.seed}; tie: {TOLERANCE}; "
                   "d_z = mean(d)/sd(d); n/a: not defined (constant differences) or not tested (Judged@k)."
                   + (f" Judged@{c.holes.k}: share of the top {c.holes.k} judged for the query; {FLIP}: judging the "
                      f"holes (grades 0..{c.holes.maxgrade}) could reverse the order." if c.holes is not None else ""),
                   highlight=False, markup=False)
+    if getattr(c, "sample", None) is not None:
+        print_sample_decisions(c.sample, console)
     render_checks(c, console)
     for name, counts in c.counts.items():
         if counts.get("missing_from_run"):

@@ -7,6 +7,7 @@ import json
 import sys
 
 from .common import add_convention_options, add_machine_option, is_terminal, settings_kwargs
+from .infer import add_sample_option, print_sample_decisions
 
 HELP = """Show the holes (documents with no judgment for this query) in each run's top k: mean
 Judged@k, the number of holes, the share of queries with any hole, the worst queries; the
@@ -45,6 +46,7 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table")
     add_hole_options(p)
     add_machine_option(p)
+    add_sample_option(p)
     add_convention_options(p)
     p.set_defaults(func=run)
 
@@ -58,8 +60,11 @@ def run(args) -> int:
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=args.measure, maxgrade=args.maxgrade,
                           negative=args.negative, samples=args.samples, **settings_kwargs(args))
     machine = machine_filled_holes(report, args.machine) if args.machine else None
+    sampled = holes_sample_decisions(report, args.sample) if args.sample else None
     if args.format == "json":
         d = report.to_dict(holes=args.list)
+        if sampled is not None:
+            d["sample"] = sampled.to_dict()
         if machine is not None:
             from .eval import add_machine_json
 
@@ -74,7 +79,18 @@ def run(args) -> int:
     print_report(report)
     if machine is not None:
         print_machine(machine)
+    if sampled is not None:
+        print_sample_decisions(sampled)
     return 0
+
+
+def holes_sample_decisions(report, sample):
+    """--sample POOL: the report's measure estimated from the judged sample, and for every
+    pair of runs whether the sample decides their order (judged.inference)."""
+    from ..inference import sample_decisions
+
+    return sample_decisions(report.qrels, {name: rh.aligned for name, rh in report.runs.items()}, sample,
+                            [report.measure], [(p.a, p.b) for p in report.pairs], settings=report.settings)
 
 
 def machine_filled_holes(report, labels):
