@@ -1,0 +1,135 @@
+"""The candidates of a pool: every (query, document) pair in the runs' top ``depth``,
+with where each run ranks it and the labels already known.
+
+Pairs are numbered 0..P-1 grouped by query (``query_offsets``, CSR style); inside a
+query in order of best rank over the runs (then first run that retrieved it), so the
+numbering is the depth-pooling order of that query. Every run's candidate list for a
+query is the pair ids of its top ``depth`` in rank order. A pair's known label comes from
+the qrels given (NaN: unjudged); policies see the candidates and the labels only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Candidates:
+    qids: list  # query of each query index
+    docids: list  # docid of each pair
+    pair_query: np.ndarray  # query index of each pair
+    query_offsets: np.ndarray  # pairs of query q: query_offsets[q]:query_offsets[q + 1]
+    runs: list  # run names
+    run_lists: list  # [q][r] -> np.ndarray of pair ids in run r's rank order (its top depth)
+    run_ranks: list  # [q][r] -> np.ndarray of the 1-based ranks of those pairs in run r
+    known: np.ndarray  # float64 per pair: the label already known (NaN: unjudged)
+    depth: int
+    _pair_runs: tuple | None = field(default=None, repr=False)
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.docids)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.qids)
+
+    @property
+    def n_runs(self) -> int:
+        return len(self.runs)
+
+    def pairs_of(self, q: int) -> range:
+        return range(int(self.query_offsets[q]), int(self.query_offsets[q + 1]))
+
+    def pair_runs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR over pairs: (offsets, run index, 1-based rank), the runs in run order."""
+        if self._pair_runs is None:
+            P = self.n_pairs
+            pid = [self.run_lists[q][r] for q in range(self.n_queries) for r in range(self.n_runs)]
+            run = [np.full(len(self.run_lists[q][r]), r) for q in range(self.n_queries) for r in range(self.n_runs)]
+            rank = [self.run_ranks[q][r] for q in range(self.n_queries) for r in range(self.n_runs)]
+            pid = np.concatenate(pid) if pid else np.zeros(0, np.int64)
+            run = np.concatenate(run) if run else np.zeros(0, np.int64)
+            rank = np.concatenate(rank) if rank else np.zeros(0, np.int64)
+            order = np.lexsort((run, pid))
+            offsets = np.zeros(P + 1, np.int64)
+            np.cumsum(np.bincount(pid, minlength=P), out=offsets[1:])
+            self._pair_runs = (offsets, run[order].astype(np.int64), rank[order].astype(np.int64))
+        return self._pair_runs
+
+    def best_rank(self) -> np.ndarray:
+        off, _, rank = self.pair_runs()
+        return np.minimum.reduceat(rank, off[:-1]) if len(rank) else np.zeros(0, np.int64)
+
+    def ranks_of(self, pid: int) -> list[tuple[str, int]]:
+        """(run name, rank) for every run that has the pair in its top depth, in run order."""
+        off, run, rank = self.pair_runs()
+        s, e = off[pid], off[pid + 1]
+        return [(self.runs[r], int(k)) for r, k in zip(run[s:e].tolist(), rank[s:e].tolist())]
+
+    def index(self) -> dict:
+        """(qid, docid) -> pair id."""
+        return {(self.qids[q], self.docids[p]): p for q in range(self.n_queries) for p in self.pairs_of(q)}
+
+
+def build_candidates(rankings, depth: int, known: dict | None = None, qids=None) -> Candidates:
+    """Candidates from ``rankings``: {run name: {qid: [docid, ...] best first}}.
+
+    ``known``: {(qid, docid): grade} labels already known; ``qids``: the queries to pool,
+    in order (default: every query any run lists, in order of first appearance)."""
+    runs = list(rankings)
+    if qids is None:
+        seen: dict = {}
+        for r in runs:
+            for q in rankings[r]:
+                seen.setdefault(q, None)
+        qids = list(seen)
+    qids = list(qids)
+    known = known or {}
+    docids, pair_query, offsets, run_lists, run_ranks, labels = [], [], [0], [], [], []
+    for qi, qid in enumerate(qids):
+        first: dict = {}  # docid -> (best rank, first run)
+        per_run = []
+        for ri, r in enumerate(runs):
+            docs = rankings[r].get(qid, ())[:depth]
+            per_run.append(docs)
+            for k, d in enumerate(docs, 1):
+                b = first.get(d)
+                if b is None or k < b[0]:
+                    first[d] = (k, ri if b is None else b[1])
+        order = sorted(first, key=lambda d: (first[d][0], first[d][1]))
+        base = len(docids)
+        local = {d: base + i for i, d in enumerate(order)}
+        docids.extend(order)
+        pair_query.extend([qi] * len(order))
+        labels.extend(known.get((qid, d), np.nan) for d in order)
+        offsets.append(len(docids))
+        run_lists.append([np.fromiter((local[d] for d in docs), np.int64, len(docs)) for docs in per_run])
+        run_ranks.append([np.arange(1, len(docs) + 1, dtype=np.int64) for docs in per_run])
+    return Candidates(qids, docids, np.asarray(pair_query, np.int64), np.asarray(offsets, np.int64), runs,
+                      run_lists, run_ranks, np.asarray(labels, np.float64), depth)
+
+
+def candidates_from_aligned(aligned: dict, depth: int, qids=None) -> Candidates:
+    """Candidates from judged-aligned runs ({name: Aligned}, the tie order applied): each
+    run's top ``depth`` per evaluated query; known labels are the aligned grades."""
+    rankings, known = {}, {}
+    for name, a in aligned.items():
+        top = a.ranked.top(depth)
+        q = a.qids[top.q].tolist()
+        docs = a.docids(top.row)
+        per: dict = {}
+        for qid, d, g in zip(q, docs, top.grade.tolist()):
+            per.setdefault(qid, []).append(d)
+            if g == g:
+                known[(qid, d)] = g
+        rankings[name] = per
+    if qids is None:
+        seen: dict = {}
+        for a in aligned.values():
+            for qid in a.qids.tolist():
+                seen.setdefault(qid, None)
+        qids = list(seen)
+    return build_candidates(rankings, depth, known, qids)

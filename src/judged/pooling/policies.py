@@ -1,0 +1,429 @@
+"""Pooling policies: which pair to judge next, given the labels so far.
+
+A policy sees the :class:`~judged.pooling.candidates.Candidates` (every pair in the runs'
+top depth, where each run ranks it, the labels already known) and the labels as they
+arrive. ``select()`` proposes the next pair (never one labelled or already handed out);
+``observe(pair, grade)`` takes a label. The same object drives an offline replay
+(``judged meta pooling``), a pool file (``judged pool``: the labels known from the qrels,
+then the order the policy follows while no new label arrives) and the judging app's
+``/api/next`` (the campaign's labels so far).
+
+A pair is *relevant* when its grade is at least ``rel`` (default 1). Static strategies
+(``depth``, ``impact``) ignore labels; adaptive ones learn from them:
+
+* run-based strategies (``mtf``, the bandits, ``hedge``) work query by query, the
+  queries served in turn: the next judgment goes to the query with the fewest labels so
+  far (known, handed out or received), ties by query order, so every query gets an equal
+  share of the budget until its candidates run out. Inside a query each run is walked
+  down its list; a document already labelled when a run reaches it counts as that run's
+  outcome without costing a judgment (every pair is judged once);
+* ``bounds`` ranks every hole of every query by what its label is expected to change.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..errors import ConventionError
+from .candidates import Candidates
+
+
+class Policy:
+    """Base class: labels, pairs handed out and not yet labelled (pending), proposals."""
+
+    name = ""
+    source = ""
+    adaptive = True
+    score_meaning = ""
+
+    def __init__(self, candidates: Candidates, *, rel: int = 1, seed: int = 0):
+        self.c = candidates
+        self.rel = rel
+        self.seed = seed
+        self.label = np.full(candidates.n_pairs, np.nan)
+        self.pending = np.zeros(candidates.n_pairs, bool)
+        self.last_score = float("nan")
+
+    # -- labels ----------------------------------------------------------------------
+    def start(self) -> "Policy":
+        """Take the labels already known (the candidates' ``known``), in pair order."""
+        for pid in np.flatnonzero(~np.isnan(self.c.known)).tolist():
+            self.observe(pid, float(self.c.known[pid]))
+        return self
+
+    def labelled(self, pid: int) -> bool:
+        return self.label[pid] == self.label[pid]
+
+    def free(self, pid: int) -> bool:
+        """Neither labelled nor handed out."""
+        return not self.pending[pid] and self.label[pid] != self.label[pid]
+
+    def observe(self, pid: int, grade: float) -> None:
+        """A label arrives (a known one, or one for a pair handed out). A second label for
+        the same pair replaces the first in what the policy sees next, not in its past."""
+        first = not self.labelled(pid)
+        self.label[pid] = grade
+        was_pending = bool(self.pending[pid])
+        self.pending[pid] = False
+        if first:
+            self._observed(pid, grade, was_pending)
+
+    def _observed(self, pid: int, grade: float, was_pending: bool) -> None:
+        pass
+
+    def relevant(self, grade: float) -> bool:
+        return grade >= self.rel
+
+    # -- proposals -------------------------------------------------------------------
+    def select(self) -> int | None:
+        """The next pair to judge (handed out: pending until its label arrives), or None."""
+        pid = self._select()
+        if pid is not None:
+            self.pending[pid] = True
+            self._taken(pid)
+        return pid
+
+    def _select(self) -> int | None:
+        raise NotImplementedError
+
+    def _taken(self, pid: int) -> None:
+        pass
+
+    def propose(self, n: int | None = None) -> list[tuple[int, float]]:
+        """Up to ``n`` (all, if None) next pairs and the policy's score for each, while no
+        label arrives."""
+        out = []
+        while n is None or len(out) < n:
+            pid = self.select()
+            if pid is None:
+                break
+            out.append((pid, self.last_score))
+        return out
+
+
+# ---------------------------------------------------------------------------------------
+# static orders
+
+
+class StaticOrder(Policy):
+    """A fixed order computed once (labels only remove pairs from it)."""
+
+    adaptive = False
+
+    def __init__(self, candidates, order, scores=None, **kw):
+        super().__init__(candidates, **kw)
+        self.order = np.asarray(order, np.int64)
+        self.scores = None if scores is None else np.asarray(scores, np.float64)
+        self._at = 0
+
+    def _select(self):
+        while self._at < len(self.order):
+            pid = int(self.order[self._at])
+            self._at += 1
+            if self.free(pid):
+                self.last_score = float("nan") if self.scores is None else float(self.scores[pid])
+                return pid
+        return None
+
+
+def depth_order(c: Candidates) -> np.ndarray:
+    """Shallowest best rank first, then retrieved by more runs, then qid, then docid."""
+    off, _, _ = c.pair_runs()
+    n_runs = np.diff(off)
+    best = c.best_rank()
+    qid = np.array(c.qids, dtype=object)[c.pair_query] if c.n_pairs else np.zeros(0, object)
+    keys = sorted(range(c.n_pairs), key=lambda p: (best[p], -n_runs[p], qid[p], c.docids[p]))
+    return np.asarray(keys, np.int64)
+
+
+class Depth(StaticOrder):
+    name = "depth"
+    source = "TREC depth-k pooling (Sparck Jones & van Rijsbergen 1975; Voorhees & Harman, TREC)"
+    score_meaning = "-"
+
+    def __init__(self, candidates, **kw):
+        super().__init__(candidates, depth_order(candidates), **kw)
+
+
+# ---------------------------------------------------------------------------------------
+# run-based, query by query
+
+
+class QueryTurns(Policy):
+    """Queries served in turn (fewest labels first, then query order); each query's own
+    choice is ``_select_in(q)``. Runs are walked with ``_head(q, r)``."""
+
+    def __init__(self, candidates, **kw):
+        super().__init__(candidates, **kw)
+        c = candidates
+        self.spent = np.zeros(c.n_queries, np.int64)
+        self.ptr = [np.zeros(c.n_runs, np.int64) for _ in range(c.n_queries)]
+        self.pulled_by = {}  # pid -> run that drew it
+        self._heap = []
+        self._done = np.zeros(c.n_queries, bool)
+        self._head_cache = [None] * c.n_queries
+        self._started = False
+
+    def start(self):
+        super().start()
+        self._heap = [(int(self.spent[q]), q) for q in range(self.c.n_queries)]
+        heapq.heapify(self._heap)
+        self._started = True
+        return self
+
+    def _observed(self, pid, grade, was_pending):
+        q = int(self.c.pair_query[pid])
+        if not was_pending:
+            self.spent[q] += 1
+            if self._started:
+                heapq.heappush(self._heap, (int(self.spent[q]), q))
+        r = self.pulled_by.pop(pid, None)
+        if r is not None:
+            self._outcome(q, r, self.relevant(grade))
+
+    def _taken(self, pid):
+        q = int(self.c.pair_query[pid])
+        self.spent[q] += 1
+        heapq.heappush(self._heap, (int(self.spent[q]), q))
+
+    def _head(self, q: int, r: int) -> int:
+        """Run r's next free pair in query q (-1: none left); labelled pairs passed on the
+        way count as r's outcomes, pairs handed out are passed over."""
+        lst = self.c.run_lists[q][r]
+        p = int(self.ptr[q][r])
+        while p < len(lst):
+            pid = int(lst[p])
+            if self.labelled(pid):
+                self._outcome(q, r, self.relevant(self.label[pid]))
+            elif not self.pending[pid]:
+                self.ptr[q][r] = p
+                return pid
+            p += 1
+        self.ptr[q][r] = p
+        return -1
+
+    def _heads(self, q: int) -> np.ndarray:
+        """Every run's next free pair in query q (-1: none left); only the runs whose
+        cached head was labelled or handed out meanwhile walk on."""
+        heads = self._head_cache[q]
+        if heads is None:
+            heads = self._head_cache[q] = np.array([self._head(q, r) for r in range(self.c.n_runs)], np.int64)
+            return heads
+        ok = heads >= 0
+        stale = np.zeros(len(heads), bool)
+        stale[ok] = ~(np.isnan(self.label[heads[ok]]) & ~self.pending[heads[ok]])
+        for r in np.flatnonzero(stale).tolist():
+            heads[r] = self._head(q, r)
+        return heads
+
+    def _draw(self, q: int, r: int, pid: int) -> int:
+        self.ptr[q][r] += 1
+        self.pulled_by[pid] = r
+        if self._head_cache[q] is not None:
+            self._head_cache[q][r] = self._head(q, r)
+        return pid
+
+    def _select(self):
+        if not self._started:
+            self.start()
+        while self._heap:
+            s, q = self._heap[0]
+            if self._done[q] or s != self.spent[q]:
+                heapq.heappop(self._heap)
+                continue
+            pid = self._select_in(q)
+            if pid is None:
+                self._done[q] = True
+                heapq.heappop(self._heap)
+                continue
+            heapq.heappop(self._heap)
+            return pid
+        return None
+
+    def _select_in(self, q: int) -> int | None:
+        raise NotImplementedError
+
+    def _outcome(self, q: int, r: int, relevant: bool) -> None:
+        pass
+
+
+class MoveToFront(QueryTurns):
+    """Move-to-front pooling (Cormack, Palmer & Clarke, SIGIR 1998): per query every run
+    has a priority, all equal at first; the next document comes from the run of highest
+    priority (ties: the runs' order), and that run keeps being drawn from while its
+    documents are relevant; a non-relevant one lowers its priority by one."""
+
+    name = "mtf"
+    source = "move-to-front pooling (Cormack, Palmer & Clarke, SIGIR 1998)"
+    score_meaning = "priority of the run drawn from (0 = never failed, -n = n non-relevant)"
+
+    def __init__(self, candidates, **kw):
+        super().__init__(candidates, **kw)
+        self.priority = np.zeros((candidates.n_queries, candidates.n_runs), np.int64)
+
+    def _outcome(self, q, r, relevant):
+        if not relevant:
+            self.priority[q, r] -= 1
+
+    def _select_in(self, q):
+        heads = self._heads(q)
+        live = np.flatnonzero(heads >= 0)
+        if not len(live):
+            return None
+        arm = int(live[np.argmax(self.priority[q, live])])  # first of the highest: the runs' order
+        self.last_score = float(self.priority[q, arm])
+        return self._draw(q, arm, int(heads[arm]))
+
+
+class BayesianBandit(QueryTurns):
+    """Runs as arms of a Bernoulli bandit per query (Losada, Parapar & Barreiro, SAC 2016;
+    IP&M 2017): drawing from a run judges its next unjudged document, the reward is its
+    relevance. Each run's relevance rate has a Beta(1 + a, 1 + b) posterior, a and b its
+    relevant and non-relevant outcomes. ``rule='mm'``: the run of highest posterior mean
+    (ties: the runs' order); ``rule='ts'``: Thompson sampling, the highest draw from the
+    posteriors (seeded). ``discount`` < 1 makes the bandit non-stationary (the -NS
+    variants): a run's evidence is multiplied by ``discount`` before each new outcome of
+    that run is added, so its recent (deeper) documents weigh more, as a run's
+    relevance rate falls with depth."""
+
+    score_meaning = "posterior mean (mm) or posterior draw (ts) of the run drawn from"
+
+    def __init__(self, candidates, rule: str = "mm", discount: float = 1.0, **kw):
+        super().__init__(candidates, **kw)
+        if rule not in ("mm", "ts"):
+            raise ConventionError(f"unknown bandit rule {rule!r} (mm or ts)")
+        if not 0.0 < discount <= 1.0:
+            raise ConventionError(f"the bandit's discount must lie in (0, 1], got {discount}")
+        self.rule, self.discount = rule, float(discount)
+        self.a = np.zeros((candidates.n_queries, candidates.n_runs))
+        self.b = np.zeros((candidates.n_queries, candidates.n_runs))
+        self.rng = np.random.default_rng(self.seed)
+
+    def _outcome(self, q, r, relevant):
+        self.a[q, r] = self.discount * self.a[q, r] + (1.0 if relevant else 0.0)
+        self.b[q, r] = self.discount * self.b[q, r] + (0.0 if relevant else 1.0)
+
+    def _select_in(self, q):
+        heads = self._heads(q)
+        arms = np.flatnonzero(heads >= 0)
+        if not len(arms):
+            return None
+        alpha, beta = 1.0 + self.a[q, arms], 1.0 + self.b[q, arms]
+        value = alpha / (alpha + beta) if self.rule == "mm" else self.rng.beta(alpha, beta)
+        k = int(np.argmax(value))
+        self.last_score = float(value[k])
+        return self._draw(q, int(arms[k]), int(heads[arms[k]]))
+
+
+class Hedge(QueryTurns):
+    """Hedge (Aslam, Pavlu & Savell, CIKM 2003; Freund & Schapire's Hedge(beta), 1997):
+    per query every run is an expert with weight w_r (1 at first). A document at rank i
+    of a run of depth N is worth v = (H_N - H_{i-1}) / H_N to it (H the harmonic numbers:
+    1 at rank 1, falling like log(N/i); 0 if the run does not have it); the next
+    document is the unjudged one of highest mixture value sum_r w_r v_r / sum_r w_r
+    (ties: best rank, then candidate order). Its label costs each run the loss
+    (1 - v_r)/2 if relevant, (1 + v_r)/2 if not, and w_r <- w_r * beta^loss."""
+
+    name = "hedge"
+    source = "Hedge (Aslam, Pavlu & Savell, CIKM 2003)"
+    score_meaning = "mixture value of the document (0..1)"
+
+    def __init__(self, candidates, beta: float = 0.1, **kw):
+        super().__init__(candidates, **kw)
+        if not 0.0 < beta < 1.0:
+            raise ConventionError(f"Hedge's beta must lie in (0, 1), got {beta}")
+        self.beta = float(beta)
+        c = candidates
+        H = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, c.depth + 1))))
+        self.values = []  # per query: runs x pairs of the query
+        for q in range(c.n_queries):
+            s = int(c.query_offsets[q])
+            n = int(c.query_offsets[q + 1]) - s
+            V = np.zeros((c.n_runs, n))
+            for r in range(c.n_runs):
+                lst, ranks = c.run_lists[q][r], c.run_ranks[q][r]
+                if len(lst):
+                    V[r, lst - s] = (H[c.depth] - H[ranks - 1]) / H[c.depth]
+            self.values.append(V)
+        self.w = np.ones((c.n_queries, c.n_runs))
+        self._open = [np.ones(int(c.query_offsets[q + 1] - c.query_offsets[q]), bool) for q in range(c.n_queries)]
+
+    def _observed(self, pid, grade, was_pending):
+        super()._observed(pid, grade, was_pending)
+        q = int(self.c.pair_query[pid])
+        j = pid - int(self.c.query_offsets[q])
+        self._open[q][j] = False
+        v = self.values[q][:, j]
+        loss = (1.0 - v) / 2.0 if self.relevant(grade) else (1.0 + v) / 2.0
+        w = self.w[q] * self.beta ** loss
+        self.w[q] = w / w.max()  # rescaled: only the ratios matter, and they must not underflow
+
+    def _taken(self, pid):
+        super()._taken(pid)
+        q = int(self.c.pair_query[pid])
+        self._open[q][pid - int(self.c.query_offsets[q])] = False
+
+    def _select_in(self, q):
+        open_ = self._open[q]
+        if not open_.any():
+            return None
+        w = self.w[q]
+        mix = (w @ self.values[q]) / w.sum()
+        mix = np.where(open_, mix, -1.0)
+        j = int(np.argmax(mix))  # first of the maximal: candidate order (best rank first)
+        self.last_score = float(mix[j])
+        return int(self.c.query_offsets[q]) + j
+
+
+# ---------------------------------------------------------------------------------------
+# the registry: `judged pool --strategy NAME`, `judged meta pooling`, the judging app
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    make: Callable  # (candidates, seed=, rel=) -> Policy
+    source: str
+    score: str  # what the pool file's score column holds
+    adaptive: bool = True
+    randomised: bool = False
+
+
+def _bandit(rule, discount):
+    return lambda c, **kw: BayesianBandit(c, rule=rule, discount=discount, **kw)
+
+
+NS_DISCOUNT = 0.9
+BANDIT_SOURCE = "Losada, Parapar & Barreiro, SAC 2016 and IP&M 2017"
+STRATEGIES = {s.name: s for s in [
+    Strategy("depth", Depth, Depth.source, "-", adaptive=False),
+    Strategy("impact", None, "minimal test collections in the spirit of Carterette, Allan & Sitaraman (SIGIR 2006): "
+             "what the pair's label can move in the runs' nDCG@depth and their pairwise differences",
+             "impact (sum of |change| of every run's mean nDCG and of every pairwise difference, label at the top "
+             "grade)", adaptive=False),
+    Strategy("mtf", MoveToFront, MoveToFront.source, MoveToFront.score_meaning),
+    Strategy("mm", _bandit("mm", 1.0), f"bandit MM: Bayesian, highest posterior mean ({BANDIT_SOURCE})",
+             BayesianBandit.score_meaning),
+    Strategy("mm-ns", _bandit("mm", NS_DISCOUNT), f"bandit MM-NS: Bayesian, highest posterior mean, non-stationary "
+             f"(evidence discounted by {NS_DISCOUNT} per outcome of the run) ({BANDIT_SOURCE})",
+             BayesianBandit.score_meaning),
+    Strategy("ts", _bandit("ts", 1.0), f"bandit TS: Thompson sampling ({BANDIT_SOURCE})",
+             BayesianBandit.score_meaning, randomised=True),
+    Strategy("ts-ns", _bandit("ts", NS_DISCOUNT), f"bandit TS-NS: Thompson sampling, non-stationary (evidence "
+             f"discounted by {NS_DISCOUNT} per outcome of the run) ({BANDIT_SOURCE})",
+             BayesianBandit.score_meaning, randomised=True),
+    Strategy("hedge", Hedge, Hedge.source + ", beta 0.1", Hedge.score_meaning),
+]}
+
+
+def make_policy(name: str, candidates: Candidates, *, seed: int = 0, rel: int = 1) -> Policy:
+    """A fresh policy of strategy ``name`` over ``candidates`` (not yet started)."""
+    s = STRATEGIES.get(name)
+    if s is None or s.make is None:
+        choices = ", ".join(n for n, x in STRATEGIES.items() if x.make is not None)
+        raise ConventionError(f"unknown pooling strategy {name!r} (choose from {choices})")
+    return s.make(candidates, seed=seed, rel=rel)
