@@ -141,10 +141,11 @@ def test_pool_file_format(tmp_path):
     body = [x for x in lines if not x.startswith("#")]
     assert lines[: len(header)] == header and len(body) == 3
     for i, line in enumerate(body, 1):
-        qid, docid, priority, best_rank, runs, strategy, stratum, inclusion = line.split()
+        qid, docid, priority, best_rank, runs, strategy, stratum, inclusion, ranks = line.split()
         assert int(priority) == i and int(best_rank) in (1, 2) and runs
         assert (strategy, stratum, inclusion) == ("depth", "-", "1")  # what the pair was drawn with
-    assert header[-1].startswith("# qid docid priority best_rank runs strategy stratum inclusion")
+        assert min(map(int, ranks.split(","))) == int(best_rank) and len(ranks.split(",")) == len(runs.split(","))
+    assert header[-1].startswith("# qid docid priority best_rank runs strategy stratum inclusion ranks")
     assert read_pool(str(out)) == [tuple(x.split()[:2]) for x in body]
 
 

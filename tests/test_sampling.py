@@ -110,7 +110,7 @@ def test_pool_file_keeps_the_design(tmp_path):
     assert judge_read_pool(out).pairs == drawn
     back = read_pool_file(str(out))
     assert back.meta["seed"] == 2 and back.meta["strategy"] == "sample" and back.runs == list(rr)
-    assert back.columns[-3:] == ("strategy", "stratum", "inclusion")
+    assert back.columns[-4:] == ("strategy", "stratum", "inclusion", "ranks")
     assert [(x.qid, x.docid, x.stratum, x.inclusion, x.best_rank) for x in back.pairs] == \
         [(x.qid, x.docid, x.stratum, float(f"{x.inclusion:.10g}"), x.best_rank) for x in p.pairs]
     d0, d1 = p.design, back.design

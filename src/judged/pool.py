@@ -15,12 +15,19 @@ the pairs to judge, in order; ``--budget N`` bounds how many):
 * ``sample``: a stratified random sample of ``--budget`` pairs with recorded inclusion
   probabilities (:mod:`judged.sampling`), for estimates by inference
   (:mod:`judged.inference`).
+* the pooling policies of :mod:`judged.pooling.policies` (move-to-front, the bandits,
+  Hedge): adaptive strategies that learn from the labels the qrels hold for the runs'
+  top depth; the file holds the order they follow while no new label arrives (the
+  judging app serves them label by label: ``judged judge init --order``). Their
+  ``score`` column is the policy's value for the pair when it drew it.
 
 Output (``Pool.write``): one pair per line, ``qid docid priority best_rank runs
-[strategy columns] strategy stratum inclusion`` (priority 1 = judge first; ``strategy``
-what drew the pair, ``stratum`` its sampling stratum or ``-``, ``inclusion`` the
-probability that the strategy would include it: 1 for a deterministic choice), after
-``#`` header lines; the line ``# qid docid ...`` names the columns. A sampling design
+[strategy columns] strategy stratum inclusion ranks`` (priority 1 = judge first;
+``strategy`` what drew the pair, ``stratum`` its sampling stratum or ``-``, ``inclusion``
+the probability that the strategy would include it: 1 for a deterministic choice, ``-``
+where it is not known (an adaptive randomised strategy); ``ranks`` the pair's rank in
+each of ``runs``, comma-separated), after ``#`` header lines; the line ``# qid docid
+...`` names the columns and the line before it the strategy's source. A sampling design
 adds ``# stratum`` header lines and lists the pairs it did not draw as ``#~`` lines.
 Every reader that takes the first two fields of the non-``#`` lines (the judging app,
 :func:`read_pool`) reads every version of the file.
@@ -43,6 +50,7 @@ from .measures.dcg import dcg, idcg
 
 BASE_COLUMNS = ("qid", "docid", "priority", "best_rank", "runs")
 DRAWN_COLUMNS = ("strategy", "stratum", "inclusion")  # what each pair was drawn with
+RANK_COLUMNS = ("ranks",)  # the pair's rank in each of its runs (what an adaptive order needs)
 
 
 @dataclass
@@ -54,8 +62,9 @@ class PoolPair:
     impact: float | None = None
     strategy: str | None = None  # the strategy that drew the pair
     stratum: str | None = None  # its sampling stratum (None: not drawn by a sampling design)
-    inclusion: float = 1.0  # probability that the strategy includes it (1: a deterministic choice)
+    inclusion: float | None = 1.0  # probability that the strategy includes it (1: deterministic; None: not known)
     fields: dict = field(default_factory=dict)  # strategy-specific columns, name -> value
+    ranks: list = field(default_factory=list)  # the pair's rank in each of ``runs``
 
 
 @dataclass
@@ -89,15 +98,16 @@ class Strategy:
     name: str
     summary: str  # one line for --help
     select: Callable  # (pairs: list[PoolPair], ctx: PoolContext) -> Selection
+    source: str = ""  # a header line of the pool file: the source and what the columns mean
 
 
 STRATEGIES: dict = {}
 
 
-def register_strategy(name: str, summary: str):
+def register_strategy(name: str, summary: str, source: str = ""):
     """Decorator: register ``select(pairs, ctx) -> Selection`` as ``--strategy name``."""
     def wrap(select):
-        STRATEGIES[name] = Strategy(name, summary, select)
+        STRATEGIES[name] = Strategy(name, summary, select, source)
         return select
     return wrap
 
@@ -115,13 +125,14 @@ class Pool:
     columns: tuple = ()  # strategy-specific columns
     design: object = None  # judged.sampling.SampleDesign, for a sample
     meta: dict = field(default_factory=dict)
+    source: str = ""  # the strategy's source and what its columns mean (a header line)
 
     def __len__(self) -> int:
         return len(self.pairs)
 
     @property
     def all_columns(self) -> tuple:
-        return BASE_COLUMNS + tuple(self.columns) + DRAWN_COLUMNS
+        return BASE_COLUMNS + tuple(self.columns) + DRAWN_COLUMNS + RANK_COLUMNS
 
     def header(self) -> list[str]:
         strategy = self.label or self.strategy
@@ -129,6 +140,8 @@ class Pool:
         meta = "".join(f" {k}={v}" for k, v in self.meta.items())
         out = [f"# judged pool: depth={self.depth} strategy={strategy} budget={budget}{meta}: "
                f"{len(self.pairs)} of {self.unjudged} unjudged pairs; runs: {' '.join(self.runs)}"]
+        if self.source:
+            out.append(f"# {self.strategy}: {self.source}")
         if self.design is not None:
             out += self.design.header_lines()
         out.append(f"# {' '.join(self.all_columns)}   (priority 1 = judge first)")
@@ -139,7 +152,8 @@ class Pool:
         for i, p in enumerate(self.pairs, 1):
             fields = [p.qid, p.docid, str(i), str(p.best_rank), ",".join(p.runs)]
             fields += [_cell(_column_value(p, c)) for c in self.columns]
-            fields += [p.strategy or self.strategy, p.stratum or "-", f"{p.inclusion:.10g}"]
+            fields += [p.strategy or self.strategy, p.stratum or "-",
+                       "-" if p.inclusion is None else f"{p.inclusion:.10g}", ",".join(map(str, p.ranks)) or "-"]
             out.append(" ".join(fields))
         return out
 
@@ -171,6 +185,7 @@ class Pool:
         df["strategy"] = [p.strategy or self.strategy for p in self.pairs]
         df["stratum"] = [p.stratum for p in self.pairs]
         df["inclusion"] = [p.inclusion for p in self.pairs]
+        df["ranks"] = [",".join(map(str, p.ranks)) for p in self.pairs]
         return df
 
 
@@ -214,7 +229,7 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
         p.strategy = p.strategy or strategy
     return Pool(chosen.pairs, depth, strategy, budget, len(pairs), list(aligned),
                 chosen.label if strategy == "impact" else None, chosen.label, tuple(chosen.columns),
-                chosen.design, dict(chosen.meta))
+                chosen.design, dict(chosen.meta), STRATEGIES[strategy].source)
 
 
 def candidates(aligned: dict, depth: int) -> list:
@@ -227,10 +242,11 @@ def candidates(aligned: dict, depth: int) -> list:
         for qid, rank, docid in zip(a.qids[top.q[h]].tolist(), (top.pos[h] + 1).tolist(), a.docids(top.row[h])):
             p = found.get((qid, docid))
             if p is None:
-                found[(qid, docid)] = PoolPair(qid, docid, rank, [name])
+                found[(qid, docid)] = PoolPair(qid, docid, rank, [name], ranks=[rank])
             else:
                 p.best_rank = min(p.best_rank, rank)
                 p.runs.append(name)
+                p.ranks.append(rank)
     return list(found.values())
 
 
@@ -238,14 +254,52 @@ def _cut(pairs: list, budget: int | None) -> list:
     return pairs if budget is None else pairs[:budget]
 
 
-@register_strategy("depth", "shallowest best rank first (a depth-k pool walked rank by rank)")
-def _depth(pairs, ctx):
-    pairs.sort(key=lambda p: (p.best_rank, -len(p.runs), p.qid, p.docid))
-    return Selection(_cut(pairs, ctx.budget))
+def _policy_strategy(name: str):
+    """``select`` for a policy of :mod:`judged.pooling.policies`: it learns from the labels
+    the qrels hold for the runs' top depth and proposes the unjudged pairs in order."""
+    from .pooling.candidates import candidates_from_aligned
+    from .pooling.policies import POLICIES, make_policy
+
+    info = POLICIES[name]
+
+    def select(pairs, ctx):
+        cands = candidates_from_aligned(ctx.aligned, ctx.depth)
+        seed = 0 if ctx.seed is None else ctx.seed
+        policy = make_policy(name, cands, seed=seed).start()
+        by_key = {(p.qid, p.docid): p for p in pairs}
+        chosen = []
+        for pid, score in policy.propose(ctx.budget):
+            p = by_key[(cands.qids[int(cands.pair_query[pid])], cands.docids[pid])]
+            if info.score != "-":
+                p.fields["score"] = None if score != score else float(score)
+            p.inclusion = None if info.randomised else 1.0
+            chosen.append(p)
+        return Selection(chosen, columns=() if info.score == "-" else ("score",),
+                         meta={"seed": seed} if info.randomised else {})
+
+    return select
+
+
+def _register_policies(names) -> None:
+    from .pooling.policies import POLICIES
+
+    for name in names:
+        info = POLICIES[name]
+        source = info.source + ("" if info.score == "-" else f"; score: {info.score}")
+        if info.adaptive:
+            source += ("; adaptive: it learnt from the qrels' labels in the runs' top depth, and the order assumes "
+                       f"no new label arrives (serve it label by label: judged judge init --order {name})")
+        register_strategy(name, info.source, source)(_policy_strategy(name))
+
+
+_register_policies(["depth"])
 
 
 @register_strategy("impact", "the pairs whose labels can move the runs' nDCG@DEPTH and their differences most "
-                             "(after Carterette et al.'s minimal test collections)")
+                             "(after Carterette et al.'s minimal test collections)",
+                   "minimal test collections in the spirit of Carterette, Allan & Sitaraman (SIGIR 2006); impact: "
+                   "sum of |change| of every run's mean nDCG@depth and of every pairwise difference, label at the top "
+                   "grade")
 def _impact(pairs, ctx):
     if not pairs:
         return Selection([], columns=("impact",))
@@ -256,6 +310,15 @@ def _impact(pairs, ctx):
     _score_impact(pairs, ctx.aligned, m, ctx.depth)
     pairs.sort(key=lambda p: (-p.impact, p.best_rank, -len(p.runs), p.qid, p.docid))
     return Selection(_cut(pairs, ctx.budget), label=label, columns=("impact",))
+
+
+def _adaptive_names():
+    from .pooling.policies import POLICIES
+
+    return [n for n, info in POLICIES.items() if info.adaptive]
+
+
+_register_policies(_adaptive_names())
 
 
 @register_strategy("sample", "a stratified random sample of --budget pairs (seed --seed), inclusion "
@@ -371,16 +434,27 @@ def read_pool_file(path) -> PoolFile:
         try:
             best = None if rec.get("best_rank", "-") == "-" else int(rec["best_rank"])
             impact = None if rec.get("impact", "-") == "-" else float(rec["impact"])
-            inclusion = float(rec.get("inclusion", 1.0))
+            inclusion = None if rec.get("inclusion") == "-" else float(rec.get("inclusion", 1.0))
+            score = None if rec.get("score", "-") == "-" else float(rec["score"])
         except ValueError:
-            raise ParseError(name, lineno, "best_rank must be an integer, impact and inclusion numbers")
-        if not 0.0 < inclusion <= 1.0:
+            raise ParseError(name, lineno, "best_rank must be an integer, impact, score and inclusion numbers")
+        if inclusion is not None and not 0.0 < inclusion <= 1.0:
             raise ParseError(name, lineno, f"inclusion must be a probability in (0, 1], got {inclusion}")
+        runs = rec["runs"].split(",") if "runs" in rec else []
+        ranks = [] if rec.get("ranks", "-") == "-" else rec["ranks"].split(",")
+        try:
+            ranks = [int(k) for k in ranks]
+        except ValueError:
+            raise ParseError(name, lineno, f"ranks must be comma-separated integers, got {rec['ranks']!r}") from None
+        if ranks and len(ranks) != len(runs):
+            raise ParseError(name, lineno, f"{len(runs)} runs but {len(ranks)} ranks")
         stratum = rec.get("stratum")
-        extra = {c: rec[c] for c in columns if c not in BASE_COLUMNS + DRAWN_COLUMNS + ("impact",) and c in rec}
-        p = PoolPair(f[0], f[1], best, rec["runs"].split(",") if "runs" in rec else [], impact,
-                     rec.get("strategy", meta.get("strategy")), None if stratum in (None, "-") else stratum,
-                     inclusion, extra)
+        known = BASE_COLUMNS + DRAWN_COLUMNS + RANK_COLUMNS + ("impact", "score")
+        extra = {c: rec[c] for c in columns if c not in known and c in rec}
+        if "score" in rec:
+            extra["score"] = score
+        p = PoolPair(f[0], f[1], best, runs, impact, rec.get("strategy", meta.get("strategy")),
+                     None if stratum in (None, "-") else stratum, inclusion, extra, ranks)
         pairs.append(p)
         if p.stratum is not None:
             drawn.append((lineno, p))

@@ -6,11 +6,18 @@ import argparse
 import sys
 
 HELP = """Write the unjudged (qid, docid) pairs in the runs' top DEPTH, one per line:
-qid docid priority best_rank runs [strategy columns] strategy stratum inclusion, after
-'#' header lines (the line '# qid docid ...' names the columns). With --budget N,
-exactly N pairs (all, if fewer), chosen by the strategy:
+qid docid priority best_rank runs [strategy columns] strategy stratum inclusion ranks,
+after '#' header lines (the line '# qid docid ...' names the columns, the one before it
+the strategy's source; '-' = not defined). With --budget N, exactly N pairs (all, if
+fewer), chosen by the strategy:
 
 {strategies}
+
+The adaptive strategies (mtf, the bandits mm, mm-ns, ts, ts-ns, and hedge) learn from
+the labels the qrels hold for the runs' top DEPTH; the file holds the order they follow
+while no new label arrives. To serve one label by label, give the whole pool to the
+judging app: judged judge init --pool POOL --order STRATEGY. judged meta pooling replays
+the strategies on a judged collection to measure what a budget buys (docs/pooling.md).
 
 --strategy sample draws a stratified random sample of N pairs (strata by best rank,
 more weight near the top; --seed S) and keeps the design in the file: '# stratum' lines
@@ -20,6 +27,7 @@ and the pairs it did not draw as '#~' lines. Judge the sample, merge the labels
 examples:
   judged pool qrels.txt bm25.run dense.run --depth 10 --budget 500 --strategy impact -o pool.txt
   judged pool qrels.txt runs/*.run --depth 100 --strategy sample --budget 500 --seed 1 -o sample.pool
+  judged pool qrels.txt runs/*.run --depth 100 --strategy mm -o pool.txt
 """
 
 
@@ -49,7 +57,7 @@ def register(sub) -> None:
     p.add_argument("--budget", type=int, default=None, help="exactly N pairs (all, if fewer)")
     p.add_argument("--strategy", choices=list(STRATEGIES), default="depth",
                    help="how to choose and order the pairs (default depth; see above)")
-    p.add_argument("--seed", type=int, default=None, help="random strategies (sample): the seed (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="random strategies (sample, ts, ts-ns): the seed (default 0)")
     p.add_argument("--strata", type=_starts, default=None, metavar="R1,R2,...",
                    help="sample: best-rank bins starting at these ranks (default 1,2,4,8,...)")
     p.add_argument("-o", "--output", required=True, metavar="POOL", help="output file ('-' for stdout)")

@@ -384,11 +384,11 @@ class Hedge(QueryTurns):
 
 
 @dataclass(frozen=True)
-class Strategy:
+class PolicyInfo:
     name: str
     make: Callable  # (candidates, seed=, rel=) -> Policy
     source: str
-    score: str  # what the pool file's score column holds
+    score: str  # what the pool file's score column holds ("-": no score column)
     adaptive: bool = True
     randomised: bool = False
 
@@ -399,31 +399,27 @@ def _bandit(rule, discount):
 
 NS_DISCOUNT = 0.9
 BANDIT_SOURCE = "Losada, Parapar & Barreiro, SAC 2016 and IP&M 2017"
-STRATEGIES = {s.name: s for s in [
-    Strategy("depth", Depth, Depth.source, "-", adaptive=False),
-    Strategy("impact", None, "minimal test collections in the spirit of Carterette, Allan & Sitaraman (SIGIR 2006): "
-             "what the pair's label can move in the runs' nDCG@depth and their pairwise differences",
-             "impact (sum of |change| of every run's mean nDCG and of every pairwise difference, label at the top "
-             "grade)", adaptive=False),
-    Strategy("mtf", MoveToFront, MoveToFront.source, MoveToFront.score_meaning),
-    Strategy("mm", _bandit("mm", 1.0), f"bandit MM: Bayesian, highest posterior mean ({BANDIT_SOURCE})",
-             BayesianBandit.score_meaning),
-    Strategy("mm-ns", _bandit("mm", NS_DISCOUNT), f"bandit MM-NS: Bayesian, highest posterior mean, non-stationary "
-             f"(evidence discounted by {NS_DISCOUNT} per outcome of the run) ({BANDIT_SOURCE})",
-             BayesianBandit.score_meaning),
-    Strategy("ts", _bandit("ts", 1.0), f"bandit TS: Thompson sampling ({BANDIT_SOURCE})",
-             BayesianBandit.score_meaning, randomised=True),
-    Strategy("ts-ns", _bandit("ts", NS_DISCOUNT), f"bandit TS-NS: Thompson sampling, non-stationary (evidence "
-             f"discounted by {NS_DISCOUNT} per outcome of the run) ({BANDIT_SOURCE})",
-             BayesianBandit.score_meaning, randomised=True),
-    Strategy("hedge", Hedge, Hedge.source + ", beta 0.1", Hedge.score_meaning),
+# `judged pool --strategy` registers each of these (judged.pool.STRATEGIES, beside impact and sample)
+POLICIES = {s.name: s for s in [
+    PolicyInfo("depth", Depth, Depth.source, "-", adaptive=False),
+    PolicyInfo("mtf", MoveToFront, MoveToFront.source, MoveToFront.score_meaning),
+    PolicyInfo("mm", _bandit("mm", 1.0), f"bandit MM: Bayesian, highest posterior mean ({BANDIT_SOURCE})",
+               BayesianBandit.score_meaning),
+    PolicyInfo("mm-ns", _bandit("mm", NS_DISCOUNT), f"bandit MM-NS: Bayesian, highest posterior mean, "
+               f"non-stationary (evidence discounted by {NS_DISCOUNT} per outcome of the run) ({BANDIT_SOURCE})",
+               BayesianBandit.score_meaning),
+    PolicyInfo("ts", _bandit("ts", 1.0), f"bandit TS: Thompson sampling ({BANDIT_SOURCE})",
+               BayesianBandit.score_meaning, randomised=True),
+    PolicyInfo("ts-ns", _bandit("ts", NS_DISCOUNT), f"bandit TS-NS: Thompson sampling, non-stationary (evidence "
+               f"discounted by {NS_DISCOUNT} per outcome of the run) ({BANDIT_SOURCE})",
+               BayesianBandit.score_meaning, randomised=True),
+    PolicyInfo("hedge", Hedge, Hedge.source + ", beta 0.1", Hedge.score_meaning),
 ]}
 
 
 def make_policy(name: str, candidates: Candidates, *, seed: int = 0, rel: int = 1) -> Policy:
     """A fresh policy of strategy ``name`` over ``candidates`` (not yet started)."""
-    s = STRATEGIES.get(name)
-    if s is None or s.make is None:
-        choices = ", ".join(n for n, x in STRATEGIES.items() if x.make is not None)
-        raise ConventionError(f"unknown pooling strategy {name!r} (choose from {choices})")
-    return s.make(candidates, seed=seed, rel=rel)
+    info = POLICIES.get(name)
+    if info is None:
+        raise ConventionError(f"unknown pooling policy {name!r} (choose from {', '.join(POLICIES)})")
+    return info.make(candidates, seed=seed, rel=rel)

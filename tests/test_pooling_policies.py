@@ -1,0 +1,210 @@
+"""Pooling policies on small hand-made rankings: the order each strategy proposes and the
+state it learns, worked by hand in the comments."""
+
+import numpy as np
+import pytest
+
+from judged.errors import ConventionError
+from judged.pool import pool, read_pool_file
+from judged.pooling.candidates import build_candidates
+from judged.pooling.policies import POLICIES, BayesianBandit, Depth, Hedge, MoveToFront, make_policy
+
+
+def walk(policy, truth, c):
+    """Judge every proposal at once with ``truth`` (docid -> grade); the docids in order."""
+    out = []
+    policy.start()
+    while (pid := policy.select()) is not None:
+        out.append(c.docids[pid])
+        policy.observe(pid, truth.get(c.docids[pid], 0))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# candidates
+
+
+def test_candidates_number_pairs_per_query_in_depth_order():
+    c = build_candidates({"A": {"q1": ["a", "b", "c"], "q2": ["z"]}, "B": {"q1": ["b", "d"]}}, depth=2)
+    assert c.qids == ["q1", "q2"]
+    assert c.docids == ["a", "b", "d", "z"]  # q1: a (rank 1 of A), b (rank 1 of B), d (rank 2 of B); c is past depth
+    assert c.query_offsets.tolist() == [0, 3, 4]
+    assert [x.tolist() for x in c.run_lists[0]] == [[0, 1], [1, 2]]
+    assert c.ranks_of(1) == [("A", 2), ("B", 1)] and c.best_rank().tolist() == [1, 1, 2, 1]
+
+
+# ---------------------------------------------------------------------------
+# move-to-front
+
+
+MTF_RUNS = {"A": {"q": ["a1", "a2", "a3", "x"]}, "B": {"q": ["b1", "x", "b2", "b3"]}}
+MTF_TRUTH = {"a1": 1, "a2": 0, "a3": 1, "x": 1, "b1": 1, "b2": 0, "b3": 1}
+
+
+def test_mtf_switches_run_after_a_non_relevant_document():
+    # A is first (equal priorities, the runs' order): a1 relevant, stay; a2 not: A drops to -1.
+    # B (priority 0) now leads: b1, x relevant, b2 not: B drops to -1. Tie at -1: A again,
+    # a3 relevant; A's next, x, is already judged (relevant, no cost) and A runs out; B: b3.
+    c = build_candidates(MTF_RUNS, 4)
+    mtf = MoveToFront(c)
+    assert walk(mtf, MTF_TRUTH, c) == ["a1", "a2", "b1", "x", "b2", "a3", "b3"]
+    assert mtf.priority.tolist() == [[-1, -1]]
+
+
+def test_mtf_learns_from_known_labels_and_proposes_without_feedback():
+    # a1 and a2 known from the qrels: A has already failed once, so B leads.
+    c = build_candidates(MTF_RUNS, 4, known={("q", "a1"): 1, ("q", "a2"): 0})
+    mtf = MoveToFront(c).start()
+    # no label arrives: B is drawn to its end (nothing lowers it), then A
+    assert [c.docids[p] for p, _ in mtf.propose()] == ["b1", "x", "b2", "b3", "a3"]
+    assert [s for _, s in MoveToFront(c).start().propose(2)] == [0.0, 0.0]
+
+
+# ---------------------------------------------------------------------------
+# bandits
+
+
+BANDIT_RUNS = {"A": {"q": ["a1", "a2"]}, "B": {"q": ["b1", "b2", "b3"]}}
+BANDIT_TRUTH = {"a1": 0, "a2": 1, "b1": 1, "b2": 0, "b3": 1}
+
+
+def test_mm_follows_the_highest_posterior_mean():
+    # Beta(1+rel, 1+non): A and B at 1/2, A first: a1 not relevant -> A 1/3. B 1/2: b1
+    # relevant -> 2/3; b2 not -> 2/4; still above A's 1/3: b3. Then A: a2.
+    c = build_candidates(BANDIT_RUNS, 3)
+    mm = BayesianBandit(c, rule="mm")
+    assert walk(mm, BANDIT_TRUTH, c) == ["a1", "b1", "b2", "b3", "a2"]
+    assert mm.a.tolist() == [[1.0, 2.0]] and mm.b.tolist() == [[1.0, 1.0]]
+
+
+def test_non_stationary_bandit_discounts_earlier_outcomes():
+    # discount 0.5 on B's outcomes relevant, not, relevant: a = (1 * .5 + 0) * .5 + 1 = 1.25,
+    # b = (0 * .5 + 1) * .5 + 0 = 0.5
+    c = build_candidates(BANDIT_RUNS, 3)
+    ns = BayesianBandit(c, rule="mm", discount=0.5)
+    walk(ns, BANDIT_TRUTH, c)
+    assert ns.a[0, 1] == pytest.approx(1.25) and ns.b[0, 1] == pytest.approx(0.5)
+
+
+def test_thompson_sampling_is_deterministic_with_a_seed():
+    rng = np.random.default_rng(7)
+    runs = {f"r{i}": {f"q{j}": [f"d{k}" for k in rng.permutation(30)[:12]] for j in range(4)} for i in range(5)}
+    truth = {f"d{k}": int(k % 3 == 0) for k in range(30)}
+    c = build_candidates(runs, 12)
+
+    def order(seed):
+        return walk(BayesianBandit(c, rule="ts", seed=seed), truth, c)
+
+    assert order(1) == order(1)
+    assert order(1) != order(2)
+    assert sorted(order(1)) == sorted(c.docids)  # every candidate once
+
+
+# ---------------------------------------------------------------------------
+# Hedge
+
+
+def test_hedge_weight_updates_by_hand():
+    # depth 3: a document at rank i is worth (H_3 - H_{i-1}) / H_3 to its run: 1, 5/11, 2/11.
+    # mixture with equal weights: y (5/11 and 1) = 8/11 leads x (1 and 2/11) = 13/22.
+    # y not relevant: losses (1 + v)/2: A 8/11, B 1; weights 0.1^(8/11) and 0.1^1, rescaled
+    # to A = 1, B = 0.1^(3/11). Next: x = (1 + .534 * 2/11) / 1.534 = .715 beats w and z.
+    c = build_candidates({"A": {"q": ["x", "y", "z"]}, "B": {"q": ["y", "w", "x"]}}, 3)
+    h = Hedge(c, beta=0.1).start()
+    first = h.select()
+    assert c.docids[first] == "y" and h.last_score == pytest.approx(8 / 11)
+    h.observe(first, 0)
+    assert h.w[0].tolist() == pytest.approx([1.0, 0.1 ** (3 / 11)])
+    second = h.select()
+    wb = 0.1 ** (3 / 11)
+    assert c.docids[second] == "x" and h.last_score == pytest.approx((1 + wb * 2 / 11) / (1 + wb))
+
+
+def test_hedge_relevant_label_raises_the_run_that_ranked_it_higher():
+    c = build_candidates({"A": {"q": ["x", "y"]}, "B": {"q": ["y", "x"]}}, 2)
+    h = Hedge(c).start()
+    pid = c.index()[("q", "x")]
+    h.observe(pid, 1)  # x relevant: A (rank 1, v = 1) loses 0, B (rank 2, v = 1/3) loses 1/3
+    assert h.w[0, 0] == 1.0 and h.w[0, 1] == pytest.approx(0.1 ** (1 / 3))
+
+
+# ---------------------------------------------------------------------------
+# shared behaviour
+
+
+@pytest.mark.parametrize("name", list(POLICIES))
+def test_every_strategy_proposes_each_free_pair_once(name):
+    rng = np.random.default_rng(3)
+    runs = {f"r{i}": {f"q{j}": [f"d{k}" for k in rng.permutation(20)[:8]] for j in range(3)} for i in range(4)}
+    known = {("q0", "d1"): 1, ("q1", "d2"): 0}
+    c = build_candidates(runs, 8, known=known)
+    p = make_policy(name, c, seed=0).start()
+    got = [pid for pid, _ in p.propose()]
+    assert len(got) == len(set(got)) == c.n_pairs - sum(1 for k in known if k in c.index())
+    assert not set(got) & {c.index()[k] for k in known if k in c.index()}
+    assert [x for x, _ in make_policy(name, c, seed=0).start().propose(5)] == got[:5]  # deterministic
+
+
+def test_depth_policy_is_the_rank_by_rank_walk():
+    c = build_candidates({"A": {"q1": ["a", "b"], "q2": ["c"]}, "B": {"q1": ["b", "e"], "q2": ["f", "c"]}}, 2)
+    # best rank 1 first, more runs first among equals (b and c by two runs, then a and f by one)
+    assert [c.docids[p] for p, _ in Depth(c).start().propose()] == ["b", "c", "a", "f", "e"]
+
+
+def test_unknown_strategy_is_refused():
+    c = build_candidates({"A": {"q": ["a"]}}, 1)
+    with pytest.raises(ConventionError, match="unknown pooling policy 'nope'"):
+        make_policy("nope", c)
+    with pytest.raises(ConventionError, match="discount"):
+        BayesianBandit(c, discount=0)
+    with pytest.raises(ConventionError, match="beta"):
+        Hedge(c, beta=1.5)
+
+
+# ---------------------------------------------------------------------------
+# judged pool with the adaptive strategies, and the pool file
+
+
+QRELS = {"q": {"a1": 1, "a2": 0}}
+RUNS = {"A": {"q": {"a1": 4.0, "a2": 3.0, "a3": 2.0, "x": 1.0}}, "B": {"q": {"b1": 4.0, "x": 3.0, "b2": 2.0, "b3": 1.0}}}
+
+
+def test_pool_with_mtf_learns_from_the_qrels(tmp_path):
+    p = pool(QRELS, RUNS, depth=4, strategy="mtf")
+    assert [x.docid for x in p.pairs] == ["b1", "x", "b2", "b3", "a3"] and p.unjudged == 5
+    assert [x.fields["score"] for x in p.pairs] == [0.0, 0.0, 0.0, 0.0, -1.0]  # B's priority, then A's
+    assert all(x.strategy == "mtf" and x.inclusion == 1.0 for x in p.pairs)
+    assert "Cormack, Palmer & Clarke" in "\n".join(p.header())
+    path = tmp_path / "pool.txt"
+    p.write(path)
+    back = read_pool_file(path)
+    assert back.columns == ("qid", "docid", "priority", "best_rank", "runs", "score", "strategy", "stratum",
+                            "inclusion", "ranks")
+    assert [(x.qid, x.docid, x.strategy, x.fields["score"], x.inclusion) for x in back.pairs] == \
+        [("q", x.docid, "mtf", x.fields["score"], 1.0) for x in p.pairs]
+    assert back.pairs[1].runs == ["A", "B"] and back.pairs[1].ranks == [4, 2] and back.pairs[1].best_rank == 2
+
+
+def test_randomised_adaptive_strategy_has_no_known_inclusion_probability(tmp_path):
+    p = pool(QRELS, RUNS, depth=4, strategy="ts", seed=3)
+    assert all(x.inclusion is None for x in p.pairs) and p.meta == {"seed": 3}
+    path = tmp_path / "pool.txt"
+    p.write(path)
+    assert all(line.split()[8] == "-" for line in path.read_text().splitlines() if not line.startswith("#"))
+    assert all(x.inclusion is None for x in read_pool_file(path).pairs)
+
+
+@pytest.mark.parametrize("line,why", [
+    ("q1 d1 1 1 A - mtf - 1.5 1", "inclusion must be a probability in (0, 1], got 1.5"),
+    ("q1 d1 1 1 A - mtf - - 1,2", "1 runs but 2 ranks"),
+    ("q1 d1 1 1 A x mtf - - 1", "best_rank must be an integer, impact, score and inclusion numbers"),
+    ("q1 d1 1 1 A - mtf - - 1,x", "ranks must be comma-separated integers, got '1,x'"),
+])
+def test_bad_pool_lines_name_file_and_line(tmp_path, line, why):
+    from judged.errors import ParseError
+
+    path = tmp_path / "bad.txt"
+    path.write_text("# qid docid priority best_rank runs score strategy stratum inclusion ranks\n" + line + "\n")
+    with pytest.raises(ParseError) as e:
+        read_pool_file(path)
+    assert str(e.value) == f"{path}:2: {why}"
