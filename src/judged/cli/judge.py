@@ -59,6 +59,12 @@ def register(sub) -> None:
     i.add_argument("--overlap", type=float, default=0.1,
                    help="share of pairs judged by two assessors, for agreement (default: %(default)s)")
     i.add_argument("--name", help="campaign name (default: the pool's file name)")
+    i.add_argument("--order", default="shuffled", metavar="ORDER",
+                   help="how pairs are served: shuffled (default: a query at a time, in each assessor's own "
+                        "shuffled order), pool (one at a time in the pool's priority order) or an adaptive "
+                        "pooling strategy of `judged pool` (mtf, mm, mm-ns, ts, ts-ns, hedge: one at a time "
+                        "in the order it proposes given the labels so far; needs the pool's runs and ranks)")
+    i.add_argument("--seed", type=int, default=0, help="seed of a randomised --order (ts, ts-ns; default 0)")
     i.set_defaults(func=run_init)
 
     a = jsub.add_parser("add-assessor", help="add an assessor; prints the access token as the last line",
@@ -197,7 +203,16 @@ def run_init(args) -> int:
 
     from ..judge.inputs import read_corpus, read_judging_scale, read_pool, read_queries
 
+    from ..judge.ordering import SHUFFLED, order_choices, set_order
+
+    if args.order not in order_choices():
+        raise JudgedError(f"unknown --order {args.order!r} (choose from {', '.join(order_choices())})")
     pool = read_pool(args.pool)
+    ordered = None
+    if args.order != SHUFFLED:
+        from ..pool import read_pool_file
+
+        ordered = read_pool_file(args.pool).pairs
     qids, docids = {q for q, _ in pool.pairs}, {d for _, d in pool.pairs}
     queries = read_queries(args.queries, qids)
     corpus = read_corpus(args.corpus, docids)
@@ -205,11 +220,15 @@ def run_init(args) -> int:
     with _database(args.db).write() as s:
         c = campaign.init_campaign(s, args.name or Path(args.pool).name, pool, str(args.pool), queries, corpus,
                                    scale, args.overlap)
+        if ordered is not None:
+            s.flush()
+            set_order(s, args.order, ordered, args.seed)
         name = c.name
     print(f"campaign {name!r} in {db.public_url(args.db)}: {len(pool.pairs)} pairs over {len(qids)} queries "
           f"and {len(docids)} documents; {round(args.overlap * len(pool.pairs))} pairs go to two assessors "
           f"(overlap {args.overlap}); evidence {'required above ' + str(scale.grades[0]['value']) if scale.evidence_required else 'optional'}"
-          + (f"; {pool.duplicates} repeated pool lines ignored" if pool.duplicates else ""))
+          + (f"; {pool.duplicates} repeated pool lines ignored" if pool.duplicates else "")
+          + ("" if args.order == SHUFFLED else f"; pairs served one at a time in {args.order} order"))
     return 0
 
 

@@ -126,8 +126,16 @@ def serve_next(database, who) -> dict | None:
         a = open_assignment(s, who)
         if a is not None:
             return _pair_body(a.pair)
+    from .ordering import SHUFFLED, campaign_order, claim_next
+
     with database.write() as s:
-        a = next_assignment(s, s.get(Assessor, who.id), campaign_info(database).seed)
+        assessor = s.get(Assessor, who.id)
+        if campaign_order(database) == SHUFFLED:
+            a = next_assignment(s, assessor, campaign_info(database).seed)
+        else:
+            a = open_assignment(s, assessor)
+            if a is None and claim_next(s, database, assessor):
+                a = open_assignment(s, assessor)
         return None if a is None else _pair_body(a.pair)
 
 

@@ -115,3 +115,23 @@ class Judgment(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     assessor: Mapped[Assessor] = relationship(lazy="joined", innerjoin=True)
     pair: Mapped[Pair] = relationship(lazy="joined", innerjoin=True)
+
+
+class CampaignOrder(Base):
+    """How ``/api/next`` serves the pairs when not shuffled per assessor (no row: shuffled):
+    ``pool`` (the pool file's priority order) or a pooling strategy's name (see
+    :mod:`.ordering`)."""
+    __tablename__ = "campaign_order"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    strategy: Mapped[str] = mapped_column(String(40))
+    seed: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class PairRank(Base):
+    """A pooled pair's rank in one run (``run`` empty: its priority in the pool file), for
+    the ordered campaigns; never shown to an assessor."""
+    __tablename__ = "pair_rank"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pair_id: Mapped[int] = mapped_column(ForeignKey("pair.id"), index=True)
+    run: Mapped[str] = mapped_column(Text)
+    rank: Mapped[int] = mapped_column(Integer)

@@ -74,11 +74,14 @@ class Candidates:
         return {(self.qids[q], self.docids[p]): p for q in range(self.n_queries) for p in self.pairs_of(q)}
 
 
-def build_candidates(rankings, depth: int, known: dict | None = None, qids=None) -> Candidates:
+def build_candidates(rankings, depth: int, known: dict | None = None, qids=None, ranks=None) -> Candidates:
     """Candidates from ``rankings``: {run name: {qid: [docid, ...] best first}}.
 
     ``known``: {(qid, docid): grade} labels already known; ``qids``: the queries to pool,
-    in order (default: every query any run lists, in order of first appearance)."""
+    in order (default: every query any run lists, in order of first appearance);
+    ``ranks``: {run: {qid: [rank, ...]}} parallel to ``rankings`` when the lists have
+    gaps (a pool file's pairs: the judged documents are not in it), else 1, 2, 3, ...
+    A run's list is cut to the ranks up to ``depth``."""
     runs = list(rankings)
     if qids is None:
         seen: dict = {}
@@ -93,9 +96,12 @@ def build_candidates(rankings, depth: int, known: dict | None = None, qids=None)
         first: dict = {}  # docid -> (best rank, first run)
         per_run = []
         for ri, r in enumerate(runs):
-            docs = rankings[r].get(qid, ())[:depth]
-            per_run.append(docs)
-            for k, d in enumerate(docs, 1):
+            docs = list(rankings[r].get(qid, ()))
+            rk = list(ranks[r].get(qid, ())) if ranks is not None else list(range(1, len(docs) + 1))
+            keep = [i for i, k in enumerate(rk) if k <= depth]
+            docs, rk = [docs[i] for i in keep], [rk[i] for i in keep]
+            per_run.append((docs, rk))
+            for d, k in zip(docs, rk):
                 b = first.get(d)
                 if b is None or k < b[0]:
                     first[d] = (k, ri if b is None else b[1])
@@ -106,10 +112,30 @@ def build_candidates(rankings, depth: int, known: dict | None = None, qids=None)
         pair_query.extend([qi] * len(order))
         labels.extend(known.get((qid, d), np.nan) for d in order)
         offsets.append(len(docids))
-        run_lists.append([np.fromiter((local[d] for d in docs), np.int64, len(docs)) for docs in per_run])
-        run_ranks.append([np.arange(1, len(docs) + 1, dtype=np.int64) for docs in per_run])
+        run_lists.append([np.fromiter((local[d] for d in docs), np.int64, len(docs)) for docs, _ in per_run])
+        run_ranks.append([np.asarray(rk, np.int64) for _, rk in per_run])
     return Candidates(qids, docids, np.asarray(pair_query, np.int64), np.asarray(offsets, np.int64), runs,
                       run_lists, run_ranks, np.asarray(labels, np.float64), depth)
+
+
+def candidates_from_pool(pairs, depth: int | None = None) -> Candidates:
+    """Candidates from a pool file's pairs (:class:`judged.pool.PoolPair` with ``runs`` and
+    ``ranks``): each run's list is the pairs it ranked, by rank; ``depth`` defaults to the
+    deepest rank. Queries in the order they first appear."""
+    rankings: dict = {}
+    ranks: dict = {}
+    for p in pairs:
+        for r, k in zip(p.runs, p.ranks):
+            rankings.setdefault(r, {}).setdefault(p.qid, []).append((k, p.docid))
+    deepest = 1
+    for r, per in rankings.items():
+        for q, lst in per.items():
+            lst.sort()
+            ranks.setdefault(r, {})[q] = [k for k, _ in lst]
+            per[q] = [d for _, d in lst]
+            deepest = max(deepest, ranks[r][q][-1])
+    qids = list(dict.fromkeys(p.qid for p in pairs))
+    return build_candidates(rankings, depth or deepest, None, qids, ranks)
 
 
 def candidates_from_aligned(aligned: dict, depth: int, qids=None) -> Candidates:

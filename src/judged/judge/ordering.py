@@ -1,0 +1,165 @@
+"""Serving a campaign's pairs in a pooling policy's order (``judged judge init --order``).
+
+``shuffled`` (the default, no row here): each assessor claims a whole query at a time in
+their own shuffled order (:mod:`.assign`). With ``--order pool`` the pairs go out one at
+a time in the pool file's priority order; with an adaptive strategy (``mtf``, ``mm``,
+``hedge``, ... of :mod:`judged.pooling.policies`) one at a time in the order the policy
+proposes given every label the assessors have given so far: the policy is rebuilt from
+the pool's runs and ranks (kept in ``pair_rank``) and the campaign's labels (a pair's
+adjudication, else its first current grade) on each claim. Second copies of overlap
+pairs go out first (oldest first), to an assessor who has not seen the pair.
+
+Assessors still see nothing of the runs or ranks, but an adaptive order follows the
+runs' rankings, so an assessor may sense that early documents were ranked high.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from ..errors import JudgedError
+from .models import ADJUDICATE, GRADE, UNDO, Assessor, Assignment, CampaignOrder, Judgment, Pair, PairRank
+
+SHUFFLED, POOL = "shuffled", "pool"
+
+
+def order_choices() -> list[str]:
+    from ..pooling.policies import POLICIES
+
+    return [SHUFFLED, POOL] + [n for n, s in POLICIES.items() if s.adaptive]
+
+
+def set_order(session: Session, order: str, pool_pairs, seed: int = 0) -> None:
+    """Store the campaign's serving order; for ``pool`` and the adaptive strategies, each
+    pair's priority and its runs and ranks (``pool_pairs``: :class:`judged.pool.PoolPair`
+    in file order, as :func:`judged.pool.read_pool_file` reads them)."""
+    if order == SHUFFLED:
+        return
+    if order not in order_choices():
+        raise JudgedError(f"unknown --order {order!r} (choose from {', '.join(order_choices())})")
+    if order != POOL and not any(p.ranks for p in pool_pairs):
+        raise JudgedError(f"--order {order} needs the runs and ranks of each pair: write the pool with "
+                          "`judged pool` (its runs and ranks columns)")
+    ids = {(q, d): i for i, q, d in session.execute(select(Pair.id, Pair.qid, Pair.docid)).all()}
+    rows, seen = [], set()
+    for priority, p in enumerate(pool_pairs, 1):
+        pid = ids.get((p.qid, p.docid))
+        if pid is None or pid in seen:
+            continue
+        seen.add(pid)
+        rows.append(PairRank(pair_id=pid, run="", rank=priority))  # run "": the pool file's priority
+        rows.extend(PairRank(pair_id=pid, run=r, rank=k) for r, k in zip(p.runs, p.ranks))
+    session.add_all(rows)
+    session.add(CampaignOrder(strategy=order, seed=seed))
+
+
+def campaign_order(database) -> str:
+    """The serving order of a :class:`~.db.Database`'s campaign (read once, kept)."""
+    order = database.cache.get("order")
+    if order is None:
+        with database.read() as s:
+            row = s.scalar(select(CampaignOrder).limit(1))
+            order = database.cache["order"] = SHUFFLED if row is None else row.strategy
+            database.cache["order_seed"] = 0 if row is None else row.seed
+    return order
+
+
+def _candidates(session: Session, database):
+    """(pair ids in candidate order, Candidates, priority order) from pair_rank, built once."""
+    got = database.cache.get("order_candidates")
+    if got is None:
+        from ..pool import PoolPair
+        from ..pooling.candidates import candidates_from_pool
+
+        rows = session.execute(select(PairRank.pair_id, PairRank.run, PairRank.rank, Pair.qid, Pair.docid)
+                               .join(Pair, Pair.id == PairRank.pair_id).order_by(PairRank.id)).all()
+        pairs, priority = {}, {}
+        for pair_id, run, rank, qid, docid in rows:
+            p = pairs.setdefault(pair_id, PoolPair(qid, docid, 0, [], ranks=[]))
+            if run == "":
+                priority[pair_id] = rank
+            else:
+                p.runs.append(run)
+                p.ranks.append(rank)
+        ordered = sorted(pairs, key=lambda i: priority.get(i, 0))
+        cands = candidates_from_pool([pairs[i] for i in ordered]) if any(p.runs for p in pairs.values()) else None
+        index = cands.index() if cands is not None else {}
+        pid_of = {i: index.get((pairs[i].qid, pairs[i].docid)) for i in ordered}
+        got = database.cache["order_candidates"] = (ordered, cands, pid_of)
+    return got
+
+
+def _labels(session: Session) -> dict[int, int]:
+    """pair id -> the grade a policy learns from: the adjudication, else the first current
+    grade (folded from the append-only history in id order, as :func:`.campaign.current_labels`)."""
+    latest: dict = {}
+    adjudicated: dict = {}
+    for pair_id, assessor_id, kind, grade in session.execute(
+            select(Judgment.pair_id, Judgment.assessor_id, Judgment.kind, Judgment.grade).order_by(Judgment.id)):
+        if kind == ADJUDICATE:
+            adjudicated[pair_id] = grade
+        elif kind == UNDO:
+            latest.pop((assessor_id, pair_id), None)
+        else:
+            latest.pop((assessor_id, pair_id), None)
+            latest[(assessor_id, pair_id)] = (kind, grade)
+    out: dict = {}
+    for (_, pair_id), (kind, grade) in latest.items():  # insertion order: time order of the current events
+        if kind == GRADE:
+            out.setdefault(pair_id, grade)
+    out.update(adjudicated)
+    return out
+
+
+def next_pair_id(session: Session, database, assessor: Assessor) -> int | None:
+    """The pair this assessor should judge next in the campaign's order (None: nothing
+    left for them). Does not claim it."""
+    mine = select(Assignment.pair_id).where(Assignment.assessor_id == assessor.id)
+    second = session.scalar(select(Pair.id).where(Pair.copies_assigned >= 1, Pair.copies_assigned < Pair.copies_wanted,
+                                                  Pair.id.not_in(mine))
+                            .order_by(select(func.min(Assignment.id)).where(Assignment.pair_id == Pair.id)
+                                      .scalar_subquery(), Pair.id).limit(1))
+    if second is not None:
+        return second
+    ordered, cands, pid_of = _candidates(session, database)
+    handed = set(session.scalars(select(Pair.id).where(Pair.copies_assigned >= 1)))
+    order = campaign_order(database)
+    if order == POOL or cands is None:
+        return next((i for i in ordered if i not in handed), None)
+    from ..pooling.policies import make_policy
+
+    policy = make_policy(order, cands, seed=database.cache.get("order_seed", 0))
+    policy.start()
+    for pair_id, grade in _labels(session).items():
+        pid = pid_of.get(pair_id)
+        if pid is not None:
+            policy.observe(pid, float(grade))
+    for pair_id in handed:
+        pid = pid_of.get(pair_id)
+        if pid is not None and not policy.labelled(pid):
+            policy.pending[pid] = True
+    by_pid = {pid: i for i, pid in pid_of.items() if pid is not None}
+    while (pid := policy.select()) is not None:
+        pair_id = by_pid[pid]
+        if pair_id not in handed:
+            return pair_id
+    return next((i for i in ordered if i not in handed and pid_of.get(i) is None), None)
+
+
+def claim_next(session: Session, database, assessor: Assessor) -> bool:
+    """Claim the next pair in the campaign's order for this assessor; False: none left."""
+    for _ in range(1000):
+        pair_id = next_pair_id(session, database, assessor)
+        if pair_id is None:
+            return False
+        claimed = session.execute(
+            update(Pair).where(Pair.id == pair_id, Pair.copies_assigned < Pair.copies_wanted)
+            .values(copies_assigned=Pair.copies_assigned + 1).returning(Pair.id)
+            .execution_options(synchronize_session=False)).all()
+        if claimed:
+            session.add(Assignment(assessor_id=assessor.id, pair_id=pair_id, order_key=f"{assessor.claims:08d}"))
+            assessor.claims += 1
+            session.flush()
+            return True
+    raise JudgedError("could not claim a pair in the campaign's order")  # pragma: no cover
