@@ -208,3 +208,30 @@ def test_bad_pool_lines_name_file_and_line(tmp_path, line, why):
     with pytest.raises(ParseError) as e:
         read_pool_file(path)
     assert str(e.value) == f"{path}:2: {why}"
+
+
+# ---------------------------------------------------------------------------
+# judged's own: the bounds
+
+
+def test_bounds_judges_the_hole_that_can_flip_the_pair_first():
+    # k = 2. A ranks h1, j1; B ranks j1, h2; j1 is known relevant. With h1 relevant the
+    # ideal becomes 1 + 1/log2 3 and A overtakes B; the intervals of A and B overlap.
+    # h1 relevant moves A by 1 - 1/log2 3 = .369 and B by 1/(1 + 1/log2 3) - 1 = -.387;
+    # h2 relevant moves A by -.244 and B by 0. Both have chance 2/3 (A's and B's one
+    # labelled document is relevant: (1 + 1)/(2 + 1)), so h1 goes first with priority
+    # 2/3 * (|.369 + .387| + (.369 + .387)/2).
+    from judged.pooling.policies import Bounds
+
+    c = build_candidates({"A": {"q": ["h1", "j1"]}, "B": {"q": ["j1", "h2"]}}, 2, known={("q", "j1"): 1})
+    b = Bounds(c, k=2, maxgrade=1).start()
+    first = b.select()
+    assert c.docids[first] == "h1"
+    L3 = 1 / np.log2(3)
+    dA, dB = 1 - L3, 1 / (1 + L3) - 1
+    assert b.last_score == pytest.approx(2 / 3 * (abs(dA - dB) + (abs(dA) + abs(dB)) / 2))
+    assert b.undecided().tolist() == [[False, True], [False, False]]
+    assert b.lo[0].tolist() == pytest.approx([L3 / (1 + L3), 1 / (1 + L3)]) and b.hi[0].tolist() == pytest.approx([1, 1])
+    b.observe(first, 1)  # h1 relevant: A = 1, B = 1 / (1 + 1/log2 3); with h2 either way A stays ahead
+    assert c.docids[b.select()] == "h2"
+    assert not b.undecided().any()

@@ -380,6 +380,209 @@ class Hedge(QueryTurns):
 
 
 # ---------------------------------------------------------------------------------------
+# judged's own: the exact bounds
+
+
+class Bounds(Policy):
+    """Judge first the hole whose label can move the still undecided orders of the runs
+    the most, weighted by how likely it is relevant (judged's own strategy).
+
+    Per query every run's nDCG@k has exact bounds over the grades of the unlabelled
+    candidates in any run's top k (its own move its DCG and the ideal, the others' only
+    the ideal; :func:`judged.holes.ndcg_extreme`, the ideal recomputed), and so does its
+    mean over the queries; two runs are *undecided* while their intervals of the mean
+    overlap (the conservative pair interval of :func:`judged.holes.pair_flip`). A label of
+    grade g for hole h moves run r's nDCG@k on h's query by
+
+        d_r(h, g) = (DCG_r + g * w_r(h)) / IDCG'(g) - DCG_r / IDCG
+
+    (w_r(h) the run's discount at h's rank, 0 outside its top k; IDCG'(g) the ideal with
+    one more document of grade g), so it moves the difference of r and s by
+    d_r - d_s. The priority of h is
+
+        P(h relevant) * sum_g pi_g * ( sum over undecided r < s |d_r - d_s| + mean_r |d_r| )
+
+    with pi the share of each relevant grade among the relevant labels so far (add-one)
+    and P(h relevant) the highest, over the runs that have h in their top depth, of the
+    run's relevant share among its labelled candidates in that query ((1 + relevant) /
+    (2 + labelled)). The hole of highest priority over all queries goes next. When no
+    pair is undecided, the mean term still sends judgments where scores can move (a
+    relevant document found anywhere can raise the ideal). Linear gain, log2 discount.
+    """
+
+    name = "bounds"
+    source = ("judged's own: exact nDCG bounds (ideal recomputed) decide which run pairs can still flip; "
+              "next, the hole whose label can move those pairs most, times its estimated chance of relevance")
+    score_meaning = "expected change of the undecided pairwise differences of nDCG@k (plus the mean change)"
+
+    def __init__(self, candidates, k: int = 10, maxgrade: int = 1, **kw):
+        super().__init__(candidates, **kw)
+        c = candidates
+        self.k = min(int(k), c.depth) if c.depth else int(k)
+        self.maxgrade = max(int(maxgrade), 1)
+        self.disc = 1.0 / np.log2(np.arange(2, self.k + 2))
+        R, Q = c.n_runs, c.n_queries
+        off, run, rank = c.pair_runs()
+        pid = np.repeat(np.arange(c.n_pairs), np.diff(off))
+        self._member = []  # per query: runs x pairs of the query, True where the run has the pair
+        self._top = []  # per query: (pair ids in some run's top k, runs x those: discount or 0)
+        self._deep = []  # per query: pair ids in no run's top k
+        for q in range(Q):
+            s, e = int(c.query_offsets[q]), int(c.query_offsets[q + 1])
+            M = np.zeros((R, e - s), bool)
+            W = np.zeros((R, e - s))
+            for r in range(R):
+                lst, rk = c.run_lists[q][r], c.run_ranks[q][r]
+                M[r, lst - s] = True
+                top = rk <= self.k
+                W[r, lst[top] - s] = 1.0 / np.log2(rk[top] + 1.0)
+            in_top = W.any(axis=0)
+            self._member.append(M)
+            self._top.append((np.flatnonzero(in_top) + s, W[:, in_top]))
+            self._deep.append(np.flatnonzero(~in_top) + s)
+        self.gains = [[] for _ in range(Q)]  # labelled positive gains per query
+        self.dcg = np.zeros((Q, R))
+        self.n_lab = np.zeros((Q, R))
+        self.n_rel = np.zeros((Q, R))
+        self.lo = np.zeros((Q, R))
+        self.hi = np.zeros((Q, R))
+        self.grade_counts = np.zeros(self.maxgrade + 1)
+        self._dirty = set(range(Q))
+        self._bounds_dirty = set(range(Q))
+        self._heap: list = []
+        self._version = np.zeros(Q, np.int64)
+        self._undecided = None
+
+    # labels ------------------------------------------------------------------------
+    def _observed(self, pid, grade, was_pending):
+        c = self.c
+        q = int(c.pair_query[pid])
+        s = int(c.query_offsets[q])
+        g = max(float(grade), 0.0)
+        if int(g) >= len(self.grade_counts):
+            self.grade_counts = np.concatenate((self.grade_counts, np.zeros(int(g) + 1 - len(self.grade_counts))))
+            self.maxgrade = int(g)
+        self.grade_counts[int(g)] += 1
+        runs = self._member[q][:, pid - s]
+        self.n_lab[q, runs] += 1
+        if self.relevant(grade):
+            self.n_rel[q, runs] += 1
+        if g > 0:
+            self.gains[q].append(g)
+            ids, W = self._top[q]
+            j = np.searchsorted(ids, pid)
+            if j < len(ids) and ids[j] == pid:
+                self.dcg[q] += g * W[:, j]
+        self._dirty.add(q)
+        self._bounds_dirty.add(q)
+
+    def _taken(self, pid):
+        self._dirty.add(int(self.c.pair_query[pid]))
+
+    # bounds ------------------------------------------------------------------------
+    def _ideal(self, gains) -> float:
+        g = np.sort(np.asarray(gains, np.float64))[::-1][: self.k]
+        return float((g * self.disc[: len(g)]).sum())
+
+    def _query_bounds(self, q):
+        from ..holes import ndcg_extreme
+
+        ids, W = self._top[q]
+        open_ = np.isnan(self.label[ids])
+        jg = np.asarray(self.gains[q], np.float64)
+        values = np.arange(self.maxgrade + 1, dtype=np.float64)
+        n_open = int(open_.sum())
+        disc = np.zeros(len(jg) + max(n_open, self.k))  # the ideal's discounts, 0 past k
+        disc[: self.k] = self.disc
+        if not n_open:
+            ideal = self._ideal(jg)
+            self.lo[q] = self.hi[q] = self.dcg[q] / ideal if ideal > 0 else 0.0
+            return
+        for r in range(self.c.n_runs):
+            own = W[r, open_]
+            own = own[own > 0]
+            # the other runs' open top-k holes may be labelled too: they move only the ideal
+            hw = np.concatenate((own, np.zeros(n_open - len(own))))
+            self.lo[q, r] = ndcg_extreme(hw, self.dcg[q, r], jg, disc, values, "min")
+            self.hi[q, r] = ndcg_extreme(hw, self.dcg[q, r], jg, disc, values, "max")
+
+    def undecided(self) -> np.ndarray:
+        """runs x runs: True where the intervals of the two runs' mean nDCG@k overlap."""
+        LO, HI = self.lo.mean(axis=0), self.hi.mean(axis=0)
+        U = (LO[:, None] < HI[None, :] - 1e-12) & (LO[None, :] < HI[:, None] - 1e-12)
+        np.fill_diagonal(U, False)
+        return np.triu(U)
+
+    # priorities --------------------------------------------------------------------
+    def _grade_weights(self):
+        grades = np.arange(self.rel, len(self.grade_counts))
+        if not len(grades):
+            grades = np.array([self.rel])
+        counts = np.array([self.grade_counts[g] if g < len(self.grade_counts) else 0 for g in grades]) + 1.0
+        return grades.astype(np.float64), counts / counts.sum()
+
+    def _update(self, q, U, grades, weights):
+        self._version[q] += 1
+        c = self.c
+        s = int(c.query_offsets[q])
+        I0 = self._ideal(self.gains[q])
+        D = self.dcg[q]
+        base = D / I0 if I0 > 0 else np.zeros_like(D)
+        ri, si = np.nonzero(U)
+        ids, W = self._top[q]
+        move_top = np.zeros(len(ids))
+        move_deep = 0.0
+        R = max(c.n_runs, 1)
+        for g, pg in zip(grades, weights):
+            I1 = self._ideal(self.gains[q] + [g])
+            d = (D[:, None] + g * W) / I1 - base[:, None]  # runs x top holes
+            dd = D / I1 - base  # runs: a relevant document in no run's top k
+            move_top += pg * (np.abs(d[ri] - d[si]).sum(axis=0) + np.abs(d).sum(axis=0) / R)
+            move_deep += pg * (float(np.abs(dd[ri] - dd[si]).sum()) + float(np.abs(dd).sum()) / R)
+        share = (1.0 + self.n_rel[q]) / (2.0 + self.n_lab[q])  # per run
+        M = self._member[q]
+        p_rel = np.where(M, share[:, None], 0.0).max(axis=0)  # per pair of the query
+        best, arg = -1.0, -1
+        if len(ids):
+            free = np.isnan(self.label[ids]) & ~self.pending[ids]
+            pr = np.where(free, p_rel[ids - s] * move_top, -1.0)
+            j = int(np.argmax(pr))
+            if pr[j] >= 0:
+                best, arg = float(pr[j]), int(ids[j])
+        deep = self._deep[q]
+        if len(deep):
+            free = np.isnan(self.label[deep]) & ~self.pending[deep]
+            if free.any():
+                pd = np.where(free, p_rel[deep - s], -1.0)
+                j = int(np.argmax(pd))
+                if pd[j] * move_deep > best:
+                    best, arg = float(pd[j] * move_deep), int(deep[j])
+        if arg >= 0:
+            heapq.heappush(self._heap, (-best, arg, q, int(self._version[q])))
+
+    def _select(self):
+        for q in self._bounds_dirty:
+            self._query_bounds(q)
+        self._bounds_dirty.clear()
+        U = self.undecided()
+        if self._undecided is None or not np.array_equal(U, self._undecided):
+            self._undecided = U
+            self._dirty = set(range(self.c.n_queries))
+            self._heap = []
+        grades, weights = self._grade_weights()
+        for q in self._dirty:
+            self._update(q, U, grades, weights)
+        self._dirty.clear()
+        while self._heap:
+            neg, pid, q, v = heapq.heappop(self._heap)
+            if v != self._version[q] or not self.free(pid):
+                continue
+            self.last_score = -neg
+            return pid
+        return None
+
+
+# ---------------------------------------------------------------------------------------
 # the registry: `judged pool --strategy NAME`, `judged meta pooling`, the judging app
 
 
@@ -414,12 +617,16 @@ POLICIES = {s.name: s for s in [
                f"discounted by {NS_DISCOUNT} per outcome of the run) ({BANDIT_SOURCE})",
                BayesianBandit.score_meaning, randomised=True),
     PolicyInfo("hedge", Hedge, Hedge.source + ", beta 0.1", Hedge.score_meaning),
+    PolicyInfo("bounds", Bounds, Bounds.source, Bounds.score_meaning),
 ]}
 
 
-def make_policy(name: str, candidates: Candidates, *, seed: int = 0, rel: int = 1) -> Policy:
-    """A fresh policy of strategy ``name`` over ``candidates`` (not yet started)."""
+def make_policy(name: str, candidates: Candidates, *, seed: int = 0, rel: int = 1, maxgrade: int = 1) -> Policy:
+    """A fresh policy of strategy ``name`` over ``candidates`` (not yet started);
+    ``maxgrade``: the top of the grade scale (the bounds need it before any label)."""
     info = POLICIES.get(name)
     if info is None:
         raise ConventionError(f"unknown pooling policy {name!r} (choose from {', '.join(POLICIES)})")
+    if info.make is Bounds:
+        return Bounds(candidates, seed=seed, rel=rel, maxgrade=maxgrade)
     return info.make(candidates, seed=seed, rel=rel)
