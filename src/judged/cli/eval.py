@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sys
 
 from .checks import add_check_options, check_kwargs, configure, print_checks
@@ -29,8 +30,11 @@ def register(sub) -> None:
     p.add_argument("qrels", help="qrels: TREC (qid iter docid grade), BEIR TSV, JSON, Parquet; .gz accepted; "
                                  "irds:<dataset-id> (ir_datasets); omitted with --beir")
     p.add_argument("runs", nargs="*", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag), JSON or Parquet")
-    p.add_argument("--beir", metavar="DIR", help="a BEIR dataset folder: the qrels are DIR/qrels/<split>.tsv")
-    p.add_argument("--split", default="test", help="the BEIR qrels split with --beir (default: test)")
+    p.add_argument("--beir", metavar="DIR", help="a BEIR dataset folder: the qrels are DIR/qrels/<split>.tsv; or the same "
+                                                 "collection as a Hugging Face datasets folder (README configs, "
+                                                 "save_to_disk, mteb/* parquet or jsonl files): its default/qrels config")
+    p.add_argument("--split", default="test", help="the qrels split with --beir (default: test); also the split read "
+                                                  "from MTEB predictions files given as runs")
     p.add_argument("--qrels", action="append", dest="qrels_versions", metavar="QRELS",
                    help="a later qrels version, repeatable: the rejudging report (as judged rejudge): per run the "
                         "score and Judged@k under each version, the order of the runs, the pairs that flipped")
@@ -62,12 +66,24 @@ def run(args) -> int:
     manifest = load_manifest(args)
     qrels, runs = args.qrels, list(args.runs)
     if args.beir:
-        from ..io.beir import qrels_path
+        from ..io import dataset_qrels
+        from ..io.hf import is_dataset_folder
 
-        qrels, runs = qrels_path(args.beir, args.split), [args.qrels, *runs]
+        if is_dataset_folder(args.beir):
+            qrels = dataset_qrels(args.beir, args.split, on_duplicate=args.on_duplicate)
+        else:
+            from ..io.beir import qrels_path
+
+            qrels = qrels_path(args.beir, args.split)
+        runs = [args.qrels, *runs]
     elif manifest is not None:
         qrels, runs = split_inputs(manifest, [args.qrels, *runs])
         args.qrels = qrels or manifest.resolve(manifest.qrels["path"])  # where the checks look for a scale
+    elif args.split != "test" and qrels and os.path.isdir(qrels):
+        from ..io import dataset_qrels
+
+        qrels = dataset_qrels(qrels, args.split, on_duplicate=args.on_duplicate)
+    runs = _mteb_splits(runs, args)
     if not runs:
         raise UsageError("give at least one RUN after the qrels")
     if manifest is not None:
@@ -124,6 +140,25 @@ def add_machine_json(d: dict, machine, per_query: bool) -> None:
             entry["per_query"] = {q: {machine.name(g): float(machine.values[name][g][i]) for g in machine.measures}
                                   for i, q in enumerate(qids)}
         d["runs"][name]["machine_filled"] = entry
+
+
+def _mteb_splits(runs: list, args) -> list:
+    """MTEB predictions files among the runs, read at ``--split`` when it is given (a dict
+    name -> Run keeps each file's path as its name); other runs untouched."""
+    if args.split == "test" or not any(str(r).lower().endswith(".json") for r in runs):
+        return runs
+    from ..io import frames
+    from ..io.mteb import is_predictions, run_from_predictions
+
+    out = {}
+    for r in runs:
+        if str(r).lower().endswith(".json"):
+            obj, raw = frames.load_json(r, args.on_duplicate)
+            if is_predictions(obj):
+                out[str(r)] = run_from_predictions(obj, raw.name, split=args.split, name=str(r))
+                continue
+        out[str(r)] = r
+    return out
 
 
 def run_rejudge(args) -> int:

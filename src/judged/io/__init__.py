@@ -2,8 +2,10 @@
 
 Paths are dispatched on content and name: TREC text (the default; ``.gz`` too), BEIR
 qrels TSV (a ``query-id corpus-id score`` header), JSON dict-of-dicts (``.json``: the
-pytrec_eval/BEIR form), Parquet (``.parquet``). In memory: pandas or polars DataFrames,
-Arrow tables, dicts, or objects already read.
+pytrec_eval/BEIR form), Parquet (``.parquet``), MTEB predictions (``.json`` with ``mteb_model_meta``). A folder is a
+BEIR or Hugging Face ``datasets`` collection (its ``test`` qrels; :func:`dataset_qrels` for
+another split). In memory: pandas or polars DataFrames, Arrow tables, dicts, ranx
+``Qrels``/``Run`` objects, or objects already read.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from . import frames
 from .text import RawFile, read_raw
 from .trec import read_trec_qrels, read_trec_run
 
-__all__ = ["read_qrels", "read_run"]
+__all__ = ["read_qrels", "read_run", "dataset_qrels"]
 
 BEIR_HEADERS = {b"query-id", b"query_id", b"qid"}
 
@@ -39,15 +41,20 @@ def _kind(path: str) -> str:
 def read_qrels(source, on_duplicate: str = "error") -> Qrels:
     """Read relevance judgments from a path (TREC qrels, BEIR TSV, JSON, Parquet),
     ``irds:<dataset-id>`` (ir_datasets, the ``irds`` extra),
-    a DataFrame / Arrow table (columns qid, docid, grade), or a dict {qid: {docid: grade}}.
+    a dataset folder (BEIR, Hugging Face ``datasets``: the ``test`` split), a DataFrame / Arrow
+    table (columns qid, docid, grade), a dict {qid: {docid: grade}} or a ``ranx.Qrels``.
 
     >>> q = read_qrels({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}})
     >>> len(q), q.qid.to_pylist(), q.grade.tolist()
     (3, ['q1', 'q1', 'q2'], [2, 0, 1])
     """
+    from . import ranx
+
     validate(on_duplicate=on_duplicate)
     if isinstance(source, Qrels):
         return source
+    if ranx.is_qrels(source):
+        return ranx.qrels_from_ranx(source, on_duplicate=on_duplicate)
     if isinstance(source, dict):
         return frames.qrels_from_dict(source, on_duplicate=on_duplicate)
     if isinstance(source, str) and source.startswith("irds:"):
@@ -56,6 +63,8 @@ def read_qrels(source, on_duplicate: str = "error") -> Qrels:
         return load_qrels(source, on_duplicate=on_duplicate)
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
+        if os.path.isdir(path):
+            return dataset_qrels(path, on_duplicate=on_duplicate)
         kind = _kind(path)
         if kind == "json":
             obj, raw = frames.load_json(path, on_duplicate)
@@ -72,6 +81,17 @@ def read_qrels(source, on_duplicate: str = "error") -> Qrels:
             return _read_beir_tsv(read_raw(path), on_duplicate)
         return read_trec_qrels(path, on_duplicate=on_duplicate)
     return frames.qrels_from_table(frames.to_arrow_table(source), on_duplicate=on_duplicate)
+
+
+def dataset_qrels(folder, split: str = "test", on_duplicate: str = "error") -> Qrels:
+    """The qrels of one split of a dataset folder: a Hugging Face ``datasets`` folder
+    (:mod:`judged.io.hf`: README configs, ``save_to_disk``, mteb/* files) or a BEIR folder
+    (:mod:`judged.io.beir`: ``qrels/<split>.tsv``)."""
+    from . import beir, hf
+
+    if hf.is_dataset_folder(folder):
+        return hf.load_qrels(folder, split, on_duplicate=on_duplicate)
+    return beir.load_qrels(folder, split, on_duplicate=on_duplicate)
 
 
 def _first_fields(path: str) -> list[bytes]:
@@ -116,16 +136,21 @@ def _read_beir_tsv(raw: RawFile, on_duplicate: str) -> Qrels:
 
 def read_run(source, name: str | None = None, on_duplicate: str = "error") -> Run:
     """Read a run from a path (TREC run, JSON {qid: {docid: score}}, Parquet), a
-    DataFrame / Arrow table (columns qid, docid, score), or a dict. ``name`` defaults
-    to the path as given.
+    DataFrame / Arrow table (columns qid, docid, score), a dict or a ``ranx.Run``; an
+    MTEB predictions file (:mod:`judged.io.mteb`). ``name`` defaults to the path as given
+    (to the model's name for MTEB predictions, to its own name for a ranx Run).
 
     >>> r = read_run({"q1": {"a": 1.5, "b": 2.0}}, name="bm25")
     >>> r.name, r.docid.to_pylist(), r.score.tolist()
     ('bm25', ['a', 'b'], [1.5, 2.0])
     """
+    from . import mteb, ranx
+
     validate(on_duplicate=on_duplicate)
     if isinstance(source, Run):
         return source
+    if ranx.is_run(source):
+        return ranx.run_from_ranx(source, name)
     if isinstance(source, dict):
         return frames.run_from_dict(source, name or "run")
     if isinstance(source, (str, os.PathLike)):
@@ -133,7 +158,8 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error") -> Ru
         kind = _kind(path)
         if kind == "json":
             obj, raw = frames.load_json(path, on_duplicate)
-            r = frames.run_from_dict(obj, name or path, source=raw.name)
+            r = (mteb.run_from_predictions(obj, raw.name, name=name) if mteb.is_predictions(obj)
+                 else frames.run_from_dict(obj, name or path, source=raw.name))
             if len(r) == 0:
                 raise ParseError(raw.name, None, "no ranked documents")
             r.sha256 = raw.sha256

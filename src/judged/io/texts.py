@@ -1,7 +1,9 @@
 """Query and document texts for the judging app, from any of the sources judged reads.
 
 ``source`` is ``irds:<dataset-id>`` (ir_datasets), a BEIR folder (``queries.jsonl``,
-``corpus.jsonl``), a JSON-lines file (``{"_id", "text"[, "title"]}`` per line, BEIR's form)
+``corpus.jsonl``), a Hugging Face ``datasets`` folder (the ``queries`` and ``corpus``
+configs: README configs, ``save_to_disk`` output or mteb/* files; :mod:`judged.io.hf`),
+a JSON-lines file (``{"_id", "text"[, "title"]}`` per line, BEIR's form)
 or a TSV file (``id<TAB>text``, ir_datasets' and MS MARCO's form).
 """
 
@@ -10,7 +12,7 @@ from __future__ import annotations
 import os
 
 from ..errors import ParseError
-from . import beir
+from . import beir, hf
 
 
 def read_queries(source) -> dict[str, str]:
@@ -21,7 +23,7 @@ def read_queries(source) -> dict[str, str]:
         return irds.load_queries(source)
     path = os.fspath(source)
     if os.path.isdir(path):
-        return beir.load_queries(path)
+        return hf.load_queries(path) if hf.is_dataset_folder(path) else beir.load_queries(path)
     return {docid: d["text"] for docid, d in _read_file(path).items()}
 
 
@@ -33,7 +35,7 @@ def read_docs(source, doc_ids=None) -> dict[str, dict]:
         return irds.load_docs(source, doc_ids)
     path = os.fspath(source)
     if os.path.isdir(path):
-        return beir.load_docs(path, doc_ids)
+        return hf.load_docs(path, doc_ids) if hf.is_dataset_folder(path) else beir.load_docs(path, doc_ids)
     docs = _read_file(path)
     return docs if doc_ids is None else {str(d): docs[str(d)] for d in doc_ids if str(d) in docs}
 
