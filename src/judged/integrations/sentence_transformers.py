@@ -1,0 +1,225 @@
+"""Sentence Transformers (Reimers & Gurevych, EMNLP 2019): an evaluator with graded qrels.
+
+``GradedIREvaluator`` retrieves with the model as Sentence Transformers'
+``InformationRetrievalEvaluator`` does (queries and corpus embedded with the model's
+``encode_query`` / ``encode_document``, scored with the model's own similarity, the
+corpus in chunks, the top ``depth`` per query kept) and scores the retrieved lists with
+:func:`judged.evaluate`: graded nDCG and any other judged measure, each with its declared
+convention, Judged@k and the exact bounds of nDCG@k over the unjudged documents in the
+top k. It is a ``SentenceEvaluator``: pass it to ``model.fit(evaluator=...)`` or
+``SentenceTransformerTrainer(evaluator=...)`` and its numbers are logged with the
+training metrics (the trainer prefixes them ``eval_``).
+
+Where it differs from the built-in evaluator, and why:
+
+* relevance is graded: ``relevant_docs`` as sets makes every listed document equally
+  relevant (a grade-0 "judged not relevant" entry becomes relevant too), so two rankings
+  that put a grade-2 and a grade-1 document in opposite order score the same there;
+* ties: the built-in evaluator orders equal scores by corpus id ascending; judged by
+  trec_eval's rule (docid descending) unless ``ties="input"``; a document tied with the
+  last one retrieved is resolved by that same rule (not by ``torch.topk``);
+* ``AP@k``: the built-in ``MAP@k`` divides by min(k, number relevant), trec_eval's
+  ``map_cut`` (judged's ``AP@k``) by the number relevant;
+* ``RR@k``, ``P@k``, ``R@k``, ``Success@k`` (the built-in ``Accuracy@k``) and, on binary
+  qrels, ``nDCG@k`` (its ideal is the relevant documents, as trec_eval's) agree with the
+  built-in evaluator when no scores tie.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import os
+
+import numpy as np
+
+try:
+    import torch
+    try:  # sentence-transformers 6
+        from sentence_transformers.base.evaluation.evaluator import BaseEvaluator as SentenceEvaluator
+    except ImportError:  # 3.x - 5.x
+        from sentence_transformers.evaluation import SentenceEvaluator
+except ImportError as exc:  # pragma: no cover - the message is the point
+    raise ImportError("judged.integrations.sentence_transformers needs sentence-transformers "
+                      "(pip install torch==2.13.0, then pip install 'judged[st]')") from exc
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MEASURES = ("nDCG@10", "AP@100", "RR@10", "R@10", "P@10")
+
+
+def qrels_from_relevant_docs(relevant_docs: dict) -> dict:
+    """Sentence Transformers' ``{qid: set(docids)}`` as binary qrels ``{qid: {docid: 1}}``;
+    graded ``{qid: {docid: grade}}`` is returned as it is."""
+    out = {}
+    for q, docs in relevant_docs.items():
+        out[str(q)] = dict(docs) if isinstance(docs, dict) else {str(d): 1 for d in docs}
+    return out
+
+
+class GradedIREvaluator(SentenceEvaluator):
+    """Retrieve with the model, score with judged: graded measures, conventions, holes.
+
+    Parameters
+    ----------
+    queries, corpus : ``{id: text}``
+    qrels : graded judgments: ``{qid: {docid: grade}}`` or anything :func:`judged.read_qrels`
+        reads (a TREC qrels file, a BEIR or Hugging Face datasets folder, a DataFrame);
+        ``{qid: set(docids)}`` is read as binary
+    measures : judged measure strings (default nDCG@10, AP@100, RR@10, R@10, P@10);
+        ``main_measure`` (default the first) is the ``primary_metric``
+    k : the cutoff of Judged@k and of the nDCG@k bounds over the holes (``holes=False``: none)
+    depth : documents retrieved per query (default: the largest cutoff among the measures and k)
+    ties, complete, no_relevant, ignore_identical_ids : judged's conventions
+        (:class:`judged.conventions.Settings`)
+    name, batch_size, corpus_chunk_size, show_progress_bar, truncate_dim, query_prompt,
+        query_prompt_name, corpus_prompt, corpus_prompt_name, write_csv : as the built-in evaluator
+    write_run : also write each call's retrieved lists as a TREC run file in ``output_path``
+
+    After a call, ``last_run`` holds the retrieved lists and ``last_result`` the
+    :class:`judged.Result` (per-query values, conventions).
+
+    The returned metrics are keyed by the measure strings (``nDCG@10``, ``Judged@10``,
+    ``nDCG(unjudged=min)@10``, ...), prefixed with ``name_`` when a name is given.
+    """
+
+    def __init__(self, queries: dict, corpus: dict, qrels, measures=DEFAULT_MEASURES, *, k: int = 10,
+                 holes: bool = True, depth: int | None = None, main_measure: str | None = None,
+                 ties: str = "trec", complete: bool = False, no_relevant: str = "zero",
+                 ignore_identical_ids: bool = False, name: str = "", batch_size: int = 32,
+                 corpus_chunk_size: int = 50000, show_progress_bar: bool = False, truncate_dim: int | None = None,
+                 query_prompt: str | None = None, query_prompt_name: str | None = None,
+                 corpus_prompt: str | None = None, corpus_prompt_name: str | None = None,
+                 write_csv: bool = True, write_run: bool = False):
+        super().__init__()
+        from ..conventions import Settings
+        from ..io import read_qrels
+        from ..measures import Measure
+
+        if isinstance(qrels, dict) and any(not isinstance(v, dict) for v in qrels.values()):
+            qrels = qrels_from_relevant_docs(qrels)
+        self.qrels = read_qrels(qrels)
+        self.settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
+                                 ignore_identical_ids=ignore_identical_ids)
+        measures = [measures] if isinstance(measures, str) else list(measures)
+        if holes:
+            measures += [m for m in (f"Judged@{k}", f"nDCG(unjudged=min)@{k}", f"nDCG(unjudged=max)@{k}")
+                         if m not in measures]
+        self.measures = {str(m): Measure.parse(m) for m in measures}
+        self.main_measure = str(main_measure or measures[0])
+        if self.main_measure not in self.measures:
+            raise ValueError(f"main_measure {self.main_measure!r} is not among the measures {list(self.measures)}")
+        cutoffs = [m.cutoff for m in self.measures.values() if m.cutoff] + [k]
+        self.depth = int(depth or max(cutoffs))
+        judged_qids = set(self.qrels.query_ids.tolist())
+        self.query_ids = [str(q) for q in queries if str(q) in judged_qids]
+        self.queries = [queries[q] for q in queries if str(q) in judged_qids]
+        self.corpus_ids = [str(c) for c in corpus]
+        self.corpus = list(corpus.values())
+        # each corpus entry's place in docid order: ties are broken by docid as judged's `ties` says
+        order = sorted(range(len(self.corpus_ids)), key=self.corpus_ids.__getitem__)
+        self._docid_rank = np.empty(len(order), dtype=np.int64)
+        self._docid_rank[order] = np.arange(len(order))
+        self.name, self.batch_size, self.corpus_chunk_size = name, batch_size, corpus_chunk_size
+        self.show_progress_bar, self.truncate_dim = show_progress_bar, truncate_dim
+        self.query_prompt, self.query_prompt_name = query_prompt, query_prompt_name
+        self.corpus_prompt, self.corpus_prompt_name = corpus_prompt, corpus_prompt_name
+        self.write_csv, self.write_run = write_csv, write_run
+        self.primary_metric = self.main_measure
+        self.csv_file = "Judged-IR_evaluation" + (f"_{name}" if name else "") + "_results.csv"
+        self.last_run: dict | None = None
+        self.last_result = None
+
+    @property
+    def conventions(self) -> dict:
+        """Measure -> its canonical convention string (what every number means)."""
+        return {given: m.convention(self.settings) for given, m in self.measures.items()}
+
+    # -- retrieval -------------------------------------------------------------
+    def _embed(self, model, texts, which: str):
+        encode = getattr(model, f"encode_{which}", None) or model.encode
+        prompt, prompt_name = ((self.query_prompt, self.query_prompt_name) if which == "query"
+                               else (self.corpus_prompt, self.corpus_prompt_name))
+        return encode(texts, prompt=prompt, prompt_name=prompt_name, batch_size=self.batch_size,
+                      show_progress_bar=self.show_progress_bar, convert_to_tensor=True,
+                      truncate_dim=self.truncate_dim)
+
+    def retrieve(self, model) -> dict:
+        """``{qid: {docid: score}}``: each query's top ``depth`` documents by the model's
+        similarity (scores as the model computes them, float32 for most models)."""
+        if not self.query_ids:
+            return {}
+        q_emb = self._embed(model, self.queries, "query")
+        n_q = len(self.query_ids)
+        cand_idx = [[] for _ in range(n_q)]
+        cand_score = [[] for _ in range(n_q)]
+        for start in range(0, len(self.corpus), self.corpus_chunk_size):
+            c_emb = self._embed(model, self.corpus[start:start + self.corpus_chunk_size], "document")
+            scores = model.similarity(q_emb, c_emb)
+            top = min(self.depth, scores.shape[1])
+            kth = torch.topk(scores, top, dim=1, largest=True, sorted=False).values.min(dim=1, keepdim=True).values
+            rows, cols = torch.nonzero(scores >= kth, as_tuple=True)  # every document tied with the k-th too
+            vals = scores[rows, cols].cpu().tolist()
+            for r, c, v in zip(rows.cpu().tolist(), cols.cpu().tolist(), vals):
+                cand_idx[r].append(start + c)
+                cand_score[r].append(v)
+        run = {}
+        docid_desc = self.settings.ties == "trec"
+        for i, qid in enumerate(self.query_ids):
+            idx = np.asarray(cand_idx[i], dtype=np.int64)
+            sc = np.asarray(cand_score[i], dtype=np.float64)
+            key = -self._docid_rank[idx] if docid_desc else self._docid_rank[idx]
+            keep = np.lexsort((key, -sc))[:self.depth]
+            run[qid] = {self.corpus_ids[j]: float(s) for j, s in zip(idx[keep].tolist(), sc[keep].tolist())}
+        return run
+
+    # -- evaluation ------------------------------------------------------------
+    def score(self, run: dict, run_name: str = "model"):
+        """:func:`judged.evaluate` of retrieved lists with this evaluator's qrels, measures
+        and conventions."""
+        from ..evaluation import evaluate
+
+        s = self.settings
+        return evaluate(self.qrels, {run_name: run}, list(self.measures), ties=s.ties, complete=s.complete,
+                        no_relevant=s.no_relevant, ignore_identical_ids=s.ignore_identical_ids)
+
+    def __call__(self, model, output_path: str | None = None, epoch: int = -1, steps: int = -1) -> dict[str, float]:
+        where = f" after epoch {epoch}" if epoch != -1 else ""
+        where += f" after {steps} steps" if steps != -1 else ""
+        logger.info(f"judged graded IR evaluation of the model on {self.name or 'the'} data{where}")
+        run = self.retrieve(model)
+        self.last_run = run
+        if not run:
+            raise ValueError("no query of `queries` has judgments in the qrels: nothing to evaluate")
+        result = self.score(run)
+        self.last_result = result
+        values = {given: result.aggregate("model", given) for given in self.measures}
+        for given, conv in self.conventions.items():
+            logger.info(f"{given:>28}: {values[given]:.4f}   [{conv}]")
+        if output_path is not None:
+            self._write(output_path, epoch, steps, values, run)
+        metrics = self.prefix_name_to_metrics(values, self.name)
+        self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
+        return metrics
+
+    def _write(self, output_path: str, epoch: int, steps: int, values: dict, run: dict) -> None:
+        os.makedirs(output_path, exist_ok=True)
+        if self.write_csv:
+            path = os.path.join(output_path, self.csv_file)
+            new = not os.path.isfile(path)
+            with open(path, "a", newline="", encoding="utf-8") as fh:
+                w = csv.writer(fh)
+                if new:
+                    w.writerow(["epoch", "steps", *self.measures])
+                w.writerow([epoch, steps, *[repr(values[g]) for g in self.measures]])
+        if self.write_run:
+            from ..io.output import open_replacing
+
+            stem = self.csv_file.replace("_results.csv", f"_run_epoch{epoch}_steps{steps}.txt")
+            with open_replacing(os.path.join(output_path, stem)) as fh:
+                for q, docs in run.items():
+                    for r, (d, s) in enumerate(docs.items(), start=1):
+                        fh.write(f"{q} Q0 {d} {r} {s!r} judged\n")
+
+    def get_config_dict(self) -> dict:
+        return {"measures": list(self.measures), "depth": self.depth, "conventions": self.settings.canonical()}
