@@ -16,7 +16,7 @@ from .text import read_raw
 from .trec import dedupe_qrels, dedupe_run
 
 QID_NAMES = ("qid", "query_id", "query-id", "query")
-DOCID_NAMES = ("docid", "doc_id", "corpus-id", "corpus_id", "doc")
+DOCID_NAMES = ("docid", "doc_id", "corpus-id", "corpus_id", "doc", "docno")  # docno: PyTerrier
 GRADE_NAMES = ("grade", "relevance", "rel", "label", "score")
 SCORE_NAMES = ("score", "sim", "similarity")
 
