@@ -17,7 +17,8 @@ import pytest
 import judged
 
 OPTIONAL = {"fastapi", "sqlalchemy", "starlette", "pyspark", "uvicorn", "jinja2", "multipart", "psycopg",
-            "ir_datasets", "matplotlib", "scipy", "polars"}
+            "ir_datasets", "matplotlib", "scipy", "polars",
+            "torch", "sentence_transformers", "mteb", "pyterrier", "ranx", "ir_measures", "datasets"}  # integrations
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 

@@ -29,7 +29,8 @@ try:
     import ir_measures
     from ir_measures import providers
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError("judged.integrations.ir_measures needs ir_measures: pip install ir-measures") from exc
+    raise ModuleNotFoundError("judged.integrations.ir_measures needs ir_measures: pip install ir-measures",
+                              name=exc.name) from exc
 
 NAME = "judged_engine"
 

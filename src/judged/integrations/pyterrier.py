@@ -28,7 +28,8 @@ try:
     import pandas as pd
     import pyterrier as pt
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError("judged.integrations.pyterrier needs PyTerrier: pip install 'judged[pyterrier]'") from exc
+    raise ModuleNotFoundError("judged.integrations.pyterrier needs PyTerrier: pip install 'judged[pyterrier]'",
+                              name=exc.name) from exc
 
 __all__ = ["Experiment", "results"]
 

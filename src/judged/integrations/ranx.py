@@ -14,7 +14,8 @@ import numpy as np
 try:
     import ranx as _ranx
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError("judged.integrations.ranx needs ranx: pip install 'judged[ranx]'") from exc
+    raise ModuleNotFoundError("judged.integrations.ranx needs ranx: pip install 'judged[ranx]'",
+                              name=exc.name) from exc
 
 
 def _nested(qids, docids, values, cast) -> dict:

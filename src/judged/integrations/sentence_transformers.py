@@ -40,8 +40,8 @@ try:
     except ImportError:  # 3.x - 5.x
         from sentence_transformers.evaluation import SentenceEvaluator
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError("judged.integrations.sentence_transformers needs sentence-transformers "
-                      "(pip install torch==2.13.0, then pip install 'judged[st]')") from exc
+    raise ModuleNotFoundError("judged.integrations.sentence_transformers needs sentence-transformers "
+                      "(pip install torch==2.13.0, then pip install 'judged[st]')", name=exc.name) from exc
 
 logger = logging.getLogger(__name__)
 
