@@ -16,7 +16,6 @@ import pytest
 from judged.judge import campaign as cp
 from judged.judge.db import Database
 from judged.judge.inputs import Pool, read_judging_scale
-from judged.judge.models import Base
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "judging"
 PG_ENV = "JUDGED_TEST_POSTGRES_URL"
@@ -33,7 +32,7 @@ def make_campaign(db: str, n_queries: int = 2, docs_per_query: int = 3, overlap:
     scale = type(scale)(scale.grades, evidence == "required")
     tokens = {}
     with database.write() as s:
-        cp.init_campaign(s, "test", Pool(pairs, "0" * 64), "pool.txt", queries, corpus, scale, overlap)
+        c = cp.init_campaign(s, "test", Pool(pairs, "0" * 64), "pool.txt", queries, corpus, scale, overlap)
         for name in assessors:
             tokens[name] = cp.add_assessor(s, name)
         for name in admins:
@@ -54,8 +53,13 @@ def log_in(client, token: str, **kw):
 
 
 def reset_postgres(url: str) -> None:
+    """Drop every table (this schema's and an older one's a migration test made)."""
+    from sqlalchemy import MetaData
+
     database = Database(url, create=False)
-    Base.metadata.drop_all(database.engine)
+    found = MetaData()
+    found.reflect(database.engine)
+    found.drop_all(database.engine)
     database.dispose()
 
 
@@ -77,7 +81,7 @@ class Server:
         self.proc = subprocess.Popen([sys.executable, "-m", "judged", "judge", "serve", "--db", db,
                                       "--port", str(self.port), *args], stdout=self.log, stderr=subprocess.STDOUT, env=env)
         import httpx
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120   # a 2-core machine under heavy load starts Python slowly
         while True:
             try:
                 if httpx.get(self.url + "/api/next", timeout=1).status_code == 401:

@@ -58,7 +58,8 @@ def test_next_gives_exactly_the_pair_and_nothing_about_runs(sqlite_db):
     tok = make_campaign(sqlite_db, texts={"q0-d0": "<b>raw</b> & text"})
     c = client(sqlite_db)
     body = c.get("/api/next", headers=bearer(tok["alice"])).json()
-    assert set(body) == {"qid", "docid", "query", "title", "text"}
+    assert set(body) == {"qid", "docid", "query", "title", "text", "topic"}   # nothing about runs, ranks, scores
+    assert set(body["topic"]) == {"title", "description", "narrative"}
     if body["docid"] == "q0-d0":
         assert body["text"] == "<b>raw</b> & text"  # raw in the JSON; the page escapes it
 
@@ -220,7 +221,7 @@ def test_security_headers_and_escaping(sqlite_db):
     assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline" not in csp
     assert r.headers["x-content-type-options"] == "nosniff"
     with Database(sqlite_db).write() as s:
-        s.add(Assessor(name="<script>alert(1)</script>", token_hash="h" * 64))
+        s.add(Assessor(campaign_id=1, name="<script>alert(1)</script>", token_hash="h" * 64))
     page = log_in(c, tok["boss"]).text   # follows to /admin
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 

@@ -116,7 +116,11 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     for cmd in ("status", "serve"):
         assert main(["judge", cmd, "--db", str(tmp_path / "empty.db")]) == 2
         assert "judge init" in capsys.readouterr().err
-    assert _init(db) == 0 and _init(db) == 2                           # one campaign per database
+    assert _init(db) == 0 and _init(db) == 2                           # a second campaign needs a name ...
+    assert "--name" in capsys.readouterr().err
+    assert _init(db, "--name", "second") == 0 and _init(db, "--name", "second") == 2    # ... of its own
+    assert main(["judge", "status", "--db", db]) == 2 and "--campaign" in capsys.readouterr().err
+    assert main(["judge", "status", "--db", db, "--campaign", "second"]) == 0
 
 
 def test_the_whole_flow_pool_judge_export_merge_rejudge(tmp_path, capsys):

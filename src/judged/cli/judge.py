@@ -22,13 +22,20 @@ examples:
   judged judge add-assessor boss --admin --db judging.db
   judged judge serve --db judging.db                       # http://127.0.0.1:8000
   judged judge status --db judging.db
-  judged judge export --db judging.db -o new.qrels         # + .provenance.tsv, .evidence.jsonl
+  judged judge export --db judging.db -o new.qrels         # + .provenance.tsv, .evidence.jsonl, .notes.tsv
+  judged judge add-pool --db judging.db --pool more.txt --queries topics.txt --corpus corpus.jsonl
+  judged judge reassign alice --to bob --db judging.db
+  judged judge campaigns --db judging.db
+  judged judge migrate --db judging.db                     # a database made by judged 0.1
   judged judge agreement qrels.txt llm-labels.txt          # a machine judge against the people
 
---db takes any SQLAlchemy URL (postgresql://user:pw@host/db) or a path to a SQLite file.
+--db takes any SQLAlchemy URL (postgresql://user:pw@host/db) or a path to a SQLite file. A
+database holds several campaigns; commands that work on one take --campaign NAME (needed
+only when there are several).
 (`judged judge status` gives the agreement between assessors of one campaign; `judged judge
 agreement` compares two label files, e.g. the people's qrels and an LLM's labels; `judged meta
 agreement` is another thing: measures against side-by-side preferences.)"""
+CAMPAIGN_HELP = "campaign name (needed only when the database holds several; `judged judge campaigns` lists them)"
 
 DB_HELP = "database: a SQLite file path (default: %(default)s) or an SQLAlchemy URL such as postgresql://user:pw@127.0.0.1/db"
 
@@ -52,20 +59,65 @@ def register(sub) -> None:
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     i.add_argument("--db", default=default_db, help=DB_HELP)
     i.add_argument("--pool", required=True, help="pool file: qid docid per line (as `judged pool` writes)")
-    i.add_argument("--queries", required=True, help="TSV qid<TAB>text, or BEIR queries.jsonl")
+    i.add_argument("--queries", required=True,
+                   help="topics: TSV qid<TAB>text, BEIR queries.jsonl (title, description, narrative fields shown "
+                        "when present, also under metadata), or a TREC topic file (<top> or <topic> elements)")
     i.add_argument("--corpus", required=True, help="BEIR corpus.jsonl (_id, title, text)")
     i.add_argument("--scale", help="TOML grade scale (default: 0 not relevant, 1 useful background, "
                                    "2 direct support, 3 complete answer; evidence required above 0)")
     i.add_argument("--overlap", type=float, default=0.1,
                    help="share of pairs judged by two assessors, for agreement (default: %(default)s)")
-    i.add_argument("--name", help="campaign name (default: the pool's file name)")
+    i.add_argument("--name", help="campaign name, unique in the database (default: 'judging campaign DATE')")
+    i.add_argument("--guidelines", metavar="MARKDOWN", help="the assessors' guidelines, a Markdown file linked from every page")
     i.add_argument("--order", default="shuffled", metavar="ORDER",
                    help="how pairs are served: shuffled (default: a query at a time, in each assessor's own "
                         "shuffled order), pool (one at a time in the pool's priority order) or an adaptive "
                         "pooling strategy of `judged pool` (mtf, mm, mm-ns, ts, ts-ns, hedge: one at a time "
                         "in the order it proposes given the labels so far; needs the pool's runs and ranks)")
     i.add_argument("--seed", type=int, default=0, help="seed of a randomised --order (ts, ts-ns; default 0)")
+    i.add_argument("--practice", metavar="QRELS",
+                   help="a practice round: qrels lines (qid 0 docid grade) with known answers; every assessor judges "
+                        "them first and sees their agreement before the real work (the pairs are never exported)")
     i.set_defaults(func=run_init)
+
+    ap = jsub.add_parser("add-pool", help="merge a new pool into a running campaign",
+                         description="merge a new pool into a running campaign: pairs not there yet are added (the "
+                                     "campaign's overlap share goes to two assessors), with their topics and documents; "
+                                     "pairs already there are left alone.\n\nexample:\n  judged judge add-pool --db "
+                                     "campaign.db --pool pool-round2.txt --queries topics.txt --corpus corpus.jsonl",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--db", default=default_db, help=DB_HELP)
+    ap.add_argument("--campaign", help=CAMPAIGN_HELP)
+    ap.add_argument("--pool", required=True, help="pool file: qid docid per line (as `judged pool` writes)")
+    ap.add_argument("--queries", required=True, help="topics of the new qids (any format `init` reads)")
+    ap.add_argument("--corpus", required=True, help="BEIR corpus.jsonl holding the new docids")
+    ap.set_defaults(func=run_add_pool)
+
+    r = jsub.add_parser("reassign", help="move an assessor's remaining pairs to another assessor or back to the pool",
+                        description="move an assessor's remaining (open) pairs to another assessor (--to) or back to "
+                                    "the pool for whoever claims next; their judgments so far stay theirs.\n\nexample:\n"
+                                    "  judged judge reassign alice --to bob --deactivate --db campaign.db",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("name", help="the assessor whose open pairs move")
+    r.add_argument("--to", help="the assessor who gets them (default: back to the pool)")
+    r.add_argument("--deactivate", action="store_true", help="and give NAME no new work")
+    r.add_argument("--db", default=default_db, help=DB_HELP)
+    r.add_argument("--campaign", help=CAMPAIGN_HELP)
+    r.set_defaults(func=run_reassign)
+
+    cl = jsub.add_parser("campaigns", help="list the campaigns in a database",
+                         description="list the campaigns in a database.\n\nexample:\n  judged judge campaigns --db campaign.db",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    cl.add_argument("--db", default=default_db, help=DB_HELP)
+    cl.set_defaults(func=run_campaigns)
+
+    m = jsub.add_parser("migrate", help="upgrade a database made by an older judged (keeps every campaign)",
+                        description="upgrade a campaign database made by an older judged to this one's layout, in one "
+                                    "transaction (a SQLite file is copied to FILE.schema1.bak first).\n\nexample:\n"
+                                    "  judged judge migrate --db campaign.db",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    m.add_argument("--db", default=default_db, help=DB_HELP)
+    m.set_defaults(func=run_migrate)
 
     a = jsub.add_parser("add-assessor", help="add an assessor; prints the access token as the last line",
                           description="add an assessor; prints the access token as the last line.\n\nexample:\n  judged judge add-assessor alice --db campaign.db",
@@ -73,6 +125,7 @@ def register(sub) -> None:
     a.add_argument("name")
     a.add_argument("--admin", action="store_true", help="may see the admin page, adjudicate and export")
     a.add_argument("--db", default=default_db, help=DB_HELP)
+    a.add_argument("--campaign", help=CAMPAIGN_HELP + "; the token opens this campaign only")
     a.set_defaults(func=run_add_assessor)
 
     s = jsub.add_parser("serve", help="serve the judging page and JSON API",
@@ -98,13 +151,15 @@ def register(sub) -> None:
     e.add_argument("--disagreement", choices=["skip", "min", "max"], default="skip",
                    help="a pair two assessors graded differently and no admin adjudicated: "
                         "skip = leave it out (default), min / max = the lower / higher grade")
+    e.add_argument("--campaign", help=CAMPAIGN_HELP)
     e.set_defaults(func=run_export)
 
     t = jsub.add_parser("status", help="progress, time per judgment, agreement, disagreements",
                           description="progress, time per judgment, agreement, disagreements.\n\nexample:\n  judged judge status --db campaign.db --format json",
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("--db", default=default_db, help=DB_HELP)
-    t.add_argument("--format", choices=["table", "json"], default="table")
+    t.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: %(default)s)")
+    t.add_argument("--campaign", help=CAMPAIGN_HELP)
     t.set_defaults(func=run_status)
 
     g = jsub.add_parser("agreement", help="agreement of a machine judge (e.g. an LLM) with the people's labels",
@@ -199,9 +254,7 @@ def _database(db_url: str):
 
 def run_init(args) -> int:
     campaign, db = _web()
-    from pathlib import Path
-
-    from ..judge.inputs import read_corpus, read_judging_scale, read_pool, read_queries
+    from ..judge.inputs import read_corpus, read_guidelines, read_judging_scale, read_pool, read_practice, read_topics
 
     from ..judge.ordering import SHUFFLED, order_choices, set_order
 
@@ -213,33 +266,91 @@ def run_init(args) -> int:
         from ..pool import read_pool_file
 
         ordered = read_pool_file(args.pool).pairs
-    qids, docids = {q for q, _ in pool.pairs}, {d for _, d in pool.pairs}
-    queries = read_queries(args.queries, qids)
+    practice = read_practice(args.practice) if args.practice else []
+    qids = {q for q, _ in pool.pairs} | {q for q, _, _ in practice}
+    docids = {d for _, d in pool.pairs} | {d for _, d, _ in practice}
+    topics = read_topics(args.queries, qids)
     corpus = read_corpus(args.corpus, docids)
     scale = read_judging_scale(args.scale)
+    guidelines = read_guidelines(args.guidelines) if args.guidelines else ""
     with _database(args.db).write() as s:
-        c = campaign.init_campaign(s, args.name or Path(args.pool).name, pool, str(args.pool), queries, corpus,
-                                   scale, args.overlap)
+        c = campaign.init_campaign(s, args.name, pool, str(args.pool), topics, corpus, scale, args.overlap,
+                                   guidelines, practice)
         if ordered is not None:
-            s.flush()
-            set_order(s, args.order, ordered, args.seed)
+            set_order(s, args.order, ordered, args.seed, c.id)
         name = c.name
-    print(f"campaign {name!r} in {db.public_url(args.db)}: {len(pool.pairs)} pairs over {len(qids)} queries "
-          f"and {len(docids)} documents; {round(args.overlap * len(pool.pairs))} pairs go to two assessors "
-          f"(overlap {args.overlap}); evidence {'required above ' + str(scale.grades[0]['value']) if scale.evidence_required else 'optional'}"
+    pooled_q = {q for q, _ in pool.pairs}
+    print(f"campaign {name!r} in {db.public_url(args.db)}: {len(pool.pairs)} pairs over {len(pooled_q)} queries "
+          f"and {len({d for _, d in pool.pairs})} documents; {round(args.overlap * len(pool.pairs))} pairs go to two "
+          f"assessors (overlap {args.overlap}); evidence "
+          f"{'required above ' + str(scale.grades[0]['value']) if scale.evidence_required else 'optional'}"
+          + (f"; {len(practice)} practice pairs" if practice else "")
+          + ("; guidelines at /guidelines" if guidelines else "")
           + (f"; {pool.duplicates} repeated pool lines ignored" if pool.duplicates else "")
           + ("" if args.order == SHUFFLED else f"; pairs served one at a time in {args.order} order"))
     return 0
 
 
+def _campaign(s, campaign, name):
+    return campaign.find_campaign(s, name)
+
+
 def run_add_assessor(args) -> int:
     campaign, db = _web()
     with _database(args.db).write() as s:
-        campaign.get_campaign(s)
-        token = campaign.add_assessor(s, args.name, args.admin)
-    print(f"{'admin' if args.admin else 'assessor'} {args.name!r} added; the token below is shown once "
-          "(only its hash is stored):")
+        c = _campaign(s, campaign, args.campaign)
+        token = campaign.add_assessor(s, args.name, args.admin, c)
+        cname = c.name
+    print(f"{'admin' if args.admin else 'assessor'} {args.name!r} added to campaign {cname!r}; the token below is "
+          "shown once (only its hash is stored):")
     print(token)
+    return 0
+
+
+def run_add_pool(args) -> int:
+    campaign, _ = _web()
+    from ..judge.inputs import read_corpus, read_pool, read_topics
+
+    pool = read_pool(args.pool)
+    with _database(args.db).write() as s:
+        c = _campaign(s, campaign, args.campaign)
+        topics = read_topics(args.queries, {q for q, _ in pool.pairs})
+        corpus = read_corpus(args.corpus, {d for _, d in pool.pairs})
+        got = campaign.add_pool(s, c, pool, str(args.pool), topics, corpus)
+        cname = c.name
+    print(f"campaign {cname!r}: {got['added']} new pairs over {got['queries']} queries added "
+          f"({got['overlap_pairs']} go to two assessors); {got['already']} were there already")
+    return 0
+
+
+def run_reassign(args) -> int:
+    campaign, _ = _web()
+    with _database(args.db).write() as s:
+        c = _campaign(s, campaign, args.campaign)
+        got = campaign.reassign(s, c, args.name, args.to, args.deactivate)
+    parts = [f"{got['moved']} open pairs of {got['from']} moved to {got['to']}"] if got["to"] else []
+    if got["released"] or not got["to"]:
+        parts.append(f"{got['released']} back to the pool" + (f" ({got['to']} holds their other copy)" if got["to"] else ""))
+    if got["deactivated"]:
+        parts.append(f"{got['from']} gets no new work")
+    print("; ".join(parts))
+    return 0
+
+
+def run_campaigns(args) -> int:
+    campaign, _ = _web()
+    with _database(args.db).read() as s:
+        for c in campaign.campaigns(s):
+            st = campaign.status(s, c.id)
+            print(f"{c.name}\t{st['pairs']} pairs\t{st['labelled']} labelled\t{len(st['assessors'])} assessors")
+    return 0
+
+
+def run_migrate(args) -> int:
+    _web()
+    from ..judge.migrate import migrate
+
+    print(migrate(args.db))
     return 0
 
 
@@ -247,7 +358,8 @@ def run_serve(args) -> int:
     campaign, _ = _web()
     import uvicorn
     with _database(args.db).read() as s:
-        campaign.get_campaign(s)  # refuse to serve a database without a campaign
+        if not campaign.campaigns(s):  # refuse to serve a database without a campaign
+            campaign.find_campaign(s)
 
     from ..judge.app import create_app
 
@@ -268,7 +380,9 @@ def run_export(args) -> int:
 
     source = f"judged judge {db.public_url(args.db)}"
     with _database(args.db).read() as s:
-        lines, prov, unresolved = campaign.export(s, args.disagreement, source)
+        c = _campaign(s, campaign, args.campaign)
+        lines, prov, unresolved = campaign.export(s, args.disagreement, source, c.id)
+        notes = campaign.notes(s, c.id)
     # the qrels and the provenance sidecar `judged qrels merge` reads, written by its own writer
     qrels = Qrels([p["qid"] for p in prov], [p["docid"] for p in prov], [p["grade"] for p in prov], source=source)
     records = [{**{k: p[k] for k in ("qid", "docid", "grade", "source", "assessor", "time")}, "replaced": ""} for p in prov]
@@ -276,8 +390,11 @@ def run_export(args) -> int:
     evidence = evidence_path(args.output)
     with open(evidence, "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(p, ensure_ascii=False) + "\n" for p in prov)
+    with open(notes_path(args.output), "w", encoding="utf-8") as fh:
+        fh.write("\t".join(campaign.NOTES_COLUMNS) + "\n")
+        fh.writelines("\t".join(_tsv_field(n[k]) for k in campaign.NOTES_COLUMNS) + "\n" for n in notes)
     print(f"{len(lines)} judgments -> {args.output}; provenance -> {provenance_path(args.output)}; "
-          f"evidence -> {evidence}")
+          f"evidence -> {evidence}; {len(notes)} flags and comments -> {notes_path(args.output)}")
     if unresolved:
         how = "left out" if args.disagreement == "skip" else f"exported at the {args.disagreement} grade"
         print(f"{len(unresolved)} unadjudicated disagreements {how} (--disagreement {args.disagreement}): "
@@ -291,6 +408,21 @@ def evidence_path(qrels_path: str) -> str:
     return qrels_path + ".evidence.jsonl"
 
 
+def notes_path(qrels_path: str) -> str:
+    """The notes side file: every current judgment with a flag or a comment (TSV)."""
+    return qrels_path + ".notes.tsv"
+
+
+def _tsv_field(v) -> str:
+    return "" if v is None else " ".join(str(v).split())   # tabs and line breaks become spaces
+
+
+def _duration(seconds) -> str:
+    if seconds is None:
+        return "unknown (no timed judgment yet)"
+    return f"{seconds} s" if seconds < 90 else f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
 def _f(x) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
@@ -298,7 +430,7 @@ def _f(x) -> str:
 def run_status(args) -> int:
     campaign, _ = _web()
     with _database(args.db).read() as s:
-        st = campaign.status(s)
+        st = campaign.status(s, _campaign(s, campaign, args.campaign).id)
     if args.format == "json":
         print(json.dumps(campaign.json_safe(st), indent=2, ensure_ascii=False))
         return 0
@@ -307,23 +439,30 @@ def run_status(args) -> int:
 
     con = Console()
     con.print(f"campaign {st['campaign']}: {st['labelled']} of {st['pairs']} pairs labelled; "
-              f"{st['overlap_pairs']} pairs go to two assessors", markup=False, highlight=False)
+              f"{st['overlap_pairs']} pairs go to two assessors; {st['judgments_done']} of {st['judgments_wanted']} "
+              f"judgments done, {st['judgments_left']} left; time to finish {_duration(st['eta_seconds'])} "
+              f"[{st['eta_method']}]", markup=False, highlight=False)
     ag = st["agreement"]
     con.print(f"agreement over {ag['pairs']} doubly judged pairs: Cohen's kappa {_f(ag['cohen_kappa'])}, "
               f"Krippendorff's alpha (ordinal) {_f(ag['krippendorff_alpha_ordinal'])}  [{ag['convention']}]",
               markup=False, highlight=False)
     t = Table(title="assessors")
-    for col in ("assessor", "assigned", "graded", "skipped", "open", "median s/judgment"):
+    for col in ("assessor", "share", "assigned", "graded", "skipped", "open", "left", "median s/judgment",
+                "time to finish", "practice agreement"):
         t.add_column(col)
     for a in st["assessors"]:
-        t.add_row(a["assessor"] + (" (admin)" if a["admin"] else ""), *(str(a[k]) for k in ("assigned", "graded", "skipped", "open")),
-                  "—" if a["median_seconds"] is None else str(a["median_seconds"]))
+        pr = a.get("practice")
+        t.add_row(a["assessor"] + (" (admin)" if a["admin"] else "") + ("" if a["active"] else " (inactive)"),
+                  *(str(a[k]) for k in ("share", "assigned", "graded", "skipped", "open", "left")),
+                  "—" if a["median_seconds"] is None else str(a["median_seconds"]),
+                  _duration(a["eta_seconds"]) if a["left"] else "—",
+                  "—" if not pr or pr["agreement"] is None else f"{pr['agreement']:.0%} ({pr['agreed']} of {pr['done']})")
     con.print(t)
     q = Table(title="queries")
-    for col in ("qid", "pairs", "labelled", "open disagreements"):
+    for col in ("qid", "pairs", "judgments done", "labelled", "open disagreements"):
         q.add_column(col)
     for r in st["queries"]:
-        q.add_row(r["qid"], str(r["pairs"]), str(r["labelled"]), str(r["disagreements"]))
+        q.add_row(r["qid"], str(r["pairs"]), f"{r['judged']} of {r['copies']}", str(r["labelled"]), str(r["disagreements"]))
     con.print(q)
     if st["disagreements"]:
         d = Table(title="disagreements (adjudicate on the admin page)")

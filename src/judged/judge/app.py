@@ -22,23 +22,25 @@ import secrets
 import time
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import Depends, FastAPI, Form, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
 from sqlalchemy import delete
 from sqlalchemy.exc import DataError
 
 from . import auth, campaign as cp
 from .db import Database, public_url
+from .assign import PracticeFinished
 from .guard import Guard
 from .inputs import MAX_ID_LENGTH, text_problem
-from .models import ADJUDICATE, GRADE, SKIP, UNDO, LoginSession, utcnow
+from .models import ADJUDICATE, FLAGS, GRADE, SKIP, UNDO, LoginSession, utcnow
 
 HERE = Path(__file__).parent
 COOKIE = "judged_session"
@@ -60,6 +62,11 @@ Id = Annotated[str, Field(min_length=1, max_length=MAX_ID_LENGTH), AfterValidato
 Text = Annotated[str, Field(max_length=MAX_EVIDENCE), AfterValidator(_storable)]
 
 
+Flag = Literal[FLAGS]  # type: ignore[valid-type]
+ERROR_TITLES = {401: "Log in first", 403: "Not for you", 404: "Not found", 405: "Not allowed", 413: "Too large",
+                422: "Refused", 429: "Too many attempts"}
+
+
 class JudgmentIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     qid: Id
@@ -67,6 +74,8 @@ class JudgmentIn(BaseModel):
     grade: StrictInt
     evidence: Text = ""
     request_id: Id
+    comment: Text = ""
+    flag: Flag | None = None
 
 
 class PairIn(BaseModel):
@@ -74,6 +83,23 @@ class PairIn(BaseModel):
     qid: Id
     docid: Id
     request_id: Id
+    comment: Text = ""
+    flag: Flag | None = None
+
+
+class ReassignIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    source: Id = Field(alias="from")
+    target: Id | None = Field(default=None, alias="to")
+    deactivate: bool = False
+
+
+def render_markdown(text: str) -> str:
+    """Guidelines as HTML: CommonMark plus tables, raw HTML in the Markdown escaped, links
+    checked by markdown-it (no ``javascript:``); the page's CSP runs nothing in any case."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table").render(text)
 
 
 class UndoIn(BaseModel):
@@ -110,6 +136,14 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
     @app.exception_handler(cp.Refused)
     async def refused(request: Request, exc: cp.Refused):
         return JSONResponse({"detail": str(exc)[:MAX_MESSAGE]}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        """API clients get JSON; a person in a browser on a page gets a page."""
+        if not request.url.path.startswith("/api/") and "text/html" in request.headers.get("accept", ""):
+            return page(request, "error.html", status_code=exc.status_code, message=exc.detail,
+                        title=ERROR_TITLES.get(exc.status_code, "Error"))
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
@@ -195,7 +229,13 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
 
     @app.get("/api/next")
     def api_next(a: auth.Who = Depends(assessor)):
-        body = cp.serve_next(database, a)
+        try:
+            body = cp.serve_next(database, a)
+        except PracticeFinished:
+            with database.read() as s:
+                report = cp.practice_report(s, a)
+            return JSONResponse({"detail": "practice round finished: read your result (GET /api/practice), then "
+                                           "POST /api/practice/start", "practice": report}, status_code=409)
         return Response(status_code=204) if body is None else body
 
     def _answer(result):
@@ -205,11 +245,12 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
     @app.post("/api/judgments")
     def api_judgment(j: JudgmentIn, a: auth.Who = Depends(assessor)):
         return _answer(cp.record_once(database, a, GRADE, j.request_id, qid=j.qid, docid=j.docid,
-                                      grade=j.grade, evidence=j.evidence))
+                                      grade=j.grade, evidence=j.evidence, comment=j.comment, flag=j.flag))
 
     @app.post("/api/skip")
     def api_skip(p: PairIn, a: auth.Who = Depends(assessor)):
-        return _answer(cp.record_once(database, a, SKIP, p.request_id, qid=p.qid, docid=p.docid))
+        return _answer(cp.record_once(database, a, SKIP, p.request_id, qid=p.qid, docid=p.docid,
+                                      comment=p.comment, flag=p.flag))
 
     @app.post("/api/undo")
     def api_undo(u: UndoIn, a: auth.Who = Depends(assessor)):
@@ -225,24 +266,44 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
         with database.read() as s:
             return cp.history(s, a, qid, docid)
 
+    @app.get("/api/practice")
+    def api_practice(a: auth.Who = Depends(assessor)):
+        with database.read() as s:
+            return cp.practice_report(s, a)
+
+    @app.post("/api/practice/start")
+    def api_practice_start(a: auth.Who = Depends(assessor)):
+        with database.write() as s:
+            return cp.start_after_practice(s, a)
+
     @app.post("/api/adjudications")
     def api_adjudicate(j: JudgmentIn, a: auth.Who = Depends(admin)):
         return _answer(cp.record_once(database, a, ADJUDICATE, j.request_id, qid=j.qid, docid=j.docid,
-                                      grade=j.grade, evidence=j.evidence))
+                                      grade=j.grade, evidence=j.evidence, comment=j.comment, flag=j.flag))
+
+    @app.get("/api/pair-history")
+    def api_pair_history(qid: Annotated[Id, Query()], docid: Annotated[Id, Query()], a: auth.Who = Depends(admin)):
+        with database.read() as s:
+            return cp.pair_history(s, a.campaign_id, qid, docid)
+
+    @app.post("/api/reassign")
+    def api_reassign(r: ReassignIn, a: auth.Who = Depends(admin)):
+        with database.write() as s:
+            return cp.reassign(s, cp.get_campaign(s, a.campaign_id), r.source, r.target, r.deactivate)
 
     @app.get("/api/export", response_class=PlainTextResponse)
     def api_export(disagreement: str = "skip", a: auth.Who = Depends(admin)):
         if disagreement not in cp.DISAGREEMENT_POLICIES:
             raise HTTPException(422, f"disagreement must be one of {cp.DISAGREEMENT_POLICIES}")
         with database.read() as s:
-            lines, _, _ = cp.export(s, disagreement, source)
+            lines, _, _ = cp.export(s, disagreement, source, a.campaign_id)
         return PlainTextResponse("".join(line + "\n" for line in lines),
                                  headers={"Content-Disposition": 'attachment; filename="qrels.txt"'})
 
     @app.get("/api/status")
     def api_status(a: auth.Who = Depends(admin)):
         with database.read() as s:
-            return JSONResponse(cp.json_safe(cp.status(s)))
+            return JSONResponse(cp.json_safe(cp.status(s, a.campaign_id)))
 
     # --- pages ----------------------------------------------------------------------------
 
@@ -260,15 +321,40 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
                             secure=secure_cookie, path="/")
         return response
 
+    def browser_session(request: Request):
+        who = identify(request) if "authorization" not in request.headers else None
+        return None if who is None or who[1] is None else who
+
+    def session_context(s, who) -> dict:
+        c = cp.get_campaign(s, who[0].campaign_id)
+        return {"assessor": who[0], "csrf": who[1].csrf, "campaign": c, "has_guidelines": bool(c.guidelines.strip())}
+
     @app.get("/", response_class=HTMLResponse)
     def index(request: Request):
-        who = identify(request) if "authorization" not in request.headers else None
-        if who is None or who[1] is None:
+        who = browser_session(request)
+        if who is None:
             return login_page(request)
         with database.read() as s:
-            c = cp.get_campaign(s)
-            return page(request, "judge.html", assessor=who[0], csrf=who[1].csrf, campaign=c,
-                        scale=c.scale["grade"], evidence_required=c.evidence_required)
+            ctx = session_context(s, who)
+            c = ctx["campaign"]
+            return page(request, "judge.html", scale=c.scale["grade"], evidence_required=c.evidence_required,
+                        flags=FLAGS, **ctx)
+
+    @app.get("/guidelines", response_class=HTMLResponse)
+    def guidelines(request: Request):
+        who = browser_session(request)
+        if who is None:
+            return RedirectResponse("/", status_code=303)
+        with database.read() as s:
+            ctx = session_context(s, who)
+            c = ctx["campaign"]
+            body = render_markdown(c.guidelines) if ctx["has_guidelines"] else None
+            return page(request, "guidelines.html", guidelines_html=body, scale=c.scale["grade"], **ctx)
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon():
+        return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml",
+                            headers={"Cache-Control": "public, max-age=86400"})
 
     @app.post("/login")
     def login(request: Request, token: str = Form("", max_length=1000), csrf: str = Form("", max_length=100)):
@@ -307,14 +393,14 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
 
     @app.get("/admin", response_class=HTMLResponse)
     def admin_page(request: Request):
-        who = identify(request) if "authorization" not in request.headers else None
-        if who is None or who[1] is None:
+        who = browser_session(request)
+        if who is None:
             return RedirectResponse("/", status_code=303)
         if not who[0].is_admin:
-            raise HTTPException(403, "admins only")
+            raise HTTPException(403, "This page is for the campaign's admins; your work is on the judging page.")
         with database.read() as s:
-            st = cp.json_safe(cp.status(s))
-            c = cp.get_campaign(s)
-            return page(request, "admin.html", assessor=who[0], csrf=who[1].csrf, st=st, scale=c.scale["grade"])
+            ctx = session_context(s, who)
+            st = cp.json_safe(cp.status(s, who[0].campaign_id))
+            return page(request, "admin.html", st=st, scale=ctx["campaign"].scale["grade"], **ctx)
 
     return Guard(app)

@@ -34,10 +34,11 @@ class Who:
     id: int
     name: str
     is_admin: bool
+    campaign_id: int
 
     @classmethod
     def of(cls, a: Assessor) -> "Who":
-        return cls(a.id, a.name, a.is_admin)
+        return cls(a.id, a.name, a.is_admin, a.campaign_id)
 
 
 def new_token() -> str:

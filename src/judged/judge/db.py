@@ -12,12 +12,12 @@ import os
 import threading
 from contextlib import contextmanager, nullcontext
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import create_engine, event, inspect, select
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import sessionmaker
 
 from ..errors import JudgedError
-from .models import Base
+from .models import SCHEMA_VERSION, Base, SchemaVersion
 
 DEFAULT_DB = "judging.db"
 SQLITE_BUSY_TIMEOUT_MS = 60_000
@@ -69,8 +69,32 @@ def make_engine(db: str) -> Engine:
     return engine
 
 
-def create_schema(engine: Engine) -> None:
-    Base.metadata.create_all(engine)
+def schema_version(engine: Engine) -> int | None:
+    """The database's schema version: None when it holds no judged table yet, 1 for judged
+    0.1's layout (a ``campaign`` table and no ``judged_schema``)."""
+    tables = set(inspect(engine).get_table_names())
+    if "judged_schema" in tables:
+        with engine.connect() as conn:
+            return conn.scalar(select(SchemaVersion.version).order_by(SchemaVersion.version.desc()).limit(1))
+    return 1 if "campaign" in tables else None
+
+
+def create_schema(engine: Engine, url: str = "") -> None:
+    """Create the tables of a new database; refuse (nothing changed) one of another version."""
+    version = schema_version(engine)
+    if version is None:
+        Base.metadata.create_all(engine)
+        with engine.begin() as conn:
+            if conn.scalar(select(SchemaVersion.version)) is None:
+                conn.execute(SchemaVersion.__table__.insert().values(version=SCHEMA_VERSION))
+    elif version < SCHEMA_VERSION:
+        where = public_url(url) if url else "this database"
+        raise JudgedError(f"{where} holds campaigns in an older layout (schema {version}, this judged reads "
+                          f"{SCHEMA_VERSION}): upgrade it with `judged judge migrate --db {url or 'DB'}` "
+                          "(nothing was changed; the upgrade keeps every campaign, judgment and token)")
+    elif version > SCHEMA_VERSION:
+        raise JudgedError(f"{public_url(url) if url else 'this database'} was written by a newer judged "
+                          f"(schema {version}; this one reads {SCHEMA_VERSION}): upgrade judged")
 
 
 class Database:
@@ -84,7 +108,11 @@ class Database:
         self.cache: dict = {}  # facts that never change once written (the campaign)
         self.engine = make_engine(db)
         if create:
-            create_schema(self.engine)
+            try:
+                create_schema(self.engine, db)
+            except BaseException:
+                self.engine.dispose()
+                raise
         self._writes = sessionmaker(self.engine, expire_on_commit=False)
         self._reads = sessionmaker(self.engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False)
         self._lock = threading.Lock() if self.engine.dialect.name == "sqlite" else nullcontext()

@@ -1,14 +1,21 @@
-"""Readers for a campaign's inputs: the pool, the queries, the corpus and the grade scale.
+"""Readers for a campaign's inputs: the pool, the topics, the corpus, the grade scale, the
+practice answers and the guidelines.
 
 Pool (the format ``judged pool`` writes): one (qid, docid) pair per line, qid and docid
 the first two whitespace-separated fields, further fields ignored; lines starting with
-``#`` and blank lines are skipped. Queries: TSV ``qid<TAB>text`` or BEIR ``queries.jsonl``
-(``_id``, ``text``). Corpus: BEIR ``corpus.jsonl`` (``_id``, ``title``, ``text``).
+``#`` and blank lines are skipped. Topics (:func:`read_topics`): TSV ``qid<TAB>text``, BEIR
+``queries.jsonl`` (``_id``, ``text``, and ``title``, ``description``, ``narrative`` at the
+top level or under ``metadata``, as BEIR's TREC-COVID has them), or a TREC topic file
+(``<top> <num> <title> <desc> <narr>``, or the XML form ``<topic number=...>`` with
+``<query>``/``<title>``, ``<question>``/``<description>``, ``<narrative>``), told apart by
+content. Corpus: BEIR ``corpus.jsonl`` (``_id``, ``title``, ``text``). Practice answers:
+TREC qrels (``qid 0 docid grade``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 import sys
@@ -122,25 +129,117 @@ def _jsonl(path: Path):
         yield n, obj
 
 
+@dataclass(frozen=True)
+class Topic:
+    """What the assessor reads about a query: ``text`` first (the query as typed: a TREC
+    title, a BEIR text), then, when the topic file has them, its description (the
+    information need in a sentence) and narrative (what counts as relevant)."""
+    qid: str
+    text: str
+    title: str = ""
+    description: str = ""
+    narrative: str = ""
+
+
 def read_queries(path: str | Path, wanted: set[str] | None = None) -> dict[str, str]:
-    """qid -> text, from TSV ``qid<TAB>text`` or BEIR ``queries.jsonl``."""
+    """qid -> query text, from any topic file :func:`read_topics` reads."""
+    return {q: t.text for q, t in read_topics(path, wanted).items()}
+
+
+def read_topics(path: str | Path, wanted: set[str] | None = None) -> dict[str, Topic]:
+    """qid -> :class:`Topic`, from TSV, BEIR JSON lines or a TREC topic file (by content)."""
     path = Path(path)
-    out: dict[str, str] = {}
     with open(path, "rb") as fh:
-        first = fh.read(1)
-    if path.suffix == ".jsonl" or first == b"{":
+        head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"<"):
+        out = _trec_topics(path)
+    elif path.suffix == ".jsonl" or head.startswith(b"{"):
+        out = {}
         for n, obj in _jsonl(path):
             qid = _checked(path, n, "the _id", str(obj["_id"]), MAX_ID_LENGTH)
-            out[qid] = _checked(path, n, "the text", str(obj.get("text", "")))
+            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+
+            def field(*names):
+                for source in (obj, meta):
+                    for name in names:
+                        if source.get(name):
+                            return _checked(path, n, f"the {name}", str(source[name]))
+                return ""
+            out[qid] = Topic(qid, field("text", "query"), field("title"), field("description", "question", "desc"),
+                             field("narrative", "narr"))
     else:
+        out = {}
         for n, line in _decoded_lines(path):
             if not line.strip():
                 continue
             if "\t" not in line:
                 raise ParseError(str(path), n, "a query line is qid<TAB>text")
             qid, text = line.split("\t", 1)
-            out[_checked(path, n, "the qid", qid.strip(), MAX_ID_LENGTH)] = _checked(path, n, "the text", text)
+            qid = _checked(path, n, "the qid", qid.strip(), MAX_ID_LENGTH)
+            out[qid] = Topic(qid, _checked(path, n, "the text", text))
     return out if wanted is None else {q: t for q, t in out.items() if q in wanted}
+
+
+_TOPIC = re.compile(r"<top>(.*?)</top>|<topic\b([^>]*)>(.*?)</topic>", re.S | re.I)
+_TAG = re.compile(r"<(num|title|desc|narr|query|question|description|narrative)\b[^>]*>", re.I)
+_LABEL = re.compile(r"^\s*(number|description|narrative)\s*:\s*", re.I)
+
+
+def _trec_topics(path: Path) -> dict[str, Topic]:
+    """TREC topics: SGML ``<top>`` blocks (TREC 1-8, Robust: fields run to the next tag) or
+    XML ``<topic number="...">`` elements (Web, TREC-COVID, Deep Learning)."""
+    text = "\n".join(line for _, line in _decoded_lines(path))
+    out: dict[str, Topic] = {}
+    for m in _TOPIC.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        body = m.group(1) if m.group(1) is not None else m.group(3)
+        fields: dict[str, str] = {}
+        tags = list(_TAG.finditer(body))
+        for i, t in enumerate(tags):
+            end = tags[i + 1].start() if i + 1 < len(tags) else len(body)
+            value = re.sub(r"</[a-z]+>", " ", body[t.end():end], flags=re.I)
+            value = " ".join(_LABEL.sub("", value).split())
+            if m.group(1) is None:                 # the XML form: entities such as &amp;
+                value = html.unescape(value)
+            fields.setdefault(t.group(1).lower(), value)
+        attrs = dict(re.findall(r'(\w+)\s*=\s*"([^"]*)"', m.group(2) or ""))
+        qid = fields.get("num") or attrs.get("number") or attrs.get("id") or ""
+        if not qid:
+            raise ParseError(str(path), line, "a topic without a number (<num> or number=\"...\")")
+        qid = _checked(path, line, "the topic number", qid, MAX_ID_LENGTH)
+        title = fields.get("title") or fields.get("query") or ""
+        desc = fields.get("desc") or fields.get("description") or fields.get("question") or ""
+        for value in (title, desc, fields.get("narr", ""), fields.get("narrative", "")):
+            _checked(path, line, "the topic's text", value)
+        out[qid] = Topic(qid, title or desc, title, desc, fields.get("narr") or fields.get("narrative") or "")
+    if not out:
+        raise ParseError(str(path), None, "no <top> or <topic> element: not a TREC topic file")
+    return out
+
+
+def read_practice(path: str | Path) -> list[tuple[str, str, int]]:
+    """The practice round's known answers, TREC qrels lines ``qid 0 docid grade``."""
+    out = []
+    for n, line in _decoded_lines(Path(path)):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        f = line.split()
+        if len(f) != 4:
+            raise ParseError(str(path), n, "a practice line is a qrels line: qid 0 docid grade")
+        try:
+            grade = int(f[3])
+        except ValueError:
+            raise ParseError(str(path), n, f"the grade {f[3]!r} is not an integer") from None
+        out.append((_checked(path, n, "the qid", f[0], MAX_ID_LENGTH), _checked(path, n, "the docid", f[2], MAX_ID_LENGTH),
+                    grade))
+    if not out:
+        raise ParseError(str(path), None, "no practice answer in the file")
+    return out
+
+
+def read_guidelines(path: str | Path) -> str:
+    """The assessors' guidelines, Markdown text (shown at /guidelines)."""
+    return "\n".join(_checked(path, n, "the text", line) for n, line in _decoded_lines(Path(path)))
 
 
 def read_corpus(path: str | Path, wanted: set[str]) -> dict[str, tuple[str, str]]:

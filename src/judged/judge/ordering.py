@@ -30,7 +30,7 @@ def order_choices() -> list[str]:
     return [SHUFFLED, POOL] + [n for n, s in POLICIES.items() if s.adaptive]
 
 
-def set_order(session: Session, order: str, pool_pairs, seed: int = 0) -> None:
+def set_order(session: Session, order: str, pool_pairs, seed: int = 0, campaign_id: int | None = None) -> None:
     """Store the campaign's serving order; for ``pool`` and the adaptive strategies, each
     pair's priority and its runs and ranks (``pool_pairs``: :class:`judged.pool.PoolPair`
     in file order, as :func:`judged.pool.read_pool_file` reads them)."""
@@ -41,7 +41,12 @@ def set_order(session: Session, order: str, pool_pairs, seed: int = 0) -> None:
     if order != POOL and not any(p.ranks for p in pool_pairs):
         raise JudgedError(f"--order {order} needs the runs and ranks of each pair: write the pool with "
                           "`judged pool` (its runs and ranks columns)")
-    ids = {(q, d): i for i, q, d in session.execute(select(Pair.id, Pair.qid, Pair.docid)).all()}
+    if campaign_id is None:
+        from .campaign import find_campaign
+
+        campaign_id = find_campaign(session).id
+    ids = {(q, d): i for i, q, d in session.execute(select(Pair.id, Pair.qid, Pair.docid).where(
+        Pair.campaign_id == campaign_id, Pair.practice_grade.is_(None))).all()}
     rows, seen = [], set()
     for priority, p in enumerate(pool_pairs, 1):
         pid = ids.get((p.qid, p.docid))
@@ -51,29 +56,30 @@ def set_order(session: Session, order: str, pool_pairs, seed: int = 0) -> None:
         rows.append(PairRank(pair_id=pid, run="", rank=priority))  # run "": the pool file's priority
         rows.extend(PairRank(pair_id=pid, run=r, rank=k) for r, k in zip(p.runs, p.ranks))
     session.add_all(rows)
-    session.add(CampaignOrder(strategy=order, seed=seed))
+    session.add(CampaignOrder(campaign_id=campaign_id, strategy=order, seed=seed))
 
 
-def campaign_order(database) -> str:
-    """The serving order of a :class:`~.db.Database`'s campaign (read once, kept)."""
-    order = database.cache.get("order")
+def campaign_order(database, campaign_id: int) -> str:
+    """The serving order of a campaign of a :class:`~.db.Database` (read once, kept)."""
+    order = database.cache.get(("order", campaign_id))
     if order is None:
         with database.read() as s:
-            row = s.scalar(select(CampaignOrder).limit(1))
-            order = database.cache["order"] = SHUFFLED if row is None else row.strategy
-            database.cache["order_seed"] = 0 if row is None else row.seed
+            row = s.scalar(select(CampaignOrder).where(CampaignOrder.campaign_id == campaign_id).limit(1))
+            order = database.cache[("order", campaign_id)] = SHUFFLED if row is None else row.strategy
+            database.cache[("order_seed", campaign_id)] = 0 if row is None else row.seed
     return order
 
 
-def _candidates(session: Session, database):
+def _candidates(session: Session, database, campaign_id: int):
     """(pair ids in candidate order, Candidates, priority order) from pair_rank, built once."""
-    got = database.cache.get("order_candidates")
+    got = database.cache.get(("order_candidates", campaign_id))
     if got is None:
         from ..pool import PoolPair
         from ..pooling.candidates import candidates_from_pool
 
         rows = session.execute(select(PairRank.pair_id, PairRank.run, PairRank.rank, Pair.qid, Pair.docid)
-                               .join(Pair, Pair.id == PairRank.pair_id).order_by(PairRank.id)).all()
+                               .join(Pair, Pair.id == PairRank.pair_id).where(Pair.campaign_id == campaign_id)
+                               .order_by(PairRank.id)).all()
         pairs, priority = {}, {}
         for pair_id, run, rank, qid, docid in rows:
             p = pairs.setdefault(pair_id, PoolPair(qid, docid, 0, [], ranks=[]))
@@ -86,17 +92,18 @@ def _candidates(session: Session, database):
         cands = candidates_from_pool([pairs[i] for i in ordered]) if any(p.runs for p in pairs.values()) else None
         index = cands.index() if cands is not None else {}
         pid_of = {i: index.get((pairs[i].qid, pairs[i].docid)) for i in ordered}
-        got = database.cache["order_candidates"] = (ordered, cands, pid_of)
+        got = database.cache[("order_candidates", campaign_id)] = (ordered, cands, pid_of)
     return got
 
 
-def _labels(session: Session) -> dict[int, int]:
+def _labels(session: Session, campaign_id: int) -> dict[int, int]:
     """pair id -> the grade a policy learns from: the adjudication, else the first current
     grade (folded from the append-only history in id order, as :func:`.campaign.current_labels`)."""
     latest: dict = {}
     adjudicated: dict = {}
     for pair_id, assessor_id, kind, grade in session.execute(
-            select(Judgment.pair_id, Judgment.assessor_id, Judgment.kind, Judgment.grade).order_by(Judgment.id)):
+            select(Judgment.pair_id, Judgment.assessor_id, Judgment.kind, Judgment.grade).join(Pair)
+            .where(Pair.campaign_id == campaign_id, Pair.practice_grade.is_(None)).order_by(Judgment.id)):
         if kind == ADJUDICATE:
             adjudicated[pair_id] = grade
         elif kind == UNDO:
@@ -116,22 +123,24 @@ def next_pair_id(session: Session, database, assessor: Assessor) -> int | None:
     """The pair this assessor should judge next in the campaign's order (None: nothing
     left for them). Does not claim it."""
     mine = select(Assignment.pair_id).where(Assignment.assessor_id == assessor.id)
-    second = session.scalar(select(Pair.id).where(Pair.copies_assigned >= 1, Pair.copies_assigned < Pair.copies_wanted,
+    cid = assessor.campaign_id
+    second = session.scalar(select(Pair.id).where(Pair.campaign_id == cid, Pair.practice_grade.is_(None),
+                                                  Pair.copies_assigned >= 1, Pair.copies_assigned < Pair.copies_wanted,
                                                   Pair.id.not_in(mine))
                             .order_by(select(func.min(Assignment.id)).where(Assignment.pair_id == Pair.id)
                                       .scalar_subquery(), Pair.id).limit(1))
     if second is not None:
         return second
-    ordered, cands, pid_of = _candidates(session, database)
-    handed = set(session.scalars(select(Pair.id).where(Pair.copies_assigned >= 1)))
-    order = campaign_order(database)
+    ordered, cands, pid_of = _candidates(session, database, cid)
+    handed = set(session.scalars(select(Pair.id).where(Pair.campaign_id == cid, Pair.copies_assigned >= 1)))
+    order = campaign_order(database, cid)
     if order == POOL or cands is None:
         return next((i for i in ordered if i not in handed), None)
     from ..pooling.policies import make_policy
 
-    policy = make_policy(order, cands, seed=database.cache.get("order_seed", 0))
+    policy = make_policy(order, cands, seed=database.cache.get(("order_seed", cid), 0))
     policy.start()
-    for pair_id, grade in _labels(session).items():
+    for pair_id, grade in _labels(session, cid).items():
         pid = pid_of.get(pair_id)
         if pid is not None:
             policy.observe(pid, float(grade))

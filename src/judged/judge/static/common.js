@@ -2,7 +2,8 @@
 // Shared by the judging and admin pages: JSON calls with the session's CSRF token,
 // retried with the same body (so the same request_id) on network errors and 5xx.
 window.judged = (function () {
-  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  const csrf = meta ? meta.content : "";
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
   function requestId() {
     const b = new Uint8Array(16);
@@ -28,7 +29,12 @@ window.judged = (function () {
     }
   }
   async function detail(r) {
-    try { const b = await r.json(); return typeof b.detail === "string" ? b.detail : JSON.stringify(b.detail); }
+    try {
+      const b = await r.json();
+      if (typeof b.detail === "string") return b.detail;
+      if (Array.isArray(b.detail)) return b.detail.map((e) => `${(e.loc || []).slice(1).join(".")}: ${e.msg}`).join("; ");
+      return JSON.stringify(b.detail);
+    }
     catch (e) { return "error " + r.status; }
   }
   function message(text, isError) {
