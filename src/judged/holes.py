@@ -252,7 +252,13 @@ def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):
     if (pool_g < 0).any():
         raise ConventionError(f"bounds need non-negative gains; gain={measure.gain} gives negative gains")
     lo, hi = np.zeros(n), np.zeros(n)
+    open_queries = np.bincount(top.q[~top.judged], minlength=n) + n_extra > 0
+    gain_levels = np.unique(pool_g[pool_g > 0])
+    problems, at = [], []
+    longest = 0
     for q, s, e in _query_blocks(top, n):
+        if not open_queries[q]:  # no hole: bounds() gives the kernel's zero-filled value
+            continue
         g = top.grade[s:e]
         ranks = top.pos[s:e] + 1.0
         w = measure.discount.divide(np.ones(len(g)), ranks)
@@ -261,11 +267,12 @@ def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):
         hw = np.concatenate((w[hole], np.zeros(n_extra[q])))
         jg = pool_g[pool_off[q]:pool_off[q + 1]]
         jg = jg[jg > 0]
-        L = len(jg) + len(hw)
-        disc = measure.discount.divide(np.ones(L), np.arange(1, L + 1, dtype=np.float64))
-        disc[k:] = 0.0
-        lo[q] = ndcg_extreme(hw, dfix, jg, disc, values, "min")
-        hi[q] = ndcg_extreme(hw, dfix, jg, disc, values, "max")
+        problems.append((hw, dfix, (jg[:, None] == gain_levels[None, :]).sum(axis=0)))
+        at.append(q)
+        longest = max(longest, len(jg) + len(hw))
+    disc = measure.discount.divide(np.ones(longest), np.arange(1, longest + 1, dtype=np.float64))
+    disc[k:] = 0.0
+    lo[at], hi[at] = solve_extremes(problems, disc, values, gain_levels)
     return lo, hi
 
 
@@ -274,55 +281,107 @@ def ndcg_extreme(hw, dfix: float, jg, disc, values, want: str) -> float:
     x_h in ``values``, IDCG the discounted sum (weights ``disc``, 0 past the cutoff) of
     the judged gains ``jg`` and the x_h sorted descending; 0 when IDCG = 0. The weights
     ``hw`` may be negative (a difference of two runs' discounts)."""
-    hw = np.asarray(hw, np.float64)
-    nh = len(hw)
-    w = np.sort(hw)[::-1] if want == "max" else np.sort(hw)  # largest gains take w[0], w[1], ...
-    W = np.concatenate(([0.0], np.cumsum(w)))
-    D = np.concatenate(([0.0], np.cumsum(disc)))
     jg = np.asarray(jg, np.float64)
-    zero_possible = len(jg) == 0 and values.min() == 0  # all holes 0: IDCG = 0, value 0 by convention
-    levels = sorted(set(values.tolist()) | set(jg.tolist()), reverse=True)
+    levels, counts = np.unique(jg, return_counts=True)
+    return float(ndcg_extremes(np.asarray(hw, np.float64)[None, :], np.array([float(dfix)]), counts[None, :],
+                               levels, np.asarray(disc, np.float64), values, want)[0])
+
+
+def ndcg_extremes(hw: np.ndarray, dfix: np.ndarray, jcounts: np.ndarray, jlevels: np.ndarray, disc: np.ndarray,
+                  values, want: str) -> np.ndarray:
+    """:func:`ndcg_extreme` for a batch of problems with as many holes each: ``hw``
+    (problems, holes) hole weights, ``dfix`` (problems,), ``jcounts`` (problems, levels)
+    how many judged gains equal each of the distinct ``jlevels``; ``disc`` the discount
+    by ideal position (0 past the cutoff) for at least judged + holes positions. Every
+    problem goes through the same operations as alone (so the same bits), all at once."""
+    values = np.asarray(values, np.float64)
+    hw = np.asarray(hw, np.float64)
+    nb, nh = hw.shape
+    out = np.zeros(nb)
+    if nb == 0:
+        return out
+    w = np.sort(hw, axis=1)[:, ::-1] if want == "max" else np.sort(hw, axis=1)  # largest gains take w[0], ...
+    W = np.concatenate((np.zeros((nb, 1)), np.cumsum(w, axis=1)), axis=1)
+    D = np.concatenate(([0.0], np.cumsum(disc)))
+    jlevels = np.asarray(jlevels, np.float64)
+    jcounts = np.asarray(jcounts, np.int64).reshape(nb, len(jlevels))
+    zero_possible = (jcounts.sum(axis=1) == 0) & (values.min() == 0)  # all holes 0: IDCG = 0, value 0
     allowed = set(values.tolist())
-    info = [(u, u in allowed, int((jg > u).sum()), int((jg == u).sum())) for u in levels]
+    info = []
+    for u in sorted(allowed | set(jlevels.tolist()), reverse=True):
+        above = jcounts[:, jlevels > u].sum(axis=1)
+        at = np.flatnonzero(jlevels == u)
+        cnt = jcounts[:, at[0]] if len(at) else np.zeros(nb, np.int64)
+        info.append((u, u in allowed, above, cnt))
     sign = 1.0 if want == "max" else -1.0
     t = np.arange(nh + 1)
+    rows = np.arange(nb)
 
-    def solve(lam):
-        best = np.full(nh + 1, -np.inf)
-        best[0] = sign * dfix
+    def solve(lam, sel):
+        """max over assignments of sign*DCG - lam*IDCG for the problems ``sel``, and the
+        DCG (f) and IDCG (g) of the maximiser."""
+        n = len(sel)
+        Ws, lm = W[sel], lam[:, None]
+        best = np.full((n, nh + 1), -np.inf)
+        best[:, 0] = sign * dfix[sel]
         args = []
         for u, ok, above, cnt in info:
-            idcg_to = lam * u * D[above + t + cnt]   # IDCG of the block ending after t2 holes
-            idcg_from = lam * u * D[above + t]
+            a, c = above[sel][:, None], cnt[sel][:, None]
+            idcg_to = lm * u * D[a + t + c]  # IDCG of the block ending after t2 holes
+            idcg_from = lm * u * D[a + t]
             if not ok:
                 best = best - (idcg_to - idcg_from)
-                args.append(t)
+                args.append(np.broadcast_to(t, (n, nh + 1)))
                 continue
-            B = best - sign * u * W + idcg_from
-            pref = np.maximum.accumulate(B)
-            arg = np.maximum.accumulate(np.where(B >= pref, t, 0))
-            best = pref + sign * u * W - idcg_to
-            args.append(arg)
+            B = best - sign * u * Ws + idcg_from
+            pref = np.maximum.accumulate(B, axis=1)
+            args.append(np.maximum.accumulate(np.where(B >= pref, t, 0), axis=1))
+            best = pref + sign * u * Ws - idcg_to
         # backtrack the counts, then DCG and IDCG of the optimum
-        f, g, t2 = dfix, 0.0, nh
+        f, g, t2 = dfix[sel].copy(), np.zeros(n), np.full(n, nh)
+        r = np.arange(n)
         for (u, ok, above, cnt), arg in zip(reversed(info), reversed(args)):
-            t1 = int(arg[t2])
-            f += u * (W[t2] - W[t1])
-            g += u * (D[above + t2 + cnt] - D[above + t1])
+            t1 = arg[r, t2]
+            f += u * (Ws[r, t2] - Ws[r, t1])
+            a, c = above[sel], cnt[sel]
+            g += u * (D[a + t2 + c] - D[a + t1])
             t2 = t1
-        return best[nh], f, g
+        return best[:, nh], f, g
 
-    F, f, g = solve(0.0)
-    lam = sign * f / g if g > 0 else 0.0
+    _, f, g = solve(np.zeros(nb), rows)
+    lam = np.zeros(nb)
+    np.divide(sign * f, g, out=lam, where=g > 0)
+    active = rows
     for _ in range(200):
-        F, f, g = solve(lam)
-        if F <= 1e-12 * max(1.0, abs(lam) * g + abs(f)) or g <= 0:
+        F, f, g = solve(lam[active], active)
+        done = (F <= 1e-12 * np.maximum(1.0, np.abs(lam[active]) * g + np.abs(f))) | (g <= 0)
+        go = ~done
+        lam[active[go]] = sign * f[go] / g[go]
+        active = active[go]
+        if not len(active):
             break
-        lam = sign * f / g
-    value = sign * lam
-    if zero_possible:
-        value = max(value, 0.0) if want == "max" else min(value, 0.0)
-    return value
+    out = sign * lam
+    if zero_possible.any():
+        out[zero_possible] = np.maximum(out[zero_possible], 0.0) if want == "max" \
+            else np.minimum(out[zero_possible], 0.0)
+    return out
+
+
+def solve_extremes(problems: list, disc: np.ndarray, values, gain_levels: np.ndarray) -> tuple:
+    """(min, max) of every problem (hole weights, dfix, counts of the judged gains at
+    ``gain_levels``), problems with as many holes solved together."""
+    n = len(problems)
+    lo, hi = np.zeros(n), np.zeros(n)
+    by_holes = {}
+    for i, (hw, _, _) in enumerate(problems):
+        by_holes.setdefault(len(hw), []).append(i)
+    for nh, idx in by_holes.items():
+        hw = np.array([problems[i][0] for i in idx], np.float64).reshape(len(idx), nh)
+        dfix = np.array([problems[i][1] for i in idx], np.float64)
+        counts = np.array([problems[i][2] for i in idx], np.int64).reshape(len(idx), len(gain_levels))
+        lo[idx] = ndcg_extremes(hw, dfix, counts, gain_levels, disc, values, "min")
+        hi[idx] = ndcg_extremes(hw, dfix, counts, gain_levels, disc, values, "max")
+    return lo, hi
 
 
 # ---------------------------------------------------------------------------
@@ -547,7 +606,8 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         m = replace(m, maxgrade=int(maxgrade))
     out = {name: run_holes(name, negative_as(align(qrels, run, settings), negative), m, k, samples, seed)
            for name, run in _named_runs(runs, on_duplicate)}
-    pairs = [pair_flip(m, out[x], out[y]) for x, y in combinations(out, 2)]
+    names = list(out)
+    pairs = pair_flips(m, [out[n] for n in names], list(combinations(range(len(names)), 2)))
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
                        out, pairs)
 
@@ -607,9 +667,11 @@ def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = No
         bounded[given] = m
         per_run = {name: run_holes(name, a, m, k, samples=0) for name, a in aligned.items()}
         top = max(top, max_grade(m, aligned[baseline]))
-        for name in per_run:
-            if name != baseline:
-                flips[(given, name)] = pair_flip(m, per_run[name], per_run[baseline])
+        others = [name for name in per_run if name != baseline]
+        order = others + [baseline]
+        done = pair_flips(m, [per_run[n] for n in order], [(i, len(others)) for i in range(len(others))])
+        for name, flip in zip(others, done):
+            flips[(given, name)] = flip
     if not bounded:
         top = maxgrade if maxgrade is not None else max_grade(judged_m, aligned[baseline])
     return ComparisonHoles(k, int(top), negative, runs, flips, bounded)
@@ -633,11 +695,23 @@ def pair_flip(measure, a: RunHoles, b: RunHoles) -> PairFlip:
     each run is bounded over the union of the two runs' holes (the other run's holes move
     only its ideal / R), then min A - max B and max A - min B, as if the runs' labels were
     independent."""
+    return pair_flips(measure, [a, b], [(0, 1)])[0]
+
+
+def pair_flips(measure, runs: list, pairs: list) -> list:
+    """:func:`pair_flip` of every pair (i, j) of ``runs`` (RunHoles): the exact ones solved
+    together (each run's per-query data read once, the problems of every pair batched)."""
+    mean = (lambda v: float(v.mean()) if len(v) else 0.0)
+    if measure.name == "DCG" or (measure.name == "nDCG" and measure.ideal == "judged"):
+        extremes = _exact_pairs(measure, [r.aligned for r in runs], pairs)
+        return [PairFlip(runs[i].name, runs[j].name, mean(runs[i].score) - mean(runs[j].score), lo, hi, exact=True)
+                for (i, j), (lo, hi) in zip(pairs, extremes)]
+    return [_conservative_pair(measure, runs[i], runs[j]) for i, j in pairs]
+
+
+def _conservative_pair(measure, a: RunHoles, b: RunHoles) -> PairFlip:
     mean = (lambda v: float(v.mean()) if len(v) else 0.0)
     difference = mean(a.score) - mean(b.score)
-    if measure.name == "DCG" or (measure.name == "nDCG" and measure.ideal == "judged"):
-        lo, hi = _exact_pair(measure, a.aligned, b.aligned)
-        return PairFlip(a.name, b.name, difference, lo, hi, exact=True)
     ka, kb = _hole_keys(measure, a.aligned), _hole_keys(measure, b.aligned)
     qa = {q: i for i, q in enumerate(a.aligned.qids.tolist())}
     qb = {q: i for i, q in enumerate(b.aligned.qids.tolist())}
@@ -657,44 +731,108 @@ def pair_flip(measure, a: RunHoles, b: RunHoles) -> PairFlip:
     return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
 
 
-def _exact_pair(measure, A: Aligned, B: Aligned) -> tuple[float, float]:
-    """Exact extremes of mean_A - mean_B for nDCG (ideal=judged) or DCG, summed per query."""
-    M = max_grade(measure, A)
+def _exact_pairs(measure, aligned: list, pairs: list) -> list:
+    """Exact extremes of mean_A - mean_B for nDCG (ideal=judged) or DCG, summed per query
+    in qid order, for every pair (i, j) of ``aligned``. Each run's per-query parts are
+    read once; every pair's per-query problems are then solved together."""
+    M = max_grade(measure, aligned[0])
     values = np.unique(measure.gain(np.arange(M + 1, dtype=np.float64)))
     k = measure.cutoff
+    qindex, dindex, judged_gains = {}, {}, {}
+    data = {}
 
-    def per_query(al):
+    def per_query(i):
+        """(query indices, dfix per query, queries' count, hole query index, hole doc index, hole weight)."""
+        if i in data:
+            return data[i]
+        al = aligned[i]
         top = ranked_list(measure, al)
         w = measure.discount.divide(np.ones(len(top.q)), top.pos + 1.0)
         gains = measure.gain(top.grade)
         docids = al.docids(top.row)
         j = al.judgments
-        out = {}
+        qs, dfixes, hq, hd, hw = [], [], [], [], []
         for qi, qid in enumerate(al.qids.tolist()):
             s, e = top.offsets[qi], top.offsets[qi + 1]
             hole = np.isnan(top.grade[s:e])
-            holes = {docids[s + i]: w[s + i] for i in np.flatnonzero(hole)}
-            dfix = float((gains[s:e][~hole] * w[s:e][~hole]).sum())
-            jg = measure.gain(j.grade[j.offsets[qi]:j.offsets[qi + 1]].astype(np.float64))
-            out[qid] = (holes, dfix, jg[jg > 0])
-        return out, max(al.n_queries, 1)
+            g = qindex.setdefault(qid, len(qindex))
+            for i_ in np.flatnonzero(hole).tolist():
+                hq.append(g)
+                hd.append(dindex.setdefault((qid, docids[s + i_]), len(dindex)))
+                hw.append(w[s + i_])
+            qs.append(g)
+            dfixes.append(float((gains[s:e][~hole] * w[s:e][~hole]).sum()))
+            if g not in judged_gains:
+                jg = measure.gain(j.grade[j.offsets[qi]:j.offsets[qi + 1]].astype(np.float64))
+                judged_gains[g] = jg[jg > 0]
+        data[i] = (np.array(qs, np.int64), np.array(dfixes), max(al.n_queries, 1), np.array(hq, np.int64),
+                   np.array(hd, np.int64), np.array(hw, np.float64))
+        return data[i]
 
-    (qa, na), (qb, nb) = per_query(A), per_query(B)
-    lo = hi = 0.0
-    for qid in sorted(set(qa) | set(qb)):  # a fixed order: the float sums must not vary between processes
-        ha, da, jg = qa.get(qid, ({}, 0.0, None))
-        hb, db, jg_b = qb.get(qid, ({}, 0.0, None))
-        jg = jg if jg is not None else jg_b
-        union = sorted(set(ha) | set(hb))
-        coef = np.array([ha.get(d, 0.0) / na - hb.get(d, 0.0) / nb for d in union])
-        dfix = da / na - db / nb
-        if measure.name == "DCG":
-            hi += dfix + float(np.where(coef > 0, coef * values.max(), coef * values.min()).sum())
-            lo += dfix + float(np.where(coef > 0, coef * values.min(), coef * values.max()).sum())
-            continue
-        L = len(jg) + len(union)
-        disc = measure.discount.divide(np.ones(L), np.arange(1, L + 1, dtype=np.float64))
+    for i in sorted({x for pair in pairs for x in pair}):
+        per_query(i)
+    # queries ranked by qid (a fixed order: the float sums must not vary between processes)
+    names = list(qindex)
+    rank_of = np.empty(len(names), np.int64)
+    rank_of[np.array(sorted(range(len(names)), key=names.__getitem__), np.int64)] = np.arange(len(names))
+    # documents ranked by docid within their query: each query's holes in docid order (DCG sums them so)
+    doc_keys = list(dindex)
+    doc_rank = np.empty(len(doc_keys), np.int64)
+    doc_rank[np.array(sorted(range(len(doc_keys)), key=doc_keys.__getitem__), np.int64)] = np.arange(len(doc_keys))
+    n_docs = max(len(dindex), 1)
+    prob_q, prob_pair, prob_dfix, prob_nh, coef_parts = [], [], [], [], []
+    for p, (a, b) in enumerate(pairs):
+        qa, da, na, hqa, hda, hwa = data[a]
+        qb, db, nb, hqb, hdb, hwb = data[b]
+        union = np.union1d(rank_of[qa], rank_of[qb])  # qid order
+        fa, fb = np.zeros(len(union)), np.zeros(len(union))
+        ina, inb = np.zeros(len(union), bool), np.zeros(len(union), bool)
+        at_a, at_b = np.searchsorted(union, rank_of[qa]), np.searchsorted(union, rank_of[qb])
+        fa[at_a], fb[at_b] = da, db
+        ina[at_a], inb[at_b] = True, True
+        dfix = np.where(ina, fa, 0.0) / na - np.where(inb, fb, 0.0) / nb
+        # the union of both runs' holes per query: coef = w_A / n_A - w_B / n_B (0.0 for a run without it)
+        keys = np.concatenate((rank_of[hqa] * n_docs + doc_rank[hda], rank_of[hqb] * n_docs + doc_rank[hdb]))
+        uk, inv = np.unique(keys, return_inverse=True)
+        ca, cb = np.zeros(len(uk)), np.zeros(len(uk))
+        ca[inv[:len(hqa)]] = hwa
+        cb[inv[len(hqa):]] = hwb
+        coef = ca / na - cb / nb
+        nh = np.bincount(np.searchsorted(union, uk // n_docs), minlength=len(union))
+        prob_q.append(union)
+        prob_pair.append(np.full(len(union), p))
+        prob_dfix.append(dfix)
+        prob_nh.append(nh)
+        coef_parts.append(coef)
+    order_q = np.array(sorted(range(len(names)), key=names.__getitem__), np.int64)  # rank -> query index
+    q = order_q[np.concatenate(prob_q)] if prob_q else np.zeros(0, np.int64)
+    owner = np.concatenate(prob_pair) if prob_pair else np.zeros(0, np.int64)
+    dfix = np.concatenate(prob_dfix) if prob_dfix else np.zeros(0)
+    nh = np.concatenate(prob_nh) if prob_nh else np.zeros(0, np.int64)
+    coef = np.concatenate(coef_parts) if coef_parts else np.zeros(0)
+    starts = np.concatenate(([0], np.cumsum(nh)[:-1])) if len(nh) else nh
+    if measure.name == "DCG":
+        hi_each = [float(np.where(c > 0, c * values.max(), c * values.min()).sum()) for c in np.split(coef, starts[1:])]
+        lo_each = [float(np.where(c > 0, c * values.min(), c * values.max()).sum()) for c in np.split(coef, starts[1:])]
+        lo_each = (dfix + np.array(lo_each)).tolist() if len(dfix) else []
+        hi_each = (dfix + np.array(hi_each)).tolist() if len(dfix) else []
+    else:
+        levels = np.unique(np.concatenate([values[values > 0], *judged_gains.values()]))
+        jcounts = np.zeros((len(names), len(levels)), np.int64)
+        for g, jg in judged_gains.items():
+            jcounts[g] = np.bincount(np.searchsorted(levels, jg), minlength=len(levels))
+        longest = int((jcounts.sum(axis=1)[q] + nh).max()) if len(q) else 0
+        disc = measure.discount.divide(np.ones(longest), np.arange(1, longest + 1, dtype=np.float64))
         disc[k:] = 0.0
-        lo += ndcg_extreme(coef, dfix, jg, disc, values, "min")
-        hi += ndcg_extreme(coef, dfix, jg, disc, values, "max")
-    return lo, hi
+        lo_v, hi_v = np.zeros(len(q)), np.zeros(len(q))
+        for h in np.unique(nh).tolist():
+            idx = np.flatnonzero(nh == h)
+            hw = coef[starts[idx][:, None] + np.arange(h)[None, :]] if h else np.zeros((len(idx), 0))
+            lo_v[idx] = ndcg_extremes(hw, dfix[idx], jcounts[q[idx]], levels, disc, values, "min")
+            hi_v[idx] = ndcg_extremes(hw, dfix[idx], jcounts[q[idx]], levels, disc, values, "max")
+        lo_each, hi_each = lo_v.tolist(), hi_v.tolist()
+    sums = [[0.0, 0.0] for _ in pairs]
+    for p, l, h in zip(owner.tolist(), lo_each, hi_each):
+        sums[p][0] += l
+        sums[p][1] += h
+    return [tuple(x) for x in sums]
