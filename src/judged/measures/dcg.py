@@ -117,6 +117,43 @@ def _ideal_dcg(measure, q, g, pos, n: int) -> np.ndarray:
     return np.bincount(q, weights=measure.discount.divide(g, pos + 1), minlength=n)
 
 
+def ideal_dcg_of_counts(measure, counts: np.ndarray, grades: np.ndarray) -> np.ndarray:
+    """IDCG@k of each row of ``counts`` (judgments per grade, columns in ``grades``
+    order): the gains sorted descending, summed rank by rank in the order :func:`idcg`
+    sums them (the same bits). Used where judgments are known only as counts per grade
+    (the hole estimate's draws)."""
+    counts = np.asarray(counts, np.int64)
+    gains = measure.gain(np.asarray(grades, np.float64))
+    order = np.argsort(-gains, kind="stable")
+    keep = order[gains[order] > 0]
+    g, c = gains[keep], counts[:, keep]
+    if measure.cutoff is not None:
+        c = np.minimum(c, measure.cutoff)  # beyond the cutoff a count changes nothing
+    base = int(c.max()) + 1 if c.size else 1
+    if len(c) > 64 and c.shape[1] and base ** c.shape[1] < 2 ** 62:  # rows often share their counts
+        key = c @ (base ** np.arange(c.shape[1], dtype=np.int64))
+        distinct, first, back = np.unique(key, return_index=True, return_inverse=True)
+        if len(distinct) * 2 < len(c):  # each distinct row once
+            return _ideal_of_sorted_counts(measure, c[first], g)[back.ravel()]
+    return _ideal_of_sorted_counts(measure, c, g)
+
+
+def _ideal_of_sorted_counts(measure, c: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """IDCG@k per row of counts ``c`` of the positive gains ``g`` (sorted descending)."""
+    total = c.sum(axis=1)
+    depth = int(total.max()) if len(total) else 0
+    if measure.cutoff is not None:
+        depth = min(depth, measure.cutoff)
+    ends = np.cumsum(c, axis=1)  # rank r (0-based) holds the first level whose cumulative count exceeds r
+    out = np.zeros(len(c))
+    denominators = measure.discount.denominator(np.arange(1, depth + 1))
+    for r in range(depth):
+        level = (ends <= r).sum(axis=1)
+        has = level < len(g)
+        out[has] += g[level[has]] / denominators[r]
+    return out
+
+
 def idcg(measure, aligned, ranked) -> np.ndarray:
     """IDCG@k per query. The ideal over the judgments depends on the qrels alone: it is
     computed once for every query of the qrels index per gain, discount and k (shared by
