@@ -112,3 +112,128 @@ def write_collection(coll: SyntheticCollection, outdir) -> dict:
         fh.write("qid run_a run_b preferred\n")
         fh.writelines(f"{q} {a} {b} {p}\n" for q, a, b, p in coll.preferences)
     return paths
+
+
+# ---------------------------------------------------------------------------
+# A pooled collection with many runs: leave-one-run-out and the hole estimate
+
+
+@dataclass
+class PooledCollection:
+    """``systems`` runs over ``queries`` queries, each returning its top ``depth`` of
+    ``candidates`` documents per query; every candidate has a true grade (``grades``,
+    queries x candidates) and the qrels judge the union of every run's top
+    ``pool_depth`` (a depth-k pool, as TREC's; of the first ``pooled_runs`` runs only,
+    if given, so that the others meet holes). Runs come in ``families`` (a team's
+    variants share a noise component), named ``team<letters>-<k>`` (teama-1, teamb-1, ...)."""
+
+    qids: list
+    grades: np.ndarray  # (queries, candidates), true grades 0..3
+    names: list
+    family: list  # per run
+    ranked: np.ndarray  # (systems, queries, depth) candidate index, best first
+    scores: np.ndarray  # (systems, queries, depth)
+    pool_depth: int
+    seed: int
+    pooled_runs: int | None = None  # the pool is the top pool_depth of the first pooled_runs runs (None: all)
+
+    def docid(self, q: int, d) -> str:
+        return f"{self.qids[q]}-d{int(d):05d}"
+
+    def pooled(self) -> np.ndarray:
+        """(queries, candidates) mask of the judged candidates."""
+        mask = np.zeros(self.grades.shape, bool)
+        for s in range(len(self.names) if self.pooled_runs is None else self.pooled_runs):
+            top = self.ranked[s, :, :self.pool_depth]
+            mask[np.arange(len(self.qids))[:, None], top] = True
+        return mask
+
+    def qrels(self, complete: bool = False) -> dict:
+        """{qid: {docid: grade}}: the depth-``pool_depth`` pool (every candidate with ``complete``)."""
+        mask = np.ones(self.grades.shape, bool) if complete else self.pooled()
+        return {qid: {self.docid(q, d): int(self.grades[q, d]) for d in np.flatnonzero(mask[q])}
+                for q, qid in enumerate(self.qids)}
+
+    def runs(self) -> dict:
+        """{name: {qid: {docid: score}}}."""
+        return {name: {qid: {self.docid(q, d): float(sc) for d, sc in zip(self.ranked[s, q], self.scores[s, q])}
+                       for q, qid in enumerate(self.qids)} for s, name in enumerate(self.names)}
+
+    def write(self, outdir) -> dict:
+        """qrels.txt (the pool), qrels-complete.txt and runs/NAME.run, written with pyarrow."""
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        os.makedirs(os.path.join(outdir, "runs"), exist_ok=True)
+        nq, depth = self.ranked.shape[1], self.ranked.shape[2]
+        qid_col = np.repeat(np.array(self.qids, dtype=object), depth)
+        options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+        paths = {"runs": []}
+        for s, name in enumerate(self.names):
+            docs = np.char.add(np.char.add(np.repeat(np.array(self.qids), depth), "-d"),
+                               np.char.zfill(self.ranked[s].ravel().astype(str), 5))
+            table = pa.table({"qid": pa.array(qid_col, pa.string()), "q0": pa.array(np.full(nq * depth, "Q0")),
+                              "docid": pa.array(docs), "rank": np.tile(np.arange(1, depth + 1), nq),
+                              "score": np.round(self.scores[s].ravel(), 6), "tag": pa.array(np.full(nq * depth, name))})
+            path = os.path.join(outdir, "runs", f"{name}.run")
+            pacsv.write_csv(table, path, write_options=options)
+            paths["runs"].append(path)
+        for key, mask in (("qrels", self.pooled()), ("qrels_complete", np.ones(self.grades.shape, bool))):
+            q, d = np.nonzero(mask)
+            docs = np.char.add(np.char.add(np.array(self.qids)[q], "-d"), np.char.zfill(d.astype(str), 5))
+            table = pa.table({"qid": pa.array(np.array(self.qids)[q]), "it": np.zeros(len(q), np.int64),
+                              "docid": pa.array(docs), "grade": self.grades[q, d].astype(np.int64)})
+            paths[key] = os.path.join(outdir, "qrels.txt" if key == "qrels" else "qrels-complete.txt")
+            pacsv.write_csv(table, paths[key], write_options=options)
+        return paths
+
+
+def pooled_collection(systems: int = 20, queries: int = 50, depth: int = 100, candidates: int | None = None,
+                      pool_depth: int = 10, families: int | None = None, mismatch: float = 0.3,
+                      relevant: tuple = (0.05, 0.3), noise: float = 1.0, pooled_runs: int | None = None,
+                      seed: int = 0) -> PooledCollection:
+    """A :class:`PooledCollection`. Per query a share in ``relevant`` of the candidates is relevant
+    (grades 1, 2, 3 as 55/30/15%); a run scores a candidate by its quality x the
+    query's ease x the grade, plus a shared *findability* of the document (what most
+    systems find), its family's noise and its own noise. A share ``mismatch`` of the
+    relevant documents is *vocabulary-mismatched*: only one family sees their full
+    signal, the others a quarter of it (so relevant documents one family alone finds
+    exist, as in the lexical vs dense story). Deterministic for a seed."""
+    rng = np.random.default_rng(seed)
+    candidates = candidates or 2 * depth
+    if depth > candidates:
+        raise ValueError("a run cannot return more documents than there are candidates")
+    families = families or max(1, systems // 3)
+    family = [s % families for s in range(systems)]
+    names = [f"team{_letters(family[s])}-{s // families + 1}" for s in range(systems)]
+    quality = rng.uniform(0.3, 1.6, size=systems)
+    qids = [f"q{q + 1:04d}" for q in range(queries)]
+    share = rng.uniform(*relevant, size=(queries, 1))
+    relevant = rng.random((queries, candidates)) < share
+    relevant[np.arange(queries), rng.integers(candidates, size=queries)] = True
+    grades = np.where(relevant, 1 + rng.choice(3, size=(queries, candidates), p=RELEVANT_GRADES), 0)
+    ease = rng.uniform(0.4, 1.4, size=(queries, 1))
+    findable = rng.normal(size=(queries, candidates))
+    family_noise = rng.normal(size=(families, queries, candidates))
+    mismatched = (rng.random((queries, candidates)) < mismatch) & (grades > 0)
+    home = rng.integers(families, size=(queries, candidates))
+    ranked = np.empty((systems, queries, depth), np.int64)
+    scores = np.empty((systems, queries, depth))
+    for s in range(systems):
+        visible = np.where(mismatched & (home != family[s]), 0.25, 1.0)
+        score = quality[s] * ease * grades * visible + 0.8 * findable + 0.7 * family_noise[family[s]] \
+            + noise * rng.normal(size=(queries, candidates))
+        order = np.argsort(-score, axis=1, kind="stable")[:, :depth]
+        ranked[s] = order
+        scores[s] = np.take_along_axis(score, order, axis=1)
+    return PooledCollection(qids, grades, names, family, ranked, scores, pool_depth, seed, pooled_runs)
+
+
+def _letters(n: int) -> str:
+    """0 -> a, 25 -> z, 26 -> ba, ...: a team name made of letters only."""
+    out = ""
+    while True:
+        out = chr(97 + n % 26) + out
+        n //= 26
+        if n == 0:
+            return out
