@@ -1,9 +1,11 @@
-"""Speed of the hole bounds and the estimate on a synthetic collection (not a test).
+"""Speed of the hole bounds on a synthetic collection (not a test).
 
     python benchmarks/bench_holes.py [queries] [docs per query]
 
 Judgments: 150 random documents per query, grades 0..3; the run ranks every document,
-so most of its top k are holes (the hard case for the bounds).
+so most of its top k are holes (the hard case for the bounds). The estimate needs
+several runs: benchmarks/bench_holdout.py times it with `judged holes` and
+`judged meta holdout` on 59 runs.
 """
 
 import sys
@@ -12,7 +14,7 @@ import time
 import numpy as np
 
 from judged.align import align
-from judged.holes import bounds, estimate
+from judged.holes import bounds
 from judged.io import read_qrels, read_run
 
 
@@ -27,9 +29,6 @@ def main(nq: int = 200, nd: int = 1000) -> None:
         t = time.perf_counter()
         lo, hi = bounds(m, a)
         print(f"  bounds {m:<10} {time.perf_counter() - t:6.2f} s   mean min {lo.mean():.4f}  mean max {hi.mean():.4f}")
-    t = time.perf_counter()
-    _, (low, high) = estimate("nDCG@10", a, samples=200)
-    print(f"  estimate nDCG@10, 200 draws {time.perf_counter() - t:6.2f} s   5%-95% {low:.4f}-{high:.4f}")
 
 
 if __name__ == "__main__":

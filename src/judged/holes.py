@@ -27,10 +27,8 @@ list (the top k), the ideal ranking recomputed for each assignment.
   prefix maximum, O(levels * holes). lambda <- DCG/IDCG of the optimum until
   max(DCG - lambda * IDCG) = 0 (Dinkelbach, Management Science 1967).
 
-Estimate (labelled as such, not a bound): holes drawn at random from the grades of
-judged documents at similar ranks of the same run (rank bins 1, 2-3, 4-7, 8-15, ...),
-the measure recomputed per draw and averaged (a bootstrap in the spirit of Frobe et al.,
-"Bootstrapped nDCG Estimation in the Presence of Unjudged Documents", ECIR 2023).
+Estimate (labelled as such, not a bound): :mod:`judged.estimate` -- a model of hole
+grades learnt from the runs' own leave-one-run-out evidence, with a calibrated interval.
 """
 
 from __future__ import annotations
@@ -45,9 +43,10 @@ from .conventions import Settings, validate
 from .errors import ConventionError, MeasureError
 from .measures import BOUNDED, Measure
 
-ESTIMATE_METHOD = ("estimate, not a bound: holes drawn from the grades of judged documents at similar "
-                   "ranks in the same run (rank bins 1, 2-3, 4-7, ...), measure averaged over draws "
-                   "(bootstrap in the spirit of Frobe et al., ECIR 2023)")
+ESTIMATE_METHOD = ("estimate, not a bound: each hole's grade drawn from a model fitted on the runs' "
+                   "leave-one-run-out pseudo-holes (judged documents only one run has in its top k), "
+                   "measure averaged over draws; interval split-conformal on the runs' leave-one-out "
+                   "residuals, clipped to the exact bounds (judged.estimate)")
 
 
 # ---------------------------------------------------------------------------
@@ -108,6 +107,20 @@ def fill(aligned: Aligned, ranked: Ranked, grade: np.ndarray, extra_q=None, extr
     jq, jg = jq[order], jg[order]
     return replace(aligned, ranked=Ranked(ranked.n_queries, ranked.q, ranked.pos, g, ranked.row, ranked.offsets),
                    judgments=Judgments(j.n_queries, jq, jg, block_offsets(jq, j.n_queries)))
+
+
+def _replicate(aligned: Aligned, top: Ranked, copies: int):
+    """``copies`` stacked copies of the aligned list (query index + copy * n_queries): every
+    assignment of grades scored in one kernel call (the bounds' brute-force checks)."""
+    nq = aligned.n_queries
+    shift = (np.arange(copies)[:, None] * nq)
+    q = (shift + top.q[None, :]).ravel()
+    ranked = Ranked(nq * copies, q, np.tile(top.pos, copies), np.tile(top.grade, copies),
+                    np.tile(top.row, copies), block_offsets(q, nq * copies))
+    j = aligned.judgments
+    jq = (shift + j.q[None, :]).ravel()
+    judgments = Judgments(nq * copies, jq, np.tile(j.grade, copies), block_offsets(jq, nq * copies))
+    return replace(aligned, qids=np.tile(aligned.qids, copies), ranked=ranked, judgments=judgments), ranked
 
 
 def _zero(measure: Measure) -> Measure:
@@ -385,88 +398,6 @@ def solve_extremes(problems: list, disc: np.ndarray, values, gain_levels: np.nda
 
 
 # ---------------------------------------------------------------------------
-# Estimate
-
-
-def estimate(measure, aligned: Aligned, samples: int = 200, seed: int = 0, max_grade_=None):
-    """(per-query mean, (5th, 95th) percentile of the mean over draws): holes drawn from the
-    grades of judged documents at similar ranks in this run. An estimate, not a bound."""
-    measure = _zero(Measure.parse(measure))
-    M = max_grade_ if max_grade_ is not None else max_grade(measure, aligned)
-    top = ranked_list(measure, aligned)
-    holes = ~top.judged
-    nq = aligned.n_queries
-    if measure.name == "nDCG" and measure.ideal == "retrieved":  # the ideal reads the whole ranking
-        top, holes = aligned.ranked, ~aligned.ranked.judged & (aligned.ranked.pos < measure.cutoff)
-    if not holes.any() or nq == 0:
-        v = measure.compute(aligned)
-        m = float(v.mean()) if nq else 0.0
-        return v, (m, m)
-    bins = np.floor(np.log2(top.pos + 1.0)).astype(np.int64)
-    judged = top.judged
-    judged_g = np.clip(top.grade[judged], 0, M).astype(np.int64)
-    overall = np.bincount(judged_g, minlength=M + 1).astype(np.float64)
-    overall = overall / overall.sum() if overall.sum() else np.eye(M + 1)[0]
-    probs = {}
-    for b in np.unique(bins[holes]).tolist():
-        c = np.bincount(judged_g[bins[judged] == b], minlength=M + 1).astype(np.float64)
-        probs[b] = c / c.sum() if c.sum() >= 10 else overall
-    aligned = _needed_judgments(measure, aligned)
-    rng = np.random.default_rng(seed)
-    hole_idx = np.flatnonzero(holes)
-    hole_bins = bins[hole_idx]
-    chunk = max(1, min(samples, 2_000_000 // max(len(top.q), 1)))
-    per_query = np.zeros(nq)
-    means = []
-    done = 0
-    while done < samples:
-        c = min(chunk, samples - done)
-        stacked, stop = _replicate(aligned, top, c)
-        grade = stop.grade.copy()
-        draws = np.empty((c, len(hole_idx)))
-        for b, p in probs.items():
-            sel = hole_bins == b
-            draws[:, sel] = rng.choice(M + 1, size=(c, int(sel.sum())), p=p)
-        grade[(np.arange(c)[:, None] * len(top.q) + hole_idx[None, :]).ravel()] = draws.ravel()
-        vals = measure.compute(fill(stacked, stop, grade)).reshape(c, nq)
-        per_query += vals.sum(axis=0)
-        means.extend(vals.mean(axis=1).tolist())
-        done += c
-    lo, hi = np.percentile(means, [5, 95])
-    return per_query / samples, (float(lo), float(hi))
-
-
-def _needed_judgments(measure: Measure, aligned: Aligned) -> Aligned:
-    """The judgments a measure can read, before they are copied once per draw: for nDCG@k
-    (ideal=judged) each query's k largest gains; for the binary measures those >= rel."""
-    j = aligned.judgments
-    if measure.name == "nDCG" and measure.ideal == "judged" and measure.cutoff is not None:
-        gains = measure.gain(j.grade.astype(np.float64))
-        order = np.lexsort((-gains, j.q))
-        rank = np.arange(len(order)) - j.offsets[j.q[order]]
-        keep = np.sort(order[(rank < measure.cutoff) & (gains[order] > 0)])
-    elif measure.name in ("P", "R", "RR", "AP", "Success") and measure.rel >= 1:
-        keep = np.flatnonzero(j.grade >= measure.rel)
-    else:
-        return aligned
-    jq = j.q[keep]
-    return replace(aligned, judgments=Judgments(j.n_queries, jq, j.grade[keep], block_offsets(jq, j.n_queries)))
-
-
-def _replicate(aligned: Aligned, top: Ranked, copies: int):
-    """``copies`` stacked copies of the aligned list (query index + copy * n_queries)."""
-    nq = aligned.n_queries
-    shift = (np.arange(copies)[:, None] * nq)
-    q = (shift + top.q[None, :]).ravel()
-    ranked = Ranked(nq * copies, q, np.tile(top.pos, copies), np.tile(top.grade, copies),
-                    np.tile(top.row, copies), block_offsets(q, nq * copies))
-    j = aligned.judgments
-    jq = (shift + j.q[None, :]).ravel()
-    judgments = Judgments(nq * copies, jq, np.tile(j.grade, copies), block_offsets(jq, nq * copies))
-    return replace(aligned, qids=np.tile(aligned.qids, copies), ranked=ranked, judgments=judgments), ranked
-
-
-# ---------------------------------------------------------------------------
 # Runs and pairs: the `judged holes` report
 
 
@@ -489,6 +420,7 @@ class RunHoles:
     high: np.ndarray
     estimate: np.ndarray | None  # None: not estimated
     estimate_interval: tuple | None
+    estimate_detail: object = None  # judged.estimate.RunEstimate: sd, interval kind, holes filled
 
     def summary(self) -> dict:
         n = len(self.holes)
@@ -498,6 +430,9 @@ class RunHoles:
         if self.estimate is not None:
             out["estimate"] = {"mean": mean(self.estimate), "low": self.estimate_interval[0],
                                "high": self.estimate_interval[1]}
+            if self.estimate_detail is not None:
+                d = self.estimate_detail
+                out["estimate"].update(sd=d.sd, interval=d.interval, holes_estimated=d.holes)
         return out
 
     def worst(self, count: int = 5) -> list[dict]:
@@ -555,6 +490,7 @@ class HolesReport:
     maxgrade: int
     runs: dict  # name -> RunHoles
     pairs: list  # PairFlip
+    estimates: object = None  # judged.estimate.HoleEstimates: how the estimates were made
 
     def hole_list(self):
         """Every hole: DataFrame run, qid, rank, docid."""
@@ -576,6 +512,8 @@ class HolesReport:
                "conventions": self.conventions(),
                "runs": {name: {**rh.summary(), "worst": rh.worst()} for name, rh in self.runs.items()},
                "pairs": [p.to_dict() for p in self.pairs]}
+        if self.estimates is not None:
+            out["estimate"] = self.estimates.describe()
         if holes:
             out["holes"] = self.hole_list().to_dict(orient="records")
             for h in out["holes"]:
@@ -584,11 +522,13 @@ class HolesReport:
 
 
 def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None = None,
-                 negative: str = "nonrelevant", samples: int = 200, seed: int = 0, ties: str = "trec",
+                 negative: str = "nonrelevant", samples: int = 200, seed: int = 0, level: float | None = None,
+                 ties: str = "trec",
                  complete: bool = False, no_relevant: str = "zero", on_duplicate: str = "error",
                  ignore_identical_ids: bool = False) -> HolesReport:
     """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
-    their grades, an estimate, and for every pair of runs whether judging could flip them."""
+    their grades, an estimate with its interval at ``level`` (default 0.9; see
+    :mod:`judged.estimate`), and for every pair of runs whether judging could flip them."""
     from .evaluation import _named_runs
     from .io import read_qrels
 
@@ -604,22 +544,51 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
     if maxgrade is not None:
         m = replace(m, maxgrade=int(maxgrade))
-    out = {name: run_holes(name, negative_as(align(qrels, run, settings), negative), m, k, samples, seed)
+    out = {name: run_holes(name, negative_as(align(qrels, run, settings), negative), m, k, samples=0)
            for name, run in _named_runs(runs, on_duplicate)}
+    estimates = estimate_holes(m, out, k, samples=samples, seed=seed, level=level)
     names = list(out)
     pairs = pair_flips(m, [out[n] for n in names], list(combinations(range(len(names)), 2)))
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
-                       out, pairs)
+                       out, pairs, estimates)
 
 
 def run_holes(name: str, aligned: Aligned, measure: Measure, k: int, samples: int = 200, seed: int = 0) -> RunHoles:
     """One run's Judged@k, holes in the top k, zero-filled ``measure`` and its bounds;
-    the estimate only when ``samples`` > 0."""
+    the estimate only when ``samples`` > 0 (one run alone: the stated fallback, see
+    :func:`estimate_holes`, which estimates several runs from each other's evidence)."""
     lo, hi = bounds(measure, aligned)
-    est, interval = (estimate(measure, aligned, samples=samples, seed=seed, max_grade_=max_grade(measure, aligned))
-                     if samples else (None, None))
-    return RunHoles(name, aligned, Measure.parse(f"Judged@{k}").compute(aligned), holes_per_query(aligned, k),
-                    measure.compute(aligned), lo, hi, est, interval)
+    rh = RunHoles(name, aligned, Measure.parse(f"Judged@{k}").compute(aligned), holes_per_query(aligned, k),
+                  measure.compute(aligned), lo, hi, None, None)
+    if samples:
+        estimate_holes(measure, {name: rh}, k, samples=samples, seed=seed)
+    return rh
+
+
+def estimate_holes(measure: Measure, runs: dict, k: int, *, samples: int = 200, seed: int = 0, depth=None,
+                   level: float | None = None):
+    """Estimate ``measure`` for every :class:`RunHoles` of ``runs`` (filled in place) from
+    the runs' own leave-one-run-out evidence (:mod:`judged.estimate`); returns the
+    :class:`~judged.estimate.HoleEstimates` that says how."""
+    from .estimate import DEFAULT_LEVEL, build_pool, estimate_runs, list_depth
+
+    if not runs:
+        return None
+    names = list(runs)
+    ld = list_depth(measure)
+    pool = build_pool([(n, runs[n].aligned) for n in names], k, depth,
+                      zone=None if ld is None else max(ld, k, depth or k))
+    bound = {i: (_mean(runs[n].low), _mean(runs[n].high)) for i, n in enumerate(names)}
+    est = estimate_runs(measure, pool, samples=samples, seed=seed, level=DEFAULT_LEVEL if level is None else level,
+                        bounds=bound, maxgrade=measure.maxgrade)
+    for i, n in enumerate(names):
+        e = est.runs[i]
+        runs[n].estimate, runs[n].estimate_interval, runs[n].estimate_detail = e.per_query, (e.low, e.high), e
+    return est
+
+
+def _mean(v) -> float:
+    return float(v.mean()) if len(v) else 0.0
 
 
 # ---------------------------------------------------------------------------

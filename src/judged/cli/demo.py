@@ -7,7 +7,8 @@ import argparse
 HELP = """Run judged on built-in example data: the worked nDCG examples of the product brief,
 the same ranking under linear and exponential gain, what nDCG@10 becomes with a single
 relevant document, and the holes story: a dense system judged against a pool drawn from
-a lexical one, its holes bounded, pooled, labelled, merged, and the order flipped.
+a lexical one, its holes bounded, estimated, pooled, labelled, merged, and the order
+flipped; then the estimate checked by leave-one-run-out on 12 generated runs.
 
 example:
   judged demo
@@ -93,3 +94,18 @@ def holes_demo(console, write_dir=None) -> None:
     print_rejudged(rejudge([before, after], story.runs), console, labels=["before", "after"])
     console.print("The lexical score moves a little too: the new relevant documents raise its queries' ideal DCG "
                   "(ideal=judged), though not one of its documents changed.", highlight=False)
+    holdout_demo(console)
+
+
+def holdout_demo(console) -> None:
+    """Section 9: does the estimate hold? Leave-one-run-out on a generated pooled collection."""
+    from ..meta.holdout import holdout
+    from ..meta.synthetic import pooled_collection
+    from .meta import print_holdout
+
+    coll = pooled_collection(systems=12, queries=30, depth=20, pool_depth=10, seed=0)
+    console.rule("9. Does the estimate hold? Hold each run out of a 12-run pool in turn")
+    console.print("Two runs cannot check an estimate. A generated collection with 12 runs (4 teams), judged to depth "
+                  "10, can: each run's own contributions to the pool are removed, it is scored as a new system would "
+                  "be, and the scores are compared with the full judgments (judged meta holdout).", highlight=False)
+    print_holdout(holdout(coll.qrels(), coll.runs(), k=10), console, per_run=False)

@@ -14,6 +14,13 @@ Judged@k, the number of holes, the share of queries with any hole, the worst que
 exact min and max of the measure over every grade the holes could get (ideal recomputed),
 an estimate (labelled as such), and for every pair of runs whether judging could flip them.
 
+The estimate learns how relevant holes are from the runs themselves: the judged documents
+only one of the given runs has in its top k are what that run's holes would be without it
+(leave-one-run-out). A model of their grades fills each hole; its 90% interval is
+calibrated on the runs' own leave-one-out errors and clipped to the exact bounds. Give the
+collection's other runs too (e.g. the pooled runs): with one run, or too few such
+documents, the estimate falls back to holes counted as not relevant and says so.
+
 examples:
   judged holes qrels.txt bm25.run dense.run -k 10
   judged holes qrels.txt dense.run --list          # every hole: run qid rank docid
@@ -43,6 +50,7 @@ def register(sub) -> None:
                    help="measure to bound: nDCG, DCG, P, R, RR, AP, Success (default nDCG@k)")
     p.add_argument("--list", action="store_true", help="list every hole as: run qid rank docid")
     p.add_argument("--samples", type=int, default=200, help="draws for the estimate (default 200, seed 0)")
+    p.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     add_hole_options(p)
     add_machine_option(p)
@@ -57,8 +65,10 @@ def run(args) -> int:
 
     if args.k < 1:
         raise ConventionError(f"-k must be a positive integer, got {args.k}")
+    if not 0 < args.level < 1:
+        raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=args.measure, maxgrade=args.maxgrade,
-                          negative=args.negative, samples=args.samples, **settings_kwargs(args))
+                          negative=args.negative, samples=args.samples, level=args.level, **settings_kwargs(args))
     machine = machine_filled_holes(report, args.machine) if args.machine else None
     sampled = holes_sample_decisions(report, args.sample) if args.sample else None
     if args.format == "json":
@@ -113,6 +123,13 @@ def print_machine(machine, console=None) -> None:
         console.print(f"  {name}: {conv}", highlight=False, markup=False, soft_wrap=True)
 
 
+def _interval_note(rh) -> str:
+    d = rh.estimate_detail
+    if d is None or d.interval == "conformal":
+        return ""
+    return " (no holes: exact)" if d.interval == "exact" else " (the exact bounds)"
+
+
 def print_report(report, console=None) -> None:
     from rich import box
     from rich.console import Console
@@ -134,9 +151,13 @@ def print_report(report, console=None) -> None:
                   f"{s['queries_with_holes']}/{s['queries']}", f"{s['score']:.4f}",
                   f"{s['min']:.4f}", f"{s['max']:.4f}", f"{e['mean']:.4f}")
     console.print(t)
-    console.print("estimate (not a bound), 5%-95% over draws: " + "; ".join(
+    est = report.estimates
+    level = f"{est.level:.0%} interval" if est is not None else "interval"
+    console.print(f"estimate (not a bound), {level}: " + "; ".join(
         f"{name} {rh.summary()['estimate']['low']:.4f}-{rh.summary()['estimate']['high']:.4f}"
-        for name, rh in report.runs.items()), highlight=False, markup=False)
+        + _interval_note(rh) for name, rh in report.runs.items()), highlight=False, markup=False)
+    if est is not None:
+        console.print(est.sentence(), highlight=False, markup=False)
     for p in report.pairs:
         console.print(p.sentence(), highlight=False, markup=False)
     for name, rh in report.runs.items():

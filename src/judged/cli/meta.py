@@ -14,6 +14,7 @@ HELP = """Meta-evaluation of measures and conventions on your own qrels and runs
   power              discriminative power (Sakai 2006): paired test of every pair of runs, ASL curves
   agreement          agreement with side-by-side preferences (Sanderson et al. 2010)
   stability          Kendall's tau and tau_AP between two system rankings; the pairs that swapped
+  holdout            leave-one-run-out / leave-one-group-out: reusability, bounds and the hole estimate
   simulate-discount  Wang et al. (COLT 2013): nDCG drifts to 1, the discount decides if it still separates
   synthetic          write a deterministic 8-run synthetic collection to try the others on
 
@@ -22,6 +23,7 @@ example:
   judged meta power qrels.txt runs/*.run --plot asl.png
   judged meta agreement preferences.txt qrels.txt runs/*.run
   judged meta stability qrels-pooled.txt runs/*.run -m nDCG@10 --versus-qrels qrels.txt
+  judged meta holdout qrels.txt runs/*.run -k 10
   judged meta simulate-discount --plot discount.png
 """
 
@@ -29,7 +31,8 @@ example:
 def register(sub) -> None:
     from ..meta import agreement, discount, power
 
-    p = sub.add_parser("meta", help="meta-evaluation: discriminative power, agreement, stability, discounts",
+    p = sub.add_parser("meta", help="meta-evaluation: discriminative power, agreement, stability, holdout, "
+                                    "discounts",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     msub = p.add_subparsers(dest="meta_command", metavar="COMMAND")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
@@ -61,6 +64,31 @@ def register(sub) -> None:
                     help="the measure (once, with --versus-qrels) or two measures / conventions to compare")
     st.add_argument("--versus-qrels", metavar="QRELS", help="a second qrels version (e.g. after judging holes)")
 
+    ho = _command(msub, "holdout", "leave-one-run-out: reusability of the qrels, bounds, the hole estimate",
+                  _holdout_help(), run_holdout)
+    _qrels_runs(ho)
+    ho.add_argument("-k", type=int, default=10,
+                    help="depth holes are counted at and the measure's default cutoff (default 10)")
+    ho.add_argument("-m", "--measure", default=None,
+                    help="measure: nDCG, DCG, P, R, RR, AP, Success (default nDCG@k)")
+    ho.add_argument("--by", choices=["run", "group"], default="run",
+                    help="hold out one run at a time (default) or one group of runs (a team's submissions)")
+    ho.add_argument("--groups", metavar="FILE",
+                    help="with --by group: lines 'RUN GROUP' (RUN: the name given, its file name, or that without "
+                         ".gz/.run/.txt)")
+    ho.add_argument("--group-regex", metavar="REGEX",
+                    help="with --by group: a run's group is REGEX's first group (else its match) in its file name "
+                         "without the prefix all run file names share up to a '.', '-' or '_' (e.g. 'input.'); default "
+                         "'[A-Za-z]+': its leading letters")
+    ho.add_argument("--depth", type=int, default=None,
+                    help="pool depth: a run contributes the documents it ranks above DEPTH (default k)")
+    ho.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")
+    ho.add_argument("--samples", type=int, default=200, help="draws for each estimate (default 200)")
+    ho.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    from .holes import add_hole_options
+
+    add_hole_options(ho)
+
     sd = _command(msub, "simulate-discount", "Wang et al. (COLT 2013) on synthetic rankers", discount.__doc__,
                   run_simulate_discount, conventions=False)
     sd.add_argument("--sizes", default=",".join(map(str, discount.DEFAULT_SIZES)),
@@ -85,6 +113,7 @@ def register(sub) -> None:
 
 
 EXAMPLES = {  # one per subcommand, shown at the end of its --help
+    "holdout": "judged meta holdout qrels.txt runs/*.run -k 10 --format json",
     "power": "judged meta power qrels.txt runs/*.run -m nDCG@10 -m 'nDCG(discount=reciprocal)@10' -m P@10 --plot asl.png",
     "agreement": "judged meta agreement preferences.txt qrels.txt runs/*.run -m nDCG@10 -m RR -m P@10",
     "simulate-discount": "judged meta simulate-discount --sizes 10,100,1000 --discount log2 --discount power:2 --plot d.png",
@@ -125,6 +154,17 @@ examples:
   judged meta stability qrels-pooled.txt runs/*.run -m nDCG@10 --versus-qrels qrels.txt
   judged meta stability qrels.txt runs/*.run -m nDCG@10 -m 'nDCG(gain=exp)@10'
   judged meta stability qrels.txt runs/*.run -m nDCG@10 -m AP
+"""
+
+
+def _holdout_help() -> str:
+    from ..meta import holdout
+
+    return holdout.__doc__ + """
+examples:
+  judged meta holdout qrels.txt runs/*.run -k 10
+  judged meta holdout qrels.txt runs/*.run -m AP@100 --depth 100
+  judged meta holdout qrels.txt runs/*.run --by group --groups teams.txt --format json
 """
 
 
@@ -317,3 +357,72 @@ def run_synthetic(args) -> int:
     print(f"wrote {paths['qrels']} (complete), {paths['qrels_pooled']} (lexical top-20 pool), "
           f"{len(paths['runs'])} runs under {args.outdir}/runs, {paths['preferences']}")
     return 0
+
+
+def run_holdout(args) -> int:
+    from ..errors import ConventionError
+    from ..meta.holdout import holdout
+
+    if not 0 < args.level < 1:
+        raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
+    res = holdout(args.qrels, list(args.runs), k=args.k, measure=args.measure, by=args.by, groups=args.groups,
+                  group_regex=args.group_regex, depth=args.depth, samples=args.samples, seed=args.seed,
+                  level=args.level, maxgrade=args.maxgrade, negative=args.negative, **settings_kwargs(args))
+    if args.format == "json":
+        _print_json(res.to_dict())
+        return 0
+    from rich.console import Console
+
+    from .common import is_terminal
+
+    print_holdout(res, Console(width=None if is_terminal() else 140))
+    return 0
+
+
+def print_holdout(res, console, per_run: bool = True) -> None:
+    """The leave-one-out table (``per_run``), the summary against the full qrels, notes."""
+    from ..meta.holdout import display_names
+
+    s = res.summary()
+    unit = "group" if res.by == "group" else "run"
+    if per_run:
+        shown = display_names([r.run for r in res.runs])
+        t = _table(f"leave-one-{unit}-out — {s['runs']} runs, {s['held_out']} {unit}s held out in turn; "
+                   f"{res.measure}, pool depth {res.depth}; holes in the top {res.k}",
+                   ["run", *(["group"] if res.by == "group" else []), "removed", f"Judged@{res.k}", "full", "zero",
+                    "condensed", "min", "max", "estimate", f"{res.level:.0%} interval", ""])
+        for r, name in zip(res.runs, shown):
+            mark = "" if r.covered else "outside"
+            if r.violation:
+                mark = "BOUND VIOLATED"
+            t.add_row(name, *([r.group] if res.by == "group" else []), str(r.removed),
+                      f"{r.judged:.3f}", f"{r.full:.4f}", f"{r.zero:.4f}", f"{r.condensed:.4f}", f"{r.min:.4f}",
+                      f"{r.max:.4f}", f"{r.estimate:.4f}",
+                      f"{r.low:.4f}-{r.high:.4f}" if r.interval != "exact" else "exact", mark)
+        console.print(t)
+    st = _table(f"against the full qrels ({s['runs']} runs, leave-one-{unit}-out, {res.measure})",
+                ["scoring", "MAE", "mean error", "largest error", "Kendall's tau", "tau_AP"])
+    for name, label in (("zero", "holes as zero"), ("condensed", "condensed (Sakai 2007)"),
+                        ("estimate", f"estimate ({res.estimate['method']})")):
+        st.add_row(label, f"{s['mae'][name]:.4f}", f"{s['bias'][name]:+.4f}", f"{s['max_error'][name]:.4f}",
+                   _fmt_corr(s["kendall_tau"][name]), _fmt_corr(s["tau_ap"][name]))
+    console.print(st)
+    console.print(f"{res.level:.0%} interval: covers the full score for {s['covered']}/{s['intervals']} runs with "
+                  f"holes ({_pct(s['coverage'])}; mean width {s['mean_width']:.4f}); "
+                  f"bound violations: {s['violations']}/{s['runs']}; "
+                  f"{s['removed']} judgments removed in all", highlight=False)
+    if s["runs_with_holes_in_full"]:
+        console.print(f"{s['runs_with_holes_in_full']} run(s) have holes even on the full qrels ({s['holes_in_full']} in "
+                      f"all): their 'full' score counts them as not relevant, an estimate that fills them is judged "
+                      f"against that", highlight=False)
+    if s["fallbacks"]:
+        console.print(f"{s['fallbacks']} run(s) got the fallback estimate (holes as zero, interval = the bounds): "
+                      "too little leave-one-out evidence without them", highlight=False)
+    if per_run:
+        console.print(f"estimate: {res.estimate['method']} — {res.estimate['source']}; {res.estimate['nested']}",
+                      markup=False, highlight=False, soft_wrap=True)
+        console.print(f"convention: {res.convention}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _fmt_corr(x: float) -> str:
+    return "-" if x != x else f"{x:.4f}"

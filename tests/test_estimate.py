@@ -1,0 +1,323 @@
+"""The hole estimate (judged.estimate) and leave-one-run-out (judged meta holdout).
+
+Collections come from ``pooled_collection``: runs of known quality over candidates with
+known grades, the qrels a depth-k pool of the runs, so leave-one-run-out has a truth
+(the score on the full pool) and the estimate a target.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from judged.align import align
+from judged.cli import main
+from judged.conventions import Settings
+from judged.estimate import (FALLBACK, METHOD, Case, build_pool, conformal_quantile, fit_model, make_world,
+                             score_cases, unit_removal, units_needed, world_aligned)
+from judged.evaluation import evaluate
+from judged.holes import holes_report
+from judged.io import read_qrels, read_run
+from judged.measures import Measure
+from judged.meta.holdout import holdout, run_groups
+from judged.meta.synthetic import pooled_collection
+
+
+def small(seed=1, systems=10, queries=20, depth=20, pool_depth=5, families=None):
+    return pooled_collection(systems, queries, depth, pool_depth=pool_depth, families=families, seed=seed)
+
+
+def aligned_runs(coll, qrels=None):
+    q = read_qrels(qrels if qrels is not None else coll.qrels())
+    return q, [(name, align(q, read_run(run, name=name), Settings())) for name, run in coll.runs().items()]
+
+
+def unique_contributions(runs: dict, depth: int, units: dict) -> dict:
+    """Brute force: unit -> {(qid, docid)} it alone has in some run's top ``depth``."""
+    holders = {}
+    for name, run in runs.items():
+        for qid, docs in run.items():
+            for d, _ in sorted(docs.items(), key=lambda x: (-x[1], x[0]))[:depth]:
+                holders.setdefault((qid, d), set()).add(units[name])
+    out = {}
+    for pair, us in holders.items():
+        if len(us) == 1:
+            out.setdefault(next(iter(us)), set()).add(pair)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the reduced qrels are exact
+
+
+@pytest.mark.parametrize("by", ["run", "group"])
+def test_holdout_scores_are_those_of_the_reduced_qrels_file(by):
+    """Removing what a run (group) alone contributed, then scoring, gives exactly what
+    `judged eval` gives on a reduced qrels built by brute force."""
+    c = small(seed=3, families=4)
+    qrels, runs = c.qrels(), c.runs()
+    groups = {n: n.split("-")[0] for n in runs} if by == "group" else {n: n for n in runs}
+    res = holdout(qrels, runs, k=5, by=by, samples=20)
+    assert {r.group for r in res.runs} == set(groups.values())
+    unique = unique_contributions(runs, 5, groups)
+    for row in res.runs:
+        gone = unique.get(groups[row.run], set())
+        reduced = {q: {d: g for d, g in docs.items() if (q, d) not in gone} for q, docs in qrels.items()}
+        assert row.removed == sum(1 for q, d in gone if d in qrels.get(q, {}))
+        ev = evaluate(reduced, {row.run: runs[row.run]}, ["nDCG@5", "nDCG(unjudged=condensed)@5",
+                                                          "nDCG(unjudged=min)@5", "nDCG(unjudged=max)@5", "Judged@5"])
+        mean = ev.mean().loc[row.run]
+        assert row.zero == mean["nDCG@5"]
+        assert row.condensed == mean["nDCG(unjudged=condensed)@5"]
+        assert row.min == pytest.approx(mean["nDCG(unjudged=min)@5"], abs=1e-12)
+        assert row.max == pytest.approx(mean["nDCG(unjudged=max)@5"], abs=1e-12)
+        assert row.judged == mean["Judged@5"]
+        assert row.full == evaluate(qrels, {row.run: runs[row.run]}, ["nDCG@5"]).mean().loc[row.run, "nDCG@5"]
+
+
+@pytest.mark.parametrize("measure", ["nDCG@5", "AP@5", "P@5", "nDCG(gain=exp)@5", "R@5", "RR@5"])
+def test_stacked_scoring_equals_the_kernel_bit_for_bit(measure):
+    """score_cases (cases stacked as pseudo-queries; nDCG's ideal from counts per grade)
+    gives the kernel's per-query values on the reduced alignment, to the last bit."""
+    c = small(seed=4)
+    _, named = aligned_runs(c)
+    pool = build_pool(named, k=5)
+    for u in (0, 3):
+        world = make_world(pool, unit_removal(pool, [u]))
+        cases = [Case(i) for i in range(pool.n_runs)] + [Case(i, minus=(u + 1) % pool.n_units) for i in range(3)]
+        got = score_cases(measure, pool, world, cases)
+        for case, score in zip(cases, got):
+            removal = unit_removal(pool, [u] + ([case.minus] if case.minus >= 0 else []))
+            want = Measure.parse(measure).compute(world_aligned(pool, make_world(pool, removal), case.run))
+            assert np.array_equal(score.per_query, want), (measure, case)
+
+
+def test_ideal_of_counts_equals_the_kernels_ideal():
+    from judged.measures.dcg import ideal_dcg_of_counts
+
+    rng = np.random.default_rng(0)
+    grades = np.array([0, 1, 2, 3])
+    counts = rng.integers(0, 6, size=(40, 4))
+    qrels = {f"q{i:03d}": {f"d{j}": int(g) for j, g in enumerate(np.repeat(grades, row))}
+             for i, row in enumerate(counts)}
+    qrels = {q: d for q, d in qrels.items() if d}
+    run = {q: {"x": 1.0} for q in qrels}
+    for m in ("nDCG@5", "nDCG@20", "nDCG(gain=exp)@3", "nDCG(discount=reciprocal)@10"):
+        a = align(read_qrels(qrels), read_run(run))
+        from judged.measures.dcg import idcg
+
+        measure = Measure.parse(m)
+        want = idcg(measure, a, a.ranked)
+        keep = counts.sum(axis=1) > 0
+        assert np.array_equal(ideal_dcg_of_counts(measure, counts[keep], grades), want), m
+
+
+# ---------------------------------------------------------------------------
+# the estimate
+
+
+def test_estimate_lies_in_the_bounds_and_is_exact_without_holes():
+    c = small(seed=5)
+    qrels = read_qrels(c.qrels())
+    r = holes_report(c.qrels(), c.runs(), k=5, samples=40)
+    assert r.estimates.method == METHOD
+    for rh in r.runs.values():
+        s = rh.summary()
+        assert s["min"] - 1e-12 <= s["estimate"]["low"] <= s["estimate"]["mean"] <= s["estimate"]["high"] \
+            <= s["max"] + 1e-12
+        assert s["holes"] == 0 and s["estimate"]["interval"] == "exact" and s["estimate"]["mean"] == s["score"]
+    # a reduced qrels makes holes: the estimate moves off the zero-filled score, inside the bounds
+    gone = unique_contributions(c.runs(), 5, {n: n for n in c.runs()})[c.names[0]]
+    reduced = {q: {d: g for d, g in docs.items() if (q, d) not in gone} for q, docs in c.qrels().items()}
+    r2 = holes_report(reduced, c.runs(), k=5, samples=40)
+    s = r2.runs[c.names[0]].summary()
+    assert s["holes"] > 0 and s["min"] <= s["estimate"]["low"] < s["estimate"]["mean"] < s["estimate"]["high"] <= s["max"]
+    assert s["estimate"]["mean"] > s["score"]  # some holes are relevant, the estimate says so
+    assert qrels.query_ids.tolist() == c.qids
+
+
+def test_estimate_is_deterministic_for_a_seed():
+    c = small(seed=6)
+    gone = unique_contributions(c.runs(), 5, {n: n for n in c.runs()})[c.names[2]]
+    reduced = {q: {d: g for d, g in docs.items() if (q, d) not in gone} for q, docs in c.qrels().items()}
+    a = holes_report(reduced, c.runs(), k=5, samples=30, seed=7).to_dict()
+    b = holes_report(reduced, c.runs(), k=5, samples=30, seed=7).to_dict()
+    assert a["runs"] == b["runs"] and a["estimate"] == b["estimate"]
+
+
+def test_one_run_falls_back_and_says_so():
+    c = small(seed=7)
+    name = c.names[0]
+    gone = unique_contributions(c.runs(), 5, {n: n for n in c.runs()})[name]
+    reduced = {q: {d: g for d, g in docs.items() if (q, d) not in gone} for q, docs in c.qrels().items()}
+    r = holes_report(reduced, {name: c.runs()[name]}, k=5)
+    s = r.runs[name].summary()
+    assert r.estimates.method == FALLBACK
+    assert s["estimate"]["mean"] == s["score"] and (s["estimate"]["low"], s["estimate"]["high"]) == (s["min"], s["max"])
+    assert "fallback" in r.estimates.sentence() and "at least 2" in r.estimates.sentence()
+    assert r.to_dict()["estimate"]["method"] == FALLBACK and r.to_dict()["estimate"]["fallback"]
+
+
+def test_too_few_pseudo_holes_fall_back():
+    # two runs that agree on their top 3 except one document each: 2 pseudo-holes
+    qrels = {"q": {"a": 1, "b": 0, "c": 1, "x": 1, "y": 0}}
+    runs = {"A": {"q": {"a": 3.0, "b": 2.0, "c": 1.5, "x": 1.0}}, "B": {"q": {"a": 3.0, "b": 2.0, "c": 1.5, "y": 1.0}}}
+    r = holes_report(qrels, runs, k=4)
+    assert r.estimates.method == FALLBACK and "needs at least 20" in r.estimates.info["fallback"]
+
+
+def test_interval_is_the_bounds_when_too_few_runs_to_calibrate():
+    c = small(seed=8, systems=5)
+    gone = unique_contributions(c.runs(), 5, {n: n for n in c.runs()})[c.names[0]]
+    reduced = {q: {d: g for d, g in docs.items() if (q, d) not in gone} for q, docs in c.qrels().items()}
+    r = holes_report(reduced, c.runs(), k=5, samples=20)
+    s = r.runs[c.names[0]].summary()
+    assert r.estimates.method == METHOD and s["estimate"]["interval"] == "bounds"
+    assert (s["estimate"]["low"], s["estimate"]["high"]) == (s["min"], s["max"])
+    assert "needs 9" in r.estimates.sentence()
+
+
+def test_conformal_quantile_and_units_needed():
+    assert units_needed(0.9) == 9 and units_needed(0.8) == 4 and units_needed(0.95) == 19
+    scores = np.arange(1, 10)  # 9 scores: ceil(10 * 0.9) = 9th smallest
+    assert conformal_quantile(scores, 0.9) == 9
+    assert conformal_quantile(scores[:8], 0.9) == math.inf
+    assert conformal_quantile(np.arange(1, 20), 0.5) == 10
+    # groups: one score per group is the plain quantile; a group of many scores weighs as one
+    assert conformal_quantile(scores, 0.9, groups=np.arange(9)) == 9
+    grouped = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 100, 100])
+    labels = np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9])  # the three 100s: one group
+    assert conformal_quantile(grouped, 0.8, groups=labels) == 9  # weight 8.8 of 10 reached at the 9th group
+    assert conformal_quantile(grouped, 0.8) == 100  # as runs, the three 100s would push it up
+
+
+def test_grade_model_recovers_a_known_model():
+    """Three levels drawn from a continuation-ratio logistic model with known coefficients."""
+    rng = np.random.default_rng(0)
+    n = 20000
+    X = rng.normal(size=(n, 2))
+    b1, b2 = np.array([-1.0, 1.5, -0.5]), np.array([0.5, 0.0, 1.0])
+    z = np.column_stack([np.ones(n), X])
+    p1, p2 = 1 / (1 + np.exp(-z @ b1)), 1 / (1 + np.exp(-z @ b2))
+    y = (rng.random(n) < p1).astype(int)
+    y[y == 1] += rng.random(int(y.sum())) < p2[y == 1]
+    model = fit_model(X, y, np.array([0, 1, 2]), ridge=0.0)
+    # coefficients on the raw scale: slope / scale, intercept - sum(slope * center / scale)
+    for fitted, true in zip(model.coef, (b1, b2)):
+        slope = fitted[1:] / model.scale
+        intercept = fitted[0] - (fitted[1:] * model.center / model.scale).sum()
+        assert np.allclose(np.r_[intercept, slope], true, atol=0.08)
+    probs = model.probabilities(X[:100])
+    assert np.allclose(probs.sum(axis=1), 1.0) and (probs >= 0).all()
+
+
+def test_maxgrade_caps_the_drawn_grades():
+    c = small(seed=9)
+    gone = unique_contributions(c.runs(), 5, {n: n for n in c.runs()})[c.names[1]]
+    reduced = {q: {d: g for d, g in docs.items() if (q, d) not in gone} for q, docs in c.qrels().items()}
+    r = holes_report(reduced, c.runs(), k=5, maxgrade=1, samples=20)
+    for rh in r.runs.values():
+        s = rh.summary()
+        assert s["estimate"]["mean"] <= s["max"] + 1e-12 and s["estimate"]["high"] <= s["max"] + 1e-12
+
+
+# ---------------------------------------------------------------------------
+# calibration by simulation: truth known, leave-one-run-out
+
+
+def test_holdout_coverage_and_error_by_simulation():
+    """On generated pooled collections (seeds 10-15, 10 runs each) the 90% interval
+    holds the full-qrels score for 80-98% of the runs held out, no bound is violated,
+    and the estimate's mean absolute error is below holes-as-zero's and condensed's."""
+    covered = intervals = violations = 0
+    err = {"zero": [], "condensed": [], "estimate": []}
+    for seed in range(10, 16):
+        res = holdout(small(seed=seed).qrels(), small(seed=seed).runs(), k=5, samples=40, seed=seed)
+        s = res.summary()
+        covered += s["covered"]
+        intervals += s["intervals"]
+        violations += s["violations"]
+        for r in res.runs:
+            for key in err:
+                err[key].append(abs(getattr(r, key) - r.full))
+    assert violations == 0
+    assert intervals >= 50 and 0.80 <= covered / intervals <= 0.98, covered / intervals
+    assert np.mean(err["estimate"]) < np.mean(err["zero"]) and np.mean(err["estimate"]) < np.mean(err["condensed"])
+
+
+# ---------------------------------------------------------------------------
+# groups, JSON, command line
+
+
+def test_run_groups_by_regex_and_file(tmp_path):
+    names = ["runs/input.TEAMa1.gz", "runs/input.TEAMa2.gz", "runs/input.other_x.gz"]
+    assert run_groups(names) == {names[0]: "TEAMa", names[1]: "TEAMa", names[2]: "other"}
+    assert run_groups(names, regex=r"(TEAM|oth)") == {names[0]: "TEAM", names[1]: "TEAM", names[2]: "oth"}
+    f = tmp_path / "groups.txt"
+    f.write_text("# run group\ninput.TEAMa1 t1\ninput.TEAMa2.gz t1\nruns/input.other_x.gz t2\n")
+    assert run_groups(names, mapping=str(f)) == {names[0]: "t1", names[1]: "t1", names[2]: "t2"}
+
+
+def write_collection(tmp_path, coll):
+    paths = coll.write(str(tmp_path))
+    return paths["qrels"], paths["runs"]
+
+
+def test_holdout_cli_json_keys(tmp_path, capsys):
+    q, runs = write_collection(tmp_path, small(seed=2))
+    assert main(["meta", "holdout", q, *runs, "-k", "5", "--samples", "20", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert set(d) >= {"qrels", "measure", "convention", "k", "depth", "by", "level", "estimate", "runs", "summary"}
+    assert set(d["runs"][0]) >= {"run", "group", "removed", "holes", "judged", "full", "zero", "condensed", "min",
+                                 "max", "estimate", "low", "high", "interval", "covered", "violation"}
+    assert set(d["summary"]) >= {"mae", "bias", "max_error", "coverage", "covered", "violations", "kendall_tau",
+                                 "tau_ap", "mean_width"}
+    assert set(d["summary"]["mae"]) == set(d["summary"]["kendall_tau"]) == {"zero", "condensed", "estimate"}
+    assert d["estimate"]["method"] == METHOD and "Zobel" in d["estimate"]["source"] and d["level"] == 0.9
+
+
+def test_holdout_cli_table_by_group(tmp_path, capsys):
+    q, runs = write_collection(tmp_path, small(seed=2, families=3))
+    assert main(["meta", "holdout", q, *runs, "-k", "5", "--by", "group", "--samples", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "leave-one-group-out" in out and "holes as zero" in out and "condensed" in out and "bound violations" in out
+
+
+def test_holes_json_keeps_its_keys_and_adds_the_method(tmp_path, capsys):
+    q, runs = write_collection(tmp_path, small(seed=2))
+    assert main(["holes", q, *runs[:4], "-k", "5", "--samples", "10", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    for r in d["runs"].values():
+        assert set(r["estimate"]) >= {"mean", "low", "high", "sd", "interval"}
+    assert set(d["estimate"]) >= {"method", "source", "level", "fit", "calibration", "fallback", "model"}
+    assert d["estimate"]["fit"]["pseudo_holes"] > 0 and "not a bound" in d["conventions"]["estimate"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--by", "group", "--group-regex", "zzz"], "judged: error: --group-regex 'zzz' does not match run 'run1'"),
+    (["--by", "group", "--group-regex", "("], "judged: error: --group-regex '(' is not a regular expression"),
+    (["--groups", "g.txt"], "judged: error: --groups and --group-regex go with --by group"),
+    (["-k", "0"], "judged: error: -k must be a positive integer, got 0"),
+    (["--level", "1.5"], "judged: error: --level must be between 0 and 1, got 1.5"),
+    (["-m", "Bpref"], "judged: error: holdout bounds and estimates are defined for nDCG, DCG, P, R, RR, AP, Success, "
+                      "not Bpref"),
+    (["--by", "group", "--group-regex", "r"], "judged: error: leave-one-group-out needs at least two groups; every "
+                                              "run is in 'r'"),
+])
+def test_holdout_cli_errors_are_one_line(tmp_path, monkeypatch, capsys, argv, message):
+    c = small(seed=2, systems=3)
+    paths = c.write(str(tmp_path))
+    for k, p in enumerate(paths["runs"]):
+        (tmp_path / "runs" / f"run{k + 1}.run").write_text(open(p).read())
+    monkeypatch.chdir(tmp_path)
+    runs = [f"runs/run{k + 1}.run" for k in range(3)]
+    assert main(["meta", "holdout", "qrels.txt", *runs, *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(message) and "\n" not in err
+
+
+def test_holdout_needs_two_runs(tmp_path, capsys):
+    q, runs = write_collection(tmp_path, small(seed=2, systems=2))
+    assert main(["meta", "holdout", q, runs[0]]) == 2
+    assert capsys.readouterr().err.strip() == "judged: error: leave-one-run-out needs at least two runs"
