@@ -1,11 +1,16 @@
 """Readers: every input form becomes a :class:`~judged.data.Qrels` or :class:`~judged.data.Run`.
 
-Paths are dispatched on content and name: TREC text (the default; ``.gz`` too), BEIR
-qrels TSV (a ``query-id corpus-id score`` header), JSON dict-of-dicts (``.json``: the
-pytrec_eval/BEIR form), Parquet (``.parquet``), MTEB predictions (``.json`` with ``mteb_model_meta``). A folder is a
-BEIR or Hugging Face ``datasets`` collection (its ``test`` qrels; :func:`dataset_qrels` for
-another split). In memory: pandas or polars DataFrames, Arrow tables, dicts, ranx
-``Qrels``/``Run`` objects, or objects already read.
+Paths are dispatched on content and name: Parquet by content (a file or a folder of part
+files whose first bytes are ``PAR1``, whatever their names, as Spark writes them), JSON
+dict-of-dicts (``.json``: the pytrec_eval/BEIR form), MTEB predictions (``.json`` with
+``mteb_model_meta``), BEIR qrels TSV (a ``query-id corpus-id score`` header), TREC text (the
+default; ``.gz`` too). Another folder is a BEIR or Hugging Face ``datasets`` collection (its
+``test`` qrels; :func:`dataset_qrels` for another split). In memory: pandas or polars
+DataFrames, Arrow tables, dicts, ranx ``Qrels``/``Run`` objects, or objects already read.
+
+A file that fails to parse and looks like something else (qrels given as a run or the
+other way round, a CSV or TSV with a header, a TREC file named ``.json``) gets one line
+saying what it looks like and what was probably meant (:func:`judged.io.sniff.hinted`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from ..conventions import validate
 from ..data import Qrels, Run
 from ..errors import ParseError
 from . import frames
+from .sniff import hinted, parquet_files
 from .text import RawFile, read_raw
 from .trec import read_trec_qrels, read_trec_run
 
@@ -28,14 +34,23 @@ BEIR_HEADERS = {b"query-id", b"query_id", b"qid"}
 
 
 def _kind(path: str) -> str:
+    """parquet (by content, or by name), json (by name) or text."""
     p = path.lower()
+    if parquet_files(path) or p.rstrip("/").endswith((".parquet", ".pq")):
+        return "parquet"
     if p.endswith(".gz"):
         p = p[:-3]
     if p.endswith(".json"):
         return "json"
-    if p.endswith(".parquet") or p.endswith(".pq"):
-        return "parquet"
     return "text"
+
+
+def _read_path(path: str, expected: str, read):
+    """``read()``, its ParseError replaced by a hint when the file looks like another format."""
+    try:
+        return read()
+    except ParseError as exc:
+        raise hinted(exc, path, expected) from None
 
 
 def read_qrels(source, on_duplicate: str = "error") -> Qrels:
@@ -63,11 +78,11 @@ def read_qrels(source, on_duplicate: str = "error") -> Qrels:
         return load_qrels(source, on_duplicate=on_duplicate)
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        if os.path.isdir(path):
-            return dataset_qrels(path, on_duplicate=on_duplicate)
         kind = _kind(path)
+        if kind != "parquet" and os.path.isdir(path):
+            return dataset_qrels(path, on_duplicate=on_duplicate)
         if kind == "json":
-            obj, raw = frames.load_json(path, on_duplicate)
+            obj, raw = _read_path(path, "json", lambda: frames.load_json(path, on_duplicate))
             q = frames.qrels_from_dict(obj, source=raw.name)
             q.sha256 = raw.sha256
             return q
@@ -79,7 +94,7 @@ def read_qrels(source, on_duplicate: str = "error") -> Qrels:
         first = _first_fields(path)
         if first and first[0].lower() in BEIR_HEADERS:
             return _read_beir_tsv(read_raw(path), on_duplicate)
-        return read_trec_qrels(path, on_duplicate=on_duplicate)
+        return _read_path(path, "qrels", lambda: read_trec_qrels(path, on_duplicate=on_duplicate))
     return frames.qrels_from_table(frames.to_arrow_table(source), on_duplicate=on_duplicate)
 
 
@@ -157,7 +172,7 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error") -> Ru
         path = os.fspath(source)
         kind = _kind(path)
         if kind == "json":
-            obj, raw = frames.load_json(path, on_duplicate)
+            obj, raw = _read_path(path, "json", lambda: frames.load_json(path, on_duplicate))
             r = (mteb.run_from_predictions(obj, raw.name, name=name) if mteb.is_predictions(obj)
                  else frames.run_from_dict(obj, name or path, source=raw.name))
             if len(r) == 0:
@@ -169,5 +184,5 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error") -> Ru
             r = frames.run_from_table(table, name or path, source=raw.name, on_duplicate=on_duplicate)
             r.sha256 = raw.sha256
             return r
-        return read_trec_run(path, name=name or path, on_duplicate=on_duplicate)
+        return _read_path(path, "run", lambda: read_trec_run(path, name=name or path, on_duplicate=on_duplicate))
     return frames.run_from_table(frames.to_arrow_table(source), name or "run", on_duplicate=on_duplicate)

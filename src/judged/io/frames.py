@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -12,7 +13,7 @@ import pyarrow.compute as pc
 
 from ..data import Qrels, Run
 from ..errors import ParseError
-from .text import read_raw
+from .text import RawFile, read_raw
 from .trec import dedupe_qrels, dedupe_run
 
 QID_NAMES = ("qid", "query_id", "query-id", "query")
@@ -160,11 +161,28 @@ def load_json(path, on_duplicate: str = "error") -> tuple[dict, object]:
     return obj, raw
 
 
-def read_parquet_table(path) -> pa.Table:
+def read_parquet_table(path) -> tuple[pa.Table, RawFile]:
+    """A Parquet file, or a folder of Parquet part files (as Spark writes them) read in name
+    order: (table, a RawFile naming ``path`` with the sha256 of the file, or of the part
+    files' sha256s in order)."""
+    import hashlib
+
     import pyarrow.parquet as pq
 
-    raw = read_raw(path, text=False)  # existence, emptiness
+    from .sniff import parquet_files
+
+    name = os.fspath(path)
+    tables, digests = [], []
+    for part in parquet_files(name) or [name]:
+        raw = read_raw(part, text=False)  # existence, emptiness
+        try:
+            tables.append(pq.read_table(pa.BufferReader(raw.data)))
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise ParseError(raw.name, None, f"not a readable Parquet file ({exc})")
+        digests.append(raw.sha256)
     try:
-        return pq.read_table(pa.BufferReader(raw.data)), raw
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise ParseError(raw.name, None, f"not a readable Parquet file ({exc})")
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise ParseError(name, None, f"the Parquet part files do not share one schema ({exc})")
+    sha = digests[0] if len(digests) == 1 else hashlib.sha256("".join(digests).encode()).hexdigest()
+    return table, RawFile(name, b"", sha)
