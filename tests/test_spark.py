@@ -127,3 +127,65 @@ def test_run_fields_after_the_tag_are_ignored(spark, tmp_path):
     got = read_table(spark, str(tmp_path / "run"), "run").toPandas()
     assert list(got.itertuples(index=False, name=None)) == [("1", "a", 1.0, 2.0), ("1", "b", 2.0, 1.0),
                                                             ("2", "c", 1.0, 1.5)]
+
+
+def test_parquet_folders_are_read_by_content(spark, tmp_path):
+    """Issue #14: Spark writes Parquet as a folder of part files, named as the user chose (no
+    .parquet); it was read as text and failed with [INVALID_ARRAY_INDEX]. Both engines now
+    read it by content, with the local engine's numbers."""
+    from judged.spark import evaluate_files
+
+    run, qrels = collection(seed=5, queries=10)
+    spark.createDataFrame(run[["qid", "docid", "score"]]).repartition(3).write.parquet(str(tmp_path / "run_out"))
+    spark.createDataFrame(qrels).write.parquet(str(tmp_path / "qrels_out"))
+    measures = ["nDCG@10", "AP"]
+    result = evaluate_files(str(tmp_path / "qrels_out"), [str(tmp_path / "run_out")], measures)
+    local = judged.evaluate(str(tmp_path / "qrels_out"), {"run": str(tmp_path / "run_out")}, measures)
+    want = judged.evaluate(qrels, {"run": judged.read_run(run[["qid", "docid", "score"]])}, measures)
+    for m in measures:
+        assert abs(result.aggregate(str(tmp_path / "run_out"), m) - want.aggregate("run", m)) <= 1e-12
+        assert local.aggregate("run", m) == want.aggregate("run", m)
+
+
+def test_workers_that_cannot_import_judged_are_named_in_one_line(spark, tmp_path, monkeypatch):
+    """On a cluster the workers' Python may lack judged: one line naming PYSPARK_PYTHON, before
+    the evaluation (here: a local session pointed at a Python that cannot import judged)."""
+    import stat
+    import sys
+
+    from judged.spark import check_workers
+
+    fake = tmp_path / "python-without-judged"
+    fake.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')  # no site-packages: no judged
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    check_workers(spark)  # judged's own interpreter: fine
+    monkeypatch.setattr(spark.sparkContext, "pythonExec", str(fake))
+    monkeypatch.setenv("PYSPARK_PYTHON", str(fake))
+    with pytest.raises(judged.JudgedError) as exc:
+        check_workers(spark)
+    message = str(exc.value)
+    assert message.startswith("the Spark workers cannot import judged") and len(message.splitlines()) == 1
+    assert f"set PYSPARK_PYTHON to a Python that has it (now: {fake})" in message
+
+
+def test_cli_outside_a_venv_is_quiet_and_uses_judgeds_python(tmp_path):
+    """Issue #14: without an activated venv every --engine spark run failed (the workers
+    started the system python3), and Spark's log lines, stage bars and pandas warnings
+    flooded stderr. Now: PATH without the venv, exit 0, nothing on stderr; --spark-logs
+    brings Spark's own lines back."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n2 Q0 c 1 1 t\n")
+    script = Path(sys.executable).parent / "judged"
+    env = {"HOME": os.environ.get("HOME", "/root"), "PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path)}
+    args = [str(script), "eval", "--engine", "spark", "qrels", "run", "-m", "P@1", "--format", "json"]
+    done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert json.loads(done.stdout)["runs"]["run"]["mean"]["P@1"] == 1.0
+    logs = subprocess.run(args + ["--spark-logs"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert logs.returncode == 0 and "log4j" in logs.stderr

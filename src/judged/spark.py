@@ -13,9 +13,19 @@ local engine's numbers; means are Spark aggregates over them.
     scores.filter("qid = 'all'").show()                      # the means (trec_eval's "all")
 
 Needs the ``spark`` extra (``pip install 'judged[spark]'``) and Java 17.
+
+:func:`session` runs a local master's Python workers on this interpreter (judged is
+importable there whether or not a virtual environment is activated); on a cluster it
+checks once that the workers' Python can import judged, and says to set PYSPARK_PYTHON if
+not. Spark's own log lines, stage bars and pandas warnings go to a log file (:data:`LOG`)
+unless ``JUDGED_SPARK_LOGS=1`` (``judged eval --spark-logs``); judged shows its own progress.
 """
 
 from __future__ import annotations
+
+import os
+import sys
+import tempfile
 
 from .conventions import Settings, validate
 from .errors import ConventionError, JudgedError, ParseError
@@ -23,6 +33,8 @@ from .measures import Measure
 
 SCHEMA = "qid string, measure string, value double"
 MEAN_QID = "all"
+LOGS_ENV = "JUDGED_SPARK_LOGS"  # 1: Spark's own logs on stderr
+LOG = os.path.join(tempfile.gettempdir(), f"judged-spark-{os.getpid()}.log")  # where they go otherwise
 
 
 def _columns(df, wanted: dict, what: str):
@@ -149,11 +161,15 @@ def query_counts(run_df, qrels_df, settings: Settings) -> dict:
 # -- reading files into Spark -----------------------------------------------------------
 
 def read_table(spark, path: str, kind: str):
-    """A TREC run / qrels file (split on any white space; blank and ``#`` lines skipped) or a
-    Parquet file, as a DataFrame with the engine's columns. ``kind``: ``run`` or ``qrels``."""
+    """A TREC run / qrels file (split on any white space; blank and ``#`` lines skipped; a
+    run line's fields after the tag ignored, as trec_eval does) or Parquet, decided by
+    content (a file, or a folder of part files as Spark writes it, whatever its name), as a
+    DataFrame with the engine's columns. ``kind``: ``run`` or ``qrels``."""
     from pyspark.sql import functions as F
 
-    if path.lower().endswith((".parquet", ".pq")) or path.rstrip("/").endswith(".parquet"):
+    from .io.sniff import parquet_files
+
+    if parquet_files(path):
         return spark.read.parquet(path)
     fields = F.split(F.trim(F.col("value")), r"\s+")
     lines = spark.read.text(path).filter(~F.trim(F.col("value")).rlike(r"^(#.*)?$"))
@@ -165,20 +181,70 @@ def read_table(spark, path: str, kind: str):
                         fields.getItem(3).cast("long").alias("grade"))
 
 
-def session(master: str = "local[2]", app: str = "judged"):
-    """A Spark session with Arrow transfer on (the pandas UDFs need it)."""
+def spark_logs(logs: bool | None = None) -> bool:
+    """Whether Spark's own logs go to stderr: ``logs``, else ``JUDGED_SPARK_LOGS=1``."""
+    return os.environ.get(LOGS_ENV, "") not in ("", "0") if logs is None else bool(logs)
+
+
+def session(master: str = "local[2]", app: str = "judged", *, logs: bool | None = None):
+    """A Spark session with Arrow transfer on (the pandas UDFs need it).
+
+    A local master (``local``, ``local[n]``, ``local[*]``) runs its Python workers on this
+    interpreter: PYSPARK_PYTHON and PYSPARK_DRIVER_PYTHON are set to ``sys.executable``
+    (outside an activated virtual environment the workers would otherwise start the
+    system's python3, which has no judged). Any other master: :func:`check_workers`.
+
+    ``logs`` (default ``JUDGED_SPARK_LOGS=1``): Spark's log lines, its stage progress bars
+    and the pandas warnings of PySpark on stderr. By default they go to :data:`LOG` (the
+    JVM's output) or are turned off (stage bars, PySpark's pandas-version warning), and
+    the error messages name that log."""
     try:
+        from pyspark import SparkConf, SparkContext
         from pyspark.sql import SparkSession
     except ImportError:
         raise JudgedError("the Spark engine needs pyspark: pip install 'judged[spark]'")
-    builder = (SparkSession.builder.master(master).appName(app)
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-               .config("spark.ui.enabled", "false"))
-    if master.startswith("local"):
-        builder = builder.config("spark.sql.shuffle.partitions", "8")  # a few query blocks per core
-    spark = builder.getOrCreate()
+    local = master == "local" or master.startswith("local[")
+    if local:
+        os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    conf = (SparkConf().setMaster(master).setAppName(app)
+            .set("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .set("spark.ui.enabled", "false"))
+    if local:
+        conf.set("spark.sql.shuffle.partitions", "8")  # a few query blocks per core
+    quiet = not spark_logs(logs)
+    if quiet:
+        _quiet_python_warnings()
+        conf.set("spark.ui.showConsoleProgress", "false")
+        conf.set("spark.executorEnv.PYTHONWARNINGS", "ignore::FutureWarning")  # the workers' pandas warnings
+        if SparkContext._active_spark_context is None:  # start the JVM with its output in the log file
+            from pyspark.java_gateway import launch_gateway
+
+            with open(LOG, "ab") as log:
+                gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
+            SparkContext(conf=conf, gateway=gateway)
+    spark = SparkSession.builder.config(conf=conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if not local:
+        check_workers(spark)
     return spark
+
+
+def _quiet_python_warnings() -> None:
+    """PySpark's own FutureWarning about the pandas version, raised in this process."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+
+
+def check_workers(spark) -> None:
+    """Refuse, in one line naming PYSPARK_PYTHON, a cluster whose Python workers cannot
+    import judged (one tiny job), instead of failing after the whole evaluation."""
+    try:
+        spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("judged").__version__).collect()
+    except Exception as exc:
+        python = os.environ.get("PYSPARK_PYTHON", "python3")
+        raise JudgedError(f"the Spark workers cannot import judged ({_executor_message(exc)}): install judged "
+                          f"where the workers run, or set PYSPARK_PYTHON to a Python that has it (now: {python})")
 
 
 class QrelsSummary:
@@ -193,14 +259,18 @@ class QrelsSummary:
 
 def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: str = "local[2]",
                    ties: str = "trec", complete: bool = False, no_relevant: str = "zero",
-                   on_duplicate: str = "error", ignore_identical_ids: bool = False):
+                   on_duplicate: str = "error", ignore_identical_ids: bool = False, logs: bool | None = None,
+                   progress: bool | None = None):
     """``judged eval --engine spark``: files in, a :class:`judged.evaluation.Result` out (the
-    per-query values come back to the driver; the work is done by the executors)."""
+    per-query values come back to the driver; the work is done by the executors).
+    ``logs``: see :func:`session`; ``progress``: judged's bar over the runs (default: when
+    stderr is a terminal)."""
     import numpy as np
 
     from .evaluation import Result, RunResult
+    from .progress import progress as progress_bar
 
-    spark = session(master)
+    spark = session(master, logs=logs)
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
                         ignore_identical_ids=ignore_identical_ids)
     parsed = {}
@@ -211,24 +281,28 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
     qids = np.array(sorted(r.qid for r in qrels.select("qid").distinct().collect()), dtype=object)
     summary = QrelsSummary(qrels_path, qids, qrels.count())
     runs, seen = {}, set()
-    for path in run_paths:
-        name = path
-        while name in seen:
-            name += "'"
-        seen.add(name)
-        run = read_table(spark, path, "run")
-        try:
-            scores = evaluate(run, qrels, list(parsed), ties=ties, complete=complete, no_relevant=no_relevant,
-                              on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids).filter(f"qid != '{MEAN_QID}'").toPandas()
-        except JudgedError:
-            raise
-        except Exception as exc:  # an error raised in an executor (or by Spark's parser) arrives wrapped
-            raise JudgedError(f"{path}: {_executor_message(exc)}")
-        table = scores.pivot(index="qid", columns="measure", values="value")
-        table = table.reindex(sorted(table.index)) if len(table) else table
-        values = {g: table[g].to_numpy(dtype=np.float64) if g in table else np.zeros(0) for g in parsed}
-        counts = query_counts(_columns(run, {"qid": "string"}, path), qrels, settings)
-        runs[name] = RunResult(name, table.index.to_numpy(dtype=object), values, counts)
+    log = "" if spark_logs(logs) else f" (Spark's log: {LOG})"
+    with progress_bar(len(run_paths), f"Spark ({master}): scoring runs", progress) as advance:
+        for path in run_paths:
+            name = path
+            while name in seen:
+                name += "'"
+            seen.add(name)
+            run = read_table(spark, path, "run")
+            try:
+                scores = evaluate(run, qrels, list(parsed), ties=ties, complete=complete, no_relevant=no_relevant,
+                                  on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids
+                                  ).filter(f"qid != '{MEAN_QID}'").toPandas()
+            except JudgedError:
+                raise
+            except Exception as exc:  # an error raised in an executor (or by Spark's parser) arrives wrapped
+                raise JudgedError(f"{path}: {_executor_message(exc)}{log}")
+            table = scores.pivot(index="qid", columns="measure", values="value")
+            table = table.reindex(sorted(table.index)) if len(table) else table
+            values = {g: table[g].to_numpy(dtype=np.float64) if g in table else np.zeros(0) for g in parsed}
+            counts = query_counts(_columns(run, {"qid": "string"}, path), qrels, settings)
+            runs[name] = RunResult(name, table.index.to_numpy(dtype=object), values, counts)
+            advance()
     return Result(summary, parsed, settings, runs)
 
 

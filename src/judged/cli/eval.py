@@ -46,6 +46,9 @@ def register(sub) -> None:
                    help="local (default): this process; spark: Spark executors, by query blocks (needs judged[spark])")
     p.add_argument("--spark-master", default="local[2]", metavar="URL",
                    help="Spark master for --engine spark (default: local[2])")
+    p.add_argument("--spark-logs", action="store_true",
+                   help="with --engine spark: Spark's own log lines, stage bars and warnings on stderr (default: "
+                        "in a log file, judged's progress instead; also JUDGED_SPARK_LOGS=1)")
     add_machine_option(p)
     add_convention_options(p)
     add_check_options(p)
@@ -98,7 +101,8 @@ def run(args) -> int:
             side = check_kwargs(args)
             if any(side[k] for k in ("scale", "requirements", "eligibility", "unanswerable")):
                 raise UsageError("--engine spark does not take side files (scale, requirements, eligibility, ...) yet")
-            result = evaluate_files(qrels, runs, measures, master=args.spark_master, **settings_kwargs(args))
+            result = evaluate_files(qrels, runs, measures, master=args.spark_master,
+                                    logs=True if args.spark_logs else None, **settings_kwargs(args))
         else:
             result = evaluate(qrels, runs, measures, progress=sys.stderr.isatty(), **settings_kwargs(args),
                               **check_kwargs(args))
