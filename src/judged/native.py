@@ -11,16 +11,22 @@ either path:
   the oracle suites on both back ends in one process).
 
 ``judged.native.native`` is :func:`compiled` read as an attribute; :func:`status` says which
-path runs and why (``judged --version`` prints it).
+path runs and why (``judged --version`` prints :func:`describe`). When the extension is not
+built (not when it is turned off), the first file of at least :data:`NOTE_BYTES` read on
+the pure path prints one note on stderr (:func:`note_slow_path`): the install went without
+a C compiler and everything runs about 4x slower on large files.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 
 DISABLED = "disabled by JUDGED_PURE_PYTHON"
+NOTE_BYTES = 32 << 20  # a file this large read on the pure path when the extension is not built: one note
+REBUILD = "install a C compiler and Python's headers (Debian: apt-get install gcc python3-dev) and reinstall judged"
 
 
 def _load():
@@ -63,6 +69,33 @@ def status() -> tuple[str, str | None]:
     if compiled() is not None:
         return "compiled", None
     return "pure", _why_not or "judged.native.pure() is active"
+
+
+def describe() -> str:
+    """One line for ``judged --version``: which path runs, and why when it is the slow one."""
+    path, why = status()
+    if path == "compiled":
+        return "compiled extension: built (judged._native, the fast path)"
+    if why == DISABLED:
+        return "compiled extension: off (JUDGED_PURE_PYTHON=1): the pure Python/numpy path runs (about 4x slower)"
+    return f"compiled extension: {why}: the pure Python/numpy path runs (about 4x slower); to build it, {REBUILD}"
+
+
+_noted = False
+
+
+def note_slow_path(nbytes: int, name: str = "") -> None:
+    """Once per process, on stderr: a file of ``nbytes`` (at least :data:`NOTE_BYTES`) is read
+    on the pure path because the extension is not built. Silent when it is built, turned
+    off on purpose (``JUDGED_PURE_PYTHON=1``, ``pure()``), or the file is small."""
+    global _noted
+    if _noted or nbytes < NOTE_BYTES or compiled() is not None or _pure_blocks or _why_not == DISABLED:
+        return
+    _noted = True
+    size = f"{nbytes / (1 << 20):.0f} MB"
+    print(f"judged: note: {name + ' ' if name else ''}({size}) is read and scored on the pure Python path, "
+          f"about 4x slower on large files: the compiled extension is {_why_not}; to build it, {REBUILD} "
+          "(JUDGED_PURE_PYTHON=1 chooses the pure path without this note)", file=sys.stderr)
 
 
 def __getattr__(name):

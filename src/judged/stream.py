@@ -30,9 +30,9 @@ from .align import align, no_relevant_error
 from .conventions import Settings
 from .data import Qrels, Run, arrow_indices, as_numpy, string_hash
 from .evaluation import RunResult
-from .io.text import Scan, csv_options, line_of_row, misread, read_raw, tokenize
+from .io.text import Scan, csv_options, file_size, line_of_row, misread, read_raw, tokenize
 from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run, duplicate_rows, run_from_tokens
-from .native import compiled
+from .native import compiled, note_slow_path
 
 BLOCK_SIZE = 1 << 20  # bytes of text per parsed batch (pyarrow reads up to 32 batches ahead, the compiled tokenizer 2)
 NATIVE_BLOCK_SIZE = 1 << 22  # bytes per piece for the compiled tokenizer
@@ -74,6 +74,8 @@ def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *,
     with open(source, "rb") as fh:
         if fh.read(2) == b"\x1f\x8b":
             return None
+    if compiled() is None:
+        note_slow_path(file_size(source), source)
     scan = None if compiled() is not None else Scan(source)  # the compiled tokenizer reads as the TREC reader does
     try:
         with _progress(source, progress) as advance:

@@ -49,11 +49,13 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
+    from ..native import describe
 
     parser = Parser(
         prog="judged", description="Evaluate ranked retrieval honestly: declared conventions, visible holes.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"judged {__version__}")
+    parser.add_argument("--version", action="version", version=f"judged {__version__}\n{describe()}",
+                        help="print the version and whether the compiled extension runs, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f".{name}", __name__).register(sub)

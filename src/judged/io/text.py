@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import ParseError
-from ..native import compiled
+from ..native import compiled, note_slow_path
 
 CHUNK = 1 << 23
 
@@ -47,6 +47,14 @@ def _open(name: str, what: str = "file"):
         raise ParseError(name, None, "permission denied")
     except OSError as exc:
         raise ParseError(name, None, f"cannot read: {exc.strerror or exc}")
+
+
+def file_size(path) -> int:
+    """A file's size in bytes; 0 when it cannot be read (the reader then says why)."""
+    try:
+        return os.path.getsize(path)
+    except (OSError, TypeError, ValueError):
+        return 0
 
 
 def read_bytes(path, what: str = "file") -> bytes:
@@ -325,6 +333,7 @@ def read_tokens(path, layout: Layout) -> "tuple[Tokens, str] | None":
     A plain file is memory-mapped, and its sha256 computed in a second thread while the
     tokenizer runs (both release the GIL)."""
     if compiled() is None:
+        note_slow_path(file_size(path), os.fspath(path))
         return None
     name = os.fspath(path)
     with _open(name) as fh:
