@@ -322,9 +322,15 @@ def fill_runs(qrels, aligned: dict, measures: dict, settings, machine, k: int | 
             vals[g] = np.where(pick >= 0, v[np.maximum(pick, 0)], 0.0) if len(v) else np.zeros(len(pick))
         out_qids[name], values[name] = keep_qids, vals
         th, tf = human.ranked.top(k), a.ranked.top(k)
-        inside = np.isin(human.qids[th.q], keep_qids) if len(th.q) else np.zeros(0, bool)
+        allowed = set(keep_qids.tolist())
+        inside = _member(human.qids[th.q], allowed)
         holes[name] = int((~th.judged & inside).sum())
-        inside = np.isin(a.qids[tf.q], keep_qids) if len(tf.q) else np.zeros(0, bool)
+        inside = _member(a.qids[tf.q], allowed)
         labelled[name] = holes[name] - int((~tf.judged & inside).sum())
     return MachineFilled(machine, k, measures, settings, out_qids, values, holes, labelled,
                          filled.meta.get("machine_added", 0))
+
+
+def _member(values: np.ndarray, allowed: set) -> np.ndarray:
+    """Per value: whether it is in ``allowed`` (ids are Python strings: a set, not np.isin)."""
+    return np.fromiter((v in allowed for v in values.tolist()), bool, len(values))
