@@ -473,3 +473,6 @@ def _pool_meta(line: str) -> dict:
     if "runs:" in rest:
         meta["runs"] = rest.split("runs:", 1)[1].split()
     return meta
+
+
+from . import machine_pool  # noqa: E402,F401  registers machine, disagreement and sample-queries

@@ -28,6 +28,8 @@ examples:
   judged pool qrels.txt bm25.run dense.run --depth 10 --budget 500 --strategy impact -o pool.txt
   judged pool qrels.txt runs/*.run --depth 100 --strategy sample --budget 500 --seed 1 -o sample.pool
   judged pool qrels.txt runs/*.run --depth 100 --strategy mm -o pool.txt
+  judged pool qrels.txt runs/*.run --depth 10 --strategy sample-queries --queries 20 --seed 1 -o queries.pool
+  judged pool qrels.txt runs/*.run --depth 10 --strategy disagreement --machine llm.txt --budget 300 -o pool.txt
 """
 
 
@@ -60,6 +62,11 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=None, help="random strategies (sample, ts, ts-ns): the seed (default 0)")
     p.add_argument("--strata", type=_starts, default=None, metavar="R1,R2,...",
                    help="sample: best-rank bins starting at these ranks (default 1,2,4,8,...)")
+    p.add_argument("--queries", type=int, default=None, metavar="N",
+                   help="sample-queries: how many queries to draw (every hole of a drawn query is in the pool)")
+    p.add_argument("--machine", metavar="LABELS",
+                   help="machine and disagreement: a machine judge's labels (e.g. an LLM's), in any qrels format; "
+                        "they order the pool, they are never written as judgments")
     p.add_argument("-o", "--output", required=True, metavar="POOL", help="output file ('-' for stdout)")
     add_hole_options(p)
     add_convention_options(p)
@@ -69,7 +76,17 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..pool import pool
 
+    from ..errors import UsageError
+
+    if args.machine is not None and args.strategy not in ("machine", "disagreement"):
+        raise UsageError(f"--machine orders the pool for --strategy machine or disagreement, not {args.strategy}")
+    if args.queries is not None and args.strategy != "sample-queries":
+        raise UsageError(f"--queries goes with --strategy sample-queries, not {args.strategy}")
     options = {"strata": args.strata} if args.strata is not None else {}
+    if args.queries is not None:
+        options["queries"] = args.queries
+    if args.machine is not None:
+        options["machine"] = args.machine
     result = pool(args.qrels, list(args.runs), args.depth, budget=args.budget, strategy=args.strategy,
                   maxgrade=args.maxgrade, negative=args.negative, ties=args.ties, on_duplicate=args.on_duplicate,
                   seed=args.seed, **options)
