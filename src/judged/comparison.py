@@ -102,6 +102,7 @@ class Comparison:
     sample: object = None  # judged.inference.SampleDecisions: estimates from a judged sample (--sample)
     answers: dict = field(default_factory=dict)  # run -> judged.answers.AnswerPairing, with an answers file
     machine: object = None  # judged.machine.MachineFilled: the scores with the holes machine-labelled, apart
+    ppi: object = None  # judged.ppi.PPIReport: prediction-powered estimates (--machine with --sample)
 
     def get(self, measure: str, run: str) -> PairedComparison:
         for c in self.comparisons:
@@ -164,6 +165,8 @@ class Comparison:
             out["answers"] = {name: p.to_dict() for name, p in self.answers.items()}
         if self.machine is not None:
             out["machine"] = self.machine.to_dict()
+        if self.ppi is not None:
+            out["ppi"] = {**self.ppi.to_dict(), "notes": list(getattr(self.ppi, "notes", []))}
         if self.sample is not None:
             out["sample"] = self.sample.to_dict()
         return out

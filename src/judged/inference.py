@@ -784,6 +784,10 @@ def infer_aligned(qrels, aligned: dict, sample, estimators, *, level: float = 0.
     if pf.design is None:
         raise ConventionError(f"{pf.path}: not a sample (no '# stratum' lines): draw one with "
                               "judged pool --strategy sample --budget N")
+    if str(pf.meta.get("strategy", "")).startswith("sample-queries"):
+        raise ConventionError(f"{pf.path}: a sample of whole queries; these estimators take pairs drawn one by "
+                              "one (judged pool --strategy sample). Estimate from it with a machine judge's labels "
+                              "(--machine LABELS: prediction-powered, queries as units)")
     ests = [Estimator.parse(e) for e in estimators]
     settings = settings or Settings()
     pop = population_from_sample(qrels, pf.design)

@@ -66,7 +66,9 @@ def _cut(pairs, budget):
     return pairs if budget is None else pairs[:budget]
 
 
-@register_strategy("machine", "judge first where the machine judge (--machine) says relevant, highest grade first")
+@register_strategy("machine", "judge first where the machine judge (--machine) says relevant, highest grade first",
+                   "machine judge's grade, highest first (unlabelled between relevant and not); column machine: its "
+                   "grade ('-': none); a deterministic order, not a sample")
 def _by_machine(pairs, ctx):
     machine = _machine(ctx)
     g = machine_grades(pairs, machine)
@@ -95,7 +97,10 @@ def expected_error(qrels, machine) -> dict:
 
 
 @register_strategy("disagreement", "judge first where people are most likely to disagree with the machine judge "
-                                   "(--machine; its errors on the pairs both labelled), weighted by rank")
+                                   "(--machine; its errors on the pairs both labelled), weighted by rank",
+                   "score = E|human grade - machine grade| given the machine's grade (from the pairs both labelled) x "
+                   "statAP's prior at the best rank (Aslam, Pavlu & Yilmaz 2006); labels where the machine is least "
+                   "reliable, as in active inference (Zrnic & Candes, ICML 2024); a deterministic order, not a sample")
 def _by_disagreement(pairs, ctx):
     machine = _machine(ctx)
     errors = expected_error(ctx.qrels, machine)
@@ -135,7 +140,9 @@ class QueryStratum(Stratum):
 
 
 @register_strategy("sample-queries", "a simple random sample of --queries N queries (seed --seed), every hole of a "
-                                     "drawn query judged: prediction-powered estimates of any measure")
+                                     "drawn query judged: prediction-powered estimates of any measure",
+                   "simple random sample of queries (cluster sampling of the holes); inclusion = n/N per query; "
+                   "estimates: judged.ppi (Angelopoulos et al., Science 2023)")
 def _sample_queries(pairs, ctx):
     n = ctx.options.get("queries")
     if n is None or isinstance(n, bool) or int(n) != n or n < 2:

@@ -656,3 +656,24 @@ def _row(name, given, judged, u: Units, level) -> RunEstimate:
             e.low = e.low - u.uncovered_min
     return RunEstimate(name, given, judged, u.machine_filled, ests, u.uncovered, u.uncovered_max,
                        u.missing_machine, int((u.coef != 0).sum()), int(u.sampled[u.coef != 0].sum()))
+
+
+def supported_measures(design: Design, measures, k: int = 10) -> tuple[list, list]:
+    """(the measures the design can estimate, notes): a pair design estimates only the
+    linear ones (DCG, P); when none of ``measures`` is, it falls back to P@k and DCG@k."""
+    from .measures import Measure
+
+    parsed = [Measure.parse(m) for m in measures]
+    if design.unit == "query":
+        return [str(m) for m in parsed if m.unjudged == "zero"], []
+    linear = [str(m) for m in parsed if m.name in LINEAR and m.unjudged == "zero"]
+    other = [str(m) for m in parsed if m.name not in LINEAR]
+    notes = []
+    if other:
+        cut = next((m.cutoff for m in parsed if m.cutoff), k)
+        if not linear:
+            linear = [f"P@{cut}", f"DCG@{cut}"]
+        notes.append(f"{', '.join(other)}: not linear in the labels, so a sample of pairs gives no unbiased "
+                     f"prediction-powered estimate; shown: {', '.join(linear)} (for nDCG, AP and the others draw "
+                     "queries: judged pool --strategy sample-queries)")
+    return linear, notes

@@ -118,7 +118,21 @@ def comparison_from_args(args):
 
         c.machine = machine_filled(c.result, args.machine, k=c.holes.k if c.holes is not None else args.depth)
     if getattr(args, "sample", None):
-        c.sample = comparison_sample_decisions(c, args.sample)
+        from .machine import is_query_sample
+
+        if not is_query_sample(args.sample):  # a sample of whole queries: only prediction-powered estimates
+            c.sample = comparison_sample_decisions(c, args.sample)
+        elif not getattr(args, "machine", None):
+            from ..errors import JudgedError
+
+            raise JudgedError(f"{args.sample} is a sample of whole queries: estimate from it with a machine "
+                              "judge's labels (--machine LABELS)")
+        if getattr(args, "machine", None):
+            from .machine import ppi_for
+
+            result = c.result
+            c.ppi = ppi_for(result.qrels, {name: rr.aligned.run for name, rr in result.runs.items()}, args.machine,
+                            args.sample, list(c.measures), result.settings, baseline=c.baseline)
     if getattr(args, "save", None):
         from ..manifest import save_record
 
@@ -236,6 +250,10 @@ def render(c, all_tests: bool = False, console=None) -> None:
                   highlight=False, markup=False)
     if getattr(c, "sample", None) is not None:
         print_sample_decisions(c.sample, console)
+    if getattr(c, "ppi", None) is not None:
+        from .machine import print_ppi
+
+        print_ppi(c.ppi, console)
     render_checks(c, console)
     for name, counts in c.counts.items():
         if counts.get("missing_from_run"):

@@ -26,6 +26,7 @@ examples:
   judged holes qrels.txt dense.run --list          # every hole: run qid rank docid
   judged holes qrels.txt a.run b.run -m 'AP@100' --maxgrade 1 --format json
   judged holes qrels.txt bm25.run dense.run --machine llm-labels.txt   # + machine-filled, apart
+  judged holes merged.txt bm25.run dense.run --machine llm.txt --sample sample.pool  # + prediction-powered
 """
 
 
@@ -70,11 +71,27 @@ def run(args) -> int:
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=args.measure, maxgrade=args.maxgrade,
                           negative=args.negative, samples=args.samples, level=args.level, **settings_kwargs(args))
     machine = machine_filled_holes(report, args.machine) if args.machine else None
-    sampled = holes_sample_decisions(report, args.sample) if args.sample else None
+    from .machine import is_query_sample
+
+    query_sample = bool(args.sample) and is_query_sample(args.sample)
+    if query_sample and not args.machine:
+        raise ConventionError(f"{args.sample} is a sample of whole queries: estimate from it with a machine "
+                              "judge's labels (--machine LABELS)")
+    sampled = holes_sample_decisions(report, args.sample) if args.sample and not query_sample else None
+    ppi = None
+    if args.machine and args.sample:
+        from .machine import ppi_for
+
+        ppi = ppi_for(report.qrels, {name: rh.aligned.run for name, rh in report.runs.items()}, args.machine,
+                      args.sample, [report.measure], report.settings, k=report.k)
     if args.format == "json":
         d = report.to_dict(holes=args.list)
         if sampled is not None:
             d["sample"] = sampled.to_dict()
+        if ppi is not None:
+            from .machine import ppi_json
+
+            d["ppi"] = ppi_json(ppi)
         if machine is not None:
             from .eval import add_machine_json
 
@@ -91,6 +108,10 @@ def run(args) -> int:
         print_machine(machine)
     if sampled is not None:
         print_sample_decisions(sampled)
+    if ppi is not None:
+        from .machine import print_ppi
+
+        print_ppi(ppi)
     return 0
 
 

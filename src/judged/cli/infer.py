@@ -51,6 +51,9 @@ def register(sub) -> None:
     p.add_argument("--pairs", choices=["adjacent", "all"], default="adjacent",
                    help="pairs shown in the table output (JSON always has all)")
     p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--machine", metavar="LABELS",
+                   help="a machine judge's labels (e.g. an LLM's) of the sample's population: adds prediction-powered "
+                        "estimates (the machine corrected by the judged sample; human-only, PPI, PPI++), apart")
     add_convention_options(p)
     p.set_defaults(func=run)
 
@@ -61,13 +64,40 @@ def run(args) -> int:
 
     if args.k < 1:
         raise ConventionError(f"-k must be a positive integer, got {args.k}")
-    inf = infer(args.qrels, list(args.runs), args.sample, args.estimators or default_estimators(args.k),
-                level=args.level, power=args.power, **settings_kwargs(args))
+    from .machine import is_query_sample
+
+    inf = None
+    if not (args.machine and is_query_sample(args.sample)):  # else only prediction-powered estimates
+        inf = infer(args.qrels, list(args.runs), args.sample, args.estimators or default_estimators(args.k),
+                    level=args.level, power=args.power, **settings_kwargs(args))
+    ppi = None
+    if args.machine:
+        from ..conventions import Settings
+        from ..evaluation import _named_runs
+        from .machine import ppi_for
+
+        kw = settings_kwargs(args)
+        settings = Settings(ties=kw["ties"], complete=kw["complete"], no_relevant=kw["no_relevant"],
+                            ignore_identical_ids=kw["ignore_identical_ids"])
+        runs = dict(_named_runs(list(args.runs), kw["on_duplicate"]))
+        wanted = ([f"P@{args.k}", f"DCG@{args.k}"] if inf is not None
+                  else [f"nDCG@{args.k}", f"AP@{args.k}", f"P@{args.k}"])
+        ppi = ppi_for(args.qrels, runs, args.machine, args.sample, wanted, settings, k=args.k, level=args.level)
     if args.format == "json":
-        json.dump(inf.to_dict(), sys.stdout, indent=2)
+        d = inf.to_dict() if inf is not None else {}
+        if ppi is not None:
+            from .machine import ppi_json
+
+            d["ppi"] = ppi_json(ppi)
+        json.dump(d, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    render(inf, all_pairs=args.pairs == "all")
+    if inf is not None:
+        render(inf, all_pairs=args.pairs == "all")
+    if ppi is not None:
+        from .machine import print_ppi
+
+        print_ppi(ppi)
     return 0
 
 

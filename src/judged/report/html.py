@@ -110,7 +110,36 @@ def _machine(c) -> str:
             "Machine labels are not judgments: Judged@k and every other number in this report use the people's "
             "labels only.</p>"
             f"<table><tr><th class='l'>run</th><th>holes@{mf.k}</th><th>machine-labelled</th>{head}</tr>"
-            f"{''.join(rows)}</table><p class='note'>{conventions}</p>")
+            f"{''.join(rows)}</table><p class='note'>{conventions}</p>{_ppi(c)}")
+
+
+def _ppi(c) -> str:
+    """Prediction-powered estimates (a human sample of known design corrects the machine)."""
+    report = getattr(c, "ppi", None)
+    if report is None:
+        return ""
+    from ..ppi import SOURCES, method_text
+
+    pct = f"{report.level:.0%}"
+    head = ("<tr><th class='l'>run</th><th class='l'>measure</th><th>judged</th><th>machine-filled</th>"
+            f"<th>human-only ± {pct}</th><th>PPI ± {pct}</th><th>PPI++ ± {pct}</th></tr>")
+
+    def rows(items):
+        out = []
+        for r in items:
+            e = {k: v.scalar() for k, v in r.estimates.items()}
+            cell = (lambda x: f"<td>{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}</td>")
+            out.append(f"<tr><td class='l'>{escape(r.run)}</td><td class='l'>{escape(r.measure)}</td>"
+                       f"<td>{r.judged:.4f}</td><td>{r.machine_filled:.4f}</td>{cell(e['human'])}{cell(e['ppi'])}"
+                       f"{cell(e['ppi++'])}</tr>")
+        return "".join(out)
+
+    notes = "".join(f"<br>{escape(n)}" for n in getattr(report, "notes", []))
+    return (f"<h3>Prediction-powered estimates</h3><p class='note'>The sample <code>{escape(report.design.source)}"
+            "</code> judged by people corrects the machine's labels: estimates of the scores with the whole "
+            "sampled population judged, not measurements.</p>"
+            f"<table>{head}{rows(report.rows)}{rows(report.differences or [])}</table>"
+            f"<p class='note'>{escape(method_text(report.design))}. {escape(SOURCES)}.{notes}</p>")
 
 
 def _checks(c) -> str:

@@ -1,0 +1,84 @@
+"""Printing prediction-powered estimates (judged.ppi) for the commands that take
+``--machine LABELS`` with ``--sample POOL`` (holes, compare, infer)."""
+
+from __future__ import annotations
+
+from .common import is_terminal
+
+
+def is_query_sample(sample) -> bool:
+    """Whether a pool file holds a sample of whole queries (judged pool --strategy sample-queries)."""
+    from ..pool import read_pool_file
+
+    return str(read_pool_file(sample).meta.get("strategy", "")).startswith("sample-queries")
+
+
+def ppi_for(qrels, runs: dict, machine, sample, measures, settings, *, baseline=None, k: int = 10, level=0.95):
+    """The :class:`judged.ppi.PPIReport` of ``runs`` (name -> Run) for the measures the
+    sample's design can estimate, with its notes."""
+    from ..ppi import Design, ppi_report, supported_measures
+
+    design = Design.from_pool(sample)
+    chosen, notes = supported_measures(design, measures, k)
+    report = ppi_report(qrels, runs, machine, design, chosen, level=level, baseline=baseline, ties=settings.ties,
+                        complete=settings.complete, no_relevant=settings.no_relevant,
+                        ignore_identical_ids=settings.ignore_identical_ids)
+    report.notes = notes
+    return report
+
+
+def ppi_json(report) -> dict:
+    d = report.to_dict()
+    d["notes"] = list(getattr(report, "notes", []))
+    return d
+
+
+def print_ppi(report, console=None) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console(width=None if is_terminal() else 140)
+    say = (lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True))
+    d = report.design.describe()
+    unit = (f"{d['sampled_queries']} of {d['population_queries']} queries drawn" if d["unit"] == "query"
+            else f"{d['sampled_pairs']} of {d['population_pairs']} pairs drawn"
+                 + (f" in {d['strata']} strata" if "strata" in d else ""))
+    pct = f"{report.level:.0%}"
+    say(f"prediction-powered estimates ({unit}, {report.design.source}; machine judge {report.machine.source}): "
+        f"what judging the whole population would show; estimates, not measurements; {pct} intervals")
+
+    def table(rows, title):
+        t = Table(box=box.SIMPLE, padding=(0, 1), pad_edge=False, collapse_padding=True, title=title)
+        for col in ("run", "measure", "judged", "machine-filled", f"human-only ± {pct}", f"PPI ± {pct}",
+                    f"PPI++ ± {pct}", "lambda"):
+            t.add_column(col, justify="left" if col in ("run", "measure") else "right", no_wrap=True)
+        for r in rows:
+            e = {k: v.scalar() for k, v in r.estimates.items()}
+            cell = (lambda x: f"{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}")
+            t.add_row(r.run, r.measure, f"{r.judged:.4f}", f"{r.machine_filled:.4f}", cell(e["human"]),
+                      cell(e["ppi"]), cell(e["ppi++"]), f"{e['ppi++']['lambda']:.2f}")
+        console.print(t)
+
+    table(report.rows, None)
+    if report.differences:
+        table(report.differences, "differences from the baseline")
+        for r in report.differences:
+            x = r.estimates["ppi++"].scalar()
+            verdict = ("decided" if x["low"] > 0 or x["high"] < 0 else "not decided")
+            say(f"  {r.measure} {r.run}: PPI++ {x['estimate']:+.4f} [{x['low']:+.4f}, {x['high']:+.4f}]: "
+                f"order {verdict} at {pct}")
+    for r in report.rows:
+        if r.uncovered:
+            say(f"note: {r.run} {r.measure}: {r.uncovered} unjudged pairs outside the sample's population count "
+                "as not relevant" + (f" (the upper ends add the most they could: +{r.uncovered_max:.4f})"
+                                     if r.uncovered_max > 0 else ""))
+        if r.missing_machine:
+            say(f"note: {r.run} {r.measure}: the machine labelled none of {r.missing_machine} population pairs "
+                "(machine value 0; the estimate stays unbiased)")
+    for note in getattr(report, "notes", []):
+        say(f"note: {note}")
+    from ..ppi import SOURCES, method_text
+
+    say(f"method: {method_text(report.design)}; PPI++ variance: stratified delete-one jackknife (lambda re-tuned)")
+    say(f"sources: {SOURCES}")

@@ -1,0 +1,118 @@
+"""The whole flow on the command line: a machine labels the pool, `judged pool` draws a
+sample (pairs or queries), people's labels are merged, and holes, compare and infer print
+prediction-powered estimates with --machine and --sample, apart from every judged number."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from judged.cli import main
+from judged.pool import read_pool_file
+from judged.ppi import ppi_report
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    """12 queries, two runs of 10, the people judged the top 3 of one run; the truth for the
+    rest; a machine that is right 80% of the time."""
+    d = tmp_path_factory.mktemp("ppi")
+    rng = np.random.default_rng(7)
+    truth, qrels, runs = {}, [], {"a": [], "b": []}
+    for q in range(12):
+        docs = [f"d{q}-{i}" for i in range(16)]
+        for i, doc in enumerate(docs):
+            truth[(f"q{q}", doc)] = int(rng.choice(3, p=[0.5, 0.3, 0.2] if i < 8 else [0.8, 0.15, 0.05]))
+        for name, order in (("a", docs[:10]), ("b", docs[3:13])):
+            runs[name] += [f"q{q} Q0 {doc} {r + 1} {10 - r} {name}\n" for r, doc in enumerate(order)]
+        qrels += [f"q{q} 0 {doc} {truth[(f'q{q}', doc)]}\n" for doc in docs[:3]]
+    (d / "qrels.txt").write_text("".join(qrels))
+    for name, lines in runs.items():
+        (d / f"{name}.run").write_text("".join(lines))
+    machine = [f"{q} 0 {doc} {g if rng.random() < 0.8 else int(rng.integers(0, 3))}\n" for (q, doc), g in truth.items()]
+    (d / "machine.txt").write_text("".join(machine))
+    (d / "truth.txt").write_text("".join(f"{q} 0 {doc} {g}\n" for (q, doc), g in truth.items()))
+    return d
+
+
+def merged(campaign, pool_name) -> str:
+    """The qrels plus the people's labels of the drawn pairs (the truth, as assessors would answer)."""
+    truth = {(f[0], f[2]): int(f[3]) for f in map(str.split, (campaign / "truth.txt").read_text().splitlines())}
+    pf = read_pool_file(campaign / pool_name)
+    out = campaign / f"merged-{pool_name}.txt"
+    out.write_text((campaign / "qrels.txt").read_text()
+                   + "".join(f"{p.qid} 0 {p.docid} {truth[(p.qid, p.docid)]}\n" for p in pf.pairs))
+    return out
+
+
+def test_pair_sample_in_holes_compare_and_infer(campaign, capsys):
+    c = campaign
+    assert cli(capsys, "pool", c / "qrels.txt", c / "a.run", c / "b.run", "--depth", 10, "--strategy", "sample",
+               "--budget", 60, "--seed", 2, "-o", c / "p.pool")[0] == 0
+    qrels = merged(c, "p.pool")
+    code, out, err = cli(capsys, "holes", qrels, c / "a.run", c / "b.run", "--machine", c / "machine.txt",
+                         "--sample", c / "p.pool", "--format", "json")
+    assert code == 0, err
+    d = json.loads(out)
+    ppi = d["ppi"]
+    assert ppi["design"]["unit"] == "pair" and ppi["design"]["sampled_pairs"] == 60
+    assert {e["measure"] for e in ppi["estimates"]} == {"P@10", "DCG@10"}  # nDCG@10 needs a query sample
+    assert "not linear in the labels" in ppi["notes"][0]
+    api = ppi_report(qrels, [c / "a.run", c / "b.run"], c / "machine.txt", c / "p.pool", ["P@10", "DCG@10"])
+    assert ppi["estimates"][0]["estimates"]["ppi++"]["estimate"] == pytest.approx(
+        api.rows[0].estimates["ppi++"].scalar()["estimate"])
+    assert "Angelopoulos" in ppi["sources"] and "Horvitz-Thompson" in ppi["method"]
+    assert "sample" in d  # holes-sample's estimates are still there, unchanged
+    code, out, err = cli(capsys, "compare", qrels, c / "a.run", c / "b.run", "-m", "nDCG@10", "--permutations", 100,
+                         "--machine", c / "machine.txt", "--sample", c / "p.pool")
+    assert code == 0, err
+    assert "prediction-powered estimates" in out and "differences from the baseline" in out
+    code, out, err = cli(capsys, "infer", qrels, c / "a.run", c / "b.run", "--sample", c / "p.pool",
+                         "--machine", c / "machine.txt", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["ppi"]["estimates"][0]["measure"] == "P@10"
+
+
+def test_query_sample_estimates_ndcg_and_needs_the_machine(campaign, capsys):
+    c = campaign
+    assert cli(capsys, "pool", c / "qrels.txt", c / "a.run", c / "b.run", "--depth", 10, "--strategy",
+               "sample-queries", "--queries", 6, "--seed", 1, "-o", c / "q.pool")[0] == 0
+    qrels = merged(c, "q.pool")
+    code, out, err = cli(capsys, "holes", qrels, c / "a.run", c / "b.run", "--machine", c / "machine.txt",
+                         "--sample", c / "q.pool", "--format", "json")
+    assert code == 0, err
+    rows = json.loads(out)["ppi"]["estimates"]
+    assert [r["measure"] for r in rows] == ["nDCG@10", "nDCG@10"]
+    for r in rows:
+        e = r["estimates"]
+        assert r["sampled"] == 6 and r["units"] == 12
+        assert e["ppi"]["low"] <= e["ppi"]["estimate"] <= e["ppi"]["high"]
+    code, out, err = cli(capsys, "holes", qrels, c / "a.run", c / "b.run", "--sample", c / "q.pool")
+    assert code == 2 and "--machine" in err
+    code, out, err = cli(capsys, "infer", qrels, c / "a.run", c / "b.run", "--sample", c / "q.pool")
+    assert code == 2 and "whole queries" in err
+    code, out, err = cli(capsys, "infer", qrels, c / "a.run", c / "b.run", "--sample", c / "q.pool",
+                         "--machine", c / "machine.txt")
+    assert code == 0 and "nDCG@10" in out and "PPI++" in out
+
+
+def test_an_unmerged_sample_is_refused(campaign, capsys):
+    c = campaign
+    cli(capsys, "pool", c / "qrels.txt", c / "a.run", c / "b.run", "--depth", 10, "--strategy", "sample",
+        "--budget", 30, "--seed", 5, "-o", c / "u.pool")
+    code, out, err = cli(capsys, "holes", c / "qrels.txt", c / "a.run", "--machine", c / "machine.txt",
+                         "--sample", c / "u.pool")
+    assert code == 2 and "judge and merge the whole sample first" in err and err.count("\n") == 1
