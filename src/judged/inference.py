@@ -160,7 +160,7 @@ class Population:
             else np.zeros((0, H), np.int64)
 
 
-def population_from_sample(qrels, design, rel: int = 1) -> Population:
+def population_from_sample(qrels, design) -> Population:
     """The population of a :class:`~judged.sampling.SampleDesign` with the labels of
     ``qrels`` (the merged qrels). A drawn pair without a label is treated as not drawn
     (missing at random inside its stratum: n_h counts the judged ones); a label on a pair
@@ -249,9 +249,10 @@ def run_items(pop: Population, aligned) -> dict:
 
 @dataclass
 class Rows:
-    """A batch of designs for one query: ``known`` rows x items (items + 1 sentinel for
-    outside), ``pi`` and ``pi2`` (joint, within a stratum) per item, ``deleted`` per row
-    (the unit removed, or -1), and the stratum totals used by the fallbacks."""
+    """A batch of designs for one query: ``known`` rows x items (the query's items and a
+    last sentinel item standing for every document outside the pool), ``pi`` and ``pi2``
+    (joint, within a stratum) per item under each row's design, and the stratum-wide
+    means the infNDCG fallback reads."""
 
     known: np.ndarray
     pi: np.ndarray
@@ -863,13 +864,14 @@ def sample_decisions(qrels, aligned: dict, sample, measures, pairs, *, level: fl
 
 
 def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seeds, estimators=None, *,
-                     k: int = 10, strata=None, ties: str = "trec"):
+                     k: int = 10, strata=None, ties: str = "trec", estimate=None):
     """Draw ``judged pool --strategy sample`` samples of the holes of ``base_qrels`` (one
     per seed), "judge" them with ``full_qrels`` (a hole it does not judge is not
     relevant), and estimate with every sample at once. Returns (:class:`Estimates` with
     one state per seed, truth: {estimator: {run: mean with every pair of the design
     judged}}, the design). The truth equals the score on ``full_qrels`` when every
-    judgment missing from ``base_qrels`` is a hole in the runs' top ``depth``."""
+    judgment missing from ``base_qrels`` is a hole in the runs' top ``depth``. The pool
+    is drawn from every run; ``estimate`` (run names) limits the runs estimated."""
     from .align import align
     from .conventions import Settings
     from .evaluation import _named_runs, evaluate
@@ -905,9 +907,11 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
     for s, chosen in enumerate(draw_many(members, [st.sampled for st in strata.values()], seeds)):
         known[s, unit_of_cand[chosen]] = True
     pop.known = known
-    lists = {name: run_items(pop, a) for name, a in aligned.items()}
+    wanted = [name for name in aligned if estimate is None or name in estimate]
+    lists = {name: run_items(pop, aligned[name]) for name in wanted}
     E = estimate_states(pop, lists, ests)
-    truth_res = evaluate(merged, dict(named), [str(e.measure) for e in ests], ties=ties)
+    truth_res = evaluate(merged, {name: run for name, run in named if name in wanted},
+                         [str(e.measure) for e in ests], ties=ties)
     means = truth_res.mean()
     truth = {str(e): {name: float(means.loc[name, str(e.measure)]) for name in lists} for e in ests}
     return E, truth, d0

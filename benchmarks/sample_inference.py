@@ -1,0 +1,243 @@
+"""Judging a sample of the holes on a real collection: how close are the sampled estimates
+(judged.inference) to the full-judgment values, do their intervals hold, and is the
+"when to stop judging" rule right?
+
+Protocols (the collection's qrels play the assessors; a hole they never judged is not
+relevant, as in the full-judgment value):
+
+* ``half``: a random half of the judged pairs in the runs' top DEPTH is removed (seeded);
+  the holes of the runs' top DEPTH are sampled (SHARE of them, ``judged pool --strategy
+  sample``) and "judged" with the full qrels; every run is estimated from that one sample.
+* ``loro``: leave one run out: the judgments only that run contributed to the top-DEPTH
+  pool of the runs are removed, SHARE of that run's holes is sampled, and that run is
+  estimated.
+
+For each protocol and seed: per run the full-qrels value, the estimate and its interval.
+Summary: interval coverage, mean error, mean absolute error, mean half-width, and how
+often every run is inside its interval. ``--stop`` checks the stopping rule on the first
+seeds of ``half``: pairs said to be decided (is the full-judgment order the estimated
+one?), and pairs said to need m more judgments (judged again with the sample grown by m:
+how often is the order then decided, and decided right?).
+
+    python benchmarks/sample_inference.py --qrels ../shared/data/robust03/qrels.txt \\
+        --runs ../shared/data/robust03/runs/*.gz --depth 100 --share 0.1 --seeds 20 --stop
+    python benchmarks/sample_inference.py --qrels /work/data/dl19/qrels.txt --runs /work/data/dl19/runs/*.gz \\
+        --depth 10 --share 0.1 --seeds 20 --stop
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+from judged.align import align  # noqa: E402
+from judged.data import Qrels  # noqa: E402
+from judged.inference import judgments_to_decide, repeated_samples  # noqa: E402
+from judged.io import read_qrels, read_run  # noqa: E402
+from judged.pool import candidates  # noqa: E402
+
+
+def run_name(path: str) -> str:
+    base = os.path.basename(path)
+    for prefix in ("input.", "dl-19-official-input."):
+        if base.startswith(prefix):
+            base = base[len(prefix):]
+    return base[:-3] if base.endswith(".gz") else base
+
+
+def judged_top(full, runs: dict, depth: int) -> dict:
+    """(qid, docid) -> the runs whose top ``depth`` hold this judged pair."""
+    out: dict = {}
+    for name, run in runs.items():
+        a = align(full, run)
+        top = a.ranked.top(depth)
+        j = top.judged
+        for key in zip(a.qids[top.q[j]].tolist(), a.docids(top.row[j])):
+            out.setdefault(key, set()).add(name)
+    return out
+
+
+def without(full, drop: set) -> Qrels:
+    q, d, g = full.qid.to_pylist(), full.docid.to_pylist(), full.grade.tolist()
+    keep = [i for i, k in enumerate(zip(q, d)) if k not in drop]
+    return Qrels([q[i] for i in keep], [d[i] for i in keep], np.array([g[i] for i in keep], np.int64), source="base")
+
+
+def summarise(rows: list) -> dict:
+    """rows: dicts estimator, run, seed, truth, estimate, low, high."""
+    out = {}
+    for e in sorted({r["estimator"] for r in rows}):
+        rs = [r for r in rows if r["estimator"] == e]
+        err = np.array([r["estimate"] - r["truth"] for r in rs])
+        cov = np.array([r["low"] <= r["truth"] <= r["high"] for r in rs])
+        half = np.array([(r["high"] - r["low"]) / 2 for r in rs])
+        seeds = sorted({r["seed"] for r in rs})
+        every = np.mean([all(r["low"] <= r["truth"] <= r["high"] for r in rs if r["seed"] == s) for s in seeds])
+        out[e] = {"intervals": len(rs), "coverage": float(cov.mean()), "mean_error": float(err.mean()),
+                  "mae": float(np.abs(err).mean()), "mean_half_width": float(half.mean()),
+                  "seeds_with_every_run_covered": float(every), "seeds": len(seeds)}
+    return out
+
+
+def protocol_half(full, runs, depth, share, seeds, estimators, stop: int, power: float):
+    pooled = sorted(judged_top(full, runs, depth))
+    rows, stop_rows = [], []
+    for seed in seeds:
+        rng = np.random.default_rng(10_000 + seed)
+        drop = {pooled[i] for i in np.flatnonzero(rng.random(len(pooled)) < 0.5)}
+        base = without(full, drop)
+        holes = len(candidates({n: align(base, r) for n, r in runs.items()}, depth))
+        budget = max(3, int(round(share * holes)))
+        t = time.perf_counter()
+        E, truth, design = repeated_samples(base, full, runs, depth, budget, [seed], estimators)
+        secs = time.perf_counter() - t
+        for e in E.estimators:
+            for r in E.runs:
+                est, se, lo, hi, df = E.interval(e, r)
+                rows.append({"estimator": str(e), "run": r, "seed": seed, "truth": truth[str(e)][r],
+                             "estimate": float(est[0]), "low": float(lo[0]), "high": float(hi[0]),
+                             "holes": holes, "judged": budget, "removed": len(drop), "seconds": secs,
+                             "strata": len(design.strata)})
+        if seed < seeds[0] + stop:
+            stop_rows += check_stop(E, truth, base, full, runs, depth, budget, seed, power)
+        print(f"half seed {seed}: {holes} holes, {budget} judged, {len(design.strata)} strata, {secs:.1f}s",
+              file=sys.stderr)
+    return rows, stop_rows
+
+
+def check_stop(E, truth, base, full, runs, depth, budget, seed, power, repeats: int = 10, most: int = 6):
+    """Decided pairs: is the full-judgment order the estimated one? Undecided pairs with a
+    finite m: ``repeats`` fresh samples of budget + m of the same holes: decided, and right?"""
+    out = []
+    for e in E.estimators:
+        key = str(e)
+        names = E.runs
+        undecided = []
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                d, vh = E.difference(e, a, b)
+                dec = judgments_to_decide(float(d[0]), vh[0], E.n[0], E.N, power=power, df=E.df(vh)[0])
+                true_sign = np.sign(truth[key][a] - truth[key][b])
+                if dec["decided"]:
+                    out.append({"estimator": key, "seed": seed, "kind": "decided", "a": a, "b": b,
+                                "right": bool(np.sign(dec["difference"]) == true_sign)})
+                elif dec["more"] is not None:
+                    undecided.append((abs(dec["difference"]) / max(dec["se"], 1e-12), a, b, dec, true_sign))
+        # the pairs nearest to being decided first (the rule's premise: difference as estimated)
+        for _, a, b, dec, true_sign in sorted(undecided, reverse=True)[:most]:
+            E2, _, _ = repeated_samples(base, full, runs, depth, budget + dec["more"],
+                                        range(50_000 + seed * 100, 50_000 + seed * 100 + repeats), [key],
+                                        estimate={a, b})
+            d2, vh2 = E2.difference(key, a, b)
+            decided = [judgments_to_decide(float(d2[s]), vh2[s], E2.n[s], E2.N, power=power,
+                                           df=E2.df(vh2)[s])["decided"] for s in range(repeats)]
+            right = [dd and np.sign(d2[s]) == true_sign for s, dd in enumerate(decided)]
+            out.append({"estimator": key, "seed": seed, "kind": "more", "a": a, "b": b, "more": dec["more"],
+                        "decided": float(np.mean(decided)), "decided_right": float(np.mean(right)),
+                        "estimated_difference": dec["difference"], "true_difference": truth[key][a] - truth[key][b]})
+    return out
+
+
+def protocol_loro(full, runs, depth, share, seeds, estimators):
+    contributors = judged_top(full, runs, depth)
+    rows = []
+    for name, run in runs.items():
+        unique = {k for k, who in contributors.items() if who == {name}}
+        base = without(full, unique)
+        holes = len(candidates({name: align(base, run)}, depth))
+        if holes < 3:
+            continue
+        budget = max(3, int(round(share * holes)))
+        t = time.perf_counter()
+        E, truth, design = repeated_samples(base, full, {name: run}, depth, budget, list(seeds), estimators)
+        secs = time.perf_counter() - t
+        for e in E.estimators:
+            est, se, lo, hi, df = E.interval(e, name)
+            for s, seed in enumerate(seeds):
+                rows.append({"estimator": str(e), "run": name, "seed": seed, "truth": truth[str(e)][name],
+                             "estimate": float(est[s]), "low": float(lo[s]), "high": float(hi[s]),
+                             "holes": holes, "judged": budget, "removed": len(unique), "seconds": secs})
+        print(f"loro {name}: {len(unique)} removed, {holes} holes, {budget} judged, {secs:.1f}s", file=sys.stderr)
+    return rows
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--qrels", required=True)
+    p.add_argument("--runs", nargs="+", required=True)
+    p.add_argument("--depth", type=int, default=100, help="pool depth (holes are counted in the runs' top DEPTH)")
+    p.add_argument("--share", type=float, default=0.1, help="share of the holes judged (default 0.1)")
+    p.add_argument("--seeds", type=int, default=20)
+    p.add_argument("--estimators", nargs="+", default=["statNDCG@10", "statAP"])
+    p.add_argument("--protocols", nargs="+", default=["half", "loro"], choices=["half", "loro"])
+    p.add_argument("--stop", type=int, default=0, metavar="S", help="check the stopping rule on the first S seeds")
+    p.add_argument("--power", type=float, default=0.8)
+    p.add_argument("--json", default=None, help="write every row and the summaries here")
+    args = p.parse_args(argv)
+
+    full = read_qrels(args.qrels)
+    runs = {run_name(path): read_run(path) for path in sorted(args.runs)}
+    seeds = list(range(args.seeds))
+    report = {"qrels": args.qrels, "runs": len(runs), "depth": args.depth, "share": args.share, "seeds": args.seeds}
+    if "half" in args.protocols:
+        rows, stop_rows = protocol_half(full, runs, args.depth, args.share, seeds, args.estimators, args.stop,
+                                        args.power)
+        report["half"] = {"summary": summarise(rows), "rows": rows, "stop": stop_rows}
+        print_table("half of the judged top-%d pool removed, seed %d" % (args.depth, seeds[0]),
+                    [r for r in rows if r["seed"] == seeds[0]])
+        print_summary("half", report["half"]["summary"], rows)
+        if stop_rows:
+            print_stop(stop_rows)
+    if "loro" in args.protocols:
+        rows = protocol_loro(full, runs, args.depth, args.share, seeds, args.estimators)
+        report["loro"] = {"summary": summarise(rows), "rows": rows}
+        print_table("leave one run out, seed %d" % seeds[0], [r for r in rows if r["seed"] == seeds[0]])
+        print_summary("loro", report["loro"]["summary"], rows)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(report, fh, indent=1)
+    return 0
+
+
+def print_table(title: str, rows: list) -> None:
+    print(f"\n{title}")
+    print(f"{'estimator':12s} {'run':22s} {'full':>7s} {'estimate':>8s} {'interval':>18s}  in")
+    for r in rows:
+        inside = r["low"] <= r["truth"] <= r["high"]
+        print(f"{r['estimator']:12s} {r['run'][:22]:22s} {r['truth']:7.4f} {r['estimate']:8.4f} "
+              f"[{r['low']:.4f}, {r['high']:.4f}]  {'yes' if inside else 'NO'}")
+
+
+def print_summary(protocol: str, summary: dict, rows: list) -> None:
+    judged = np.mean([r["judged"] for r in rows])
+    holes = np.mean([r["holes"] for r in rows])
+    print(f"\n{protocol}: {len({r['seed'] for r in rows})} seeds, on average {judged:.0f} of {holes:.0f} holes judged")
+    for e, s in summary.items():
+        print(f"  {e:12s} coverage {s['coverage']:.3f} of {s['intervals']} intervals; mean error "
+              f"{s['mean_error']:+.4f}, MAE {s['mae']:.4f}, mean half-width {s['mean_half_width']:.4f}; "
+              f"every run covered in {s['seeds_with_every_run_covered']:.0%} of seeds")
+
+
+def print_stop(rows: list) -> None:
+    print("\nwhen to stop judging")
+    for e in sorted({r["estimator"] for r in rows}):
+        dec = [r for r in rows if r["estimator"] == e and r["kind"] == "decided"]
+        more = [r for r in rows if r["estimator"] == e and r["kind"] == "more"]
+        if dec:
+            print(f"  {e}: {len(dec)} pairs decided at 95%: full-judgment order agrees for "
+                  f"{np.mean([r['right'] for r in dec]):.1%}")
+        if more:
+            print(f"  {e}: {len(more)} undecided pairs, sample grown by the m said (median m "
+                  f"{np.median([r['more'] for r in more]):.0f}): decided in {np.mean([r['decided'] for r in more]):.0%}"
+                  f" of fresh samples, decided the right way in {np.mean([r['decided_right'] for r in more]):.0%}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
