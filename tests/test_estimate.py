@@ -321,3 +321,33 @@ def test_holdout_needs_two_runs(tmp_path, capsys):
     q, runs = write_collection(tmp_path, small(seed=2, systems=2))
     assert main(["meta", "holdout", q, runs[0]]) == 2
     assert capsys.readouterr().err.strip() == "judged: error: leave-one-run-out needs at least two runs"
+
+
+def test_reference_runs_are_evidence_not_reported(tmp_path, capsys):
+    c = small(seed=3)
+    runs = c.runs()
+    gone = unique_contributions(runs, 5, {n: n for n in runs})[c.names[0]]
+    reduced = {q: {d: g for d, g in docs.items() if (q, d) not in gone} for q, docs in c.qrels().items()}
+    new, pooled = c.names[0], [n for n in c.names[1:]]
+    alone = holes_report(reduced, {new: runs[new]}, k=5, samples=20)
+    assert alone.estimates.method == FALLBACK  # one run: nothing to learn from
+    with_refs = holes_report(reduced, {new: runs[new]}, k=5, samples=20, reference={n: runs[n] for n in pooled})
+    assert list(with_refs.runs) == [new] and with_refs.pairs == []
+    assert with_refs.estimates.method == METHOD
+    fit = with_refs.to_dict()["estimate"]["fit"]
+    assert fit["reference_runs"] == len(pooled) and fit["units"] == len(c.names)
+    # the same as reporting every run, for the new one
+    every = holes_report(reduced, runs, k=5, samples=20)
+    assert with_refs.runs[new].summary()["estimate"] == every.runs[new].summary()["estimate"]
+    # the CLI: a reference also given as a run is read once
+    paths = c.write(str(tmp_path))
+    q = write_qrels_dict(tmp_path / "reduced.txt", reduced)
+    assert main(["holes", q, paths["runs"][0], "-k", "5", "--samples", "10", "--reference", *paths["runs"],
+                 "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert list(d["runs"]) == [paths["runs"][0]] and d["estimate"]["fit"]["reference_runs"] == len(c.names) - 1
+
+
+def write_qrels_dict(path, qrels):
+    path.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    return str(path)

@@ -881,8 +881,9 @@ class HoleEstimates:
             return (f"estimate: fallback ({FALLBACK}: holes counted as not relevant; interval = the exact bounds): "
                     f"{i['fallback']}")
         fit = i["fit"]
+        refs = f", {fit['reference_runs']} of them reference runs" if fit.get("reference_runs") else ""
         text = (f"estimate: {METHOD}, a grade model of holes fitted on {fit['pseudo_holes']} leave-one-run-out "
-                f"pseudo-holes from {fit['units_with_pseudo_holes']} {fit['unit']}s "
+                f"pseudo-holes from {fit['units_with_pseudo_holes']} of {fit['units']} {fit['unit']}s{refs} "
                 f"({fit['relevant_share']:.1%} relevant; pool depth {fit['depth']})")
         cal = i["calibration"]
         if cal["coverage"] is None:

@@ -33,6 +33,7 @@ grades learnt from the runs' own leave-one-run-out evidence, with a calibrated i
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from itertools import combinations
 
@@ -523,12 +524,14 @@ class HolesReport:
 
 def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None = None,
                  negative: str = "nonrelevant", samples: int = 200, seed: int = 0, level: float | None = None,
-                 ties: str = "trec",
-                 complete: bool = False, no_relevant: str = "zero", on_duplicate: str = "error",
-                 ignore_identical_ids: bool = False) -> HolesReport:
+                 reference=None, ties: str = "trec", complete: bool = False, no_relevant: str = "zero",
+                 on_duplicate: str = "error", ignore_identical_ids: bool = False) -> HolesReport:
     """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
     their grades, an estimate with its interval at ``level`` (default 0.9; see
-    :mod:`judged.estimate`), and for every pair of runs whether judging could flip them."""
+    :mod:`judged.estimate`), and for every pair of runs whether judging could flip them.
+    ``reference``: more runs (e.g. the collection's pooled runs) whose leave-one-run-out
+    evidence the estimate learns from; they are not reported (a path also given in
+    ``runs`` is read once)."""
     from .evaluation import _named_runs
     from .io import read_qrels
 
@@ -546,7 +549,14 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         m = replace(m, maxgrade=int(maxgrade))
     out = {name: run_holes(name, negative_as(align(qrels, run, settings), negative), m, k, samples=0)
            for name, run in _named_runs(runs, on_duplicate)}
-    estimates = estimate_holes(m, out, k, samples=samples, seed=seed, level=level)
+    refs = {}
+    if isinstance(reference, dict):
+        reference = {name: r for name, r in reference.items() if str(name) not in out}
+    else:
+        reference = [r for r in reference or [] if not isinstance(r, (str, os.PathLike)) or os.fspath(r) not in out]
+    for name, run in _named_runs(reference, on_duplicate):
+        refs[name] = negative_as(align(qrels, run, settings), negative)
+    estimates = estimate_holes(m, out, k, samples=samples, seed=seed, level=level, reference=refs)
     names = list(out)
     pairs = pair_flips(m, [out[n] for n in names], list(combinations(range(len(names)), 2)))
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
@@ -566,21 +576,23 @@ def run_holes(name: str, aligned: Aligned, measure: Measure, k: int, samples: in
 
 
 def estimate_holes(measure: Measure, runs: dict, k: int, *, samples: int = 200, seed: int = 0, depth=None,
-                   level: float | None = None):
+                   level: float | None = None, reference: dict | None = None):
     """Estimate ``measure`` for every :class:`RunHoles` of ``runs`` (filled in place) from
-    the runs' own leave-one-run-out evidence (:mod:`judged.estimate`); returns the
+    the runs' own leave-one-run-out evidence (:mod:`judged.estimate`), and that of the
+    ``reference`` runs ({name: Aligned}: evidence only, not estimated); returns the
     :class:`~judged.estimate.HoleEstimates` that says how."""
     from .estimate import DEFAULT_LEVEL, build_pool, estimate_runs, list_depth
 
     if not runs:
         return None
     names = list(runs)
+    named = [(n, runs[n].aligned) for n in names] + list((reference or {}).items())
     ld = list_depth(measure)
-    pool = build_pool([(n, runs[n].aligned) for n in names], k, depth,
-                      zone=None if ld is None else max(ld, k, depth or k))
+    pool = build_pool(named, k, depth, zone=None if ld is None else max(ld, k, depth or k))
     bound = {i: (_mean(runs[n].low), _mean(runs[n].high)) for i, n in enumerate(names)}
-    est = estimate_runs(measure, pool, samples=samples, seed=seed, level=DEFAULT_LEVEL if level is None else level,
-                        bounds=bound, maxgrade=measure.maxgrade)
+    est = estimate_runs(measure, pool, targets=range(len(names)), samples=samples, seed=seed,
+                        level=DEFAULT_LEVEL if level is None else level, bounds=bound, maxgrade=measure.maxgrade)
+    est.info["fit"]["reference_runs"] = len(reference or {})
     for i, n in enumerate(names):
         e = est.runs[i]
         runs[n].estimate, runs[n].estimate_interval, runs[n].estimate_detail = e.per_query, (e.low, e.high), e

@@ -18,13 +18,15 @@ The estimate learns how relevant holes are from the runs themselves: the judged 
 only one of the given runs has in its top k are what that run's holes would be without it
 (leave-one-run-out). A model of their grades fills each hole; its 90% interval is
 calibrated on the runs' own leave-one-out errors and clipped to the exact bounds. Give the
-collection's other runs too (e.g. the pooled runs): with one run, or too few such
-documents, the estimate falls back to holes counted as not relevant and says so.
+collection's other runs too (the pooled runs; --reference RUN... to learn from them
+without reporting them): with one run, or too few such documents, the estimate falls
+back to holes counted as not relevant and says so.
 
 examples:
   judged holes qrels.txt bm25.run dense.run -k 10
   judged holes qrels.txt dense.run --list          # every hole: run qid rank docid
   judged holes qrels.txt a.run b.run -m 'AP@100' --maxgrade 1 --format json
+  judged holes qrels.txt new.run --reference pooled-runs/*.run   # learn the estimate from the pooled runs
   judged holes qrels.txt bm25.run dense.run --machine llm-labels.txt   # + machine-filled, apart
   judged holes merged.txt bm25.run dense.run --machine llm.txt --sample sample.pool  # + prediction-powered
 """
@@ -52,6 +54,9 @@ def register(sub) -> None:
     p.add_argument("--list", action="store_true", help="list every hole as: run qid rank docid")
     p.add_argument("--samples", type=int, default=200, help="draws for the estimate (default 200, seed 0)")
     p.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")
+    p.add_argument("--reference", nargs="+", action="extend", metavar="RUN", default=[],
+                   help="more runs the estimate learns from but the report leaves out (e.g. the collection's pooled "
+                        "runs, when RUN is a new system)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     add_hole_options(p)
     add_machine_option(p)
@@ -69,7 +74,8 @@ def run(args) -> int:
     if not 0 < args.level < 1:
         raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=args.measure, maxgrade=args.maxgrade,
-                          negative=args.negative, samples=args.samples, level=args.level, **settings_kwargs(args))
+                          negative=args.negative, samples=args.samples, level=args.level, reference=args.reference,
+                          **settings_kwargs(args))
     machine = machine_filled_holes(report, args.machine) if args.machine else None
     from .machine import is_query_sample
 
