@@ -265,7 +265,9 @@ def _policy_strategy(name: str):
     def select(pairs, ctx):
         cands = candidates_from_aligned(ctx.aligned, ctx.depth)
         seed = 0 if ctx.seed is None else ctx.seed
-        policy = make_policy(name, cands, seed=seed).start()
+        top = ctx.maxgrade if ctx.maxgrade is not None else (int(max(ctx.qrels.grade.max(), 1))
+                                                            if len(ctx.qrels.grade) else 1)
+        policy = make_policy(name, cands, seed=seed, maxgrade=top).start()
         by_key = {(p.qid, p.docid): p for p in pairs}
         chosen = []
         for pid, score in policy.propose(ctx.budget):

@@ -137,8 +137,10 @@ def next_pair_id(session: Session, database, assessor: Assessor) -> int | None:
     if order == POOL or cands is None:
         return next((i for i in ordered if i not in handed), None)
     from ..pooling.policies import make_policy
+    from .campaign import campaign_info
 
-    policy = make_policy(order, cands, seed=database.cache.get(("order_seed", cid), 0))
+    policy = make_policy(order, cands, seed=database.cache.get(("order_seed", cid), 0),
+                         maxgrade=max(campaign_info(database, cid).grades[-1], 1))
     policy.start()
     for pair_id, grade in _labels(session, cid).items():
         pid = pid_of.get(pair_id)
