@@ -15,6 +15,7 @@ HELP = """Meta-evaluation of measures and conventions on your own qrels and runs
   agreement          agreement with side-by-side preferences (Sanderson et al. 2010)
   stability          Kendall's tau and tau_AP between two system rankings; the pairs that swapped
   holdout            leave-one-run-out / leave-one-group-out: reusability, bounds and the hole estimate
+  pooling            replay pooling strategies on judged runs: error, tau and judgments to recover the ranking
   simulate-discount  Wang et al. (COLT 2013): nDCG drifts to 1, the discount decides if it still separates
   synthetic          write a deterministic 8-run synthetic collection to try the others on
 
@@ -24,12 +25,14 @@ example:
   judged meta agreement preferences.txt qrels.txt runs/*.run
   judged meta stability qrels-pooled.txt runs/*.run -m nDCG@10 --versus-qrels qrels.txt
   judged meta holdout qrels.txt runs/*.run -k 10
+  judged meta pooling qrels.txt runs/*.run --budget 500 --budget 2000 --plot pooling.png
   judged meta simulate-discount --plot discount.png
 """
 
 
 def register(sub) -> None:
     from ..meta import agreement, discount, power
+    from ..meta import pooling as meta_pooling
 
     p = sub.add_parser("meta", help="meta-evaluation: discriminative power, agreement, stability, holdout, "
                                     "discounts",
@@ -89,6 +92,30 @@ def register(sub) -> None:
 
     add_hole_options(ho)
 
+    po = _command(msub, "pooling", "replay pooling strategies on a judged collection", meta_pooling.__doc__,
+                  run_pooling)
+    _qrels_runs(po)
+    po.add_argument("--budget", type=int, action="append", dest="budgets", metavar="N", required=True,
+                    help="report the figures after N judgments; repeatable")
+    po.add_argument("--strategy", action="append", dest="strategies", metavar="STRATEGY",
+                    help="a strategy of `judged pool --strategy`; repeatable (default: every one but sample)")
+    po.add_argument("--protocol", choices=list(meta_pooling.PROTOCOLS), default="leave-one-run-out",
+                    help="leave-one-run-out (default: each run scored on a pool of the others) or from-scratch "
+                         "(one pool of every run)")
+    po.add_argument("--depth", "-k", type=int, default=meta_pooling.DEFAULT_DEPTH,
+                    help=f"pool the runs' top DEPTH (default {meta_pooling.DEFAULT_DEPTH})")
+    po.add_argument("-m", "--measure", default=meta_pooling.DEFAULT_MEASURE,
+                    help=f"the measure compared with the full qrels (default {meta_pooling.DEFAULT_MEASURE})")
+    po.add_argument("--tolerance", type=float, default=meta_pooling.DEFAULT_TOLERANCE,
+                    help="the ranking counts as recovered when tau = 1 or every run is within this of its "
+                         f"full-qrels score (default {meta_pooling.DEFAULT_TOLERANCE})")
+    po.add_argument("--step", type=int, help="score every STEP judgments to find where the ranking is recovered "
+                                             f"(default: about {meta_pooling.CHECKPOINTS} checkpoints)")
+    po.add_argument("--seed", type=int, default=0, help="seed of the randomised strategies (default 0)")
+    po.add_argument("--curve", action="store_true", help="JSON: also every checkpoint's figures")
+    po.add_argument("--plot", metavar="FILE", help="write error and tau against judgments per strategy "
+                                                    "(PNG/SVG/PDF; needs matplotlib)")
+
     sd = _command(msub, "simulate-discount", "Wang et al. (COLT 2013) on synthetic rankers", discount.__doc__,
                   run_simulate_discount, conventions=False)
     sd.add_argument("--sizes", default=",".join(map(str, discount.DEFAULT_SIZES)),
@@ -114,6 +141,8 @@ def register(sub) -> None:
 
 EXAMPLES = {  # one per subcommand, shown at the end of its --help
     "holdout": "judged meta holdout qrels.txt runs/*.run -k 10 --format json",
+    "pooling": "judged meta pooling qrels.txt runs/*.run --budget 1000 --budget 5000 --strategy depth --strategy mm "
+               "--plot pooling.png",
     "power": "judged meta power qrels.txt runs/*.run -m nDCG@10 -m 'nDCG(discount=reciprocal)@10' -m P@10 --plot asl.png",
     "agreement": "judged meta agreement preferences.txt qrels.txt runs/*.run -m nDCG@10 -m RR -m P@10",
     "simulate-discount": "judged meta simulate-discount --sizes 10,100,1000 --discount log2 --discount power:2 --plot d.png",
@@ -315,6 +344,61 @@ def run_stability(args) -> int:
         console.print(f"  swapped: {s['above_under_a']} above {s['above_under_b']} under A "
                       f"({s['a'][0]:.4f} vs {s['a'][1]:.4f}), below under B ({s['b'][0]:.4f} vs {s['b'][1]:.4f})",
                       markup=False, highlight=False)
+    return 0
+
+
+def run_pooling(args) -> int:
+    import numpy as np
+
+    from ..meta import pooling as meta_pooling
+    from ..progress import progress
+
+    replays = len(args.strategies or meta_pooling.replayable()) * (
+        len(args.runs) if args.protocol == "leave-one-run-out" else 1)
+    with progress(replays, "replaying pooling strategies") as advance:
+        res = meta_pooling.pooling_replay(args.qrels, list(args.runs), args.budgets, args.strategies,
+                                          measure=args.measure, protocol=args.protocol, depth=args.depth,
+                                          step=args.step, tolerance=args.tolerance, seed=args.seed,
+                                          progress=lambda *_: advance(), **settings_kwargs(args))
+    if args.plot:
+        meta_pooling.plot_pooling(res, args.plot)
+    if args.format == "json":
+        out = res.to_dict(curve=args.curve)
+        if args.plot:
+            out["plot"] = args.plot
+        _print_json(out)
+        return 0
+    console = _console()
+    first = next(iter(res.strategies.values()))
+    cands = np.mean(first.candidates)
+    console.print(f"pooling replay: {res.protocol}, {len(res.runs)} runs, pool depth {res.depth}, {res.measure}; "
+                  f"{cands:,.0f} candidate pairs" + (" per replay (mean)" if len(first.candidates) > 1 else ""),
+                  highlight=False)
+    t = _table(f"judgments to recover the full-qrels ranking (Kendall's tau 1, or every run within "
+               f"{res.tolerance:g}), to the nearest {res.step:,}", ["strategy", "recovered at", "vs depth", "by"])
+    for name, s in res.strategies.items():
+        at, how = s.recovered()
+        v = res.versus(name)
+        t.add_row(name, "never" if at is None else f"{at:,}", "-" if v is None or name == "depth" else f"{v:+.1%}",
+                  how or f"not even with all {max(s.candidates):,} judged")
+    console.print(t)
+    b = _table(f"per budget, against the full qrels ({'left-out runs' if res.protocol != 'from-scratch' else 'every run'})",
+               ["strategy", "budget", "mean |error|", "max |error|", "Kendall's tau", "pairs in order",
+                "relevant found"])
+    for name, s in res.strategies.items():
+        rows = [s.at_budget(x) for x in res.budgets]
+        for k, row in enumerate(rows):
+            b.add_row(name if k == 0 else "", f"{row['budget']:,}", f"{row['mean_abs_error']:.4f}",
+                      f"{row['max_abs_error']:.4f}", f"{row['tau']:.3f}", _pct(row["pairwise_agreement"]),
+                      f"{row['relevant_found']:,.0f}", end_section=k == len(rows) - 1)
+    console.print(b)
+    console.print("strategies:", highlight=False)
+    for name, s in res.strategies.items():
+        console.print(f"  {name}: {s.source}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"method: {meta_pooling.METHOD}", markup=False, highlight=False, soft_wrap=True)
+    _print_conventions(console, {res.measure: res.convention})
+    if args.plot:
+        console.print(f"plot written to {args.plot}", highlight=False)
     return 0
 
 

@@ -1,0 +1,150 @@
+"""`judged meta pooling`: replaying pooling strategies on a judged collection. The tiny
+collection below is worked by hand; the replay's scores are checked against
+`judged.evaluate` on a qrels holding exactly the labels judged so far."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from judged import evaluate
+from judged.cli import main
+from judged.meta.pooling import nice_step, pairwise_agreement, pooling_replay, replayable
+
+# one query; a and c relevant, b and d not, e unjudged (scored 0)
+QRELS = {"q1": {"a": 1, "b": 0, "c": 1, "d": 0}}
+RUNS = {"A": {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}},  # nDCG@3 = (1 + 1/2) / (1 + 1/log2 3) = 0.9197
+        "B": {"q1": {"c": 3.0, "a": 2.0, "d": 1.0}},  # (1 + 1/log2 3) / IDCG = 1
+        "C": {"q1": {"e": 3.0, "a": 2.0, "b": 1.0}}}  # (1/log2 3) / IDCG = 0.3869
+L3 = 1 / math.log2(3)
+FULL = {"A": 1.5 / (1 + L3), "B": 1.0, "C": L3 / (1 + L3)}
+
+
+def test_depth_from_scratch_by_hand():
+    # depth order: a (rank 1 of A, in 3 runs), c (rank 1 of B, 2 runs), e (rank 1 of C), b, d.
+    # After a alone: IDCG = 1, so A = 1, B = C = 1/log2 3; after c every run has its full score.
+    res = pooling_replay(QRELS, RUNS, [1, 2], ["depth"], measure="nDCG@3", protocol="from-scratch", depth=3, step=1)
+    s = res.strategies["depth"]
+    assert np.allclose(res.full, [FULL["A"], FULL["B"], FULL["C"]])
+    one = s.at_budget(1)
+    errors = [1 - FULL["A"], 1 - L3, L3 - FULL["C"]]
+    assert one["mean_abs_error"] == pytest.approx(np.mean(errors)) and one["max_abs_error"] == pytest.approx(1 - L3)
+    assert one["tau"] == 0.0  # A above B (discordant), A above C (concordant), B tied with C
+    assert one["pairwise_agreement"] == pytest.approx(1 / 3) and one["relevant_found"] == 1
+    two = s.at_budget(2)
+    assert two["max_abs_error"] == pytest.approx(0.0, abs=1e-15) and two["tau"] == 1.0
+    assert s.recovered() == (2, "tau = 1 and every run within 0.01")
+    assert s.candidates == [5]
+
+
+def test_replay_scores_are_evaluate_on_the_labels_gathered():
+    rng = np.random.default_rng(5)
+    docs = [f"d{i}" for i in range(30)]
+    qrels = {f"q{j}": {d: int(rng.integers(0, 3)) for d in rng.choice(docs, 18, replace=False)} for j in range(3)}
+    runs = {f"r{i}": {f"q{j}": {d: float(s) for d, s in zip(rng.choice(docs, 15, replace=False), range(15, 0, -1))}
+                      for j in range(3)} for i in range(4)}
+    res = pooling_replay(qrels, runs, [7, 19], ["mtf"], measure="nDCG@5", protocol="from-scratch", depth=6, step=1)
+    s = res.strategies["mtf"]
+    # rebuild the labels the policy gathered, in its order, and score them with evaluate()
+    from judged.pooling.candidates import build_candidates
+    from judged.pooling.policies import make_policy
+
+    ranked = {r: {q: sorted(d, key=lambda x: -d[x]) for q, d in per.items()} for r, per in runs.items()}
+    c = build_candidates(ranked, 6, None, sorted(qrels))
+    policy = make_policy("mtf", c).start()
+    order = []
+    while (pid := policy.select()) is not None:
+        g = float(qrels[c.qids[c.pair_query[pid]]].get(c.docids[pid], 0))
+        order.append((c.qids[c.pair_query[pid]], c.docids[pid], g))
+        policy.observe(pid, g)
+    for budget in (7, 19):
+        labels = {}
+        for q, d, g in order[:budget]:
+            labels.setdefault(q, {})[d] = int(g)
+        for q in qrels:  # every query scored, as the replay does (no label yet: 0)
+            labels.setdefault(q, {"never-retrieved": 0})
+        ev = evaluate(labels, runs, ["nDCG@5"])
+        want = np.array([ev.aggregate(r, "nDCG@5") for r in runs])
+        row = int(np.searchsorted(s.judgments, budget))
+        assert s.judgments[row] == budget
+        assert np.array_equal(s.scores[row], want)  # bit for bit: the same kernels
+
+
+def test_leave_one_run_out_pools_the_other_runs():
+    res = pooling_replay(QRELS, RUNS, [100], ["depth", "mm", "hedge"], measure="nDCG@3", depth=3, step=1)
+    for s in res.strategies.values():
+        # A out: B and C pool c a d e b; B out: a b c e; C out: a b c d. Judged all, every run is exact here.
+        assert s.candidates == [5, 4, 4]
+        assert s.at_budget(100)["max_abs_error"] == pytest.approx(0.0, abs=1e-15)
+        assert s.at_budget(100)["judged"] == pytest.approx(13 / 3)
+
+
+def test_seeded_replays_are_identical(tmp_path, capsys):
+    args = ["meta", "pooling", str(write(tmp_path, "qrels.txt", QRELS)), *runs_files(tmp_path),
+            "--budget", "2", "--strategy", "ts", "--strategy", "ts-ns", "--depth", "3", "-m", "nDCG@3",
+            "--seed", "4", "--format", "json", "--curve"]
+    assert main(args) == 0
+    first = capsys.readouterr().out
+    assert main(args) == 0
+    assert capsys.readouterr().out == first
+    out = json.loads(first)
+    assert set(out["strategies"]) == {"ts", "ts-ns"} and out["seed"] == 4 and out["protocol"] == "leave-one-run-out"
+    assert set(out["strategies"]["ts"]) == {"source", "adaptive", "recovered_at", "recovered_by", "budgets", "curve",
+                                            "versus_depth"}
+    assert set(out["strategies"]["ts"]["budgets"][0]) == {"budget", "judged", "mean_abs_error", "max_abs_error", "tau",
+                                                          "pairwise_agreement", "relevant_found"}
+
+
+def test_table_and_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "pooling.png"
+    assert main(["meta", "pooling", str(write(tmp_path, "qrels.txt", QRELS)), *runs_files(tmp_path), "--budget", "1",
+                 "--budget", "3", "--depth", "3", "-m", "nDCG@3", "--plot", str(plot)]) == 0
+    out = capsys.readouterr().out
+    assert "judgments to recover the full-qrels ranking" in out and "Cormack, Palmer & Clarke" in out
+    for name in replayable():
+        assert name in out
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def write(tmp_path, name, qrels):
+    path = tmp_path / name
+    path.write_text("".join(f"{q} 0 {d} {g}\n" for q, per in qrels.items() for d, g in per.items()))
+    return path
+
+
+def runs_files(tmp_path):
+    out = []
+    for name, per in RUNS.items():
+        path = tmp_path / f"{name}.run"
+        path.write_text("".join(f"{q} Q0 {d} {i} {s} {name}\n" for q, docs in per.items()
+                                for i, (d, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1]), 1)))
+        out.append(str(path))
+    return out
+
+
+@pytest.mark.parametrize("extra,why", [
+    (["--budget", "-1"], "--budget must be 0 or more, got -1"),
+    (["--budget", "5", "--strategy", "sample"], "cannot replay pooling strategy 'sample'"),
+    (["--budget", "5", "--depth", "0"], "--depth must be a positive integer, got 0"),
+    (["--budget", "5", "--step", "0"], "--step must be a positive integer, got 0"),
+    (["--budget", "5", "--tolerance", "-0.1"], "--tolerance must be 0 or more, got -0.1"),
+    (["--budget", "5", "-m", "nope@3"], "nope"),
+])
+def test_cli_errors_are_one_line(tmp_path, capsys, extra, why):
+    assert main(["meta", "pooling", str(write(tmp_path, "qrels.txt", QRELS)), *runs_files(tmp_path), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("judged: error:") and why in err and err.count("\n") == 1
+
+
+def test_one_run_is_refused(tmp_path, capsys):
+    assert main(["meta", "pooling", str(write(tmp_path, "qrels.txt", QRELS)), runs_files(tmp_path)[0],
+                 "--budget", "5"]) == 2
+    assert "needs at least two runs" in capsys.readouterr().err
+
+
+def test_helpers():
+    assert [nice_step(n) for n in (10, 250, 24156, 49146)] == [1, 2, 200, 500]
+    assert pairwise_agreement([1, 2, 3], [1, 3, 2]) == pytest.approx(2 / 3)
+    assert pairwise_agreement([1, 1, 3], [1, 2, 3]) == pytest.approx(2 / 3)  # a tie under one only disagrees
