@@ -235,3 +235,60 @@ def test_bounds_judges_the_hole_that_can_flip_the_pair_first():
     b.observe(first, 1)  # h1 relevant: A = 1, B = 1 / (1 + 1/log2 3); with h2 either way A stays ahead
     assert c.docids[b.select()] == "h2"
     assert not b.undecided().any()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bounds_are_exact_against_brute_force(seed):
+    # every assignment of grades 0..2 to the open holes of any run's top k, each run's
+    # nDCG@k with the ideal over every label of the query: its min and max are the
+    # bounds, before and after labels arrive
+    import itertools
+
+    from judged.pooling.policies import Bounds
+
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i}" for i in range(8)]
+    runs = {f"r{i}": {"q": list(rng.permutation(docs)[:5])} for i in range(3)}
+    known = {("q", d): int(rng.integers(0, 3)) for d in rng.choice(docs, 2, replace=False)}
+    c = build_candidates(runs, 5, known=known)
+    b = Bounds(c, k=3, maxgrade=2).start()
+    k, disc = 3, 1 / np.log2(np.arange(2, 5))
+    top = sorted({p for r in range(3) for p in c.run_lists[0][r][:k].tolist()})
+    for _ in range(3):
+        pid = b.select()  # computes the bounds for the labels so far
+        labels = b.label.copy()
+        open_ = [p for p in top if np.isnan(labels[p])]
+        lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+        for grades in itertools.product(range(3), repeat=len(open_)):
+            g = labels.copy()
+            g[open_] = grades
+            judged = g[~np.isnan(g)]
+            ideal = float((np.sort(judged)[::-1][:k] * disc[: min(k, len(judged))]).sum())
+            for r in range(3):
+                lst = c.run_lists[0][r][:k]
+                dcg = float((np.nan_to_num(g[lst]) * disc[: len(lst)]).sum())
+                v = dcg / ideal if ideal > 0 else 0.0
+                lo[r], hi[r] = min(lo[r], v), max(hi[r], v)
+        assert b.lo[0] == pytest.approx(lo) and b.hi[0] == pytest.approx(hi)
+        if pid is None:
+            break
+        b.observe(pid, int(rng.integers(0, 3)))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_max_over_multisets_is_ndcg_extreme(seed):
+    from judged.holes import ndcg_extreme
+    from judged.pooling.policies import _max_over_multisets
+
+    rng = np.random.default_rng(seed)
+    k, top = 10, int(rng.integers(1, 4))
+    disc = 1 / np.log2(np.arange(2, k + 2))
+    slots = rng.permutation(k)  # the run's top k: some holes, some judged documents
+    own = disc[slots[: int(rng.integers(1, 6))]]
+    jg = rng.integers(1, top + 1, int(rng.integers(0, 14))).astype(float)
+    mine = slots[len(own): len(own) + min(len(jg), int(rng.integers(0, 5)))]  # judged ones the run has
+    dcg = float((jg[: len(mine)] * disc[mine]).sum())
+    full = np.zeros(len(jg) + len(own))
+    full[:k] = disc[: len(full)]
+    want = ndcg_extreme(own, dcg, jg, full, np.arange(top + 1, dtype=float), "max")
+    assert _max_over_multisets(own, dcg, jg, disc, top) == pytest.approx(want)

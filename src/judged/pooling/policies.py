@@ -383,6 +383,56 @@ class Hedge(QueryTurns):
 # judged's own: the exact bounds
 
 
+_MULTISETS: dict = {}
+MAX_MULTISETS = 5000
+
+
+def _multisets(n: int, top: int):
+    """Counts of each grade top..0 (columns) over every multiset of n grades in 0..top;
+    None when there are more than MAX_MULTISETS."""
+    key = (n, top)
+    if key not in _MULTISETS:
+        from itertools import combinations_with_replacement
+        from math import comb
+
+        if comb(n + top, top) > MAX_MULTISETS:
+            _MULTISETS[key] = None
+        else:
+            rows = [np.bincount(top - np.asarray(m, np.int64), minlength=top + 1)
+                    for m in combinations_with_replacement(range(top + 1), n)]
+            _MULTISETS[key] = np.array(rows, np.int64).reshape(-1, top + 1)
+    return _MULTISETS[key]
+
+
+def _max_over_multisets(own, dcg, jg, disc, top: int):
+    """max over the grades 0..top of the holes of (dcg + DCG of the holes) / IDCG@k, IDCG
+    over the judged gains ``jg`` (within 1..top) and the holes' grades; linear gain,
+    ``disc`` the first k discounts. ``own``: the holes' discounts, one row per run (every
+    row the same number of holes), ``dcg`` per run; returns the maximum per run (a float
+    for a single row). Only the multiset of grades matters to the ideal, and for a
+    multiset the largest grades sit on the largest discounts (rearrangement): every
+    multiset is tried. The same value as :func:`judged.holes.ndcg_extreme` (tested)."""
+    single = np.ndim(own) == 1
+    own = np.atleast_2d(np.asarray(own, np.float64))
+    dcg = np.atleast_1d(np.asarray(dcg, np.float64))
+    C = _multisets(own.shape[1], top)  # multisets x levels (grade top first)
+    grades = np.arange(top, -1, -1, dtype=np.float64)
+    w = np.concatenate((np.zeros((len(own), 1)), np.cumsum(-np.sort(-own, axis=1), axis=1)), axis=1)
+    end = np.cumsum(C, axis=1)
+    start = end - C
+    add = ((w[:, end] - w[:, start]) * grades[None, None, :]).sum(axis=2)  # runs x multisets
+    jg = np.asarray(jg, np.int64)
+    counts = C + np.bincount(top - jg, minlength=top + 1)[None, :] if len(jg) else C  # grades top..0
+    D = np.concatenate(([0.0], np.cumsum(disc)))  # the ideal's prefix sums; flat past k
+    D = np.concatenate((D, np.full(int(counts.sum(axis=1).max()) + 1, D[-1])))
+    cend = np.cumsum(counts, axis=1)
+    cstart = cend - counts
+    ideal = (grades[None, :] * (D[cend] - D[cstart])).sum(axis=1)
+    value = np.divide(dcg[:, None] + add, ideal[None, :], out=np.zeros(add.shape), where=ideal[None, :] > 0)
+    best = value.max(axis=1)
+    return float(best[0]) if single else best
+
+
 class Bounds(Policy):
     """Judge first the hole whose label can move the still undecided orders of the runs
     the most, weighted by how likely it is relevant (judged's own strategy).
@@ -446,12 +496,15 @@ class Bounds(Policy):
         self.n_rel = np.zeros((Q, R))
         self.lo = np.zeros((Q, R))
         self.hi = np.zeros((Q, R))
+
         self.grade_counts = np.zeros(self.maxgrade + 1)
         self._dirty = set(range(Q))
         self._bounds_dirty = set(range(Q))
         self._heap: list = []
         self._version = np.zeros(Q, np.int64)
         self._undecided = None
+        self._hi_stale: dict = {}  # query -> runs whose own holes changed since their maximum was computed
+        self._hi_gains: dict = {}  # query -> the k largest judged gains when the maxima were computed
 
     # labels ------------------------------------------------------------------------
     def _observed(self, pid, grade, was_pending):
@@ -467,12 +520,14 @@ class Bounds(Policy):
         self.n_lab[q, runs] += 1
         if self.relevant(grade):
             self.n_rel[q, runs] += 1
+        ids, W = self._top[q]
+        j = np.searchsorted(ids, pid)
+        if j < len(ids) and ids[j] == pid:  # a hole of these runs' top k is closed
+            self._hi_stale.setdefault(q, set()).update(np.flatnonzero(W[:, j] > 0).tolist())
+            if g > 0:
+                self.dcg[q] += g * W[:, j]
         if g > 0:
             self.gains[q].append(g)
-            ids, W = self._top[q]
-            j = np.searchsorted(ids, pid)
-            if j < len(ids) and ids[j] == pid:
-                self.dcg[q] += g * W[:, j]
         self._dirty.add(q)
         self._bounds_dirty.add(q)
 
@@ -485,26 +540,68 @@ class Bounds(Policy):
         return float((g * self.disc[: len(g)]).sum())
 
     def _query_bounds(self, q):
+        """Exact min and max of every run's nDCG@k on query q over the grades of the open
+        holes in any run's top k. For any grades of its own holes, a run's score is lowest
+        with the other runs' holes at the top grade (they only raise the ideal) and highest
+        with them at 0, so only its own holes (at most k) are searched: the maximum by
+        :func:`judged.holes.ndcg_extreme`, the minimum over s own holes at the top grade on
+        the s smallest discounts, the others at 0 (the minimum needs only the extreme
+        grades, docs/holes.md; the rearrangement inequality places them)."""
         from ..holes import ndcg_extreme
 
         ids, W = self._top[q]
         open_ = np.isnan(self.label[ids])
         jg = np.asarray(self.gains[q], np.float64)
-        values = np.arange(self.maxgrade + 1, dtype=np.float64)
+        ideal = self._ideal(jg)
         n_open = int(open_.sum())
-        disc = np.zeros(len(jg) + max(n_open, self.k))  # the ideal's discounts, 0 past k
-        disc[: self.k] = self.disc
         if not n_open:
-            ideal = self._ideal(jg)
             self.lo[q] = self.hi[q] = self.dcg[q] / ideal if ideal > 0 else 0.0
             return
-        for r in range(self.c.n_runs):
-            own = W[r, open_]
-            own = own[own > 0]
-            # the other runs' open top-k holes may be labelled too: they move only the ideal
-            hw = np.concatenate((own, np.zeros(n_open - len(own))))
-            self.lo[q, r] = ndcg_extreme(hw, self.dcg[q, r], jg, disc, values, "min")
-            self.hi[q, r] = ndcg_extreme(hw, self.dcg[q, r], jg, disc, values, "max")
+        top = float(self.maxgrade)
+        # the minimum, every run at once: s = 0..k own holes at the top grade
+        Wo = W[:, open_]
+        n_own = (Wo > 0).sum(axis=1)
+        S = np.sort(np.where(Wo > 0, Wo, np.inf), axis=1)[:, : self.k]
+        cols = S.shape[1]
+        cum = np.concatenate((np.zeros((len(S), 1)), np.cumsum(np.where(np.isinf(S), 0.0, S), axis=1)), axis=1)
+        # ideal with j more documents of the top grade (j = 0..n_open): they lead, the judged follow
+        k = self.k
+        best = np.zeros(k)
+        g = np.sort(jg)[::-1][:k]
+        best[: len(g)] = g
+        j = np.arange(n_open + 1)[:, None]
+        pos = j + np.arange(k)[None, :]
+        shifted = np.where(pos < k, self.disc[np.minimum(pos, k - 1)], 0.0)
+        ideal_plus = top * np.concatenate(([0.0], np.cumsum(self.disc)))[np.minimum(j[:, 0], k)] + shifted @ best
+        steps = np.arange(cols + 1)
+        valid = steps[None, :] <= n_own[:, None]
+        at = np.where(valid, n_open - n_own[:, None] + steps[None, :], 0)
+        num = self.dcg[q][:, None] + top * cum
+        den = ideal_plus[at]
+        ratio = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+        self.lo[q] = np.where(valid, ratio, np.inf).min(axis=1)
+        # the maximum: only for runs whose own holes or the judged gains changed
+        values = np.arange(self.maxgrade + 1, dtype=np.float64)
+        disc = np.zeros(len(jg) + n_open)  # the ideal's discounts, 0 past k
+        disc[: self.k] = self.disc[: len(disc)]
+        stale = self._hi_stale.pop(q, None)
+        ideal_key = tuple(np.sort(jg)[::-1][: self.k].tolist())  # only the k largest judged gains reach an ideal
+        if stale is None or self._hi_gains.get(q) != ideal_key:
+            stale = range(self.c.n_runs)
+        self._hi_gains[q] = ideal_key
+        stale = np.asarray(sorted(stale), np.int64)
+        none = stale[n_own[stale] == 0]
+        self.hi[q, none] = self.dcg[q, none] / ideal if ideal > 0 else 0.0
+        for n in np.unique(n_own[stale]).tolist():
+            if n == 0:
+                continue
+            runs = stale[n_own[stale] == n]
+            if _multisets(n, self.maxgrade) is not None:  # every run with n holes at once
+                own = np.sort(np.where(Wo[runs] > 0, Wo[runs], np.inf), axis=1)[:, :n]
+                self.hi[q, runs] = _max_over_multisets(own, self.dcg[q, runs], jg, self.disc, self.maxgrade)
+                continue
+            for r in runs.tolist():
+                self.hi[q, r] = ndcg_extreme(Wo[r][Wo[r] > 0], self.dcg[q, r], jg, disc, values, "max")
 
     def undecided(self) -> np.ndarray:
         """runs x runs: True where the intervals of the two runs' mean nDCG@k overlap."""
