@@ -55,7 +55,8 @@ def test_json_contract(small, capsys):
     d = eval_json(capsys, "qrels.txt", "runs/a.run", "./b.run", *[a for m in measures for a in ("-m", m)])
     # the core contract; the checks beyond the ranking score (issue 7) add their own top-level keys
     assert {"qrels", "measures", "runs"} <= set(d)
-    assert set(d) - {"qrels", "measures", "runs"} <= {"answer_key", "warnings", "scale", "eligibility", "requirements"}
+    assert set(d) - {"qrels", "measures", "runs"} <= {"answer_key", "warnings", "scale", "eligibility", "requirements",
+                                                      "query_set"}  # issue 14: which queries the means are over
     assert d["qrels"] == {"path": "qrels.txt", "sha256": hashlib.sha256(QRELS.encode()).hexdigest(),
                           "queries": 3, "judgments": 5}
     assert list(d["measures"]) == measures  # as given, in order

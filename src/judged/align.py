@@ -208,6 +208,9 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
         pos = np.arange(len(rows), dtype=np.int64) - offsets[q]
         ranked = Ranked(n, q, pos, None, rows, offsets)
     ranked.grade = index.grades_of_rows(ranked.row, rq, run.docid, run.docid_hash)
+    cut = settings.depth_cut
+    if cut is not None and len(ranked.count) and ranked.count.max() > cut:  # trec_eval -M: the top N only
+        ranked = ranked.take(ranked.pos < cut)
 
     judgments = index.judgments_of(evaluated, lambda: _judgments(index, evaluated))
 

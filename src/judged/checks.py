@@ -133,6 +133,7 @@ class Checks:
         thin = thin_key_warning(self.answer_key, self.ranking_measure(result) or "nDCG@k")
         if thin:
             out.append(thin)
+        out += result.query_set.warnings()  # runs missing queries, different query sets or depths
         for name, found in self.leaks(result).items():
             if found:
                 out.append(f"run {name} retrieved {len(found)} ineligible document(s) in the top {self.k(result)} "

@@ -143,8 +143,13 @@ class Comparison:
         """Run name -> its leaks (ineligible documents in the top k); empty without eligibility data."""
         return self.checks.leaks(self.result) if self.checks is not None else {}
 
+    @property
+    def query_set(self):
+        """Which queries every comparison is over (:mod:`judged.querysets`), or None (records)."""
+        return self.result.query_set if self.result is not None else None
+
     def to_dict(self) -> dict:
-        """The ``judged compare --format json`` contract, plus ``holes`` (Judged@k per run and,
+        """The ``judged compare --format json`` contract, plus ``query_set``, ``holes`` (Judged@k per run and,
         in the order of ``comparisons``, whether judging the holes could flip each one),
         ``checks`` and ``answers`` when known, and ``sample`` (estimates from a judged sample,
         per run whether its order with the baseline is decided) with ``--sample``."""
@@ -152,6 +157,8 @@ class Comparison:
                "baseline": self.baseline, "runs": list(self.runs), "measures": dict(self.measures),
                "settings": self.settings(), "queries": {name: dict(c) for name, c in self.counts.items()},
                "regressions": [r.to_dict() for r in self.regressions], **self.provenance}
+        if self.query_set is not None:
+            out["query_set"] = self.query_set.to_dict()
         if self.holes is not None:
             flips = [(c, self.flip(c)) for c in self.comparisons]
             out["holes"] = {**self.holes.to_dict(),
@@ -270,12 +277,16 @@ def _mean(v) -> float:
 def compare(qrels, runs, measures=None, *, correction: str = "holm",
             permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
             regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None, ties: str = "trec",
-            no_relevant: str = "zero", ignore_identical_ids: bool = False, on_duplicate: str = "error", manifest=None,
+            no_relevant: str = "zero", ignore_identical_ids: bool = False, on_duplicate: str = "error",
+            depth_cut: int | None = None, manifest=None,
             holes: bool = True, maxgrade: int | None = None, negative: str = "nonrelevant", answers=None,
             high: float | None = None, show_progress: bool | None = None, **checks) -> Comparison:
     """Compare runs with the first one (the baseline) over the qrels' queries.
 
-    A run missing a query scores 0 there (``complete=True``); ``counts`` says how many.
+    A run missing a query scores 0 there (``complete=True``: the query-set rule of every
+    command that compares runs, :mod:`judged.querysets`); ``counts`` says how many and
+    ``query_set`` states the rule. ``depth_cut`` scores only each query's top N (trec_eval
+    ``-M``), for runs of different depths.
     ``manifest`` (a path or :class:`judged.manifest.Manifest`) fixes qrels, query set,
     measures and conventions and refuses qrels that changed. ``regressions`` queries
     per run (on the first measure) are listed with their top ``depth`` documents
@@ -319,7 +330,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     else:
         result = evaluate(qrels, runs, DEFAULT_MEASURES if measures is None else measures, ties=ties, complete=True,
                           no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids, on_duplicate=on_duplicate,
-                          **checks)
+                          depth_cut=depth_cut, **checks)
     result.checks.depth = depth
     if high is not None:
         result.checks.high = high
@@ -343,6 +354,9 @@ def compare_result(result, baseline: str | None = None, *, correction: str = "ho
     """The paired comparison of an :class:`~judged.evaluation.Result`'s runs (first = baseline);
     with ``holes``, Judged@k (k = ``depth``, else the first measure's cutoff, else 10) and
     whether judging the holes could flip each comparison."""
+    from .querysets import refuse_disjoint_runs
+
+    refuse_disjoint_runs(result)  # a run sharing no query id with the qrels: nothing to compare
     names = list(result.runs)
     baseline = baseline or names[0]
     qids = result.runs[baseline].qids

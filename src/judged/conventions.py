@@ -62,6 +62,11 @@ def validate(**conventions) -> None:
     judged.errors.ConventionError: unknown treatment of repeated pairs on_duplicate='bogus' (choose from error, first, max)
     """
     for name, value in conventions.items():
+        if name == "depth_cut":  # None or a number of documents per query
+            if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer))
+                                      or value < 1):
+                raise ConventionError(f"--depth-cut must be a positive integer (documents per query), got {value!r}")
+            continue
         choices, what = CONVENTIONS[name]
         if choices == (False, True):
             if not isinstance(value, (bool, np.bool_)):
@@ -87,26 +92,35 @@ class Settings:
         False (default, as trec_eval, pytrec_eval and MTEB): a ranked document whose id
         equals the query id is scored like any other. True (BEIR's default): it is
         dropped from the run before scoring.
+    depth_cut
+        None (default): every ranked document counts. N: only each query's top N (in the
+        tie order) is scored, as trec_eval ``-M N``: runs of different depths (1,000 vs
+        100 documents per query) then read the same depth in AP, R, Rprec and Bpref.
     """
 
     ties: str = "trec"
     complete: bool = False
     no_relevant: str = "zero"
     ignore_identical_ids: bool = False
+    depth_cut: int | None = None
 
     def __post_init__(self):
         validate(ties=self.ties, complete=self.complete, no_relevant=self.no_relevant,
-                 ignore_identical_ids=self.ignore_identical_ids)
+                 ignore_identical_ids=self.ignore_identical_ids, depth_cut=self.depth_cut)
 
-    def canonical(self) -> str:
-        """The settings as they are printed beside every measure.
+    def canonical(self, one_query: bool = False) -> str:
+        """The settings as they are printed beside every measure (and ``depth-cut=N`` when
+        set). ``one_query``: for one query's score (``judged explain``), where no mean is
+        taken, so the query set (``queries=``) does not apply and is left out.
 
         >>> Settings(complete=True).canonical()
         'ties=score-desc,docid-desc queries=qrels no-relevant=zero identical-ids=kept'
         """
-        queries = "qrels" if self.complete else "run-and-qrels"
+        queries = "" if one_query else f" queries={'qrels' if self.complete else 'run-and-qrels'}"
         identical = "dropped" if self.ignore_identical_ids else "kept"
-        return f"ties={TIES[self.ties]} queries={queries} no-relevant={self.no_relevant} identical-ids={identical}"
+        cut = "" if self.depth_cut is None else f" depth-cut={int(self.depth_cut)}"
+        return (f"ties={TIES[self.ties]}{queries} no-relevant={self.no_relevant} "
+                f"identical-ids={identical}{cut}")
 
 
 # ---------------------------------------------------------------------------

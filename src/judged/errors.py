@@ -30,3 +30,8 @@ class ConventionError(JudgedError):
 class UsageError(JudgedError):
     """A command line or call that cannot be carried out as given (a missing argument,
     an optional package that is not installed)."""
+
+
+class QuerySetError(JudgedError):
+    """Runs and qrels whose queries do not meet: a run that shares no query id with the
+    qrels, so its score would be a mean over nothing it was asked (see :mod:`judged.querysets`)."""

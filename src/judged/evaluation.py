@@ -29,6 +29,12 @@ class RunResult:
     values: dict  # measure as given -> per-query values
     counts: dict
     aligned: Aligned = field(repr=False, default=None)
+    max_depth: int | None = None  # most documents ranked (and scored) for one query; None: not known
+
+
+def max_depth(aligned: Aligned) -> int:
+    """The most documents an aligned run ranks for one of its evaluated queries."""
+    return int(aligned.ranked.count.max()) if len(aligned.ranked.count) else 0
 
 
 @dataclass
@@ -78,11 +84,19 @@ class Result:
             return pd.DataFrame(columns=["run", "qid", "measure", "value"])
         return pd.concat(frames, ignore_index=True)
 
+    @property
+    def query_set(self):
+        """Which queries the means are over (:mod:`judged.querysets`)."""
+        from .querysets import of_result
+
+        return of_result(self)
+
     def to_dict(self, per_query: bool = False) -> dict:
         out = {
             "qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256,
                       "queries": int(len(self.qrels.query_ids)), "judgments": int(len(self.qrels))},
             "measures": self.conventions,
+            "query_set": self.query_set.to_dict(),
             "runs": {},
         }
         for name, rr in self.runs.items():
@@ -120,7 +134,7 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
              no_relevant: str = "zero", on_duplicate: str = "error", scale=None, requirements=None,
              eligibility=None, principal: str | None = None, unanswerable=None,
              abstain_marker: str = ABSTAIN_MARKER, score_unanswerable: bool = False,
-             ignore_identical_ids: bool = False, progress: bool = False) -> Result:
+             ignore_identical_ids: bool = False, depth_cut: int | None = None, progress: bool = False) -> Result:
     """Score runs against qrels.
 
     Parameters
@@ -128,8 +142,9 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     qrels : path, DataFrame, dict or Qrels
     runs : a run (path, DataFrame, dict of dicts, Run), a list of them, or a dict name -> run
     measures : measure strings such as ``"nDCG@10"``, ``"AP(rel=2)"``, ``"nDCG(gain=exp)@10"``
-    ties, complete, no_relevant, ignore_identical_ids : engine-wide conventions (see
-        :class:`judged.conventions.Settings`)
+    ties, complete, no_relevant, ignore_identical_ids, depth_cut : engine-wide conventions
+        (see :class:`judged.conventions.Settings`; which queries a mean is over:
+        :mod:`judged.querysets`)
     on_duplicate : ``error`` | ``first`` | ``max`` for repeated pairs in the inputs
     scale : grade scale TOML (every qrels grade must be on it; printed in the output)
     requirements : ``qid group docid`` evidence groups, for Complete@k / Coverage@k
@@ -140,6 +155,10 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
         of the ranking measures unless ``score_unanswerable``
     (see :mod:`judged.checks`; the results are in ``Result.checks`` and ``to_dict()``)
     progress : show a progress bar (stderr) while streaming large run files
+
+    Runs that share few or no query ids with the qrels, miss qrels queries, cover
+    different queries or rank different depths are named in ``Result.checks.warnings``
+    (the commands refuse a run sharing no query id: :func:`judged.querysets.refuse_disjoint_runs`).
 
     TREC run files grouped by query are streamed by query blocks (bounded memory, see
     :mod:`judged.stream`); larger ones not grouped by query (over ``JUDGED_SPILL_BYTES``,
@@ -159,7 +178,7 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     """
     validate(on_duplicate=on_duplicate)
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids)
+                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
     reader = _first_run_reader(runs) if isinstance(qrels, (str, os.PathLike)) else None
     try:
         return _evaluate(qrels, runs, measures, settings, reader, on_duplicate=on_duplicate, scale=scale,
@@ -204,7 +223,7 @@ def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, r
         aligned = align(qrels, checks.prepare_run(name, run, settings), settings)
         checks.attach(aligned)
         values = {given: m.compute(aligned) for given, m in parsed.items()}
-        return RunResult(name, aligned.qids, values, aligned.counts, aligned)
+        return RunResult(name, aligned.qids, values, aligned.counts, aligned, max_depth(aligned))
 
     results = {}
     workers = 1 if checks.needs_whole_run else scoring_threads()

@@ -40,7 +40,8 @@ class Explanation:
         console = console or Console()
         m = self.measure
         console.print(f"[bold]{m}[/] for query [bold]{self.qid}[/]", highlight=False)
-        console.print(f"convention: {self.convention}", highlight=False, markup=False, soft_wrap=True)
+        console.print(f"convention: {self.convention} (one query: no mean, so no query set)", highlight=False,
+                      markup=False, soft_wrap=True)
         dcg_family = m.name in ("nDCG", "DCG")
         t = Table()
         for col in ["rank", "docid", "grade"] + (["gain", "discount", "discounted gain", "running DCG"]
@@ -149,5 +150,5 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
     if unjudged and m.unjudged == "zero":
         warnings.append(f"{unjudged} of the top {top} documents are unjudged and counted as not relevant "
                         f"(Judged@{top} = {1 - unjudged / top:.2f}); judging them could change this score")
-    return Explanation(qid, m, m.convention(Settings(ties=ties)), rows, ideal_grades, ideal_gains, dcg, idcg,
+    return Explanation(qid, m, m.convention(Settings(ties=ties), one_query=True), rows, ideal_grades, ideal_gains, dcg, idcg,
                        value, relevant, warnings)

@@ -492,6 +492,7 @@ class HolesReport:
     runs: dict  # name -> RunHoles
     pairs: list  # PairFlip
     estimates: object = None  # judged.estimate.HoleEstimates: how the estimates were made
+    query_set: object = None  # judged.querysets.QuerySet: which queries every mean is over
 
     def hole_list(self):
         """Every hole: DataFrame run, qid, rank, docid."""
@@ -515,6 +516,9 @@ class HolesReport:
                "pairs": [p.to_dict() for p in self.pairs]}
         if self.estimates is not None:
             out["estimate"] = self.estimates.describe()
+        if self.query_set is not None:
+            out["query_set"] = self.query_set.to_dict()
+            out["warnings"] = self.query_set.warnings()
         if holes:
             out["holes"] = self.hole_list().to_dict(orient="records")
             for h in out["holes"]:
@@ -524,31 +528,42 @@ class HolesReport:
 
 def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None = None,
                  negative: str = "nonrelevant", samples: int = 200, seed: int = 0, level: float | None = None,
-                 reference=None, ties: str = "trec", complete: bool = False, no_relevant: str = "zero",
-                 on_duplicate: str = "error", ignore_identical_ids: bool = False) -> HolesReport:
+                 reference=None, ties: str = "trec", complete: bool = True, no_relevant: str = "zero",
+                 on_duplicate: str = "error", ignore_identical_ids: bool = False,
+                 depth_cut: int | None = None) -> HolesReport:
     """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
     their grades, an estimate with its interval at ``level`` (default 0.9; see
     :mod:`judged.estimate`), and for every pair of runs whether judging could flip them.
     ``reference``: more runs (e.g. the collection's pooled runs) whose leave-one-run-out
     evidence the estimate learns from; they are not reported (a path also given in
-    ``runs`` is read once)."""
-    from .evaluation import _named_runs
+    ``runs`` is read once).
+
+    Every run is scored over every qrels query (``complete=True``, a run that ranks nothing
+    for one scores 0 there: the query-set rule of every command comparing runs,
+    :mod:`judged.querysets`), so each pair's difference is over one set of queries, as in
+    ``judged compare``. A run sharing no query id with the qrels is refused."""
+    from .evaluation import _named_runs, max_depth
     from .io import read_qrels
+    from .querysets import query_set, refuse_disjoint, run_query_sample
 
     validate(negative=negative, on_duplicate=on_duplicate)
     if samples < 1:
         raise ConventionError(f"the estimate needs at least one sample, got samples={samples}")
     check_maxgrade(maxgrade)
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids)
+                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     m = _zero(Measure.parse(measure or f"nDCG@{k}"))
     if m.name not in BOUNDED:
         raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
     if maxgrade is not None:
         m = replace(m, maxgrade=int(maxgrade))
-    out = {name: run_holes(name, negative_as(align(qrels, run, settings), negative), m, k, samples=0)
-           for name, run in _named_runs(runs, on_duplicate)}
+    aligned, counts = {}, {}
+    for name, run in _named_runs(runs, on_duplicate):
+        a = align(qrels, run, settings)
+        refuse_disjoint(name, a.counts, qrels, lambda: run_query_sample(run))
+        aligned[name], counts[name] = a, {**a.counts, "max_depth": max_depth(a)}
+    out = {name: run_holes(name, negative_as(a, negative), m, k, samples=0) for name, a in aligned.items()}
     refs = {}
     if isinstance(reference, dict):
         reference = {name: r for name, r in reference.items() if str(name) not in out}
@@ -560,7 +575,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     names = list(out)
     pairs = pair_flips(m, [out[n] for n in names], list(combinations(range(len(names)), 2)))
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
-                       out, pairs, estimates)
+                       out, pairs, estimates, query_set(settings, len(qrels.query_ids), counts, measures=[m]))
 
 
 def run_holes(name: str, aligned: Aligned, measure: Measure, k: int, samples: int = 200, seed: int = 0) -> RunHoles:

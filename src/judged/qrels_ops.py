@@ -199,6 +199,8 @@ class Rejudged:
     judged_at_k: dict  # run -> [Judged@k under each version]
     conventions: dict = field(default_factory=dict)
     shas: list = field(default_factory=list)
+    query_set: object = None  # judged.querysets.QuerySet of the first version (every version: the same queries)
+    warnings: list = field(default_factory=list)
 
     def order(self, v: int) -> list[str]:
         """Runs best first under version v (ties: name)."""
@@ -220,7 +222,9 @@ class Rejudged:
         return {"versions": [{"path": p, "sha256": s} for p, s in zip(self.versions, self.shas)],
                 "measure": self.measure, "judged": self.judged, "conventions": self.conventions,
                 "runs": {r: {"score": self.scores[r], "judged": self.judged_at_k[r]} for r in self.scores},
-                "order": [self.order(v) for v in range(len(self.versions))], "flipped": self.flips()}
+                "order": [self.order(v) for v in range(len(self.versions))], "flipped": self.flips(),
+                **({"query_set": self.query_set.to_dict(), "warnings": list(self.warnings)}
+                   if self.query_set is not None else {})}
 
 
 def _order_sign(a: float, b: float) -> float:
@@ -235,24 +239,36 @@ def _above(pair, sign) -> str:
 
 
 def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, **conventions) -> Rejudged:
-    """Score every run under every qrels version: the BEIR TREC-COVID table."""
+    """Score every run under every qrels version: the BEIR TREC-COVID table.
+
+    The query-set rule of :mod:`judged.querysets`: every run is scored over every query
+    (``complete=True``: 0 where a run ranks nothing), and every version over the queries
+    all versions judge (queries only some hold are left out, with a warning), so a flip
+    is a change of labels, never of queries."""
     from .evaluation import evaluate
     from .io import read_qrels, read_run
+    from .querysets import common_queries, mean_over, of_result, refuse_disjoint_runs
 
     if len(qrels_versions) < 2:
         raise ConventionError("a rejudging report needs two or more qrels versions")
+    conventions = {**conventions, "complete": True}
     on_dup = conventions.get("on_duplicate", "error")
     runs = [read_run(r, on_duplicate=on_dup) for r in runs] if isinstance(runs, (list, tuple)) else runs
     judged_m = f"Judged@{k}"
-    versions, shas, scores, judged_at_k, convs = [], [], {}, {}, {}
-    for v in qrels_versions:
-        q = read_qrels(v, on_duplicate=on_dup)
+    qrels = [read_qrels(v, on_duplicate=on_dup) for v in qrels_versions]
+    common, left_out = common_queries(qrels)
+    versions, shas, scores, judged_at_k, convs, query_set, warnings = [], [], {}, {}, {}, None, []
+    for q in qrels:
         res = evaluate(q, runs, [measure, judged_m], **conventions)
+        refuse_disjoint_runs(res)
         versions.append(q.source)
         shas.append(q.sha256)
         convs = res.conventions
-        mean = res.mean()
+        if query_set is None:
+            query_set = of_result(res)
+            query_set.left_out = left_out
+            warnings = query_set.warnings()
         for name in res.runs:
-            scores.setdefault(name, []).append(float(mean.loc[name, measure]))
-            judged_at_k.setdefault(name, []).append(float(mean.loc[name, judged_m]))
-    return Rejudged(versions, measure, judged_m, scores, judged_at_k, convs, shas)
+            scores.setdefault(name, []).append(mean_over(res, name, measure, common))
+            judged_at_k.setdefault(name, []).append(mean_over(res, name, judged_m, common))
+    return Rejudged(versions, measure, judged_m, scores, judged_at_k, convs, shas, query_set, warnings)

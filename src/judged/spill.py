@@ -32,7 +32,7 @@ from .align import align
 from .conventions import Settings
 from .data import _M1, _M2, _MQ, _TAIL_MASK
 from .errors import ParseError, UsageError
-from .evaluation import RunResult
+from .evaluation import RunResult, max_depth
 from .stream import _assemble, _progress
 
 SPILL_BYTES = 1 << 30  # files larger than this (bytes) are partitioned when not grouped by query
@@ -264,7 +264,8 @@ class _PartitionError(Exception):
 
 def _score_partition(qrels, part: Partition, name: str, measures: dict, settings: Settings, on_duplicate: str,
                      check_only: bool) -> tuple | None:
-    """(qids, {measure: values}, counts, qrels codes of the run's queries) of one partition,
+    """(qids, {measure: values}, counts, qrels codes of the run's queries and of qids, max
+    depth) of one partition,
     as ``judged.stream._scored_blocks`` scores a block; None when ``check_only`` (another
     partition failed: only an earlier error matters). Its run is freed on return."""
     from .io import read_run
@@ -284,7 +285,7 @@ def _score_partition(qrels, part: Partition, name: str, measures: dict, settings
     except ParseError as exc:
         raise _PartitionError(2, exc)
     return (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()}, aligned.counts,
-            aligned.run_queries, aligned.qid_codes)
+            aligned.run_queries, aligned.qid_codes, max_depth(aligned))
 
 
 def _reading_error_stage(part: Partition, name: str, on_duplicate: str) -> int:

@@ -29,7 +29,7 @@ import pyarrow.csv as pacsv
 from .align import align, no_relevant_error
 from .conventions import Settings
 from .data import Qrels, Run, arrow_indices, as_numpy, string_hash
-from .evaluation import RunResult
+from .evaluation import RunResult, max_depth
 from .io.text import Scan, csv_options, file_size, line_of_row, misread, read_raw, tokenize
 from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run, duplicate_rows, run_from_tokens
 from .native import compiled, note_slow_path
@@ -281,7 +281,7 @@ def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row), dup)
         aligned = align(qrels, run, block_settings)
         yield (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()},
-               aligned.counts, aligned.run_queries, aligned.qid_codes)
+               aligned.counts, aligned.run_queries, aligned.qid_codes, max_depth(aligned))
 
 
 def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> RunResult:
@@ -290,7 +290,7 @@ def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> R
     index = qrels.index
     nq = len(index.query_ids)
     in_run = np.zeros(nq, dtype=bool)
-    for part in parts:  # (qids, values, counts, codes of the run's queries, codes of qids)
+    for part in parts:  # (qids, values, counts, codes of the run's queries, codes of qids, max depth)
         in_run[part[3]] = True
     relevant = index.has_relevant
     candidates = np.ones(nq, dtype=bool) if settings.complete else in_run
@@ -325,7 +325,10 @@ def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> R
 
         return align(qrels, read_run(source, name=name, on_duplicate=on_duplicate), settings)
 
-    return StreamedRunResult(name, all_qids[order].astype(object), values, counts, realign)
+    result = StreamedRunResult(name, all_qids[order].astype(object), values, counts, realign)
+    result.max_depth = max((p[5] for p in parts), default=0)
+    result.source = source
+    return result
 
 
 class _progress:

@@ -7,12 +7,22 @@ import sys
 from ..conventions import NO_RELEVANT, ON_DUPLICATE, TIES
 
 
-def add_convention_options(p) -> None:
+def add_convention_options(p, compared: bool = False, depth_cut: bool = True) -> None:
+    """The engine-wide conventions. ``compared``: the command compares runs with each other,
+    so they are always scored over every qrels query (judged.querysets); ``--complete`` is
+    then accepted and has nothing left to change. ``depth_cut``: offer ``--depth-cut``."""
     g = p.add_argument_group("conventions (defaults are trec_eval's)")
     g.add_argument("--ties", choices=list(TIES), default="trec",
                    help="tie order: trec = score desc then docid desc (default); input = file order; rank = rank column")
     g.add_argument("--complete", action="store_true",
-                   help="count qrels queries missing from a run as 0 (trec_eval -c); default: mean over queries in both")
+                   help="always on here: runs compared with each other are scored over every qrels query, 0 where "
+                        "a run ranks nothing (trec_eval -c)" if compared else
+                   "score every qrels query, 0 where a run ranks nothing (trec_eval -c); default: each run over the "
+                   "qrels queries it ranks (trec_eval's), with a warning when the runs cover different queries")
+    if depth_cut:
+        g.add_argument("--depth-cut", type=int, default=None, metavar="N",
+                       help="score only each query's top N documents in every run (trec_eval -M N), so runs of "
+                            "different depths read the same depth (default: every ranked document)")
     g.add_argument("--no-relevant", choices=list(NO_RELEVANT), default="zero",
                    help="queries whose qrels hold nothing relevant: zero (default, as trec_eval), skip, error")
     g.add_argument("--on-duplicate", choices=list(ON_DUPLICATE), default="error",
@@ -22,9 +32,19 @@ def add_convention_options(p) -> None:
                         "default: keep them (trec_eval, pytrec_eval, MTEB)")
 
 
-def settings_kwargs(args) -> dict:
-    return {"ties": args.ties, "complete": args.complete, "no_relevant": args.no_relevant,
-            "on_duplicate": args.on_duplicate, "ignore_identical_ids": args.ignore_identical_ids}
+def settings_kwargs(args, compared: bool = False) -> dict:
+    """The conventions as keyword arguments; ``compared``: the query-set rule of commands that
+    compare runs (every qrels query, judged.querysets)."""
+    out = {"ties": args.ties, "complete": True if compared else args.complete, "no_relevant": args.no_relevant,
+           "on_duplicate": args.on_duplicate, "ignore_identical_ids": args.ignore_identical_ids}
+    if getattr(args, "depth_cut", None) is not None:
+        out["depth_cut"] = args.depth_cut
+    return out
+
+
+def print_query_set(query_set, console) -> None:
+    """The query-set line every command prints under its tables (judged.querysets)."""
+    console.print(query_set.describe(), highlight=False, markup=False, soft_wrap=True)
 
 
 def is_terminal() -> bool:
@@ -72,11 +92,12 @@ def load_manifest(args):
 
         raise JudgedError("--manifest fixes the measures; drop -m (or freeze a new manifest)")
     if getattr(args, "ties", "trec") != "trec" or getattr(args, "complete", False) \
-            or getattr(args, "no_relevant", "zero") != "zero" or getattr(args, "ignore_identical_ids", False):
+            or getattr(args, "no_relevant", "zero") != "zero" or getattr(args, "ignore_identical_ids", False) \
+            or getattr(args, "depth_cut", None) is not None:
         from ..errors import JudgedError
 
         raise JudgedError("--manifest fixes the conventions; drop --ties/--complete/--no-relevant/"
-                          "--ignore-identical-ids")
+                          "--ignore-identical-ids/--depth-cut")
     return Manifest.load(args.manifest)
 
 

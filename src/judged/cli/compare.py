@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from .checks import add_answers_option, add_check_options, check_kwargs
-from .common import add_convention_options, add_machine_option, add_record_options, load_manifest, split_inputs
+from .common import (add_convention_options, add_machine_option, add_record_options, load_manifest,
+                     print_query_set, split_inputs)
 from .holes import add_hole_options
 from .infer import add_sample_option, print_sample_decisions
 
@@ -59,7 +60,7 @@ def add_comparison_options(p) -> None:
                         "(default: the first measure's cutoff, else 10)")
     add_stats_options(p)
     add_machine_option(p)
-    add_convention_options(p)
+    add_convention_options(p, compared=True)
     add_record_options(p)
     g = add_hole_options(p)
     g.add_argument("--no-holes", dest="holes", action="store_false",
@@ -111,6 +112,7 @@ def comparison_from_args(args):
     c = compare(qrels, runs, measures, manifest=manifest, regressions=args.regressions, depth=args.depth,
                 ties=args.ties, no_relevant=args.no_relevant,
                 ignore_identical_ids=args.ignore_identical_ids, on_duplicate=args.on_duplicate,
+                depth_cut=args.depth_cut,
                 holes=args.holes, maxgrade=args.maxgrade, negative=args.negative, answers=args.answers,
                 high=args.high, **check_kwargs(args), **stats_kwargs(args))
     if getattr(args, "machine", None):
@@ -196,7 +198,7 @@ def render(c, all_tests: bool = False, console=None) -> None:
     if c.holes is not None:
         h = c.holes
         console.print(f"Judged@{h.k}: " + ", ".join(
-            f"{name} {r['judged']:.4f} ({r['holes']} holes)" for name, r in h.runs.items()),
+            f"{name} {r['judged']:.4f} ({r['holes']} holes{_missing(c, name)})" for name, r in h.runs.items()),
             highlight=False, markup=False)
     for measure, convention in c.measures.items():
         console.print(f"[bold]{measure}[/] — baseline {c.baseline}", highlight=False)
@@ -254,11 +256,9 @@ def render(c, all_tests: bool = False, console=None) -> None:
         from .machine import print_ppi
 
         print_ppi(c.ppi, console)
-    render_checks(c, console)
-    for name, counts in c.counts.items():
-        if counts.get("missing_from_run"):
-            console.print(f"[yellow]{name}[/]: {counts['missing_from_run']} qrels queries missing from the run "
-                          "score 0 there", highlight=False)
+    if c.query_set is not None:
+        print_query_set(c.query_set, console)
+    render_checks(c, console)  # its warnings name the runs that miss queries (judged.querysets)
     for name, counts in c.counts.items():
         if counts.get("in_record", 0) > counts.get("compared", 0):
             console.print(f"[yellow]{name}[/]: {counts['in_record'] - counts['compared']} of its queries are not in "
@@ -280,6 +280,12 @@ def render_machine(c, measure: str, console) -> None:
     console.print(f"  {mf.name(measure)} (holes labelled by the machine judge {mf.machine.source}, not judgments; "
                   f"holes@{mf.k} machine-labelled: " + ", ".join(f"{r} {mf.labelled[r]}/{mf.holes[r]}" for r in mf.values)
                   + "): " + "; ".join(cells), highlight=False, markup=False, soft_wrap=True)
+
+
+def _missing(c, name: str) -> str:
+    """'; 20 of 50 queries not ranked' for a run that misses qrels queries (Judged@k 0 there)."""
+    missing = c.counts.get(name, {}).get("missing_from_run", 0)
+    return f"; {missing} of {len(c.qids)} queries not ranked, 0 there" if missing else ""
 
 
 def render_checks(c, console) -> None:

@@ -8,8 +8,8 @@ import os
 import sys
 
 from .checks import add_check_options, check_kwargs, configure, print_checks
-from .common import (add_convention_options, add_machine_option, add_record_options, load_manifest, settings_kwargs,
-                     split_inputs)
+from .common import (add_convention_options, add_machine_option, add_record_options, load_manifest,
+                     print_query_set, settings_kwargs, split_inputs)
 
 HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
 
@@ -58,6 +58,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..evaluation import DEFAULT_MEASURES, evaluate
+    from ..querysets import refuse_disjoint_runs
 
     from ..errors import UsageError
 
@@ -99,6 +100,8 @@ def run(args) -> int:
             from ..spark import evaluate_files
 
             side = check_kwargs(args)
+            if args.depth_cut is not None:
+                raise UsageError("--engine spark does not take --depth-cut yet")
             if any(side[k] for k in ("scale", "requirements", "eligibility", "unanswerable")):
                 raise UsageError("--engine spark does not take side files (scale, requirements, eligibility, ...) yet")
             result = evaluate_files(qrels, runs, measures, master=args.spark_master,
@@ -106,6 +109,7 @@ def run(args) -> int:
         else:
             result = evaluate(qrels, runs, measures, progress=sys.stderr.isatty(), **settings_kwargs(args),
                               **check_kwargs(args))
+    refuse_disjoint_runs(result)
     configure(result, args)
     machine = None
     if args.machine:
@@ -187,7 +191,8 @@ def run_rejudge(args) -> int:
     if len(scores) != 1 or len(judged_k) > 1:
         raise UsageError("with --qrels versions give one measure (and at most one Judged@k), e.g. -m nDCG@10 -m Judged@10")
     k = judged_k[0] if judged_k else (scores[0].cutoff or 10)
-    output(rejudge([args.qrels, *args.qrels_versions], list(args.runs), str(scores[0]), k, **settings_kwargs(args)),
+    output(rejudge([args.qrels, *args.qrels_versions], list(args.runs), str(scores[0]), k,
+                   **settings_kwargs(args, compared=True)),
            args.format)
     return 0
 
@@ -285,7 +290,8 @@ def print_table(result, per_query: bool, machine=None) -> None:
         console.print(f"[bold]{name}[/]: {c['evaluated']} evaluated, {c['skipped']} skipped, "
                       f"{c['missing_from_run']} missing from the run, {c['only_in_run']} only in the run, "
                       f"{c['no_relevant']} with nothing relevant", highlight=False)
-    print_checks(result, console)
+    print_query_set(result.query_set, console)
+    print_checks(result, console)  # its warnings name runs over different queries or depths
     if machine is not None:
         print_machine_table(machine, console, per_query)
     console.print("conventions:", highlight=False)

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .common import add_convention_options, add_machine_option, is_terminal, settings_kwargs
+from .common import add_convention_options, add_machine_option, is_terminal, print_query_set, settings_kwargs
 from .infer import add_sample_option, print_sample_decisions
 
 HELP = """Show the holes (documents with no judgment for this query) in each run's top k: mean
@@ -61,7 +61,7 @@ def register(sub) -> None:
     add_hole_options(p)
     add_machine_option(p)
     add_sample_option(p)
-    add_convention_options(p)
+    add_convention_options(p, compared=True)
     p.set_defaults(func=run)
 
 
@@ -75,7 +75,7 @@ def run(args) -> int:
         raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=args.measure, maxgrade=args.maxgrade,
                           negative=args.negative, samples=args.samples, level=args.level, reference=args.reference,
-                          **settings_kwargs(args))
+                          **settings_kwargs(args, compared=True))
     machine = machine_filled_holes(report, args.machine) if args.machine else None
     from .machine import is_query_sample
 
@@ -193,6 +193,10 @@ def print_report(report, console=None) -> None:
             console.print(f"{name}: worst queries: " + ", ".join(
                 f"{w['qid']} (Judged@{k} {w['judged']:.2f}, {w['holes']} holes, {m} in [{w['min']:.3f}, {w['max']:.3f}])"
                 for w in worst), highlight=False, markup=False)
+    if report.query_set is not None:
+        print_query_set(report.query_set, console)
+        for w in report.query_set.warnings():
+            console.print(f"[yellow]warning:[/] {w}", highlight=False)
     console.print("conventions:", highlight=False)
     for label, conv in report.conventions().items():
         console.print(f"  {label}: {conv}", highlight=False, markup=False, soft_wrap=True)

@@ -160,7 +160,7 @@ def _command(msub, name, help, description, func, conventions=True):
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--format", choices=["table", "json"], default="table")
     if conventions:
-        add_convention_options(p)
+        add_convention_options(p, compared=True)
     p.set_defaults(func=func)
     return p
 
@@ -238,6 +238,15 @@ def _p(x: float) -> str:
     return "-" if x != x else (f"{x:.2g}" if x < 0.001 else f"{x:.3f}")
 
 
+def _print_query_set(console, query_set) -> None:
+    """The query-set line and its warnings (judged.querysets)."""
+    if query_set is None:
+        return
+    console.print(query_set.describe(), markup=False, highlight=False, soft_wrap=True)
+    for w in query_set.warnings():
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+
+
 def _print_conventions(console, conventions: dict) -> None:
     console.print("conventions:", highlight=False)
     for given, conv in conventions.items():
@@ -249,7 +258,7 @@ def run_power(args) -> int:
 
     res = power.discriminative_power(args.qrels, list(args.runs), args.measures or list(power.DEFAULT_MEASURES),
                                      test=args.test, samples=args.samples, seed=args.seed, alpha=args.alpha,
-                                     **settings_kwargs(args))
+                                     **settings_kwargs(args, compared=True))
     if args.plot:
         power.plot_asl_curves(res, args.plot)
     if args.format == "json":
@@ -274,6 +283,7 @@ def run_power(args) -> int:
                           "constant differences (no null distribution); counted as not significant", highlight=False)
     if sc.dropped_queries:
         console.print(f"{sc.dropped_queries} queries left out: not evaluated for every run", highlight=False)
+    _print_query_set(console, sc.query_set)
     if args.pairs:
         pt = _table("every pair: mean difference (a - b) and ASL", ["a", "b"] + res.measures)
         for k, (a, b) in enumerate(res.pairs):
@@ -290,7 +300,7 @@ def run_agreement(args) -> int:
 
     res = agreement.preference_agreement(args.preferences, args.qrels, list(args.runs),
                                          args.measures or list(agreement.DEFAULT_MEASURES), depth=args.depth,
-                                         **settings_kwargs(args))
+                                         **settings_kwargs(args, compared=True))
     if args.format == "json":
         _print_json(res.to_dict())
         return 0
@@ -309,6 +319,7 @@ def run_agreement(args) -> int:
     console.print(f"{res.preferences} preferences read: {res.no_preference} 'none' (left out), "
                   f"{res.skipped} on queries not evaluated for both runs, {cp['neither-relevant']} where neither "
                   f"side retrieved anything relevant in its top {res.depth}", highlight=False)
+    _print_query_set(console, res.query_set)
     _print_conventions(console, res.measures)
     return 0
 
@@ -323,7 +334,7 @@ def run_stability(args) -> int:
     if len(ms) > 2:
         raise JudgedError("stability compares two conditions: at most two -m")
     res = stability.ranking_stability(args.qrels, list(args.runs), ms[0], versus_measure=ms[-1],
-                                      versus_qrels=args.versus_qrels, **settings_kwargs(args))
+                                      versus_qrels=args.versus_qrels, **settings_kwargs(args, compared=True))
     if args.format == "json":
         _print_json(res.to_dict())
         return 0
@@ -344,6 +355,7 @@ def run_stability(args) -> int:
         console.print(f"  swapped: {s['above_under_a']} above {s['above_under_b']} under A "
                       f"({s['a'][0]:.4f} vs {s['a'][1]:.4f}), below under B ({s['b'][0]:.4f} vs {s['b'][1]:.4f})",
                       markup=False, highlight=False)
+    _print_query_set(console, res.query_set)
     return 0
 
 

@@ -69,7 +69,7 @@ def register(sub) -> None:
                         "they order the pool, they are never written as judgments")
     p.add_argument("-o", "--output", required=True, metavar="POOL", help="output file ('-' for stdout)")
     add_hole_options(p)
-    add_convention_options(p)
+    add_convention_options(p, depth_cut=False)  # --depth is the pool's
     p.set_defaults(func=run)
 
 

@@ -26,14 +26,15 @@ def register(sub) -> None:
     p.add_argument("-m", "--measure", default="nDCG@10", help="measure (default nDCG@10)")
     p.add_argument("-k", type=int, default=10, help="Judged@k depth (default 10)")
     p.add_argument("--format", choices=["table", "json"], default="table")
-    add_convention_options(p)
+    add_convention_options(p, compared=True)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ..qrels_ops import rejudge
 
-    output(rejudge(args.qrels, list(args.runs), args.measure, args.k, **settings_kwargs(args)), args.format)
+    output(rejudge(args.qrels, list(args.runs), args.measure, args.k, **settings_kwargs(args, compared=True)),
+           args.format)
     return 0
 
 
@@ -68,6 +69,10 @@ def print_rejudged(report, console=None, labels=None) -> None:
     console.print(t)
     for v, label in enumerate(labels):
         console.print(f"order under {label}: " + " > ".join(report.order(v)), highlight=False, markup=False)
+    if report.query_set is not None:
+        console.print(report.query_set.describe(), highlight=False, markup=False, soft_wrap=True)
+        for w in report.warnings:
+            console.print(f"[yellow]warning:[/] {w}", highlight=False)
     flips = report.flips()
     if flips:
         for f in flips:

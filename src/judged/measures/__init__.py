@@ -195,8 +195,9 @@ class Measure:
         not ranking quality, so comparisons never test it for significance."""
         return self.name in COVERAGE
 
-    def convention(self, settings: Settings | None = None) -> str:
-        """The canonical convention string: every choice behind this measure's number."""
+    def convention(self, settings: Settings | None = None, one_query: bool = False) -> str:
+        """The canonical convention string: every choice behind this measure's number
+        (``one_query``: of one query's score, without the query set; see ``Settings.canonical``)."""
         settings = settings or Settings()
         parts = [self.short]
         if self.name in ("nDCG", "DCG"):
@@ -215,7 +216,7 @@ class Measure:
                 parts.append("unjudged=ignored")
             elif self.name != "NumRel":
                 parts.append(self._unjudged_convention())
-        parts.append(settings.canonical())
+        parts.append(settings.canonical(one_query))
         if self.aggregate != "mean":
             parts.append(f"aggregate={self.aggregate}")
         return " ".join(parts)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 
 from ..errors import JudgedError, ParseError
+from ..querysets import refuse_disjoint_runs
 from ..stats import tie_sign
 
 PREFERRED = ("a", "b", "none")
@@ -123,6 +124,7 @@ class AgreementResult:
     no_preference: int  # preferred == none
     skipped: int  # query not evaluated for one of the two runs
     category_pairs: dict  # category -> preferences (a or b) in it
+    query_set: object = None  # judged.querysets.QuerySet of the evaluation
 
     def tally(self, measure: str, category: str = "all") -> Tally:
         return self.tallies[(measure, category)]
@@ -130,6 +132,8 @@ class AgreementResult:
     def to_dict(self) -> dict:
         return {"preferences": self.preferences, "no_preference": self.no_preference, "skipped": self.skipped,
                 "depth": self.depth, "relevant": "grade>=1", "category_pairs": self.category_pairs,
+                **({"query_set": self.query_set.to_dict(), "warnings": self.query_set.warnings()}
+                   if self.query_set is not None else {}),
                 "measures": {m: {"convention": conv,
                                  **{c: self.tally(m, c).to_dict() for c in CATEGORIES}}
                              for m, conv in self.measures.items()}}
@@ -146,7 +150,8 @@ def preference_agreement(preferences, qrels, runs, measures=DEFAULT_MEASURES, *,
         raise JudgedError(f"depth must be a positive integer, got {depth}")
     success = f"Success@{depth}"
     given = [str(m) for m in measures]
-    result = evaluate(qrels, runs, list(dict.fromkeys(given + [success])), **conventions)
+    result = evaluate(qrels, runs, list(dict.fromkeys(given + [success])), **{"complete": True, **conventions})
+    refuse_disjoint_runs(result)
     aliases = run_aliases(list(result.runs))
     value = {}
     for name, rr in result.runs.items():
@@ -180,7 +185,8 @@ def preference_agreement(preferences, qrels, runs, measures=DEFAULT_MEASURES, *,
                 else:
                     t.disagree += 1
     conventions_ = {m: result.conventions[m] for m in given}
-    return AgreementResult(conventions_, depth, tallies, len(prefs), no_pref, skipped, category_pairs)
+    return AgreementResult(conventions_, depth, tallies, len(prefs), no_pref, skipped, category_pairs,
+                           result.query_set)
 
 
 def _resolve(aliases, name, pref, names) -> str:

@@ -89,6 +89,8 @@ class PowerResult:
                      "sided": "two-sided", "p": _p_method(self.test, len(self.scores.qids), self.samples)},
             "runs": self.scores.runs, "queries": len(self.scores.qids),
             "dropped_queries": self.scores.dropped_queries,
+            **({"query_set": self.scores.query_set.to_dict(), "warnings": self.scores.query_set.warnings()}
+               if self.scores.query_set is not None else {}),
             "measures": {row["measure"]: {**row, "asl_curve": self.asl_curve(row["measure"]).tolist()}
                          for row in self.summary()},
             "pairs": [{"a": a, "b": b,
@@ -114,8 +116,8 @@ def discriminative_power(qrels, runs, measures=DEFAULT_MEASURES, *, test: str = 
                          **conventions) -> PowerResult:
     """Sakai's discriminative power of each measure over every pair of ``runs``.
 
-    Runs are scored once by :func:`judged.evaluate` (``conventions``: ties, complete,
-    no_relevant, on_duplicate) on the queries all of them were evaluated on.
+    Runs are scored once by :func:`judged.evaluate` (``conventions``: ties, no_relevant,
+    on_duplicate, depth_cut) over every qrels query (``complete=True`` unless given).
 
     """
     return power_from_scores(score_matrix(qrels, runs, measures, **conventions), test=test, samples=samples,

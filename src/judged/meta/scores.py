@@ -1,8 +1,9 @@
 """Score matrices shared by the meta-evaluation tools: one row per run, one column per query.
 
-Paired comparisons need every run scored on the same queries, so the matrix keeps the
-queries every run was evaluated on (with ``complete=True`` that is every qrels query) and
-says how many it dropped.
+Paired comparisons need every run scored on the same queries: runs are scored over every
+qrels query (``complete=True``, the query-set rule of every command comparing runs, see
+:mod:`judged.querysets`). With ``complete=False`` passed on purpose, the matrix keeps the
+queries every run was evaluated on and says how many it dropped.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class ScoreMatrix:
     values: dict
     conventions: dict
     dropped_queries: int = 0
+    query_set: object = None  # judged.querysets.QuerySet of the evaluation, when known
 
     def means(self, measure: str) -> np.ndarray:
         return self.values[measure].mean(axis=1)
@@ -37,7 +39,10 @@ def score_matrix(qrels, runs, measures, **conventions) -> ScoreMatrix:
     on the queries every run was evaluated on."""
     from ..evaluation import evaluate
 
-    result = evaluate(qrels, runs, list(measures), **conventions)
+    from ..querysets import refuse_disjoint_runs
+
+    result = evaluate(qrels, runs, list(measures), **{"complete": True, **conventions})
+    refuse_disjoint_runs(result)
     return matrix_from_result(result)
 
 
@@ -66,7 +71,7 @@ def matrix_from_result(result, measures=None) -> ScoreMatrix:
             rows.append(v[[at[q] for q in common]])
         values[given] = np.vstack(rows).astype(np.float64)
     conventions = {g: m.convention(result.settings) for g, m in parsed.items()}
-    return ScoreMatrix(names, common, values, conventions, len(union) - len(common))
+    return ScoreMatrix(names, common, values, conventions, len(union) - len(common), result.query_set)
 
 
 def run_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -72,6 +72,7 @@ class StabilityResult:
     label_b: str
     scores_a: np.ndarray
     scores_b: np.ndarray
+    query_set: object = None  # judged.querysets.QuerySet under A (B: the same queries)
 
     @property
     def order_a(self) -> list:
@@ -126,7 +127,9 @@ class StabilityResult:
                               zip(self.order_a, sorted(self.scores_a.tolist(), reverse=True))],
                 "ranking_b": [{"run": r, "score": float(s)} for r, s in
                               zip(self.order_b, sorted(self.scores_b.tolist(), reverse=True))],
-                "swapped_pairs": self.swaps()}
+                "swapped_pairs": self.swaps(),
+                **({"query_set": self.query_set.to_dict(), "warnings": self.query_set.warnings()}
+                   if self.query_set is not None else {})}
 
 
 def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels=None,
@@ -136,13 +139,16 @@ def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels
 
     Two qrels versions (before and after judging holes): give ``versus_qrels``. Two
     measures or two conventions (``nDCG@10`` vs ``nDCG(gain=exp)@10``): give
-    ``versus_measure``. Means are those of :func:`judged.evaluate` (``conventions``).
+    ``versus_measure``. Means are those of :func:`judged.evaluate` (``conventions``),
+    every run over every qrels query (``complete=True`` unless given); two qrels versions
+    are compared over the queries both judge (:mod:`judged.querysets`).
     """
     from ..evaluation import _named_runs as named_runs, evaluate
 
     if versus_measure is None and versus_qrels is None:
         raise JudgedError("stability compares two conditions: give a second measure or a second qrels")
     measure_b = measure if versus_measure is None else versus_measure
+    conventions = {"complete": True, **conventions}
     runs = dict(named_runs(runs, conventions.get("on_duplicate", "error")))  # read once, scored twice
     if versus_qrels is None:
         result_a = result_b = evaluate(qrels, runs, list(dict.fromkeys([str(measure), str(measure_b)])),
@@ -150,12 +156,24 @@ def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels
     else:
         result_a = evaluate(qrels, runs, [measure], **conventions)
         result_b = evaluate(versus_qrels, runs, [measure_b], **conventions)
+    from ..querysets import refuse_disjoint_runs
+
+    for r in (result_a, result_b):
+        refuse_disjoint_runs(r)
     names = list(result_a.runs)
     if len(names) < 2:
         raise JudgedError("a system ranking needs at least two runs")
     ga, gb = str(measure), str(measure_b)
-    a = np.array([result_a.aggregate(n, ga) for n in names])
-    b = np.array([result_b.aggregate(n, gb) for n in names])
+    query_set = result_a.query_set
+    if result_b is result_a:
+        a = np.array([result_a.aggregate(n, ga) for n in names])
+        b = np.array([result_b.aggregate(n, gb) for n in names])
+    else:  # two qrels versions: the queries both judge
+        from ..querysets import common_queries, mean_over
+
+        common, query_set.left_out = common_queries([result_a.qrels, result_b.qrels])
+        a = np.array([mean_over(result_a, n, ga, common) for n in names])
+        b = np.array([mean_over(result_b, n, gb, common) for n in names])
     label_a = f"{result_a.conventions[ga]} qrels={result_a.qrels.source}"
     label_b = f"{result_b.conventions[gb]} qrels={result_b.qrels.source}"
-    return StabilityResult(names, label_a, label_b, a, b)
+    return StabilityResult(names, label_a, label_b, a, b, query_set)

@@ -276,6 +276,8 @@ def _settings(c) -> str:
         for name, rr in c.result.runs.items():
             run = rr.aligned.run
             items.append((f"run {escape(name)}", f"sha256 <code>{escape(str(run.sha256))}</code>"))
+    if c.query_set is not None:
+        items.append(("query set", escape(c.query_set.describe())))
     for name, counts in c.counts.items():
         items.append((f"queries of {escape(name)}", escape(", ".join(f"{k} {v}" for k, v in counts.items()))))
     for m, conv in c.measures.items():

@@ -36,8 +36,10 @@ def legend(c, alpha: float = 0.05, flips: bool = False) -> str:
     coverage = [m for m in c.measures if is_coverage_measure(m)]
     untested = (f" {', '.join(coverage)}: the share of the top k judged (coverage, not quality), never tested."
                 if coverage else "")
+    queries = f" {c.query_set.describe()}." if c.query_set is not None else ""
     return (f"▲/▼: better/worse than the baseline {c.baseline}, {MARK_TEST} test p < {alpha} after "
-            f"{c.correction} correction across runs ({c.permutations} draws, seed {c.seed}).{flips}{untested}")
+            f"{c.correction} correction across runs ({c.permutations} draws, seed {c.seed}).{flips}{untested}"
+            f"{queries}")
 
 
 def machine_cells(c, rows) -> list:
