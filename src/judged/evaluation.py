@@ -18,6 +18,7 @@ from .data import Qrels
 from .errors import UsageError
 from .io import read_qrels, read_run
 from .measures import Measure
+from .runnames import unique_name
 
 DEFAULT_MEASURES = ("nDCG@10", "Judged@10")
 
@@ -304,17 +305,11 @@ def _named_runs(runs, on_duplicate, streamed=lambda name, path: None):
     seen = set()
     for r in runs:
         if isinstance(r, (str, os.PathLike)):
-            name = os.fspath(r)
-            while name in seen:
-                name += "'"
-            seen.add(name)
+            name = unique_name(os.fspath(r), seen)  # the same file twice: a.run, then a.run (2)
             yield name, streamed(name, r) or read_run(r, on_duplicate=on_duplicate)
             continue
         run = read_run(r, on_duplicate=on_duplicate)
-        name = run.name
-        while name in seen:
-            name += "'"
-        seen.add(name)
+        name = unique_name(run.name, seen)
         yield name, run
 
 

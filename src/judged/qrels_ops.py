@@ -19,6 +19,7 @@ import numpy as np
 
 from .data import Qrels
 from .errors import ConventionError, JudgedError, ParseError
+from .naturalsort import natural_key
 
 PREFER = ("new", "base")
 PROVENANCE_SUFFIX = ".provenance.tsv"
@@ -149,12 +150,13 @@ class QrelsDiff:
     changed: list  # (qid, docid, grade in a, grade in b)
 
     def per_query(self) -> dict:
-        """qid -> {added, removed, changed} counts (queries with any difference)."""
+        """qid -> {added, removed, changed} counts (queries with any difference), in natural
+        qid order (q2 before q10)."""
         out: dict = {}
         for kind, rows in (("added", self.added), ("removed", self.removed), ("changed", self.changed)):
             for r in rows:
                 out.setdefault(r[0], {"added": 0, "removed": 0, "changed": 0})[kind] += 1
-        return dict(sorted(out.items()))
+        return dict(sorted(out.items(), key=lambda item: natural_key(item[0])))
 
     @property
     def same(self) -> bool:
@@ -180,9 +182,12 @@ def diff(a, b, on_duplicate: str = "error") -> QrelsDiff:
     a, b = read_qrels(a, on_duplicate=on_duplicate), read_qrels(b, on_duplicate=on_duplicate)
     da = dict(zip(zip(a.qid.to_pylist(), a.docid.to_pylist()), a.grade.tolist()))
     db = dict(zip(zip(b.qid.to_pylist(), b.docid.to_pylist()), b.grade.tolist()))
-    added = sorted((q, d, g) for (q, d), g in db.items() if (q, d) not in da)
-    removed = sorted((q, d, g) for (q, d), g in da.items() if (q, d) not in db)
-    changed = sorted((q, d, da[(q, d)], g) for (q, d), g in db.items() if (q, d) in da and da[(q, d)] != g)
+    def pairs(rows):  # natural order of qid, then docid (q2 before q10)
+        return sorted(rows, key=lambda r: (natural_key(r[0]), natural_key(r[1])))
+
+    added = pairs((q, d, g) for (q, d), g in db.items() if (q, d) not in da)
+    removed = pairs((q, d, g) for (q, d), g in da.items() if (q, d) not in db)
+    changed = pairs((q, d, da[(q, d)], g) for (q, d), g in db.items() if (q, d) in da and da[(q, d)] != g)
     return QrelsDiff(a, b, added, removed, changed)
 
 

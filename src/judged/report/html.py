@@ -11,7 +11,7 @@ import numpy as np
 
 from ..stats import TESTS, differences, format_effect, format_p
 from . import plots
-from .tables import legend, main_table
+from .tables import legend, main_table, shortener
 
 
 def _p(p) -> str:
@@ -217,22 +217,22 @@ def _power(power) -> str:
             f"{rows}</table><figure>{plots.asl_curves(power)}</figure>")
 
 
-def _differences(c) -> str:
+def _differences(c, shown) -> str:
     out = []
     for m in c.measures:
         figs = []
         for r in c.runs:
             x = c.get(m, r)
             d = differences(c.values[c.baseline][m], c.values[r][m])  # ties already exactly 0
-            title = f"{m}: {r} − {c.baseline} (W/L/T {x.test.wins}/{x.test.losses}/{x.test.ties})"
+            title = f"{m}: {shown[r]} − {shown[c.baseline]} (W/L/T {x.test.wins}/{x.test.losses}/{x.test.ties})"
             figs.append(f"<figure>{plots.difference_bars(d, title)}</figure>")
         out.append(f"<div class='pair'>{''.join(figs)}</div>")
     return "\n".join(out)
 
 
-def _distributions(c) -> str:
+def _distributions(c, shown) -> str:
     names = [c.baseline, *c.runs]
-    return "\n".join(f"<figure>{plots.distributions({n: c.values[n][m] for n in names}, m)}</figure>"
+    return "\n".join(f"<figure>{plots.distributions({shown[n]: c.values[n][m] for n in names}, m)}</figure>"
                      for m in c.measures)
 
 
@@ -294,12 +294,13 @@ def html(c, title: str | None = None, alpha: float = 0.05, power=None) -> str:
     from .. import __version__
 
     template = Template(resources.files(__package__).joinpath("template.html").read_text(encoding="utf-8"))
-    title = title or f"judged report: {', '.join(c.runs)} vs {c.baseline}"
+    shown, short = shortener(c)  # runs by file name (settings keep the paths)
+    title = title or f"judged report: {', '.join(shown[r] for r in c.runs)} vs {shown[c.baseline]}"
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     first = next(iter(c.measures), "")
     return template.substitute(
         title=escape(title), subtitle=escape(f"judged {__version__}, {when}; {len(c.qids)} queries"),
-        main_table=_main(c, alpha), legend=escape(legend(c, alpha, flips=True)), comparisons=_comparisons(c),
-        differences=_differences(c), distributions=_distributions(c), regressions=_regressions(c),
-        regression_measure=escape(first), settings=_settings(c), holes=_holes(c), machine=_machine(c), checks=_checks(c),
-        power=_power(power))
+        main_table=short(_main(c, alpha)), legend=escape(short(legend(c, alpha, flips=True))),
+        comparisons=short(_comparisons(c)), differences=_differences(c, shown), distributions=_distributions(c, shown),
+        regressions=short(_regressions(c)), regression_measure=escape(first), settings=_settings(c),
+        holes=short(_holes(c)), machine=short(_machine(c)), checks=short(_checks(c)), power=short(_power(power)))

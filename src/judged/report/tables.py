@@ -42,6 +42,27 @@ def legend(c, alpha: float = 0.05, flips: bool = False) -> str:
             f"{queries}")
 
 
+def shortener(c):
+    """(name -> shown name, a function shortening every run name in a text): reports show a
+    run given by its path by its file name, with the folders it takes to tell runs apart
+    (:func:`judged.runnames.display_names`); the settings keep the paths."""
+    from html import escape
+
+    from ..runnames import display_names
+
+    shown = display_names([c.baseline, *c.runs])
+    pairs = sorted(((full, short) for full, short in shown.items() if full != short), key=lambda x: -len(x[0]))
+
+    def short(text: str) -> str:
+        for full, brief in pairs:
+            text = text.replace(full, brief)
+            if escape(full) != full:
+                text = text.replace(escape(full), escape(brief))
+        return text
+
+    return shown, short
+
+
 def machine_cells(c, rows) -> list:
     """With machine labels: the machine-filled columns' names, each row's cells added under
     them (mean; never a significance mark: they are not judged scores)."""
@@ -75,6 +96,9 @@ def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
     machine labels, after the judged ones and named as such)."""
     rows = main_table(c, alpha)
     measures = list(c.measures) + machine_cells(c, rows)
+    shown, short = shortener(c)
+    for row in rows:
+        row["run"] = shown[row["run"]]
     if fmt == "csv":
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
@@ -92,7 +116,7 @@ def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
             name = row["run"] + (" (baseline)" if row["baseline"] else "") + _leaks(row)
             lines.append(f"| {name} | " + " | ".join(f"{row['cells'][m]['mean']:.4f}{row['cells'][m]['mark']}"
                                                      for m in measures) + " |")
-        return "\n".join(lines) + "\n\n" + legend(c, alpha) + machine_legend(c) + "\n"
+        return "\n".join(lines) + "\n\n" + short(legend(c, alpha)) + machine_legend(c) + "\n"
     if fmt == "latex":
         marks = {"▲": r"$^{\blacktriangle}$", "▼": r"$^{\blacktriangledown}$", "": ""}
         lines = [r"\begin{tabular}{l" + "r" * len(measures) + "}", r"\toprule",
@@ -102,7 +126,7 @@ def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
             lines.append(name + " & " + " & ".join(f"{row['cells'][m]['mean']:.4f}{marks[row['cells'][m]['mark']]}"
                                                   for m in measures) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}",
-                  "% " + (legend(c, alpha) + machine_legend(c)).replace("▲/▼", "up/down triangles")]
+                  "% " + (short(legend(c, alpha)) + machine_legend(c)).replace("▲/▼", "up/down triangles")]
         return "\n".join(lines) + "\n"
     raise ValueError(f"unknown table format {fmt!r}")
 
