@@ -63,8 +63,7 @@ class HolesStory:
 
         os.makedirs(directory, exist_ok=True)
         for name, qrels in (("qrels.txt", self.qrels), ("answer-key.txt", self.answer_key)):
-            with open_replacing(os.path.join(directory, name)) as fh:
-                fh.writelines(f"{q} 0 {d} {g}\n" for q in qrels for d, g in qrels[q].items())
+            write_qrels(os.path.join(directory, name), qrels)
         for tag, run in self.runs.items():
             with open_replacing(os.path.join(directory, f"{tag}.run")) as fh:
                 for q in run:
@@ -77,6 +76,14 @@ class HolesStory:
         for qid, docid in pairs:
             out.setdefault(qid, {})[docid] = self.answer_key[qid][docid]
         return out
+
+
+def write_qrels(path, qrels: dict) -> None:
+    """``{qid: {docid: grade}}`` as TREC qrels lines (``qid 0 docid grade``) at ``path``."""
+    from .io.output import open_replacing
+
+    with open_replacing(path) as fh:
+        fh.writelines(f"{q} 0 {d} {g}\n" for q in qrels for d, g in qrels[q].items())
 
 
 def holes_story(seed: int = 2023) -> HolesStory:

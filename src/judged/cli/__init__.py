@@ -16,8 +16,31 @@ import sys
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # command modules, imported lazily so that `judged eval` stays fast
-COMMANDS = ["eval", "compare", "freeze", "report", "explain", "holes", "pool", "infer", "qrels", "rejudge", "judge", "demo",
-            "answers", "scale", "meta", "completion"]
+COMMANDS = ["eval", "compare", "freeze", "report", "explain", "holes", "pool", "infer", "qrels", "rejudge", "judge",
+            "demo", "answers", "scale", "meta", "completion"]
+# the one-line help of every subcommand, as its module registers it (a test keeps them equal):
+# `judged --help` and `judged --version` list them without importing any command module,
+# numpy or pyarrow
+SUMMARIES = {
+    "eval": "score runs against qrels",
+    "compare": "paired comparison of runs against a baseline",
+    "compare-records": "compare two saved evaluation records",
+    "freeze": "freeze an evaluation set into a TOML manifest",
+    "report": "HTML report or paper tables of a comparison",
+    "explain": "work one query's score by hand",
+    "holes": "show unjudged documents and bound what judging them could change",
+    "pool": "list the unjudged pairs to judge next",
+    "infer": "estimate measures from a judged sample of the holes, with intervals",
+    "qrels": "merge and diff qrels versions",
+    "rejudge": "scores under two or more qrels versions; which pairs flipped",
+    "judge": "run a judging campaign (web app)",
+    "demo": "run on built-in example data",
+    "answers": "pair nDCG with answer acceptance",
+    "scale": "show or check a grade scale",
+    "meta": "meta-evaluation: discriminative power, agreement, stability, holdout, discounts",
+    "completion": "print a shell completion script (bash, zsh)",
+}
+MODULES = {name: name for name in COMMANDS} | {"compare-records": "compare"}  # subcommand -> module
 
 EPILOG = """examples:
   judged demo
@@ -25,14 +48,14 @@ EPILOG = """examples:
   judged eval qrels.txt run.dense -m 'nDCG(gain=exp)@10' --per-query --format json
   judged explain qrels.txt run.dense --query 42 -m nDCG@10
   judged compare qrels.txt run.bm25 run.dense -m nDCG@10 -m AP
-  judged freeze --qrels qrels.txt -m nDCG@10 -o eval.toml
+  judged freeze qrels.txt -m nDCG@10 -o eval.toml
   judged report qrels.txt run.bm25 run.dense -o report.html
   judged holes qrels.txt run.bm25 run.dense -k 10
   judged pool qrels.txt run.bm25 run.dense --depth 10 --budget 500 -o pool.txt
   judged pool qrels.txt runs/*.run --depth 100 --strategy sample --budget 500 --seed 1 -o sample.pool
   judged qrels merge qrels.txt labels.txt -o qrels-v2.txt
   judged infer qrels-v2.txt runs/*.run --sample sample.pool
-  judged rejudge --qrels qrels.txt --qrels qrels-v2.txt run.bm25 run.dense
+  judged rejudge qrels.txt run.bm25 run.dense --versus-qrels qrels-v2.txt
   judged judge init --db judging.db --pool pool.txt --queries queries.tsv --corpus corpus.jsonl
   judged eval --beir scifact/ run.dense --ignore-identical-ids
   eval "$(judged completion bash)"
@@ -43,30 +66,71 @@ class Parser(argparse.ArgumentParser):
     """argparse with judged's error form: one line ``judged: error: ...``, exit 2 (every
     sub-command's parser is of this class too: ``add_subparsers`` uses the parent's class)."""
 
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)  # an option is named in full: --depth never means --depth-cut
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):
         self.exit(2, f"judged: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as written; every option's default shown in its help
+    (``(default: X)``) unless the help already names it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if ("default" in text or "%(default)" in text or default in (None, False, argparse.SUPPRESS)
+                or action.option_strings == [] and action.nargs not in ("?", "*") or default == []):
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
+ALL = "*"
+
+
+def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
+    """The argument parser. ``command``: register only that subcommand's module in full,
+    the others by name and one-line help (None: none in full, so ``judged --help`` imports
+    no command module); ``ALL`` (default): every command in full (shell completion, tests)."""
     from .. import __version__
     from ..native import describe
 
     parser = Parser(
         prog="judged", description="Evaluate ranked retrieval honestly: declared conventions, visible holes.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG, formatter_class=Formatter)
     parser.add_argument("--version", action="version", version=f"judged {__version__}\n{describe()}",
                         help="print the version and whether the compiled extension runs, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(f".{name}", __name__).register(sub)
+    wanted = set(COMMANDS) if command == ALL else {MODULES[command]} if command in MODULES else set()
+    for name in SUMMARIES:
+        module = MODULES[name]
+        if module in wanted:
+            if name == module:
+                importlib.import_module(f".{module}", __name__).register(sub)
+        else:
+            sub.add_parser(name, help=SUMMARIES[name], add_help=False)
     return parser
 
 
+def _command(argv) -> str | None:
+    """The subcommand named on the command line (the first word that is not an option)."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word
+    return None
+
+
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command(argv))
+    args = parser.parse_args(argv)
+
     from ..errors import JudgedError
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

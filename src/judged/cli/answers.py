@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 
+from . import Formatter
 from .checks import add_answers_option, add_check_options, check_kwargs, configure
-from .common import add_convention_options, settings_kwargs
+from .common import add_convention_options, format_help, settings_kwargs
 
 HELP = """Pair each run's ranking score (default nDCG@10) with answer checks: acceptance rate,
 mean score among accepted and among failed answers, and the two disagreement lists (a
@@ -23,12 +24,12 @@ example:
 
 def register(sub) -> None:
     p = sub.add_parser("answers", help="pair nDCG with answer acceptance", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=Formatter)
     p.add_argument("qrels")
     p.add_argument("runs", nargs="+", metavar="RUN")
     add_answers_option(p, required=True)
     p.add_argument("-m", "--measure", default="nDCG@10", help="the ranking score to pair (default nDCG@10)")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
     add_convention_options(p)
     add_check_options(p)
     p.set_defaults(func=run)

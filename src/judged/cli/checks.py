@@ -29,8 +29,9 @@ def add_check_options(p, depth: bool = True):
     g.add_argument("--score-unanswerable", action="store_true",
                    help="also score unanswerable queries in the ranking measures (as judged, nothing relevant)")
     if depth:
-        g.add_argument("--depth", type=int, metavar="K",
-                       help="k of the leak and evidence-gap lists (default: the first nDCG@k's k, else 10)")
+        g.add_argument("-k", "--depth", type=int, metavar="K",
+                       help="the top K examined: k of the leak and evidence-gap lists (default: the first nDCG@k's k, "
+                            "else 10)")
     g.add_argument("--high", type=float, default=HIGH_SCORE, metavar="SCORE",
                    help=f"a 'high' nDCG in the gap and answer lists is >= this (default {HIGH_SCORE})")
     return g

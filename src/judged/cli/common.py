@@ -7,13 +7,24 @@ import sys
 from ..conventions import NO_RELEVANT, ON_DUPLICATE, TIES
 
 
+FORMATS = {"table": "a table to read", "json": "JSON, its documented layout", "tsv": "tab-separated run qid measure value",
+           "csv": "comma-separated rows", "trec_eval": "trec_eval -q's lines", "html": "one self-contained HTML page",
+           "md": "the main table in Markdown", "latex": "the main table as a LaTeX tabular", "toml": "TOML"}
+TIES_HELP = "tie order: trec = score desc then docid desc (default); input = file order; rank = rank column"
+ON_DUPLICATE_HELP = "a pair given twice: error (default), keep the first, keep the max"
+
+
+def format_help(choices) -> str:
+    """The help of a ``--format`` option: what each choice prints (the formatter adds the default)."""
+    return "output: " + "; ".join(f"{c} = {FORMATS[c]}" for c in choices)
+
+
 def add_convention_options(p, compared: bool = False, depth_cut: bool = True) -> None:
     """The engine-wide conventions. ``compared``: the command compares runs with each other,
     so they are always scored over every qrels query (judged.querysets); ``--complete`` is
     then accepted and has nothing left to change. ``depth_cut``: offer ``--depth-cut``."""
     g = p.add_argument_group("conventions (defaults are trec_eval's)")
-    g.add_argument("--ties", choices=list(TIES), default="trec",
-                   help="tie order: trec = score desc then docid desc (default); input = file order; rank = rank column")
+    g.add_argument("--ties", choices=list(TIES), default="trec", help=TIES_HELP)
     g.add_argument("--complete", action="store_true",
                    help="always on here: runs compared with each other are scored over every qrels query, 0 where "
                         "a run ranks nothing (trec_eval -c)" if compared else
@@ -25,8 +36,7 @@ def add_convention_options(p, compared: bool = False, depth_cut: bool = True) ->
                             "different depths read the same depth (default: every ranked document)")
     g.add_argument("--no-relevant", choices=list(NO_RELEVANT), default="zero",
                    help="queries whose qrels hold nothing relevant: zero (default, as trec_eval), skip, error")
-    g.add_argument("--on-duplicate", choices=list(ON_DUPLICATE), default="error",
-                   help="a pair given twice: error (default), keep the first, keep the max")
+    g.add_argument("--on-duplicate", choices=list(ON_DUPLICATE), default="error", help=ON_DUPLICATE_HELP)
     g.add_argument("--ignore-identical-ids", action="store_true",
                    help="drop ranked documents whose id equals the query id (BEIR's default); "
                         "default: keep them (trec_eval, pytrec_eval, MTEB)")

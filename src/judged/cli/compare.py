@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import Formatter
 from .checks import add_answers_option, add_check_options, check_kwargs
-from .common import (add_convention_options, add_machine_option, add_record_options, load_manifest,
+from .common import (add_convention_options, add_machine_option, add_record_options, format_help, load_manifest,
                      print_query_set, split_inputs)
 from .holes import add_hole_options
 from .infer import add_sample_option, print_sample_decisions
@@ -55,9 +56,9 @@ def add_comparison_options(p) -> None:
                    help="measure, repeatable (default nDCG@10)")
     p.add_argument("--regressions", type=int, default=5, metavar="N",
                    help="queries listed per run where it lost most on the first measure (default 5; 0: none)")
-    p.add_argument("--depth", type=int, default=None, metavar="K",
-                   help="ranks shown per regression, k of Judged@k and of the leak and evidence-gap lists "
-                        "(default: the first measure's cutoff, else 10)")
+    p.add_argument("-k", "--depth", type=int, default=None, metavar="K",
+                   help="the top K examined: ranks shown per regression, k of Judged@k and of the leak and "
+                        "evidence-gap lists (default: the first measure's cutoff, else 10)")
     add_stats_options(p)
     add_machine_option(p)
     add_convention_options(p, compared=True)
@@ -70,16 +71,16 @@ def add_comparison_options(p) -> None:
 
 def register(sub) -> None:
     p = sub.add_parser("compare", help="paired comparison of runs against a baseline", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=Formatter)
     add_comparison_options(p)
     add_sample_option(p)
-    p.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    p.add_argument("--format", choices=["table", "json", "csv"], default="table", help=format_help(["table", "json", "csv"]))
     p.add_argument("--all-tests", action="store_true",
                    help="show every test's p-value in the table (default: randomization and its corrected p)")
     p.set_defaults(func=run)
 
     r = sub.add_parser("compare-records", help="compare two saved evaluation records", description=RECORDS_HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=Formatter)
     r.add_argument("a", metavar="A.json", help="record holding the baseline run (its first run)")
     r.add_argument("b", metavar="B.json", help="record holding the runs to compare")
     r.add_argument("--baseline", help="the baseline run's name in A (default: its first run)")
@@ -87,8 +88,9 @@ def register(sub) -> None:
                    help="compare records made under different judgments (and say what changed)")
     r.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help="compare only these measures (as written in the records), repeatable; default: all shared")
-    r.add_argument("--format", choices=["table", "json", "csv"], default="table")
-    r.add_argument("--all-tests", action="store_true")
+    r.add_argument("--format", choices=["table", "json", "csv"], default="table", help=format_help(["table", "json", "csv"]))
+    r.add_argument("--all-tests", action="store_true",
+                   help="show every test's p-value in the table (default: randomization and its corrected p)")
     add_stats_options(r)
     r.set_defaults(func=run_records)
 

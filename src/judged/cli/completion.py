@@ -8,6 +8,7 @@ strings for ``-m``, and file names everywhere else.
 from __future__ import annotations
 
 import argparse
+from . import Formatter
 
 HELP = """Print a shell completion script for judged.
 
@@ -22,7 +23,7 @@ MEASURE_WORDS = ["nDCG@10", "nDCG@100", "nDCG", "AP", "AP@10", "P@10", "R@100", 
 
 def register(sub) -> None:
     p = sub.add_parser("completion", help="print a shell completion script (bash, zsh)", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=Formatter)
     p.add_argument("shell", choices=["bash", "zsh"])
     p.set_defaults(func=run)
 

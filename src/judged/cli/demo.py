@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from . import Formatter
 
 HELP = """Run judged on built-in example data: the worked nDCG examples of the product brief,
 the same ranking under linear and exponential gain, what nDCG@10 becomes with a single
@@ -18,9 +19,11 @@ example:
 
 def register(sub) -> None:
     p = sub.add_parser("demo", help="run on built-in example data", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=Formatter)
     p.add_argument("--write", metavar="DIR", default=None,
-                   help="also write the holes story's data to DIR (qrels.txt, lexical.run, dense.run, answer-key.txt)")
+                   help="also write the holes story's files to DIR: qrels.txt, lexical.run, dense.run, answer-key.txt, "
+                        "the assessor's labels.txt and the merged qrels-after.txt (+ .provenance.tsv); every sha256 "
+                        "the demo prints is of these files (default: a temporary folder, removed)")
     p.set_defaults(func=run)
 
 
@@ -60,8 +63,19 @@ def run(args) -> int:
 
 
 def holes_demo(console, write_dir=None) -> None:
-    """Sections 5-8: the seeds' TREC-COVID story on generated data."""
-    from ..demo import POOL_DEPTH, holes_story
+    """Sections 5-8: the seeds' TREC-COVID story on generated data. The story is written as
+    files (to ``write_dir``, else a temporary folder) and read back from them, so every
+    sha256 it prints is that of a file ``judged demo --write`` leaves behind."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        _holes_demo(console, write_dir or tmp)
+
+
+def _holes_demo(console, directory) -> None:
+    import os
+
+    from ..demo import POOL_DEPTH, holes_story, write_qrels
     from ..holes import holes_report
     from ..io import read_qrels
     from ..pool import pool
@@ -70,10 +84,9 @@ def holes_demo(console, write_dir=None) -> None:
     from .rejudge import print_rejudged
 
     story = holes_story()
-    if write_dir:
-        story.write(write_dir)
-    before = read_qrels(story.qrels)
-    before.source = f"the lexical top-{POOL_DEPTH} pool"
+    story.write(directory)
+    before = read_qrels(os.path.join(directory, "qrels.txt"))
+    before.source = f"qrels.txt: the lexical top-{POOL_DEPTH} pool"
     console.rule(f"5. Holes: the judgment pool came from the lexical system's top {POOL_DEPTH}")
     print_report(holes_report(before, story.runs, k=10), console)
     console.rule("6. Pool the holes: unjudged pairs in both top 10s, shallowest first")
@@ -81,11 +94,13 @@ def holes_demo(console, write_dir=None) -> None:
     for line in pl.header() + pl.lines()[:5] + [f"... ({len(pl)} pairs)"]:
         console.print(line, highlight=False, markup=False)
     console.rule("7. A simulated assessor labels them from the hidden key; merge")
-    labels = read_qrels(story.assessor([(p.qid, p.docid) for p in pl.pairs]))
-    labels.source = "assessor labels"
+    write_qrels(os.path.join(directory, "labels.txt"), story.assessor([(p.qid, p.docid) for p in pl.pairs]))
+    labels = read_qrels(os.path.join(directory, "labels.txt"))
+    labels.source = "labels.txt: the assessor's labels"
     merged = merge(before, [labels], assessor="simulated-assessor")
-    after = merged.qrels
-    after.source = "qrels + assessor labels"
+    merged.write(os.path.join(directory, "qrels-after.txt"))
+    after = read_qrels(os.path.join(directory, "qrels-after.txt"))
+    after.source = "qrels-after.txt: qrels + assessor labels"
     relevant = int((labels.grade >= 1).sum())
     console.print(f"{len(labels)} new judgments ({relevant} relevant), {len(merged.conflicts)} conflicts; "
                   f"{len(after)} judgments after the merge, each with its provenance (source, assessor, time)",

@@ -7,8 +7,9 @@ import json
 import os
 import sys
 
+from . import Formatter
 from .checks import add_check_options, check_kwargs, configure, print_checks
-from .common import (add_convention_options, add_machine_option, add_record_options, load_manifest,
+from .common import (add_convention_options, add_machine_option, add_record_options, format_help, load_manifest,
                      print_query_set, settings_kwargs, split_inputs)
 
 HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
@@ -17,7 +18,7 @@ example:
   judged eval qrels.txt bm25.run dense.run -m nDCG@10 -m AP -m 'P(rel=2)@10' --format json
   judged eval --beir scifact/ dense.run --split test --ignore-identical-ids
   judged eval irds:beir/scifact/test dense.run
-  judged eval qrels-v1.txt bm25.run dense.run --qrels qrels-v2.txt   # the rejudging report (runs first)
+  judged eval qrels-v1.txt bm25.run dense.run --versus-qrels qrels-v2.txt   # the rejudging report
   judged eval qrels.txt bm25.run dense.run --machine llm-labels.txt    # + machine-filled scores, apart
 """
 
@@ -26,7 +27,7 @@ def register(sub) -> None:
     import argparse
 
     p = sub.add_parser("eval", help="score runs against qrels", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=Formatter)
     p.add_argument("qrels", help="qrels: TREC (qid iter docid grade), BEIR TSV, JSON, Parquet; .gz accepted; "
                                  "irds:<dataset-id> (ir_datasets); omitted with --beir")
     p.add_argument("runs", nargs="*", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag), JSON or Parquet")
@@ -35,13 +36,14 @@ def register(sub) -> None:
                                                  "save_to_disk, mteb/* parquet or jsonl files): its default/qrels config")
     p.add_argument("--split", default="test", help="the qrels split with --beir (default: test); also the split read "
                                                   "from MTEB predictions files given as runs")
-    p.add_argument("--qrels", action="append", dest="qrels_versions", metavar="QRELS",
+    p.add_argument("--versus-qrels", "--qrels", action="append", dest="qrels_versions", metavar="QRELS",
                    help="a later qrels version, repeatable: the rejudging report (as judged rejudge): per run the "
-                        "score and Judged@k under each version, the order of the runs, the pairs that flipped")
+                        "score and Judged@k under each version, the order of the runs, the pairs that flipped "
+                        "(--qrels: the old spelling, kept)")
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help="measure in ir_measures syntax, repeatable: nDCG@10, AP, P(rel=2)@10, nDCG(gain=exp)@10")
     p.add_argument("--per-query", action="store_true", help="also print every query's value")
-    p.add_argument("--format", choices=["table", "json", "tsv", "csv", "trec_eval"], default="table")
+    p.add_argument("--format", choices=["table", "json", "tsv", "csv", "trec_eval"], default="table", help=format_help(["table", "json", "tsv", "csv", "trec_eval"]))
     p.add_argument("--engine", choices=["local", "spark"], default="local",
                    help="local (default): this process; spark: Spark executors, by query blocks (needs judged[spark])")
     p.add_argument("--spark-master", default="local[2]", metavar="URL",
@@ -181,7 +183,7 @@ def run_rejudge(args) -> int:
                             ("--requirements", args.requirements), ("--eligibility", args.eligibility),
                             ("--unanswerable", args.unanswerable)) if v]
     if given or args.format not in ("table", "json"):
-        raise UsageError(f"with --qrels versions, eval prints the rejudging report (--format table|json); "
+        raise UsageError(f"with --versus-qrels versions, eval prints the rejudging report (--format table|json); "
                          f"drop {', '.join(given) or '--format ' + args.format}")
     if not args.runs:
         raise UsageError("give at least one RUN after the qrels")
@@ -189,7 +191,7 @@ def run_rejudge(args) -> int:
     scores = [m for m in parsed if m.name != "Judged"]
     judged_k = [m.cutoff for m in parsed if m.name == "Judged"]
     if len(scores) != 1 or len(judged_k) > 1:
-        raise UsageError("with --qrels versions give one measure (and at most one Judged@k), e.g. -m nDCG@10 -m Judged@10")
+        raise UsageError("with --versus-qrels versions give one measure (and at most one Judged@k), e.g. -m nDCG@10 -m Judged@10")
     k = judged_k[0] if judged_k else (scores[0].cutoff or 10)
     output(rejudge([args.qrels, *args.qrels_versions], list(args.runs), str(scores[0]), k,
                    **settings_kwargs(args, compared=True)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from . import Formatter
 
 HELP = """Work one query's score by hand: rank, docid, grade, gain, discount, discounted gain,
 running DCG; the ideal grade sequence and IDCG; the result, and warnings.
@@ -14,15 +15,16 @@ example:
 
 def register(sub) -> None:
     from ..conventions import TIES
+    from .common import ON_DUPLICATE_HELP, TIES_HELP
 
     p = sub.add_parser("explain", help="work one query's score by hand", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=Formatter)
     p.add_argument("qrels")
     p.add_argument("run")
     p.add_argument("--query", "-q", required=True, help="the query id")
     p.add_argument("-m", "--measure", default="nDCG@10", help="measure (default nDCG@10)")
-    p.add_argument("--ties", choices=list(TIES), default="trec")
-    p.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error")
+    p.add_argument("--ties", choices=list(TIES), default="trec", help=TIES_HELP)
+    p.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error", help=ON_DUPLICATE_HELP)
     p.set_defaults(func=run)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from . import Formatter
 
 HELP = """Freeze an evaluation set for paired comparisons: the query set, relevance unit,
 grade scale, every measure's gain, discount, cutoff and convention, the engine-wide
@@ -12,7 +13,7 @@ refuse (with the diff) when the judgments or the query set changed. Queries of t
 set missing from a run score 0 there.
 
 example:
-  judged freeze --qrels qrels.txt --queries queries.tsv --corpus-id msmarco-v2.1 -m nDCG@10 -m AP -o eval.toml
+  judged freeze qrels.txt --queries queries.tsv --corpus-id msmarco-v2.1 -m nDCG@10 -m AP -o eval.toml
 """
 
 
@@ -21,8 +22,10 @@ def register(sub) -> None:
     from ..manifest import RELEVANCE_UNITS
 
     p = sub.add_parser("freeze", help="freeze an evaluation set into a TOML manifest", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--qrels", required=True, help="the qrels file")
+                       formatter_class=Formatter)
+    p.add_argument("qrels", nargs="?", metavar="QRELS", help="the qrels file")
+    p.add_argument("--qrels", dest="qrels_option", metavar="QRELS",
+                   help="the qrels file, as the first argument (the old spelling, kept)")
     p.add_argument("--queries", help="queries file fixing the query set (BEIR queries.jsonl, JSON, or one id per "
                                      "line/TSV); default: the qrels' queries")
     p.add_argument("--corpus-id", help="an identifier of the corpus snapshot (free text, recorded as given)")
@@ -35,15 +38,23 @@ def register(sub) -> None:
                    help="queries with nothing relevant: zero (default), skip, error")
     p.add_argument("--ignore-identical-ids", action="store_true",
                    help="drop ranked documents whose id equals the query id (BEIR's default); default: keep them")
-    p.add_argument("--on-duplicate", choices=list(ON_DUPLICATE), default="error")
-    p.add_argument("-o", "--output", required=True, metavar="EVAL.toml")
+    p.add_argument("--on-duplicate", choices=list(ON_DUPLICATE), default="error",
+                   help="a pair given twice in the qrels: error (default), keep the first, keep the max")
+    p.add_argument("-o", "--output", required=True, metavar="EVAL.toml", help="the manifest to write")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from rich.console import Console
 
+    from ..errors import UsageError
     from ..manifest import Manifest
+
+    if args.qrels and args.qrels_option and args.qrels != args.qrels_option:
+        raise UsageError(f"two qrels given: {args.qrels} and --qrels {args.qrels_option}; give one")
+    args.qrels = args.qrels or args.qrels_option
+    if not args.qrels:
+        raise UsageError("give the qrels: judged freeze QRELS -m MEASURE -o EVAL.toml")
 
     m = Manifest.freeze(args.qrels, args.measures, queries=args.queries, corpus_id=args.corpus_id,
                         relevance_unit=args.relevance_unit, ties=args.ties, no_relevant=args.no_relevant,

@@ -6,7 +6,9 @@ import argparse
 import json
 import sys
 
-from .common import add_convention_options, add_machine_option, is_terminal, print_query_set, settings_kwargs
+from . import Formatter
+from .common import (add_convention_options, add_machine_option, format_help, is_terminal, print_query_set,
+                     settings_kwargs)
 from .infer import add_sample_option, print_sample_decisions
 
 HELP = """Show the holes (documents with no judgment for this query) in each run's top k: mean
@@ -45,10 +47,11 @@ def add_hole_options(p):
 
 def register(sub) -> None:
     p = sub.add_parser("holes", help="show unjudged documents and bound what judging them could change",
-                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=HELP, formatter_class=Formatter)
     p.add_argument("qrels")
     p.add_argument("runs", nargs="+", metavar="RUN")
-    p.add_argument("-k", type=int, default=10, help="depth at which holes are counted (default 10)")
+    p.add_argument("-k", "--depth", dest="k", type=int, default=10, metavar="K",
+                   help="the top K examined: holes are counted and Judged@K taken there (default 10)")
     p.add_argument("-m", "--measure", default=None,
                    help="measure to bound: nDCG, DCG, P, R, RR, AP, Success (default nDCG@k)")
     p.add_argument("--list", action="store_true", help="list every hole as: run qid rank docid")
@@ -57,7 +60,7 @@ def register(sub) -> None:
     p.add_argument("--reference", nargs="+", action="extend", metavar="RUN", default=[],
                    help="more runs the estimate learns from but the report leaves out (e.g. the collection's pooled "
                         "runs, when RUN is a new system)")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
     add_hole_options(p)
     add_machine_option(p)
     add_sample_option(p)

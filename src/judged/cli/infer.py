@@ -7,7 +7,8 @@ import argparse
 import json
 import sys
 
-from .common import add_convention_options, is_terminal, settings_kwargs
+from . import Formatter
+from .common import add_convention_options, format_help, is_terminal, settings_kwargs
 
 HELP = """Estimate what judging every pair of a sample's design would show, from the
 judged sample: draw it with judged pool --strategy sample, judge it (the judging app or
@@ -37,20 +38,21 @@ examples:
 
 def register(sub) -> None:
     p = sub.add_parser("infer", help="estimate measures from a judged sample of the holes, with intervals",
-                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=HELP, formatter_class=Formatter)
     p.add_argument("qrels", help="qrels holding the judged sample (merged with the earlier judgments)")
     p.add_argument("runs", nargs="+", metavar="RUN")
     p.add_argument("--sample", required=True, metavar="POOL",
                    help="the pool file written by judged pool --strategy sample")
     p.add_argument("-m", "--measure", action="append", dest="estimators", metavar="ESTIMATOR",
                    help="statNDCG@k, statAP, infNDCG@k, xinfAP (repeatable; default statNDCG@K and statAP)")
-    p.add_argument("-k", type=int, default=10, help="cutoff of the default statNDCG (default 10)")
+    p.add_argument("-k", "--depth", dest="k", type=int, default=10, metavar="K",
+                   help="the top K examined: the cutoff of the default statNDCG (default 10)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--power", type=float, default=0.8,
                    help="probability of deciding a pair after the judgments said to be needed (default 0.8)")
     p.add_argument("--pairs", choices=["adjacent", "all"], default="adjacent",
                    help="pairs shown in the table output (JSON always has all)")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
     p.add_argument("--machine", metavar="LABELS",
                    help="a machine judge's labels (e.g. an LLM's) of the sample's population: adds prediction-powered "
                         "estimates (the machine corrected by the judged sample; human-only, PPI, PPI++), apart")

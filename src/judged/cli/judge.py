@@ -13,6 +13,8 @@ import math
 import sys
 
 from ..errors import JudgedError
+from . import Formatter
+from .common import format_help
 
 HELP = """Close the holes: assessors judge a pool's (qid, docid) pairs in a web page.
 
@@ -50,13 +52,13 @@ def _web():
 
 def register(sub) -> None:
     p = sub.add_parser("judge", help="run a judging campaign (web app)", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=Formatter)
     jsub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND", required=True)
     default_db = "judging.db"
 
     i = jsub.add_parser("init", help="create a campaign from a pool, queries, corpus and grade scale",
                           description="create a campaign from a pool, queries, corpus and grade scale.\n\nexample:\n  judged judge init --db campaign.db --pool pool.txt --queries queries.jsonl --corpus corpus.jsonl --overlap 0.1",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+                          formatter_class=Formatter)
     i.add_argument("--db", default=default_db, help=DB_HELP)
     i.add_argument("--pool", required=True, help="pool file: qid docid per line (as `judged pool` writes)")
     i.add_argument("--queries", required=True,
@@ -85,7 +87,7 @@ def register(sub) -> None:
                                      "campaign's overlap share goes to two assessors), with their topics and documents; "
                                      "pairs already there are left alone.\n\nexample:\n  judged judge add-pool --db "
                                      "campaign.db --pool pool-round2.txt --queries topics.txt --corpus corpus.jsonl",
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
+                         formatter_class=Formatter)
     ap.add_argument("--db", default=default_db, help=DB_HELP)
     ap.add_argument("--campaign", help=CAMPAIGN_HELP)
     ap.add_argument("--pool", required=True, help="pool file: qid docid per line (as `judged pool` writes)")
@@ -97,7 +99,7 @@ def register(sub) -> None:
                         description="move an assessor's remaining (open) pairs to another assessor (--to) or back to "
                                     "the pool for whoever claims next; their judgments so far stay theirs.\n\nexample:\n"
                                     "  judged judge reassign alice --to bob --deactivate --db campaign.db",
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
+                        formatter_class=Formatter)
     r.add_argument("name", help="the assessor whose open pairs move")
     r.add_argument("--to", help="the assessor who gets them (default: back to the pool)")
     r.add_argument("--deactivate", action="store_true", help="and give NAME no new work")
@@ -107,7 +109,7 @@ def register(sub) -> None:
 
     cl = jsub.add_parser("campaigns", help="list the campaigns in a database",
                          description="list the campaigns in a database.\n\nexample:\n  judged judge campaigns --db campaign.db",
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
+                         formatter_class=Formatter)
     cl.add_argument("--db", default=default_db, help=DB_HELP)
     cl.set_defaults(func=run_campaigns)
 
@@ -115,13 +117,13 @@ def register(sub) -> None:
                         description="upgrade a campaign database made by an older judged to this one's layout, in one "
                                     "transaction (a SQLite file is copied to FILE.schema1.bak first).\n\nexample:\n"
                                     "  judged judge migrate --db campaign.db",
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
+                        formatter_class=Formatter)
     m.add_argument("--db", default=default_db, help=DB_HELP)
     m.set_defaults(func=run_migrate)
 
     a = jsub.add_parser("add-assessor", help="add an assessor; prints the access token as the last line",
                           description="add an assessor; prints the access token as the last line.\n\nexample:\n  judged judge add-assessor alice --db campaign.db",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+                          formatter_class=Formatter)
     a.add_argument("name")
     a.add_argument("--admin", action="store_true", help="may see the admin page, adjudicate and export")
     a.add_argument("--db", default=default_db, help=DB_HELP)
@@ -130,7 +132,7 @@ def register(sub) -> None:
 
     s = jsub.add_parser("serve", help="serve the judging page and JSON API",
                           description="serve the judging page and JSON API.\n\nexample:\n  judged judge serve --db campaign.db --port 8000",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+                          formatter_class=Formatter)
     s.add_argument("--db", default=default_db, help=DB_HELP)
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s, this machine only)")
     s.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
@@ -143,7 +145,7 @@ def register(sub) -> None:
 
     e = jsub.add_parser("export", help="write TREC qrels and a provenance sidecar",
                           description="write TREC qrels and a provenance sidecar.\n\nexample:\n  judged judge export --db campaign.db -o new-labels.txt",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+                          formatter_class=Formatter)
     e.add_argument("--db", default=default_db, help=DB_HELP)
     e.add_argument("-o", "--output", required=True, metavar="QRELS",
                    help="qrels file (qid 0 docid grade); beside it QRELS.provenance.tsv (what `judged qrels "
@@ -156,14 +158,14 @@ def register(sub) -> None:
 
     t = jsub.add_parser("status", help="progress, time per judgment, agreement, disagreements",
                           description="progress, time per judgment, agreement, disagreements.\n\nexample:\n  judged judge status --db campaign.db --format json",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+                          formatter_class=Formatter)
     t.add_argument("--db", default=default_db, help=DB_HELP)
-    t.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: %(default)s)")
+    t.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
     t.add_argument("--campaign", help=CAMPAIGN_HELP)
     t.set_defaults(func=run_status)
 
     g = jsub.add_parser("agreement", help="agreement of a machine judge (e.g. an LLM) with the people's labels",
-                        description=AGREEMENT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+                        description=AGREEMENT_HELP, formatter_class=Formatter)
     g.add_argument("human", metavar="HUMAN", help="the people's labels: qrels (TREC, BEIR TSV, JSON, Parquet)")
     g.add_argument("machine", metavar="MACHINE", help="the machine judge's labels, in any qrels format")
     g.add_argument("--rel", type=int, default=1, help="relevance level of the binary view (default: grade >= 1)")
@@ -172,7 +174,7 @@ def register(sub) -> None:
     g.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: %(default)s)")
     g.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error",
                    help="a pair given twice in one file: error (default), keep the first, keep the max")
-    g.add_argument("--format", choices=["table", "json"], default="table")
+    g.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
     g.set_defaults(func=run_agreement)
 
 

@@ -7,7 +7,8 @@ import json
 import math
 import sys
 
-from .common import add_convention_options, settings_kwargs
+from . import Formatter
+from .common import add_convention_options, format_help, settings_kwargs
 
 HELP = """Meta-evaluation of measures and conventions on your own qrels and runs.
 
@@ -36,7 +37,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("meta", help="meta-evaluation: discriminative power, agreement, stability, holdout, "
                                     "discounts",
-                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=HELP, formatter_class=Formatter)
     msub = p.add_subparsers(dest="meta_command", metavar="COMMAND")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
@@ -57,8 +58,9 @@ def register(sub) -> None:
     ag.add_argument("preferences", help="preference file: qid run_a run_b preferred (a|b|none)")
     _qrels_runs(ag)
     _measures(ag, agreement.DEFAULT_MEASURES)
-    ag.add_argument("--depth", type=int, default=agreement.DEFAULT_DEPTH,
-                    help="a side 'retrieved something relevant' when its top DEPTH holds a grade >= 1 (default 10)")
+    ag.add_argument("-k", "--depth", type=int, default=agreement.DEFAULT_DEPTH, metavar="K",
+                    help="the top K examined: a side 'retrieved something relevant' when its top K holds a grade "
+                         ">= 1 (default 10)")
 
     st = _command(msub, "stability", "Kendall's tau and tau_AP between two system rankings", _stability_help(),
                   run_stability)
@@ -131,7 +133,7 @@ def register(sub) -> None:
     sd.add_argument("--plot", metavar="FILE", help="write the two panels (PNG/SVG/PDF; needs matplotlib)")
 
     sy = msub.add_parser("synthetic", help="write a deterministic synthetic collection (qrels, runs, preferences)",
-                         epilog=_example("synthetic"), formatter_class=argparse.RawDescriptionHelpFormatter)
+                         epilog=_example("synthetic"), formatter_class=Formatter)
     sy.add_argument("outdir", help="directory to write qrels.txt, qrels-pooled.txt, runs/*.run, preferences.txt")
     sy.add_argument("--systems", type=int, default=8, help="runs (default 8: 4 lexical, 4 dense)")
     sy.add_argument("--queries", type=int, default=50, help="queries (default 50)")
@@ -157,8 +159,8 @@ def _example(name: str) -> str | None:
 def _command(msub, name, help, description, func, conventions=True):
     """A ``judged meta`` subcommand with ``--format`` and, when it evaluates, the engine conventions."""
     p = msub.add_parser(name, help=help, description=description, epilog=_example(name),
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--format", choices=["table", "json"], default="table")
+                        formatter_class=Formatter)
+    p.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
     if conventions:
         add_convention_options(p, compared=True)
     p.set_defaults(func=func)

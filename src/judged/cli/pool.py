@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from . import Formatter
 
 HELP = """Write the unjudged (qid, docid) pairs in the runs' top DEPTH, one per line:
 qid docid priority best_rank runs [strategy columns] strategy stratum inclusion ranks,
@@ -52,10 +53,11 @@ def register(sub) -> None:
     from .holes import add_hole_options
 
     p = sub.add_parser("pool", help="list the unjudged pairs to judge next", description=HELP.format(
-                       strategies=_strategies_help()), formatter_class=argparse.RawDescriptionHelpFormatter)
+                       strategies=_strategies_help()), formatter_class=Formatter)
     p.add_argument("qrels")
     p.add_argument("runs", nargs="+", metavar="RUN")
-    p.add_argument("--depth", "-k", type=int, required=True, help="pool the runs' top DEPTH")
+    p.add_argument("-k", "--depth", type=int, required=True, metavar="K",
+                   help="the top K examined: pool the runs' top K")
     p.add_argument("--budget", type=int, default=None, help="exactly N pairs (all, if fewer)")
     p.add_argument("--strategy", choices=list(STRATEGIES), default="depth",
                    help="how to choose and order the pairs (default depth; see above)")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from . import Formatter
+from .common import format_help
 
 HELP = """Work with qrels versions.
 
@@ -16,7 +18,7 @@ examples:
 
 def register(sub) -> None:
     p = sub.add_parser("qrels", help="merge and diff qrels versions", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=Formatter)
     qs = p.add_subparsers(dest="qrels_command", metavar="SUBCOMMAND")
     m = qs.add_parser("merge", help="union of qrels, with provenance; conflicts refused unless --prefer",
                       description="The union of BASE and NEW qrels, written as TREC qrels to OUT with a "
@@ -24,10 +26,11 @@ def register(sub) -> None:
                                   "replaced). A pair judged with different grades is a conflict: listed and "
                                   "refused unless --prefer new (later file wins) or --prefer base.",
                       epilog="example:\n  judged qrels merge qrels.txt new-labels.txt -o qrels-v2.txt --assessor alice "
-                             "--prefer new", formatter_class=argparse.RawDescriptionHelpFormatter)
+                             "--prefer new", formatter_class=Formatter)
     m.add_argument("base")
     m.add_argument("new", nargs="+", metavar="NEW")
-    m.add_argument("-o", "--output", required=True, metavar="OUT")
+    m.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="the merged qrels to write (and OUT.provenance.tsv beside it)")
     m.add_argument("--prefer", choices=["new", "base"], default=None, help="settle conflicts (default: refuse)")
     m.add_argument("--assessor", default=None, help="assessor of the NEW judgments (when they carry none)")
     m.add_argument("--time", default=None, help="time of the NEW judgments, e.g. 2026-11-29T15:00Z")
@@ -38,12 +41,13 @@ def register(sub) -> None:
                       description="Judgments added (in B only), removed (in A only) and changed per query, "
                                   "with the sha256 of each file.",
                       epilog="example:\n  judged qrels diff qrels.txt qrels-v2.txt --list",
-                      formatter_class=argparse.RawDescriptionHelpFormatter)
+                      formatter_class=Formatter)
     d.add_argument("a")
     d.add_argument("b")
     d.add_argument("--list", action="store_true", help="also list every differing pair")
-    d.add_argument("--format", choices=["table", "json"], default="table")
-    d.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error")
+    d.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
+    d.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error",
+                   help="a pair given twice in one file: error (default), first, max")
     d.set_defaults(func=run_diff)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 

@@ -6,35 +6,56 @@ import argparse
 import json
 import sys
 
-from .common import add_convention_options, settings_kwargs
+from . import Formatter
+from .common import add_convention_options, format_help, settings_kwargs
 
 HELP = """The rejudging report (BEIR's TREC-COVID table, produced by the tool): per run the
 score and Judged@k under each qrels version, the order of the systems under each, and
 which pairs flipped between the first and the last version.
 
 example:
-  judged rejudge --qrels qrels-v1.txt --qrels qrels-v2.txt bm25.run dense.run -m nDCG@10
+  judged rejudge qrels-v1.txt bm25.run dense.run --versus-qrels qrels-v2.txt -m nDCG@10
+  judged rejudge --qrels qrels-v1.txt --qrels qrels-v2.txt bm25.run dense.run   # the old spelling, kept
 """
 
 
 def register(sub) -> None:
     p = sub.add_parser("rejudge", help="scores under two or more qrels versions; which pairs flipped",
-                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--qrels", action="append", required=True, metavar="QRELS",
-                   help="a qrels version, oldest first (give two or more)")
-    p.add_argument("runs", nargs="+", metavar="RUN")
+                       description=HELP, formatter_class=Formatter)
+    p.add_argument("inputs", nargs="+", metavar="QRELS RUN",
+                   help="the first qrels version, then the runs (with the old --qrels spelling: the runs only)")
+    p.add_argument("--versus-qrels", action="append", metavar="QRELS",
+                   help="a later qrels version, repeatable, oldest first")
+    p.add_argument("--qrels", action="append", metavar="QRELS",
+                   help="the old spelling, kept: every qrels version given this way, oldest first, and only runs as "
+                        "positional arguments")
     p.add_argument("-m", "--measure", default="nDCG@10", help="measure (default nDCG@10)")
-    p.add_argument("-k", type=int, default=10, help="Judged@k depth (default 10)")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("-k", "--depth", dest="k", type=int, default=10, metavar="K",
+                   help="the top K examined: Judged@K (default 10)")
+    p.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
     add_convention_options(p, compared=True)
     p.set_defaults(func=run)
+
+
+def versions_and_runs(args) -> tuple[list, list]:
+    """(qrels versions, runs): ``QRELS RUN... --versus-qrels V2``, or the old ``--qrels V1
+    --qrels V2 RUN...``."""
+    from ..errors import UsageError
+
+    if args.qrels:
+        versions, runs = list(args.qrels) + list(args.versus_qrels or []), list(args.inputs)
+    else:
+        versions, runs = [args.inputs[0], *(args.versus_qrels or [])], list(args.inputs[1:])
+    if not runs:
+        raise UsageError("give at least one RUN after the qrels")
+    return versions, runs
 
 
 def run(args) -> int:
     from ..qrels_ops import rejudge
 
-    output(rejudge(args.qrels, list(args.runs), args.measure, args.k, **settings_kwargs(args, compared=True)),
-           args.format)
+    versions, runs = versions_and_runs(args)
+    output(rejudge(versions, runs, args.measure, args.k, **settings_kwargs(args, compared=True)), args.format)
     return 0
 
 

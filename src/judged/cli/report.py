@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from . import Formatter
+from .common import format_help
 
 HELP = """Compare runs with a baseline (the first run) and write one self-contained HTML page
 (no network, no scripts): the settings, the main table with significance marks, Judged@k,
@@ -23,9 +25,9 @@ def register(sub) -> None:
     from .compare import add_comparison_options
 
     p = sub.add_parser("report", help="HTML report or paper tables of a comparison", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=Formatter)
     add_comparison_options(p)
-    p.add_argument("--format", choices=["html", "md", "latex", "csv"], default="html")
+    p.add_argument("--format", choices=["html", "md", "latex", "csv"], default="html", help=format_help(["html", "md", "latex", "csv"]))
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
     p.add_argument("--title", help="the page title")
     g = p.add_argument_group("discriminative power (judged meta power; HTML only)")

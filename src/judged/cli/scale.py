@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from . import Formatter
+from .common import format_help
 
 HELP = """Show a grade scale, check it, and optionally check a qrels file against it.
 With no FILE, print the default scale's TOML (0 not relevant, 1 useful background,
@@ -18,10 +20,10 @@ examples:
 
 def register(sub) -> None:
     p = sub.add_parser("scale", help="show or check a grade scale", description=HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=Formatter)
     p.add_argument("file", nargs="?", help="grade scale TOML (default: print the default scale)")
     p.add_argument("--qrels", help="check that every grade in these qrels is on the scale")
-    p.add_argument("--format", choices=["toml", "json"], default="toml")
+    p.add_argument("--format", choices=["toml", "json"], default="toml", help=format_help(["toml", "json"]))
     p.set_defaults(func=run)
 
 
