@@ -199,3 +199,19 @@ def test_readme_use_blocks_run_as_written(tmp_path, monkeypatch, capsys):
     os.chdir(checkout / "docs" / "examples")
     exec(_blocks(use, "python")[0], {})  # the Python block, in the example folder
     assert len(_blocks(use, "python")) == 1  # the other Python lines (own data) are under "Your own data"
+
+
+def test_degenerate_compare_prints_no_warning_on_stderr(tmp_path, capsys):
+    # +0.1 on every query up to float rounding: no scipy precision warning leaks (issue #14)
+    qrels = tmp_path / "q.txt"
+    base, new = tmp_path / "base.run", tmp_path / "new.run"
+    # RR: the baseline ranks a non-relevant document first (1/2), the new run a relevant one (1)
+    qrels.write_text("".join(f"q{i} 0 d{i}-{j} {int(j > 0)}\n" for i in range(8) for j in range(10)))
+    base.write_text("".join(f"q{i} Q0 d{i}-{j} {j + 1} {10 - j} b\n" for i in range(8) for j in range(10)))
+    new.write_text("".join(f"q{i} Q0 d{i}-{j} {j + 1} {10 - j if j else 8.5} n\n" for i in range(8) for j in range(10)))
+    code = ("import warnings, sys\nwarnings.simplefilter('always')\nfrom judged.cli import main\n"
+            f"sys.exit(main(['compare', {str(qrels)!r}, {str(base)!r}, {str(new)!r}, '-m', 'P@10', '-m', 'RR',"
+            "'--all-tests', '--regressions', '0']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "n/a" in done.stdout  # t-test and bootstrap: not defined on constant differences

@@ -12,13 +12,18 @@ from .common import (add_convention_options, add_machine_option, add_record_opti
 from .holes import add_hole_options
 from .infer import add_sample_option, print_sample_decisions
 
-HELP = """Compare runs with a baseline (the first run) over the same queries: those in the
-qrels; a run missing a query scores 0 there (counted). Per run and measure: both means,
-the mean difference with a 95% CI (Student t), wins/losses/ties (tie: |d| <= 1e-12),
-effect size (Cohen's d_z) and two-sided p-values of the paired t-test, Wilcoxon
-signed-rank, sign test (exact binomial, ties dropped), randomization test (random sign
-flips, p=(b+1)/(m+1)) and bootstrap, corrected across runs per measure (Holm by default).
-Then the queries each run lost most on, both rankings side by side.
+HELP = """Compare runs with a baseline (the first run) over the same queries: every qrels
+query, a run missing one scoring 0 there (the query-set rule of every command that compares
+runs; printed, and the runs that miss queries named). Per run and measure: both means, the
+mean difference with a 95% CI (Student t), wins/losses/ties (tie: |d| <= 1e-12 x max(1,
+largest |score|), one tolerance rule for ties, constant differences and zero variance),
+effect size (Cohen's d_z) and two-sided p-values of the paired t-test, Wilcoxon signed-rank
+(exact up to 50 nonzero differences, tied ranks included; else normal, tie-corrected), sign
+test (exact binomial, ties dropped), randomization test (every sign assignment when 2^n <=
+the draws, else random sign flips, p=(b+1)/(m+1)) and bootstrap, corrected across runs per
+measure (Holm by default). A test not defined on the data (constant differences) prints
+n/a and is never marked; Judged@k (coverage, not quality) is never tested. Then the queries
+each run lost most on, both rankings side by side.
 
 examples:
   judged compare qrels.txt bm25.run dense.run tuned.run -m nDCG@10 -m AP
