@@ -72,8 +72,8 @@ def register(sub) -> None:
     ho = _command(msub, "holdout", "leave-one-run-out: reusability of the qrels, bounds, the hole estimate",
                   _holdout_help(), run_holdout)
     _qrels_runs(ho)
-    ho.add_argument("-k", type=int, default=10,
-                    help="depth holes are counted at and the measure's default cutoff (default 10)")
+    ho.add_argument("-k", "--depth", dest="k", type=int, default=10, metavar="K",
+                    help="the top K examined: holes are counted there, and the measure's default cutoff (default 10)")
     ho.add_argument("-m", "--measure", default=None,
                     help="measure: nDCG, DCG, P, R, RR, AP, Success (default nDCG@k)")
     ho.add_argument("--by", choices=["run", "group"], default="run",
@@ -85,8 +85,8 @@ def register(sub) -> None:
                     help="with --by group: a run's group is REGEX's first group (else its match) in its file name "
                          "without the prefix all run file names share up to a '.', '-' or '_' (e.g. 'input.'); default "
                          "'[A-Za-z]+': its leading letters")
-    ho.add_argument("--depth", type=int, default=None,
-                    help="pool depth: a run contributes the documents it ranks above DEPTH (default k)")
+    ho.add_argument("--pool-depth", dest="depth", type=int, default=None, metavar="N",
+                    help="the pool's depth: a run contributes the documents it ranks above N (default K)")
     ho.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")
     ho.add_argument("--samples", type=int, default=200, help="draws for each estimate (default 200)")
     ho.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -194,7 +194,7 @@ def _holdout_help() -> str:
     return holdout.__doc__ + """
 examples:
   judged meta holdout qrels.txt runs/*.run -k 10
-  judged meta holdout qrels.txt runs/*.run -m AP@100 --depth 100
+  judged meta holdout qrels.txt runs/*.run -m AP@100 --pool-depth 100
   judged meta holdout qrels.txt runs/*.run --by group --groups teams.txt --format json
 """
 
@@ -465,7 +465,8 @@ def run_holdout(args) -> int:
         raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
     res = holdout(args.qrels, list(args.runs), k=args.k, measure=args.measure, by=args.by, groups=args.groups,
                   group_regex=args.group_regex, depth=args.depth, samples=args.samples, seed=args.seed,
-                  level=args.level, maxgrade=args.maxgrade, negative=args.negative, **settings_kwargs(args))
+                  level=args.level, maxgrade=args.maxgrade, negative=args.negative,
+                  **settings_kwargs(args, compared=True))
     if args.format == "json":
         _print_json(res.to_dict())
         return 0

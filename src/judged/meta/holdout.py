@@ -207,7 +207,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
             group_regex: str | None = None, depth: int | None = None, samples: int = 200, seed: int = 0,
             level: float | None = None, maxgrade: int | None = None, negative: str = "nonrelevant",
             ties: str = "trec", complete: bool = False, no_relevant: str = "zero", on_duplicate: str = "error",
-            ignore_identical_ids: bool = False) -> HoldoutResult:
+            ignore_identical_ids: bool = False, depth_cut: int | None = None) -> HoldoutResult:
     """Hold out each run (``by='run'``) or group (``by='group'``) in turn; see the module doc.
 
     ``k``: the depth holes are counted at and the measure's default cutoff (nDCG@k);
@@ -228,13 +228,13 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     if k < 1:
         raise ConventionError(f"-k must be a positive integer, got {k}")
     if depth is not None and depth < 1:
-        raise ConventionError(f"--depth must be a positive integer, got {depth}")
+        raise ConventionError(f"--pool-depth must be a positive integer, got {depth}")
     if by == "run" and (groups is not None or group_regex is not None):
         raise ConventionError("--groups and --group-regex go with --by group")
     check_maxgrade(maxgrade)
     level = DEFAULT_LEVEL if level is None else float(level)
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids)
+                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
     m = Measure.parse(measure or f"nDCG@{k}")
     if m.name not in BOUNDED:
         raise ConventionError(f"holdout bounds and estimates are defined for {', '.join(BOUNDED)}, not {m.name}")
