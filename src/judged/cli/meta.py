@@ -104,8 +104,8 @@ def register(sub) -> None:
     po.add_argument("--protocol", choices=list(meta_pooling.PROTOCOLS), default="leave-one-run-out",
                     help="leave-one-run-out (default: each run scored on a pool of the others) or from-scratch "
                          "(one pool of every run)")
-    po.add_argument("--depth", "-k", type=int, default=meta_pooling.DEFAULT_DEPTH,
-                    help=f"pool the runs' top DEPTH (default {meta_pooling.DEFAULT_DEPTH})")
+    po.add_argument("-k", "--depth", type=int, default=meta_pooling.DEFAULT_DEPTH, metavar="K",
+                    help=f"pool each run's top K (default {meta_pooling.DEFAULT_DEPTH})")
     po.add_argument("-m", "--measure", default=meta_pooling.DEFAULT_MEASURE,
                     help=f"the measure compared with the full qrels (default {meta_pooling.DEFAULT_MEASURE})")
     po.add_argument("--tolerance", type=float, default=meta_pooling.DEFAULT_TOLERANCE,

@@ -368,12 +368,17 @@ def _impact_policy(cands, aligned, depth):
     return StaticOrder(cands, np.asarray(order, np.int64), scores)
 
 
+NOT_REPLAYED = ("sample", "sample-queries", "machine", "disagreement")
+
+
 def replayable() -> list[str]:
-    """The strategies of ``judged pool`` a replay can run: all but ``sample`` (a random
-    sample for estimates by inference, measured by its own tests, not an order)."""
+    """The strategies of ``judged pool`` a replay can run: all but the random samples
+    (``sample``, ``sample-queries``: drawn for estimates by inference, measured by their own
+    tests, not orders) and those ordered by a machine judge's labels, which a replay of
+    the qrels alone does not have."""
     from ..pool import STRATEGIES
 
-    return [n for n in STRATEGIES if n != "sample"]
+    return [n for n in STRATEGIES if n not in NOT_REPLAYED]
 
 
 def _combine(name, reps: list, marks, full, tolerance, budgets) -> StrategyReplay:
