@@ -32,7 +32,7 @@ def display_names(names) -> dict:
     >>> display_names(["a/x/bm25.run", "b/x/bm25.run", "dense"])
     {'a/x/bm25.run': 'a/x/bm25.run', 'b/x/bm25.run': 'b/x/bm25.run', 'dense': 'dense'}
     >>> display_names(["v1/bm25.run", "v2/bm25.run (2)"])
-    {'v1/bm25.run': 'v1/bm25.run', 'v2/bm25.run (2)': 'v2/bm25.run (2)'}
+    {'v1/bm25.run': 'bm25.run', 'v2/bm25.run (2)': 'bm25.run (2)'}
     """
     names = list(names)
     parts = {n: [p for p in n.replace(os.sep, "/").split("/") if p not in ("", ".")] or [n] for n in names}
