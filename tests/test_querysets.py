@@ -188,3 +188,70 @@ def test_library_entry_points_follow_the_rule(coll):
     assert holes_report("qrels.txt", ["full.run", "part.run"], samples=1).query_set.rule == "qrels"
     c = compare("qrels.txt", ["full.run", "part.run"], permutations=100, regressions=0)
     assert c.query_set.rule == "qrels" and c.to_dict()["query_set"]["qrels_queries"] == 50
+
+
+def sample_pool(capsys):
+    assert main(["pool", "qrels.txt", "full.run", "part.run", "--depth", "12", "--strategy", "sample", "--budget",
+                 "30", "--seed", "1", "-o", "sample.pool"]) == 0
+    capsys.readouterr()
+    return "sample.pool"
+
+
+COMPARING = {  # commands that compare runs and landed beside the rule: (argv, where the JSON keeps the query set)
+    "meta holdout": (["meta", "holdout", "qrels.txt", "full.run", "part.run", "--samples", "5"], "query_set"),
+    "meta pooling": (["meta", "pooling", "qrels.txt", "full.run", "part.run", "--budget", "20"], "query_set"),
+    "infer": (["infer", "qrels.txt", "full.run", "part.run", "--sample", "sample.pool"], "query_set"),
+}
+
+
+@pytest.mark.parametrize("command", list(COMPARING))
+def test_every_command_comparing_runs_scores_every_qrels_query(coll, capsys, command):
+    # before: meta pooling and infer scored part.run over its own 30 queries (queries=run-and-qrels) and
+    # compared that mean with full.run's over 50; holdout and both others printed no query set and no warning
+    sample_pool(capsys)
+    argv, key = COMPARING[command]
+    d = cli_json(capsys, *argv)
+    qs = d[key]
+    assert qs["rule"] == "qrels" and qs["qrels_queries"] == 50
+    assert qs["runs"]["part.run"]["missing_from_run"] == 20 and qs["runs"]["full.run"]["evaluated"] == 50
+    assert "queries=qrels" in json.dumps(d) and "queries=run-and-qrels" not in json.dumps(d)
+    assert any("run part.run ranks nothing for 20 of the 50 qrels queries" in w for w in d["warnings"])
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "query set: queries=qrels" in out and "run part.run ranks nothing for 20" in " ".join(out.split())
+
+
+def test_a_run_sharing_no_query_id_is_refused_by_the_later_commands(coll, capsys):
+    sample_pool(capsys)
+    with open("ids.run", "w") as f:
+        f.write("".join(re.sub(r"^q0*", "", line) for line in open("part.run")))
+    for args in (["meta", "holdout", "qrels.txt", "full.run", "ids.run"],
+                 ["meta", "pooling", "qrels.txt", "full.run", "ids.run", "--budget", "5"],
+                 ["infer", "qrels.txt", "full.run", "ids.run", "--sample", "sample.pool"],
+                 ["pool", "qrels.txt", "ids.run", "--depth", "10", "-o", "p.txt"],
+                 ["rejudge", "qrels.txt", "full.run", "ids.run", "--versus-qrels", "qrels.txt"],
+                 ["meta", "stability", "qrels.txt", "full.run", "ids.run", "-m", "AP", "-m", "P@10"]):
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "run ids.run shares no query id with the qrels qrels.txt" in err, (args, err)
+
+
+def test_every_command_offering_depth_cut_takes_it(tmp_path, monkeypatch, capsys):
+    # before: meta pooling and infer offered --depth-cut and died on it with a TypeError traceback
+    deep_runs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["pool", "qrels.txt", "deep.run", "shallow.run", "--depth", "20", "--strategy", "sample", "--budget",
+                 "20", "--seed", "1", "-o", "sample.pool"]) == 0
+    with open("answers.txt", "w") as f:
+        f.write("deep.run q0 yes\nshallow.run q0 no\n")
+    runs = ["qrels.txt", "deep.run", "shallow.run"]
+    for argv in (["eval", *runs, "-m", "AP"], ["compare", *runs, "-m", "AP"], ["report", *runs, "--format", "csv"],
+                 ["holes", *runs, "-m", "AP"], ["rejudge", *runs, "--versus-qrels", "qrels.txt"],
+                 ["answers", *runs, "--answers", "answers.txt"], ["infer", *runs, "--sample", "sample.pool"],
+                 ["meta", "power", *runs], ["meta", "stability", *runs, "-m", "AP", "-m", "P@10"],
+                 ["meta", "holdout", *runs, "--samples", "5"], ["meta", "pooling", *runs, "--budget", "10"]):
+        capsys.readouterr()
+        assert main([*argv, "--depth-cut", "50"]) == 0, (argv, capsys.readouterr().err)
+        out = " ".join(capsys.readouterr().out.split())
+        # declared in the output (rejudge's table stated no convention before); report's csv: the table alone
+        assert "depth-cut=50" in out or argv[0] == "report", argv

@@ -695,6 +695,11 @@ class Inference:
     notes: list
     conventions: dict
     qrels: object = None
+    query_set: object = None  # judged.querysets.QuerySet when the runs were read here (judged infer)
+
+    @property
+    def warnings(self) -> list:
+        return self.query_set.warnings() if self.query_set is not None else []
 
     def table(self) -> dict:
         """{estimator: {run: {estimate, se, low, high, df, queries}}}."""
@@ -741,7 +746,9 @@ class Inference:
 
     def to_dict(self) -> dict:
         return {**self.header(), "estimates": self.table(),
-                "pairs": [{k: v for k, v in p.items() if k != "sentence"} for p in self.pairs()]}
+                "pairs": [{k: v for k, v in p.items() if k != "sentence"} for p in self.pairs()],
+                **({"query_set": self.query_set.to_dict()} if self.query_set is not None else {}),
+                "warnings": self.warnings}
 
 
 STOP_RULE = ("decided: the level's interval of the difference excludes 0; else the fewest more sampled judgments "
@@ -751,24 +758,31 @@ STOP_RULE = ("decided: the level's interval of the difference excludes 0; else t
 
 
 def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0.95, power: float = 0.8,
-          ties: str = "trec", complete: bool = False, no_relevant: str = "zero", on_duplicate: str = "error",
-          ignore_identical_ids: bool = False) -> Inference:
+          ties: str = "trec", complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
+          ignore_identical_ids: bool = False, depth_cut: int | None = None) -> Inference:
     """Estimate what judging every pair of ``sample``'s design would give, from ``qrels``
     holding the judged sample (merged as usual). ``sample``: a pool file written by
     ``judged pool --strategy sample`` (or a :class:`~judged.pool.PoolFile`).
     ``estimators``: strings like ``statNDCG@10``, ``statAP``, ``infNDCG@10``, ``xinfAP``
-    (default statNDCG@k and statAP). Never changes what :func:`judged.evaluate` reports."""
+    (default statNDCG@k and statAP). Never changes what :func:`judged.evaluate` reports.
+    Runs are scored over every qrels query (``complete=True``, the query-set rule of every
+    command comparing runs, :mod:`judged.querysets`); a run sharing no query id with the
+    qrels is refused."""
     from .align import align
     from .conventions import Settings
     from .evaluation import _named_runs
     from .io import read_qrels
+    from .querysets import of_aligned
 
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids)
+                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     aligned = {name: align(qrels, run, settings) for name, run in _named_runs(runs, on_duplicate)}
-    return infer_aligned(qrels, aligned, sample, estimators or default_estimators(k), level=level, power=power,
-                         settings=settings)
+    ests = estimators or default_estimators(k)
+    query_set = of_aligned(settings, qrels, aligned, measures=[Estimator.parse(e).measure for e in ests])
+    out = infer_aligned(qrels, aligned, sample, ests, level=level, power=power, settings=settings)
+    out.query_set = query_set
+    return out
 
 
 def infer_aligned(qrels, aligned: dict, sample, estimators, *, level: float = 0.95, power: float = 0.8,

@@ -210,6 +210,7 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     the best-rank bin starts)."""
     from .evaluation import _named_runs
     from .io import read_qrels
+    from .querysets import refuse_disjoint, run_query_sample
 
     validate(negative=negative, on_duplicate=on_duplicate, ties=ties)
     if strategy not in STRATEGIES:
@@ -221,7 +222,11 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
         raise ConventionError(f"--budget must be 0 or more, got {budget}")
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     settings = Settings(ties=ties)
-    aligned = {name: negative_as(align(qrels, run, settings), negative) for name, run in _named_runs(runs, on_duplicate)}
+    aligned = {}
+    for name, run in _named_runs(runs, on_duplicate):
+        a = align(qrels, run, settings)
+        refuse_disjoint(name, a.counts, qrels, lambda run=run: run_query_sample(run))  # else nothing to pool, silently
+        aligned[name] = negative_as(a, negative)
     pairs = candidates(aligned, depth)
     ctx = PoolContext(qrels, aligned, depth, budget, maxgrade, seed, dict(options))
     chosen = STRATEGIES[strategy].select(pairs, ctx)

@@ -151,6 +151,18 @@ def query_set(settings, qrels_queries: int, counts: dict, left_out: int = 0, mea
     return QuerySet(rule_of(settings), qrels_queries, runs, left_out, measures=list(measures))
 
 
+def of_aligned(settings, qrels, aligned: dict, measures=()) -> QuerySet:
+    """The :class:`QuerySet` of runs aligned with ``qrels`` (name -> :class:`~judged.align.Aligned`),
+    once every run is known to share a query id with them (:func:`refuse_disjoint`)."""
+    from .evaluation import max_depth
+
+    counts = {}
+    for name, a in aligned.items():
+        refuse_disjoint(name, a.counts, qrels, lambda a=a: run_query_sample(a.run))
+        counts[name] = {**a.counts, "max_depth": max_depth(a)}
+    return query_set(settings, len(qrels.query_ids), counts, measures=measures)
+
+
 def of_result(result) -> QuerySet:
     """The :class:`QuerySet` of an :class:`~judged.evaluation.Result`."""
     counts = {name: {**rr.counts, **({"max_depth": rr.max_depth} if rr.max_depth is not None else {})}

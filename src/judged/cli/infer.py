@@ -56,7 +56,7 @@ def register(sub) -> None:
     p.add_argument("--machine", metavar="LABELS",
                    help="a machine judge's labels (e.g. an LLM's) of the sample's population: adds prediction-powered "
                         "estimates (the machine corrected by the judged sample; human-only, PPI, PPI++), apart")
-    add_convention_options(p)
+    add_convention_options(p, compared=True)
     p.set_defaults(func=run)
 
 
@@ -71,16 +71,16 @@ def run(args) -> int:
     inf = None
     if not (args.machine and is_query_sample(args.sample)):  # else only prediction-powered estimates
         inf = infer(args.qrels, list(args.runs), args.sample, args.estimators or default_estimators(args.k),
-                    level=args.level, power=args.power, **settings_kwargs(args))
+                    level=args.level, power=args.power, **settings_kwargs(args, compared=True))
     ppi = None
     if args.machine:
         from ..conventions import Settings
         from ..evaluation import _named_runs
         from .machine import ppi_for
 
-        kw = settings_kwargs(args)
+        kw = settings_kwargs(args, compared=True)
         settings = Settings(ties=kw["ties"], complete=kw["complete"], no_relevant=kw["no_relevant"],
-                            ignore_identical_ids=kw["ignore_identical_ids"])
+                            ignore_identical_ids=kw["ignore_identical_ids"], depth_cut=kw.get("depth_cut"))
         runs = dict(_named_runs(list(args.runs), kw["on_duplicate"]))
         wanted = ([f"P@{args.k}", f"DCG@{args.k}"] if inf is not None
                   else [f"nDCG@{args.k}", f"AP@{args.k}", f"P@{args.k}"])
@@ -140,6 +140,10 @@ def render(inf, all_pairs: bool = False, console=None) -> None:
     console.print(f"  when to stop: {h['stop_rule']}", highlight=False, markup=False, soft_wrap=True)
     for label, conv in h["conventions"].items():
         console.print(f"  {label}: {conv}", highlight=False, markup=False, soft_wrap=True)
+    if inf.query_set is not None:
+        console.print(inf.query_set.describe(), highlight=False, markup=False, soft_wrap=True)
+        for w in inf.warnings:
+            console.print(f"warning: {w}", highlight=False, markup=False)
 
 
 def add_sample_option(p) -> None:

@@ -373,7 +373,7 @@ def run_pooling(args) -> int:
         res = meta_pooling.pooling_replay(args.qrels, list(args.runs), args.budgets, args.strategies,
                                           measure=args.measure, protocol=args.protocol, depth=args.depth,
                                           step=args.step, tolerance=args.tolerance, seed=args.seed,
-                                          progress=lambda *_: advance(), **settings_kwargs(args))
+                                          progress=lambda *_: advance(), **settings_kwargs(args, compared=True))
     if args.plot:
         meta_pooling.plot_pooling(res, args.plot)
     if args.format == "json":
@@ -411,6 +411,7 @@ def run_pooling(args) -> int:
         console.print(f"  {name}: {s.source}", markup=False, highlight=False, soft_wrap=True)
     console.print(f"method: {meta_pooling.METHOD}", markup=False, highlight=False, soft_wrap=True)
     _print_conventions(console, {res.measure: res.convention})
+    _print_query_set(console, res.query_set)
     if args.plot:
         console.print(f"plot written to {args.plot}", highlight=False)
     return 0
@@ -474,7 +475,9 @@ def run_holdout(args) -> int:
 
     from .common import is_terminal
 
-    print_holdout(res, Console(width=None if is_terminal() else 140))
+    console = Console(width=None if is_terminal() else 140)
+    print_holdout(res, console)
+    _print_query_set(console, res.query_set)
     return 0
 
 

@@ -101,3 +101,7 @@ def print_rejudged(report, console=None, labels=None) -> None:
                           highlight=False, markup=False)
     else:
         console.print(f"no pair of runs changed order between {labels[0]} and {labels[-1]}", highlight=False)
+    if report.conventions:
+        console.print("conventions:", highlight=False)
+        for conv in report.conventions.values():
+            console.print(f"  {conv}", highlight=False, markup=False, soft_wrap=True)

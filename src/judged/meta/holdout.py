@@ -90,6 +90,11 @@ class HoldoutResult:
     runs: list  # HoldoutRun, in the order given
     estimate: dict  # how the estimates were made
     groups: dict = field(default_factory=dict)  # group -> run names
+    query_set: object = None  # judged.querysets.QuerySet: every run over every qrels query
+
+    @property
+    def warnings(self) -> list:
+        return self.query_set.warnings() if self.query_set is not None else []
 
     def summary(self) -> dict:
         """MAE, bias and largest error per scoring; interval coverage; violations; tau."""
@@ -129,7 +134,9 @@ class HoldoutResult:
         return {"qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256}, "measure": str(self.measure),
                 "convention": self.convention, "k": self.k, "depth": self.depth, "by": self.by,
                 "level": self.level, "estimate": self.estimate, "groups": self.groups,
-                "runs": [r.to_dict() for r in self.runs], "summary": self.summary()}
+                "runs": [r.to_dict() for r in self.runs], "summary": self.summary(),
+                **({"query_set": self.query_set.to_dict()} if self.query_set is not None else {}),
+                "warnings": self.warnings}
 
 
 def run_groups(names: list, *, mapping: str | None = None, regex: str | None = None) -> dict:
@@ -206,13 +213,16 @@ def _read_groups(path: str) -> dict:
 def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: str | None = None,
             group_regex: str | None = None, depth: int | None = None, samples: int = 200, seed: int = 0,
             level: float | None = None, maxgrade: int | None = None, negative: str = "nonrelevant",
-            ties: str = "trec", complete: bool = False, no_relevant: str = "zero", on_duplicate: str = "error",
+            ties: str = "trec", complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
             ignore_identical_ids: bool = False, depth_cut: int | None = None) -> HoldoutResult:
     """Hold out each run (``by='run'``) or group (``by='group'``) in turn; see the module doc.
 
     ``k``: the depth holes are counted at and the measure's default cutoff (nDCG@k);
     ``depth``: the pool depth a run contributes (default k); ``groups``: a file of
-    ``RUN GROUP`` lines, else ``group_regex`` on the run names (see :func:`run_groups`)."""
+    ``RUN GROUP`` lines, else ``group_regex`` on the run names (see :func:`run_groups`).
+    Runs are scored over every qrels query (``complete=True``, the query-set rule of every
+    command comparing runs, :mod:`judged.querysets`); a run sharing no query id with the
+    qrels is refused."""
     from ..align import align
     from ..conventions import Settings, validate
     from ..estimate import DEFAULT_LEVEL, build_pool, estimate_runs, list_depth, make_world, unit_removal, \
@@ -221,6 +231,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     from ..holes import bounds, check_maxgrade, negative_as
     from ..io import read_qrels
     from ..measures import BOUNDED, Measure
+    from ..querysets import of_aligned
 
     validate(negative=negative, on_duplicate=on_duplicate)
     if by not in ("run", "group"):
@@ -242,7 +253,9 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     zero_m = replace(m, maxgrade=None)
     condensed_m = replace(zero_m, unjudged="condensed")
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
-    named = [(name, negative_as(align(qrels, run, settings), negative)) for name, run in _named_runs(runs, on_duplicate)]
+    aligned = {name: align(qrels, run, settings) for name, run in _named_runs(runs, on_duplicate)}
+    query_set = of_aligned(settings, qrels, aligned, measures=[m])
+    named = [(name, negative_as(a, negative)) for name, a in aligned.items()]
     if len(named) < 2:
         raise JudgedError("leave-one-run-out needs at least two runs")
     names = [n for n, _ in named]
@@ -300,7 +313,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     for n in names:
         grouped.setdefault(of[n] if by == "group" else os.path.basename(n), []).append(n)
     return HoldoutResult(qrels, m, zero_m.convention(settings), k, depth, by, level, rows, estimate,
-                         grouped if by == "group" else {})
+                         grouped if by == "group" else {}, query_set)
 
 
 def _mean(v) -> float:

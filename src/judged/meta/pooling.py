@@ -225,6 +225,11 @@ class PoolingReplay:
     budgets: list
     full: np.ndarray
     strategies: dict = field(default_factory=dict)  # name -> StrategyReplay
+    query_set: object = None  # judged.querysets.QuerySet: every run over every qrels query
+
+    @property
+    def warnings(self) -> list:
+        return self.query_set.warnings() if self.query_set is not None else []
 
     def versus(self, name: str, baseline: str = "depth") -> float | None:
         """Relative change in the judgments needed to recover the ranking against ``baseline``."""
@@ -242,7 +247,9 @@ class PoolingReplay:
                 "budgets": self.budgets, "full": dict(zip(self.runs, self.full.tolist())),
                 "method": METHOD,
                 "strategies": {n: {**s.to_dict(curve), "versus_depth": self.versus(n)}
-                               for n, s in self.strategies.items()}}
+                               for n, s in self.strategies.items()},
+                **({"query_set": self.query_set.to_dict()} if self.query_set is not None else {}),
+                "warnings": self.warnings}
 
 
 METHOD = ("the qrels act as the assessors (a pair they do not hold is answered 0); runs scored on the full "
@@ -253,16 +260,20 @@ METHOD = ("the qrels act as the assessors (a pair they do not hold is answered 0
 def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFAULT_MEASURE,
                    protocol: str = "leave-one-run-out", depth: int = DEFAULT_DEPTH, step: int | None = None,
                    tolerance: float = DEFAULT_TOLERANCE, seed: int = 0, rel: int = 1, ties: str = "trec",
-                   complete: bool = False, no_relevant: str = "zero", on_duplicate: str = "error",
-                   ignore_identical_ids: bool = False, progress=None) -> PoolingReplay:
+                   complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
+                   ignore_identical_ids: bool = False, depth_cut: int | None = None,
+                   progress=None) -> PoolingReplay:
     """Replay pooling ``strategies`` (default: every one) on a judged collection; see the
-    module docstring for the protocols and the figures."""
+    module docstring for the protocols and the figures. Runs are scored over every qrels
+    query (``complete=True``, the query-set rule of every command comparing runs,
+    :mod:`judged.querysets`); a run sharing no query id with the qrels is refused."""
     from ..align import align
     from ..conventions import Settings
     from ..evaluation import _named_runs
     from ..io import read_qrels
     from ..measures import Measure
     from ..pooling.candidates import build_candidates
+    from ..querysets import of_aligned
 
     if protocol not in PROTOCOLS:
         raise ConventionError(f"unknown protocol {protocol!r} (choose from {', '.join(PROTOCOLS)})")
@@ -283,9 +294,10 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
             raise ConventionError(f"cannot replay pooling strategy {s!r} (choose from {', '.join(replayable())})")
     m = Measure.parse(measure)
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids)
+                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     aligned = {name: align(qrels, run, settings) for name, run in _named_runs(runs, on_duplicate)}
+    query_set = of_aligned(settings, qrels, aligned, measures=[m])
     run_names = list(aligned)
     if len(run_names) < 2:
         raise JudgedError("a pooling replay needs at least two runs")
@@ -320,7 +332,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     top_count = max(c.n_pairs for c, _, _ in prepared)
     marks = sorted(set(range(0, top_count + step, step)) | set(budgets))
     out = PoolingReplay(qrels, run_names, m, m.convention(settings), protocol, depth, step, float(tolerance),
-                        seed, budgets, full)
+                        seed, budgets, full, query_set=query_set)
     for name in names:
         reps = []
         for k, (cands, truth, scorers) in enumerate(prepared):
