@@ -122,7 +122,7 @@ def test_first_run_read_while_the_qrels_are_read(tmp_path, monkeypatch):
         assert started == []
     else:
         assert started[0] == run_path and len(started) == 2  # prefetched, then a new reader for the second
-    for name in (run_path, run_path + "'"):
+    for name in (run_path, run_path + " (2)"):
         for m in MEASURES:
             assert np.array_equal(result.runs[name].values[m], whole.runs["run"].values[m]), (name, m)
     assert not [t for t in set(threading.enumerate()) - before if t.name.startswith("ThreadPoolExecutor")]
