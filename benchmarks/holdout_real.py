@@ -1,6 +1,6 @@
 """Leave-one-run-out on a real collection: the figures of docs/holes.md (not a test).
 
-    python benchmarks/holdout_real.py QRELS RUN... [-k 10] [--depth D] [-m MEASURE ...] [--by run|group]
+    python benchmarks/holdout_real.py QRELS RUN... [-k 10] [--pool-depth D] [-m MEASURE ...] [--by run|group]
 
 Runs ``judged.meta.holdout`` once per measure (default nDCG@10, P@10, AP@10 with k = 10)
 and prints one markdown row per measure: the mean absolute error of holes-as-zero,
@@ -27,19 +27,19 @@ def main(argv=None) -> None:
     p.add_argument("qrels")
     p.add_argument("runs", nargs="+")
     p.add_argument("-k", type=int, default=10)
-    p.add_argument("--depth", type=int, default=None)
+    p.add_argument("--pool-depth", type=int, default=None, help="the pool's depth (default k)")
     p.add_argument("-m", "--measure", action="append", dest="measures")
     p.add_argument("--by", choices=["run", "group"], default="run")
     p.add_argument("--samples", type=int, default=200)
     args = p.parse_args(argv)
     measures = args.measures or [f"nDCG@{args.k}", f"P@{args.k}", f"AP@{args.k}"]
-    print(f"{len(args.runs)} runs, k={args.k}, pool depth {args.depth or args.k}, by {args.by}\n")
+    print(f"{len(args.runs)} runs, k={args.k}, pool depth {args.pool_depth or args.k}, by {args.by}\n")
     print("| measure | MAE zero | MAE condensed | MAE estimate | mean error estimate | coverage | mean width "
           "| violations | tau zero | tau condensed | tau estimate | seconds |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for m in measures:
         t = time.perf_counter()
-        res = holdout(args.qrels, args.runs, k=args.k, measure=m, depth=args.depth, by=args.by, samples=args.samples)
+        res = holdout(args.qrels, args.runs, k=args.k, measure=m, depth=args.pool_depth, by=args.by, samples=args.samples)
         s = res.summary()
         took = time.perf_counter() - t
         tau = s["kendall_tau"]

@@ -3,13 +3,11 @@ run that did not contribute to its pool, and does the hole estimate hold?
 
 For each run (or each group of runs, e.g. a team's submissions), the judgments that only
 it contributed are removed: those of the (query, document) pairs it alone has in its top
-``depth`` among the given runs and groups (Zobel, SIGIR 1998; Voorhees, "The Philosophy of
-Information Retrieval Evaluation", CLEF 2001; Buttcher et al., SIGIR 2007). The run is
+``depth`` (``--pool-depth``) among the given runs and groups (Zobel, SIGIR 1998; Voorhees,
+"The Philosophy of Information Retrieval Evaluation", CLEF 2001; Buttcher et al., SIGIR
+2007). The run is
 then scored on the reduced qrels, as a new system would be, and compared with its score
 on the full qrels:
-
-A run's "full" score counts the holes it has even on the full qrels as not relevant
-(there is no truth for them); the summary says how many runs have such holes.
 
 * **holes as zero**: the reduced qrels as they are (trec_eval's reading);
 * **condensed**: unjudged documents removed from the ranking before scoring (Sakai,
@@ -20,6 +18,9 @@ A run's "full" score counts the holes it has even on the full qrels as not relev
   holes`` would compute them on the reduced qrels with the same runs: the model is
   fitted without the held-out run's judgments (they are gone from the reduced qrels) and
   the interval is calibrated on the other runs' leave-one-out residuals in that world.
+
+A run's "full" score counts the holes it has even on the full qrels as not relevant
+(there is no truth for them); the summary says how many runs have such holes.
 
 The summary gives each scoring's mean absolute error, mean signed error and largest
 error against the full score, the interval's coverage, the bound violations and Kendall's
