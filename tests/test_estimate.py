@@ -76,7 +76,7 @@ def test_holdout_scores_are_those_of_the_reduced_qrels_file(by):
         assert row.full == evaluate(qrels, {row.run: runs[row.run]}, ["nDCG@5"]).mean().loc[row.run, "nDCG@5"]
 
 
-@pytest.mark.parametrize("measure", ["nDCG@5", "AP@5", "P@5", "nDCG(gain=exp)@5", "R@5", "RR@5"])
+@pytest.mark.parametrize("measure", ["nDCG@5", "AP@5", "P@5", "nDCG(gain=exp)@5", "R@5", "RR@5", "DCG@5"])
 def test_stacked_scoring_equals_the_kernel_bit_for_bit(measure):
     """score_cases (cases stacked as pseudo-queries; nDCG's ideal from counts per grade)
     gives the kernel's per-query values on the reduced alignment, to the last bit."""

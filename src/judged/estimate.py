@@ -314,7 +314,8 @@ def _zone_keys(aligned, run, rrow, first):
 def _best_other_rank(m_pid, m_unit, m_pos, npid, pid, u) -> np.ndarray:
     """Per zone row (``pid``, unit ``u``): the best 1-based rank of its pair among runs of
     other units (from every run's matching rows ``m_*``)."""
-    order = np.lexsort((m_pos, m_pid))
+    span = int(m_pos.max()) + 1 if len(m_pos) else 1
+    order = np.argsort(m_pid * span + m_pos, kind="stable")  # = lexsort((m_pos, m_pid)), one key
     p, uu, rr = m_pid[order], m_unit[order], m_pos[order] + 1.0
     head = np.r_[True, p[1:] != p[:-1]] if len(p) else np.zeros(0, bool)
     best = np.full(npid, np.inf)
@@ -747,43 +748,82 @@ def _score_batch(pool: HolePool, batch: list) -> None:
 
 def _score_group(m: Measure, pool: HolePool, items: list) -> None:
     """One measure's parts, stacked as pseudo-queries (part, draw, query) and scored by
-    the measure's kernel; nDCG's ideal comes from the judgments' counts per grade."""
+    the measure's kernel; nDCG's ideal comes from the judgments' counts per grade.
+
+    nDCG (ideal=judged) and DCG without condensing are sums over ranks: a drawn part's
+    rows are scored once with its holes unjudged, and each draw adds its holes' gains
+    times their discounts (the drawn grades change nothing else but nDCG's ideal, which
+    comes from counts). Other measures score every draw's whole ranking."""
     from .measures.dcg import dcg, ideal_dcg_of_counts
 
     L = len(pool.levels)
     by_counts = m.name == "nDCG" and m.ideal == "judged"
+    additive = (by_counts or m.name == "DCG") and m.unjudged != "condensed"
+    table = _ideal_table(m, pool, items) if by_counts and additive else None
     q_parts, pos_parts, g_parts, jq_parts, jg_parts, count_parts = [], [], [], [], [], []
-    base, spans = 0, []
+    base, ibase, spans = 0, 0, []
     for prep, part in items:
         d, nq, n = part["draws"], len(part["queries"]), len(part["q"])
-        shift = base + np.arange(d, dtype=np.int64)[:, None] * nq
+        drawn = _draw(part["probs"], d, part["rng"]) if part["probs"] is not None else None
+        added = None
+        if additive and drawn is not None:  # the ranking once, the holes' gains per draw
+            rank_d = 1
+            f = part["fill"]
+            fpos, fq = part["pos"][f], part["q"][f]
+            gains = m.gain(part["values"].astype(np.float64))[drawn]  # (d, holes)
+            inside = np.ones(len(f), bool) if m.cutoff is None else fpos < m.cutoff
+            w = m.discount.divide(gains[:, inside], (fpos[inside] + 1)[None, :])
+            at = (np.arange(d, dtype=np.int64)[:, None] * nq + fq[inside][None, :]).ravel()
+            added = np.bincount(at, weights=w.ravel(), minlength=d * nq).reshape(d, nq)
+        else:
+            rank_d = d
+        shift = base + np.arange(rank_d, dtype=np.int64)[:, None] * nq
         q = (shift + part["q"][None, :]).ravel()
-        grade = np.tile(part["grade"], d)
-        need = np.tile(_needed_counts(m, part["jc"], pool.levels), (d, 1))
-        if part["probs"] is not None:
-            drawn = _draw(part["probs"], d, part["rng"])
-            at = (np.arange(d, dtype=np.int64)[:, None] * n + part["fill"][None, :]).ravel()
-            grade[at] = part["values"][drawn].ravel()
-            if by_counts:
-                need += np.bincount((q[at] - base) * L + drawn.ravel(), minlength=d * nq * L).reshape(d * nq, L)
-            else:
-                jq_parts.append(q[at])
-                jg_parts.append(part["values"][drawn].ravel().astype(np.int64))
+        grade = np.tile(part["grade"], rank_d) if rank_d > 1 else part["grade"].copy()
+        needed = _needed_counts(m, part["jc"], pool.levels)
+        if table is not None:  # the ideal's key: the judgments' and the drawn holes' counts in radix
+            key = np.tile(needed @ table[1], d)
+            if drawn is not None:
+                hole_q = np.arange(d, dtype=np.int64)[:, None] * nq + part["q"][part["fill"]][None, :]
+                key += np.bincount(hole_q.ravel(), weights=table[1][drawn].ravel(),
+                                   minlength=d * nq).astype(np.int64)
+            need = table[0][key]
+        else:
+            need = np.tile(needed, (d, 1))
+        if drawn is not None:
+            if by_counts and table is None:
+                hole_q = np.arange(d, dtype=np.int64)[:, None] * nq + part["q"][part["fill"]][None, :]
+                need += np.bincount((hole_q.ravel() * L + drawn.ravel()), minlength=d * nq * L).reshape(d * nq, L)
+            if not additive:
+                at = (np.arange(d, dtype=np.int64)[:, None] * n + part["fill"][None, :]).ravel()
+                grade[at] = part["values"][drawn].ravel()
+                if not by_counts:
+                    jq_parts.append(q[at])
+                    jg_parts.append(part["values"][drawn].ravel().astype(np.int64))
         if by_counts:
             count_parts.append(need)
-        else:
+        elif not additive:
             cnt = need.ravel()
             jq_parts.append(np.repeat(np.repeat(base + np.arange(d * nq, dtype=np.int64), L), cnt))
             jg_parts.append(np.repeat(np.tile(pool.levels, d * nq), cnt))
         q_parts.append(q)
-        pos_parts.append(np.tile(part["pos"], d))
+        pos_parts.append(np.tile(part["pos"], rank_d) if rank_d > 1 else part["pos"])
         g_parts.append(grade)
-        spans.append((prep, part, base, d, nq))
-        base += d * nq
+        spans.append((prep, part, base, ibase, d, nq, rank_d, added))
+        base += rank_d * nq
+        ibase += d * nq
     q = np.concatenate(q_parts)
     ranked = Ranked(base, q, np.concatenate(pos_parts), np.concatenate(g_parts), np.zeros(len(q), np.int64),
                     block_offsets(q, base))
-    if by_counts:
+    ideal = None
+    if additive:
+        numerator = dcg(m, ranked, base)
+        if table is not None:
+            ideal = np.concatenate(count_parts)
+        elif by_counts:
+            ideal = ideal_dcg_of_counts(m, np.concatenate(count_parts), pool.levels)
+        values = numerator
+    elif by_counts:
         numerator = dcg(m, ranked, base, condensed=m.unjudged == "condensed")
         ideal = ideal_dcg_of_counts(m, np.concatenate(count_parts), pool.levels)
         values = np.zeros(base)
@@ -795,8 +835,16 @@ def _score_group(m: Measure, pool: HolePool, items: list) -> None:
         judgments = Judgments(base, jq, jg, block_offsets(jq, base))
         stacked = replace(items[0][0]["a"], qids=np.arange(base), ranked=ranked, judgments=judgments)
         values = m.compute(stacked)
-    for prep, part, start, d, nq in spans:
-        v = values[start:start + d * nq].reshape(d, nq)
+    for prep, part, start, istart, d, nq, rank_d, added in spans:
+        v = values[start:start + rank_d * nq].reshape(rank_d, nq)
+        if additive:
+            if added is not None:
+                v = v + added
+            if ideal is not None:
+                i = ideal[istart:istart + d * nq].reshape(d, nq)
+                out = np.zeros(np.broadcast_shapes(v.shape, i.shape))
+                np.divide(v, i, out=out, where=i > 0)
+                v = out
         if part["probs"] is None:  # scored once: as if every draw gave this value
             prep["sum"][part["queries"]] += v[0] * prep["draws"]
             prep["sumsq"][part["queries"]] += v[0] * v[0] * prep["draws"]
@@ -805,6 +853,40 @@ def _score_group(m: Measure, pool: HolePool, items: list) -> None:
             prep["sum"][part["queries"]] += v.sum(axis=0)
             prep["sumsq"][part["queries"]] += (v * v).sum(axis=0)
             prep["per_draw"][part["first"]:part["first"] + d] += v.sum(axis=1)
+
+
+MAX_IDEAL_TABLE = 1 << 20  # count combinations tabulated at most
+
+
+def _ideal_table(m: Measure, pool: HolePool, items: list):
+    """(IDCG per key, radix per level) when nDCG's ideal can be read from a table: a
+    query's counts per grade level, judged (at most the cutoff, :func:`_needed_counts`)
+    plus drawn holes (at most the cutoff too: holes are filled above it), written in
+    radix 2 x cutoff + 1 over the levels of positive gain, index every combination's
+    IDCG, computed once by :func:`ideal_dcg_of_counts` (the same bits). None when the
+    measure has no cutoff or the table would be large."""
+    from .measures.dcg import ideal_dcg_of_counts
+
+    if m.cutoff is None:
+        return None
+    if any(not np.array_equal(p["values"], pool.levels) for _, p in items):
+        return None  # maxgrade caps the drawn grades: the counts path decides
+    positive = np.flatnonzero(m.gain(pool.levels.astype(np.float64)) > 0)
+    radix = 2 * m.cutoff + 1
+    size = radix ** len(positive)
+    if size > MAX_IDEAL_TABLE:
+        return None
+    memo_key = ("ideal-table", str(m))
+    if memo_key not in pool._memo:
+        L = len(pool.levels)
+        place = np.zeros(L, np.int64)
+        place[positive] = radix ** np.arange(len(positive), dtype=np.int64)
+        keys = np.arange(size, dtype=np.int64)
+        counts = np.zeros((size, L), np.int64)
+        for j, lv in enumerate(positive):
+            counts[:, lv] = keys // radix ** j % radix
+        pool._memo[memo_key] = (ideal_dcg_of_counts(m, counts, pool.levels), place)
+    return pool._memo[memo_key]
 
 
 def _draw(probs: np.ndarray, draws: int, rng) -> np.ndarray:

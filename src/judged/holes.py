@@ -33,6 +33,7 @@ grades learnt from the runs' own leave-one-run-out evidence, with a calibrated i
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, replace
 from itertools import combinations
@@ -456,11 +457,15 @@ class PairFlip:
     def can_flip(self) -> bool:
         """The interval reaches the other side of 0 (0 itself, for a tie); equal within
         judged.stats' tolerance rule, so float rounding never makes a flip."""
-        from .stats import tie_sign
+        from .stats import TIE
 
-        lo, hi, d = (float(tie_sign(x, self.low, self.high, self.difference)) for x in
-                     (self.low, self.high, self.difference))
-        return (lo < 0 < hi) or (d == 0 and float(tie_sign(self.high - self.low, self.low, self.high)) > 0)
+        def sign(x: float, *scale: float) -> int:  # judged.stats.tie_sign on floats (called per pair)
+            tol = TIE * max([1.0] + [abs(v) for v in scale if math.isfinite(v)])
+            return 1 if x > tol else -1 if x < -tol else 0
+
+        low, high, diff = float(self.low), float(self.high), float(self.difference)
+        lo, hi, d = (sign(x, low, high, diff) for x in (low, high, diff))
+        return (lo < 0 < hi) or (d == 0 and sign(high - low, low, high) > 0)
 
     def sentence(self) -> str:
         verdict = "order can flip" if self.can_flip else "order cannot flip"
