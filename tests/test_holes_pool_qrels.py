@@ -302,6 +302,16 @@ def test_demo_tells_the_holes_story(capsys):
                  "order under before: lexical > dense", "order under after: dense > lexical",
                  "1. One ranking"]:
         assert text in out
+    # the estimate beside the bounds, its method named, then checked against what judging gave
+    flat = " ".join(out.split())
+    s = holes_story()
+    e = holes_report(s.qrels, s.runs, k=10).runs["dense"].summary()
+    assert "estimate: loro-logit" in flat and "estimate (not a bound), 90% interval" in flat
+    assert (f"dense: section 5 estimated {e['estimate']['mean']:.4f} (loro-logit; interval "
+            f"{e['estimate']['low']:.4f}-{e['estimate']['high']:.4f}, the exact bounds: too few runs to calibrate); "
+            f"judging its 42 holes gave 0.8313, inside the interval and within the exact bounds") in flat
+    assert "9. Does the estimate hold?" in out and "bound violations: 0/12" in flat
+    assert "docs/holes.md, 'On real collections'" in flat
 
 
 def test_estimate_is_deterministic_and_exact_without_holes():
