@@ -59,7 +59,8 @@ def main() -> None:
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             best = (took, cpu) if best is None or took < best[0] else best
-        print(f"  {label:<22} {best[0]:6.1f} s wall   {best[1]:6.1f} s CPU")
+        print(f"  {label:<22} {best[0]:6.1f} s wall   {best[1]:6.1f} s CPU   load average after "
+              f"{os.getloadavg()[0]:.1f}", flush=True)
 
 
 if __name__ == "__main__":
