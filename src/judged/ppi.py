@@ -154,20 +154,20 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
     else:
         h = np.zeros(c.shape[-1], dtype=np.int64) if strata is None else np.asarray(strata)
         _, h = np.unique(h, return_inverse=True)
-        onehot = np.eye(h.max() + 1 if len(h) else 1)[h]  # (n, H)
-        N_h = onehot.sum(axis=0)
+        groups = _Strata(h)
+        N_h = groups.N
         sf = s.astype(float)
-        n_h = sf @ onehot  # (..., H)
+        n_h = groups.sum(sf)  # (..., H)
         if (n_h < 1).any():
             raise ValueError("simple random sampling needs at least one sampled unit in every stratum")
         if ((n_h < 2) & (N_h > n_h)).any():
             raise ValueError("a stratum with one sampled unit of several has no variance estimate: "
                              "sample at least two per stratum")
-        expand = (lambda v: v @ onehot.T)  # per stratum -> per unit
+        expand = groups.expand  # per stratum -> per unit
         w_h = N_h * np.maximum(N_h - n_h, 0) / (n_h * np.maximum(n_h - 1, 1))  # N_h^2 (1 - n_h/N_h) / (n_h (n_h - 1))
 
         def centred(v):
-            mean = np.divide((v * sf) @ onehot, n_h)
+            mean = np.divide(groups.sum((v * sf)), n_h)
             return np.where(s, v - expand(mean), 0.0)
 
         ccy, ccf = centred(cy), centred(cf)
@@ -181,33 +181,53 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
         else:  # the sample's covariance over the population's variance of the machine values (known exactly)
             wu = expand(w_h)
             num = (wu * ccy * ccf).sum(axis=-1)
-            mean_f = (cf @ onehot) / N_h
-            pop_var = ((cf - expand(mean_f)) ** 2 @ onehot) / np.maximum(N_h - 1, 1)
+            mean_f = (groups.sum(cf)) / N_h
+            pop_var = groups.sum((cf - expand(mean_f)) ** 2) / np.maximum(N_h - 1, 1)
             den = (N_h * np.maximum(N_h - n_h, 0) / n_h * pop_var).sum(axis=-1)
             lam_ = np.clip(np.divide(num, den, out=np.ones_like(num), where=den > 0), 0.0, 1.0)
         z = cy - lam_[..., None] * cf
         zc = ccy - lam_[..., None] * ccf
-        value = lam_ * machine_total + ((np.where(s, z, 0.0) @ onehot) * N_h / n_h).sum(axis=-1)
-        var = ((zc * zc) @ onehot * w_h).sum(axis=-1)
+        value = lam_ * machine_total + (groups.sum(np.where(s, z, 0.0)) * N_h / n_h).sum(axis=-1)
+        var = (groups.sum((zc * zc)) * w_h).sum(axis=-1)
         if estimator == "ppi++" and lam is None:  # lambda re-estimated without each unit: its noise counted
-            var = _jackknife_tuned(cy, cf, s, onehot, N_h, n_h, machine_total, num, den, pop_var)
+            var = _jackknife_tuned(cy, cf, s, groups, N_h, n_h, machine_total, num, den, pop_var)
         n = s.sum(axis=-1)
-        q = _quantile(level, n - onehot.shape[1])
+        q = _quantile(level, n - groups.H)
     se = np.sqrt(np.maximum(var, 0.0))
     value = value + constant
     return Estimate(estimator, value, se, value - q * se, value + q * se, lam_, level, variance, n)
 
 
-def _jackknife_tuned(cy, cf, s, onehot, N_h, n_h, machine_total, num, den, pop_var):
+class _Strata:
+    """Sums per stratum and back to the units, for arrays with any leading batch axes."""
+
+    def __init__(self, h: np.ndarray):
+        self.h = h
+        self.order = np.argsort(h, kind="stable")
+        self.N = np.bincount(h).astype(float)
+        self.H = len(self.N)
+        self.starts = np.concatenate(([0], np.cumsum(self.N)[:-1])).astype(np.int64)
+
+    def sum(self, v) -> np.ndarray:
+        v = np.asarray(v, dtype=float)
+        if v.shape[-1] == 0:
+            return np.zeros(v.shape[:-1] + (self.H,))
+        return np.add.reduceat(v[..., self.order], self.starts, axis=-1)
+
+    def expand(self, w) -> np.ndarray:
+        return np.asarray(w)[..., self.h]
+
+
+def _jackknife_tuned(cy, cf, s, groups, N_h, n_h, machine_total, num, den, pop_var):
     """The stratified delete-one jackknife variance of the PPI++ estimate (Wolter,
     *Introduction to Variance Estimation*, 2007, ch. 4): each sampled unit left out in turn,
     lambda re-estimated and the estimate recomputed, in closed form (sums less the unit's);
     ``sum_h (1 - n_h/N_h) (n_h - 1)/n_h sum_(i in h) (T_(-i) - mean_h)^2``. For a fixed lambda
     it equals the usual stratified variance; with a tuned one it adds lambda's noise, which
     the plug-in variance leaves out (too narrow on small samples)."""
-    expand = (lambda v: v @ onehot.T)
+    expand = groups.expand
     sf = s.astype(float)
-    Sy, Sf, Syf = (cy * sf) @ onehot, (cf * sf) @ onehot, (cy * cf * sf) @ onehot
+    Sy, Sf, Syf = groups.sum((cy * sf)), groups.sum((cf * sf)), groups.sum((cy * cf * sf))
     n1 = expand(n_h) - 1.0  # the unit's stratum without it
     Sy1, Sf1, Syf1 = expand(Sy) - cy, expand(Sf) - cf, expand(Syf) - cy * cf
     Nu, pv = expand(N_h), expand(pop_var)
@@ -225,10 +245,10 @@ def _jackknife_tuned(cy, cf, s, onehot, N_h, n_h, machine_total, num, den, pop_v
         t1 = lam1 * machine_total[..., None] + A - lam1 * B - own + np.where(n1 > 0, Nu / n1_safe, 0.0) * (
             Sy1 - lam1 * Sf1)
     t1 = np.where(s, t1, 0.0)
-    mean_h = np.divide(t1 @ onehot, n_h)
+    mean_h = np.divide(groups.sum(t1), n_h)
     dev = np.where(s, t1 - expand(mean_h), 0.0)
     factor = (1.0 - n_h / N_h) * (n_h - 1) / n_h
-    return ((dev * dev) @ onehot * factor).sum(axis=-1)
+    return (groups.sum((dev * dev)) * factor).sum(axis=-1)
 
 
 def estimates(coef, machine, human, sampled, pi=None, **kw) -> dict:
