@@ -64,6 +64,7 @@ class Estimate:
     level: float
     variance: str
     sampled: np.ndarray  # units in the sample
+    jackknife: bool = False  # variance by the jackknife with lambda re-tuned (ppi++, srs)
 
     @property
     def width(self) -> np.ndarray:
@@ -76,6 +77,8 @@ class Estimate:
                        "differences (lambda = 1)",
                 "ppi++": "prediction-powered with power tuning (lambda minimising the estimated variance, in [0, 1])"}
         how = ("normal interval, Poisson-design variance" if self.variance == "poisson"
+               else "Student t interval, stratified delete-one jackknife variance with lambda re-tuned per "
+                    "replicate" if self.estimator == "ppi++" and self.jackknife
                else "Student t interval, stratified simple-random-sampling variance")
         return f"{what[self.estimator]}; {self.level:.0%} {how}"
 
@@ -195,7 +198,8 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
         q = _quantile(level, n - groups.H)
     se = np.sqrt(np.maximum(var, 0.0))
     value = value + constant
-    return Estimate(estimator, value, se, value - q * se, value + q * se, lam_, level, variance, n)
+    jackknife = variance == "srs" and estimator == "ppi++" and lam is None
+    return Estimate(estimator, value, se, value - q * se, value + q * se, lam_, level, variance, n, jackknife)
 
 
 class _Strata:
