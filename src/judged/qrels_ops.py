@@ -86,6 +86,19 @@ class Merged:
                 w.writerow([rec[k] for k in PROVENANCE_FIELDS])
 
 
+def _refuse_pool_file(src) -> None:
+    """A pool file lists pairs to judge, not judgments (its ``machine`` column, if any, is a
+    machine judge's grade): merging it would mix machine labels into the qrels."""
+    if not isinstance(src, (str, os.PathLike)) or not os.path.isfile(src):
+        return
+    with open(src, "rb") as fh:
+        head = fh.read(64)
+    if head.startswith(b"# judged pool:"):
+        raise JudgedError(f"{os.fspath(src)}: a judged pool file (pairs to judge, not judgments; a machine column "
+                          "is a machine judge's grade): judge it (judged judge init --pool) and merge the exported "
+                          "labels")
+
+
 def merge(base, new, *, prefer: str | None = None, assessor: str | None = None, time: str | None = None,
           on_duplicate: str = "error") -> Merged:
     """The union of ``base`` and the ``new`` qrels. A pair judged with different grades is a
@@ -102,6 +115,8 @@ def merge(base, new, *, prefer: str | None = None, assessor: str | None = None, 
     conflicts: dict = {}
     sources = []
     base_n = 0
+    for src in inputs:
+        _refuse_pool_file(src)
     for i, src in enumerate(inputs):
         q = read_qrels(src, on_duplicate=on_duplicate)
         base_n = base_n or len(q)
