@@ -25,6 +25,14 @@ stratified design, share of the pool) for P@10 and DCG@10; queries (``--strategy
 sample-queries``) for nDCG@10 and AP@10. Per design and machine: the agreement (kappa), and
 per estimator (human-only, PPI, PPI++) the coverage of the 95% intervals over runs x seeds,
 the mean width, and the mean absolute error of the point estimate.
+
+Machine-ordered pools (``pools``): the people first judge a warm-up of WARMUP_PER_QUERY
+random pool pairs per query (the same for every strategy; ``disagreement`` learns the
+machine's errors from it), then the rest of the pool in the order of ``judged pool
+--strategy depth | machine | disagreement``. Per total budget: the mean absolute nDCG@10
+error over the runs (holes as not relevant, the judged score), Kendall's tau of the run
+ranking, the share of the pool's relevant pairs found, all against the whole pool judged,
+and the same error when the pairs not yet judged are machine-filled (the plug-in).
 """
 
 from __future__ import annotations
@@ -54,6 +62,9 @@ DEPTH = 10
 ESTIMATORS = ("human", "ppi", "ppi++")
 PAIR_MEASURES = ("P@10", "DCG@10")
 QUERY_MEASURES = ("nDCG@10", "AP@10")
+POOL_STRATEGIES = ("depth", "machine", "disagreement")
+POOL_MEASURE = "nDCG@10"
+WARMUP_PER_QUERY = 2
 
 
 CONFUSION = {  # stated machines, rows: NIST's grade, columns: the machine's
@@ -158,6 +169,64 @@ def replay(qrels, runs, seeds: int, shares, query_counts, seed: int = 0) -> dict
         for count in query_counts:
             res = {mname: _score_queries(cache[mname], count, seeds, rng) for mname in QUERY_MEASURES}
             out["queries_design"].setdefault(f"{count}", {"sampled_queries": count})[name] = res
+    return out
+
+
+def replay_pools(qrels, runs, budgets, seed: int = 0) -> dict:
+    """Machine-ordered pools against depth pooling (see the module doc): per machine,
+    strategy and total budget, nDCG@10 error, tau and relevant found."""
+    from scipy.stats import kendalltau
+
+    from judged.pool import pool as make_pool
+
+    rng = np.random.default_rng(seed)
+    pool = depth_pool(qrels, runs)
+    keys, truth, judges = machines(qrels, pool, len(runs), rng)  # the same judges as replay() (same seed)
+    nist = dict(zip(keys, truth.tolist()))
+    qid = np.array([k[0] for k in keys], dtype=object)
+    docid = np.array([k[1] for k in keys], dtype=object)
+    settings = Settings()
+    m = Measure.parse(POOL_MEASURE)
+    full = Qrels(qid, docid, truth, source="NIST labels of the depth-10 pool")
+    want = np.array([_truth(full, r, m, settings) for r in runs])
+    # the warm-up: WARMUP_PER_QUERY random pool pairs of every query
+    by_q = {}
+    for i, q in enumerate(qid.tolist()):
+        by_q.setdefault(q, []).append(i)
+    warm = sorted(i for q, idx in by_q.items()
+                  for i in rng.choice(idx, size=min(WARMUP_PER_QUERY, len(idx)), replace=False).tolist())
+    warm_keys = [keys[i] for i in warm]
+    warm_qrels = Qrels(qid[warm], docid[warm], truth[warm], source="warm-up sample")
+    relevant = int((truth >= 1).sum())
+    out = {"measure": POOL_MEASURE, "warmup": len(warm), "population": len(keys), "relevant": relevant,
+           "budgets": [b for b in budgets if b >= len(warm)], "machines": {}}
+    for name, grades in judges.items():
+        machine = MachineLabels(Qrels(qid, docid, grades, source=f"machine-{name}"))
+        mgrade = dict(zip(keys, grades.tolist()))
+        res = {}
+        for strategy in POOL_STRATEGIES:
+            p = make_pool(warm_qrels, runs, DEPTH, strategy=strategy,
+                          **({} if strategy == "depth" else {"machine": machine}))
+            order = warm_keys + [(x.qid, x.docid) for x in p.pairs if (x.qid, x.docid) in nist]
+            rows = []
+            for b in out["budgets"]:
+                judged_keys = order[:b]
+                q = Qrels([k[0] for k in judged_keys], [k[1] for k in judged_keys],
+                          [nist[k] for k in judged_keys], source=f"{strategy} first {b}")
+                got = np.array([_truth(q, r, m, settings) for r in runs])
+                seen = set(judged_keys)
+                rest = [k for k in keys if k not in seen]
+                filled = Qrels([k[0] for k in judged_keys + rest], [k[1] for k in judged_keys + rest],
+                               [nist[k] for k in judged_keys] + [mgrade[k] for k in rest], source="machine-filled")
+                plug = np.array([_truth(filled, r, m, settings) for r in runs])
+                rows.append({"budget": b, "mae": float(np.abs(got - want).mean()),
+                             "max_error": float(np.abs(got - want).max()),
+                             "tau": float(kendalltau(want, got).statistic),
+                             "relevant_found": sum(nist[k] >= 1 for k in judged_keys) / relevant,
+                             "machine_filled_mae": float(np.abs(plug - want).mean()),
+                             "machine_filled_tau": float(kendalltau(want, plug).statistic)})
+            res[strategy] = rows
+        out["machines"][name] = res
     return out
 
 
@@ -285,6 +354,76 @@ def plot(result: dict, name: str, directory: str) -> list:
     return files
 
 
+def plot_errors(result: dict, name: str, directory: str) -> str:
+    """Mean absolute error against the people's sample size, per estimator and machine, with the
+    machine-filled plug-in's (one small PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6))
+    panels = ((axes[0], "pairs", "DCG@10", "pairs judged by people", "sampled_pairs"),
+              (axes[1], "queries_design", "nDCG@10", "queries judged by people", "sampled_queries"))
+    for ax, key, mname, xlabel, size in panels:
+        block = result[key]
+        xs = [block[s][size] for s in block]
+        for machine, colour in zip(result["machines"], ("tab:blue", "tab:orange", "tab:green")):
+            for e, style in (("human", "-"), ("ppi", ":"), ("ppi++", "--")):
+                if e == "human" and machine != "good":
+                    continue
+                ys = [block[s][machine][mname][e]["mae"] for s in block]
+                ax.plot(xs, ys, style, color="black" if e == "human" else colour, marker="o", ms=3,
+                        label="human-only" if e == "human" else f"{e}, {machine}")
+            plug = block[next(iter(block))][machine][mname]["machine_filled_mae"]
+            ax.axhline(plug, color=colour, lw=0.8, alpha=0.6)
+        ax.set_yscale("log")
+        ax.set_title(f"{mname}: mean |error| (thin lines: machine-filled)", fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0].legend(fontsize=6)
+    fig.suptitle(f"{name}: a machine-labelled pool corrected by a sample judged by people", fontsize=10)
+    fig.tight_layout()
+    path = os.path.join(directory, f"machine-{name}-errors.png")
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return path
+
+
+def plot_pools(result: dict, name: str, directory: str) -> str:
+    """nDCG@10 error against the judging budget per strategy and machine (one small PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    block = result["pools"]
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6))
+    for machine, colour in zip(block["machines"], ("tab:blue", "tab:orange", "tab:green")):
+        for strategy, style in zip(POOL_STRATEGIES, ("-", "--", ":")):
+            rows = block["machines"][machine][strategy]
+            if strategy == "depth" and machine != "good":
+                continue  # depth pooling does not read the machine
+            label = "depth" if strategy == "depth" else f"{strategy}, {machine}"
+            c = "black" if strategy == "depth" else colour
+            axes[0].plot([r["budget"] for r in rows], [r["mae"] for r in rows], style, color=c, label=label)
+            axes[1].plot([r["budget"] for r in rows], [r["relevant_found"] for r in rows], style, color=c,
+                         label=label)
+    axes[0].set_yscale("log")
+    axes[0].set_title(f"{block['measure']} mean |error| (holes as not relevant)", fontsize=9)
+    axes[1].set_title("share of the pool's relevant pairs judged", fontsize=9)
+    for ax in axes:
+        ax.set_xlabel("pairs judged by people (warm-up included)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0].legend(fontsize=6)
+    fig.suptitle(f"{name}: judging order from a machine judge vs depth pooling", fontsize=10)
+    fig.tight_layout()
+    path = os.path.join(directory, f"machine-{name}-pools.png")
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return path
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("collection", help="robust03, or a directory holding the qrels and runs")
@@ -294,7 +433,11 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=300)
     p.add_argument("--shares", default="0.05,0.1,0.2", help="pair samples: shares of the pool")
     p.add_argument("--query-counts", default="10,20,30", help="query samples: how many queries")
-    p.add_argument("--plot", metavar="DIR", help="write machine-<name>-pairs.png and -queries.png here")
+    p.add_argument("--budgets", default="200,500,1000,1500,2000,3000,4000",
+                   help="machine-ordered pools: total pairs judged (warm-up included); the whole pool is added")
+    p.add_argument("--no-pools", action="store_true", help="skip the machine-ordered pools")
+    p.add_argument("--plot", metavar="DIR",
+                   help="write machine-<name>-pairs.png, -queries.png (coverage, width), -errors.png and -pools.png here")
     p.add_argument("--out", metavar="JSON", help="write the figures as JSON here (default: stdout)")
     args = p.parse_args(argv)
     path = ROBUST03 if args.collection == "robust03" else args.collection
@@ -303,6 +446,9 @@ def main(argv=None) -> int:
     qrels, runs = load(path, args.qrels, args.runs)
     result = replay(qrels, runs, args.seeds, [float(x) for x in args.shares.split(",")],
                     [int(x) for x in args.query_counts.split(",")])
+    if not args.no_pools:
+        budgets = [int(x) for x in args.budgets.split(",")]
+        result["pools"] = replay_pools(qrels, runs, budgets + [result["population"]])
     result["seconds"] = round(time.perf_counter() - t, 1)
     result["seeds"] = args.seeds
     text = json.dumps(result, indent=1)
@@ -312,7 +458,9 @@ def main(argv=None) -> int:
     else:
         print(text)
     if args.plot:
-        print("\n".join(plot(result, name, args.plot)), file=sys.stderr)
+        files = plot(result, name, args.plot) + [plot_errors(result, name, args.plot)]
+        files += [] if args.no_pools else [plot_pools(result, name, args.plot)]
+        print("\n".join(files), file=sys.stderr)
     return 0
 
 
