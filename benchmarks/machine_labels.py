@@ -380,11 +380,19 @@ def plot_errors(result: dict, name: str, directory: str) -> str:
         ax.set_yscale("log")
         ax.set_title(f"{mname}: mean |error| (thin lines: machine-filled)", fontsize=9)
         ax.set_xlabel(xlabel, fontsize=8)
+    return _save_small(fig, axes, f"{name}: a machine-labelled pool corrected by a sample judged by people",
+                       os.path.join(directory, f"machine-{name}-errors.png"))
+
+
+def _save_small(fig, axes, title: str, path: str) -> str:
+    """A small PNG (dpi 80) with small ticks and legend, for docs/img."""
+    import matplotlib.pyplot as plt
+
+    for ax in axes:
         ax.tick_params(labelsize=7)
     axes[0].legend(fontsize=6)
-    fig.suptitle(f"{name}: a machine-labelled pool corrected by a sample judged by people", fontsize=10)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    path = os.path.join(directory, f"machine-{name}-errors.png")
     fig.savefig(path, dpi=80)
     plt.close(fig)
     return path
@@ -414,14 +422,8 @@ def plot_pools(result: dict, name: str, directory: str) -> str:
     axes[1].set_title("share of the pool's relevant pairs judged", fontsize=9)
     for ax in axes:
         ax.set_xlabel("pairs judged by people (warm-up included)", fontsize=8)
-        ax.tick_params(labelsize=7)
-    axes[0].legend(fontsize=6)
-    fig.suptitle(f"{name}: judging order from a machine judge vs depth pooling", fontsize=10)
-    fig.tight_layout()
-    path = os.path.join(directory, f"machine-{name}-pools.png")
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+    return _save_small(fig, axes, f"{name}: judging order from a machine judge vs depth pooling",
+                       os.path.join(directory, f"machine-{name}-pools.png"))
 
 
 def main(argv=None) -> int:
