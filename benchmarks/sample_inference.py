@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from judged.align import align  # noqa: E402
 from judged.data import Qrels  # noqa: E402
-from judged.inference import judgments_to_decide, repeated_samples  # noqa: E402
+from judged.inference import judgments_to_decide, projected_variance, repeated_samples  # noqa: E402
 from judged.io import read_qrels, read_run  # noqa: E402
 from judged.pool import candidates  # noqa: E402
 
@@ -112,9 +112,23 @@ def protocol_half(full, runs, depth, share, seeds, estimators, stop: int, power:
     return rows, stop_rows
 
 
+def growth(n, N, more: int) -> float:
+    """The factor by which every stratum's sample grows (capped at N_h) to add ``more``
+    judgments: the rule's projection (judged.inference.projected_variance)."""
+    lo, hi = 0.0, float(np.max(N / np.maximum(n, 1)))
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if projected_variance(np.zeros(len(n)), n, N, mid)[1] < more:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
 def check_stop(E, truth, base, full, runs, depth, budget, seed, power, repeats: int = 10, most: int = 6):
     """Decided pairs: is the full-judgment order the estimated one? Undecided pairs with a
-    finite m: ``repeats`` fresh samples of budget + m of the same holes: decided, and right?"""
+    finite m: ``repeats`` fresh samples of the same strata grown by m judgments (as the rule
+    projects): decided, and right?"""
     out = []
     for e in E.estimators:
         key = str(e)
@@ -132,9 +146,9 @@ def check_stop(E, truth, base, full, runs, depth, budget, seed, power, repeats: 
                     undecided.append((abs(dec["difference"]) / max(dec["se"], 1e-12), a, b, dec, true_sign))
         # the pairs nearest to being decided first (the rule's premise: difference as estimated)
         for _, a, b, dec, true_sign in sorted(undecided, reverse=True)[:most]:
-            E2, _, _ = repeated_samples(base, full, runs, depth, budget + dec["more"],
+            E2, _, _ = repeated_samples(base, full, runs, depth, budget,
                                         range(50_000 + seed * 100, 50_000 + seed * 100 + repeats), [key],
-                                        estimate={a, b})
+                                        estimate={a, b}, grow=growth(E.n[0], E.N, dec["more"]))
             d2, vh2 = E2.difference(key, a, b)
             decided = [judgments_to_decide(float(d2[s]), vh2[s], E2.n[s], E2.N, power=power,
                                            df=E2.df(vh2)[s])["decided"] for s in range(repeats)]

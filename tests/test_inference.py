@@ -206,10 +206,21 @@ def test_holes_and_compare_say_when_to_stop(tmp_path, capsys):
     assert s["measures"] == {"nDCG@10": "statNDCG@10"} and len(s["decisions"]) == len(plain["pairs"]) == 6
     for d in s["decisions"]:
         assert d["decided"] == (d["more"] == 0) and (d["decided"] == (d["low"] > 0 or d["high"] < 0))
+    # both answers occur here: decided pairs, and one that needs m more judgments (of those left)
+    assert any(d["decided"] for d in s["decisions"])
+    undecided = [d for d in s["decisions"] if not d["decided"]]
+    assert undecided and all(0 < d["more"] < d["remaining"] for d in undecided)
+    assert "Cochran 1977" in s["stop_rule"] and "jackknife" in s["interval"]  # the method and its source
     assert main(["holes", merged, *runs, "--sample", str(sample)]) == 0
     text = capsys.readouterr().out
     assert "sampled estimates (statNDCG@10 for nDCG@10" in text and "estimates, not bounds" in text
-    assert "order decided at 95%" in text or "more sampled judgments" in text
+    assert "order decided at 95%" in text
+    d, flat = undecided[0], " ".join(text.split())  # unwrapped
+    assert (f"{d['a']} vs {d['b']} (statNDCG@10): difference {d['difference']:+.4f} "
+            f"[{d['low']:+.4f}, {d['high']:+.4f}]: not decided at 95%; about {d['more']} more sampled judgments "
+            f"(of {d['remaining']} left)") in flat
+    assert "when to stop: decided: the level's interval of the difference excludes 0" in flat
+    assert "Cochran 1977" in flat
     # compare: one decision per run against the baseline and measure; P@5 has no estimator
     assert main(["compare", merged, *runs, "-m", "nDCG@10", "-m", "AP", "-m", "P@5", "--format", "json",
                  "--sample", str(sample), "--regressions", "0"]) == 0
@@ -220,6 +231,7 @@ def test_holes_and_compare_say_when_to_stop(tmp_path, capsys):
     assert main(["compare", merged, *runs, "-m", "AP", "--sample", str(sample), "--regressions", "0"]) == 0
     text = capsys.readouterr().out
     assert "  sampled: " in text and "no sampled estimator" not in text
+    assert "when to stop: decided" in " ".join(text.split()) and "Cochran 1977" in text
     assert main(["compare", merged, *runs, "-m", "P@5", "--sample", str(sample)]) == 2
     assert "no sampled estimator for P@5" in capsys.readouterr().err
 

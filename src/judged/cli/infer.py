@@ -20,8 +20,10 @@ Estimators (-m, repeatable; default statNDCG@K and statAP):
   infNDCG@k    infNDCG (Yilmaz, Kanoulas & Aslam, SIGIR 2008), not bias-corrected
   xinfAP       xinfAP (Yilmaz, Kanoulas & Aslam, SIGIR 2008), not bias-corrected
 statNDCG and statAP are jackknife bias-corrected. Intervals: the stratified jackknife
-over the drawn pairs (Wolter 2007), t with Satterthwaite degrees of freedom. Every
-number printed is an estimate with its method; judged eval's numbers never change.
+over the drawn pairs (Wolter 2007), t with Satterthwaite degrees of freedom; a stratum
+whose sample drew no relevant document gets the variance of the relevant share seen at
+its rank in the other strata (Jeffreys' prior) instead of 0. Every number printed is an
+estimate with its method; judged eval's numbers never change.
 For trec_eval's infAP (qrels with -1 for pooled but unjudged) use judged eval -m infAP.
 
 For each pair of runs, adjacent in the estimated order: decided at --level (the
