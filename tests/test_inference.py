@@ -338,3 +338,36 @@ def test_estimator_names_and_t_quantile():
     with pytest.raises(ConventionError, match="--level"):
         infer({"q": {"d": 1}}, {"r": {"q": {"d": 1.0}}}, PoolFile("x", "", {}, (), [], SampleDesign({}, [])), level=2)
     assert float(t_quantile(0.975, 30)) == pytest.approx(2.0423, abs=1e-4)
+
+
+def test_the_documented_demo_figures(tmp_path, capsys, monkeypatch):
+    """docs/holes.md, 'Inferring the rest': the demo's sample of 12 of its 42 holes, labelled
+    from the answer key, and the figures quoted (estimates, and the values with all 42 judged)."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "holes.md").read_text(encoding="utf-8")
+    assert main(["demo", "--write", str(tmp_path)]) == 0
+    monkeypatch.chdir(tmp_path)
+    assert main(["pool", "qrels.txt", "lexical.run", "dense.run", "--depth", "10", "--strategy", "sample",
+                 "--budget", "12", "--seed", "1", "-o", "sample.pool"]) == 0
+    key = {}
+    for line in open("answer-key.txt"):
+        q, _, d, g = line.split()
+        key[(q, d)] = g
+    design = read_pool_file("sample.pool").design
+    for name, units in (("labels.txt", [u for u in design.units if u.sampled]), ("all.txt", design.units)):
+        with open(name, "w") as fh:
+            fh.writelines(f"{u.qid} 0 {u.docid} {key.get((u.qid, u.docid), 0)}\n" for u in units)
+    assert main(["qrels", "merge", "qrels.txt", "labels.txt", "-o", "merged.txt"]) == 0
+    assert main(["qrels", "merge", "qrels.txt", "all.txt", "-o", "complete.txt"]) == 0
+    capsys.readouterr()
+    assert main(["infer", "merged.txt", "lexical.run", "dense.run", "--sample", "sample.pool", "--format", "json"]) == 0
+    est = json.loads(capsys.readouterr().out)["estimates"]
+    complete = evaluate("complete.txt", {"lexical.run": "lexical.run", "dense.run": "dense.run"},
+                        ["nDCG@10", "AP"]).mean()
+    for run in ("lexical.run", "dense.run"):
+        for e, m in (("statNDCG@10", "nDCG@10"), ("statAP", "AP")):
+            x = est[e][run]
+            assert f"{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}" in doc
+            assert f"{complete.loc[run, m]:.4f}" in doc
+            assert x["low"] <= complete.loc[run, m] <= x["high"]  # as the text says: all four inside
