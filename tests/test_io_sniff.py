@@ -1,9 +1,10 @@
 """Format by content where the name lies or the arguments are swapped (judged.io.sniff).
 
 Parquet is read as Parquet whatever its name (a file, or a folder of part files as Spark
-writes it). A file that fails to parse and looks like something else gets one line saying
-what it looks like and what was probably meant: qrels where a run is expected and the
-other way round, a CSV or TSV with a header, a TREC file named .json, JSON named .txt.
+writes it), a TREC file named .json as TREC, JSON named .txt as JSON. A file that fails to
+parse and looks like something else gets one line saying what it looks like and what was
+probably meant: qrels where a run is expected and the other way round, a CSV or TSV with a
+header.
 Through the CLI: exit 2, that one line, no traceback.
 """
 
@@ -68,21 +69,34 @@ def test_delimited_files_given_as_a_run(files, capsys, name, text, seen):
     assert err.endswith("pass the DataFrame (columns qid, docid, score)")
 
 
-def test_trec_files_named_json(files, capsys):
-    (files / "run.json").write_text(RUN)
-    (files / "qrels.json").write_text(QRELS)
+@pytest.mark.parametrize("gz", [False, True])
+def test_the_content_decides_between_trec_and_json_where_the_name_lies(files, capsys, gz):
+    """A TREC run and qrels named .json are read as TREC, JSON named .txt as JSON: the same
+    numbers as the files named right (before: refused with 'rename it without .json')."""
+    import json
+
+    def put(name, text):
+        path = files / (name + (".gz" if gz else ""))
+        path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+        return path
+
+    want = judged.evaluate(files / "qrels.txt", files / "run.txt", ["AP", "P@1"]).mean().values.tolist()
+    run_json, qrels_json = put("run.json", RUN), put("qrels.json", QRELS)
+    as_dict = {}
+    for line in RUN.splitlines():
+        q, _, d, _, score, _ = line.split()
+        as_dict.setdefault(q, {})[d] = float(score)
+    dict_txt = put("dict-run.txt", json.dumps(as_dict))
+    for qrels, run in ((files / "qrels.txt", run_json), (qrels_json, files / "run.txt"), (qrels_json, dict_txt)):
+        assert judged.evaluate(qrels, run, ["AP", "P@1"]).mean().values.tolist() == want, (qrels, run)
+    assert main(["eval", str(qrels_json), str(run_json), "-m", "AP"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_csv_named_json_says_what_a_json_file_is(files, capsys):
+    (files / "run.json").write_text("qid,docid,score\n1,a,2.0\n")
     err = cli_error(capsys, files / "qrels.txt", files / "run.json")
-    assert err == (f"judged: error: {files / 'run.json'}:1: looks like a run file (6 fields: qid Q0 docid rank score "
-                   "tag), expected JSON {qid: {docid: value}} — rename it without .json to read it as run")
-    err = cli_error(capsys, files / "qrels.json", files / "run.txt")
-    assert "qrels.json:1: looks like a qrels file" in err and "rename it without .json" in err
-
-
-def test_json_named_txt(files, capsys):
-    (files / "run2.txt").write_text('{"1": {"a": 2.0}}')
-    err = cli_error(capsys, files / "qrels.txt", files / "run2.txt")
-    assert err.endswith("looks like a JSON file, expected a TREC run (qid Q0 docid rank score tag) — "
-                        "name it .json to read it as {qid: {docid: value}}")
+    assert "looks like a CSV file with a header (qid,docid,score), expected JSON" in err
 
 
 def test_a_bad_line_in_a_real_run_keeps_its_own_message(files):

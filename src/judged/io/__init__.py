@@ -8,9 +8,11 @@ default; ``.gz`` too). Another folder is a BEIR or Hugging Face ``datasets`` col
 ``test`` qrels; :func:`dataset_qrels` for another split). In memory: pandas or polars
 DataFrames, Arrow tables, dicts, ranx ``Qrels``/``Run`` objects, or objects already read.
 
-A file that fails to parse and looks like something else (qrels given as a run or the
-other way round, a CSV or TSV with a header, a TREC file named ``.json``) gets one line
-saying what it looks like and what was probably meant (:func:`judged.io.sniff.hinted`).
+JSON and TREC text are told apart by content where the name lies: a TREC file named ``.json``
+is read as TREC, JSON named ``.txt`` as JSON. A file that fails to parse and looks like
+something else (qrels given as a run or the other way round, a CSV or TSV with a header)
+gets one line saying what it looks like and what was probably meant
+(:func:`judged.io.sniff.hinted`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..conventions import validate
 from ..data import Qrels, Run
 from ..errors import ParseError
 from . import frames
-from .sniff import hinted, parquet_files
+from .sniff import hinted, parquet_files, text_or_json
 from .text import RawFile, read_raw
 from .trec import read_trec_qrels, read_trec_run
 
@@ -34,15 +36,14 @@ BEIR_HEADERS = {b"query-id", b"query_id", b"qid"}
 
 
 def _kind(path: str) -> str:
-    """parquet (by content, or by name), json (by name) or text."""
+    """parquet (by content, or by name), json or text: by content where the name lies (a
+    TREC file named ``.json``, JSON named ``.txt``), else by name."""
     p = path.lower()
     if parquet_files(path) or p.rstrip("/").endswith((".parquet", ".pq")):
         return "parquet"
     if p.endswith(".gz"):
         p = p[:-3]
-    if p.endswith(".json"):
-        return "json"
-    return "text"
+    return (text_or_json(path) if os.path.isfile(path) else None) or ("json" if p.endswith(".json") else "text")
 
 
 def _read_path(path: str, expected: str, read):

@@ -1,10 +1,10 @@
-"""What a file looks like, from its content: for reading Parquet whatever its name, and for
-saying what a file that fails to parse probably is (swapped qrels and run, a CSV or TSV
-with a header, a TREC file named ``.json``).
+"""What a file looks like, from its content: for reading Parquet, JSON and TREC text
+whatever their names (a TREC run named ``.json`` is read as TREC), and for saying what a
+file that fails to parse probably is (swapped qrels and run, a CSV or TSV with a header).
 
 Only the first data line is read (from the first 64 KB, gunzipped if need be), so a guess
-costs nothing; it never decides a number, only which reader runs (Parquet) or what an error
-message suggests.
+costs nothing; it never decides a number, only which reader runs or what an error message
+suggests.
 """
 
 from __future__ import annotations
@@ -119,6 +119,16 @@ def looks_like(path) -> Looks | None:
     return None
 
 
+def text_or_json(path) -> str | None:
+    """``json`` when the content starts as JSON does (``{`` or ``[``), ``text`` when its first
+    data line is a TREC run or qrels line, None when neither (the name then decides)."""
+    data = head(os.fspath(path))
+    if data.lstrip()[:1] in (b"{", b"["):
+        return "json"
+    seen = looks_like(path)
+    return "text" if seen is not None and seen.kind in ("run", "qrels") else None
+
+
 EXPECTED = {"run": f"a TREC run ({RUN_FORMAT})", "qrels": f"TREC qrels ({QRELS_FORMAT})",
             "json": "JSON {qid: {docid: value}}"}
 
@@ -132,11 +142,8 @@ def hinted(exc: ParseError, path, expected: str) -> ParseError:
         return exc
     if {seen.kind, expected} == {"run", "qrels"}:
         advice = "are the arguments swapped?"
-    elif expected == "json":
-        advice = f"rename it without .json to read it as {seen.kind}" if seen.kind in ("run", "qrels") else \
-            "a .json file is read as {qid: {docid: value}}"
-    elif seen.kind == "json":
-        advice = "name it .json to read it as {qid: {docid: value}}"
+    elif expected == "json":  # a TREC file named .json is read as TREC (text_or_json): not here
+        advice = "a .json file is read as {qid: {docid: value}}"
     else:  # csv, tsv, results: three columns of some kind
         value = "score" if expected == "run" else "grade"
         advice = f"convert it, or read it with pandas and pass the DataFrame (columns qid, docid, {value})"
