@@ -96,6 +96,48 @@ def test_seeded_replays_are_identical(tmp_path, capsys):
                                                           "pairwise_agreement", "relevant_found"}
 
 
+def test_json_layout_names_every_strategy_with_its_source(tmp_path, capsys):
+    from judged.pool import BUDGET_STRATEGY, STRATEGIES
+
+    assert main(["meta", "pooling", str(write(tmp_path, "qrels.txt", QRELS)), *runs_files(tmp_path), "--budget", "2",
+                 "--depth", "3", "-m", "nDCG@3", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"qrels", "runs", "measure", "convention", "protocol", "depth", "step", "tolerance", "seed",
+                        "max_judgments", "budgets", "full", "method", "default_strategy", "strategies", "query_set",
+                        "warnings"}
+    assert out["default_strategy"] == BUDGET_STRATEGY == "mm" and out["max_judgments"] is None
+    assert list(out["strategies"]) == replayable()
+    for name, s in out["strategies"].items():
+        assert s["source"] == STRATEGIES[name].summary and s["source"]  # each named with its source
+    assert out["strategies"]["depth"]["versus_depth"] == 0.0 and out["strategies"]["depth"]["adaptive"] is False
+    assert "Losada, Parapar & Barreiro" in out["strategies"]["mm"]["source"]
+    with pytest.raises(SystemExit):
+        main(["pool", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name, s in STRATEGIES.items():  # --help: every strategy with its source
+        assert f"{name}: {' '.join(s.summary.split())}" in text
+
+
+def test_every_strategy_replays_identically_for_a_seed():
+    first = pooling_replay(QRELS, RUNS, [1, 3], None, measure="nDCG@3", depth=3, step=1, seed=2).to_dict(curve=True)
+    again = pooling_replay(QRELS, RUNS, [1, 3], None, measure="nDCG@3", depth=3, step=1, seed=2).to_dict(curve=True)
+    assert json.dumps(first) == json.dumps(again)  # NaN (an undefined tau) included
+    assert set(first["strategies"]) == set(replayable())
+
+
+def test_max_judgments_stops_each_replay():
+    res = pooling_replay(QRELS, RUNS, [1], ["depth"], measure="nDCG@3", protocol="from-scratch", depth=3, step=1,
+                         max_judgments=2)
+    s = res.strategies["depth"]
+    assert s.judgments.tolist() == [0, 1, 2] and res.to_dict()["max_judgments"] == 2
+    # by hand above, depth recovers at 2 judgments; a replay stopped there cannot show it holds
+    assert s.recovered() == (None, None)
+    res = pooling_replay(QRELS, RUNS, [1], ["depth"], measure="nDCG@3", protocol="from-scratch", depth=3, step=1,
+                         max_judgments=4)
+    assert res.strategies["depth"].recovered() == (2, "tau = 1 and every run within 0.01 (up to 4, where the "
+                                                      "replay stopped)")
+
+
 def test_table_and_plot(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     plot = tmp_path / "pooling.png"
@@ -130,6 +172,7 @@ def runs_files(tmp_path):
     (["--budget", "5", "--depth", "0"], "--depth must be a positive integer, got 0"),
     (["--budget", "5", "--step", "0"], "--step must be a positive integer, got 0"),
     (["--budget", "5", "--tolerance", "-0.1"], "--tolerance must be 0 or more, got -0.1"),
+    (["--budget", "5", "--max-judgments", "0"], "--max-judgments must be a positive integer, got 0"),
     (["--budget", "5", "-m", "nope@3"], "nope"),
 ])
 def test_cli_errors_are_one_line(tmp_path, capsys, extra, why):

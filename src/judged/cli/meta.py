@@ -114,6 +114,9 @@ def register(sub) -> None:
     po.add_argument("--step", type=int, help="score every STEP judgments to find where the ranking is recovered "
                                              f"(default: about {meta_pooling.CHECKPOINTS} checkpoints)")
     po.add_argument("--seed", type=int, default=0, help="seed of the randomised strategies (default 0)")
+    po.add_argument("--max-judgments", type=int, default=None, metavar="N",
+                    help="stop each replay after N judgments (default: when every candidate is judged); "
+                         "'recovered' then holds up to N")
     po.add_argument("--curve", action="store_true", help="JSON: also every checkpoint's figures")
     po.add_argument("--plot", metavar="FILE", help="write error and tau against judgments per strategy "
                                                     "(PNG/SVG/PDF; needs matplotlib)")
@@ -373,7 +376,8 @@ def run_pooling(args) -> int:
         res = meta_pooling.pooling_replay(args.qrels, list(args.runs), args.budgets, args.strategies,
                                           measure=args.measure, protocol=args.protocol, depth=args.depth,
                                           step=args.step, tolerance=args.tolerance, seed=args.seed,
-                                          progress=lambda *_: advance(), **settings_kwargs(args, compared=True))
+                                          max_judgments=args.max_judgments, progress=lambda *_: advance(),
+                                          **settings_kwargs(args, compared=True))
     if args.plot:
         meta_pooling.plot_pooling(res, args.plot)
     if args.format == "json":
@@ -390,11 +394,14 @@ def run_pooling(args) -> int:
                   highlight=False)
     t = _table(f"judgments to recover the full-qrels ranking (Kendall's tau 1, or every run within "
                f"{res.tolerance:g}), to the nearest {res.step:,}", ["strategy", "recovered at", "vs depth", "by"])
+    default = meta_pooling.budget_default()
     for name, s in res.strategies.items():
         at, how = s.recovered()
         v = res.versus(name)
-        t.add_row(name, "never" if at is None else f"{at:,}", "-" if v is None or name == "depth" else f"{v:+.1%}",
-                  how or f"not even with all {max(s.candidates):,} judged")
+        t.add_row(name + (" (default)" if name == default else ""), "never" if at is None else f"{at:,}", "-" if v is None or name == "depth" else f"{v:+.1%}",
+                  how or (f"not even with all {max(s.candidates):,} judged" if res.max_judgments is None
+                          or res.max_judgments >= max(s.candidates) else
+                          f"not within the first {res.max_judgments:,} (--max-judgments)"))
     console.print(t)
     b = _table(f"per budget, against the full qrels ({'left-out runs' if res.protocol != 'from-scratch' else 'every run'})",
                ["strategy", "budget", "mean |error|", "max |error|", "Kendall's tau", "pairs in order",

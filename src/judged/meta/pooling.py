@@ -20,7 +20,8 @@ Per budget: the mean and the largest absolute error of the measure over the runs
 Kendall's tau (tau-b) and the share of run pairs in the same order as under the full
 qrels. The judgments a strategy needed to recover the full ranking: the smallest
 checkpoint from which, at every later checkpoint of the replay (which runs until every
-candidate is judged), Kendall's tau is 1 or every run is within ``tolerance`` of its
+candidate is judged, or until ``max_judgments`` for a slow strategy: then "recovered"
+holds up to that many), Kendall's tau is 1 or every run is within ``tolerance`` of its
 full-qrels score.
 """
 
@@ -99,9 +100,10 @@ class Replay:
     candidates: int
 
 
-def replay(policy, truth: np.ndarray, scorers: list, checkpoints, rel: int = 1) -> Replay:
-    """Run ``policy`` (started) until every candidate is labelled, answering with
-    ``truth``; score with every scorer at each checkpoint (judgment counts) passed."""
+def replay(policy, truth: np.ndarray, scorers: list, checkpoints, rel: int = 1, limit: int | None = None) -> Replay:
+    """Run ``policy`` (started) until every candidate is labelled (or ``limit`` judgments),
+    answering with ``truth``; score with every scorer at each checkpoint (judgment counts)
+    passed."""
     n_pairs = len(truth)
     labelled = np.zeros(n_pairs, bool)
     marks = sorted({int(k) for k in checkpoints if k >= 0})
@@ -116,7 +118,7 @@ def replay(policy, truth: np.ndarray, scorers: list, checkpoints, rel: int = 1) 
     while k < len(marks) and marks[k] <= 0:
         k += 1
     record()
-    while True:
+    while limit is None or done < limit:
         pid = policy.select()
         if pid is None:
             break
@@ -163,6 +165,7 @@ class StrategyReplay:
     full: np.ndarray
     tolerance: float
     budgets: list
+    limit: int | None = None  # the replays stopped after this many judgments (None: every candidate)
 
     def errors(self) -> np.ndarray:
         return np.abs(self.scores - self.full[None, :])
@@ -182,9 +185,13 @@ class StrategyReplay:
         first = 0 if not len(bad) else int(bad[-1]) + 1
         if first >= len(ok):
             return None, None
+        if self.limit is not None and int(self.judgments[-1]) >= self.limit and first == len(ok) - 1:
+            return None, None  # only the last checkpoint of a stopped replay: not shown to hold
         how = "tau = 1" if tau_ok[first] and not err_ok[first] else (
             f"every run within {self.tolerance:g}" if not tau_ok[first] else
             f"tau = 1 and every run within {self.tolerance:g}")
+        if self.limit is not None and int(self.judgments[-1]) >= self.limit:
+            how += f" (up to {self.limit:,}, where the replay stopped)"
         return int(self.judgments[first]), how
 
     def at_budget(self, budget: int) -> dict:
@@ -224,6 +231,7 @@ class PoolingReplay:
     seed: int
     budgets: list
     full: np.ndarray
+    max_judgments: int | None = None
     strategies: dict = field(default_factory=dict)  # name -> StrategyReplay
     query_set: object = None  # judged.querysets.QuerySet: every run over every qrels query
 
@@ -244,8 +252,9 @@ class PoolingReplay:
         return {"qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256}, "runs": self.runs,
                 "measure": str(self.measure), "convention": self.convention, "protocol": self.protocol,
                 "depth": self.depth, "step": self.step, "tolerance": self.tolerance, "seed": self.seed,
+                "max_judgments": self.max_judgments,
                 "budgets": self.budgets, "full": dict(zip(self.runs, self.full.tolist())),
-                "method": METHOD,
+                "method": METHOD, "default_strategy": budget_default(),
                 "strategies": {n: {**s.to_dict(curve), "versus_depth": self.versus(n)}
                                for n, s in self.strategies.items()},
                 **({"query_set": self.query_set.to_dict()} if self.query_set is not None else {}),
@@ -262,6 +271,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
                    tolerance: float = DEFAULT_TOLERANCE, seed: int = 0, rel: int = 1, ties: str = "trec",
                    complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
                    ignore_identical_ids: bool = False, depth_cut: int | None = None,
+                   max_judgments: int | None = None,
                    progress=None) -> PoolingReplay:
     """Replay pooling ``strategies`` (default: every one) on a judged collection; see the
     module docstring for the protocols and the figures. Runs are scored over every qrels
@@ -286,6 +296,8 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
         raise ConventionError(f"--budget must be 0 or more, got {min(budgets)}")
     if step is not None and step < 1:
         raise ConventionError(f"--step must be a positive integer, got {step}")
+    if max_judgments is not None and max_judgments < 1:
+        raise ConventionError(f"--max-judgments must be a positive integer, got {max_judgments}")
     if not tolerance >= 0:
         raise ConventionError(f"--tolerance must be 0 or more, got {tolerance}")
     names = replayable() if not strategies else list(dict.fromkeys(strategies))
@@ -328,20 +340,21 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
         settings_list = [(run_names, run_names)]
     prepared = [setting(p, s) for p, s in settings_list]
     if step is None:
-        step = nice_step(max(c.n_pairs for c, _, _ in prepared))
+        most = max(c.n_pairs for c, _, _ in prepared)
+        step = nice_step(most if max_judgments is None else min(most, max_judgments))
     top_count = max(c.n_pairs for c, _, _ in prepared)
     marks = sorted(set(range(0, top_count + step, step)) | set(budgets))
     out = PoolingReplay(qrels, run_names, m, m.convention(settings), protocol, depth, step, float(tolerance),
-                        seed, budgets, full, query_set=query_set)
+                        seed, budgets, full, max_judgments, query_set=query_set)
     for name in names:
         reps = []
         for k, (cands, truth, scorers) in enumerate(prepared):
             policy = _policy(name, cands, prepared_runs=settings_list[k][0], aligned=aligned, seed=seed, rel=rel,
                              depth=depth, maxgrade=maxgrade).start()
-            reps.append(replay(policy, truth, scorers, marks, rel))
+            reps.append(replay(policy, truth, scorers, marks, rel, max_judgments))
             if progress is not None:
                 progress(name, k + 1, len(prepared))
-        out.strategies[name] = _combine(name, reps, marks, full, tolerance, budgets)
+        out.strategies[name] = _combine(name, reps, marks, full, tolerance, budgets, max_judgments)
     return out
 
 
@@ -380,6 +393,13 @@ def _impact_policy(cands, aligned, depth):
     return StaticOrder(cands, np.asarray(order, np.int64), scores)
 
 
+def budget_default() -> str:
+    """The strategy ``judged pool --budget N`` uses when none is named."""
+    from ..pool import BUDGET_STRATEGY
+
+    return BUDGET_STRATEGY
+
+
 NOT_REPLAYED = ("sample", "sample-queries", "machine", "disagreement")
 
 
@@ -393,7 +413,7 @@ def replayable() -> list[str]:
     return [n for n in STRATEGIES if n not in NOT_REPLAYED]
 
 
-def _combine(name, reps: list, marks, full, tolerance, budgets) -> StrategyReplay:
+def _combine(name, reps: list, marks, full, tolerance, budgets, limit=None) -> StrategyReplay:
     """Every replay's scored runs at the common checkpoints (a replay that ended early
     keeps its final scores)."""
     at = np.asarray(sorted(set(marks) | {0}), np.int64)
@@ -413,7 +433,7 @@ def _combine(name, reps: list, marks, full, tolerance, budgets) -> StrategyRepla
     info = POLICIES.get(name)
     return StrategyReplay(name, STRATEGIES[name].summary, bool(info and info.adaptive), at, scores,
                           np.stack(rel, axis=1),
-                          [r.candidates for r in reps], full, tolerance, budgets)
+                          [r.candidates for r in reps], full, tolerance, budgets, limit)
 
 
 def plot_pooling(result: PoolingReplay, path) -> None:
