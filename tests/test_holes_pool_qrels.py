@@ -117,8 +117,29 @@ def test_budget_gives_exactly_n_pairs(budget, expected):
 
 
 def test_depth_budget_takes_the_shallowest():
-    p = pool(QRELS, {"A": RUN_A, "B": RUN_B}, depth=2, budget=2)
+    p = pool(QRELS, {"A": RUN_A, "B": RUN_B}, depth=2, budget=2, strategy="depth")
     assert {(x.qid, x.docid) for x in p.pairs} == {("q1", "h2"), ("q2", "c")}
+
+
+def test_default_strategy_is_mm_with_a_budget_depth_without(tmp_path, capsys):
+    # with a budget the default is the MM bandit (docs/pooling.md: fewer judgments than depth
+    # to reach the full ranking); without one, every unjudged pair in depth order as before
+    runs = {"A": RUN_A, "B": RUN_B}
+    assert pool(QRELS, runs, depth=2).strategy == "depth"
+    with_budget = pool(QRELS, runs, depth=2, budget=3)
+    assert with_budget.strategy == "mm" and len(with_budget) == 3
+    assert [(x.qid, x.docid) for x in with_budget.pairs] == \
+        [(x.qid, x.docid) for x in pool(QRELS, runs, depth=2, budget=3, strategy="mm").pairs]
+    q = write_qrels(tmp_path / "qrels.txt", QRELS)
+    ra, rb = write_run(tmp_path / "a.run", RUN_A, "A"), write_run(tmp_path / "b.run", RUN_B, "B")
+    assert main(["pool", q, ra, rb, "--depth", "2", "--budget", "3", "-o", str(tmp_path / "p.txt")]) == 0
+    assert "strategy mm" in capsys.readouterr().err
+    assert "strategy=mm budget=3" in (tmp_path / "p.txt").read_text().splitlines()[0]
+    assert main(["pool", q, ra, rb, "--depth", "2", "-o", str(tmp_path / "all.txt")]) == 0
+    assert "strategy depth" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["pool", "--help"])
+    assert "default: mm with --budget, depth without" in " ".join(capsys.readouterr().out.split())
 
 
 def test_impact_prefers_pairs_that_can_move_the_comparison():
@@ -136,7 +157,7 @@ def test_pool_file_format(tmp_path):
     q = write_qrels(tmp_path / "qrels.txt", QRELS)
     ra, rb = write_run(tmp_path / "a.run", RUN_A, "A"), write_run(tmp_path / "b.run", RUN_B, "B")
     out = tmp_path / "pool.txt"
-    assert main(["pool", q, ra, rb, "--depth", "2", "--budget", "3", "-o", str(out)]) == 0
+    assert main(["pool", q, ra, rb, "--depth", "2", "--budget", "3", "--strategy", "depth", "-o", str(out)]) == 0
     lines = out.read_text().splitlines()
     header = [x for x in lines if x.startswith("#")]
     body = [x for x in lines if not x.startswith("#")]

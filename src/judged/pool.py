@@ -201,11 +201,23 @@ def _cell(v) -> str:
     return str(v)
 
 
-def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: str = "depth",
+DEFAULT_STRATEGY = "depth"  # without a budget: the whole depth-k pool, rank by rank
+BUDGET_STRATEGY = "mm"  # with a budget (depth until December 2026)
+
+
+def default_strategy(budget: int | None) -> str:
+    """The strategy ``judged pool`` uses when none is named: :data:`BUDGET_STRATEGY` with a
+    budget (it reaches the full-qrels ranking with fewer judgments, docs/pooling.md),
+    :data:`DEFAULT_STRATEGY` without one (every unjudged pair of the top depth)."""
+    return DEFAULT_STRATEGY if budget is None else BUDGET_STRATEGY
+
+
+def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: str | None = None,
          maxgrade: int | None = None, negative: str = "nonrelevant", ties: str = "trec",
          on_duplicate: str = "error", seed: int | None = None, **options) -> Pool:
     """The unjudged pairs in the runs' top ``depth``, chosen and ordered by ``strategy``
-    (a name in :data:`STRATEGIES`), at most ``budget`` of them. ``seed`` (random
+    (a name in :data:`STRATEGIES`; default :func:`default_strategy`), at most ``budget``
+    of them. ``seed`` (random
     strategies; default 0) and ``options`` go to the strategy (``sample``: ``strata``,
     the best-rank bin starts)."""
     from .evaluation import _named_runs
@@ -213,6 +225,8 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     from .querysets import refuse_disjoint, run_query_sample
 
     validate(negative=negative, on_duplicate=on_duplicate, ties=ties)
+    if strategy is None:
+        strategy = default_strategy(budget)
     if strategy not in STRATEGIES:
         raise ConventionError(f"unknown pooling strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
     if depth < 1:

@@ -115,3 +115,31 @@ def test_every_adaptive_order_serves_each_pair_once(tmp_path, capsys, order):
     db, _, tok = campaign(tmp_path, capsys, order)
     seen = judge(TestClient(create_app(db)), tok["alice"])
     assert sorted(seen) == sorted(KEY)
+
+
+def test_each_campaign_in_one_database_follows_its_own_order(tmp_path, capsys):
+    # two campaigns over the same pool in one database: "adaptive" serves in mtf order,
+    # learning from its own labels; "fixed" in the pool file's order, whatever the other
+    # campaign's assessors do
+    db, pool, tok = campaign(tmp_path, capsys, "mtf", extra=["--name", "adaptive"])
+    assert main(["judge", "init", "--db", db, "--pool", str(pool), "--queries", str(tmp_path / "queries.tsv"),
+                 "--corpus", str(tmp_path / "corpus.jsonl"), "--scale", str(scale(tmp_path)), "--order", "pool",
+                 "--name", "fixed"]) == 0
+    assert main(["judge", "add-assessor", "carol", "--db", db, "--campaign", "fixed"]) == 0
+    carol = capsys.readouterr().out.strip().splitlines()[-1]
+    c = TestClient(create_app(db))
+    assert judge(c, tok["alice"]) == ["a1", "a2", "b1", "x", "b2", "a3", "b3"]
+    assert judge(c, carol, "c") == [p.docid for p in read_pool_file(pool).pairs]
+
+
+@pytest.mark.parametrize("order", ["mm", "bounds"])
+def test_adaptive_orders_serve_the_policy_offline_order(tmp_path, capsys, order):
+    db, pool, tok = campaign(tmp_path, capsys, order)
+    seen = judge(TestClient(create_app(db)), tok["alice"])
+    cands = candidates_from_pool(read_pool_file(pool).pairs)  # the same order as the policy offline
+    policy = make_policy(order, cands, maxgrade=3).start()
+    offline = []
+    while (pid := policy.select()) is not None:
+        offline.append(cands.docids[pid])
+        policy.observe(pid, KEY[cands.docids[pid]])
+    assert seen == offline and sorted(seen) == sorted(KEY)
