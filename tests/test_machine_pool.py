@@ -36,13 +36,37 @@ def test_machine_strategy_judges_machine_relevant_first(files):
 
 
 def test_disagreement_learns_where_the_machine_errs(files):
-    # on the overlap: machine 2 -> people 2 (error 0); machine 1 -> people 1 and 0 (0.5); machine 0 -> 0 (0)
+    # on the overlap: machine 2 -> people 2 (error 0); machine 1 -> people 1 and 0 (errors 0, 1);
+    # machine 0 -> 0 (0); mean error 1/4; shrunk by 2 pseudo-labels at 1/4:
+    # e0 = e2 = (0 + 0.5) / 3, e1 = (1 + 0.5) / 4
     p = pool(files["qrels"], [files["run"]], 10, strategy="disagreement", machine=files["machine"])
     first = [x.docid for x in p.pairs]
-    assert first[:2] == ["w", "v"]  # e(1) = 0.5 at rank 1 (w); v unlabelled gets the largest e, at rank 3
-    assert "e0=0,e1=0.5,e2=0" in p.label
+    assert first[:2] == ["w", "v"]  # e(1) = 0.375 at rank 1 (w); v unlabelled gets the largest e, at rank 3
+    assert "e0=0.167,e1=0.375,e2=0.167" in p.label
     scores = [x.fields["disagreement"] for x in p.pairs]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_a_grade_never_wrong_on_a_small_overlap_is_not_certain(tmp_path):
+    """Machine grade 0 right 20 times of 20, grade 3 right 3 times of 3: both errors would be
+    0 and the two alike. Shrunk towards the mean error (2 of 25 labels wrong, by 1) by 2
+    pseudo-labels, grade 3 is the less certain, so its pair comes first."""
+    from judged.data import Qrels
+    from judged.machine import MachineLabels
+    from judged.machine_pool import expected_error
+
+    overlap = [(f"h{i}", 0, 0) for i in range(20)] + [(f"g{i}", 3, 3) for i in range(3)] + [("k0", 0, 1), ("k1", 0, 1)]
+    human = Qrels(["q"] * 25, [d for d, _, _ in overlap], [h for _, h, _ in overlap])
+    e = expected_error(human, MachineLabels(Qrels(["q"] * 25, [d for d, _, _ in overlap], [m for _, _, m in overlap])))
+    mean = 2 / 25
+    assert e == pytest.approx({0: 2 * mean / 22, 1: (2 + 2 * mean) / 4, 3: 2 * mean / 5})
+    (tmp_path / "qrels.txt").write_text("".join(f"q 0 {d} {h}\n" for d, h, _ in overlap))
+    (tmp_path / "machine.txt").write_text("".join(f"q 0 {d} {m}\n" for d, _, m in overlap) + "q 0 zero 0\nq 0 three 3\n")
+    docs = ["zero", "three"] + [d for d, _, _ in overlap]
+    (tmp_path / "run.txt").write_text("".join(f"q Q0 {d} {r} {100 - r} r\n" for r, d in enumerate(docs, 1)))
+    p = pool(tmp_path / "qrels.txt", [tmp_path / "run.txt"], 10, strategy="disagreement",
+             machine=tmp_path / "machine.txt")
+    assert [x.docid for x in p.pairs] == ["three", "zero"]  # unshrunk: both 0, zero first by its rank
 
 
 def test_machine_strategies_need_labels_and_cli_refuses_stray_options(files, capsys):

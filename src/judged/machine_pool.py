@@ -7,7 +7,8 @@ prediction-powered inference estimate any measure (registered in :data:`judged.p
 * ``disagreement`` (needs ``--machine``): judge first where a person is most likely to
   disagree with the machine, weighted by how much the pair's rank matters. From the pairs
   both labelled, per machine grade g the expected error ``e(g) = E[|gain(human) - gain(g)|
-  | machine says g]`` (linear gains: the grades); a pair's score is ``e(g) * w(r)`` with
+  | machine says g]`` (linear gains: the grades), shrunk towards the mean error by
+  :data:`PRIOR_LABELS` pseudo-labels; a pair's score is ``e(g) * w(r)`` with
   ``w`` statAP's weight at its best rank r (Aslam, Pavlu & Yilmaz 2006); pairs the machine
   did not label get the largest e. Labels go where the machine is least reliable, as in
   active inference (Zrnic & Candès, ICML 2024), here as a deterministic order.
@@ -82,8 +83,15 @@ def _by_machine(pairs, ctx):
                      columns=("machine",))
 
 
-def expected_error(qrels, machine) -> dict:
-    """Machine grade -> E|human grade - machine grade| over the pairs both labelled."""
+PRIOR_LABELS = 2  # pseudo-labels at the overlap's mean error added to every machine grade
+
+
+def expected_error(qrels, machine, prior: float = PRIOR_LABELS) -> dict:
+    """Machine grade -> E|human grade - machine grade| over the pairs both labelled, shrunk
+    towards the overlap's mean error ``m`` by ``prior`` pseudo-labels: ``(sum_g |h - g| +
+    prior m) / (n_g + prior)`` (additive smoothing, the Bayes estimate under a prior worth
+    ``prior`` labels): a grade seen a few times without error does not get e = 0, which would
+    leave all its pairs to the end of the pool."""
     import pyarrow.compute as pc
 
     from .data import as_numpy
@@ -93,12 +101,17 @@ def expected_error(qrels, machine) -> dict:
     at = as_numpy(pc.index_in(pair_key(m.qid, m.docid), value_set=pair_key(qrels.qid, qrels.docid)), null=-1)
     both = at >= 0
     human, mach = qrels.grade[at[both]].astype(float), m.grade[both].astype(float)
-    return {int(g): float(np.abs(human[mach == g] - g).mean()) for g in np.unique(mach)}
+    if not len(mach):
+        return {}
+    err = np.abs(human - mach)
+    mean = float(err.mean())
+    return {int(g): float((err[mach == g].sum() + prior * mean) / ((mach == g).sum() + prior)) for g in np.unique(mach)}
 
 
 @register_strategy("disagreement", "judge first where people are most likely to disagree with the machine judge "
                                    "(--machine; its errors on the pairs both labelled), weighted by rank",
-                   "score = E|human grade - machine grade| given the machine's grade (from the pairs both labelled) x "
+                   "score = E|human grade - machine grade| given the machine's grade (from the pairs both labelled, shrunk "
+                   "to their mean error by 2 pseudo-labels) x "
                    "statAP's prior at the best rank (Aslam, Pavlu & Yilmaz 2006); labels where the machine is least "
                    "reliable, as in active inference (Zrnic & Candes, ICML 2024); a deterministic order, not a sample")
 def _by_disagreement(pairs, ctx):
