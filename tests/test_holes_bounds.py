@@ -229,3 +229,26 @@ def test_other_conventions_against_brute_force(case, family):
     lo, hi = bounds(measure, align(read_qrels(qrels), read_run(run)))
     blo, bhi = brute_force(measure, qrels, run)
     assert (lo[0], hi[0]) == (pytest.approx(blo, abs=1e-9), pytest.approx(bhi, abs=1e-9))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["AP", "P@5", "R@3", "RR"]))
+def test_extra_holes_by_keys_equal_the_sets(seed, measure):
+    """The other run's holes a run lacks, per query, counted on hashed keys (the fast
+    path of the conservative pair interval) equal the count over docid sets."""
+    from judged.holes import _extra_holes, _hole_keys
+
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i}" for i in range(12)]
+    qrels = {f"q{q}": {d: int(rng.integers(0, 3)) for d in rng.choice(docs, 4, replace=False)} for q in range(4)}
+    runs = [{f"q{q}": {d: float(rng.random()) for d in rng.choice(docs, int(rng.integers(1, 9)), replace=False)}
+             for q in range(4) if rng.random() < 0.8 or q == 0} for _ in range(2)]
+    qr = read_qrels(qrels)
+    a, b = (align(qr, read_run(r)) for r in runs)
+    m = Measure.parse(measure)
+    got = _extra_holes(m, a, b)
+    ka, kb = _hole_keys(m, a), _hole_keys(m, b)
+    for al, keys_self, keys_other, other, counts in ((a, ka, kb, b, got[0]), (b, kb, ka, a, got[1])):
+        index = {q: i for i, q in enumerate(other.qids.tolist())}
+        want = [len(keys_other[index[q]] - keys_self[i]) if q in index else 0 for i, q in enumerate(al.qids.tolist())]
+        assert counts.tolist() == want

@@ -713,6 +713,12 @@ def pair_flips(measure, runs: list, pairs: list) -> list:
 def _conservative_pair(measure, a: RunHoles, b: RunHoles) -> PairFlip:
     mean = (lambda v: float(v.mean()) if len(v) else 0.0)
     difference = mean(a.score) - mean(b.score)
+    counted = _extra_holes(measure, a.aligned, b.aligned)
+    if counted is not None:
+        ea, eb = counted
+        lo_a, hi_a = bounds(measure, a.aligned, ea) if ea.any() else (a.low, a.high)
+        lo_b, hi_b = bounds(measure, b.aligned, eb) if eb.any() else (b.low, b.high)
+        return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
     ka, kb = _hole_keys(measure, a.aligned), _hole_keys(measure, b.aligned)
     qa = {q: i for i, q in enumerate(a.aligned.qids.tolist())}
     qb = {q: i for i, q in enumerate(b.aligned.qids.tolist())}
@@ -730,6 +736,44 @@ def _conservative_pair(measure, a: RunHoles, b: RunHoles) -> PairFlip:
     lo_a, hi_a = bounds(measure, a.aligned, ea) if ea.any() else (a.low, a.high)
     lo_b, hi_b = bounds(measure, b.aligned, eb) if eb.any() else (b.low, b.high)
     return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
+
+
+def _extra_holes(measure, a: Aligned, b: Aligned):
+    """(per query of A, B's holes that are not A's; per query of B, A's that are not B's),
+    counted on (query, docid hash) keys and confirmed on the docids; None when the runs
+    were aligned with different qrels or two docids share a hash (the sets decide)."""
+    from .data import pair_keys, strings_equal
+
+    if a.qrels is not b.qrels or a.qid_codes is None or b.qid_codes is None:
+        return None
+    sides = []
+    for al in (a, b):
+        top = ranked_list(measure, al)
+        h = np.flatnonzero(~top.judged)
+        code = np.asarray(al.qid_codes, np.int64)[top.q[h]]
+        rows = top.row[h]
+        keys, first = np.unique(pair_keys(code, al.run.docid_hash[rows]), return_index=True)
+        sides.append((keys, code[first], rows[first], al))
+    keys = np.concatenate([sides[0][0], sides[1][0]])
+    if len(keys):  # one docid per key: a key both runs hold is the same document
+        order = np.argsort(keys, kind="stable")
+        same = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+        if len(same):
+            na = len(sides[0][0])
+            i, j = order[same], order[same + 1]  # i from A, j from B (keys are distinct within a run)
+            if not (i < na).all() or not (j >= na).all():
+                return None
+            if not strings_equal(a.run.docid, sides[0][2][i], b.run.docid, sides[1][2][j - na]).all():
+                return None
+    out = []
+    for (keys_self, _, _, al), (keys_other, code_other, _, _) in ((sides[0], sides[1]), (sides[1], sides[0])):
+        local = np.full(len(al.qrels.index.query_ids), -1, np.int64)
+        local[np.asarray(al.qid_codes, np.int64)] = np.arange(al.n_queries)
+        at = np.minimum(np.searchsorted(keys_self, keys_other), max(len(keys_self) - 1, 0))  # sorted, unique
+        shared = (keys_self[at] == keys_other) if len(keys_self) else np.zeros(len(keys_other), bool)
+        mine = local[code_other[~shared]]
+        out.append(np.bincount(mine[mine >= 0], minlength=al.n_queries).astype(np.int64))
+    return tuple(out)
 
 
 def _exact_pairs(measure, aligned: list, pairs: list) -> list:
