@@ -1,0 +1,113 @@
+"""Golden strings: records, manifests and every measure's ``str()`` / ``convention()`` are
+contracts (saved files are compared byte for byte by later versions). This test pins them,
+and the per-query values behind them, on a fixed collection, so that a refactoring of the
+engine that changes one byte fails here. ``JUDGED_WRITE_GOLDEN=1`` rewrites the file after
+an intended change (review the diff)."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import judged
+from judged.conventions import Settings
+from judged.manifest import Manifest, record
+from judged.measures import Measure
+from synth import make_collection, trec_qrels_text, trec_run_text
+
+GOLDEN = Path(__file__).parent / "golden" / "canonical.json"
+
+MEASURES = [
+    "nDCG@10", "nDCG", "DCG@5", "nDCG(gain=exp)@10", "nDCG(discount=jk2002,base=3)@5", "nDCG(discount=power,p=1.5)@5",
+    "nDCG(ideal=retrieved)@10", "nDCG(unjudged=condensed)@10", "nDCG(gains={0:0,1:1,2:3})@5", "nDCG(unjudged=min)@5",
+    "nDCG(unjudged=max,maxgrade=3)@5", "DCG(gain=exp,discount=jk2002,base=2)@3", "AP", "AP@100", "AP(rel=2)",
+    "AP(unjudged=condensed)", "P@5", "P(rel=2)@10", "P(unjudged=max)@5", "R@100", "R(unjudged=min)@10", "RR",
+    "RR@10", "RR(unjudged=max)", "Rprec", "Rprec(rel=2)", "Bpref", "Bpref(rel=2)", "infAP", "Success@1",
+    "Success(rel=2)@5", "NumRel", "NumRel(rel=2)", "NumRet", "NumRelRet", "Judged@10", "Complete@10", "Coverage",
+    "Leak@10", "ndcg_cut.10", "map_cut.100", "recip_rank", "P.5", "nDCG(dcg='exp-log2')@10",
+]
+SETTINGS = [
+    Settings(), Settings(complete=True), Settings(ties="input", no_relevant="skip"), Settings(ties="rank"),
+    Settings(ignore_identical_ids=True, depth_cut=7),
+]
+RECORD_MEASURES = ["nDCG@10", "nDCG(gain=exp)@5", "AP", "P@5", "R@10", "RR", "Rprec", "Bpref", "infAP",
+                   "NumRel", "NumRet", "NumRelRet", "Judged@10", "nDCG(unjudged=max)@5"]
+
+
+def _measures() -> dict:
+    out = {}
+    for text in MEASURES:
+        m = Measure.parse(text)
+        out[text] = {"str": str(m), "repr": repr(m), "short": m.short,
+                     "conventions": [m.convention(s) for s in SETTINGS] + [m.convention(one_query=True)]}
+    out["settings"] = [s.canonical() for s in SETTINGS] + [s.canonical(True) for s in SETTINGS]
+    return out
+
+
+def _files(tmp: Path):
+    c = make_collection(17, max_queries=12, max_docs=40)
+    qrels = tmp / "qrels.txt"
+    qrels.write_text(trec_qrels_text(c.qrels))
+    runs = []
+    for seed in (3, 5):
+        r = make_collection(17 + seed, max_queries=12, max_docs=40).run
+        path = tmp / f"run{seed}.txt"
+        path.write_text(trec_run_text({**r, **c.run} if seed == 3 else r))
+        runs.append(path)
+    lines = (tmp / "run3.txt").read_text().splitlines(keepends=True)
+    shuffled = tmp / "scattered.txt"  # not grouped by query: partitioned on disk (judged.spill)
+    shuffled.write_text("".join(lines[::2] + lines[1::2]))
+    runs.append(shuffled)
+    return qrels, runs
+
+
+def _stable(d):
+    """Without what changes from one call to the next (time, tool version, file locations)."""
+    if isinstance(d, dict):
+        return {k: _stable(v) for k, v in d.items() if k not in ("created", "tool", "path")}
+    if isinstance(d, list):
+        return [_stable(v) for v in d]
+    return d
+
+
+def _records(tmp: Path) -> dict:
+    qrels, runs = _files(tmp)
+    out = {}
+    for i, kw in enumerate([{}, {"complete": True}, {"ties": "input", "no_relevant": "skip"},
+                            {"ignore_identical_ids": True, "depth_cut": 7}]):
+        r = judged.evaluate(str(qrels), [str(p) for p in runs], RECORD_MEASURES, **kw)
+        rec = _stable(record(r))
+        rec["runs"] = {os.path.basename(k): v for k, v in rec["runs"].items()}
+        out[f"record{i}"] = json.dumps(rec, indent=1, sort_keys=False)
+        out[f"result{i}"] = json.dumps(_stable({**r.to_dict(per_query=True), "runs": {
+            os.path.basename(k): v for k, v in r.to_dict(per_query=True)["runs"].items()}}), indent=1)
+    m = Manifest.freeze(str(qrels), RECORD_MEASURES, corpus_id="golden", no_relevant="skip")
+    out["manifest"] = json.dumps(_stable(m.to_dict()), indent=1)
+    return {k: v.replace(str(tmp), "<tmp>") for k, v in out.items()}
+
+
+def _current(tmp: Path) -> dict:
+    return {"measures": _measures(), "records": _records(tmp)}
+
+
+@pytest.mark.parametrize("path", ["compiled", "pure"])
+def test_canonical_strings_and_values_are_byte_identical(tmp_path, path, monkeypatch):
+    monkeypatch.setenv("JUDGED_SPILL_BYTES", "1")
+    if path == "pure":
+        ctx = judged.native.pure()
+    else:
+        if judged.native.compiled() is None:
+            pytest.skip("the compiled back end is off")
+        import contextlib
+
+        ctx = contextlib.nullcontext()
+    with ctx:
+        current = _current(tmp_path)
+    if os.environ.get("JUDGED_WRITE_GOLDEN") == "1" and path == "compiled":
+        GOLDEN.parent.mkdir(exist_ok=True)
+        GOLDEN.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n")
+    golden = json.loads(GOLDEN.read_text())
+    assert current["measures"] == golden["measures"]
+    for key, text in golden["records"].items():
+        assert current["records"][key] == text, key
