@@ -29,7 +29,8 @@ from judged.data import Qrels, Run, string_hash
 from judged.errors import ParseError
 from judged.io.trec import duplicate_rows
 from judged.measures import Measure
-from judged.stream import StreamedRunResult, evaluate_run_file
+from judged.results import LazyRunResult
+from judged.stream import evaluate_run_file
 
 from synth import make_collection, trec_qrels_text, trec_run_text
 
@@ -633,7 +634,7 @@ def test_streaming_in_tiny_pieces_gives_the_whole_file_numbers(tmp_path, shape):
         for block_size in (16, 64, 200, 5000):
             got = evaluate_run_file(qrels, run_path, measures, Settings(ties=ties), name="run",
                                     on_duplicate=on_duplicate, block_size=block_size)
-            assert isinstance(got, StreamedRunResult), block_size
+            assert isinstance(got, LazyRunResult), block_size
             assert numbers(got) == expected
 
 
@@ -694,7 +695,7 @@ def test_streaming_refuses_a_file_not_grouped_by_query(tmp_path):
     for block_size in (16, 200, 1 << 20):
         assert evaluate_run_file(qrels, run_path, {"AP": Measure.parse("AP")}, Settings(), block_size=block_size) is None
     result = judged.evaluate(qrels_path, {"run": run_path}, MEASURES).runs["run"]
-    assert not isinstance(result, StreamedRunResult)
+    assert not isinstance(result, LazyRunResult)
     assert numbers(result) == whole_file(qrels_path, run_path)
 
 

@@ -15,7 +15,7 @@ from judged.cli import main
 from judged.conventions import Settings
 from judged.errors import UsageError
 from judged.measures import Measure
-from judged.stream import StreamedRunResult
+from judged.results import LazyRunResult
 
 MEASURES = ["nDCG@10", "nDCG(gain=exp)@5", "AP", "P@5", "RR", "R@20", "Rprec", "Bpref", "Judged@10",
             "NumRet", "NumRel", "nDCG(unjudged=condensed)@10"]
@@ -83,7 +83,7 @@ def assert_same(got, want, measures=MEASURES):
 def test_shuffled_run_gives_the_in_memory_numbers(tmp_path, spilled, conventions):
     qrels, run = shuffled_collection(tmp_path)
     result = judged.evaluate(qrels, run, MEASURES, **conventions).runs[run]
-    assert isinstance(result, StreamedRunResult)
+    assert isinstance(result, LazyRunResult)
     assert len(spilled) == 1 and len(spilled[0]) >= 5  # really partitioned, in several files
     want = whole(qrels, run, **conventions)
     assert len(want.qids) >= 25 and want.counts["only_in_run"] == 2
@@ -113,7 +113,7 @@ def test_partitions_hold_whole_queries_in_file_order_with_their_line_numbers(tmp
 def test_crlf_and_tabs(tmp_path, spilled):
     qrels, run = shuffled_collection(tmp_path, end="\r\n", sep="\t")
     result = judged.evaluate(qrels, run, MEASURES).runs[run]
-    assert spilled and isinstance(result, StreamedRunResult)
+    assert spilled and isinstance(result, LazyRunResult)
     assert_same(result, whole(qrels, run))
 
 
@@ -126,7 +126,7 @@ def test_fields_after_the_tag_are_ignored(tmp_path, spilled, backend):
     (tmp_path / "extra").write_text("".join(line + [" x", "", " a b"][i % 3] + "\n" for i, line in enumerate(lines)))
     extra = str(tmp_path / "extra")
     result = judged.evaluate(qrels, extra, MEASURES).runs[extra]
-    assert spilled and isinstance(result, StreamedRunResult)
+    assert spilled and isinstance(result, LazyRunResult)
     assert_same(result, want)
 
 
@@ -203,7 +203,7 @@ def test_the_temporary_directory_is_removed(tmp_path, spilled, monkeypatch):
     judged.evaluate(qrels, run, ["AP"], on_duplicate="first")
     with pytest.raises(judged.ParseError):
         judged.evaluate(qrels, run, ["AP"])
-    monkeypatch.setattr(spill, "align", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr(spill, "score_block", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt):
         judged.evaluate(qrels, run, ["AP"], on_duplicate="first")
     monkeypatch.setattr(spill, "_split", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))

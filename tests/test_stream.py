@@ -9,7 +9,8 @@ import judged
 from judged.evaluation import evaluate
 from judged.conventions import Settings
 from judged.measures import Measure
-from judged.stream import StreamedRunResult, evaluate_run_file
+from judged.results import LazyRunResult
+from judged.stream import evaluate_run_file
 
 MEASURES = ["nDCG@10", "nDCG(gain=exp)@5", "AP", "P@5", "RR", "R@20", "Rprec", "Bpref", "Judged@10",
             "NumRet", "NumRel", "nDCG(unjudged=condensed)@10"]
@@ -50,7 +51,7 @@ def test_tiny_blocks_give_identical_numbers(tmp_path, conventions):
     qrels = judged.read_qrels(qrels_path)
     streamed = evaluate_run_file(qrels, run_path, {m: Measure.parse(m) for m in MEASURES}, Settings(**conventions),
                                  block_size=64, block_rows=1)
-    assert isinstance(streamed, StreamedRunResult)
+    assert isinstance(streamed, LazyRunResult)
     whole = in_memory(qrels, run_path, **conventions)
     assert streamed.qids.tolist() == whole.qids.tolist()
     assert len(whole.qids) >= 20
@@ -63,7 +64,7 @@ def test_tiny_blocks_give_identical_numbers(tmp_path, conventions):
 def test_evaluate_streams_run_files(tmp_path):
     qrels_path, run_path = write_collection(tmp_path)
     result = evaluate(qrels_path, run_path, MEASURES)
-    assert isinstance(result.runs[run_path], StreamedRunResult)
+    assert isinstance(result.runs[run_path], LazyRunResult)
     whole = in_memory(qrels_path, run_path)
     for m in MEASURES:
         assert np.array_equal(result.runs[run_path].values[m], whole.values[m])
@@ -75,7 +76,7 @@ def test_a_file_not_grouped_by_query_is_read_whole(tmp_path):
     measures = {m: Measure.parse(m) for m in MEASURES}
     assert evaluate_run_file(qrels, run_path, measures, Settings(), block_size=64, block_rows=1) is None
     result = evaluate(qrels, run_path, MEASURES)
-    assert not isinstance(result.runs[run_path], StreamedRunResult)
+    assert not isinstance(result.runs[run_path], LazyRunResult)
 
 
 def test_a_duplicate_in_a_late_block_names_its_line(tmp_path):
@@ -142,7 +143,7 @@ def test_a_bad_qrels_file_closes_the_prefetched_run(tmp_path):
 def test_an_ungrouped_prefetched_run_is_read_whole(tmp_path):
     qrels_path, run_path = write_collection(tmp_path, grouped=False)
     result = evaluate(qrels_path, run_path, MEASURES)
-    assert not isinstance(result.runs[run_path], StreamedRunResult)
+    assert not isinstance(result.runs[run_path], LazyRunResult)
     whole = in_memory(judged.read_qrels(qrels_path), run_path)
     for m in MEASURES:
         assert np.array_equal(result.runs[run_path].values[m], whole.values[m]), m
@@ -162,7 +163,7 @@ def test_fields_after_the_tag_are_ignored_streamed(tmp_path, backend):
     streamed = evaluate_run_file(qrels, extra_path, {m: Measure.parse(m) for m in MEASURES}, Settings(),
                                  block_size=64, block_rows=1)
     if backend == "compiled":
-        assert isinstance(streamed, StreamedRunResult)
+        assert isinstance(streamed, LazyRunResult)
     else:
         assert streamed is None
     result = evaluate(qrels_path, extra_path, MEASURES).runs[extra_path]

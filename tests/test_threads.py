@@ -46,13 +46,13 @@ def test_threads_give_the_one_thread_numbers_in_run_order(seed, monkeypatch):
 def test_runs_are_scored_off_the_main_thread_when_threads_are_allowed(monkeypatch):
     qrels, runs = _runs(7, n=4)
     seen = []
-    real = evaluation.align
+    real = evaluation.score_block
 
     def spy(*args, **kwargs):
         seen.append(threading.current_thread() is threading.main_thread())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(evaluation, "align", spy)
+    monkeypatch.setattr(evaluation, "score_block", spy)
     monkeypatch.setenv("JUDGED_THREADS", "2")
     judged.evaluate(qrels, runs, ["nDCG@10"])
     assert seen == [False] * 4
@@ -66,18 +66,18 @@ def test_the_first_runs_error_wins_over_a_later_files_parse_error(tmp_path, monk
     qrels, runs = _runs(3, n=3)
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1 1 not-a-score tag\n")
-    real = evaluation.align
+    real = evaluation.score_block
 
-    def failing(qrels_, run, settings):
+    def failing(qrels_, run, *args, **kwargs):
         if run.name in ("r1", "r2"):
             raise ConventionError(f"refused {run.name}")
-        return real(qrels_, run, settings)
+        return real(qrels_, run, *args, **kwargs)
 
-    monkeypatch.setattr(evaluation, "align", failing)
+    monkeypatch.setattr(evaluation, "score_block", failing)
     monkeypatch.setenv("JUDGED_THREADS", "2")
     with pytest.raises(ConventionError, match="refused r1"):
         judged.evaluate(qrels, {**runs, "late": str(bad)}, ["nDCG@10"])
-    monkeypatch.setattr(evaluation, "align", real)
+    monkeypatch.setattr(evaluation, "score_block", real)
     with pytest.raises(ParseError, match="bad.run:1"):
         judged.evaluate(qrels, {**runs, "late": str(bad)}, ["nDCG@10"])
 

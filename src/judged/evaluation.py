@@ -6,36 +6,22 @@ import contextlib
 import json
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from .abstention import ABSTAIN_MARKER
-from .align import Aligned, align
+from .blocks import score_block
 from .checks import Checks
 from .conventions import Settings, validate
 from .data import Qrels
 from .errors import UsageError
 from .io import read_qrels, read_run
 from .measures import Measure
+from .results import RunResult, max_depth  # noqa: F401  (judged.evaluation.RunResult, as before)
 from .runnames import unique_name
 
 DEFAULT_MEASURES = ("nDCG@10", "Judged@10")
-
-
-@dataclass
-class RunResult:
-    name: str
-    qids: np.ndarray
-    values: dict  # measure as given -> per-query values
-    counts: dict
-    aligned: Aligned = field(repr=False, default=None)
-    max_depth: int | None = None  # most documents ranked (and scored) for one query; None: not known
-
-
-def max_depth(aligned: Aligned) -> int:
-    """The most documents an aligned run ranks for one of its evaluated queries."""
-    return int(aligned.ranked.count.max()) if len(aligned.ranked.count) else 0
 
 
 @dataclass
@@ -221,10 +207,10 @@ def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, r
         reader if reader is not None and not reader.used and reader.source == os.fspath(path) else None))
 
     def score(name: str, run) -> RunResult:
-        aligned = align(qrels, checks.prepare_run(name, run, settings), settings)
-        checks.attach(aligned)
-        values = {given: m.compute(aligned) for given, m in parsed.items()}
-        return RunResult(name, aligned.qids, values, aligned.counts, aligned, max_depth(aligned))
+        # the whole run is one block, aligned with the run's settings (complete, no_relevant)
+        aligned, block = score_block(qrels, checks.prepare_run(name, run, settings), parsed, settings,
+                                     annotate=checks.attach)
+        return RunResult(name, block.qids, block.values, block.counts, aligned, block.max_depth)
 
     results = {}
     workers = 1 if checks.needs_whole_run else scoring_threads()

@@ -8,7 +8,7 @@ is read in 2 MB binary chunks and each chunk is split with numpy and Arrow (no P
 line); a partition keeps its lines in file order, so it holds whole queries in their
 original order (``ties='input'`` and ``on_duplicate='first'`` see the same order). Each
 partition is then read and scored by the in-memory engine (``read_run``, ``align``, the
-measure kernels) and the pieces are put together by :func:`judged.stream._assemble`, so the
+measure kernels) and the pieces are put together by :func:`judged.blocks.assemble`, so the
 numbers are those of reading the whole file. Memory is one partition's evaluation, however
 large the file; disk is the file's size plus 8 bytes a line (the original line numbers).
 
@@ -23,17 +23,16 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
-from .align import align
 from .conventions import Settings
-from .data import _M1, _M2, _MQ, _TAIL_MASK
 from .errors import ParseError, UsageError
-from .evaluation import RunResult, max_depth
-from .stream import _assemble, _progress
+from .blocks import assemble, block_settings, file_realigner, score_block
+from .progress import ByteProgress
+from .results import RunResult
 
 SPILL_BYTES = 1 << 30  # files larger than this (bytes) are partitioned when not grouped by query
 PARTITION_BYTES = 64 << 20  # bytes of run lines per partition (about; a query is never split)
@@ -43,6 +42,9 @@ _WHITE = np.zeros(256, dtype=bool)  # bytes.split()'s white space, as the TREC t
 _WHITE[list(b" \t\n\r\x0b\x0c")] = True
 _LEADING = 64  # bytes of white space before a first field skipped by numpy; beyond that, by re
 _NOT_WHITE = re.compile(rb"[^ \t\n\r\x0b\x0c]")
+# the partition key's mixing constants (splitmix64's) and the masks keeping a word's first r bytes
+_M1, _M2, _MQ = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_TAIL_MASK = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
 def spill_bytes() -> int:
@@ -99,13 +101,14 @@ def evaluate_run_file(qrels, path, measures: dict, settings: Settings, *, name: 
     k = min(max(1, -(-size // (partition_bytes() if budget is None else budget))), _most_partitions())
     with tempfile.TemporaryDirectory(prefix="judged-spill-") as tmp:
         try:
-            with _phase(source, progress, "partitioning") as advance:
+            with ByteProgress(source, progress, "partitioning") as advance:
                 parts = partition(source, tmp, k, advance)
         except _NotSpillable:
             return None
-        with _phase(source, progress, "scoring") as advance:
+        with ByteProgress(source, progress, "scoring") as advance:
             scored = _score(qrels, source, name, parts, measures, settings, on_duplicate, advance)
-    return _assemble(qrels, source, name, scored, measures, settings, on_duplicate)
+    return assemble(qrels, scored, measures, settings, name, file_realigner(qrels, source, name, settings, on_duplicate),
+                    source)
 
 
 def _most_partitions() -> int:
@@ -116,20 +119,6 @@ def _most_partitions() -> int:
         return 256
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     return 4096 if soft == resource.RLIM_INFINITY else max(1, min(4096, (soft - 64) // 2))
-
-
-class _phase(_progress):
-    """:class:`judged.stream._progress` with the phase named after the file."""
-
-    def __init__(self, source: str, show: bool, label: str):
-        super().__init__(source, show)
-        self.label = label
-
-    def __enter__(self):
-        advance = super().__enter__()
-        if self.bar is not None:
-            self.bar.update(self.bar.tasks[0].id, description=f"{os.path.basename(self.source)} ({self.label})")
-        return advance
 
 
 def partition(source: str, directory: str, k: int, advance=lambda n: None) -> list[Partition]:
@@ -239,7 +228,7 @@ def _first_fields(chunk, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray):
 
 def _score(qrels, source: str, name: str, parts: list[Partition], measures: dict, settings: Settings,
            on_duplicate: str, advance) -> list:
-    """Each partition read and scored by the in-memory engine, as ``_assemble``'s parts. A
+    """Each partition read and scored by the in-memory engine, as :func:`judged.blocks.assemble`'s blocks. A
     bad partition does not stop the reading of the others: the error raised is the one
     reading the whole file raises (the earliest bad line, else the earliest repeated pair)."""
     scored, errors = [], []
@@ -263,10 +252,8 @@ class _PartitionError(Exception):
 
 
 def _score_partition(qrels, part: Partition, name: str, measures: dict, settings: Settings, on_duplicate: str,
-                     check_only: bool) -> tuple | None:
-    """(qids, {measure: values}, counts, qrels codes of the run's queries and of qids, max
-    depth) of one partition,
-    as ``judged.stream._scored_blocks`` scores a block; None when ``check_only`` (another
+                     check_only: bool):
+    """One partition's :class:`judged.blocks.Block`; None when ``check_only`` (another
     partition failed: only an earlier error matters). Its run is freed on return."""
     from .io import read_run
     from .io.trec import rank_column
@@ -280,12 +267,9 @@ def _score_partition(qrels, part: Partition, name: str, measures: dict, settings
             if settings.ties == "rank":
                 rank_column(run)
             return None
-        aligned = align(qrels, run, replace(settings, complete=False, no_relevant="zero" if settings.no_relevant
-                                            == "error" else settings.no_relevant))
+        return score_block(qrels, run, measures, block_settings(settings))[1]
     except ParseError as exc:
         raise _PartitionError(2, exc)
-    return (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()}, aligned.counts,
-            aligned.run_queries, aligned.qid_codes, max_depth(aligned))
 
 
 def _reading_error_stage(part: Partition, name: str, on_duplicate: str) -> int:

@@ -19,17 +19,16 @@ partitions it on disk: :mod:`judged.spill`).
 from __future__ import annotations
 
 import os
-from dataclasses import replace
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from .align import align, no_relevant_error
 from .conventions import Settings
 from .data import Qrels, Run, arrow_indices, as_numpy, string_hash
-from .evaluation import RunResult, max_depth
+from .blocks import assemble, block_settings, file_realigner, score_block
+from .progress import ByteProgress
+from .results import RunResult
 from .io.text import Scan, csv_options, file_size, line_of_row, misread, read_raw, tokenize
 from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run, duplicate_rows, run_from_tokens
 from .native import compiled, note_slow_path
@@ -37,25 +36,6 @@ from .native import compiled, note_slow_path
 BLOCK_SIZE = 1 << 20  # bytes of text per parsed batch (pyarrow reads up to 32 batches ahead, the compiled tokenizer 2)
 NATIVE_BLOCK_SIZE = 1 << 22  # bytes per piece for the compiled tokenizer
 BLOCK_ROWS = 1 << 18  # rows gathered before aligning (fewer, larger numpy steps)
-
-
-class StreamedRunResult(RunResult):
-    """A :class:`RunResult` whose ``aligned`` (the whole run's alignment, which streaming never
-    holds) is computed on first use, by reading the file in memory."""
-
-    def __init__(self, name, qids, values, counts, realign):
-        self._realign = realign
-        super().__init__(name, qids, values, counts, None)
-
-    @property
-    def aligned(self):
-        if self._aligned is None:
-            self._aligned = self._realign()
-        return self._aligned
-
-    @aligned.setter
-    def aligned(self, value):
-        self._aligned = value
 
 
 class _NotStreamable(Exception):
@@ -78,7 +58,7 @@ def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *,
         note_slow_path(file_size(source), source)
     scan = None if compiled() is not None else Scan(source)  # the compiled tokenizer reads as the TREC reader does
     try:
-        with _progress(source, progress) as advance:
+        with ByteProgress(source, progress) as advance:
             parts = list(_scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size,
                                         block_rows, advance, reader))
     except _NotStreamable:
@@ -87,7 +67,9 @@ def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *,
         return None
     if scan is not None and not scan.plain():
         return None
-    return _assemble(qrels, source, name, parts, measures, settings, on_duplicate)
+    return assemble(qrels, parts, measures, settings, name, file_realigner(qrels, source, name, settings, on_duplicate),
+                    source)
+
 
 
 def _batches(source: str, block_size: int):
@@ -272,85 +254,10 @@ def _query_blocks(source: str, block_size: int, block_rows: int, advance):
 
 def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size, block_rows, advance,
                    reader=None):
-    """Align and score each block of whole queries with the in-memory engine's code."""
-    block_settings = replace(settings, complete=False,
-                             no_relevant="zero" if settings.no_relevant == "error" else settings.no_relevant)
+    """Each block of whole queries scored by :func:`judged.blocks.score_block`."""
+    settings = block_settings(settings)
     runs = _native_runs(source, name, block_size, advance, reader) if compiled() is not None else \
         _arrow_runs(source, name, block_size, block_rows, advance)
     for row0, run, dup in runs:
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row), dup)
-        aligned = align(qrels, run, block_settings)
-        yield (aligned.qids, {g: m.compute(aligned) for g, m in measures.items()},
-               aligned.counts, aligned.run_queries, aligned.qid_codes, max_depth(aligned))
-
-
-def _assemble(qrels, source, name, parts, measures, settings, on_duplicate) -> RunResult:
-    """Concatenate the blocks in qrels query order, add the queries the run lacks (when
-    ``complete``), and count queries as the in-memory engine does."""
-    index = qrels.index
-    nq = len(index.query_ids)
-    in_run = np.zeros(nq, dtype=bool)
-    for part in parts:  # (qids, values, counts, codes of the run's queries, codes of qids, max depth)
-        in_run[part[3]] = True
-    relevant = index.has_relevant
-    candidates = np.ones(nq, dtype=bool) if settings.complete else in_run
-    no_rel = candidates & ~relevant
-    if no_rel.any() and settings.no_relevant == "error":
-        raise no_relevant_error(index.query_ids[no_rel].tolist())
-    qids = [p[0] for p in parts]
-    codes = [p[4] for p in parts]
-    values = {g: [p[1][g] for p in parts] for g in measures}
-    if settings.complete and not in_run.all():
-        empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), name=name)
-        missing = align(qrels, empty, replace(settings, no_relevant="zero" if settings.no_relevant == "error"
-                                              else settings.no_relevant))
-        keep = ~in_run[missing.qid_codes]
-        qids.append(missing.qids[keep])
-        codes.append(missing.qid_codes[keep])
-        for g, m in measures.items():
-            values[g].append(m.compute(missing)[keep])
-    all_qids = np.concatenate(qids) if qids else np.empty(0, dtype=object)
-    order = np.argsort(np.concatenate(codes) if codes else np.zeros(0, np.int64), kind="stable")
-    counts = {
-        "evaluated": len(all_qids),
-        "skipped": int((candidates & no_rel).sum()) if settings.no_relevant == "skip" else 0,
-        "missing_from_run": int((~in_run).sum()),
-        "only_in_run": sum(p[2]["only_in_run"] for p in parts),
-        "no_relevant": int(no_rel.sum()),
-    }
-    values = {g: (np.concatenate(v) if v else np.zeros(0))[order] for g, v in values.items()}
-
-    def realign():
-        from .io import read_run
-
-        return align(qrels, read_run(source, name=name, on_duplicate=on_duplicate), settings)
-
-    result = StreamedRunResult(name, all_qids[order].astype(object), values, counts, realign)
-    result.max_depth = max((p[5] for p in parts), default=0)
-    result.source = source
-    return result
-
-
-class _progress:
-    """A Rich progress bar over the file's bytes (on stderr), or nothing."""
-
-    def __init__(self, source: str, show: bool):
-        self.source, self.show, self.bar = source, show, None
-
-    def __enter__(self):
-        if not self.show:
-            return lambda n: None
-        from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-        total = os.path.getsize(self.source)
-        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
-                            TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-        self.bar.start()
-        task = self.bar.add_task(os.path.basename(self.source), total=total)
-        return lambda n: self.bar.advance(task, min(n, total - self.bar.tasks[0].completed))
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.stop()
-        return False
+        yield score_block(qrels, run, measures, settings)[1]
