@@ -35,9 +35,9 @@ from judged.stream import evaluate_run_file
 from synth import make_collection, trec_qrels_text, trec_run_text
 
 SRC = Path(judged.__file__).parent
-# the modules that ask `compiled()` for the extension (`from .native import compiled`, or `..`)
-NATIVE_USERS = ("judged.align", "judged.data", "judged.io.text", "judged.io.trec", "judged.measures.binary",
-                "judged.measures.dcg", "judged.stream")
+# the modules that ask `compiled()` for the extension (`from .native import compiled`, or `..`):
+# the kernel layer for every kernel, and the TREC readers choosing the compiled tokenizer
+NATIVE_USERS = ("judged.kernels", "judged.io.text", "judged.stream")
 native = judged.native.native
 
 needs_native = pytest.mark.skipif(native is None, reason="judged._native is not built here (no C compiler, or "
@@ -424,6 +424,7 @@ def weak_hash(values):
 @FEW
 @given(seed=st.integers(0, 2**32 - 1), weak=st.booleans())
 def test_qrels_lookup_through_both_kernels(seed, weak):
+    # judged.data.grades_of_rows: the compiled lookup_blocks against the reference (one KeyTable)
     rng = np.random.default_rng(seed)
     nq = int(rng.integers(1, 6))
     qrels = {f"q{q}": {"x" * L + ("é" if L % 2 else ""): int(rng.integers(-1, 4)) for L in rng.choice(9, rng.integers(1, 9), replace=False) + 1}
@@ -431,28 +432,23 @@ def test_qrels_lookup_through_both_kernels(seed, weak):
     pool = [d for docs in qrels.values() for d in docs] + ["y" * L for L in range(1, 10)] + ["", "zz", "xé"]
     n = int(rng.integers(1, 120))
     docid = pa.array(list(rng.choice(pool, n + 7)), pa.string()).slice(int(rng.integers(0, 8)), n)  # a sliced array
-    qcode = rng.integers(-1, nq, n)  # -1: a query the qrels lack
-    rows = rng.integers(0, n, n) if rng.random() < 0.5 else None  # entry i is docid[rows[i]]
-    for codes in (np.sort(qcode), qcode):
-        with pytest.MonkeyPatch.context() as mp:
-            if weak:
-                mp.setattr(judged.data, "string_hash", weak_hash)
-            spy = spy_on(mp)
-            index = judged.read_qrels(qrels).index
-            assert index.table is not None  # (the weak hash still tells each query's judgments apart)
-            fast = index.lookup(codes, docid, rows=rows)
-            with pure_path():
-                index = judged.read_qrels(qrels).index
-                slow = index.lookup(codes, docid, rows=rows)
-        if len(codes) > 1 and (np.diff(codes) < 0).any():
-            assert "lookup" in spy.calls
-        else:
-            assert "lookup_blocks" in spy.calls
-        assert np.array_equal(fast, slow, equal_nan=True)
-        qids, names = index.query_ids, docid.to_pylist()
-        entries = names if rows is None else [names[r] for r in rows]
-        expected = [qrels[qids[c]].get(d, np.nan) if c >= 0 else np.nan for c, d in zip(codes, entries)]
-        assert np.array_equal(fast, np.array(expected, float), equal_nan=True)
+    qcode = rng.integers(-1, nq, n)  # per run row; -1: a query the qrels lack
+    rows = np.argsort(qcode, kind="stable")  # grouped by query, as align gives them
+    if rng.random() < 0.5:
+        rows = rows[rng.random(n) < 0.7]  # not every row
+    kernel = judged.data.grades_of_rows
+    with pytest.MonkeyPatch.context() as mp:
+        if weak:
+            mp.setattr(judged.data, "string_hash", weak_hash)
+        index = judged.read_qrels(qrels).index
+        assert index.table is not None  # (the weak hash still tells each query's judgments apart)
+        hashes = judged.data.string_hash(docid)
+        fast = kernel.bound(native, index, rows, qcode, docid, hashes)
+        slow = kernel.reference(index, rows, qcode, docid, hashes)
+    assert np.array_equal(fast, slow, equal_nan=True)
+    qids, names = index.query_ids, docid.to_pylist()
+    expected = [qrels[qids[qcode[r]]].get(names[r], np.nan) if qcode[r] >= 0 else np.nan for r in rows]
+    assert np.array_equal(fast, np.array(expected, float), equal_nan=True)
 
 
 def ranked_arrays(aligned) -> dict:
@@ -832,7 +828,7 @@ def test_trec_rank_orders_as_trec_eval(name, docids, descending):
     assert offsets.tolist() == np.concatenate(([0], np.cumsum(np.bincount(qe[qe >= 0], minlength=nq)))).tolist()
     assert pos.tolist() == (np.arange(len(rows)) - offsets[q]).tolist()
 
-    # align: the compiled kernel and the pure path (_tie_order) give the same ranking
+    # align: the compiled kernel and the pure path (tie_order) give the same ranking
     qids = [f"q{k}" for k in np.maximum(qe, 0)]
     run = Run(pa.array(qids), pa.array(docs), score)
     qrels = Qrels(pa.array([f"q{k}" for k in range(nq)]), pa.array([docs[0]] * nq), np.ones(nq, np.int64))

@@ -592,61 +592,19 @@ static PyObject *repeated_rows(PyObject *self, PyObject *args)
     return res;
 }
 
-/* ---- lookup -------------------------------------------------------------------------- */
-
-/* Grades (NaN when unjudged) of the pairs (qcode[i], run docid rows[i]; its hash h[i]), found in the
- * linear-probing table of judged.data.KeyTable (keys: hash + qcode * MQ; home slot: the
- * key's top bits; no wrap-around) and confirmed on the docid bytes. */
-static PyObject *lookup(PyObject *self, PyObject *args)
-{
-    Py_buffer tk, tr, qb, hb, rb, ro, rd, jo, jd, jg, out;
-    int shift, row_bytes;
-    if (!PyArg_ParseTuple(args, "y*y*iiy*y*y*y*y*y*y*y*w*", &tk, &tr, &row_bytes, &shift, &qb, &hb, &rb, &ro, &rd,
-                          &jo, &jd, &jg, &out))
-        return NULL;
-    const uint64_t *keys = tk.buf;
-    const int64_t *q = qb.buf, *rows = rb.buf, *grade = jg.buf;
-    const uint64_t *h = hb.buf;
-    const int32_t *run_off = ro.buf, *j_off = jo.buf;
-    const unsigned char *run_data = rd.buf, *j_data = jd.buf;
-    double *g = out.buf;
-    Py_ssize_t n = out.len / 8;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        g[i] = NAN;
-        if (q[i] < 0) continue;
-        uint64_t key = h[i] + (uint64_t)q[i] * MQ;
-        Py_ssize_t slot = (Py_ssize_t)(key >> shift);
-        for (;; slot++) {
-            int64_t r = row_bytes == 4 ? ((const int32_t *)tr.buf)[slot] : ((const int64_t *)tr.buf)[slot];
-            if (r < 0) break;
-            if (keys[slot] == key) {
-                if (same_string(run_off, run_data, rows[i], j_off, j_data, r)) g[i] = (double)grade[r];
-                break;
-            }
-        }
-    }
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&tk); PyBuffer_Release(&tr); PyBuffer_Release(&qb); PyBuffer_Release(&hb);
-    PyBuffer_Release(&rb); PyBuffer_Release(&ro); PyBuffer_Release(&rd); PyBuffer_Release(&jo);
-    PyBuffer_Release(&jd); PyBuffer_Release(&jg); PyBuffer_Release(&out);
-    Py_RETURN_NONE;
-}
-
 /* ---- lookup_blocks -------------------------------------------------------------------- */
 
-/* The same grades as lookup, for entries grouped by query (as align gives them): each
- * query's judgments (block j_start[q]..j_start[q+1] of the qrels index, with their docid
- * hashes j_hash) go into a small open-addressing table that stays in cache while that
- * query's entries probe it. Matches are confirmed on the docid bytes; two judgments of one
- * query with equal hashes but different docids are both kept (probing goes on). With
- * ``indirect``, entry i's query code and hash are q[rows[i]] and h[rows[i]] (per run row). */
+/* Grades (NaN when unjudged) of the run rows rows[i], grouped by query (as align gives
+ * them); q and h are per run row (query code, -1 when unknown; docid hash). Each query's
+ * judgments (block j_start[q]..j_start[q+1] of the qrels index, with their docid hashes
+ * j_hash) go into a small open-addressing table that stays in cache while that query's
+ * rows probe it. Matches are confirmed on the docid bytes; two judgments of one query with
+ * equal hashes but different docids are both kept (probing goes on). The numpy reference
+ * is judged.data.QrelsIndex.lookup (one KeyTable of every judgment). */
 static PyObject *lookup_blocks(PyObject *self, PyObject *args)
 {
     Py_buffer qb, hb, rb, ro, rd, js, jh, jo, jd, jg, out;
-    int indirect;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*w*p", &qb, &hb, &rb, &ro, &rd, &js, &jh, &jo, &jd, &jg, &out,
-                          &indirect))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*w*", &qb, &hb, &rb, &ro, &rd, &js, &jh, &jo, &jd, &jg, &out))
         return NULL;
     const int64_t *q = qb.buf, *rows = rb.buf, *jstart = js.buf, *grade = jg.buf;
     const uint64_t *h = hb.buf, *jhash = jh.buf;
@@ -660,7 +618,7 @@ static PyObject *lookup_blocks(PyObject *self, PyObject *args)
     int64_t current = -2;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t qi = indirect ? q[rows[i]] : q[i];
+        int64_t qi = q[rows[i]];
         g[i] = NAN;
         if (qi < 0) continue;
         if (qi != current) {
@@ -682,7 +640,7 @@ static PyObject *lookup_blocks(PyObject *self, PyObject *args)
                 table[slot] = r;
             }
         }
-        uint64_t key = indirect ? h[rows[i]] : h[i];
+        uint64_t key = h[rows[i]];
         for (Py_ssize_t slot = (Py_ssize_t)(key >> shift);; slot = (slot + 1) & (size - 1)) {
             int64_t r = table[slot];
             if (r < 0) break;
@@ -1184,7 +1142,6 @@ static PyMethodDef METHODS[] = {
     {"string_hash", string_hash, METH_VARARGS, "string_hash(offsets_int32, data, out_uint64)"},
     {"equal_at", equal_at, METH_VARARGS, "equal_at(a_offsets, a_data, a_rows, b_offsets, b_data, b_rows, out_bool)"},
     {"repeated_rows", repeated_rows, METH_VARARGS, "repeated_rows(qcode, nq, hash, offsets, data) -> int64 rows"},
-    {"lookup", lookup, METH_VARARGS, "lookup(keys, rows, row_bytes, shift, qcode, hash, run_rows, ...)"},
     {"lookup_blocks", lookup_blocks, METH_VARARGS,
      "lookup_blocks(qcode, hash, run_rows, run_offsets, run_data, j_start, j_hash, j_offsets, j_data, j_grade, out)"},
     {"trec_rank", trec_rank, METH_VARARGS, "trec_rank(query_index, n_queries, score, offsets, data) -> (rows, q, pos, offsets)"},

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from .conventions import Settings
 from .data import Qrels, Run, arrow_indices, as_numpy, string_buffers
 from .errors import ConventionError
-from .native import compiled
+from .kernels import FALLBACK, kernel
 
 
 def block_offsets(q: np.ndarray, n: int) -> np.ndarray:
@@ -198,15 +198,7 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
         rq_eval = np.repeat(rq_eval, np.diff(np.append(starts, len(rq))))
     if settings.ignore_identical_ids:  # BEIR's ignore_identical_ids: drop docid == qid
         rq_eval[pc.equal(run.qid, run.docid).to_numpy(zero_copy_only=False)] = -1
-    ranked = _trec_ranked(run, rq_eval, n) if settings.ties == "trec" and compiled() is not None else None
-    if ranked is None:
-        keep = np.flatnonzero(rq_eval >= 0)
-        order = _tie_order(run, keep, rq_eval[keep], settings.ties)
-        rows = keep[order]
-        q = rq_eval[rows]
-        offsets = block_offsets(q, n)
-        pos = np.arange(len(rows), dtype=np.int64) - offsets[q]
-        ranked = Ranked(n, q, pos, None, rows, offsets)
+    ranked = ranked_rows(run, rq_eval, n, settings.ties)
     ranked.grade = index.grades_of_rows(ranked.row, rq, run.docid, run.docid_hash)
     cut = settings.depth_cut
     if cut is not None and len(ranked.count) and ranked.count.max() > cut:  # trec_eval -M: the top N only
@@ -234,14 +226,28 @@ def _distinct(codes: np.ndarray, n: int) -> np.ndarray:
     return np.flatnonzero(seen)
 
 
-def _trec_ranked(run: Run, rq_eval: np.ndarray, n: int) -> "Ranked | None":
-    """The rows of evaluated queries (``rq_eval`` >= 0) in trec_eval's order, by the compiled
-    kernel in one pass (grades still to fill); None when a score is NaN."""
-    native = compiled()
+@kernel
+def ranked_rows(run: Run, rq_eval: np.ndarray, n: int, ties: str) -> Ranked:
+    """The rows of the evaluated queries (``rq_eval`` >= 0: their query index 0..n-1) in
+    (query, rank) order under the tie convention, grades still to fill."""
+    keep = np.flatnonzero(rq_eval >= 0)
+    rows = keep[tie_order(run, keep, rq_eval[keep], ties)]
+    q = rq_eval[rows]
+    offsets = block_offsets(q, n)
+    pos = np.arange(len(rows), dtype=np.int64) - offsets[q]
+    return Ranked(n, q, pos, None, rows, offsets)
+
+
+@ranked_rows.binding
+def _(native, run, rq_eval, n, ties):
+    """trec_eval's order in one compiled pass (``trec_rank``); not for other tie orders, nor
+    when a score is NaN."""
+    if ties != "trec":
+        return FALLBACK
     out = native.trec_rank(np.ascontiguousarray(rq_eval, np.int64), n, np.ascontiguousarray(run.score, np.float64),
                            *string_buffers(run.docid))
     if out is None:
-        return None
+        return FALLBACK
     rows, q, pos, offsets = (np.frombuffer(b, dtype=np.int64) for b in out)
     return Ranked(n, q, pos, None, rows, offsets)
 
@@ -257,7 +263,7 @@ def _judgments(index, evaluated: np.ndarray) -> Judgments:
     return Judgments(n, jq, index.grade[jrows], offsets, index, evaluated)
 
 
-def _tie_order(run: Run, rows: np.ndarray, q: np.ndarray, ties: str) -> np.ndarray:
+def tie_order(run: Run, rows: np.ndarray, q: np.ndarray, ties: str) -> np.ndarray:
     """Permutation of ``rows`` into (query, rank) order under the tie convention."""
     if ties == "input":
         return np.argsort(q, kind="stable")

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .native import compiled
+from .kernels import FALLBACK, kernel
 
 
 def as_string_array(values) -> pa.Array:
@@ -114,28 +114,27 @@ def string_buffers(values: pa.Array) -> tuple[np.ndarray, object]:
     return offsets, b"" if body is None else body
 
 
+@kernel
 def strings_equal(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarray) -> np.ndarray:
     """Per pair i: whether string a[rows_a[i]] equals b[rows_b[i]] (confirms hash matches)."""
-    native = compiled()
-    if native is not None:
-        out = np.empty(len(rows_a), dtype=bool)
-        native.equal_at(*string_buffers(a), np.ascontiguousarray(rows_a, np.int64), *string_buffers(b),
-                        np.ascontiguousarray(rows_b, np.int64), out.view(np.uint8))
-        return out
     return as_numpy(pc.equal(a.take(arrow_indices(rows_a)), b.take(arrow_indices(rows_b))))
 
 
+@strings_equal.binding
+def _(native, a, rows_a, b, rows_b):
+    out = np.empty(len(rows_a), dtype=bool)
+    native.equal_at(*string_buffers(a), np.ascontiguousarray(rows_a, np.int64), *string_buffers(b),
+                    np.ascontiguousarray(rows_b, np.int64), out.view(np.uint8))
+    return out
+
+
+@kernel
 def string_hash(values: pa.Array) -> np.ndarray:
     """A 64-bit hash of each string, computed over the Arrow buffers 8 bytes at a time
     (vectorised; no Python per string). Used to find repeated and matching ids quickly;
     every match it suggests is confirmed on the strings themselves."""
     values = as_string_array(values)
     n = len(values)
-    native = compiled()
-    if native is not None:
-        out = np.empty(n, dtype=np.uint64)
-        native.string_hash(*string_buffers(values), out)
-        return out
     offsets, body = string_buffers(values)
     start, length = offsets[:-1].astype(np.intp), np.diff(offsets)
     data = np.zeros(len(body) + 8, dtype=np.uint8)
@@ -164,6 +163,14 @@ def string_hash(values: pa.Array) -> np.ndarray:
         h *= _MQ
         h ^= h >> np.uint64(31)
         return h
+
+
+@string_hash.binding
+def _(native, values):
+    values = as_string_array(values)
+    out = np.empty(len(values), dtype=np.uint64)
+    native.string_hash(*string_buffers(values), out)
+    return out
 
 
 def pair_keys(qcode: np.ndarray, docid_hash: np.ndarray) -> np.ndarray:
@@ -414,22 +421,10 @@ class QrelsIndex:
             return out
         if rows is None:
             rows = np.arange(len(qcode))
-        native = compiled()
-        if native is not None and (len(qcode) < 2 or not (np.diff(qcode) < 0).any()):  # grouped by query
-            if docid_hash is None:
-                docid_hash = string_hash(docid.take(arrow_indices(rows)))
-            return self._lookup_blocks(qcode, docid_hash, rows, docid, per_row=False)
         if self.table is None:
             return self._lookup_exact(qcode, docid.take(arrow_indices(rows)))
         if docid_hash is None:
             docid_hash = string_hash(docid.take(arrow_indices(rows)))
-        if native is not None:
-            t = self.table
-            native.lookup(t.keys, t.rows, t.rows.itemsize, int(t.shift), np.ascontiguousarray(qcode, np.int64),
-                          np.ascontiguousarray(docid_hash, np.uint64), np.ascontiguousarray(rows, np.int64),
-                          *string_buffers(docid), *string_buffers(self.docid), np.ascontiguousarray(self.grade, np.int64),
-                          out)
-            return out
         found = self.table.find(pair_keys(qcode, docid_hash))
         hit = np.flatnonzero((found >= 0) & (qcode >= 0))
         mine = found[hit]
@@ -439,20 +434,8 @@ class QrelsIndex:
 
     def grades_of_rows(self, rows: np.ndarray, qcode: np.ndarray, docid: pa.Array, docid_hash: np.ndarray) -> np.ndarray:
         """:meth:`lookup` of run rows ``rows`` (grouped by query), from per-row query codes and
-        docid hashes of the whole run (the compiled kernel gathers them itself)."""
-        if compiled() is None or len(self.grade) == 0 or len(rows) == 0:
-            return self.lookup(qcode[rows], docid, docid_hash[rows], rows=rows)
-        return self._lookup_blocks(qcode, docid_hash, rows, docid, per_row=True)
-
-    def _lookup_blocks(self, qcode, docid_hash, rows, docid, per_row: bool) -> np.ndarray:
-        """The compiled per-query lookup (``lookup_blocks``); ``per_row``: ``qcode`` and
-        ``docid_hash`` are per run row (gathered through ``rows``), else per entry."""
-        out = np.empty(len(rows))
-        native = compiled()
-        native.lookup_blocks(np.ascontiguousarray(qcode, np.int64), np.ascontiguousarray(docid_hash, np.uint64),
-                             np.ascontiguousarray(rows, np.int64), *string_buffers(docid), self.offsets, self.docid_hash,
-                             *string_buffers(self.docid), np.ascontiguousarray(self.grade, np.int64), out, per_row)
-        return out
+        docid hashes of the whole run."""
+        return grades_of_rows(self, rows, qcode, docid, docid_hash)
 
     def _lookup_exact(self, qcode: np.ndarray, docid: pa.Array) -> np.ndarray:
         """The same answer without hashing: (query, docid code) keys over the qrels' docids."""
@@ -539,3 +522,24 @@ def content_hash(*columns) -> str:
         else:
             h.update(np.ascontiguousarray(col).tobytes())
     return h.hexdigest()
+
+
+@kernel
+def grades_of_rows(index: QrelsIndex, rows: np.ndarray, qcode: np.ndarray, docid: pa.Array,
+                   docid_hash: np.ndarray) -> np.ndarray:
+    """Grades (float, NaN where unjudged) of run rows ``rows`` (grouped by query) given the
+    run's per-row query codes, docids and docid hashes: :meth:`QrelsIndex.lookup`."""
+    return index.lookup(qcode[rows], docid, docid_hash[rows], rows=rows)
+
+
+@grades_of_rows.binding
+def _(native, index, rows, qcode, docid, docid_hash):
+    """One small hash table per query (``lookup_blocks``), every match confirmed on the bytes;
+    the rows' codes and hashes are gathered by the C code itself."""
+    if len(index.grade) == 0 or len(rows) == 0:
+        return FALLBACK
+    out = np.empty(len(rows))
+    native.lookup_blocks(np.ascontiguousarray(qcode, np.int64), np.ascontiguousarray(docid_hash, np.uint64),
+                         np.ascontiguousarray(rows, np.int64), *string_buffers(docid), index.offsets, index.docid_hash,
+                         *string_buffers(index.docid), np.ascontiguousarray(index.grade, np.int64), out)
+    return out

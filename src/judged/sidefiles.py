@@ -89,13 +89,13 @@ def run_in_rank_order(run, ties: str = "trec", qids=None):
     rank) order under the declared tie order, for the queries ``qids`` (default: all)."""
     import pyarrow.compute as pc
 
-    from .align import _tie_order
+    from .align import tie_order
 
     vocab = pa.array(sorted(set(qids) if qids is not None else set(pc.unique(run.qid).to_pylist())), pa.string())
     code = pc.index_in(run.qid, value_set=vocab).to_numpy(zero_copy_only=False).astype(np.float64)
     rows = np.flatnonzero(~np.isnan(code))
     q = code[rows].astype(np.int64)
-    perm = _tie_order(run, rows, q, ties)
+    perm = tie_order(run, rows, q, ties)
     rows, q = rows[perm], q[perm]
     starts = np.searchsorted(q, np.arange(len(vocab)))
     return rows, q, np.arange(len(rows)) - starts[q], vocab

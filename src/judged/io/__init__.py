@@ -35,7 +35,7 @@ __all__ = ["read_qrels", "read_run", "dataset_qrels"]
 BEIR_HEADERS = {b"query-id", b"query_id", b"qid"}
 
 
-def _kind(path: str) -> str:
+def file_kind(path: str) -> str:
     """parquet (by content, or by name), json or text: by content where the name lies (a
     TREC file named ``.json``, JSON named ``.txt``), else by name."""
     p = path.lower()
@@ -79,7 +79,7 @@ def read_qrels(source, on_duplicate: str = "error") -> Qrels:
         return load_qrels(source, on_duplicate=on_duplicate)
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        kind = _kind(path)
+        kind = file_kind(path)
         if kind != "parquet" and os.path.isdir(path):
             return dataset_qrels(path, on_duplicate=on_duplicate)
         if kind == "json":
@@ -115,9 +115,9 @@ def _first_fields(path: str) -> list[bytes]:
     if need be); [] when that cannot be read (the full reader then says why)."""
     import gzip
 
-    from .text import _open
+    from .text import open_file
 
-    with _open(path) as fh:  # a missing or unreadable path: its ParseError
+    with open_file(path) as fh:  # a missing or unreadable path: its ParseError
         head = fh.read(1 << 16)
     if head[:2] == b"\x1f\x8b":
         try:
@@ -171,7 +171,7 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error") -> Ru
         return frames.run_from_dict(source, name or "run")
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        kind = _kind(path)
+        kind = file_kind(path)
         if kind == "json":
             obj, raw = _read_path(path, "json", lambda: frames.load_json(path, on_duplicate))
             r = (mteb.run_from_predictions(obj, raw.name, name=name) if mteb.is_predictions(obj)

@@ -36,7 +36,7 @@ class RawFile:
     sha256: str  # of the bytes on disk
 
 
-def _open(name: str, what: str = "file"):
+def open_file(name: str, what: str = "file"):
     try:
         return open(name, "rb")
     except FileNotFoundError:
@@ -61,7 +61,7 @@ def read_bytes(path, what: str = "file") -> bytes:
     """A file's bytes as stored; a missing, unreadable or directory path is a ParseError
     saying what was expected (``what``: file, record, grade scale...)."""
     name = os.fspath(path)
-    with _open(name, what) as fh:
+    with open_file(name, what) as fh:
         try:
             return fh.read()
         except OSError as exc:
@@ -117,7 +117,7 @@ def read_table(path, names: list[str], types: dict) -> FileRead | None:
     the TREC tokenizer (tabs, lone CR, NUL). None when the file needs the in-memory path
     (gzip, irregular white space, comments, fields after the last, errors to explain)."""
     name = os.fspath(path)
-    with _open(name) as fh:
+    with open_file(name) as fh:
         head = fh.read(2)
     if head == b"\x1f\x8b":
         return None
@@ -336,7 +336,7 @@ def read_tokens(path, layout: Layout) -> "tuple[Tokens, str] | None":
         note_slow_path(file_size(path), os.fspath(path))
         return None
     name = os.fspath(path)
-    with _open(name) as fh:
+    with open_file(name) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size == 0 or fh.read(2) == b"\x1f\x8b":
             raw = read_raw(name)  # gzip (or empty: read_raw says so)

@@ -15,7 +15,7 @@ from ..conventions import validate
 from ..data import (Qrels, Run, any_repeated, arrow_indices, as_numpy, id_blocks, id_codes, pair_keys,
                     string_buffers, string_hash)
 from ..errors import ParseError
-from ..native import compiled
+from ..kernels import kernel
 from .text import (Layout, RawFile, Tokens, fast_table, iter_lines, line_of_row, read_raw, read_table, read_tokens,
                    require_rows)
 
@@ -159,12 +159,16 @@ def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None
         qcode = np.repeat(np.arange(len(vocab)), np.diff(np.append(starts, len(qid))))
     else:
         qcode = id_codes(qid, vocab, (starts, values))
-    native = compiled()
-    if native is not None:  # exact: per-query hash sets confirmed on the bytes
-        docid_hash = string_hash(docid) if docid_hash is None else docid_hash
-        return np.sort(np.frombuffer(native.repeated_rows(qcode, len(vocab), np.ascontiguousarray(docid_hash, np.uint64),
-                                                          *string_buffers(docid)), dtype=np.int64))
-    if not any_repeated(pair_keys(qcode, string_hash(docid) if docid_hash is None else docid_hash)):
+    return repeated_pair_rows(qid, docid, qcode, len(vocab), string_hash(docid) if docid_hash is None else docid_hash)
+
+
+@kernel
+def repeated_pair_rows(qid: pa.Array, docid: pa.Array, qcode: np.ndarray, n_queries: int,
+                       docid_hash: np.ndarray) -> np.ndarray:
+    """The rows (ascending) repeating an earlier row's (qid, docid) pair; ``qcode``: each
+    row's query code (0..n_queries-1). Distinct (query, docid-hash) keys prove there is none;
+    only when two keys meet (a repeat, or a hash collision) are the strings grouped."""
+    if not any_repeated(pair_keys(qcode, docid_hash)):
         return np.empty(0, dtype=np.int64)
     t = pa.table({"q": qid, "d": docid, "i": pa.array(np.arange(len(qid)))})
     first = t.group_by(["q", "d"], use_threads=False).aggregate([("i", "min"), ("i", "count")])
@@ -173,6 +177,14 @@ def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None
     keep = np.zeros(len(qid), dtype=bool)
     keep[first["i_min"].to_numpy()] = True
     return np.flatnonzero(~keep)
+
+
+@repeated_pair_rows.binding
+def _(native, qid, docid, qcode, n_queries, docid_hash):
+    """Exact: per-query hash sets, every match confirmed on the bytes."""
+    return np.sort(np.frombuffer(native.repeated_rows(np.ascontiguousarray(qcode, np.int64), n_queries,
+                                                      np.ascontiguousarray(docid_hash, np.uint64),
+                                                      *string_buffers(docid)), dtype=np.int64))
 
 
 def dedupe_run(run: Run, on_duplicate: str, line_of, dup: np.ndarray | None = None) -> Run:

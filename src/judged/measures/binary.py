@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..native import compiled
+from ..kernels import FALLBACK, kernel
 from .dcg import ranking_for
 
 # the kernels of judged._native.binary_measure (its M_* codes)
@@ -32,7 +32,7 @@ def _per_query_count(q, mask, n):
     return np.bincount(q[mask], minlength=n).astype(np.float64)
 
 
-def _within_query_cumsum(flags: np.ndarray, q: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def within_query_cumsum(flags: np.ndarray, q: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Inclusive running count of ``flags`` inside each query block."""
     cs = np.cumsum(flags, dtype=np.int64)
     base = np.concatenate(([0], cs))[offsets[:-1]]
@@ -40,13 +40,18 @@ def _within_query_cumsum(flags: np.ndarray, q: np.ndarray, offsets: np.ndarray) 
 
 
 def compute(measure, aligned) -> np.ndarray:
+    R = aligned.judgments.count_at_least(measure.rel).astype(np.float64)
+    if measure.name == "NumRel":
+        return R
+    return binary_measure(measure, aligned, R)
+
+
+@kernel
+def binary_measure(measure, aligned, R: np.ndarray) -> np.ndarray:
+    """Per-query values of one of the binary-relevance measures (P, R, Success, RR, AP,
+    Rprec, NumRet, NumRelRet, Bpref); ``R``: each query's relevant judgments."""
     n = aligned.n_queries
     name, k, rel = measure.name, measure.cutoff, measure.rel
-    R = aligned.judgments.count_at_least(rel).astype(np.float64)
-    if name == "NumRel":
-        return R
-    if compiled() is not None and name in NATIVE_KINDS:
-        return _native_compute(measure, aligned, R)
     if name == "Bpref":
         return _bpref(aligned, rel, R)
     ranked = ranking_for(measure, aligned)
@@ -71,7 +76,7 @@ def compute(measure, aligned) -> np.ndarray:
         out[uniq] = 1.0 / (top.pos[isrel][first] + 1.0)
         return out
     if name == "AP":
-        so_far = _within_query_cumsum(isrel, top.q, top.offsets)
+        so_far = within_query_cumsum(isrel, top.q, top.offsets)
         terms = so_far[isrel] / (top.pos[isrel] + 1.0)
         s = np.bincount(top.q[isrel], weights=terms, minlength=n)
         np.divide(s, R, out=out, where=R > 0)
@@ -84,14 +89,16 @@ def compute(measure, aligned) -> np.ndarray:
     raise KeyError(name)
 
 
-def _native_compute(measure, aligned, R: np.ndarray) -> np.ndarray:
+@binary_measure.binding
+def _(native, measure, aligned, R: np.ndarray):
     """The same values by the compiled kernel: one pass over each query's top k rows, the
     condensed ranking read in place (no copy)."""
+    if measure.name not in NATIVE_KINDS:
+        return FALLBACK
     ranked, rel = aligned.ranked, measure.rel
     N = aligned.judgments.count_nonrelevant(rel).astype(np.float64) if measure.name == "Bpref" else R
     out = np.empty(aligned.n_queries)
     k = -1 if measure.cutoff is None else measure.cutoff
-    native = compiled()
     native.binary_measure(NATIVE_KINDS[measure.name], k, float(rel), measure.unjudged == "condensed",
                           *ranked.columns, R, N, out)
     return out
@@ -104,7 +111,7 @@ def _bpref(aligned, rel: int, R: np.ndarray) -> np.ndarray:
     nonrel = (g >= 0) & (g < rel)
     isrel = g >= rel
     N = aligned.judgments.count_nonrelevant(rel).astype(np.float64)
-    seen = _within_query_cumsum(nonrel, ranked.q, ranked.offsets)[isrel].astype(np.float64)
+    seen = within_query_cumsum(nonrel, ranked.q, ranked.offsets)[isrel].astype(np.float64)
     q = ranked.q[isrel]
     denom = np.minimum(N[q], R[q])
     terms = np.ones(len(q))

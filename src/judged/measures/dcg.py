@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import ConventionError
-from ..native import compiled
+from ..kernels import FALLBACK, kernel
 
 MAX_GAIN_TABLE = 1 << 16  # grades above this take the numpy path
 FEW_GRADES = 15  # the gain table tried first
@@ -28,24 +28,22 @@ def ranking_for(measure, aligned):
     return aligned.ranked.condensed if measure.unjudged == "condensed" else aligned.ranked
 
 
+@kernel
 def dcg(measure, ranked, n: int, condensed: bool = False) -> np.ndarray:
     """DCG@k per query of ``ranked`` (of its condensed ranking when ``condensed``)."""
-    if compiled() is not None:
-        out = _native_dcg(measure, ranked, n, condensed)
-        if out is not None:
-            return out
     top = (ranked.condensed if condensed else ranked).top(measure.cutoff)
     gains = measure.gain(top.grade)
     return np.bincount(top.q, weights=measure.discount.divide(gains, top.pos + 1), minlength=n)
 
 
-def _native_dcg(measure, ranked, n: int, condensed: bool) -> np.ndarray | None:
-    """The same sums by the compiled kernel, reading the ranking in place; None when a
-    grade is outside the integer gain table (the numpy path then decides)."""
-    native = compiled()
+@dcg.binding
+def _(native, measure, ranked, n: int, condensed: bool = False):
+    """The same sums by the compiled kernel (``dcg_measure``), reading the ranking in place
+    (the condensed ranking skipped through); the reference decides when a grade is outside
+    the integer gain table."""
     offsets, pos, grade = ranked.columns
     if len(offsets) != n + 1:
-        return None
+        return FALLBACK
     longest = int(ranked.count.max()) if n else 0
     depth = longest if measure.cutoff is None else min(longest, measure.cutoff)
     out = np.empty(n)
@@ -56,27 +54,38 @@ def _native_dcg(measure, ranked, n: int, condensed: bool) -> np.ndarray | None:
         return out
     top = ranked.top_grade
     if top <= FEW_GRADES or top > MAX_GAIN_TABLE:
-        return None
+        return FALLBACK
     done = native.dcg_measure(k, condensed, offsets, pos, grade, _gains(measure.gain, top), denominators, out)
-    return out if done else None
+    return out if done else FALLBACK
 
 
-def _native_index_idcg(measure, index) -> np.ndarray | None:
-    """IDCG@k of every query of the qrels index by the compiled kernel; None when a grade is
-    past the gain table or has no gain there (the numpy path then decides)."""
-    native = compiled()
+@kernel
+def index_idcg(measure, index) -> np.ndarray | None:
+    """IDCG@k of every query of the qrels index (in query code order); None when a grade of
+    a query that may not be evaluated has no gain (the evaluated queries then decide)."""
+    n = len(index.query_ids)
+    try:
+        return _ideal_dcg(measure, *_sorted_gains(measure, index.row_query, index.grade, n), n)
+    except ConventionError:
+        return None
+
+
+@index_idcg.binding
+def _(native, measure, index):
+    """The compiled ``ideal_dcg``; the reference decides when a grade is past the gain table
+    or has no gain there."""
     n = len(index.query_ids)
     grade = np.ascontiguousarray(index.grade, np.int64)
     top = int(grade.max()) if len(grade) else 0
     if top > MAX_GAIN_TABLE:
-        return None
+        return FALLBACK
     longest = int(np.diff(index.offsets).max()) if n else 0
     depth = longest if measure.cutoff is None else min(longest, measure.cutoff)
     out = np.empty(n)
     k = -1 if measure.cutoff is None else measure.cutoff
     done = native.ideal_dcg(k, np.ascontiguousarray(index.offsets, np.int64), grade, _gains(measure.gain, max(top, 0)),
                             _denominators(measure.discount, depth), out)
-    return out if done else None
+    return out if done else FALLBACK
 
 
 @lru_cache(maxsize=64)
@@ -175,13 +184,9 @@ def _index_idcg(measure, index, key) -> np.ndarray | None:
     of a query that may not be evaluated has no gain (the evaluated queries then decide)."""
     memo = index._ideal
     if key not in memo:
-        every = _native_index_idcg(measure, index) if compiled() is not None else None
+        every = index_idcg(measure, index)
         if every is None:
-            n = len(index.query_ids)
-            try:
-                every = _ideal_dcg(measure, *_sorted_gains(measure, index.row_query, index.grade, n), n)
-            except ConventionError:
-                return None
+            return None
         memo[key] = every
     return memo[key]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .binary import _within_query_cumsum
+from .binary import within_query_cumsum
 
 INFAP_EPSILON = 0.00001  # trec_eval.h
 
@@ -44,9 +44,9 @@ def compute(measure, aligned) -> np.ndarray:
     nonrel = (g >= 0) & (g < rel_level)
     unjudged = g < 0
     q, offsets = ranked.q, ranked.offsets
-    rel_above = (_within_query_cumsum(isrel, q, offsets) - isrel)[isrel].astype(np.float64)
-    nonrel_above = (_within_query_cumsum(nonrel, q, offsets) - nonrel)[isrel].astype(np.float64)
-    unj_above = (_within_query_cumsum(unjudged, q, offsets) - unjudged)[isrel].astype(np.float64)
+    rel_above = (within_query_cumsum(isrel, q, offsets) - isrel)[isrel].astype(np.float64)
+    nonrel_above = (within_query_cumsum(nonrel, q, offsets) - nonrel)[isrel].astype(np.float64)
+    unj_above = (within_query_cumsum(unjudged, q, offsets) - unjudged)[isrel].astype(np.float64)
     fj = ranked.pos[isrel].astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         term = (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rel_above + nonrel_above + unj_above) / fj)

@@ -1,0 +1,59 @@
+"""The kernel layer: each kernel written once as its numpy reference, bound to its C
+function (``judged._native``) when the extension is loaded; the fallback rule in one place.
+
+    @kernel
+    def string_hash(values):              # the numpy reference: the definition
+        ...
+
+    @string_hash.binding
+    def _(native, values):                # the same result by the compiled function
+        ...                               # or FALLBACK: the reference decides
+
+Calling ``string_hash(values)`` runs the binding when :func:`judged.native.compiled` gives
+the extension (``JUDGED_PURE_PYTHON=1`` and ``judged.native.pure()`` turn it off), else the
+reference. A binding returns :data:`FALLBACK` for an input its C code does not take (a NaN
+score, a grade past the gain table); the reference then computes the result. Both give the
+same bits: the tests run every kernel both ways (``tests/test_native.py``), and
+:data:`KERNELS` lists them. No module outside this one asks the switch for a kernel.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..native import compiled
+
+FALLBACK = object()  # a binding's "not for this input": the reference computes it
+KERNELS: dict = {}  # "module.name" -> Kernel
+
+
+class Kernel:
+    """A numpy reference function and its optional compiled binding."""
+
+    def __init__(self, reference):
+        self.reference = reference
+        self.bound = None  # binding(native, *args, **kwargs)
+        functools.update_wrapper(self, reference)
+        KERNELS[f"{reference.__module__}.{reference.__qualname__}"] = self
+
+    def binding(self, function):
+        """Decorator: ``function(native, *args, **kwargs)`` computes the same result with the
+        compiled module ``native``, or returns :data:`FALLBACK`."""
+        self.bound = function
+        return self
+
+    def __call__(self, *args, **kwargs):
+        native = compiled()
+        if native is not None and self.bound is not None:
+            out = self.bound(native, *args, **kwargs)
+            if out is not FALLBACK:
+                return out
+        return self.reference(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<kernel {self.__module__}.{self.__qualname__}{'' if self.bound else ' (numpy only)'}>"
+
+
+def kernel(reference) -> Kernel:
+    """Decorator: ``reference`` (numpy) is a kernel; see the module."""
+    return Kernel(reference)

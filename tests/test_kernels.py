@@ -1,0 +1,85 @@
+"""The kernel layer (judged.kernels): every kernel's compiled binding gives its numpy
+reference's result bit for bit, on the very arguments the engine passes it.
+
+Each kernel call made while evaluating generated collections (every measure family, two
+tie orders, condensed rankings, grades past the compiled gain table) is replayed
+on both back ends: ``kernel.bound(native, ...)`` (unless it declines: FALLBACK) and
+``kernel.reference(...)``. A kernel the collections never reach fails the test, so a new
+kernel must come with inputs that exercise it."""
+
+import numpy as np
+import pytest
+
+import judged
+import judged.kernels as kernels
+from judged.kernels import FALLBACK, KERNELS, Kernel
+
+from synth import make_collection
+
+native = judged.native.compiled()
+pytestmark = pytest.mark.skipif(native is None, reason="the compiled back end is not built or turned off")
+
+MEASURES = ["nDCG@10", "nDCG", "DCG@5", "nDCG(gain=exp)@5", "nDCG(unjudged=condensed)@10", "nDCG(ideal=retrieved)@5",
+            "AP", "AP(rel=2)", "P@5", "R@10", "RR", "Rprec", "Bpref", "Success@3", "NumRet", "NumRelRet", "NumRel",
+            "infAP", "AP(unjudged=condensed)", "Judged@10", "nDCG(gains={0:0,1:1,2:3,3:70000})@5"]
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray):
+        if not isinstance(b, np.ndarray) or a.shape != b.shape:
+            return False
+        return a.size == 0 or a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+    if a is None or b is None:
+        return a is b
+    if hasattr(a, "__dataclass_fields__"):  # Ranked
+        return all(_same(getattr(a, f), getattr(b, f)) for f in ("n_queries", "q", "pos", "row", "offsets"))
+    return a == b
+
+
+def _collections():
+    for seed in range(12):
+        c = make_collection(seed, max_queries=10, max_docs=40)
+        yield c.qrels, c.run
+    yield {"q1": {"a": 20000, "b": 3}}, {"q1": {"a": 1.0, "b": 2.0, "c": 2.0}}  # grades past the gain table
+    # many qrels queries, few in the run: query ids looked up by hash, confirmed on the strings
+    yield {f"q{i}": {"a": 1, "b": 0} for i in range(40)}, {"q3": {"a": 1.0, "c": 0.5}, "q7": {"b": 2.0}}
+
+
+def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
+    calls = {}
+    real = Kernel.__call__
+
+    def record(self, *args, **kwargs):
+        out = real(self, *args, **kwargs)
+        if self.bound is not None:
+            compiled_out = self.bound(native, *args, **kwargs)
+            reference = self.reference(*args, **kwargs)
+            if compiled_out is not FALLBACK:
+                assert _same(compiled_out, reference), self
+            calls[self] = calls.get(self, 0) + (compiled_out is not FALLBACK)
+        return out
+
+    monkeypatch.setattr(Kernel, "__call__", record)
+    for qrels, run in _collections():
+        for ties in ("trec", "input"):
+            judged.evaluate(qrels, {"a": run}, MEASURES, ties=ties, on_duplicate="first")
+            judged.evaluate(qrels, {"a": run}, MEASURES, ties=ties, complete=True, on_duplicate="first")
+        # a run file with a repeated pair, read in memory (gzip) and streamed
+        lines = [f"{q} Q0 {d} 1 {s!r} t\n" for q, docs in run.items() for d, s in docs.items()]
+        path = tmp_path / "run.txt"
+        path.write_text("".join(lines + lines[-1:]))
+        judged.evaluate(qrels, str(path), MEASURES, on_duplicate="first")
+        judged.evaluate(qrels, judged.read_run(str(path), on_duplicate="first"), MEASURES)
+    bound = {k for k in KERNELS.values() if k.bound is not None}
+    assert {k for k, n in calls.items() if n} == bound  # every binding ran (and matched) at least once
+
+
+def test_the_fallback_rule_is_in_one_wrapper(monkeypatch):
+    used = []
+    k = Kernel(lambda x: ("reference", x))
+    k.binding(lambda native, x: FALLBACK if x < 0 else ("compiled", x))
+    assert k(1) == ("compiled", 1) and k(-1) == ("reference", -1)
+    with judged.native.pure():
+        assert k(1) == ("reference", 1)
+    KERNELS.pop(next(name for name, v in KERNELS.items() if v is k))
+    assert kernels.compiled is judged.native.compiled and not used
