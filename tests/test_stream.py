@@ -171,3 +171,15 @@ def test_fields_after_the_tag_are_ignored_streamed(tmp_path, backend):
         assert got.qids.tolist() == plain.qids.tolist()
         for m in MEASURES:
             assert np.array_equal(got.values[m], plain.values[m]), m
+
+
+def test_rank_ties_with_complete_add_the_missing_queries(tmp_path):
+    # the queries the run lacks were aligned as an empty run, which has no rank column:
+    # ties='rank' with complete=True refused every streamed or spilled file missing a query
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 1.0 t\n")
+    streamed = evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), ["AP"], ties="rank", complete=True)
+    whole = evaluate(str(tmp_path / "qrels"), {"run": judged.read_run(str(tmp_path / "run"))}, ["AP"], ties="rank",
+                     complete=True)
+    assert streamed.runs[str(tmp_path / "run")].values["AP"].tolist() == whole.runs["run"].values["AP"].tolist() \
+        == [1.0, 0.0]

@@ -93,6 +93,7 @@ def assemble(qrels: Qrels, blocks: list, measures: dict, settings: Settings, nam
     values = {g: [b.values[g] for b in blocks] for g in measures}
     if settings.complete and not in_run.all():
         empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), name=name)
+        empty.rank = np.zeros(0)  # (ties='rank' reads a rank column: an empty one)
         missing = align(qrels, empty, replace(block_settings(settings), complete=True))
         keep = ~in_run[missing.qid_codes]
         qids.append(missing.qids[keep])

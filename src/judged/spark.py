@@ -65,97 +65,120 @@ def evaluate(run_df, qrels_df, measures=("nDCG@10", "Judged@10"), *, ties: str =
     """
     from pyspark.sql import functions as F
 
-    validate(on_duplicate=on_duplicate)
-    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids)
-    if ties == "input":
-        raise ConventionError("ties=input needs the file order, which Spark does not keep; use trec or rank")
-    parsed = {}
-    for given in [measures] if isinstance(measures, (str, Measure)) else measures:
-        parsed.setdefault(str(given), Measure.parse(given))
-    run_cols = {"qid": "string", "docid": "string", "score": "double"}
-    if ties == "rank":
-        run_cols["rank"] = "double"
-    run = _columns(run_df, run_cols, "run")
-    qrels = _columns(qrels_df, {"qid": "string", "docid": "string", "grade": "long"}, "qrels")
-    if no_relevant == "error":
-        _refuse_no_relevant(run, qrels, complete)
-    spark = run.sparkSession
-    n = int(blocks or spark.conf.get("spark.sql.shuffle.partitions"))
-    bucket = F.pmod(F.xxhash64("qid"), F.lit(n))
-    kernel = _block_kernel(parsed, settings, on_duplicate)
-    per_query = (run.withColumn("_block", bucket).groupBy("_block")
-                 .cogroup(qrels.withColumn("_block", bucket).groupBy("_block"))
-                 .applyInPandas(kernel, SCHEMA)
-                 .persist())  # the means read it too: score each query once
+    parsed, settings = _parsed(measures), _settings(ties, complete, no_relevant, ignore_identical_ids, on_duplicate)
+    per_query = _scored(run_df, qrels_df, parsed, settings, on_duplicate, blocks).filter(~_is_count()).persist()
     summed = [g for g, m in parsed.items() if m.aggregate == "sum"]
     means = per_query.groupBy("measure").agg(
         F.when(F.col("measure").isin(summed), F.sum("value")).otherwise(F.avg("value")).alias("value"))
     return per_query.unionByName(means.select(F.lit(MEAN_QID).alias("qid"), "measure", "value"))
 
 
+COUNT = "\x00count:"  # measure prefix of the rows carrying a bucket's query counts (never a measure's name)
+
+
+def _is_count():
+    from pyspark.sql import functions as F
+
+    return F.col("measure").startswith(COUNT)
+
+
+def _parsed(measures) -> dict:
+    parsed = {}
+    for given in [measures] if isinstance(measures, (str, Measure)) else measures:
+        parsed.setdefault(str(given), Measure.parse(given))
+    return parsed
+
+
+def _settings(ties, complete, no_relevant, ignore_identical_ids, on_duplicate) -> Settings:
+    validate(on_duplicate=on_duplicate)
+    if ties == "input":
+        raise ConventionError("ties=input needs the file order, which Spark does not keep; use trec or rank")
+    return Settings(ties=ties, complete=complete, no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids)
+
+
+def _scored(run_df, qrels_df, parsed: dict, settings: Settings, on_duplicate: str, blocks: int | None):
+    """Per-query values and each bucket's query counts (rows whose measure starts with
+    :data:`COUNT`), persisted: the local block engine (:mod:`judged.blocks`) run on buckets
+    of whole queries."""
+    from pyspark.sql import functions as F
+
+    run_cols = {"qid": "string", "docid": "string", "score": "double"}
+    if settings.ties == "rank":
+        run_cols["rank"] = "double"
+    run = _columns(run_df, run_cols, "run")
+    qrels = _columns(qrels_df, {"qid": "string", "docid": "string", "grade": "long"}, "qrels")
+    if settings.no_relevant == "error":
+        _refuse_no_relevant(run, qrels, settings.complete)
+    n = int(blocks or run.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    bucket = F.pmod(F.xxhash64("qid"), F.lit(n))
+    kernel = _block_kernel(parsed, settings, on_duplicate)
+    return (run.withColumn("_block", bucket).groupBy("_block")
+            .cogroup(qrels.withColumn("_block", bucket).groupBy("_block"))
+            .applyInPandas(kernel, SCHEMA)
+            .persist())  # the means and the counts read it too: score each query once
+
+
 def _block_kernel(parsed: dict, settings: Settings, on_duplicate: str):
-    """The function each executor runs on one bucket of queries: the local engine, unchanged."""
+    """The function each executor runs on one bucket of whole queries: the local block
+    engine, unchanged (:func:`judged.blocks.score_block`, :func:`judged.blocks.assemble`),
+    its per-query values and its query counts as rows."""
 
     def kernel(run_pdf, qrels_pdf):
         import numpy as np
         import pandas as pd
+        import pyarrow as pa
 
-        from .align import align
+        from .blocks import assemble, block_settings, query_counts, score_block
+        from .data import Run
         from .io import read_qrels, read_run
 
-        empty = pd.DataFrame({"qid": pd.Series(dtype=str), "measure": pd.Series(dtype=str),
-                              "value": pd.Series(dtype=float)})
-        if len(qrels_pdf) == 0 or (len(run_pdf) == 0 and not settings.complete):
-            return empty
-        qrels = read_qrels(qrels_pdf[["qid", "docid", "grade"]], on_duplicate=on_duplicate)
-        run = read_run(run_pdf[["qid", "docid", "score"]], name="run", on_duplicate=on_duplicate)
-        if settings.ties == "rank":
-            run.rank = run_pdf["rank"].to_numpy(dtype=np.float64)
-        aligned = align(qrels, run, settings)
-        qids = aligned.qids.astype(str)
+        qids, measures, values = [], [], []
+        if len(qrels_pdf) == 0:  # the bucket's queries are only in the run
+            counts = query_counts(np.zeros(0, bool), np.zeros(0, bool), run_pdf["qid"].nunique(), settings)
+        else:
+            qrels = read_qrels(qrels_pdf[["qid", "docid", "grade"]], on_duplicate=on_duplicate)
+            run = read_run(run_pdf[["qid", "docid", "score"]], name="run", on_duplicate=on_duplicate) \
+                if len(run_pdf) else Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), name="run")
+            if settings.ties == "rank" and len(run_pdf):
+                run.rank = run_pdf["rank"].to_numpy(dtype=np.float64)
+            _, block = score_block(qrels, run, parsed, block_settings(settings))
+            result = assemble(qrels, [block], parsed, settings, "run", realign=None)
+            counts, n = result.counts, len(result.qids)
+            qids = [np.tile(result.qids.astype(object), len(parsed))]
+            measures = [np.repeat(np.array(list(parsed), dtype=object), n)]
+            values = [result.values[g] for g in parsed]
+        # one DataFrame built once (pandas' concat would hand Arrow a chunked column)
         return pd.DataFrame({
-            "qid": np.tile(qids, len(parsed)),
-            "measure": np.repeat(list(parsed), len(qids)),
-            "value": np.concatenate([m.compute(aligned) for m in parsed.values()]) if parsed else [],
+            "qid": np.concatenate(qids + [np.full(len(counts), "", dtype=object)]),
+            "measure": np.concatenate(measures + [np.array([COUNT + k for k in counts], dtype=object)]),
+            "value": np.concatenate(values + [np.array(list(counts.values()), dtype=np.float64)]),
         })
 
     return kernel
 
 
 def _refuse_no_relevant(run, qrels, complete: bool) -> None:
+    """``no_relevant='error'``: the local engine's refusal (:func:`judged.align.no_relevant_error`),
+    before any scoring: the queries with nothing relevant, in qid order."""
     from pyspark.sql import functions as F
+
+    from .align import no_relevant_error
 
     relevant = qrels.groupBy("qid").agg(F.max((F.col("grade") >= 1).cast("int")).alias("relevant"))
     if not complete:
         relevant = relevant.join(run.select("qid").distinct(), "qid")
-    bad = relevant.filter("relevant = 0").select("qid").orderBy("qid").limit(1).collect()
+    bad = [r.qid for r in relevant.filter("relevant = 0").select("qid").orderBy("qid").collect()]
     if bad:
-        raise ConventionError(f"queries with nothing relevant in the qrels (first: {bad[0].qid!r}); "
-                              "choose --no-relevant zero or skip")
+        raise no_relevant_error(bad)
 
 
-def query_counts(run_df, qrels_df, settings: Settings) -> dict:
-    """The local engine's query counts (evaluated, skipped, missing_from_run, only_in_run,
-    no_relevant), from one row per query."""
+def counts_of(scored) -> dict:
+    """The run's query counts: the buckets' counts (:func:`judged.blocks.query_counts`) summed."""
     from pyspark.sql import functions as F
 
-    r = run_df.select("qid").distinct().withColumn("in_run", F.lit(True))
-    q = qrels_df.groupBy("qid").agg(F.max((F.col("grade") >= 1).cast("int")).alias("relevant")) \
-        .withColumn("in_qrels", F.lit(True))
-    both = r.join(q, "qid", "full_outer").fillna(False, ["in_run", "in_qrels"])
-    row = both.agg(
-        F.sum((F.col("in_run") & ~F.col("in_qrels")).cast("int")).alias("only_in_run"),
-        F.sum((~F.col("in_run") & F.col("in_qrels")).cast("int")).alias("missing_from_run"),
-        F.sum((F.col("in_qrels") & (F.col("in_run") | F.lit(settings.complete)) & (F.col("relevant") == 0))
-              .cast("int")).alias("no_relevant"),
-        F.sum((F.col("in_qrels") & (F.col("in_run") | F.lit(settings.complete))).cast("int")).alias("candidates"),
-    ).collect()[0]
-    no_rel = int(row.no_relevant or 0)
-    skipped = no_rel if settings.no_relevant == "skip" else 0
-    return {"evaluated": int(row.candidates or 0) - skipped, "skipped": skipped,
-            "missing_from_run": int(row.missing_from_run or 0), "only_in_run": int(row.only_in_run or 0),
-            "no_relevant": no_rel}
+    rows = scored.filter(_is_count()).groupBy("measure").agg(F.sum("value").alias("value")).collect()
+    got = {r.measure[len(COUNT):]: int(r.value) for r in rows}
+    return {k: got.get(k, 0) for k in ("evaluated", "skipped", "missing_from_run", "only_in_run", "no_relevant")}
 
 
 # -- reading files into Spark -----------------------------------------------------------
@@ -171,8 +194,10 @@ def read_table(spark, path: str, kind: str):
 
     if parquet_files(path):
         return spark.read.parquet(path)
-    fields = F.split(F.trim(F.col("value")), r"\s+")
-    lines = spark.read.text(path).filter(~F.trim(F.col("value")).rlike(r"^(#.*)?$"))
+    # bytes.split()'s white space is Java's \s (space, \t, \n, \x0b, \f, \r); F.trim strips spaces only
+    stripped = F.regexp_replace(F.col("value"), r"^\s+|\s+$", "")
+    fields = F.split(stripped, r"\s+")
+    lines = spark.read.text(path).filter(~stripped.rlike(r"^(#.*)?$"))
     if kind == "run":
         return lines.select(fields.getItem(0).alias("qid"), fields.getItem(2).alias("docid"),
                             fields.getItem(3).cast("double").alias("rank"),
@@ -267,15 +292,13 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
     stderr is a terminal)."""
     import numpy as np
 
-    from .evaluation import Result, RunResult
+    from .evaluation import Result
     from .progress import progress as progress_bar
+    from .results import RunResult
+    from .runnames import unique_name
 
+    parsed, settings = _parsed(measures), _settings(ties, complete, no_relevant, ignore_identical_ids, on_duplicate)
     spark = session(master, logs=logs)
-    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids)
-    parsed = {}
-    for given in measures:
-        parsed.setdefault(str(given), Measure.parse(given))
     qrels = _columns(read_table(spark, qrels_path, "qrels"), {"qid": "string", "docid": "string", "grade": "long"},
                      qrels_path).cache()
     qids = np.array(sorted(r.qid for r in qrels.select("qid").distinct().collect()), dtype=object)
@@ -284,23 +307,19 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
     log = "" if spark_logs(logs) else f" (Spark's log: {LOG})"
     with progress_bar(len(run_paths), f"Spark ({master}): scoring runs", progress) as advance:
         for path in run_paths:
-            name = path
-            while name in seen:
-                name += "'"
-            seen.add(name)
-            run = read_table(spark, path, "run")
+            name = unique_name(path, seen)  # the local engine's names: the same file twice is 'a.run (2)'
             try:
-                scores = evaluate(run, qrels, list(parsed), ties=ties, complete=complete, no_relevant=no_relevant,
-                                  on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids
-                                  ).filter(f"qid != '{MEAN_QID}'").toPandas()
+                scored = _scored(read_table(spark, path, "run"), qrels, parsed, settings, on_duplicate, None)
+                scores = scored.filter(~_is_count()).toPandas()
+                counts = counts_of(scored)
             except JudgedError:
                 raise
             except Exception as exc:  # an error raised in an executor (or by Spark's parser) arrives wrapped
                 raise JudgedError(f"{path}: {_executor_message(exc)}{log}")
+            scored.unpersist()
             table = scores.pivot(index="qid", columns="measure", values="value")
             table = table.reindex(sorted(table.index)) if len(table) else table
             values = {g: table[g].to_numpy(dtype=np.float64) if g in table else np.zeros(0) for g in parsed}
-            counts = query_counts(_columns(run, {"qid": "string"}, path), qrels, settings)
             runs[name] = RunResult(name, table.index.to_numpy(dtype=object), values, counts)
             advance()
     return Result(summary, parsed, settings, runs)
