@@ -154,7 +154,7 @@ def query_set(settings, qrels_queries: int, counts: dict, left_out: int = 0, mea
 def of_aligned(settings, qrels, aligned: dict, measures=()) -> QuerySet:
     """The :class:`QuerySet` of runs aligned with ``qrels`` (name -> :class:`~judged.align.Aligned`),
     once every run is known to share a query id with them (:func:`refuse_disjoint`)."""
-    from .evaluation import max_depth
+    from .results import max_depth
 
     counts = {}
     for name, a in aligned.items():
