@@ -403,3 +403,26 @@ def test_reference_runs_are_evidence_not_reported(tmp_path, capsys):
 def write_qrels_dict(path, qrels):
     path.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
     return str(path)
+
+
+@pytest.mark.parametrize("measure", ["nDCG@5", "nDCG(gain=exp)@5", "AP@5"])
+def test_capped_draws_count_as_the_capped_grade_in_the_ideal(measure):
+    """A model sure of the top grade, with maxgrade=1: every hole is a 1 in the ranking
+    and in the ideal, so the drawn score is the kernel's on the qrels with the holes
+    judged 1 (not 1 in the ranking and 3 in the ideal)."""
+    from judged.estimate import HoleModel
+    from judged.holes import fill
+
+    c = small(seed=4)
+    _, named = aligned_runs(c)
+    pool = build_pool(named, k=5)
+    world = make_world(pool, unit_removal(pool, [0]))
+    L = len(pool.levels)
+    sure = HoleModel(pool.levels, np.zeros(6), np.ones(6), np.tile(np.r_[60.0, np.zeros(6)], (L - 1, 1)))
+    (got,) = score_cases(measure, pool, world, [Case(0, -1, sure, 3)], maxgrade=1)
+    a = world_aligned(pool, world, 0)
+    r = a.ranked
+    grade = np.where(np.isnan(r.grade) & (r.pos < 5), 1.0, np.nan)
+    want = Measure.parse(measure).compute(fill(a, r, grade))
+    assert got.holes > 0 and L == 4
+    np.testing.assert_allclose(got.per_query, want, rtol=0, atol=1e-12)

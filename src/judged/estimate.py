@@ -793,7 +793,8 @@ def _score_group(m: Measure, pool: HolePool, items: list) -> None:
         if drawn is not None:
             if by_counts and table is None:
                 hole_q = np.arange(d, dtype=np.int64)[:, None] * nq + part["q"][part["fill"]][None, :]
-                need += np.bincount((hole_q.ravel() * L + drawn.ravel()), minlength=d * nq * L).reshape(d * nq, L)
+                need += np.bincount((hole_q.ravel() * L + _capped_level(pool, part["values"])[drawn].ravel()),
+                                    minlength=d * nq * L).reshape(d * nq, L)
             if not additive:
                 at = (np.arange(d, dtype=np.int64)[:, None] * n + part["fill"][None, :]).ravel()
                 grade[at] = part["values"][drawn].ravel()
@@ -853,6 +854,14 @@ def _score_group(m: Measure, pool: HolePool, items: list) -> None:
             prep["sum"][part["queries"]] += v.sum(axis=0)
             prep["sumsq"][part["queries"]] += (v * v).sum(axis=0)
             prep["per_draw"][part["first"]:part["first"] + d] += v.sum(axis=1)
+
+
+def _capped_level(pool: HolePool, values: np.ndarray) -> np.ndarray:
+    """Per drawn level, the level its grade counts as in the ideal: the level of its value
+    after ``maxgrade`` caps it (itself when uncapped; when a capped value is no grade of
+    the qrels, the drawn level, as the counts have no column for it)."""
+    at = np.minimum(np.searchsorted(pool.levels, values), len(pool.levels) - 1)
+    return np.where(pool.levels[at] == values, at, np.arange(len(values)))
 
 
 MAX_IDEAL_TABLE = 1 << 20  # count combinations tabulated at most
