@@ -34,8 +34,8 @@ def test_index_ideal_equals_the_evaluated_queries_ideal(seed, backend):
         m = Measure.parse(text)
         shared = idcg(m, aligned, aligned.ranked)
         assert shared.view(np.uint64).tolist() == idcg(m, alone, alone.ranked).view(np.uint64).tolist(), text
-    assert len([key for key in qrels.index._ideal if key[0] == "idcg"]) == len(IDEALS)
-    assert all(v is not None for key, v in qrels.index._ideal.items() if key[0] == "idcg")
+    assert len([key for key in qrels.index._memo if key[0] == "idcg"]) == len(IDEALS)
+    assert all(v is not None for key, v in qrels.index._memo.items() if key[0] == "idcg")
 
 
 def test_a_grade_without_gain_outside_the_evaluated_queries_is_not_an_error():
@@ -58,4 +58,4 @@ def test_index_grade_counts_equal_the_evaluated_queries_counts(seed):
     for level in (-1, 0, 1, 2, 3, 4):
         assert aligned.judgments.count_at_least(level).tolist() == own.count_at_least(level).tolist()
         assert aligned.judgments.count_nonrelevant(level).tolist() == own.count_nonrelevant(level).tolist()
-    assert ("count", 2, None) in qrels.index._ideal
+    assert ("count", 2, None) in qrels.index._memo

@@ -188,7 +188,7 @@ def write(directory, name: str, data: bytes, gz: bool = False) -> str:
 
 def run_columns(run: Run) -> dict:
     return {"qid": run.qid.to_pylist(), "docid": run.docid.to_pylist(), "score": run.score.view(np.uint64).tolist(),
-            "rank": run._rank_text.to_pylist(), "sha256": run.sha256, "hash": run.docid_hash.tolist()}
+            "rank": run.rank_text.to_pylist(), "sha256": run.sha256, "hash": run.docid_hash.tolist()}
 
 
 def qrels_columns(qrels: Qrels) -> dict:

@@ -227,6 +227,15 @@ class Qrels:
         """Sorted distinct query ids (strcmp order, as trec_eval)."""
         return np.array(sorted(pc.unique(self.qid).to_pylist()), dtype=object)
 
+    def known(self, docid_hash: np.ndarray | None = None, query_ids: np.ndarray | None = None) -> "Qrels":
+        """The qrels, with :attr:`docid_hash` and :attr:`query_ids` as already computed (by a
+        reader, or by the index), instead of computing them again on first use."""
+        if docid_hash is not None:
+            self.__dict__["docid_hash"] = docid_hash
+        if query_ids is not None and "query_ids" not in self.__dict__:
+            self.__dict__["query_ids"] = query_ids
+        return self
+
     @cached_property
     def docid_hash(self) -> np.ndarray:
         """:func:`string_hash` of each docid."""
@@ -246,7 +255,12 @@ class Qrels:
 class Run:
     """One system's ranked results: a score per (qid, docid), rows in input order.
 
-    ``rank`` (the run file's rank column, as given) is kept only for ``ties='rank'``.
+    ``rank`` (the run file's rank column, as numbers) is needed only for ``ties='rank'``;
+    a TREC reader keeps the column's text (``rank_text``), parsed when asked
+    (:func:`judged.io.trec.rank_column`), and ``reread()``, which reads the file's raw text
+    again to name a bad line. ``distinct_blocks``: the reader checked that each query's rows
+    form one block. What a reader computed on the way (docid hashes, qid blocks) is given
+    to :meth:`known`.
     """
 
     qid: pa.Array
@@ -256,6 +270,9 @@ class Run:
     rank: np.ndarray | None = None
     source: str = "<memory>"
     sha256: str | None = None
+    rank_text: pa.Array | None = field(default=None, repr=False)
+    reread: object = field(default=None, repr=False)  # () -> judged.io.text.RawFile, or None
+    distinct_blocks: bool = False
 
     def __post_init__(self):
         self.qid = as_string_array(self.qid)
@@ -286,6 +303,15 @@ class Run:
         """:func:`id_blocks` of the qids (the compiled tokenizer finds them while reading)."""
         return id_blocks(self.qid)
 
+    def known(self, docid_hash: np.ndarray | None = None, qid_blocks: tuple | None = None) -> "Run":
+        """The run, with its :attr:`docid_hash` and :attr:`qid_blocks` as a reader already
+        computed them (instead of computing them again on first use)."""
+        if docid_hash is not None:
+            self.__dict__["docid_hash"] = docid_hash
+        if qid_blocks is not None:
+            self.__dict__["qid_blocks"] = qid_blocks
+        return self
+
     def to_pandas(self):
         import pandas as pd
 
@@ -306,7 +332,7 @@ class QrelsIndex:
     docid: pa.Array  # docids in block order
     docid_hash: np.ndarray  # string_hash of those docids
     _judgments: dict = field(default_factory=dict, repr=False)  # see judgments_of
-    _ideal: dict = field(default_factory=dict, repr=False)  # per-query IDCG and counts of every query
+    _memo: dict = field(default_factory=dict, repr=False)  # see remember: per-query IDCG and counts of every query
 
     @staticmethod
     def build(qrels: Qrels) -> "QrelsIndex":
@@ -338,7 +364,7 @@ class QrelsIndex:
         offsets = np.zeros(len(starts) + 1, dtype=np.int64)
         np.cumsum(lengths[by_id], out=offsets[1:])
         if "query_ids" not in qrels.__dict__:
-            qrels.__dict__["query_ids"] = np.array(query_vocab.to_pylist(), dtype=object)
+            qrels.known(query_ids=np.array(query_vocab.to_pylist(), dtype=object))
         if (by_id[1:] > by_id[:-1]).all():  # the blocks are already in id order
             return QrelsIndex(qrels.query_ids, query_vocab, offsets, qrels.grade, qrels.docid, qrels.docid_hash)
         order = np.repeat(starts[by_id] - offsets[:-1], lengths[by_id]) + np.arange(len(qrels.qid))
@@ -394,14 +420,25 @@ class QrelsIndex:
 
     def count_grades(self, low: int, high: int | None = None) -> np.ndarray:
         """Per query code: judgments with low <= grade (< high), int64; kept per (low, high)."""
-        key = ("count", low, high)
-        if key not in self._ideal:
+        def count():
             m = self.grade >= low if high is None else (self.grade >= low) & (self.grade < high)
             counts = np.zeros(len(self.query_ids), dtype=np.int64)
             if len(m):
                 counts = np.add.reduceat(m.astype(np.int64), self.offsets[:-1])
-            self._ideal[key] = counts
-        return self._ideal[key]
+            return counts
+
+        return self.remember(("count", low, high), count)
+
+    def remember(self, key, build):
+        """What depends on the qrels alone, per query code (an ideal DCG, counts of grades),
+        computed once by ``build()`` and kept with the index for every run and block; a
+        ``build()`` giving None is not kept."""
+        if key not in self._memo:
+            value = build()
+            if value is None:
+                return None
+            self._memo[key] = value
+        return self._memo[key]
 
     def rows_of(self, queries: np.ndarray) -> np.ndarray:
         """Block-order rows of the judgments of ``queries`` (increasing query codes), in order."""

@@ -223,9 +223,8 @@ def _arrow_runs(source: str, name: str, block_size: int, block_rows: int, advanc
         score = as_numpy(score, null=np.nan)
         if not np.isfinite(score).all():
             raise _NotStreamable  # the in-memory reader names the line
-        run = Run(qid, docid, score, name=name, source=source, sha256=None)
-        run._rank_text = rank
-        run._reread = lambda: read_raw(source)
+        run = Run(qid, docid, score, name=name, source=source, sha256=None, rank_text=rank,
+                  reread=lambda: read_raw(source))
         yield row0, run, None
 
 

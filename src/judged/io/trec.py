@@ -82,13 +82,9 @@ def run_from_tokens(tokens: Tokens, name: str, source: str, sha256: str | None =
     it found on the way: the docid hashes and the qid blocks (``distinct_blocks``: the
     caller checked that each query is in one block)."""
     qid, docid, rank_text = tokens.strings
-    run = Run(qid, docid, tokens.number, name=name, source=source, sha256=sha256)
-    run.__dict__["docid_hash"] = tokens.hashes
-    run.__dict__["qid_blocks"] = qid_blocks or (tokens.blocks, qid.take(arrow_indices(tokens.blocks)))
-    run._distinct_blocks = distinct_blocks
-    run._rank_text = rank_text
-    run._reread = lambda: read_raw(source)
-    return run
+    run = Run(qid, docid, tokens.number, name=name, source=source, sha256=sha256, rank_text=rank_text,
+              reread=lambda: read_raw(source), distinct_blocks=distinct_blocks)
+    return run.known(tokens.hashes, qid_blocks or (tokens.blocks, qid.take(arrow_indices(tokens.blocks))))
 
 
 def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") -> Run:
@@ -117,9 +113,8 @@ def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") ->
         score = np.array(scores, dtype=np.float64)
     if len(score) == 0:
         require_rows(reread(), 0)
-    run = Run(qid, docid, score, name=name or source, rank=None, source=source, sha256=sha256)
-    run._rank_text = rank_text
-    run._reread = reread
+    run = Run(qid, docid, score, name=name or source, rank=None, source=source, sha256=sha256, rank_text=rank_text,
+              reread=reread)
     return dedupe_run(run, on_duplicate, lambda row: line_of_row(reread(), row))
 
 
@@ -127,13 +122,13 @@ def rank_column(run: Run) -> np.ndarray:
     """The run file's rank column as numbers (needed only for ``ties='rank'``)."""
     if run.rank is not None:
         return run.rank
-    text = getattr(run, "_rank_text", None)
+    text = run.rank_text
     if text is None:
         raise ParseError(run.source, None, "this run has no rank column (ties='rank' needs one)")
     try:
         run.rank = pc.cast(text, pa.float64()).to_numpy()
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        raw = run._reread()
+        raw = run.reread()
         for lineno, f in iter_lines(raw):
             try:
                 float(f[3])
@@ -192,7 +187,7 @@ def dedupe_run(run: Run, on_duplicate: str, line_of, dup: np.ndarray | None = No
     :func:`duplicate_rows`, when already known)."""
     if dup is None:
         dup = duplicate_rows(run.qid, run.docid, run.docid_hash, run.qid_blocks,
-                             distinct_blocks=getattr(run, "_distinct_blocks", False))
+                             distinct_blocks=run.distinct_blocks)
     if len(dup) == 0:
         return run
     if on_duplicate == "error":
@@ -212,20 +207,17 @@ def dedupe_run(run: Run, on_duplicate: str, line_of, dup: np.ndarray | None = No
         validate(on_duplicate=on_duplicate)
     keep = np.sort(keep)
     idx = pa.array(keep)
-    new = Run(run.qid.take(idx), run.docid.take(idx), run.score[keep], name=run.name,
-              rank=None if run.rank is None else run.rank[keep], source=run.source, sha256=run.sha256)
-    if getattr(run, "_rank_text", None) is not None:
-        new._rank_text = run._rank_text.take(idx)
-        new._reread = run._reread
-    return new
+    return Run(run.qid.take(idx), run.docid.take(idx), run.score[keep], name=run.name,
+               rank=None if run.rank is None else run.rank[keep], source=run.source, sha256=run.sha256,
+               rank_text=None if run.rank_text is None else run.rank_text.take(idx),
+               reread=run.reread if run.rank_text is not None else None)
 
 
 def read_trec_qrels(path, on_duplicate: str = "error") -> Qrels:
     tokens, sha256 = read_tokens(path, QRELS_LAYOUT) or (None, None)
     if tokens is not None:  # the compiled tokenizer
         source = os.fspath(path)
-        qrels = Qrels(*tokens.strings, tokens.number, source=source, sha256=sha256)
-        qrels.__dict__["docid_hash"] = tokens.hashes
+        qrels = Qrels(*tokens.strings, tokens.number, source=source, sha256=sha256).known(tokens.hashes)
         return dedupe_qrels(qrels, on_duplicate, lambda row: line_of_row(read_raw(source), row))
     table, source, sha256, reread = _parse(path, QRELS_FIELDS, {
         "qid": pa.string(), "iter": pa.string(), "docid": pa.string(), "grade": pa.string()})

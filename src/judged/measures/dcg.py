@@ -170,24 +170,12 @@ def idcg(measure, aligned, ranked) -> np.ndarray:
     key = ("idcg", str(measure.gain), str(measure.discount), measure.cutoff)
     judgments = aligned.judgments
     if measure.ideal == "judged" and judgments.index is not None:
-        every = _index_idcg(measure, judgments.index, key)
+        every = judgments.index.remember(key, lambda: index_idcg(measure, judgments.index))
         if every is not None:
             return every[judgments.codes]
     memo = judgments._memo if measure.ideal == "judged" else {}
     if key not in memo:
         memo[key] = _ideal_dcg(measure, *ideal_gains(measure, aligned, ranked), aligned.n_queries)
-    return memo[key]
-
-
-def _index_idcg(measure, index, key) -> np.ndarray | None:
-    """IDCG@k of every query of the qrels index (in query code order); None when a grade
-    of a query that may not be evaluated has no gain (the evaluated queries then decide)."""
-    memo = index._ideal
-    if key not in memo:
-        every = index_idcg(measure, index)
-        if every is None:
-            return None
-        memo[key] = every
     return memo[key]
 
 
