@@ -139,13 +139,8 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
             raise ValueError("inclusion probabilities of sampled units must lie in (0, 1]")
         w = np.where(s, 1.0 / np.where(s, p, 1.0), 0.0)  # 1/pi on the sample
         a = np.where(s, (1.0 - p) * w * w, 0.0)  # variance weight of z^2
-        if lam is not None:
-            lam_ = np.broadcast_to(np.asarray(lam, dtype=float), machine_total.shape)
-        elif estimator == "human":
-            lam_ = np.zeros(machine_total.shape)
-        elif estimator == "ppi":
-            lam_ = np.ones(machine_total.shape)
-        else:
+        lam_ = _fixed_lambda(lam, estimator, machine_total.shape)
+        if lam_ is None:
             num = (a * cy * cf).sum(axis=-1)
             den = ((1.0 - p) / np.where(p > 0, p, 1.0) * cf * cf).sum(axis=-1)  # population total, known exactly
             lam_ = np.clip(np.divide(num, den, out=np.ones_like(num), where=den > 0), 0.0, 1.0)
@@ -175,13 +170,8 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
 
         ccy, ccf = centred(cy), centred(cf)
         num = den = pop_var = None
-        if lam is not None:
-            lam_ = np.broadcast_to(np.asarray(lam, dtype=float), machine_total.shape)
-        elif estimator == "human":
-            lam_ = np.zeros(machine_total.shape)
-        elif estimator == "ppi":
-            lam_ = np.ones(machine_total.shape)
-        else:  # the sample's covariance over the population's variance of the machine values (known exactly)
+        lam_ = _fixed_lambda(lam, estimator, machine_total.shape)
+        if lam_ is None:  # the sample's covariance over the population's variance of the machine values (known exactly)
             wu = expand(w_h)
             num = (wu * ccy * ccf).sum(axis=-1)
             mean_f = (groups.sum(cf)) / N_h
@@ -200,6 +190,18 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
     value = value + constant
     jackknife = variance == "srs" and estimator == "ppi++" and lam is None
     return Estimate(estimator, value, se, value - q * se, value + q * se, lam_, level, variance, n, jackknife)
+
+
+def _fixed_lambda(lam, estimator: str, shape):
+    """The machine's weight when it is not tuned: ``lam`` if given, 0 for human-only, 1 for
+    PPI; None for PPI++ (tuned from the sample by the caller's design)."""
+    if lam is not None:
+        return np.broadcast_to(np.asarray(lam, dtype=float), shape)
+    if estimator == "human":
+        return np.zeros(shape)
+    if estimator == "ppi":
+        return np.ones(shape)
+    return None
 
 
 class _Strata:
