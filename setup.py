@@ -1,4 +1,4 @@
-"""Builds judged's optional compiled fast path (src/judged/_native.c).
+"""Builds judged's optional compiled fast path (src/judged/core/_native.c).
 
 Everything else is configured in pyproject.toml. The extension is optional: without a C
 compiler, or when it fails to build, judged installs and runs on its pure Python/numpy path
@@ -14,7 +14,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 NOT_BUILT = """
-judged: the compiled extension (judged._native) could not be built:
+judged: the compiled extension (judged.core._native) could not be built:
 judged:   {error}
 judged: judged still installs and gives the same numbers on its pure Python/numpy path,
 judged: about 4x slower on large files. To build it, install a C compiler and Python's headers (Debian:
@@ -35,5 +35,5 @@ class BuildOptionalExtension(build_ext):
 
 
 setup(cmdclass={"build_ext": BuildOptionalExtension},
-      ext_modules=[Extension("judged._native", ["src/judged/_native.c"], optional=True,
+      ext_modules=[Extension("judged.core._native", ["src/judged/core/_native.c"], optional=True,
                              extra_compile_args=["-O3", "-std=c99", "-Wall", "-Wno-unused-function"])])

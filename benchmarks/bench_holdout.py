@@ -4,7 +4,7 @@
                                        [--out bench-data/holdout] [--repeat 1]
 
 Generates (once, seeded; written under bench-data/, git-ignored) a collection of SYSTEMS
-runs x QUERIES queries x DEPTH documents per query (judged.meta.synthetic.pooled_collection:
+runs x QUERIES queries x DEPTH documents per query (judged.analyses.meta.synthetic.pooled_collection:
 2 x DEPTH candidates per query, graded 0-3), judged by a depth-10 pool of the first POOLED
 runs, so the other runs meet holes; then times the two commands end to end as a user runs
 them (a fresh process: reading, aligning, bounds, estimate, output to /dev/null), best of
@@ -35,7 +35,7 @@ def main() -> None:
     out = os.path.join(args.out, f"{args.systems}x{args.queries}x{args.depth}-p{args.pooled}")
     qrels = os.path.join(out, "qrels.txt")
     if not os.path.exists(qrels):
-        from judged.meta.synthetic import pooled_collection
+        from judged.analyses.meta.synthetic import pooled_collection
 
         t = time.perf_counter()
         coll = pooled_collection(args.systems, args.queries, args.depth, pool_depth=10, pooled_runs=args.pooled,

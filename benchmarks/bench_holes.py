@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from judged.align import align
-from judged.holes import bounds
-from judged.io import read_qrels, read_run
+from judged.core.align import align
+from judged.analyses.holes import bounds
+from judged.core.io import read_qrels, read_run
 
 
 def main(nq: int = 200, nd: int = 1000) -> None:

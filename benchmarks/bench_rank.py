@@ -15,8 +15,8 @@ import time
 import numpy as np
 import pyarrow as pa
 
-from judged.data import string_buffers
-from judged.native import compiled
+from judged.core.data import string_buffers
+from judged.core.native import compiled
 
 native = compiled()
 
@@ -33,7 +33,7 @@ def best_ms_per_100k(qe: np.ndarray, nq: int, score: np.ndarray, docid: pa.Array
 
 def main(nq: int = 1000, nd: int = 100) -> None:
     if native is None:
-        sys.exit("judged._native is not built here (no C compiler, or JUDGED_PURE_PYTHON=1)")
+        sys.exit("judged.core._native is not built here (no C compiler, or JUDGED_PURE_PYTHON=1)")
     rng = np.random.default_rng(0)
     qe = np.repeat(np.arange(nq, dtype=np.int64), nd)
     score = 20 - np.tile(np.arange(nd), nq) / nd  # descending within each query

@@ -1,4 +1,4 @@
-"""A large run file NOT grouped by query: spilled to disk by qid (judged.spill) against read whole.
+"""A large run file NOT grouped by query: spilled to disk by qid (judged.core.spill) against read whole.
 
     python benchmarks/bench_spill.py                      # 20M lines (20,000 queries x 1,000)
     python benchmarks/bench_spill.py --lines 50000000 --skip-whole
@@ -35,7 +35,7 @@ DOC_SPACE = 50_000_000
 CHILD = """
 import hashlib, json, sys, time
 import numpy as np
-import judged, judged.evaluation, judged.stream, judged.spill
+import judged, judged.core.evaluation, judged.core.stream, judged.core.spill
 qrels_path, run_path = sys.argv[1], sys.argv[2]
 t = time.perf_counter()
 r = judged.evaluate(qrels_path, run_path, ["nDCG@10", "AP", "P@10", "RR", "R@100"])

@@ -2,7 +2,7 @@
 
     python benchmarks/holdout_real.py QRELS RUN... [-k 10] [--pool-depth D] [-m MEASURE ...] [--by run|group]
 
-Runs ``judged.meta.holdout`` once per measure (default nDCG@10, P@10, AP@10 with k = 10)
+Runs ``judged.analyses.meta.holdout`` once per measure (default nDCG@10, P@10, AP@10 with k = 10)
 and prints one markdown row per measure: the mean absolute error of holes-as-zero,
 condensed and the estimate against the full qrels, the estimate's mean error, the
 90% interval's coverage over the runs with holes and its mean width, the bound
@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from judged.meta.holdout import holdout
+from judged.analyses.meta.holdout import holdout
 
 
 def main(argv=None) -> None:

@@ -46,16 +46,16 @@ import time
 
 import numpy as np
 
-from judged.align import align
-from judged.conventions import Settings
-from judged.data import Qrels
-from judged.io import read_qrels, read_run
-from judged.judge.agreement import kappa_from_confusion
-from judged.machine import MachineLabels
-from judged.measures import Measure
-from judged.pool import PoolPair
-from judged.ppi import Design, Labels, estimate, units
-from judged.sampling import draw
+from judged.core.align import align
+from judged.core.conventions import Settings
+from judged.core.data import Qrels
+from judged.core.io import read_qrels, read_run
+from judged.analyses.agreement import kappa_from_confusion
+from judged.analyses.machine import MachineLabels
+from judged.core.measures import Measure
+from judged.analyses.pool import PoolPair
+from judged.analyses.ppi import Design, Labels, estimate, units
+from judged.analyses.sampling import draw
 
 ROBUST03 = "/work/shared/data/robust03"
 DEPTH = 10
@@ -177,7 +177,7 @@ def replay_pools(qrels, runs, budgets, seed: int = 0) -> dict:
     strategy and total budget, nDCG@10 error, tau and relevant found."""
     from scipy.stats import kendalltau
 
-    from judged.pool import pool as make_pool
+    from judged.analyses.pool import pool as make_pool
 
     rng = np.random.default_rng(seed)
     pool = depth_pool(qrels, runs)

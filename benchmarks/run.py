@@ -34,7 +34,7 @@ DATA = os.path.join(os.path.dirname(HERE), "bench-data")
 COMMON = "import json, sys, time\nqrels_path, run_path = sys.argv[1], sys.argv[2]\n"
 TOOLS = {
     "judged": """
-import judged, judged.evaluation, judged.stream  # judged imports lazily; load it as the others load theirs
+import judged, judged.core.evaluation, judged.core.stream  # judged imports lazily; load it as the others load theirs
 t = time.perf_counter()
 r = judged.evaluate(qrels_path, run_path, ["nDCG@10", "AP", "P@10", "RR", "R@100"])
 values = r.runs[run_path].values
@@ -242,7 +242,7 @@ qrels_dict = {}
 for q, d, g in zip(qrels.qid.to_pylist(), qrels.docid.to_pylist(), qrels.grade.tolist()):
     qrels_dict.setdefault(q, {})[d] = int(g)
 if tool == "judged":
-    import judged.evaluation, judged.measures.binary, judged.measures.dcg  # loaded lazily; load them as the peers load theirs
+    import judged.core.evaluation, judged.core.measures.binary, judged.core.measures.dcg  # loaded lazily; load them as the peers load theirs
     measures = ["nDCG@10", "nDCG@100", "nDCG(gain=exp)@10", "AP", "AP(rel=2)", "P@5", "P@10", "P@20", "R@100",
                 "R@1000", "RR", "Rprec", "Bpref", "Success@10", "nDCG(unjudged=condensed)@10"]
     t = time.perf_counter()

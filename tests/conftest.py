@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-import judged.native
+import judged.core.native
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,11 +20,11 @@ def example(tmp_path_factory):
 def backend(request):
     """The test runs once on each of judged's back ends: the compiled extension (skipped when
     it is not built or JUDGED_PURE_PYTHON=1 turns it off) and the pure Python/numpy path
-    (``judged.native.pure()``, judged's one switch)."""
+    (``judged.core.native.pure()``, judged's one switch)."""
     if request.param == "compiled":
-        if judged.native.compiled() is None:
-            pytest.skip(f"the compiled back end is {judged.native.status()[1]}")
+        if judged.core.native.compiled() is None:
+            pytest.skip(f"the compiled back end is {judged.core.native.status()[1]}")
         yield "compiled"
     else:
-        with judged.native.pure():
+        with judged.core.native.pure():
             yield "pure"

@@ -6,7 +6,7 @@ import pytest
 
 import judged
 from judged.cli import main
-from judged.errors import ParseError
+from judged.core.errors import ParseError
 
 QRELS_TSV = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t2\nq2\td3\t1\n"
 DEV_TSV = "query-id\tcorpus-id\tscore\nq1\td2\t1\n"
@@ -65,7 +65,7 @@ def test_eval_without_run_is_one_line_error(beir_dir, capsys):
 
 def test_api_takes_beir_results_dict_and_matches_beir_ignore_identical_ids(beir_dir):
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    qrels = judged.io.beir.load_qrels(beir_dir)
+    qrels = judged.core.io.beir.load_qrels(beir_dir)
     results = {"q1": {"q1": 0.9, "d2": 0.8, "d1": 0.7}, "q2": {"d3": 0.5, "q2": 0.6}}
     r = judged.evaluate(qrels, {"dense": results}, ["nDCG@10", "P@1"], ignore_identical_ids=True)
     # BEIR's EvaluateRetrieval.evaluate(ignore_identical_ids=True): pop docid == qid, then pytrec_eval
@@ -80,7 +80,7 @@ def test_api_takes_beir_results_dict_and_matches_beir_ignore_identical_ids(beir_
 
 
 def test_beir_queries_and_docs(beir_dir):
-    from judged.io import beir
+    from judged.core.io import beir
 
     assert beir.load_queries(beir_dir) == {"q1": "what is x", "q2": "why y"}
     assert beir.load_docs(beir_dir, ["d2"]) == {"d2": {"title": "T2", "text": "text 2"}}
@@ -121,7 +121,7 @@ def test_irds_on_the_command_line(irds_id, tmp_path, capsys):
 
 
 def test_irds_queries_and_docs(irds_id):
-    from judged.io import irds
+    from judged.core.io import irds
 
     assert irds.load_queries(irds_id) == {"q1": "what is x", "q2": "why y"}
     assert irds.load_docs(f"irds:{irds_id}", ["d2"]) == {"d2": {"title": "", "text": "second document"}}
@@ -135,14 +135,14 @@ def test_irds_unknown_dataset_is_a_parse_error(capsys):
 
 
 def test_judged_evaluate_stays_callable_after_its_module_is_imported():
-    import judged.evaluation as module  # the engine lives in judged.evaluation, not judged.evaluate
+    import judged.core.evaluation as module  # the engine lives in judged.core.evaluation, not judged.evaluate
 
     assert module.Result is not None
     assert judged.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["RR"]).mean().iloc[0, 0] == 1.0
 
 
 def test_texts_from_any_source(beir_dir, irds_id, tmp_path):
-    from judged.io.texts import read_docs, read_queries
+    from judged.core.io.texts import read_docs, read_queries
 
     assert read_queries(beir_dir) == read_queries(f"irds:{irds_id}") == {"q1": "what is x", "q2": "why y"}
     assert read_queries(beir_dir / "queries.jsonl")["q2"] == "why y"

@@ -5,11 +5,11 @@ import json
 import pytest
 
 import judged
-from judged.abstention import evaluate_abstention
+from judged.core.checks.abstention import evaluate_abstention
 from judged.cli import main
 from judged.demo import worked_examples
-from judged.errors import ParseError
-from judged.io import read_run
+from judged.core.errors import ParseError
+from judged.core.io import read_run
 
 # q1 answerable; q2 judged with nothing relevant; q3 unanswerable by the qrels marker;
 # q4 unanswerable by the list; q5 only in the run (not judged)

@@ -5,9 +5,9 @@ import json
 import pytest
 
 import judged
-from judged.answers import pair_answers, read_answers
+from judged.analyses.answers import pair_answers, read_answers
 from judged.cli import main
-from judged.errors import ConventionError, ParseError
+from judged.core.errors import ConventionError, ParseError
 
 QRELS = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 1}}
 # nDCG@10: q1 1.0 (hit at 1), q2 0.5 (rank 3), q3 0.289 (rank 10), q4 0 (missed)

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 import judged
-from judged.answers import pair_answers
-from judged.eligibility import leaks
+from judged.analyses.answers import pair_answers
+from judged.core.checks.eligibility import leaks
 
 EX = Path(__file__).resolve().parent.parent / "docs" / "examples" / "beyond"
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import judged
 from judged.cli import main
-from judged.eligibility import leaks, read_eligibility
-from judged.errors import ConventionError, MeasureError, ParseError
+from judged.core.checks.eligibility import leaks, read_eligibility
+from judged.core.errors import ConventionError, MeasureError, ParseError
 
 # every measure family whose value rewards relevance (Judged@k and NumRet count documents, not gain)
 GAIN_MEASURES = ["nDCG@5", "nDCG", "nDCG(gain=exp)@5", "nDCG(ideal=retrieved)@5", "DCG@5", "AP", "AP@5", "P@3",
@@ -33,7 +33,7 @@ def test_ineligible_relevant_document_earns_nothing_and_leaves_the_ideal():
     m = r.mean().loc["run"]
     assert m["nDCG@10"] == pytest.approx(1 / np.log2(3))
     assert m["P@1"] == 0 and m["Leak@10"] == 1 and m["NumRel"] == 1
-    assert leaks(r) == {"run": [judged.eligibility.Leak("q", 1, "x")]}
+    assert leaks(r) == {"run": [judged.core.checks.eligibility.Leak("q", 1, "x")]}
 
 
 @settings(max_examples=60, deadline=None)
@@ -68,8 +68,8 @@ def test_an_ineligible_document_never_raises_any_score(data):
 def test_principal_rows_override_rows_for_everyone():
     elig = frame(qid=["*", "*", "q2"], docid=["hr", "hr", "hr"], eligible=["false", "true", "false"],
                  principal=[None, "hr-partner", "hr-partner"])
-    qids = judged.data.as_string_array(["q1", "q2", "q1"])
-    docids = judged.data.as_string_array(["hr", "hr", "other"])
+    qids = judged.core.data.as_string_array(["q1", "q2", "q1"])
+    docids = judged.core.data.as_string_array(["hr", "hr", "other"])
     assert read_eligibility(elig).ineligible(qids, docids).tolist() == [True, True, False]
     # hr-partner may see hr everywhere except for q2, where its query-specific row says no
     assert read_eligibility(elig, "hr-partner").ineligible(qids, docids).tolist() == [False, True, False]
@@ -116,11 +116,11 @@ def test_eval_flags_runs_with_leaks(tmp_path, capsys):
 
 def test_leak_list_covers_queries_left_out_of_the_measures():
     # q2 is unanswerable (kept out of nDCG and Leak@k), q3 is not judged at all: a leak is a leak there too
-    qrels = judged.io.read_qrels({"q1": {"a": 1}, "q2": {"__UNANSWERABLE__": 0}})
+    qrels = judged.core.io.read_qrels({"q1": {"a": 1}, "q2": {"__UNANSWERABLE__": 0}})
     run = {"q1": {"a": 3.0, "secret": 2.0}, "q2": {"secret": 1.0}, "q3": {"x": 2.0, "secret": 1.0}}
     r = judged.evaluate(qrels, {"r": run}, ["Leak@10"], eligibility=frame(qid=["*"], docid=["secret"], eligible=["0"]))
     assert r.mean().loc["r", "Leak@10"] == 1  # q1 only: the evaluated query
     assert [(x.qid, x.rank) for x in leaks(r)["r"]] == [("q1", 2), ("q2", 1), ("q3", 2)]
-    assert leaks(r, k=1)["r"] == [judged.eligibility.Leak("q2", 1, "secret")]
+    assert leaks(r, k=1)["r"] == [judged.core.checks.eligibility.Leak("q2", 1, "secret")]
     with pytest.raises(ConventionError, match="no eligibility data"):
         leaks(judged.evaluate(qrels, {"r": run}, ["nDCG@10"]))

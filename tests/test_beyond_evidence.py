@@ -7,8 +7,8 @@ import pytest
 
 import judged
 from judged.cli import main
-from judged.errors import MeasureError, ParseError
-from judged.evidence import read_requirements
+from judged.core.errors import MeasureError, ParseError
+from judged.core.checks.evidence import read_requirements
 
 # q1 needs the rule (r1 or r2) and the exception (e1); q2 needs s1; q3 has no requirements
 QRELS = {"q1": {"r1": 3, "r2": 2, "bg1": 1, "bg2": 1, "e1": 2}, "q2": {"s1": 1}, "q3": {"z": 1}}

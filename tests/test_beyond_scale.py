@@ -6,8 +6,8 @@ import pytest
 
 import judged
 from judged.cli import main
-from judged.errors import ParseError
-from judged.scale import default_scale, read_scale, scale_beside
+from judged.core.errors import ParseError
+from judged.core.checks.scale import default_scale, read_scale, scale_beside
 
 QRELS = "q1 0 a 3\nq1 0 b 2\nq1 0 c 0\nq2 0 d 1\n"
 RUN = "q1 Q0 a 1 3 r\nq1 Q0 b 2 2 r\nq2 Q0 d 1 1 r\n"
@@ -81,7 +81,7 @@ def test_scale_printed_in_json_and_table(files, capsys):
     rc = main(["eval", str(files / "qrels.txt"), str(files / "run.txt"), "--format", "json"])
     plain = json.loads(capsys.readouterr().out)
     assert rc == 0 and "scale" not in plain  # no scale given, none beside the qrels
-    (files / "scale.toml").write_text(judged.scale.default_scale_text())
+    (files / "scale.toml").write_text(judged.core.checks.scale.default_scale_text())
     main(["eval", str(files / "qrels.txt"), str(files / "run.txt"), "--format", "json"])
     found = json.loads(capsys.readouterr().out)
     assert found["scale"]["source"].endswith("scale.toml") and len(found["scale"]["grades"]) == 4

@@ -91,7 +91,7 @@ def test_ties(small, capsys, ties, rr):
     input = file order (b, a, c), rank = rank column (b 1, c 2, a 3)."""
     d = eval_json(capsys, "qrels.txt", "runs/a.run", "-m", "RR", "--per-query", "--ties", ties)
     assert d["runs"]["runs/a.run"]["per_query"]["1"]["RR"] == rr
-    assert f"ties={judged.conventions.TIES[ties]} " in d["measures"]["RR"]
+    assert f"ties={judged.core.conventions.TIES[ties]} " in d["measures"]["RR"]
 
 
 def test_ties_rank_orders_by_rank_not_file_order(tmp_path, capsys):
@@ -262,7 +262,7 @@ def test_api_function_survives_the_cli_importing_its_module(small, capsys):
     """The CLI imports the engine module; judged.evaluate stays the function."""
     import types
 
-    import judged.evaluation  # noqa: F401  (what the CLI does)
+    import judged.core.evaluation  # noqa: F401  (what the CLI does)
 
     assert cli(capsys, "eval", "qrels.txt", "runs/a.run")[0] == 0
     assert isinstance(judged.evaluate, types.FunctionType)

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from judged.cli import main
-from judged.errors import UsageError
-from judged.io.output import open_replacing
+from judged.core.errors import UsageError
+from judged.core.io.output import open_replacing
 
 QRELS = "1 0 d1 2\n1 0 d2 0\n1 0 d3 1\n2 0 d1 1\n2 0 d4 3\n"
 RUN_A = "1 Q0 d1 1 3.0 a\n1 Q0 d5 2 2.0 a\n1 Q0 d3 3 1.0 a\n2 Q0 d4 1 2 a\n2 Q0 d9 2 1 a\n"

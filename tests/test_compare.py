@@ -7,7 +7,7 @@ import pytest
 
 from judged import stats
 from judged.cli import main
-from judged.comparison import compare
+from judged.analyses.comparison import compare
 
 QRELS = {"q1": {"a": 2, "b": 1}, "q2": {"c": 1}, "q3": {"d": 1, "e": 0}, "q4": {"f": 1}}
 BASE = {"q1": {"a": 3.0, "b": 2.0}, "q2": {"c": 1.0}, "q3": {"d": 2.0, "e": 1.0}, "q4": {"f": 1.0}}
@@ -128,10 +128,10 @@ def test_progress_bar_on_a_terminal(example, monkeypatch):
 
 def test_judged_compare_is_the_function():
     import judged
-    import judged.comparison  # noqa: F401
+    import judged.analyses.comparison  # noqa: F401
 
     assert callable(judged.compare) and judged.compare.__name__ == "compare"
-    assert judged.compare_records.__module__ == "judged.comparison"
+    assert judged.compare_records.__module__ == "judged.analyses.comparison"
 
 
 def test_constant_difference_stays_valid_json():

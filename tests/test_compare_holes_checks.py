@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from judged.cli import main
-from judged.comparison import compare
-from judged.holes import holes_report
+from judged.analyses.comparison import compare
+from judged.analyses.holes import holes_report
 
 ROOT = Path(__file__).resolve().parents[1]
 BEYOND = ROOT / "docs" / "examples" / "beyond"
@@ -135,7 +135,7 @@ def test_report_checks_section_and_paper_table_flags_leaks(tmp_path, capsys, mon
 
 
 def test_report_power_section_matches_judged_meta_power(example, tmp_path, monkeypatch):
-    from judged.meta import discriminative_power
+    from judged.analyses.meta import discriminative_power
 
     monkeypatch.chdir(example)
     out = tmp_path / "r.html"

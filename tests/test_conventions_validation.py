@@ -1,6 +1,6 @@
 """A convention passed by name is checked where it enters: every public entry point
 refuses an unknown value with one ConventionError naming the argument, the value and the
-choices (judged.conventions.validate, the one place that knows them), before any work."""
+choices (judged.core.conventions.validate, the one place that knows them), before any work."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 
 import judged
 import judged.compat.pytrec_eval as pytrec_eval_compat
-from judged.conventions import CONVENTIONS
-from judged.errors import ConventionError
-from judged.holes import holes_report
-from judged.pool import pool
+from judged.core.conventions import CONVENTIONS
+from judged.core.errors import ConventionError
+from judged.analyses.holes import holes_report
+from judged.analyses.pool import pool
 
 QRELS = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}}
 RUN = {"q1": {"a": 1.0, "b": 2.0}, "q2": {"c": 1.0}}

@@ -52,5 +52,5 @@ def test_the_package_has_doctests():
             examples[name] = sum(len(t.examples) for t in doctests_of(name))
         except pytest.skip.Exception:
             continue
-    assert examples["judged.evaluation"] >= 2 and examples["judged.measures"] >= 2
+    assert examples["judged.core.evaluation"] >= 2 and examples["judged.core.measures"] >= 2
     assert sum(examples.values()) >= 25, examples

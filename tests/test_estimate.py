@@ -1,4 +1,4 @@
-"""The hole estimate (judged.estimate) and leave-one-run-out (judged meta holdout).
+"""The hole estimate (judged.analyses.estimate) and leave-one-run-out (judged meta holdout).
 
 Collections come from ``pooled_collection``: runs of known quality over candidates with
 known grades, the qrels a depth-k pool of the runs, so leave-one-run-out has a truth
@@ -12,18 +12,18 @@ import os
 import numpy as np
 import pytest
 
-from judged.align import align
+from judged.core.align import align
 from judged.cli import main
-from judged.conventions import Settings
-from judged.estimate import (FALLBACK, METHOD, Case, build_pool, conformal_quantile, fit_model, make_world,
+from judged.core.conventions import Settings
+from judged.analyses.estimate import (FALLBACK, METHOD, Case, build_pool, conformal_quantile, fit_model, make_world,
                              score_cases, unit_removal, units_needed, world_aligned)
-from judged.evaluation import evaluate
-from judged.holes import holes_report
-from judged.io import read_qrels, read_run
-from judged.measures import Measure
-from judged.meta.holdout import holdout, run_groups
-from judged.meta.stability import kendall_tau
-from judged.meta.synthetic import pooled_collection
+from judged.core.evaluation import evaluate
+from judged.analyses.holes import holes_report
+from judged.core.io import read_qrels, read_run
+from judged.core.measures import Measure
+from judged.analyses.meta.holdout import holdout, run_groups
+from judged.analyses.meta.stability import kendall_tau
+from judged.analyses.meta.synthetic import pooled_collection
 
 
 def small(seed=1, systems=10, queries=20, depth=20, pool_depth=5, families=None):
@@ -96,7 +96,7 @@ def test_stacked_scoring_equals_the_kernel_bit_for_bit(measure):
 
 
 def test_ideal_of_counts_equals_the_kernels_ideal():
-    from judged.measures.dcg import ideal_dcg_of_counts
+    from judged.core.measures.dcg import ideal_dcg_of_counts
 
     rng = np.random.default_rng(0)
     grades = np.array([0, 1, 2, 3])
@@ -107,7 +107,7 @@ def test_ideal_of_counts_equals_the_kernels_ideal():
     run = {q: {"x": 1.0} for q in qrels}
     for m in ("nDCG@5", "nDCG@20", "nDCG(gain=exp)@3", "nDCG(discount=reciprocal)@10"):
         a = align(read_qrels(qrels), read_run(run))
-        from judged.measures.dcg import idcg
+        from judged.core.measures.dcg import idcg
 
         measure = Measure.parse(m)
         want = idcg(measure, a, a.ranked)
@@ -410,8 +410,8 @@ def test_capped_draws_count_as_the_capped_grade_in_the_ideal(measure):
     """A model sure of the top grade, with maxgrade=1: every hole is a 1 in the ranking
     and in the ideal, so the drawn score is the kernel's on the qrels with the holes
     judged 1 (not 1 in the ranking and 3 in the ideal)."""
-    from judged.estimate import HoleModel
-    from judged.holes import fill
+    from judged.analyses.estimate import HoleModel
+    from judged.analyses.holes import fill
 
     c = small(seed=4)
     _, named = aligned_runs(c)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from judged.errors import MeasureError
-from judged.explain import explain
+from judged.core.errors import MeasureError
+from judged.analyses.explain import explain
 
 QRELS = {"1": {"d1": 2, "d2": 0, "d3": 1}, "2": {"d1": 1, "d4": 3}}
 # query 1 retrieves 3 documents (d5 unjudged); query 2 follows with d9 unjudged

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import judged
-from judged.conventions import Settings
-from judged.manifest import Manifest, record
-from judged.measures import Measure
+from judged.core.conventions import Settings
+from judged.core.manifest import Manifest, record
+from judged.core.measures import Measure
 from synth import make_collection, trec_qrels_text, trec_run_text
 
 GOLDEN = Path(__file__).parent / "golden" / "canonical.json"
@@ -56,7 +56,7 @@ def _files(tmp: Path):
         path.write_text(trec_run_text({**r, **c.run} if seed == 3 else r))
         runs.append(path)
     lines = (tmp / "run3.txt").read_text().splitlines(keepends=True)
-    shuffled = tmp / "scattered.txt"  # not grouped by query: partitioned on disk (judged.spill)
+    shuffled = tmp / "scattered.txt"  # not grouped by query: partitioned on disk (judged.core.spill)
     shuffled.write_text("".join(lines[::2] + lines[1::2]))
     runs.append(shuffled)
     return qrels, runs
@@ -95,9 +95,9 @@ def _current(tmp: Path) -> dict:
 def test_canonical_strings_and_values_are_byte_identical(tmp_path, path, monkeypatch):
     monkeypatch.setenv("JUDGED_SPILL_BYTES", "1")
     if path == "pure":
-        ctx = judged.native.pure()
+        ctx = judged.core.native.pure()
     else:
-        if judged.native.compiled() is None:
+        if judged.core.native.compiled() is None:
             pytest.skip("the compiled back end is off")
         import contextlib
 

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judged.evaluation import evaluate
-from judged.align import align
-from judged.errors import MeasureError
-from judged.holes import _replicate, bounds, fill, ndcg_extreme, ranked_list
-from judged.io import read_qrels, read_run
-from judged.measures import Measure
+from judged.core.evaluation import evaluate
+from judged.core.align import align
+from judged.core.errors import MeasureError
+from judged.analyses.holes import _replicate, bounds, fill, ndcg_extreme, ranked_list
+from judged.core.io import read_qrels, read_run
+from judged.core.measures import Measure
 
 
 def brute_force(measure, qrels, run, extras=0, maxgrade=None):
@@ -198,7 +198,7 @@ def brute_force_pair(measure, qrels, run_a, run_b, maxgrade):
 @given(st.integers(1, 4), st.lists(labels, max_size=5), st.lists(labels, max_size=5),
        st.sampled_from(["nDCG", "DCG", "AP", "P", "RR"]), st.integers(1, 3))
 def test_pair_interval_against_brute_force(k, ranked_a, ranked_b, family, maxgrade):
-    from judged.holes import RunHoles, pair_flip
+    from judged.analyses.holes import RunHoles, pair_flip
 
     # two runs over one shared document space: d0..d6; None = a hole (same docid = same hole)
     grades = {}
@@ -236,7 +236,7 @@ def test_other_conventions_against_brute_force(case, family):
 def test_extra_holes_by_keys_equal_the_sets(seed, measure):
     """The other run's holes a run lacks, per query, counted on hashed keys (the fast
     path of the conservative pair interval) equal the count over docid sets."""
-    from judged.holes import _extra_holes, _hole_keys
+    from judged.analyses.holes import _extra_holes, _hole_keys
 
     rng = np.random.default_rng(seed)
     docs = [f"d{i}" for i in range(12)]

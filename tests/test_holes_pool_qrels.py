@@ -6,11 +6,11 @@ import pytest
 
 from judged.cli import main
 from judged.demo import holes_story
-from judged.evaluation import evaluate
-from judged.holes import holes_report
-from judged.io import read_qrels
-from judged.pool import pool, read_pool
-from judged.qrels_ops import MergeConflict, diff, merge, rejudge
+from judged.core.evaluation import evaluate
+from judged.analyses.holes import holes_report
+from judged.core.io import read_qrels
+from judged.analyses.pool import pool, read_pool
+from judged.analyses.qrels_ops import MergeConflict, diff, merge, rejudge
 
 QRELS = {"q1": {"a": 2, "b": 0, "c": 1, "x": 0}, "q2": {"a": 1, "e": 2}}
 # "a" is judged for both queries; "c" only for q1, so c retrieved for q2 is a hole there

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import judged
-from judged.align import align
-from judged.conventions import Settings
-from judged.measures import Measure
-from judged.measures.dcg import idcg
+from judged.core.align import align
+from judged.core.conventions import Settings
+from judged.core.measures import Measure
+from judged.core.measures.dcg import idcg
 
 from synth import make_collection
 
@@ -44,7 +44,7 @@ def test_a_grade_without_gain_outside_the_evaluated_queries_is_not_an_error():
     m = "nDCG(gain={0:0,1:1})@10"
     r = judged.evaluate(qrels, run, [m])
     assert r.runs["run"].qids.tolist() == ["q1"] and r.runs["run"].values[m].tolist() == [1.0]
-    with pytest.raises(judged.errors.ConventionError, match=r"grade\(s\) \[5\]"):
+    with pytest.raises(judged.core.errors.ConventionError, match=r"grade\(s\) \[5\]"):
         judged.evaluate(qrels, run, [m], complete=True)
 
 

@@ -6,7 +6,7 @@ import pytest
 import pytrec_eval
 
 from judged import evaluate
-from judged.measures import Measure
+from judged.core.measures import Measure
 
 from collections_gen import random_collection
 

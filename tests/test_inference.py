@@ -1,4 +1,4 @@
-"""Estimates from a judged sample (judged.inference): unbiased to within their standard
+"""Estimates from a judged sample (judged.analyses.inference): unbiased to within their standard
 error on collections with known truth, intervals that cover, trec_eval's infAP where it
 applies, exact when the whole design is judged, and the rule for when to stop judging."""
 
@@ -9,11 +9,11 @@ import pytest
 
 from judged import evaluate
 from judged.cli import main
-from judged.errors import ConventionError, MeasureError
-from judged.inference import (Estimator, infer, infer_aligned, judgments_to_decide, projected_variance,
+from judged.core.errors import ConventionError, MeasureError
+from judged.analyses.inference import (Estimator, infer, infer_aligned, judgments_to_decide, projected_variance,
                               repeated_samples, t_quantile)
-from judged.pool import PoolFile, pool, read_pool_file
-from judged.sampling import DesignUnit, SampleDesign, Stratum
+from judged.analyses.pool import PoolFile, pool, read_pool_file
+from judged.analyses.sampling import DesignUnit, SampleDesign, Stratum
 
 
 def synth(seed=0, queries=12, docs=80, runs=4, judged_top=3, depth=20):
@@ -273,8 +273,8 @@ def test_xinfap_is_trec_eval_infap_for_a_uniform_sample_of_each_pool():
         marked[qid] = {d: (docs[d] if d in take else -1) for d in names}
     design = SampleDesign(strata, units, 0)
     pf = PoolFile("s.pool", "", {}, (), [], design)
-    from judged.align import align
-    from judged.io import read_qrels, read_run
+    from judged.core.align import align
+    from judged.core.io import read_qrels, read_run
 
     qrels = read_qrels(labels)
     aligned = {n: align(qrels, read_run(r)) for n, r in rr.items()}

@@ -1,4 +1,4 @@
-"""Hugging Face ``datasets`` folders (judged.io.hf): the three layouts a BEIR-style collection
+"""Hugging Face ``datasets`` folders (judged.core.io.hf): the three layouts a BEIR-style collection
 takes on disk, written by the real ``datasets`` package, read as qrels, queries and texts."""
 
 import json
@@ -8,8 +8,8 @@ import pytest
 
 import judged
 from judged.cli import main
-from judged.errors import ParseError
-from judged.io import dataset_qrels, hf, texts
+from judged.core.errors import ParseError
+from judged.core.io import dataset_qrels, hf, texts
 
 datasets = pytest.importorskip("datasets", reason="the hf extra is not installed: pip install 'judged[hf]'")
 

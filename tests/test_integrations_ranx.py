@@ -1,4 +1,4 @@
-"""ranx objects in and out (judged.io.ranx, judged.integrations.ranx), against the real ranx."""
+"""ranx objects in and out (judged.core.io.ranx, judged.integrations.ranx), against the real ranx."""
 
 import sys
 
@@ -30,7 +30,7 @@ def test_ranx_objects_are_inputs_as_they_are(objects):
 
 
 def test_reading_ranx_objects_does_not_import_ranx_itself():
-    import judged.io.ranx as reader
+    import judged.core.io.ranx as reader
 
     class Qrels:  # same name, other module: not a ranx object
         pass
@@ -53,7 +53,7 @@ def test_export_round_trips(objects, tmp_path):
 def test_importing_judged_imports_no_integration_package():
     import subprocess
 
-    code = ("import judged, judged.io, judged.evaluation, sys; "
+    code = ("import judged, judged.core.io, judged.core.evaluation, sys; "
             "heavy = {'torch', 'sentence_transformers', 'mteb', 'pyterrier', 'ranx', 'numba', 'datasets', "
             "'ir_measures'}; print(sorted(heavy & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

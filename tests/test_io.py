@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import judged
-from judged.errors import ParseError
+from judged.core.errors import ParseError
 from judged.cli import main
 from synth import make_collection, trec_qrels_text, trec_run_text, write_gz
 

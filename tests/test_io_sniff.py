@@ -1,4 +1,4 @@
-"""Format by content where the name lies or the arguments are swapped (judged.io.sniff).
+"""Format by content where the name lies or the arguments are swapped (judged.core.io.sniff).
 
 Parquet is read as Parquet whatever its name (a file, or a folder of part files as Spark
 writes it), a TREC file named .json as TREC, JSON named .txt as JSON. A file that fails to
@@ -17,8 +17,8 @@ import pytest
 
 import judged
 from judged.cli import main
-from judged.errors import ParseError
-from judged.io.sniff import looks_like
+from judged.core.errors import ParseError
+from judged.core.io.sniff import looks_like
 
 QRELS = "1 0 a 1\n1 0 b 0\n2 0 c 2\n"
 RUN = "1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n2 Q0 c 1 3 t\n"

@@ -1,4 +1,4 @@
-"""The kernel layer (judged.kernels): every kernel's compiled binding gives its numpy
+"""The kernel layer (judged.core.kernels): every kernel's compiled binding gives its numpy
 reference's result bit for bit, on the very arguments the engine passes it.
 
 Each kernel call made while evaluating generated collections (every measure family, two
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import judged
-import judged.kernels as kernels
-from judged.kernels import FALLBACK, KERNELS, Kernel
+import judged.core.kernels as kernels
+from judged.core.kernels import FALLBACK, KERNELS, Kernel
 
 from synth import make_collection
 
-native = judged.native.compiled()
+native = judged.core.native.compiled()
 pytestmark = pytest.mark.skipif(native is None, reason="the compiled back end is not built or turned off")
 
 MEASURES = ["nDCG@10", "nDCG", "DCG@5", "nDCG(gain=exp)@5", "nDCG(unjudged=condensed)@10", "nDCG(ideal=retrieved)@5",
@@ -79,7 +79,7 @@ def test_the_fallback_rule_is_in_one_wrapper(monkeypatch):
     k = Kernel(lambda x: ("reference", x))
     k.binding(lambda native, x: FALLBACK if x < 0 else ("compiled", x))
     assert k(1) == ("compiled", 1) and k(-1) == ("reference", -1)
-    with judged.native.pure():
+    with judged.core.native.pure():
         assert k(1) == ("reference", 1)
     KERNELS.pop(next(name for name, v in KERNELS.items() if v is k))
-    assert kernels.compiled is judged.native.compiled and not used
+    assert kernels.compiled is judged.core.native.compiled and not used

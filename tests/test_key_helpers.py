@@ -5,7 +5,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from judged.data import KeyTable, any_repeated
+from judged.core.data import KeyTable, any_repeated
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 17, 5000])
@@ -33,7 +33,7 @@ def test_key_table_finds_present_and_absent_keys():
 
 
 def test_qrels_index_rows_of_queries():
-    from judged.data import Qrels
+    from judged.core.data import Qrels
 
     index = Qrels(["a", "a", "b", "c", "c", "c"], ["x", "y", "x", "x", "y", "z"], [1, 0, 0, 0, 0, 1]).index
     assert index.rows_of(np.array([], dtype=np.int64)).tolist() == []
@@ -47,7 +47,7 @@ def test_arrow_numpy_helpers_match_pyarrow():
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from judged.data import arrow_indices, arrow_strings, as_numpy
+    from judged.core.data import arrow_indices, arrow_strings, as_numpy
 
     ints = pa.array([5, None, 7, 8, 9], pa.int32()).slice(1)
     assert as_numpy(ints, null=-1).tolist() == [-1, 7, 8, 9]
@@ -66,7 +66,7 @@ def test_arrow_numpy_helpers_match_pyarrow():
 
 def test_query_codes_confirm_hash_matches_on_the_strings(monkeypatch):
     # a hash that only sees the length: "zz" finds "bb"'s slot and must still be absent
-    import judged.data as data
+    import judged.core.data as data
 
     monkeypatch.setattr(data, "string_hash", lambda values: np.asarray(pc.utf8_length(values), dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
     qrels = data.Qrels(pa.array(["a", "bb", "ccc", "a"]), pa.array(["d1", "d2", "d3", "d4"]), np.array([1, 0, 2, 1]))
@@ -83,7 +83,7 @@ def test_query_codes_confirm_hash_matches_on_the_strings(monkeypatch):
 def test_qrels_index_of_grouped_qrels_equals_the_sorted_build(layout, monkeypatch):
     """Qrels grouped by query are indexed by ordering their blocks; the index is the one
     sorting every row gives (a query in two blocks takes the sorting path)."""
-    from judged.data import Qrels, QrelsIndex
+    from judged.core.data import Qrels, QrelsIndex
 
     rng = np.random.default_rng(3)
     qids = {"sorted blocks": ["a", "b", "b2", "c", "é"], "unsorted blocks": ["q2", "q10", "q1", "é", "Z"],

@@ -11,52 +11,50 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
-# layer -> module name prefixes (judged.<prefix>); a module's layer is its longest match
+# The folders are the layers: judged.core < judged.analyses < the front ends (the rest of judged).
+# Inside the core, a finer order: layer -> module prefixes (judged.<prefix>); the longest match wins.
 LAYERS = [
-    ("base", ["errors", "conventions", "native", "_native", "kernels", "naturalsort", "runnames", "progress"]),
-    ("io", ["io", "data"]),
-    ("align", ["align"]),
-    ("side data", ["sidefiles", "scale", "evidence", "eligibility", "answers", "abstention", "answer_key"]),
-    ("kernels", ["measures"]),
-    ("engine", ["results", "blocks", "evaluation", "stream", "spill", "querysets", "checks", "manifest", "explain",
-                "stats"]),
-    ("analyses", ["holes", "estimate", "pool", "pooling", "sampling", "qrels_ops", "machine", "machine_pool",
-                  "comparison", "meta", "inference", "ppi"]),
-    ("front ends", ["cli", "judge", "report", "notebook", "compat", "integrations", "spark", "demo", "__init__",
-                    "__main__"]),
+    ("core: base", ["core", "core.errors", "core.conventions", "core.native", "core._native", "core.kernels",
+                    "core.naturalsort", "core.runnames", "core.progress"]),
+    ("core: io", ["core.io", "core.data"]),
+    ("core: align", ["core.align"]),
+    ("core: checks", ["core.checks"]),
+    ("core: measures", ["core.measures"]),
+    ("core: engine", ["core.results", "core.blocks", "core.evaluation", "core.stream", "core.spill",
+                      "core.querysets", "core.manifest"]),
+    ("analyses", ["analyses"]),
+    ("front ends", ["__init__", "__main__", "cli", "judge", "report", "notebook", "compat", "integrations", "spark",
+                    "demo"]),
 ]
 RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
-UNLISTED = "analyses"  # a module not named above (new ones: name them in LAYERS)
+UNLISTED = "front ends"  # a module outside core/ and analyses/ is a front end
 
 # (importer, imported) edges from a lower layer to a higher one, as of issue 17
 UPWARD_ALLOWED = {
-    ('judged.comparison', 'judged.notebook'),
-    ('judged.evaluation', 'judged.notebook'),
-    ('judged.machine', 'judged.judge.agreement'),
-    ('judged.measures', 'judged.holes'),
+    ('judged.analyses.comparison', 'judged.notebook'),
+    ('judged.core.evaluation', 'judged.notebook'),
+    ('judged.core.measures', 'judged.analyses.holes'),
 }
 # strongly connected components of the import graph (cycles) allowed, as of issue 17;
 # a cycle must stay inside one of these sets
 CYCLES_ALLOWED = [
-    ['judged.io', 'judged.io.beir'],
-    ['judged.comparison', 'judged.estimate', 'judged.evaluation', 'judged.holes', 'judged.manifest',
-     'judged.measures', 'judged.meta.power', 'judged.meta.scores', 'judged.notebook', 'judged.report.plots'],
-    ['judged.machine_pool', 'judged.pool'],
+    ['judged.core.io', 'judged.core.io.beir'],
+    ['judged.analyses.comparison', 'judged.analyses.estimate', 'judged.analyses.holes', 'judged.analyses.meta.power', 'judged.analyses.meta.scores', 'judged.core.evaluation', 'judged.core.manifest', 'judged.core.measures', 'judged.notebook', 'judged.report.plots'],
+    ['judged.analyses.machine_pool', 'judged.analyses.pool'],
     ['judged.judge.campaign', 'judged.judge.ordering'],
 ]
 # (importer, imported module, private name)
 PRIVATE_ALLOWED = {
-    ('judged.cli.infer', 'judged.evaluation', '_named_runs'),
-    ('judged.holes', 'judged.evaluation', '_named_runs'),
-    ('judged.inference', 'judged.evaluation', '_named_runs'),
-    ('judged.meta.holdout', 'judged.evaluation', '_named_runs'),
-    ('judged.meta.pooling', 'judged.evaluation', '_named_runs'),
-    ('judged.meta.pooling', 'judged.pool', '_score_impact'),
-    ('judged.meta.stability', 'judged.evaluation', '_named_runs'),
-    ('judged.pool', 'judged.evaluation', '_named_runs'),
-    ('judged.ppi', 'judged.evaluation', '_named_runs'),
+    ('judged.analyses.holes', 'judged.core.evaluation', '_named_runs'),
+    ('judged.analyses.inference', 'judged.core.evaluation', '_named_runs'),
+    ('judged.analyses.meta.holdout', 'judged.core.evaluation', '_named_runs'),
+    ('judged.analyses.meta.pooling', 'judged.analyses.pool', '_score_impact'),
+    ('judged.analyses.meta.pooling', 'judged.core.evaluation', '_named_runs'),
+    ('judged.analyses.meta.stability', 'judged.core.evaluation', '_named_runs'),
+    ('judged.analyses.pool', 'judged.core.evaluation', '_named_runs'),
+    ('judged.analyses.ppi', 'judged.core.evaluation', '_named_runs'),
+    ('judged.cli.infer', 'judged.core.evaluation', '_named_runs'),
 }
-
 
 def _modules() -> dict:
     out = {}
@@ -86,8 +84,8 @@ def _imports(modules: dict):
                 if target.split(".")[0] != "judged":
                     continue
                 for alias in node.names:
-                    if target == "judged" and alias.name in ("__version__", "_native"):
-                        continue  # the package's version; the compiled extension (judged.native loads it)
+                    if (target, alias.name) in (("judged", "__version__"), ("judged.core", "_native")):
+                        continue  # the package's version; the compiled extension (judged.core.native loads it)
                     sub = f"{target}.{alias.name}"
                     if sub in modules:
                         yield mod, sub, None
@@ -184,5 +182,41 @@ def test_no_private_name_imported_across_modules():
 
 
 def test_every_module_has_a_layer():
-    assert layer("judged.align") == "align" and layer("judged.io.trec") == "io" and layer("judged") == "front ends"
-    assert layer("judged.measures.dcg") == "kernels" and layer("judged.cli.eval") == "front ends"
+    assert layer("judged.core.align") == "core: align" and layer("judged.core.io.trec") == "core: io"
+    assert layer("judged") == "front ends" and layer("judged.cli.eval") == "front ends"
+    assert layer("judged.core.measures.dcg") == "core: measures" and layer("judged.analyses.meta.power") == "analyses"
+    assert layer("judged.core") == "core: base" and layer("judged.core.checks.scale") == "core: checks"
+
+
+def test_every_module_sits_in_a_layer_folder():
+    """Only the front ends live at the top of the package; every other module is in core/ or analyses/."""
+    top = {m.split(".")[1] for m in _modules() if "." in m}
+    assert top - {"core", "analyses"} <= set(LAYERS[-1][1]), "a new top-level module: put it in core/ or analyses/"
+
+
+def test_the_package_imports_modules_by_their_homes():
+    """Inside judged a moved module is imported from its layer (judged.core.io), never by the
+    public name kept for users (judged.io), which the checks above could not follow."""
+    import judged
+
+    found = []
+    for mod, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            names += [f"judged.{a.name}" for a in getattr(node, "names", ())
+                      if isinstance(node, ast.ImportFrom) and node.module == "judged"]
+            found += [(mod, n) for n in names if n.split(".")[0] == "judged" and n.count(".")
+                      and n.split(".")[1] in judged.MOVED]
+    assert found == []
+
+
+def test_a_public_name_is_the_module_itself():
+    import importlib
+
+    import judged
+
+    for name, home in judged.MOVED.items():
+        if name != "_native":
+            assert importlib.import_module(f"judged.{name}") is importlib.import_module(home), name
+    assert importlib.import_module("judged.meta.power") is importlib.import_module("judged.analyses.meta.power")

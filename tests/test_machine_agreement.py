@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from judged.cli import main
-from judged.judge.agreement import alpha_from_coincidences, cohen_kappa, kappa_from_confusion, krippendorff_alpha
-from judged.machine import agreement
+from judged.analyses.agreement import alpha_from_coincidences, cohen_kappa, kappa_from_confusion, krippendorff_alpha
+from judged.analyses.machine import agreement
 
 
 @pytest.fixture(autouse=True)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from judged.cli import main
-from judged.pool import pool, read_pool_file
-from judged.ppi import Design
+from judged.analyses.pool import pool, read_pool_file
+from judged.analyses.ppi import Design
 
 # q1: the people judged a (2), b (0), c (0); holes x, y, z. q2: judged e (1); holes u, v.
 QRELS = "q1 0 a 2\nq1 0 b 0\nq1 0 c 0\nq2 0 e 1\nq3 0 k 1\n"
@@ -51,9 +51,9 @@ def test_a_grade_never_wrong_on_a_small_overlap_is_not_certain(tmp_path):
     """Machine grade 0 right 20 times of 20, grade 3 right 3 times of 3: both errors would be
     0 and the two alike. Shrunk towards the mean error (2 of 25 labels wrong, by 1) by 2
     pseudo-labels, grade 3 is the less certain, so its pair comes first."""
-    from judged.data import Qrels
-    from judged.machine import MachineLabels
-    from judged.machine_pool import expected_error
+    from judged.core.data import Qrels
+    from judged.analyses.machine import MachineLabels
+    from judged.analyses.machine_pool import expected_error
 
     overlap = [(f"h{i}", 0, 0) for i in range(20)] + [(f"g{i}", 3, 3) for i in range(3)] + [("k0", 0, 1), ("k1", 0, 1)]
     human = Qrels(["q"] * 25, [d for d, _, _ in overlap], [h for _, h, _ in overlap])

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from judged.cli import main
-from judged.pool import read_pool_file
-from judged.ppi import ppi_report
+from judged.analyses.pool import read_pool_file
+from judged.analyses.ppi import ppi_report
 
 
 @pytest.fixture(autouse=True)

@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from judged.cli import main
-from judged.comparison import compare_records
-from judged.errors import JudgedError
-from judged.manifest import Manifest, ManifestError, evaluate_frozen, load_record
+from judged.analyses.comparison import compare_records
+from judged.core.errors import JudgedError
+from judged.core.manifest import Manifest, ManifestError, evaluate_frozen, load_record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -108,13 +108,13 @@ def test_record_and_compare_records(frozen, capsys):
 
 
 def run_compare_with_measures(frozen):
-    from judged.comparison import compare as run_compare
+    from judged.analyses.comparison import compare as run_compare
 
     return run_compare(None, [str(frozen / "bm25.run"), str(frozen / "dense.run")], ["AP"], manifest=frozen / "eval.toml")
 
 
 def compare(frozen):
-    from judged.comparison import compare as run_compare
+    from judged.analyses.comparison import compare as run_compare
 
     return run_compare(None, [str(frozen / "bm25.run"), str(frozen / "dense.run")], manifest=frozen / "eval.toml",
                        permutations=2000)
@@ -142,7 +142,7 @@ def test_not_a_manifest(tmp_path):
 
 
 def test_query_files(tmp_path):
-    from judged.manifest import read_query_ids
+    from judged.core.manifest import read_query_ids
 
     (tmp_path / "queries.jsonl").write_text('{"_id": "q2", "text": "b"}\n{"_id": "q1", "text": "a"}\n')
     (tmp_path / "queries.json").write_text('{"q3": "c", "q1": "a"}')

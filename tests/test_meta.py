@@ -9,12 +9,12 @@ import pytest
 from scipy.stats import binomtest, kendalltau
 
 from judged.cli import main
-from judged.errors import JudgedError, ParseError
-from judged.meta import (bootstrap_test, discriminative_power, kendall_tau, preference_agreement,
+from judged.core.errors import JudgedError, ParseError
+from judged.analyses.meta import (bootstrap_test, discriminative_power, kendall_tau, preference_agreement,
                          randomization_pvalues, randomization_test, ranking_stability, read_preferences,
                          simulate_discount, synthetic_collection, tau_ap, write_collection)
-from judged.meta.power import power_from_scores
-from judged.meta.scores import ScoreMatrix
+from judged.analyses.meta.power import power_from_scores
+from judged.analyses.meta.scores import ScoreMatrix
 
 # ---------------------------------------------------------------------------
 # the paired randomization test
@@ -36,8 +36,8 @@ def test_constant_difference_is_as_significant_as_the_draws_allow():
 
 
 def test_meta_power_bootstrap_does_not_count_constant_differences():
-    from judged.meta.power import power_from_scores
-    from judged.meta.scores import ScoreMatrix
+    from judged.analyses.meta.power import power_from_scores
+    from judged.analyses.meta.scores import ScoreMatrix
 
     base = np.linspace(0.1, 0.8, 20)
     noisy = np.clip(base + np.random.default_rng(3).normal(0.2, 0.05, 20), 0, 1)
@@ -320,7 +320,7 @@ def test_cli_simulate_discount(capsys):
 
 
 def test_bootstrap_rows_equal_single_calls_and_detect_a_shift():
-    from judged.meta import bootstrap_pvalues
+    from judged.analyses.meta import bootstrap_pvalues
 
     rng = np.random.default_rng(2)
     diffs = np.vstack([rng.normal(0.0, 0.3, size=40), rng.normal(0.3, 0.3, size=40)])
@@ -345,7 +345,7 @@ def test_cli_meta_without_command_prints_help(capsys):
 
 def test_bootstrap_matches_a_plain_loop_over_the_same_draws():
     # Sakai's test written out: resample the mean-shifted differences, studentize, count |t*| >= |t|
-    from judged.meta import bootstrap_pvalues
+    from judged.analyses.meta import bootstrap_pvalues
 
     rng = np.random.default_rng(5)
     diffs = rng.normal(0.1, 0.4, size=(3, 20))

@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from judged.meta import (discriminative_power, preference_agreement, ranking_stability, simulate_discount,
+from judged.analyses.meta import (discriminative_power, preference_agreement, ranking_stability, simulate_discount,
                          synthetic_collection)
 
 DOC = (pathlib.Path(__file__).parent.parent / "docs" / "meta-evaluation.md").read_text()

@@ -10,7 +10,7 @@ import pytest
 
 from judged import evaluate
 from judged.cli import main
-from judged.meta.pooling import nice_step, pairwise_agreement, pooling_replay, replayable
+from judged.analyses.meta.pooling import nice_step, pairwise_agreement, pooling_replay, replayable
 
 # one query; a and c relevant, b and d not, e unjudged (scored 0)
 QRELS = {"q1": {"a": 1, "b": 0, "c": 1, "d": 0}}
@@ -47,8 +47,8 @@ def test_replay_scores_are_evaluate_on_the_labels_gathered():
     res = pooling_replay(qrels, runs, [7, 19], ["mtf"], measure="nDCG@5", protocol="from-scratch", depth=6, step=1)
     s = res.strategies["mtf"]
     # rebuild the labels the policy gathered, in its order, and score them with evaluate()
-    from judged.pooling.candidates import build_candidates
-    from judged.pooling.policies import make_policy
+    from judged.analyses.pooling.candidates import build_candidates
+    from judged.analyses.pooling.policies import make_policy
 
     ranked = {r: {q: sorted(d, key=lambda x: -d[x]) for q, d in per.items()} for r, per in runs.items()}
     c = build_candidates(ranked, 6, None, sorted(qrels))
@@ -97,7 +97,7 @@ def test_seeded_replays_are_identical(tmp_path, capsys):
 
 
 def test_json_layout_names_every_strategy_with_its_source(tmp_path, capsys):
-    from judged.pool import BUDGET_STRATEGY, STRATEGIES
+    from judged.analyses.pool import BUDGET_STRATEGY, STRATEGIES
 
     assert main(["meta", "pooling", str(write(tmp_path, "qrels.txt", QRELS)), *runs_files(tmp_path), "--budget", "2",
                  "--depth", "3", "-m", "nDCG@3", "--format", "json"]) == 0

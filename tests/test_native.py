@@ -1,7 +1,7 @@
-"""The compiled fast path (judged._native) gives exactly what the pure Python/numpy path gives.
+"""The compiled fast path (judged.core._native) gives exactly what the pure Python/numpy path gives.
 
 Every comparison computes the pure answer in the same test (``pure_path()``: judged's one
-switch, ``judged.native.pure()``) and compares bit for bit: ids as strings, floats as their
+switch, ``judged.core.native.pure()``) and compares bit for bit: ids as strings, floats as their
 64-bit patterns, error messages as text.
 """
 
@@ -22,25 +22,25 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import judged
-import judged.native
-from judged.align import align
-from judged.conventions import Settings
-from judged.data import Qrels, Run, string_hash
-from judged.errors import ParseError
-from judged.io.trec import duplicate_rows
-from judged.measures import Measure
-from judged.results import LazyRunResult
-from judged.stream import evaluate_run_file
+import judged.core.native
+from judged.core.align import align
+from judged.core.conventions import Settings
+from judged.core.data import Qrels, Run, string_hash
+from judged.core.errors import ParseError
+from judged.core.io.trec import duplicate_rows
+from judged.core.measures import Measure
+from judged.core.results import LazyRunResult
+from judged.core.stream import evaluate_run_file
 
 from synth import make_collection, trec_qrels_text, trec_run_text
 
 SRC = Path(judged.__file__).parent
 # the modules that ask `compiled()` for the extension (`from .native import compiled`, or `..`):
 # the kernel layer for every kernel, and the TREC readers choosing the compiled tokenizer
-NATIVE_USERS = ("judged.kernels", "judged.io.text", "judged.stream")
-native = judged.native.native
+NATIVE_USERS = ("judged.core.kernels", "judged.core.io.text", "judged.core.stream")
+native = judged.core.native.native
 
-needs_native = pytest.mark.skipif(native is None, reason="judged._native is not built here (no C compiler, or "
+needs_native = pytest.mark.skipif(native is None, reason="judged.core._native is not built here (no C compiler, or "
                                   "JUDGED_PURE_PYTHON=1): nothing to compare the pure path with")
 FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -48,11 +48,11 @@ FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthChec
 @pytest.fixture
 def pure():
     """judged on its pure Python/numpy path for the rest of the test."""
-    with judged.native.pure():
+    with judged.core.native.pure():
         yield
 
 
-pure_path = judged.native.pure  # the pure path inside a ``with`` block (to compare in one test)
+pure_path = judged.core.native.pure  # the pure path inside a ``with`` block (to compare in one test)
 
 
 def both(fn):
@@ -87,7 +87,7 @@ class Spy:
 def spy_on(mp: pytest.MonkeyPatch) -> Spy:
     """A Spy in place of the compiled module, for every caller of ``compiled()``."""
     spy = Spy(native)
-    mp.setattr(judged.native, "_loaded", spy)
+    mp.setattr(judged.core.native, "_loaded", spy)
     return spy
 
 
@@ -96,15 +96,15 @@ def spy_on(mp: pytest.MonkeyPatch) -> Spy:
 
 def test_every_caller_asks_the_one_switch():
     """No module binds the compiled module at import (``from .native import native`` would
-    escape ``judged.native.pure()``): every caller imports ``compiled`` and asks it."""
+    escape ``judged.core.native.pure()``): every caller imports ``compiled`` and asks it."""
     importers, elsewhere = set(), []
     for path in sorted(SRC.rglob("*.py")):
-        if path.name == "native.py" and path.parent == SRC:
+        if path.name == "native.py" and path.parent == SRC / "core":
             continue
         module = ".".join(path.relative_to(SRC.parent).with_suffix("").parts)
         for line in path.read_text(encoding="utf-8").splitlines():
             if re.search(r"\bnative\b", line) and re.match(r"\s*(from|import)\s", line):
-                names = re.fullmatch(r"from \.+native import ([\w, ]+)", line.strip())
+                names = re.fullmatch(r"from \.+(?:core\.)?native import ([\w, ]+)", line.strip())
                 if names is None or "native" in {n.strip() for n in names.group(1).split(",")}:
                     elsewhere.append(f"{module}: {line.strip()}")  # binds the module (or _native): escapes the switch
                 elif "compiled" in names.group(1).split(", ") and not line[0].isspace():
@@ -114,11 +114,11 @@ def test_every_caller_asks_the_one_switch():
 
 
 def test_pure_fixture_turns_the_extension_off(pure, tmp_path):
-    assert judged.native.compiled() is None and judged.native.native is None
-    assert judged.native.status()[0] == "pure"
+    assert judged.core.native.compiled() is None and judged.core.native.native is None
+    assert judged.core.native.status()[0] == "pure"
     path = tmp_path / "run"
     path.write_text("q1 Q0 d1 1 1.5 t\n")
-    assert judged.io.text.read_tokens(path, judged.io.trec.RUN_LAYOUT) is None  # the compiled reader is off
+    assert judged.core.io.text.read_tokens(path, judged.core.io.trec.RUN_LAYOUT) is None  # the compiled reader is off
     assert judged.read_run(path).score.tolist() == [1.5]
 
 
@@ -129,7 +129,7 @@ def test_extension_is_built_when_required():
     if os.environ.get("JUDGED_REQUIRE_NATIVE", "") in ("", "0"):
         pytest.skip("JUDGED_REQUIRE_NATIVE is not set (.ci/run sets it: CI machines have a C compiler)")
     assert os.environ.get("JUDGED_PURE_PYTHON", "") in ("", "0"), "JUDGED_PURE_PYTHON=1 turns the extension off"
-    assert judged.native.native is not None, "judged._native is not built (pip install -e . needs gcc and Python headers)"
+    assert judged.core.native.native is not None, "judged.core._native is not built (pip install -e . needs gcc and Python headers)"
 
 
 # -- 3. the tokenizer reads what the pure reader reads -------------------------------------
@@ -201,7 +201,7 @@ def qrels_columns(qrels: Qrels) -> dict:
 def test_tokenizer_reads_runs_as_the_pure_reader(data, gz):
     with tempfile.TemporaryDirectory() as d:
         path = write(d, "run", data, gz)
-        assert judged.io.text.read_tokens(path, judged.io.trec.RUN_LAYOUT) is not None  # the tokenizer took it all
+        assert judged.core.io.text.read_tokens(path, judged.core.io.trec.RUN_LAYOUT) is not None  # the tokenizer took it all
         fast, slow = both(lambda: run_columns(judged.read_run(path)))
     assert fast == slow
 
@@ -211,7 +211,7 @@ def test_tokenizer_reads_runs_as_the_pure_reader(data, gz):
 def test_tokenizer_reads_qrels_as_the_pure_reader(data, gz):
     with tempfile.TemporaryDirectory() as d:
         path = write(d, "qrels", data, gz)
-        assert judged.io.text.read_tokens(path, judged.io.trec.QRELS_LAYOUT) is not None
+        assert judged.core.io.text.read_tokens(path, judged.core.io.trec.QRELS_LAYOUT) is not None
         fast, slow = both(lambda: qrels_columns(judged.read_qrels(path)))
     assert fast == slow
 
@@ -424,7 +424,7 @@ def weak_hash(values):
 @FEW
 @given(seed=st.integers(0, 2**32 - 1), weak=st.booleans())
 def test_qrels_lookup_through_both_kernels(seed, weak):
-    # judged.data.grades_of_rows: the compiled lookup_blocks against the reference (one KeyTable)
+    # judged.core.data.grades_of_rows: the compiled lookup_blocks against the reference (one KeyTable)
     rng = np.random.default_rng(seed)
     nq = int(rng.integers(1, 6))
     qrels = {f"q{q}": {"x" * L + ("é" if L % 2 else ""): int(rng.integers(-1, 4)) for L in rng.choice(9, rng.integers(1, 9), replace=False) + 1}
@@ -436,18 +436,18 @@ def test_qrels_lookup_through_both_kernels(seed, weak):
     rows = np.argsort(qcode, kind="stable")  # grouped by query, as align gives them
     if rng.random() < 0.5:
         rows = rows[rng.random(n) < 0.7]  # not every row
-    kernel = judged.data.grades_of_rows
+    kernel = judged.core.data.grades_of_rows
     with pytest.MonkeyPatch.context() as mp:
         if weak:
-            mp.setattr(judged.data, "string_hash", weak_hash)
+            mp.setattr(judged.core.data, "string_hash", weak_hash)
         index = judged.read_qrels(qrels).index
         assert index.table is not None  # (the weak hash still tells each query's judgments apart)
-        hashes = judged.data.string_hash(docid)
+        hashes = judged.core.data.string_hash(docid)
         fast = kernel.bound(native, index, rows, qcode, docid, hashes)
         slow = kernel.reference(index, rows, qcode, docid, hashes)
-    if fast is judged.kernels.FALLBACK:  # the binding leaves empty inputs to the reference
+    if fast is judged.core.kernels.FALLBACK:  # the binding leaves empty inputs to the reference
         assert len(rows) == 0
-        fast = judged.kernels.Kernel.__call__(kernel, index, rows, qcode, docid, hashes)
+        fast = judged.core.kernels.Kernel.__call__(kernel, index, rows, qcode, docid, hashes)
     assert np.array_equal(fast, slow, equal_nan=True)
     qids, names = index.query_ids, docid.to_pylist()
     expected = [qrels[qids[qcode[r]]].get(names[r], np.nan) if qcode[r] >= 0 else np.nan for r in rows]
@@ -553,7 +553,7 @@ def test_measure_kernels_equal_numpy(seed, monkeypatch):
 @pytest.mark.filterwarnings("ignore:overflow encountered in exp2")
 def test_dcg_kernel_hands_grades_it_cannot_take_to_numpy():
     """A grade past the gain table or not an integer (holes fill in any grade): numpy decides."""
-    from judged.measures.dcg import dcg
+    from judged.core.measures.dcg import dcg
 
     aligned = align(judged.read_qrels({"q": {"a": 2, "b": 1}}), judged.read_run({"q": {"a": 3.0, "b": 2.0, "c": 1.0}}))
     for grade in ([2.0, 1.5, np.nan], [2.0, 1.0, 70000.0], [2.0, -3.0, 9.0], [2.0, 40.0, 16.0]):
@@ -564,7 +564,7 @@ def test_dcg_kernel_hands_grades_it_cannot_take_to_numpy():
             def value():
                 try:
                     return dcg(m, ranked, 1, condensed=m.unjudged == "condensed").view(np.uint64).tolist()
-                except judged.errors.ConventionError as exc:
+                except judged.core.errors.ConventionError as exc:
                     return str(exc)
 
             fast, slow = both(value)
@@ -824,7 +824,7 @@ def test_trec_rank_orders_as_trec_eval(name, docids, descending):
     qe, score, docs = rank_case(name, docids, len(name), descending)
     nq = len(BLOCK_SIZES)
     rows, q, pos, offsets = (np.frombuffer(b, np.int64) for b in
-                             native.trec_rank(qe, nq, score, *judged.data.string_buffers(pa.array(docs))))
+                             native.trec_rank(qe, nq, score, *judged.core.data.string_buffers(pa.array(docs))))
     expected = trec_order(qe, score, docs)
     assert rows.tolist() == expected
     assert q.tolist() == qe[expected].tolist()
@@ -844,7 +844,7 @@ def test_trec_rank_of_nothing_and_of_empty_queries():
     for qe in (np.zeros(0, np.int64), np.full(3, -1, np.int64)):
         rows, q, pos, offsets = (np.frombuffer(b, np.int64) for b in
                                  native.trec_rank(qe, 2, np.zeros(len(qe)),
-                                                  *judged.data.string_buffers(pa.array(["a"] * len(qe), pa.string()))))
+                                                  *judged.core.data.string_buffers(pa.array(["a"] * len(qe), pa.string()))))
         assert (rows.tolist(), q.tolist(), pos.tolist(), offsets.tolist()) == ([], [], [], [0, 0, 0])
 
 

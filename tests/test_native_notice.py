@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-import judged.native
+import judged.core.native
 
 ROOT = Path(__file__).resolve().parents[1]
 # judged imported with the extension missing, as on a machine without a C compiler
-NOT_BUILT = "import sys; sys.modules['judged._native'] = None\n"
+NOT_BUILT = "import sys; sys.modules['judged.core._native'] = None\n"
 
 
 def python(code: str, tmp_path, **env) -> subprocess.CompletedProcess:
@@ -34,19 +34,19 @@ def test_version_names_the_path_that_runs(tmp_path):
     off = python(code, tmp_path, JUDGED_PURE_PYTHON="1")
     assert off.stdout.splitlines()[1] == ("compiled extension: off (JUDGED_PURE_PYTHON=1): the pure Python/numpy "
                                           "path runs (about 4x slower)")
-    if judged.native.compiled() is not None:
+    if judged.core.native.compiled() is not None:
         assert python(code, tmp_path).stdout.splitlines()[1].startswith("compiled extension: built")
 
 
 READ_TWICE = """
-import judged, judged.native
-judged.native.NOTE_BYTES = 1000
+import judged, judged.core.native
+judged.core.native.NOTE_BYTES = 1000
 open("qrels", "w").write("1 0 d0 1\\n")
 open("run", "w").write("".join(f"1 Q0 d{i} {i + 1} {1000 - i} t\\n" for i in range(200)))
 for _ in range(2):
     judged.evaluate("qrels", "run", ["AP"])
     judged.read_run("run")
-print(judged.native.status()[0])
+print(judged.core.native.status()[0])
 """
 
 
@@ -64,7 +64,7 @@ def test_a_deliberate_pure_path_and_small_files_stay_silent(tmp_path):
     assert python(READ_TWICE, tmp_path, JUDGED_PURE_PYTHON="1").stderr == ""
     small = READ_TWICE.replace("NOTE_BYTES = 1000", "NOTE_BYTES = 1 << 20")
     assert python(NOT_BUILT + small, tmp_path).stderr == ""
-    if judged.native.compiled() is not None:
+    if judged.core.native.compiled() is not None:
         assert python(READ_TWICE, tmp_path).stderr == ""
 
 
@@ -74,12 +74,13 @@ def test_the_build_says_why_the_extension_is_missing(tmp_path):
     extension optional) and stderr says what that means and how to build it."""
     for name in ("setup.py", "pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, tmp_path / name)
-    (tmp_path / "src" / "judged").mkdir(parents=True)
-    shutil.copy(ROOT / "src" / "judged" / "_native.c", tmp_path / "src" / "judged" / "_native.c")
+    (tmp_path / "src" / "judged" / "core").mkdir(parents=True)
+    shutil.copy(ROOT / "src" / "judged" / "core" / "_native.c", tmp_path / "src" / "judged" / "core" / "_native.c")
     (tmp_path / "src" / "judged" / "__init__.py").write_text("")
+    (tmp_path / "src" / "judged" / "core" / "__init__.py").write_text("")
     done = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300, env={**os.environ, "CC": "false"})
     assert done.returncode == 0, done.stderr
-    assert "judged: the compiled extension (judged._native) could not be built:" in done.stderr
+    assert "judged: the compiled extension (judged.core._native) could not be built:" in done.stderr
     assert "apt-get install gcc python3-dev" in done.stderr
-    assert not list((tmp_path / "src" / "judged").glob("_native*.so"))
+    assert not list((tmp_path / "src" / "judged").rglob("_native*.so"))

@@ -5,7 +5,7 @@ from html import escape
 import pytest
 
 import judged
-from judged.errors import UsageError
+from judged.core.errors import UsageError
 
 QRELS = {"q1": {"a": 2, "b": 1}, "q2": {"c": 1}, "q3": {"d": 0}}
 BM25 = {"q1": {"a": 1.0, "b": 0.5}, "q2": {"x": 1.0, "c": 0.5}, "q3": {"d": 1.0}}

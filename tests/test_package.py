@@ -4,9 +4,9 @@ import importlib
 
 
 def test_evaluate_stays_the_function_when_its_module_is_imported_first():
-    # the CLI and judged.meta import the engine module first; the package attribute
+    # the CLI and judged.analyses.meta import the engine module first; the package attribute
     # judged.evaluate must still be the evaluate() function
-    importlib.import_module("judged.evaluation")
+    importlib.import_module("judged.core.evaluation")
     import judged
 
     assert callable(judged.evaluate) and judged.evaluate.__name__ == "evaluate"

@@ -4,10 +4,10 @@ state it learns, worked by hand in the comments."""
 import numpy as np
 import pytest
 
-from judged.errors import ConventionError
-from judged.pool import pool, read_pool_file
-from judged.pooling.candidates import build_candidates
-from judged.pooling.policies import POLICIES, BayesianBandit, Depth, Hedge, MoveToFront, make_policy
+from judged.core.errors import ConventionError
+from judged.analyses.pool import pool, read_pool_file
+from judged.analyses.pooling.candidates import build_candidates
+from judged.analyses.pooling.policies import POLICIES, BayesianBandit, Depth, Hedge, MoveToFront, make_policy
 
 
 def walk(policy, truth, c):
@@ -201,7 +201,7 @@ def test_randomised_adaptive_strategy_has_no_known_inclusion_probability(tmp_pat
     ("q1 d1 1 1 A - mtf - - 1,x", "ranks must be comma-separated integers, got '1,x'"),
 ])
 def test_bad_pool_lines_name_file_and_line(tmp_path, line, why):
-    from judged.errors import ParseError
+    from judged.core.errors import ParseError
 
     path = tmp_path / "bad.txt"
     path.write_text("# qid docid priority best_rank runs score strategy stratum inclusion ranks\n" + line + "\n")
@@ -221,7 +221,7 @@ def test_bounds_judges_the_hole_that_can_flip_the_pair_first():
     # h2 relevant moves A by -.244 and B by 0. Both have chance 2/3 (A's and B's one
     # labelled document is relevant: (1 + 1)/(2 + 1)), so h1 goes first with priority
     # 2/3 * (|.369 + .387| + (.369 + .387)/2).
-    from judged.pooling.policies import Bounds
+    from judged.analyses.pooling.policies import Bounds
 
     c = build_candidates({"A": {"q": ["h1", "j1"]}, "B": {"q": ["j1", "h2"]}}, 2, known={("q", "j1"): 1})
     b = Bounds(c, k=2, maxgrade=1).start()
@@ -244,7 +244,7 @@ def test_bounds_are_exact_against_brute_force(seed):
     # bounds, before and after labels arrive
     import itertools
 
-    from judged.pooling.policies import Bounds
+    from judged.analyses.pooling.policies import Bounds
 
     rng = np.random.default_rng(seed)
     docs = [f"d{i}" for i in range(8)]
@@ -277,8 +277,8 @@ def test_bounds_are_exact_against_brute_force(seed):
 
 @pytest.mark.parametrize("seed", range(20))
 def test_max_over_multisets_is_ndcg_extreme(seed):
-    from judged.holes import ndcg_extreme
-    from judged.pooling.policies import _max_over_multisets
+    from judged.analyses.holes import ndcg_extreme
+    from judged.analyses.pooling.policies import _max_over_multisets
 
     rng = np.random.default_rng(seed)
     k, top = 10, int(rng.integers(1, 4))

@@ -1,10 +1,10 @@
-"""Prediction-powered estimates (judged.ppi): hand-checked numbers, and the acceptance of
+"""Prediction-powered estimates (judged.analyses.ppi): hand-checked numbers, and the acceptance of
 issue #16 on synthetic collections with machine judges of known bias: over 500 seeds the
 95% intervals cover the truth 93-97% of the time whatever the machine, with a machine whose
 kappa is >= 0.6 they are narrower than the human sample's alone, and with a badly biased
 machine (kappa about 0) PPI++'s are about as wide as the human sample's.
 
-Method (judged.ppi): the machine labels every hole; people judge a random sample of known
+Method (judged.analyses.ppi): the machine labels every hole; people judge a random sample of known
 design, pairs (stratified simple random sampling, measure DCG@10) or queries (simple random
 sampling, every hole of a drawn query judged, measure nDCG@10); the estimate is
 ``lam * machine total + sum_drawn (human - lam * machine) / pi`` with a Student t interval
@@ -16,7 +16,7 @@ Zrnic 2023; in IR evaluation, Oosterhuis, Jagerman, Qin, Wang & Bendersky, KDD 2
 ``pytest -s tests/test_ppi.py`` prints the table of coverage and widths.
 
 The 500 seeds are one stacked collection (seed b's query q is the query ``b-q``), so the
-whole simulation is one alignment per run and one batched call of :func:`judged.ppi.estimate`.
+whole simulation is one alignment per run and one batched call of :func:`judged.analyses.ppi.estimate`.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ import pyarrow as pa
 import pytest
 
 import judged
-from judged.conventions import Settings
-from judged.data import Qrels, Run
-from judged.judge.agreement import kappa_from_confusion
-from judged.machine import MachineLabels
-from judged.measures import Measure
-from judged.ppi import ESTIMATORS, SOURCES, Design, Labels, estimate, estimates, units
+from judged.core.conventions import Settings
+from judged.core.data import Qrels, Run
+from judged.analyses.agreement import kappa_from_confusion
+from judged.analyses.machine import MachineLabels
+from judged.core.measures import Measure
+from judged.analyses.ppi import ESTIMATORS, SOURCES, Design, Labels, estimate, estimates, units
 
 SEEDS = 500
 QUERIES = 50  # per seed; the query sample draws SAMPLED_QUERIES of them

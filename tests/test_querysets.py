@@ -1,4 +1,4 @@
-"""One query-set rule for every command (judged.querysets), refused disjoint runs, depths.
+"""One query-set rule for every command (judged.core.querysets), refused disjoint runs, depths.
 
 The collection: 50 queries; ``full.run`` ranks 12 documents for every query (some
 unjudged), ``part.run`` ranks 10 judged documents for the first 30 queries only (a run
@@ -14,10 +14,10 @@ import pytest
 
 from judged import evaluate
 from judged.cli import main
-from judged.comparison import compare
-from judged.errors import QuerySetError
-from judged.holes import holes_report
-from judged.qrels_ops import rejudge
+from judged.analyses.comparison import compare
+from judged.core.errors import QuerySetError
+from judged.analyses.holes import holes_report
+from judged.analyses.qrels_ops import rejudge
 
 
 def write_collection(out):

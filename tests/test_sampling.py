@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from judged.cli import main
-from judged.errors import ConventionError, ParseError
+from judged.core.errors import ConventionError, ParseError
 from judged.judge.inputs import read_pool as judge_read_pool
-from judged.pool import PoolPair, pool, read_pool, read_pool_file
-from judged.sampling import ap_prior, draw, rank_bins
+from judged.analyses.pool import PoolPair, pool, read_pool, read_pool_file
+from judged.analyses.sampling import ap_prior, draw, rank_bins
 
 
 def collection(queries=6, docs=40, judged_top=3, runs=3, seed=0):

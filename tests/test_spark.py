@@ -196,9 +196,9 @@ def test_cli_outside_a_venv_is_quiet_and_uses_judgeds_python(tmp_path):
 @pytest.mark.parametrize("conventions", [{}, {"complete": True}, {"no_relevant": "skip", "complete": True}])
 def test_buckets_count_queries_as_the_local_engine(conventions):
     """The executors' function (no Spark needed): each bucket of whole queries goes through
-    judged.blocks (score_block, assemble); its query counts, summed over the buckets, are
+    judged.core.blocks (score_block, assemble); its query counts, summed over the buckets, are
     the local engine's, and so are its values."""
-    from judged.conventions import Settings
+    from judged.core.conventions import Settings
     from judged.spark import COUNT, _block_kernel, _parsed
 
     run, qrels = collection(seed=11, queries=30)

@@ -1,4 +1,4 @@
-"""A run file not grouped by query, partitioned on disk (judged.spill), gives the numbers and
+"""A run file not grouped by query, partitioned on disk (judged.core.spill), gives the numbers and
 the errors of reading it whole."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 import judged
 from judged import spill
 from judged.cli import main
-from judged.conventions import Settings
-from judged.errors import UsageError
-from judged.measures import Measure
-from judged.results import LazyRunResult
+from judged.core.conventions import Settings
+from judged.core.errors import UsageError
+from judged.core.measures import Measure
+from judged.core.results import LazyRunResult
 
 MEASURES = ["nDCG@10", "nDCG(gain=exp)@5", "AP", "P@5", "RR", "R@20", "Rprec", "Bpref", "Judged@10",
             "NumRet", "NumRel", "nDCG(unjudged=condensed)@10"]

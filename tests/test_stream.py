@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import judged
-from judged.evaluation import evaluate
-from judged.conventions import Settings
-from judged.measures import Measure
-from judged.results import LazyRunResult
-from judged.stream import evaluate_run_file
+from judged.core.evaluation import evaluate
+from judged.core.conventions import Settings
+from judged.core.measures import Measure
+from judged.core.results import LazyRunResult
+from judged.core.stream import evaluate_run_file
 
 MEASURES = ["nDCG@10", "nDCG(gain=exp)@5", "AP", "P@5", "RR", "R@20", "Rprec", "Bpref", "Judged@10",
             "NumRet", "NumRel", "nDCG(unjudged=condensed)@10"]
@@ -105,7 +105,7 @@ def test_first_run_read_while_the_qrels_are_read(tmp_path, monkeypatch):
     # numbers are those of the objects read one after the other, and the reader is used once
     import threading
 
-    import judged.stream as stream
+    import judged.core.stream as stream
 
     qrels_path, run_path = write_collection(tmp_path)
     started = []
@@ -119,7 +119,7 @@ def test_first_run_read_while_the_qrels_are_read(tmp_path, monkeypatch):
     before = set(threading.enumerate())
     result = evaluate(qrels_path, [run_path, run_path], MEASURES)
     whole = evaluate(judged.read_qrels(qrels_path), {"run": judged.read_run(run_path)}, MEASURES)
-    if judged.native.native is None:
+    if judged.core.native.native is None:
         assert started == []
     else:
         assert started[0] == run_path and len(started) == 2  # prefetched, then a new reader for the second
@@ -135,7 +135,7 @@ def test_a_bad_qrels_file_closes_the_prefetched_run(tmp_path):
     _, run_path = write_collection(tmp_path)
     (tmp_path / "bad").write_text("q1 0 d1 x\n")
     before = set(threading.enumerate())
-    with pytest.raises(judged.errors.ParseError, match="bad:1: grade 'x' is not an integer"):
+    with pytest.raises(judged.core.errors.ParseError, match="bad:1: grade 'x' is not an integer"):
         evaluate(str(tmp_path / "bad"), run_path, MEASURES)
     assert not [t for t in set(threading.enumerate()) - before if t.name.startswith("ThreadPoolExecutor")]
 

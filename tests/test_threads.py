@@ -1,4 +1,4 @@
-"""Runs read into memory are scored in threads (judged.evaluation.scoring_threads): the same
+"""Runs read into memory are scored in threads (judged.core.evaluation.scoring_threads): the same
 numbers, in the same order, with the same first error, as in one thread."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import judged
-import judged.evaluation as evaluation
-from judged.errors import ConventionError, ParseError, UsageError
+import judged.core.evaluation as evaluation
+from judged.core.errors import ConventionError, ParseError, UsageError
 
 from synth import make_collection
 

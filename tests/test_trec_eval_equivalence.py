@@ -34,7 +34,7 @@ import pytest
 import pytrec_eval
 
 import judged
-import judged.native
+import judged.core.native
 from synth import Collection, make_collection, trec_qrels_text, trec_run_text
 
 CUTOFFS = (1, 3, 5, 10, 100)
@@ -231,11 +231,11 @@ def count_values(b: dict) -> int:
 def test_pure_and_compiled_agree_bit_for_bit(files, seed, form):
     """The same collections, every measure and convention above: the compiled and the pure
     path give the same 64-bit values (not merely within 1e-9 of trec_eval)."""
-    if judged.native.compiled() is None:
-        pytest.skip(f"the compiled back end is {judged.native.status()[1]}")
+    if judged.core.native.compiled() is None:
+        pytest.skip(f"the compiled back end is {judged.core.native.status()[1]}")
     c = collection(seed, large=seed in LARGE)
     fast = bits(files, c, form)
-    with judged.native.pure():
+    with judged.core.native.pure():
         slow = bits(files, c, form)
     assert count_values(fast) > 0
     assert fast == slow

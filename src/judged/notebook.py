@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .errors import UsageError
+from .core.errors import UsageError
 
 _STYLE = ("<style>.judged-result table{border-collapse:collapse;font-family:sans-serif;font-size:13px}"
           ".judged-result th,.judged-result td{padding:3px 10px;border-bottom:1px solid #ddd}"
@@ -86,7 +86,7 @@ def plot_result(result, measure: str | None = None, ax=None):
 
 
 def _p(p: float) -> str:
-    from .stats import format_p
+    from .analyses.stats import format_p
 
     return escape(format_p(p))
 
@@ -96,8 +96,8 @@ def comparison_html(c, alpha: float = 0.05) -> str:
     randomization p and its corrected p with the ▲/▼ mark (corrected p < alpha), and,
     when holes were checked, Judged@k and whether judging the holes could flip the order;
     under each table the measure's convention string."""
-    from .comparison import significance_mark
-    from .stats import TOLERANCE
+    from .analyses.comparison import significance_mark
+    from .analyses.stats import TOLERANCE
 
     judged = c.holes.runs if c.holes is not None else {}
     k = f"Judged@{c.holes.k}" if c.holes is not None else None
@@ -144,7 +144,7 @@ def plot_comparison(c, measure: str | None = None, run: str | None = None, ax=No
     import numpy as np
 
     from .report.plots import BETTER, NEUTRAL, WORSE
-    from .stats import differences
+    from .analyses.stats import differences
 
     given = _measure(c.measures, measure, "comparison")
     run = run if run is not None else c.runs[0]

@@ -27,9 +27,9 @@ import os
 import sys
 import tempfile
 
-from .conventions import Settings, validate
-from .errors import ConventionError, JudgedError, ParseError
-from .measures import Measure
+from .core.conventions import Settings, validate
+from .core.errors import ConventionError, JudgedError, ParseError
+from .core.measures import Measure
 
 SCHEMA = "qid string, measure string, value double"
 MEAN_QID = "all"
@@ -128,9 +128,9 @@ def _block_kernel(parsed: dict, settings: Settings, on_duplicate: str):
         import pandas as pd
         import pyarrow as pa
 
-        from .blocks import assemble, block_settings, query_counts, score_block
-        from .data import Run
-        from .io import read_qrels, read_run
+        from .core.blocks import assemble, block_settings, query_counts, score_block
+        from .core.data import Run
+        from .core.io import read_qrels, read_run
 
         qids, measures, values = [], [], []
         if len(qrels_pdf) == 0:  # the bucket's queries are only in the run
@@ -162,7 +162,7 @@ def _refuse_no_relevant(run, qrels, complete: bool) -> None:
     before any scoring: the queries with nothing relevant, in qid order."""
     from pyspark.sql import functions as F
 
-    from .align import no_relevant_error
+    from .core.align import no_relevant_error
 
     relevant = qrels.groupBy("qid").agg(F.max((F.col("grade") >= 1).cast("int")).alias("relevant"))
     if not complete:
@@ -190,7 +190,7 @@ def read_table(spark, path: str, kind: str):
     DataFrame with the engine's columns. ``kind``: ``run`` or ``qrels``."""
     from pyspark.sql import functions as F
 
-    from .io.sniff import parquet_files
+    from .core.io.sniff import parquet_files
 
     if parquet_files(path):
         return spark.read.parquet(path)
@@ -292,10 +292,10 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
     stderr is a terminal)."""
     import numpy as np
 
-    from .evaluation import Result
-    from .progress import progress as progress_bar
-    from .results import RunResult
-    from .runnames import unique_name
+    from .core.evaluation import Result
+    from .core.progress import progress as progress_bar
+    from .core.results import RunResult
+    from .core.runnames import unique_name
 
     parsed, settings = _parsed(measures), _settings(ties, complete, no_relevant, ignore_identical_ids, on_duplicate)
     spark = session(master, logs=logs)

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from judge_helpers import EXAMPLE, log_in, make_campaign
 
 from judged.cli import main
-from judged.errors import ParseError
+from judged.core.errors import ParseError
 from judged.judge import campaign as cp
 from judged.judge.app import create_app
 from judged.judge.db import Database

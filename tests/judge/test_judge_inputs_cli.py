@@ -9,7 +9,7 @@ import pytest
 from judge_helpers import EXAMPLE
 
 from judged.cli import main
-from judged.errors import ParseError
+from judged.core.errors import ParseError
 from judged.judge.db import public_url as db_url
 from judged.judge.inputs import read_corpus, read_judging_scale, read_pool, read_queries
 
@@ -95,7 +95,7 @@ def test_cli_init_add_assessor_export_status(tmp_path, capsys):
     assert {p["assessor"] for p in prov} == {"alice"} and all(p["time"].endswith("Z") and p["source"] for p in prov)
     assert all(p["evidence"] for p in prov if p["grade"] > 0)
     # the exported qrels read back with judged's own reader
-    from judged.io import read_qrels
+    from judged.core.io import read_qrels
     back = read_qrels(str(out))
     assert len(back) == 6 and sorted(back.grade.tolist()) == sorted(int(f.split()[3]) for f in lines)
     capsys.readouterr()

@@ -95,7 +95,7 @@ def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
     the others by name and one-line help (None: none in full, so ``judged --help`` imports
     no command module); ``ALL`` (default): every command in full (shell completion, tests)."""
     from .. import __version__
-    from ..native import describe
+    from ..core.native import describe
 
     parser = Parser(
         prog="judged", description="Evaluate ranked retrieval honestly: declared conventions, visible holes.",
@@ -129,7 +129,7 @@ def main(argv=None) -> int:
     parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
 
-    from ..errors import JudgedError
+    from ..core.errors import JudgedError
 
     if not getattr(args, "func", None):
         parser.print_help()

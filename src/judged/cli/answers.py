@@ -36,8 +36,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..answers import pair_answers
-    from ..evaluation import evaluate
+    from ..analyses.answers import pair_answers
+    from ..core.evaluation import evaluate
 
     result = evaluate(args.qrels, list(args.runs), [args.measure], **settings_kwargs(args), **check_kwargs(args))
     configure(result, args)

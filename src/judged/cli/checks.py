@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..abstention import ABSTAIN_MARKER
-from ..evidence import HIGH_SCORE
+from ..core.checks.abstention import ABSTAIN_MARKER
+from ..core.checks.evidence import HIGH_SCORE
 
 
 def add_check_options(p, depth: bool = True):
@@ -43,10 +43,10 @@ def add_answers_option(p, required: bool = False) -> None:
 
 
 def check_kwargs(args) -> dict:
-    from ..scale import scale_beside
+    from ..core.checks.scale import scale_beside
 
     if args.principal is not None and args.eligibility is None:
-        from ..errors import UsageError
+        from ..core.errors import UsageError
 
         raise UsageError(f"--as {args.principal} chooses rows of an eligibility file: give --eligibility FILE too")
     scale = args.scale if args.scale is not None else scale_beside(args.qrels)
@@ -59,7 +59,7 @@ def configure(result, args) -> None:
     """Report parameters of the checks (the lists' depth and 'high' threshold)."""
     import math
 
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     if args.depth is not None and args.depth < 1:
         raise UsageError(f"--depth must be a positive integer, got {args.depth}")

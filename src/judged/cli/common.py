@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ..conventions import NO_RELEVANT, ON_DUPLICATE, TIES
+from ..core.conventions import NO_RELEVANT, ON_DUPLICATE, TIES
 
 
 FORMATS = {"table": "a table to read", "json": "JSON, its documented layout", "tsv": "tab-separated run qid measure value",
@@ -72,7 +72,7 @@ def split_inputs(manifest, paths: list) -> tuple:
 
     if manifest is None:
         if len(paths) < 2:
-            from ..errors import JudgedError
+            from ..core.errors import JudgedError
 
             raise JudgedError("give the qrels and at least one run")
         return paths[0], paths[1:]
@@ -95,16 +95,16 @@ def add_record_options(p) -> None:
 def load_manifest(args):
     if not getattr(args, "manifest", None):
         return None
-    from ..manifest import Manifest
+    from ..core.manifest import Manifest
 
     if getattr(args, "measures", None):
-        from ..errors import JudgedError
+        from ..core.errors import JudgedError
 
         raise JudgedError("--manifest fixes the measures; drop -m (or freeze a new manifest)")
     if getattr(args, "ties", "trec") != "trec" or getattr(args, "complete", False) \
             or getattr(args, "no_relevant", "zero") != "zero" or getattr(args, "ignore_identical_ids", False) \
             or getattr(args, "depth_cut", None) is not None:
-        from ..errors import JudgedError
+        from ..core.errors import JudgedError
 
         raise JudgedError("--manifest fixes the conventions; drop --ties/--complete/--no-relevant/"
                           "--ignore-identical-ids/--depth-cut")

@@ -40,7 +40,7 @@ example:
 
 
 def add_stats_options(p) -> None:
-    from ..stats import CORRECTIONS, DEFAULT_PERMUTATIONS, DEFAULT_SEED
+    from ..analyses.stats import CORRECTIONS, DEFAULT_PERMUTATIONS, DEFAULT_SEED
 
     g = p.add_argument_group("statistics")
     g.add_argument("--correction", choices=list(CORRECTIONS), default="holm",
@@ -106,12 +106,12 @@ def stats_kwargs(args) -> dict:
 
 def comparison_from_args(args):
     """Evaluate and compare as the CLI options say (shared by compare and report)."""
-    from ..comparison import DEFAULT_MEASURES, compare
+    from ..analyses.comparison import DEFAULT_MEASURES, compare
 
     manifest = load_manifest(args)
     qrels, runs = split_inputs(manifest, args.inputs)
     if len(runs) < 2:
-        from ..errors import JudgedError
+        from ..core.errors import JudgedError
 
         raise JudgedError("give a baseline run and at least one run to compare with it")
     measures = None if manifest is not None else (args.measures or list(DEFAULT_MEASURES))
@@ -123,7 +123,7 @@ def comparison_from_args(args):
                 holes=args.holes, maxgrade=args.maxgrade, negative=args.negative, answers=args.answers,
                 high=args.high, **check_kwargs(args), **stats_kwargs(args))
     if getattr(args, "machine", None):
-        from ..machine import machine_filled
+        from ..analyses.machine import machine_filled
 
         c.machine = machine_filled(c.result, args.machine, k=c.holes.k if c.holes is not None else args.depth)
     if getattr(args, "sample", None):
@@ -132,7 +132,7 @@ def comparison_from_args(args):
         if not is_query_sample(args.sample):  # a sample of whole queries: only prediction-powered estimates
             c.sample = comparison_sample_decisions(c, args.sample)
         elif not getattr(args, "machine", None):
-            from ..errors import JudgedError
+            from ..core.errors import JudgedError
 
             raise JudgedError(f"{args.sample} is a sample of whole queries: estimate from it with a machine "
                               "judge's labels (--machine LABELS)")
@@ -143,7 +143,7 @@ def comparison_from_args(args):
             c.ppi = ppi_for(result.qrels, {name: rr.aligned.run for name, rr in result.runs.items()}, args.machine,
                             args.sample, list(c.measures), result.settings, baseline=c.baseline)
     if getattr(args, "save", None):
-        from ..manifest import save_record
+        from ..core.manifest import save_record
 
         save_record(c.result, args.save, manifest)
     return c
@@ -152,7 +152,7 @@ def comparison_from_args(args):
 def comparison_sample_decisions(c, sample):
     """--sample POOL: each estimable measure of the comparison estimated from the judged
     sample, and per run whether its order with the baseline is decided (judged.inference)."""
-    from ..inference import sample_decisions
+    from ..analyses.inference import sample_decisions
 
     result = c.result
     return sample_decisions(result.qrels, {name: rr.aligned for name, rr in result.runs.items()}, sample,
@@ -165,7 +165,7 @@ def run(args) -> int:
 
 
 def run_records(args) -> int:
-    from ..comparison import compare_records
+    from ..analyses.comparison import compare_records
 
     c = compare_records(args.a, args.b, allow_different_qrels=args.allow_different_qrels, baseline=args.baseline,
                         measures=args.measures, **stats_kwargs(args))
@@ -187,7 +187,7 @@ FLIP = "⇄"  # judging the holes could reverse this comparison
 
 def mark(p_adjusted: float, delta: float, alpha: float = 0.05) -> str:
     """▲/▼ when the corrected randomization p is below alpha, else blank (also when undefined)."""
-    from ..comparison import significance_mark
+    from ..analyses.comparison import significance_mark
 
     return significance_mark(p_adjusted, delta, alpha)
 
@@ -197,7 +197,7 @@ def render(c, all_tests: bool = False, console=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ..stats import TESTS, TOLERANCE, format_effect, format_p
+    from ..analyses.stats import TESTS, TOLERANCE, format_effect, format_p
 
     if console is None:  # a wide page when piped: these tables are read, not wrapped
         console = Console() if sys.stdout.isatty() else Console(width=200 if all_tests else 120)

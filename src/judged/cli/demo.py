@@ -32,8 +32,8 @@ def run(args) -> int:
     from rich.table import Table
 
     from ..demo import worked_examples
-    from ..evaluation import evaluate
-    from ..explain import explain
+    from ..core.evaluation import evaluate
+    from ..analyses.explain import explain
 
     console = Console()
     qrels, run_ = worked_examples()
@@ -76,10 +76,10 @@ def _holes_demo(console, directory) -> None:
     import os
 
     from ..demo import POOL_DEPTH, holes_story, write_qrels
-    from ..holes import holes_report
-    from ..io import read_qrels
-    from ..pool import pool
-    from ..qrels_ops import merge, rejudge
+    from ..analyses.holes import holes_report
+    from ..core.io import read_qrels
+    from ..analyses.pool import pool
+    from ..analyses.qrels_ops import merge, rejudge
     from .holes import print_report
     from .rejudge import print_rejudged
 
@@ -128,8 +128,8 @@ def _holes_demo(console, directory) -> None:
 
 def holdout_demo(console) -> None:
     """Section 9: does the estimate hold? Leave-one-run-out on a generated pooled collection."""
-    from ..meta.holdout import holdout
-    from ..meta.synthetic import pooled_collection
+    from ..analyses.meta.holdout import holdout
+    from ..analyses.meta.synthetic import pooled_collection
     from .meta import print_holdout
 
     coll = pooled_collection(systems=12, queries=30, depth=20, pool_depth=10, seed=0)

@@ -59,10 +59,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..evaluation import DEFAULT_MEASURES, evaluate
-    from ..querysets import refuse_disjoint_runs
+    from ..core.evaluation import DEFAULT_MEASURES, evaluate
+    from ..core.querysets import refuse_disjoint_runs
 
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     if args.qrels_versions:
         return run_rejudge(args)
@@ -72,13 +72,13 @@ def run(args) -> int:
     manifest = load_manifest(args)
     qrels, runs = args.qrels, list(args.runs)
     if args.beir:
-        from ..io import dataset_qrels
-        from ..io.hf import is_dataset_folder
+        from ..core.io import dataset_qrels
+        from ..core.io.hf import is_dataset_folder
 
         if is_dataset_folder(args.beir):
             qrels = dataset_qrels(args.beir, args.split, on_duplicate=args.on_duplicate)
         else:
-            from ..io.beir import qrels_path
+            from ..core.io.beir import qrels_path
 
             qrels = qrels_path(args.beir, args.split)
         runs = [args.qrels, *runs]
@@ -86,14 +86,14 @@ def run(args) -> int:
         qrels, runs = split_inputs(manifest, [args.qrels, *runs])
         args.qrels = qrels or manifest.resolve(manifest.qrels["path"])  # where the checks look for a scale
     elif args.split != "test" and qrels and os.path.isdir(qrels):
-        from ..io import dataset_qrels
+        from ..core.io import dataset_qrels
 
         qrels = dataset_qrels(qrels, args.split, on_duplicate=args.on_duplicate)
     runs = _mteb_splits(runs, args)
     if not runs:
         raise UsageError("give at least one RUN after the qrels")
     if manifest is not None:
-        from ..manifest import evaluate_frozen
+        from ..core.manifest import evaluate_frozen
 
         result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=args.on_duplicate, **check_kwargs(args))
     else:
@@ -115,11 +115,11 @@ def run(args) -> int:
     configure(result, args)
     machine = None
     if args.machine:
-        from ..machine import machine_filled
+        from ..analyses.machine import machine_filled
 
         machine = machine_filled(result, args.machine)
     if args.save:
-        from ..manifest import save_record
+        from ..core.manifest import save_record
 
         save_record(result, args.save, manifest)
     out = sys.stdout
@@ -157,8 +157,8 @@ def _mteb_splits(runs: list, args) -> list:
     name -> Run keeps each file's path as its name); other runs untouched."""
     if args.split == "test" or not any(str(r).lower().endswith(".json") for r in runs):
         return runs
-    from ..io import frames
-    from ..io.mteb import is_predictions, run_from_predictions
+    from ..core.io import frames
+    from ..core.io.mteb import is_predictions, run_from_predictions
 
     out = {}
     for r in runs:
@@ -173,9 +173,9 @@ def _mteb_splits(runs: list, args) -> list:
 
 def run_rejudge(args) -> int:
     """``judged eval QRELS --qrels V2 ... RUN...``: :func:`judged.qrels_ops.rejudge` over the versions."""
-    from ..errors import UsageError
-    from ..measures import Measure
-    from ..qrels_ops import rejudge
+    from ..core.errors import UsageError
+    from ..core.measures import Measure
+    from ..analyses.qrels_ops import rejudge
     from .rejudge import output
 
     given = [a for a, v in (("--manifest", args.manifest), ("--save", args.save), ("--beir", args.beir),
@@ -223,7 +223,7 @@ def write_delimited(result, out, delimiter: str, per_query: bool, machine=None) 
 
 def trec_eval_name(measure) -> str:
     """trec_eval's output name for a measure, where trec_eval has it; else judged's string."""
-    from ..measures import Measure
+    from ..core.measures import Measure
 
     m = measure
     plain = m.rel == 1 and m.unjudged == "zero" and m == Measure(m.name, m.cutoff)

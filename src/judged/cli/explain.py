@@ -14,7 +14,7 @@ example:
 
 
 def register(sub) -> None:
-    from ..conventions import TIES
+    from ..core.conventions import TIES
     from .common import ON_DUPLICATE_HELP, TIES_HELP
 
     p = sub.add_parser("explain", help="work one query's score by hand", description=HELP,
@@ -29,7 +29,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..explain import explain
+    from ..analyses.explain import explain
 
     explain(args.qrels, args.run, args.query, args.measure, ties=args.ties, on_duplicate=args.on_duplicate).render()
     return 0

@@ -18,8 +18,8 @@ example:
 
 
 def register(sub) -> None:
-    from ..conventions import NO_RELEVANT, ON_DUPLICATE, TIES
-    from ..manifest import RELEVANCE_UNITS
+    from ..core.conventions import NO_RELEVANT, ON_DUPLICATE, TIES
+    from ..core.manifest import RELEVANCE_UNITS
 
     p = sub.add_parser("freeze", help="freeze an evaluation set into a TOML manifest", description=HELP,
                        formatter_class=Formatter)
@@ -47,8 +47,8 @@ def register(sub) -> None:
 def run(args) -> int:
     from rich.console import Console
 
-    from ..errors import UsageError
-    from ..manifest import Manifest
+    from ..core.errors import UsageError
+    from ..core.manifest import Manifest
 
     if args.qrels and args.qrels_option and args.qrels != args.qrels_option:
         raise UsageError(f"two qrels given: {args.qrels} and --qrels {args.qrels_option}; give one")

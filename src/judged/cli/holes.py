@@ -69,8 +69,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..errors import ConventionError
-    from ..holes import holes_report
+    from ..core.errors import ConventionError
+    from ..analyses.holes import holes_report
 
     if args.k < 1:
         raise ConventionError(f"-k must be a positive integer, got {args.k}")
@@ -127,7 +127,7 @@ def run(args) -> int:
 def holes_sample_decisions(report, sample):
     """--sample POOL: the report's measure estimated from the judged sample, and for every
     pair of runs whether the sample decides their order (judged.inference)."""
-    from ..inference import sample_decisions
+    from ..analyses.inference import sample_decisions
 
     return sample_decisions(report.qrels, {name: rh.aligned for name, rh in report.runs.items()}, sample,
                             [report.measure], [(p.a, p.b) for p in report.pairs], settings=report.settings)
@@ -135,7 +135,7 @@ def holes_sample_decisions(report, sample):
 
 def machine_filled_holes(report, labels):
     """The report's measure with the holes labelled by the machine judge ``labels``."""
-    from ..machine import fill_runs
+    from ..analyses.machine import fill_runs
 
     m = report.measure
     return fill_runs(report.qrels, {name: rh.aligned for name, rh in report.runs.items()}, {str(m): m},

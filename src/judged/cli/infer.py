@@ -63,8 +63,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..errors import ConventionError
-    from ..inference import default_estimators, infer
+    from ..core.errors import ConventionError
+    from ..analyses.inference import default_estimators, infer
 
     if args.k < 1:
         raise ConventionError(f"-k must be a positive integer, got {args.k}")
@@ -76,8 +76,8 @@ def run(args) -> int:
                     level=args.level, power=args.power, **settings_kwargs(args, compared=True))
     ppi = None
     if args.machine:
-        from ..conventions import Settings
-        from ..evaluation import _named_runs
+        from ..core.conventions import Settings
+        from ..core.evaluation import _named_runs
         from .machine import ppi_for
 
         kw = settings_kwargs(args, compared=True)

@@ -12,7 +12,7 @@ import json
 import math
 import sys
 
-from ..errors import JudgedError
+from ..core.errors import JudgedError
 from . import Formatter
 from .common import format_help
 
@@ -195,7 +195,7 @@ example:
 
 
 def run_agreement(args) -> int:
-    from ..machine import agreement
+    from ..analyses.machine import agreement
 
     a = agreement(args.human, args.machine, rel=args.rel, resamples=args.resamples, seed=args.seed,
                   on_duplicate=args.on_duplicate)
@@ -265,7 +265,7 @@ def run_init(args) -> int:
     pool = read_pool(args.pool)
     ordered = None
     if args.order != SHUFFLED:
-        from ..pool import read_pool_file
+        from ..analyses.pool import read_pool_file
 
         ordered = read_pool_file(args.pool).pairs
     practice = read_practice(args.practice) if args.practice else []
@@ -377,8 +377,8 @@ def run_serve(args) -> int:
 
 def run_export(args) -> int:
     campaign, db = _web()
-    from ..data import Qrels
-    from ..qrels_ops import Merged, provenance_path
+    from ..core.data import Qrels
+    from ..analyses.qrels_ops import Merged, provenance_path
 
     source = f"judged judge {db.public_url(args.db)}"
     with _database(args.db).read() as s:

@@ -8,7 +8,7 @@ from .common import is_terminal
 
 def is_query_sample(sample) -> bool:
     """Whether a pool file holds a sample of whole queries (judged pool --strategy sample-queries)."""
-    from ..pool import read_pool_file
+    from ..analyses.pool import read_pool_file
 
     return str(read_pool_file(sample).meta.get("strategy", "")).startswith("sample-queries")
 
@@ -16,7 +16,7 @@ def is_query_sample(sample) -> bool:
 def ppi_for(qrels, runs: dict, machine, sample, measures, settings, *, baseline=None, k: int = 10, level=0.95):
     """The :class:`judged.ppi.PPIReport` of ``runs`` (name -> Run) for the measures the
     sample's design can estimate, with its notes."""
-    from ..ppi import Design, ppi_report, supported_measures
+    from ..analyses.ppi import Design, ppi_report, supported_measures
 
     design = Design.from_pool(sample)
     chosen, notes = supported_measures(design, measures, k)
@@ -78,7 +78,7 @@ def print_ppi(report, console=None) -> None:
                 "(machine value 0; the estimate stays unbiased)")
     for note in getattr(report, "notes", []):
         say(f"note: {note}")
-    from ..ppi import SOURCES, method_text
+    from ..analyses.ppi import SOURCES, method_text
 
     say(f"method: {method_text(report.design)}; PPI++ variance: stratified delete-one jackknife (lambda re-tuned)")
     say(f"sources: {SOURCES}")

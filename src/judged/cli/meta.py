@@ -32,8 +32,8 @@ example:
 
 
 def register(sub) -> None:
-    from ..meta import agreement, discount, power
-    from ..meta import pooling as meta_pooling
+    from ..analyses.meta import agreement, discount, power
+    from ..analyses.meta import pooling as meta_pooling
 
     p = sub.add_parser("meta", help="meta-evaluation: discriminative power, agreement, stability, holdout, "
                                     "discounts",
@@ -181,7 +181,7 @@ def _measures(p, defaults) -> None:
 
 
 def _stability_help() -> str:
-    from ..meta import stability
+    from ..analyses.meta import stability
 
     return stability.__doc__ + """
 examples:
@@ -192,7 +192,7 @@ examples:
 
 
 def _holdout_help() -> str:
-    from ..meta import holdout
+    from ..analyses.meta import holdout
 
     return holdout.__doc__ + """
 examples:
@@ -259,7 +259,7 @@ def _print_conventions(console, conventions: dict) -> None:
 
 
 def run_power(args) -> int:
-    from ..meta import power
+    from ..analyses.meta import power
 
     res = power.discriminative_power(args.qrels, list(args.runs), args.measures or list(power.DEFAULT_MEASURES),
                                      test=args.test, samples=args.samples, seed=args.seed, alpha=args.alpha,
@@ -301,7 +301,7 @@ def run_power(args) -> int:
 
 
 def run_agreement(args) -> int:
-    from ..meta import agreement
+    from ..analyses.meta import agreement
 
     res = agreement.preference_agreement(args.preferences, args.qrels, list(args.runs),
                                          args.measures or list(agreement.DEFAULT_MEASURES), depth=args.depth,
@@ -330,8 +330,8 @@ def run_agreement(args) -> int:
 
 
 def run_stability(args) -> int:
-    from ..errors import JudgedError
-    from ..meta import stability
+    from ..core.errors import JudgedError
+    from ..analyses.meta import stability
 
     ms = args.measures
     if args.versus_qrels is None and len(ms) != 2:
@@ -367,8 +367,8 @@ def run_stability(args) -> int:
 def run_pooling(args) -> int:
     import numpy as np
 
-    from ..meta import pooling as meta_pooling
-    from ..progress import progress
+    from ..analyses.meta import pooling as meta_pooling
+    from ..core.progress import progress
 
     replays = len(args.strategies or meta_pooling.replayable()) * (
         len(args.runs) if args.protocol == "leave-one-run-out" else 1)
@@ -425,8 +425,8 @@ def run_pooling(args) -> int:
 
 
 def run_simulate_discount(args) -> int:
-    from ..errors import JudgedError
-    from ..meta import discount
+    from ..core.errors import JudgedError
+    from ..analyses.meta import discount
 
     try:
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
@@ -456,7 +456,7 @@ def run_simulate_discount(args) -> int:
 
 
 def run_synthetic(args) -> int:
-    from ..meta.synthetic import synthetic_collection, write_collection
+    from ..analyses.meta.synthetic import synthetic_collection, write_collection
 
     coll = synthetic_collection(systems=args.systems, queries=args.queries, seed=args.seed)
     paths = write_collection(coll, args.outdir)
@@ -466,8 +466,8 @@ def run_synthetic(args) -> int:
 
 
 def run_holdout(args) -> int:
-    from ..errors import ConventionError
-    from ..meta.holdout import holdout
+    from ..core.errors import ConventionError
+    from ..analyses.meta.holdout import holdout
 
     if not 0 < args.level < 1:
         raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
@@ -490,7 +490,7 @@ def run_holdout(args) -> int:
 
 def print_holdout(res, console, per_run: bool = True) -> None:
     """The leave-one-out table (``per_run``), the summary against the full qrels, notes."""
-    from ..meta.holdout import display_names
+    from ..analyses.meta.holdout import display_names
 
     s = res.summary()
     unit = "group" if res.by == "group" else "run"

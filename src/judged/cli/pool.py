@@ -42,7 +42,7 @@ examples:
 
 
 def _strategies_help() -> str:
-    from ..pool import STRATEGIES
+    from ..analyses.pool import STRATEGIES
 
     return "\n".join(f"  {name}: {s.summary}" for name, s in STRATEGIES.items())
 
@@ -55,7 +55,7 @@ def _starts(text: str) -> list[int]:
 
 
 def register(sub) -> None:
-    from ..pool import BUDGET_STRATEGY, DEFAULT_STRATEGY, STRATEGIES
+    from ..analyses.pool import BUDGET_STRATEGY, DEFAULT_STRATEGY, STRATEGIES
     from .common import add_convention_options
     from .holes import add_hole_options
 
@@ -84,8 +84,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..errors import UsageError
-    from ..pool import default_strategy, pool
+    from ..core.errors import UsageError
+    from ..analyses.pool import default_strategy, pool
 
     if args.strategy is None:
         args.strategy = default_strategy(args.budget)

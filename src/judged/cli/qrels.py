@@ -53,7 +53,7 @@ def register(sub) -> None:
 
 
 def run_merge(args) -> int:
-    from ..qrels_ops import MergeConflict, merge, provenance_path
+    from ..analyses.qrels_ops import MergeConflict, merge, provenance_path
 
     try:
         merged = merge(args.base, args.new, prefer=args.prefer, assessor=args.assessor, time=args.time,
@@ -74,7 +74,7 @@ def run_diff(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from ..qrels_ops import diff
+    from ..analyses.qrels_ops import diff
 
     d = diff(args.a, args.b, on_duplicate=args.on_duplicate)
     if args.format == "json":

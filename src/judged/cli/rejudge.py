@@ -40,7 +40,7 @@ def register(sub) -> None:
 def versions_and_runs(args) -> tuple[list, list]:
     """(qrels versions, runs): ``QRELS RUN... --versus-qrels V2``, or the old ``--qrels V1
     --qrels V2 RUN...``."""
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     if args.qrels:
         versions, runs = list(args.qrels) + list(args.versus_qrels or []), list(args.inputs)
@@ -52,7 +52,7 @@ def versions_and_runs(args) -> tuple[list, list]:
 
 
 def run(args) -> int:
-    from ..qrels_ops import rejudge
+    from ..analyses.qrels_ops import rejudge
 
     versions, runs = versions_and_runs(args)
     output(rejudge(versions, runs, args.measure, args.k, **settings_kwargs(args, compared=True)), args.format)

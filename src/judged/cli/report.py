@@ -21,7 +21,7 @@ examples:
 
 
 def register(sub) -> None:
-    from ..meta.power import DEFAULT_MEASURES as POWER_MEASURES, DEFAULT_SAMPLES
+    from ..analyses.meta.power import DEFAULT_MEASURES as POWER_MEASURES, DEFAULT_SAMPLES
     from .compare import add_comparison_options
 
     p = sub.add_parser("report", help="HTML report or paper tables of a comparison", description=HELP,
@@ -44,7 +44,7 @@ def register(sub) -> None:
 
 def with_judged_at_k(measures: list) -> list:
     """The measures plus Judged@k, k = the first measure's cutoff (else 10), unless a Judged@ is there."""
-    from ..measures import Measure
+    from ..core.measures import Measure
 
     parsed = [Measure.parse(m) for m in measures]
     if any(m.name == "Judged" for m in parsed):
@@ -55,7 +55,7 @@ def with_judged_at_k(measures: list) -> list:
 
 def run(args) -> int:
     from .. import report
-    from ..comparison import DEFAULT_MEASURES
+    from ..analyses.comparison import DEFAULT_MEASURES
     from .compare import comparison_from_args
 
     if not args.manifest:
@@ -63,15 +63,15 @@ def run(args) -> int:
     c = comparison_from_args(args)
     power = None
     if args.power:
-        from ..errors import UsageError
-        from ..meta.power import DEFAULT_MEASURES, power_of_comparison
+        from ..core.errors import UsageError
+        from ..analyses.meta.power import DEFAULT_MEASURES, power_of_comparison
 
         if args.format != "html":
             raise UsageError("--power draws ASL curves: use it with --format html")
         power = power_of_comparison(c, args.power_measures or list(DEFAULT_MEASURES), samples=args.power_samples)
     text = report.html(c, title=args.title, power=power) if args.format == "html" else report.table(c, args.format)
     if args.output:
-        from ..io.output import open_replacing
+        from ..core.io.output import open_replacing
 
         with open_replacing(args.output) as fh:
             fh.write(text)

@@ -28,8 +28,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..io import read_qrels
-    from ..scale import default_scale_text, read_scale
+    from ..core.io import read_qrels
+    from ..core.checks.scale import default_scale_text, read_scale
 
     scale = read_scale(args.file)
     if args.qrels:

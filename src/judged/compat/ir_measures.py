@@ -45,8 +45,8 @@ def _records_table(records, fields: tuple[str, str, str]) -> pa.Table:
 
 
 def as_qrels(qrels):
-    from ..data import Qrels
-    from ..io import frames, read_qrels
+    from ..core.data import Qrels
+    from ..core.io import frames, read_qrels
 
     if isinstance(qrels, (Qrels, dict, str, os.PathLike)) or hasattr(qrels, "columns") or isinstance(qrels, pa.Table):
         return read_qrels(qrels)
@@ -54,8 +54,8 @@ def as_qrels(qrels):
 
 
 def as_run(run):
-    from ..data import Run
-    from ..io import frames, read_run
+    from ..core.data import Run
+    from ..core.io import frames, read_run
 
     if isinstance(run, (Run, dict, str, os.PathLike)) or hasattr(run, "columns") or isinstance(run, pa.Table):
         return read_run(run)
@@ -64,7 +64,7 @@ def as_run(run):
 
 def _measures(measures) -> dict:
     """Measure as given -> judged Measure."""
-    from ..measures import Measure
+    from ..core.measures import Measure
 
     if isinstance(measures, (str, Measure)) or not hasattr(measures, "__iter__"):
         measures = [measures]
@@ -75,14 +75,14 @@ class Evaluator:
     """ir_measures.evaluator(measures, qrels): the qrels read once, runs scored on call."""
 
     def __init__(self, measures, qrels, **conventions):
-        from ..conventions import Settings
+        from ..core.conventions import Settings
 
         self.measures = _measures(measures)
         self.qrels = as_qrels(qrels)
         self.settings = Settings(**conventions)
 
     def _values(self, run):
-        from ..align import align
+        from ..core.align import align
 
         aligned = align(self.qrels, as_run(run), self.settings)
         return aligned, {given: m.compute(aligned) for given, m in self.measures.items()}

@@ -28,7 +28,7 @@ import re
 
 import numpy as np
 
-from ..errors import ConventionError, MeasureError
+from ..core.errors import ConventionError, MeasureError
 
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's P, recall, ndcg_cut, map_cut
 SUCCESS_CUTOFFS = (1, 5, 10)  # trec_eval's success
@@ -68,7 +68,7 @@ def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -
     Names are combined per family as pytrec_eval's ``_combine_measures`` does: the cutoffs
     of every ``family.k1,k2`` / ``family_k`` form are pooled, and the family's default
     cutoffs apply only when none is given."""
-    from ..measures import FAMILIES as JUDGED_FAMILIES, Measure
+    from ..core.measures import FAMILIES as JUDGED_FAMILIES, Measure
 
     # pytrec_eval's test (relevance_level < 1); -1, which its int32 parse lets through to
     # score every query 0, is refused here too
@@ -111,7 +111,7 @@ class RelevanceEvaluator:
     """pytrec_eval.RelevanceEvaluator, computed by judged in double precision."""
 
     def __init__(self, query_relevance, measures, relevance_level: int = 1, judged_docs_only_flag: bool = False):
-        from ..io import read_qrels
+        from ..core.io import read_qrels
 
         self.measures = expand(measures, relevance_level, judged_docs_only_flag)
         judged_queries = {q: d for q, d in dict(query_relevance).items() if len(d) > 0}
@@ -120,9 +120,9 @@ class RelevanceEvaluator:
     def evaluate(self, scores) -> dict[str, dict[str, float]]:
         """{qid: {key: value}} for the queries both in ``scores`` and the qrels; a query
         listed with nothing ranked is scored on an empty ranking, as pytrec_eval does."""
-        from ..align import align
-        from ..conventions import Settings
-        from ..io import read_run
+        from ..core.align import align
+        from ..core.conventions import Settings
+        from ..core.io import read_run
 
         if not scores or self.qrels is None:
             return {}

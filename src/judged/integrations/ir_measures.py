@@ -36,8 +36,8 @@ NAME = "judged_engine"
 
 
 def _judged_measure(measure):
-    from ..errors import MeasureError
-    from ..measures import Measure
+    from ..core.errors import MeasureError
+    from ..core.measures import Measure
 
     try:
         return Measure.parse(str(measure))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from ..io.mteb import read_predictions, read_scores  # noqa: F401  (the public names of this integration)
+from ..core.io.mteb import read_predictions, read_scores  # noqa: F401  (the public names of this integration)
 
 __all__ = ["read_predictions", "read_scores", "measure_of", "task_qrels", "task_conventions", "reported"]
 
@@ -64,7 +64,7 @@ def _load(task):
 def task_qrels(task, split: str = "test", subset: str = "default"):
     """The qrels MTEB scores ``task`` with (loaded if need be: a Hub task downloads its
     data), as a :class:`judged.Qrels`; queries without any judgment are left out, as MTEB does."""
-    from ..io import read_qrels
+    from ..core.io import read_qrels
 
     data = _load(task).dataset
     if subset not in data:

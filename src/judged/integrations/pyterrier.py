@@ -69,8 +69,8 @@ def Experiment(retr_systems, topics, qrels, eval_metrics=("nDCG@10",), names=Non
     from dataclasses import replace
 
     import judged
-    from judged import stats
-    from judged.measures import BOUNDED, Measure
+    from judged.analyses import stats
+    from judged.core.measures import BOUNDED, Measure
 
     labels = _names(retr_systems, names)
     systems = list(retr_systems.values()) if isinstance(retr_systems, dict) else list(retr_systems)
@@ -108,7 +108,7 @@ def Experiment(retr_systems, topics, qrels, eval_metrics=("nDCG@10",), names=Non
         base = labels[baseline] if isinstance(baseline, int) else str(baseline)
         if base not in labels:
             raise ValueError(f"baseline {baseline!r} is not one of the systems {labels}")
-        from judged.comparison import compare_result
+        from judged.analyses.comparison import compare_result
 
         comparison = compare_result(result, base, correction=correction or "holm", seed=seed, regressions=0,
                                     depth=k, holes=holes, show_progress=False,

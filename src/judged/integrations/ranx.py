@@ -27,7 +27,7 @@ def _nested(qids, docids, values, cast) -> dict:
 
 def to_qrels(qrels) -> "_ranx.Qrels":
     """Anything ``judged.read_qrels`` reads, as a ``ranx.Qrels`` (grades as ints)."""
-    from ..io import read_qrels
+    from ..core.io import read_qrels
 
     q = read_qrels(qrels)
     return _ranx.Qrels(_nested(q.qid.to_pylist(), q.docid.to_pylist(), np.asarray(q.grade).tolist(), int))
@@ -35,7 +35,7 @@ def to_qrels(qrels) -> "_ranx.Qrels":
 
 def to_run(run, name: str | None = None) -> "_ranx.Run":
     """Anything ``judged.read_run`` reads, as a ``ranx.Run`` named ``name`` (default: the run's name)."""
-    from ..io import read_run
+    from ..core.io import read_run
 
     r = read_run(run)
     return _ranx.Run(_nested(r.qid.to_pylist(), r.docid.to_pylist(), np.asarray(r.score).tolist(), float),

@@ -92,9 +92,9 @@ class GradedIREvaluator(SentenceEvaluator):
                  corpus_prompt: str | None = None, corpus_prompt_name: str | None = None,
                  write_csv: bool = True, write_run: bool = False):
         super().__init__()
-        from ..conventions import Settings
-        from ..io import read_qrels
-        from ..measures import Measure
+        from ..core.conventions import Settings
+        from ..core.io import read_qrels
+        from ..core.measures import Measure
 
         if isinstance(qrels, dict) and any(not isinstance(v, dict) for v in qrels.values()):
             qrels = qrels_from_relevant_docs(qrels)
@@ -177,7 +177,7 @@ class GradedIREvaluator(SentenceEvaluator):
     def score(self, run: dict, run_name: str = "model"):
         """:func:`judged.evaluate` of retrieved lists with this evaluator's qrels, measures
         and conventions."""
-        from ..evaluation import evaluate
+        from ..core.evaluation import evaluate
 
         s = self.settings
         return evaluate(self.qrels, {run_name: run}, list(self.measures), ties=s.ties, complete=s.complete,
@@ -213,7 +213,7 @@ class GradedIREvaluator(SentenceEvaluator):
                     w.writerow(["epoch", "steps", *self.measures])
                 w.writerow([epoch, steps, *[repr(values[g]) for g in self.measures]])
         if self.write_run:
-            from ..io.output import open_replacing
+            from ..core.io.output import open_replacing
 
             stem = self.csv_file.replace("_results.csv", f"_run_epoch{epoch}_steps{steps}.txt")
             with open_replacing(os.path.join(output_path, stem)) as fh:

@@ -18,10 +18,10 @@ from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ..errors import JudgedError
-from ..naturalsort import natural_key
+from ..core.errors import JudgedError
+from ..core.naturalsort import natural_key
 from . import auth
-from .agreement import cohen_kappa, krippendorff_alpha
+from ..analyses.agreement import cohen_kappa, krippendorff_alpha
 from .assign import PracticeFinished, next_assignment, open_assignment, overlap_pair_indices
 from .inputs import Pool, Scale, Topic
 from .models import (ADJUDICATE, FLAGS, GRADE, GRADED, OPEN, SKIP, SKIPPED, UNDO, Assessor, Assignment, Campaign,

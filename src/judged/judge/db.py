@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, event, inspect, select
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import sessionmaker
 
-from ..errors import JudgedError
+from ..core.errors import JudgedError
 from .models import SCHEMA_VERSION, Base, SchemaVersion
 
 DEFAULT_DB = "judging.db"

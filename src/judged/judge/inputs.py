@@ -23,7 +23,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ParseError
+from ..core.errors import ParseError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -258,7 +258,7 @@ def read_judging_scale(path: str | Path | None) -> Scale:
     tables with ``value``, ``name``, ``definition``, ``examples``; None: judged's default
     scale), plus one key of the judging app's own, ``evidence = "required"`` (the default:
     grades above the lowest need a quoted passage or a note) or ``"optional"``."""
-    from ..scale import read_scale as read_grade_scale
+    from ..core.checks.scale import read_scale as read_grade_scale
 
     grade_scale = read_grade_scale(None if path is None else str(path))
     evidence = "required" if path is None else tomllib.loads(Path(path).read_text("utf-8")).get("evidence", "required")

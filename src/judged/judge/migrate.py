@@ -16,7 +16,7 @@ import sqlite3
 from sqlalchemy import (JSON, Boolean, Column, DateTime, Float, ForeignKey, Integer, MetaData, String, Table, Text,
                         UniqueConstraint, inspect, select)
 
-from ..errors import JudgedError
+from ..core.errors import JudgedError
 from .db import make_engine, normalise_url, public_url, schema_version
 from .models import (SCHEMA_VERSION, Assessor, Assignment, Base, Campaign, CampaignOrder, Document, Judgment,
                      LoginSession, Pair, PairRank, Query, SchemaVersion)

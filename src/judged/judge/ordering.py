@@ -18,14 +18,14 @@ from __future__ import annotations
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from ..errors import JudgedError
+from ..core.errors import JudgedError
 from .models import ADJUDICATE, GRADE, UNDO, Assessor, Assignment, CampaignOrder, Judgment, Pair, PairRank
 
 SHUFFLED, POOL = "shuffled", "pool"
 
 
 def order_choices() -> list[str]:
-    from ..pooling.policies import POLICIES
+    from ..analyses.pooling.policies import POLICIES
 
     return [SHUFFLED, POOL] + [n for n, s in POLICIES.items() if s.adaptive]
 
@@ -74,8 +74,8 @@ def _candidates(session: Session, database, campaign_id: int):
     """(pair ids in candidate order, Candidates, priority order) from pair_rank, built once."""
     got = database.cache.get(("order_candidates", campaign_id))
     if got is None:
-        from ..pool import PoolPair
-        from ..pooling.candidates import candidates_from_pool
+        from ..analyses.pool import PoolPair
+        from ..analyses.pooling.candidates import candidates_from_pool
 
         rows = session.execute(select(PairRank.pair_id, PairRank.run, PairRank.rank, Pair.qid, Pair.docid)
                                .join(Pair, Pair.id == PairRank.pair_id).where(Pair.campaign_id == campaign_id)
@@ -136,7 +136,7 @@ def next_pair_id(session: Session, database, assessor: Assessor) -> int | None:
     order = campaign_order(database, cid)
     if order == POOL or cands is None:
         return next((i for i in ordered if i not in handed), None)
-    from ..pooling.policies import make_policy
+    from ..analyses.pooling.policies import make_policy
     from .campaign import campaign_info
 
     policy = make_policy(order, cands, seed=database.cache.get(("order_seed", cid), 0),

@@ -9,7 +9,7 @@ from string import Template
 
 import numpy as np
 
-from ..stats import TESTS, differences, format_effect, format_p
+from ..analyses.stats import TESTS, differences, format_effect, format_p
 from . import plots
 from .tables import legend, main_table, shortener
 
@@ -118,7 +118,7 @@ def _ppi(c) -> str:
     report = getattr(c, "ppi", None)
     if report is None:
         return ""
-    from ..ppi import SOURCES, method_text
+    from ..analyses.ppi import SOURCES, method_text
 
     pct = f"{report.level:.0%}"
     head = ("<tr><th class='l'>run</th><th class='l'>measure</th><th>judged</th><th>machine-filled</th>"

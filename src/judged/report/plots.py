@@ -14,7 +14,7 @@ def _figure(width: float, height: float):
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - matplotlib is in the 'report' extra
-        from ..errors import JudgedError
+        from ..core.errors import JudgedError
 
         raise JudgedError("the HTML report needs matplotlib: pip install 'judged[report]'") from exc
     return Figure(figsize=(width, height), layout="constrained")
@@ -84,7 +84,7 @@ def _short(name: str, width: int = 28) -> str:
 
 def asl_curves(power) -> str:
     """Sakai's ASL curves of a :class:`judged.meta.PowerResult` as inline SVG."""
-    from ..meta.power import draw_asl_curves
+    from ..analyses.meta.power import draw_asl_curves
 
     fig = _figure(7.0, 4.2)
     draw_asl_curves(power, fig.add_subplot())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from ..comparison import MARK_TEST
+from ..analyses.comparison import MARK_TEST
 
 
 def main_table(c, alpha: float = 0.05) -> list[dict]:
@@ -15,7 +15,7 @@ def main_table(c, alpha: float = 0.05) -> list[dict]:
     rows += [{"run": r, "baseline": False, "cells": {}, "leaks": leaks.get(r)} for r in c.runs]
     by_run = {row["run"]: row for row in rows}
     for x in c.comparisons:
-        from ..comparison import significance_mark
+        from ..analyses.comparison import significance_mark
 
         p = x.p_adjusted[MARK_TEST]
         flip = c.flip(x)
@@ -30,7 +30,7 @@ def main_table(c, alpha: float = 0.05) -> list[dict]:
 
 def legend(c, alpha: float = 0.05, flips: bool = False) -> str:
     """The significance legend; with ``flips`` (the HTML table) also the ⇄ mark's."""
-    from ..comparison import is_coverage_measure
+    from ..analyses.comparison import is_coverage_measure
 
     flips = " ⇄: judging the holes could reverse the order (see Holes)." if flips and c.holes is not None else ""
     coverage = [m for m in c.measures if is_coverage_measure(m)]
@@ -48,7 +48,7 @@ def shortener(c):
     (:func:`judged.runnames.display_names`); the settings keep the paths."""
     from html import escape
 
-    from ..runnames import display_names
+    from ..core.runnames import display_names
 
     shown = display_names([c.baseline, *c.runs])
     pairs = sorted(((full, short) for full, short in shown.items() if full != short), key=lambda x: -len(x[0]))

@@ -1,0 +1,460 @@
+"""Paired comparison of runs against a baseline over the same queries.
+
+``compare(qrels, [baseline, run, ...], measures)`` scores every run with
+:func:`judged.evaluate` over the qrels' queries (a run missing a query scores 0 there:
+``complete=True``, counted in ``counts``), then, per run and measure, computes the
+paired statistics of :mod:`judged.stats` on the per-query differences and corrects
+the p-values across the runs compared on one measure. ``regressions`` lists, per run,
+the queries it lost most on, with both rankings side by side and the unjudged
+documents newly in its top k.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import stats
+from ..core.conventions import validate
+from ..core.errors import JudgedError
+from ..core.progress import progress
+
+DEFAULT_MEASURES = ("nDCG@10",)
+ALPHA = 0.05  # the significance marks' level
+MARK_TEST = "randomization"  # the test behind the marks (its p corrected across the runs of a measure)
+NOT_TESTED = "not tested: Judged@k measures how much of the ranking was judged (coverage), not its quality"
+DEFAULT_REGRESSIONS = 5
+DEFAULT_DEPTH = 10  # ranks shown for a measure without a cutoff
+
+
+@dataclass
+class PairedComparison:
+    """One run against the baseline on one measure."""
+
+    measure: str
+    baseline: str
+    run: str
+    mean_baseline: float
+    mean_run: float
+    test: stats.PairedTest
+    p_adjusted: dict = field(default_factory=dict)
+
+    @property
+    def mark(self) -> str:
+        """▲/▼ when :data:`MARK_TEST`'s corrected p is below :data:`ALPHA`; blank otherwise,
+        for an undefined p and for a coverage measure (Judged@k, never tested)."""
+        return significance_mark(self.p_adjusted.get(MARK_TEST, float("nan")), self.test.mean_delta)
+
+    def to_dict(self) -> dict:
+        t = self.test
+        return {"measure": self.measure, "baseline": self.baseline, "run": self.run,
+                "mean_baseline": self.mean_baseline, "mean_run": self.mean_run, "mean_delta": t.mean_delta,
+                "ci95": [t.ci95[0], t.ci95[1]], "wins": t.wins, "losses": t.losses, "ties": t.ties,
+                "effect_size": t.effect_size if np.isfinite(t.effect_size) else None,  # sd 0: no finite d_z
+                "p_values": _defined(t.p_values), "p_adjusted": _defined(self.p_adjusted),
+                "methods": dict(t.methods), "queries": t.n}
+
+
+@dataclass
+class Regression:
+    """A query the run lost on, with both top-k rankings: (rank, docid, grade or None)."""
+
+    run: str
+    measure: str
+    qid: str
+    baseline_value: float
+    run_value: float
+    baseline_ranking: list
+    run_ranking: list
+    newly_unjudged: list  # unjudged docids in the run's top k, absent from the baseline's top k
+
+    @property
+    def delta(self) -> float:
+        return self.run_value - self.baseline_value
+
+    def to_dict(self) -> dict:
+        def rows(ranking):
+            return [{"rank": r, "docid": d, "grade": g} for r, d, g in ranking]
+
+        return {"run": self.run, "measure": self.measure, "qid": self.qid, "baseline_value": self.baseline_value,
+                "run_value": self.run_value, "delta": self.delta, "baseline_ranking": rows(self.baseline_ranking),
+                "run_ranking": rows(self.run_ranking), "newly_unjudged": list(self.newly_unjudged)}
+
+
+@dataclass
+class Comparison:
+    baseline: str
+    runs: list  # compared runs, baseline excluded, in the order given
+    measures: dict  # measure as given -> canonical convention string
+    comparisons: list  # PairedComparison, measure-major
+    correction: str
+    permutations: int
+    seed: int
+    qids: np.ndarray
+    values: dict  # run -> measure -> per-query values (aligned with qids)
+    counts: dict = field(default_factory=dict)  # run -> query counts
+    regressions: list = field(default_factory=list)
+    provenance: dict = field(default_factory=dict)  # qrels, manifest, record notes
+    result: object = field(default=None, repr=False)  # the evaluate() Result, when there is one
+    holes: object = None  # judged.holes.ComparisonHoles: Judged@k per run, can judging flip a comparison
+    sample: object = None  # judged.inference.SampleDecisions: estimates from a judged sample (--sample)
+    answers: dict = field(default_factory=dict)  # run -> judged.answers.AnswerPairing, with an answers file
+    machine: object = None  # judged.machine.MachineFilled: the scores with the holes machine-labelled, apart
+    ppi: object = None  # judged.ppi.PPIReport: prediction-powered estimates (--machine with --sample)
+
+    def get(self, measure: str, run: str) -> PairedComparison:
+        for c in self.comparisons:
+            if c.measure == measure and c.run == run:
+                return c
+        raise KeyError((measure, run))
+
+    def table(self):
+        """One row per (measure, run): means, delta, CI, W/L/T, effect size, p-values."""
+        import pandas as pd
+
+        rows = []
+        for c in self.comparisons:
+            d = c.to_dict()
+            flat = {k: d[k] for k in ("measure", "baseline", "run", "mean_baseline", "mean_run", "mean_delta",
+                                      "wins", "losses", "ties", "effect_size", "queries")}
+            flat["ci95_lo"], flat["ci95_hi"] = d["ci95"]
+            flat.update({f"p_{k}": v for k, v in d["p_values"].items()})
+            flat.update({f"p_adjusted_{k}": v for k, v in d["p_adjusted"].items()})
+            rows.append(flat)
+        return pd.DataFrame(rows)
+
+    def settings(self) -> dict:
+        return {"correction": self.correction, "permutations": self.permutations, "seed": self.seed,
+                "tie": f"|difference| <= {stats.TIE:g} x max(1, largest |score|)", "tolerance": stats.TOLERANCE,
+                "ci95": stats.CI_METHOD, "effect_size": stats.EFFECT_SIZE, "tests": stats.TESTS_METHOD}
+
+    def flip(self, c: PairedComparison):
+        """The :class:`judged.holes.PairFlip` of a comparison (run - baseline), or None."""
+        return self.holes.flip(c.measure, c.run) if self.holes is not None else None
+
+    @property
+    def checks(self):
+        """The :class:`judged.checks.Checks` of the evaluation (scale, leaks, evidence...), or None."""
+        return getattr(self.result, "checks", None)
+
+    def leaks(self) -> dict:
+        """Run name -> its leaks (ineligible documents in the top k); empty without eligibility data."""
+        return self.checks.leaks(self.result) if self.checks is not None else {}
+
+    @property
+    def query_set(self):
+        """Which queries every comparison is over (:mod:`judged.querysets`), or None (records)."""
+        return self.result.query_set if self.result is not None else None
+
+    def to_dict(self) -> dict:
+        """The ``judged compare --format json`` contract, plus ``query_set``, ``holes`` (Judged@k per run and,
+        in the order of ``comparisons``, whether judging the holes could flip each one),
+        ``checks`` and ``answers`` when known, and ``sample`` (estimates from a judged sample,
+        per run whether its order with the baseline is decided) with ``--sample``."""
+        out = {"comparisons": [c.to_dict() for c in self.comparisons],
+               "baseline": self.baseline, "runs": list(self.runs), "measures": dict(self.measures),
+               "settings": self.settings(), "queries": {name: dict(c) for name, c in self.counts.items()},
+               "regressions": [r.to_dict() for r in self.regressions], **self.provenance}
+        if self.query_set is not None:
+            out["query_set"] = self.query_set.to_dict()
+        if self.holes is not None:
+            flips = [(c, self.flip(c)) for c in self.comparisons]
+            out["holes"] = {**self.holes.to_dict(),
+                            "comparisons": [{"measure": c.measure, "baseline": c.baseline, "run": c.run,
+                                             **{k: v for k, v in f.to_dict().items() if k not in ("a", "b")}}
+                                            for c, f in flips if f is not None]}
+        if self.checks is not None:
+            out["checks"] = {**self.checks.to_dict(self.result),
+                             "runs": {name: self.checks.run_dict(self.result, name) for name in self.result.runs}}
+        if self.answers:
+            out["answers"] = {name: p.to_dict() for name, p in self.answers.items()}
+        if self.machine is not None:
+            out["machine"] = self.machine.to_dict()
+        if self.ppi is not None:
+            out["ppi"] = {**self.ppi.to_dict(), "notes": list(getattr(self.ppi, "notes", []))}
+        if self.sample is not None:
+            out["sample"] = self.sample.to_dict()
+        return out
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, default=_json_default)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the comparison tables with conventions (see :mod:`judged.notebook`)."""
+        from ..notebook import comparison_html
+
+        return comparison_html(self)
+
+    def plot(self, measure: str | None = None, run: str | None = None, ax=None):
+        """Sorted per-query differences run − baseline (matplotlib); see :func:`judged.notebook.plot_comparison`."""
+        from ..notebook import plot_comparison
+
+        return plot_comparison(self, measure, run, ax)
+
+
+def significance_mark(p_adjusted: float, delta: float, alpha: float = ALPHA) -> str:
+    """▲ (better) / ▼ (worse) when the corrected p is below ``alpha``; blank when it is not,
+    or not defined (NaN)."""
+    if not p_adjusted < alpha:
+        return ""
+    return "▲" if delta > 0 else "▼"
+
+
+def is_coverage_measure(measure: str) -> bool:
+    """A measure string naming a coverage measure (Judged@k): never tested, never marked."""
+    from ..core.errors import MeasureError
+    from ..core.measures import Measure
+
+    try:
+        return Measure.parse(measure).is_coverage
+    except MeasureError:
+        return False
+
+
+def _defined(p: dict) -> dict:
+    """p-values with a test not defined on the data (NaN) as None (JSON null)."""
+    return {k: (None if v != v else v) for k, v in p.items()}
+
+
+def _json_default(x):
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    raise TypeError(type(x))
+
+
+def paired_comparisons(values: dict, baseline: str, measures, *, correction: str = "holm",
+                       permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
+                       show_progress: bool | None = None) -> list:
+    """Every run in ``values`` (run -> measure -> per-query array, same queries) against
+    ``baseline``, per measure; p-values corrected across the runs of each measure. A
+    coverage measure (Judged@k) gets the descriptive statistics only, no test."""
+    check_stats_options(correction, permutations, seed)
+    others = [r for r in values if r != baseline]
+    if not others:
+        raise JudgedError("compare needs a baseline and at least one other run")
+    out = []
+    with progress(len(others) * len(measures), "paired tests", show_progress) as advance:
+        for m in measures:
+            family = []
+            base = values[baseline][m]
+            coverage = is_coverage_measure(m)
+            for r in others:
+                t = (stats.described_pair(base, values[r][m], NOT_TESTED) if coverage
+                     else stats.paired_test(base, values[r][m], permutations, seed))
+                family.append(PairedComparison(m, baseline, r, _mean(base), _mean(values[r][m]), t))
+                advance()
+            for test in stats.TESTS:
+                adjusted = stats.adjust(np.array([c.test.p_values[test] for c in family]), correction)
+                for c, p in zip(family, adjusted.tolist()):
+                    c.p_adjusted[test] = p
+            out += family
+    return out
+
+
+def check_stats_options(correction: str, permutations, seed) -> None:
+    """A known correction, at least one random draw, a non-negative integer seed."""
+    if correction not in stats.CORRECTIONS:
+        raise JudgedError(f"unknown correction {correction!r} (choose {', '.join(stats.CORRECTIONS)})")
+    _require_int("--permutations", permutations, 1)
+    _require_int("--seed", seed, 0)
+
+
+def _require_int(option: str, value, least: int) -> None:
+    """``value`` must be an integer >= ``least`` (``option`` names it in the error)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        kind = "a positive integer" if least == 1 else f"an integer >= {least}"
+        raise JudgedError(f"{option} must be {kind}, got {value!r}")
+
+
+def _mean(v) -> float:
+    return float(np.mean(v)) if len(v) else 0.0
+
+
+def compare(qrels, runs, measures=None, *, correction: str = "holm",
+            permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
+            regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None, ties: str = "trec",
+            no_relevant: str = "zero", ignore_identical_ids: bool = False, on_duplicate: str = "error",
+            depth_cut: int | None = None, manifest=None,
+            holes: bool = True, maxgrade: int | None = None, negative: str = "nonrelevant", answers=None,
+            high: float | None = None, show_progress: bool | None = None, **checks) -> Comparison:
+    """Compare runs with the first one (the baseline) over the qrels' queries.
+
+    A run missing a query scores 0 there (``complete=True``: the query-set rule of every
+    command that compares runs, :mod:`judged.querysets`); ``counts`` says how many and
+    ``query_set`` states the rule. ``depth_cut`` scores only each query's top N (trec_eval
+    ``-M``), for runs of different depths.
+    ``manifest`` (a path or :class:`judged.manifest.Manifest`) fixes qrels, query set,
+    measures and conventions and refuses qrels that changed. ``regressions`` queries
+    per run (on the first measure) are listed with their top ``depth`` documents
+    (default: the measure's cutoff, else 10); ``depth`` is also the k of Judged@k and
+    of the leak and evidence-gap lists.
+
+    ``holes`` (default on): Judged@k per run and, per comparison on a bounded measure,
+    whether judging the holes could flip it (:func:`judged.holes.comparison_holes`;
+    ``maxgrade``, ``negative`` as in ``judged holes``). ``checks`` (scale, requirements,
+    eligibility, principal, unanswerable, abstain_marker, score_unanswerable) go to
+    :func:`judged.evaluate`; ``answers`` (a file of verdicts) pairs the first nDCG
+    measure with answer acceptance (:func:`judged.answers.pair_answers`, ``high``).
+
+    >>> c = compare({"q1": {"a": 1}, "q2": {"b": 1}},
+    ...             {"base": {"q1": {"a": 1.0}, "q2": {"x": 1.0}}, "new": {"q1": {"a": 1.0}, "q2": {"b": 1.0}}},
+    ...             ["RR"], permutations=1000)
+    >>> c.get("RR", "new").test.mean_delta
+    0.5
+    """
+    import math
+
+    from ..core.evaluation import evaluate
+    from .holes import check_maxgrade
+
+    validate(ties=ties, no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids,
+             on_duplicate=on_duplicate, negative=negative)
+    check_stats_options(correction, permutations, seed)
+    _require_int("--regressions", regressions, 0)
+    if depth is not None:
+        _require_int("--depth", depth, 1)
+    check_maxgrade(maxgrade)
+    if high is not None and not (isinstance(high, (int, float)) and math.isfinite(high)):
+        raise JudgedError(f"--high must be a finite number, got {high!r}")
+    if manifest is not None:
+        from ..core.manifest import Manifest, evaluate_frozen
+
+        if measures is not None:
+            raise JudgedError("a manifest fixes the measures: pass measures=None with manifest=")
+        manifest = Manifest.load(manifest)
+        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=on_duplicate, **checks)
+    else:
+        result = evaluate(qrels, runs, DEFAULT_MEASURES if measures is None else measures, ties=ties, complete=True,
+                          no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids, on_duplicate=on_duplicate,
+                          depth_cut=depth_cut, **checks)
+    result.checks.depth = depth
+    if high is not None:
+        result.checks.high = high
+    c = compare_result(result, correction=correction, permutations=permutations, seed=seed,
+                       regressions=regressions, depth=depth, holes=holes, maxgrade=maxgrade, negative=negative,
+                       show_progress=show_progress)
+    if answers is not None:
+        from .answers import pair_answers
+
+        c.answers = pair_answers(result, answers, high=result.checks.high)
+    if manifest is not None:
+        c.provenance["manifest"] = manifest.provenance()
+    return c
+
+
+def compare_result(result, baseline: str | None = None, *, correction: str = "holm",
+                   permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
+                   regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None, holes: bool = True,
+                   maxgrade: int | None = None, negative: str = "nonrelevant",
+                   show_progress: bool | None = None) -> Comparison:
+    """The paired comparison of an :class:`~judged.evaluation.Result`'s runs (first = baseline);
+    with ``holes``, Judged@k (k = ``depth``, else the first measure's cutoff, else 10) and
+    whether judging the holes could flip each comparison."""
+    from ..core.querysets import refuse_disjoint_runs
+
+    refuse_disjoint_runs(result)  # a run sharing no query id with the qrels: nothing to compare
+    names = list(result.runs)
+    baseline = baseline or names[0]
+    qids = result.runs[baseline].qids
+    for name in names:
+        if not np.array_equal(result.runs[name].qids, qids):
+            raise JudgedError(f"runs {baseline!r} and {name!r} were scored over different queries; "
+                              "compare them with complete=True")
+    values = {name: dict(result.runs[name].values) for name in names}
+    rows = paired_comparisons(values, baseline, list(result.measures), correction=correction,
+                              permutations=permutations, seed=seed, show_progress=show_progress)
+    comparison = Comparison(baseline, [n for n in names if n != baseline], result.conventions, rows, correction,
+                            permutations, seed, qids, values, {n: dict(result.runs[n].counts) for n in names},
+                            provenance={"qrels": {"path": result.qrels.source, "sha256": result.qrels.sha256}},
+                            result=result)
+    if not result.measures:
+        return comparison
+    first = next(iter(result.measures))
+    k = depth or result.measures[first].cutoff or DEFAULT_DEPTH
+    if regressions:
+        for name in comparison.runs:
+            comparison.regressions += find_regressions(result, baseline, name, first, regressions, k)
+    if holes:
+        from .holes import comparison_holes
+
+        comparison.holes = comparison_holes(result, baseline, k, maxgrade=maxgrade, negative=negative)
+    return comparison
+
+
+def top_k(aligned, i: int, k: int) -> list:
+    """(rank, docid, grade or None) of query ``i``'s top k in an Aligned."""
+    r = aligned.ranked
+    lo, hi = int(r.offsets[i]), int(r.offsets[i + 1])
+    hi = min(hi, lo + k)
+    docids = aligned.docids(r.row[lo:hi])
+    grades = r.grade[lo:hi]
+    return [(j + 1, d, None if np.isnan(g) else int(g)) for j, (d, g) in enumerate(zip(docids, grades.tolist()))]
+
+
+def find_regressions(result, baseline: str, run: str, measure: str, n: int, k: int) -> list:
+    """The ``n`` queries where ``run`` lost most to ``baseline`` on ``measure`` (losses only)."""
+    base, new = result.runs[baseline], result.runs[run]
+    d = stats.differences(base.values[measure], new.values[measure])
+    losers = [i for i in np.argsort(d, kind="stable")[:n].tolist() if d[i] < 0]
+    out = []
+    for i in losers:
+        b_top, r_top = top_k(base.aligned, i, k), top_k(new.aligned, i, k)
+        seen = {doc for _, doc, _ in b_top}
+        newly = [doc for _, doc, g in r_top if g is None and doc not in seen]
+        out.append(Regression(run, measure, str(base.qids[i]), float(base.values[measure][i]),
+                              float(new.values[measure][i]), b_top, r_top, newly))
+    return out
+
+
+def compare_records(a, b, *, allow_different_qrels: bool = False, baseline: str | None = None, measures=None,
+                    correction: str = "holm", permutations: int = stats.DEFAULT_PERMUTATIONS,
+                    seed: int = stats.DEFAULT_SEED, show_progress: bool | None = None) -> Comparison:
+    """Compare the runs of record ``b`` with the baseline run of record ``a`` (its first
+    run, or ``baseline``) on the measures both records hold under the same convention,
+    over the queries both hold. Records made under different qrels are refused unless
+    ``allow_different_qrels``; then ``provenance['qrels_changes']`` says what changed."""
+    from ..core.manifest import load_record, qrels_changes
+
+    ra, rb = load_record(a), load_record(b)
+    changes = qrels_changes(ra["qrels"], rb["qrels"])
+    if changes and not allow_different_qrels:
+        raise JudgedError("the records were made under different judgments: " + "; ".join(changes)
+                          + " (pass --allow-different-qrels to compare anyway)")
+    shared = [m for m, conv in ra["measures"].items() if rb["measures"].get(m) == conv]
+    if measures:
+        missing = [m for m in measures if m not in shared]
+        if missing:
+            raise JudgedError(f"measure(s) {', '.join(missing)} not in both records under one convention "
+                              f"(shared: {', '.join(shared) or 'none'})")
+        shared = list(measures)
+    measures = shared
+    if not measures:
+        raise JudgedError("the records share no measure computed under the same convention: "
+                          f"{ra['measures']} vs {rb['measures']}")
+    base_name = baseline or next(iter(ra["runs"]))
+    if base_name not in ra["runs"]:
+        raise JudgedError(f"no run {base_name!r} in {a} (runs: {', '.join(ra['runs'])})")
+    base = ra["runs"][base_name]
+    names = {}
+    for name, entry in rb["runs"].items():
+        label = name if name != base_name else f"{name} ({b})"
+        names[label] = entry
+    qids = sorted(set(base["per_query"]).intersection(*(set(e["per_query"]) for e in names.values())))
+    if not qids:
+        sizes = ", ".join(f"{name} {len(e['per_query'])}" for name, e in [(base_name, base), *names.items()])
+        raise JudgedError(f"the records share no query, nothing to compare (queries per run: {sizes})")
+    values = {base_name: {m: np.array([base["per_query"][q][m] for q in qids]) for m in measures}}
+    for label, entry in names.items():
+        values[label] = {m: np.array([entry["per_query"][q][m] for q in qids]) for m in measures}
+    rows = paired_comparisons(values, base_name, measures, correction=correction, permutations=permutations,
+                              seed=seed, show_progress=show_progress)
+    counts = {base_name: {"compared": len(qids), "in_record": len(base["per_query"])}}
+    counts.update({label: {"compared": len(qids), "in_record": len(e["per_query"])} for label, e in names.items()})
+    provenance = {"records": [str(a), str(b)], "qrels": {"a": ra["qrels"].get("sha256"), "b": rb["qrels"].get("sha256")},
+                  "qrels_changes": changes}
+    return Comparison(base_name, list(names), {m: ra["measures"][m] for m in measures}, rows, correction,
+                      permutations, seed, np.array(qids, dtype=object), values, counts, [], provenance)

@@ -1,0 +1,883 @@
+"""Holes: the unjudged documents in a run's top k, what judging them could change, and
+an estimate of what it probably will change.
+
+A *hole* is a ranked (query, document) pair with no judgment **for that query** (a
+document judged only for another query is still a hole here; BEIR's Hole@k counts it
+as judged and so understates holes). trec_eval's negative "pooled but unjudged" grade is
+counted as judged-not-relevant (``negative="nonrelevant"``, trec_eval's reading) or as a
+hole (``negative="unjudged"``).
+
+Bounds (``unjudged=min|max``): the exact minimum and maximum of a query's score over
+every assignment of integer grades 0..maxgrade to the holes of the measure's ranked
+list (the top k), the ideal ranking recomputed for each assignment.
+
+* P, RR, Success, DCG and R are monotone in each hole's label: the extremes put every
+  hole at the lowest or the highest gain.
+* AP is not monotone (a newly relevant document also raises R): for s newly relevant
+  holes the numerator is largest when they are the s shallowest holes and smallest when
+  they are the s deepest (an exchange argument, see docs/holes.md), so the extremes are
+  a minimum / maximum over s = 0..n.
+* nDCG is not monotone either (a newly relevant document also raises IDCG), and its
+  maximum can need intermediate grades. For a fixed multiset of hole gains IDCG is
+  fixed and DCG is extreme when the largest gains sit on the largest (max) or smallest
+  (min) discounts, so only the multiset matters. The ratio is maximised by Dinkelbach's
+  parametric method: for a trial value lambda, maximise DCG - lambda * IDCG over
+  multisets by a dynamic programme over the gain levels (largest first) whose state is
+  how many holes got a larger gain; the transition separates, so each level is a
+  prefix maximum, O(levels * holes). lambda <- DCG/IDCG of the optimum until
+  max(DCG - lambda * IDCG) = 0 (Dinkelbach, Management Science 1967).
+
+Estimate (labelled as such, not a bound): :mod:`judged.estimate` -- a model of hole
+grades learnt from the runs' own leave-one-run-out evidence, with a calibrated interval.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field, replace
+from itertools import combinations
+
+import numpy as np
+
+from ..core.align import Aligned, Judgments, Ranked, align, block_offsets
+from ..core.conventions import Settings, validate
+from ..core.errors import ConventionError, MeasureError
+from ..core.measures import BOUNDED, Measure
+
+ESTIMATE_METHOD = ("estimate, not a bound: each hole's grade drawn from a model fitted on the runs' "
+                   "leave-one-run-out pseudo-holes (judged documents only one run has in its top k), "
+                   "measure averaged over draws; interval split-conformal on the runs' leave-one-out "
+                   "residuals, clipped to the exact bounds (judged.estimate)")
+
+
+# ---------------------------------------------------------------------------
+# Seeing holes
+
+
+def negative_as(aligned: Aligned, negative: str) -> Aligned:
+    """``negative='unjudged'``: negative grades (trec_eval's pooled-but-unjudged) become
+    holes and leave the judgments; ``'nonrelevant'`` (default, as trec_eval) keeps them."""
+    validate(negative=negative)
+    if negative == "nonrelevant":
+        return aligned
+    r, j = aligned.ranked, aligned.judgments
+    grade = np.where(r.grade < 0, np.nan, r.grade)
+    keep = j.grade >= 0
+    jq = j.q[keep]
+    return replace(aligned, ranked=Ranked(r.n_queries, r.q, r.pos, grade, r.row, r.offsets),
+                   judgments=Judgments(j.n_queries, jq, j.grade[keep], block_offsets(jq, j.n_queries)))
+
+
+def ranked_list(measure: Measure, aligned: Aligned) -> Ranked:
+    """The rows a measure reads: the top ``cutoff`` (all rows without a cutoff)."""
+    return aligned.ranked.top(measure.cutoff)
+
+
+def hole_table(aligned: Aligned, k: int | None):
+    """Every hole in the top k: DataFrame qid, rank (1-based), docid."""
+    import pandas as pd
+
+    top = aligned.ranked.top(k)
+    h = ~top.judged
+    return pd.DataFrame({"qid": aligned.qids[top.q[h]].astype(str), "rank": top.pos[h] + 1,
+                         "docid": aligned.docids(top.row[h])})
+
+
+def holes_per_query(aligned: Aligned, k: int | None) -> np.ndarray:
+    top = aligned.ranked.top(k)
+    return np.bincount(top.q[~top.judged], minlength=aligned.n_queries)
+
+
+# ---------------------------------------------------------------------------
+# Filling holes with grades (bounds by kernel, brute force, estimates)
+
+
+def fill(aligned: Aligned, ranked: Ranked, grade: np.ndarray, extra_q=None, extra_grade=None) -> Aligned:
+    """The aligned run as if the holes of ``ranked`` had the grades ``grade`` (NaN: still
+    unjudged) and extra documents outside the ranking were judged (``extra_q``, ``extra_grade``)."""
+    newly = np.isnan(ranked.grade) & ~np.isnan(grade)
+    g = np.where(newly, grade, ranked.grade)
+    j = aligned.judgments
+    parts_q = [j.q, ranked.q[newly]]
+    parts_g = [j.grade, grade[newly].astype(np.int64)]
+    if extra_q is not None and len(extra_q):
+        parts_q.append(np.asarray(extra_q, np.int64))
+        parts_g.append(np.asarray(extra_grade, np.int64))
+    jq, jg = np.concatenate(parts_q), np.concatenate(parts_g)
+    order = np.argsort(jq, kind="stable")
+    jq, jg = jq[order], jg[order]
+    return replace(aligned, ranked=Ranked(ranked.n_queries, ranked.q, ranked.pos, g, ranked.row, ranked.offsets),
+                   judgments=Judgments(j.n_queries, jq, jg, block_offsets(jq, j.n_queries)))
+
+
+def _replicate(aligned: Aligned, top: Ranked, copies: int):
+    """``copies`` stacked copies of the aligned list (query index + copy * n_queries): every
+    assignment of grades scored in one kernel call (the bounds' brute-force checks)."""
+    nq = aligned.n_queries
+    shift = (np.arange(copies)[:, None] * nq)
+    q = (shift + top.q[None, :]).ravel()
+    ranked = Ranked(nq * copies, q, np.tile(top.pos, copies), np.tile(top.grade, copies),
+                    np.tile(top.row, copies), block_offsets(q, nq * copies))
+    j = aligned.judgments
+    jq = (shift + j.q[None, :]).ravel()
+    judgments = Judgments(nq * copies, jq, np.tile(j.grade, copies), block_offsets(jq, nq * copies))
+    return replace(aligned, qids=np.tile(aligned.qids, copies), ranked=ranked, judgments=judgments), ranked
+
+
+def _zero(measure: Measure) -> Measure:
+    return replace(measure, unjudged="zero", maxgrade=None)
+
+
+MAX_BOUND_GRADE = 1000  # bounds try every grade 0..maxgrade for the holes: more is a typo, not a scale
+
+
+def check_maxgrade(maxgrade) -> None:
+    """``--maxgrade``: None (the qrels' largest grade) or an integer 0..MAX_BOUND_GRADE."""
+    if maxgrade is not None and (isinstance(maxgrade, bool) or int(maxgrade) != maxgrade or maxgrade < 0):
+        raise ConventionError(f"--maxgrade must be a non-negative integer grade, got {maxgrade}")
+    if maxgrade is not None and maxgrade > MAX_BOUND_GRADE:
+        raise ConventionError(f"--maxgrade must be at most {MAX_BOUND_GRADE} (bounds try every grade up to it), "
+                              f"got {maxgrade}")
+
+
+def max_grade(measure: Measure, aligned: Aligned) -> int:
+    """``maxgrade=`` or the largest grade in the whole qrels (at least 0)."""
+    if measure.maxgrade is not None:
+        return int(measure.maxgrade)
+    g = aligned.qrels.grade
+    return int(max(g.max(), 0)) if len(g) else 0
+
+
+def _extra_arrays(extras, grade: int):
+    if extras is None:
+        return None, None
+    extras = np.asarray(extras, np.int64)
+    q = np.repeat(np.arange(len(extras)), extras)
+    return q, np.full(len(q), grade, np.int64)
+
+
+# ---------------------------------------------------------------------------
+# Bounds
+
+
+def bound(measure: Measure, aligned: Aligned) -> np.ndarray:
+    """Per-query values of ``measure`` with ``unjudged=min`` or ``unjudged=max``."""
+    lo, hi = bounds(measure, aligned)
+    return lo if measure.unjudged == "min" else hi
+
+
+def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarray]:
+    """(min, max) per query of ``measure`` over every grade 0..maxgrade of the holes in its
+    ranked list. ``extras[q]``: further unjudged documents of query q outside that list
+    that may be labelled too (another run's holes: they move only the ideal / R)."""
+    measure = Measure.parse(measure)
+    if measure.name not in BOUNDED:
+        raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {measure.name}")
+    base = _zero(measure)
+    M = max_grade(measure, aligned)
+    if M > MAX_BOUND_GRADE:
+        raise ConventionError(f"bounds try every grade 0..{M} for the holes, at most {MAX_BOUND_GRADE}: give a "
+                              "smaller --maxgrade (maxgrade=), or skip the holes (compare/report: --no-holes)")
+    grades = np.arange(M + 1, dtype=np.float64)
+    gains = base.gain(grades) if measure.name in ("nDCG", "DCG") else (grades >= measure.rel).astype(float)
+    if (gains < 0).any():
+        raise ConventionError(f"bounds need non-negative gains; gain={measure.gain} gives {gains.min()}")
+    g_hi, g_lo = float(np.argmax(gains)), float(np.argmin(gains))
+    top = ranked_list(measure, aligned)
+    holes = ~top.judged
+    n_extra = np.zeros(aligned.n_queries, np.int64) if extras is None else np.asarray(extras, np.int64)
+    if measure.name in ("nDCG", "AP"):
+        lo, hi = (_ndcg_bounds if measure.name == "nDCG" else _ap_bounds)(base, aligned, top, n_extra, M, gains)
+    else:  # monotone: every hole at the lowest / highest gain (extras only move R's denominator)
+        eq_lo, eg_lo = _extra_arrays(n_extra, int(g_hi))
+        eq_hi, eg_hi = _extra_arrays(n_extra, int(g_lo))
+        lo = base.compute(fill(aligned, top, np.where(holes, g_lo, np.nan), eq_lo, eg_lo))
+        hi = base.compute(fill(aligned, top, np.where(holes, g_hi, np.nan), eq_hi, eg_hi))
+    # queries without holes: exactly the kernel's zero-filled value
+    none = (np.bincount(top.q[holes], minlength=aligned.n_queries) + n_extra) == 0
+    if none.any():
+        z = base.compute(aligned)
+        lo, hi = np.where(none, z, lo), np.where(none, z, hi)
+    return lo, hi
+
+
+def _query_blocks(top: Ranked, n: int):
+    for q in range(n):
+        s, e = top.offsets[q], top.offsets[q + 1]
+        yield q, s, e
+
+
+def _ap_bounds(measure, aligned, top, n_extra, M, rel_gain):
+    """AP: s newly relevant holes give the largest numerator as the s shallowest holes and
+    the smallest as the s deepest (extras count as rank infinity); min / max over s. The
+    numerators for s = 0..n follow from prefix sums: making hole h relevant adds its own
+    precision term and 1/rank to every relevant document below it."""
+    n = aligned.n_queries
+    R = aligned.judgments.count_at_least(measure.rel).astype(np.float64)
+    lo, hi = np.zeros(n), np.zeros(n)
+    can_rel, can_non = bool(rel_gain.max() > 0), bool(rel_gain.min() == 0)
+    for q, s, e in _query_blocks(top, n):
+        g = top.grade[s:e]
+        fixed = g >= measure.rel
+        ranks = np.arange(1, len(g) + 1, dtype=np.float64)
+        above = np.cumsum(fixed) - fixed  # fixed relevant strictly above each rank
+        inv = np.where(fixed, 1.0 / ranks, 0.0)
+        below = inv.sum() - np.cumsum(inv)  # sum of 1/rank over fixed relevant strictly below
+        base = float(np.where(fixed, (above + 1) / ranks, 0.0).sum())
+        holes = np.flatnonzero(np.isnan(g))
+        E = int(n_extra[q])
+        # shallowest first: the c-th hole has c - 1 new relevant holes above it
+        c = np.arange(1, len(holes) + 1)
+        gain_max = np.concatenate(([0.0], (above[holes] + c) / ranks[holes] + below[holes], np.zeros(E)))
+        # extras first, then deepest first: every earlier new hole lies below
+        deep = holes[::-1]
+        earlier = np.concatenate(([0.0], np.cumsum(1.0 / ranks[deep])[:-1])) if len(deep) else np.zeros(0)
+        gain_min = np.concatenate(([0.0], np.zeros(E), (above[deep] + 1) / ranks[deep] + below[deep] + earlier))
+        counts = np.arange(len(holes) + E + 1)
+        denom = R[q] + counts
+        vals = {}
+        for family, gains in (("max", gain_max), ("min", gain_min)):
+            numer = base + np.cumsum(gains)
+            vals[family] = np.divide(numer, denom, out=np.zeros(len(counts)), where=denom > 0)
+        if not can_rel:
+            pick = [0]
+        elif not can_non:
+            pick = [len(counts) - 1]
+        else:
+            pick = slice(None)
+        lo[q], hi[q] = vals["min"][pick].min(), vals["max"][pick].max()
+    return lo, hi
+
+
+def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):
+    """nDCG@k: exact min and max over the holes' grades (Dinkelbach + DP, see module doc)."""
+    n = aligned.n_queries
+    k = measure.cutoff
+    values = np.unique(gains)
+    j = aligned.judgments
+    if measure.ideal == "judged":
+        pool_q, pool_g = j.q, measure.gain(j.grade.astype(np.float64))
+        pool_off = block_offsets(pool_q, n)
+    else:  # ideal over the run's judged retrieved documents (holes beyond k stay 0)
+        r = aligned.ranked
+        keep = r.judged
+        pool_q, pool_g = r.q[keep], measure.gain(r.grade[keep])
+        pool_off = block_offsets(pool_q, n)
+    if (pool_g < 0).any():
+        raise ConventionError(f"bounds need non-negative gains; gain={measure.gain} gives negative gains")
+    lo, hi = np.zeros(n), np.zeros(n)
+    open_queries = np.bincount(top.q[~top.judged], minlength=n) + n_extra > 0
+    gain_levels = np.unique(pool_g[pool_g > 0])
+    problems, at = [], []
+    longest = 0
+    for q, s, e in _query_blocks(top, n):
+        if not open_queries[q]:  # no hole: bounds() gives the kernel's zero-filled value
+            continue
+        g = top.grade[s:e]
+        ranks = top.pos[s:e] + 1.0
+        w = measure.discount.divide(np.ones(len(g)), ranks)
+        hole = np.isnan(g)
+        dfix = float((measure.gain(g[~hole]) * w[~hole]).sum())
+        hw = np.concatenate((w[hole], np.zeros(n_extra[q])))
+        jg = pool_g[pool_off[q]:pool_off[q + 1]]
+        jg = jg[jg > 0]
+        problems.append((hw, dfix, (jg[:, None] == gain_levels[None, :]).sum(axis=0)))
+        at.append(q)
+        longest = max(longest, len(jg) + len(hw))
+    disc = measure.discount.divide(np.ones(longest), np.arange(1, longest + 1, dtype=np.float64))
+    disc[k:] = 0.0
+    lo[at], hi[at] = solve_extremes(problems, disc, values, gain_levels)
+    return lo, hi
+
+
+def ndcg_extreme(hw, dfix: float, jg, disc, values, want: str) -> float:
+    """max (``want='max'``) or min of (dfix + sum_h hw_h * x_h) / IDCG over hole gains
+    x_h in ``values``, IDCG the discounted sum (weights ``disc``, 0 past the cutoff) of
+    the judged gains ``jg`` and the x_h sorted descending; 0 when IDCG = 0. The weights
+    ``hw`` may be negative (a difference of two runs' discounts)."""
+    jg = np.asarray(jg, np.float64)
+    levels, counts = np.unique(jg, return_counts=True)
+    return float(ndcg_extremes(np.asarray(hw, np.float64)[None, :], np.array([float(dfix)]), counts[None, :],
+                               levels, np.asarray(disc, np.float64), values, want)[0])
+
+
+def ndcg_extremes(hw: np.ndarray, dfix: np.ndarray, jcounts: np.ndarray, jlevels: np.ndarray, disc: np.ndarray,
+                  values, want: str) -> np.ndarray:
+    """:func:`ndcg_extreme` for a batch of problems with as many holes each: ``hw``
+    (problems, holes) hole weights, ``dfix`` (problems,), ``jcounts`` (problems, levels)
+    how many judged gains equal each of the distinct ``jlevels``; ``disc`` the discount
+    by ideal position (0 past the cutoff) for at least judged + holes positions. Every
+    problem goes through the same operations as alone (so the same bits), all at once."""
+    values = np.asarray(values, np.float64)
+    hw = np.asarray(hw, np.float64)
+    nb, nh = hw.shape
+    out = np.zeros(nb)
+    if nb == 0:
+        return out
+    w = np.sort(hw, axis=1)[:, ::-1] if want == "max" else np.sort(hw, axis=1)  # largest gains take w[0], ...
+    W = np.concatenate((np.zeros((nb, 1)), np.cumsum(w, axis=1)), axis=1)
+    D = np.concatenate(([0.0], np.cumsum(disc)))
+    jlevels = np.asarray(jlevels, np.float64)
+    jcounts = np.asarray(jcounts, np.int64).reshape(nb, len(jlevels))
+    zero_possible = (jcounts.sum(axis=1) == 0) & (values.min() == 0)  # all holes 0: IDCG = 0, value 0
+    allowed = set(values.tolist())
+    info = []
+    for u in sorted(allowed | set(jlevels.tolist()), reverse=True):
+        above = jcounts[:, jlevels > u].sum(axis=1)
+        at = np.flatnonzero(jlevels == u)
+        cnt = jcounts[:, at[0]] if len(at) else np.zeros(nb, np.int64)
+        info.append((u, u in allowed, above, cnt))
+    sign = 1.0 if want == "max" else -1.0
+    t = np.arange(nh + 1)
+    rows = np.arange(nb)
+
+    def solve(lam, sel):
+        """max over assignments of sign*DCG - lam*IDCG for the problems ``sel``, and the
+        DCG (f) and IDCG (g) of the maximiser."""
+        n = len(sel)
+        Ws, lm = W[sel], lam[:, None]
+        best = np.full((n, nh + 1), -np.inf)
+        best[:, 0] = sign * dfix[sel]
+        args = []
+        for u, ok, above, cnt in info:
+            a, c = above[sel][:, None], cnt[sel][:, None]
+            idcg_to = lm * u * D[a + t + c]  # IDCG of the block ending after t2 holes
+            idcg_from = lm * u * D[a + t]
+            if not ok:
+                best = best - (idcg_to - idcg_from)
+                args.append(np.broadcast_to(t, (n, nh + 1)))
+                continue
+            B = best - sign * u * Ws + idcg_from
+            pref = np.maximum.accumulate(B, axis=1)
+            args.append(np.maximum.accumulate(np.where(B >= pref, t, 0), axis=1))
+            best = pref + sign * u * Ws - idcg_to
+        # backtrack the counts, then DCG and IDCG of the optimum
+        f, g, t2 = dfix[sel].copy(), np.zeros(n), np.full(n, nh)
+        r = np.arange(n)
+        for (u, ok, above, cnt), arg in zip(reversed(info), reversed(args)):
+            t1 = arg[r, t2]
+            f += u * (Ws[r, t2] - Ws[r, t1])
+            a, c = above[sel], cnt[sel]
+            g += u * (D[a + t2 + c] - D[a + t1])
+            t2 = t1
+        return best[:, nh], f, g
+
+    _, f, g = solve(np.zeros(nb), rows)
+    lam = np.zeros(nb)
+    np.divide(sign * f, g, out=lam, where=g > 0)
+    active = rows
+    for _ in range(200):
+        F, f, g = solve(lam[active], active)
+        done = (F <= 1e-12 * np.maximum(1.0, np.abs(lam[active]) * g + np.abs(f))) | (g <= 0)
+        go = ~done
+        lam[active[go]] = sign * f[go] / g[go]
+        active = active[go]
+        if not len(active):
+            break
+    out = sign * lam
+    if zero_possible.any():
+        out[zero_possible] = np.maximum(out[zero_possible], 0.0) if want == "max" \
+            else np.minimum(out[zero_possible], 0.0)
+    return out
+
+
+def solve_extremes(problems: list, disc: np.ndarray, values, gain_levels: np.ndarray) -> tuple:
+    """(min, max) of every problem (hole weights, dfix, counts of the judged gains at
+    ``gain_levels``), problems with as many holes solved together."""
+    n = len(problems)
+    lo, hi = np.zeros(n), np.zeros(n)
+    by_holes = {}
+    for i, (hw, _, _) in enumerate(problems):
+        by_holes.setdefault(len(hw), []).append(i)
+    for nh, idx in by_holes.items():
+        hw = np.array([problems[i][0] for i in idx], np.float64).reshape(len(idx), nh)
+        dfix = np.array([problems[i][1] for i in idx], np.float64)
+        counts = np.array([problems[i][2] for i in idx], np.int64).reshape(len(idx), len(gain_levels))
+        lo[idx] = ndcg_extremes(hw, dfix, counts, gain_levels, disc, values, "min")
+        hi[idx] = ndcg_extremes(hw, dfix, counts, gain_levels, disc, values, "max")
+    return lo, hi
+
+
+# ---------------------------------------------------------------------------
+# Runs and pairs: the `judged holes` report
+
+
+def hole_counts(judged: np.ndarray, holes: np.ndarray) -> dict:
+    """Queries, mean Judged@k, holes, queries with any hole and their share."""
+    n = len(holes)
+    return {"queries": n, "judged": float(judged.mean()) if n else 0.0, "holes": int(holes.sum()),
+            "queries_with_holes": int((holes > 0).sum()),
+            "share_queries_with_holes": float((holes > 0).mean()) if n else 0.0}
+
+
+@dataclass
+class RunHoles:
+    name: str
+    aligned: Aligned = field(repr=False)
+    judged: np.ndarray  # per query Judged@k
+    holes: np.ndarray  # per query holes in the top k
+    score: np.ndarray  # zero-filled measure
+    low: np.ndarray
+    high: np.ndarray
+    estimate: np.ndarray | None  # None: not estimated
+    estimate_interval: tuple | None
+    estimate_detail: object = None  # judged.estimate.RunEstimate: sd, interval kind, holes filled
+
+    def summary(self) -> dict:
+        n = len(self.holes)
+        mean = (lambda v: float(v.mean()) if n else 0.0)
+        out = {**hole_counts(self.judged, self.holes), "score": mean(self.score), "min": mean(self.low),
+               "max": mean(self.high)}
+        if self.estimate is not None:
+            out["estimate"] = {"mean": mean(self.estimate), "low": self.estimate_interval[0],
+                               "high": self.estimate_interval[1]}
+            if self.estimate_detail is not None:
+                d = self.estimate_detail
+                out["estimate"].update(sd=d.sd, interval=d.interval, holes_estimated=d.holes)
+        return out
+
+    def worst(self, count: int = 5) -> list[dict]:
+        order = np.lexsort((self.aligned.qids.astype(str), -self.holes, self.judged))[:count]
+        return [{"qid": str(self.aligned.qids[i]), "judged": float(self.judged[i]), "holes": int(self.holes[i]),
+                 "score": float(self.score[i]), "min": float(self.low[i]), "max": float(self.high[i])}
+                for i in order if self.holes[i] > 0]
+
+
+@dataclass
+class PairFlip:
+    a: str
+    b: str
+    difference: float  # mean A - mean B, holes not relevant
+    low: float  # smallest possible mean A - mean B
+    high: float
+    exact: bool = False
+
+    @property
+    def can_flip(self) -> bool:
+        """The interval reaches the other side of 0 (0 itself, for a tie); equal within
+        judged.stats' tolerance rule, so float rounding never makes a flip."""
+        from .stats import TIE
+
+        def sign(x: float, *scale: float) -> int:  # judged.stats.tie_sign on floats (called per pair)
+            tol = TIE * max([1.0] + [abs(v) for v in scale if math.isfinite(v)])
+            return 1 if x > tol else -1 if x < -tol else 0
+
+        low, high, diff = float(self.low), float(self.high), float(self.difference)
+        lo, hi, d = (sign(x, low, high, diff) for x in (low, high, diff))
+        return (lo < 0 < hi) or (d == 0 and sign(high - low, low, high) > 0)
+
+    def sentence(self) -> str:
+        verdict = "order can flip" if self.can_flip else "order cannot flip"
+        how = "exact" if self.exact else "conservative"
+        return (f"{self.a} vs {self.b}: {verdict} (difference {self.difference:+.4f}; judging the holes of "
+                f"either run could make it anything in [{self.low:+.4f}, {self.high:+.4f}], {how})")
+
+    @property
+    def method(self) -> str:
+        if self.exact:
+            return "exact: extremes of mean(A) - mean(B) over one grade per hole of either run, shared by both"
+        return ("conservative: min(A)-max(B) to max(A)-min(B) per query, each run bounded over the union "
+                "of both runs' holes, as if their labels were independent")
+
+    def to_dict(self) -> dict:
+        return {"a": self.a, "b": self.b, "difference": float(self.difference), "min": float(self.low),
+                "max": float(self.high), "can_flip": bool(self.can_flip), "exact": bool(self.exact),
+                "interval": self.method}
+
+
+@dataclass
+class HolesReport:
+    qrels: object
+    k: int
+    measure: Measure
+    settings: Settings
+    negative: str
+    maxgrade: int
+    runs: dict  # name -> RunHoles
+    pairs: list  # PairFlip
+    estimates: object = None  # judged.estimate.HoleEstimates: how the estimates were made
+    query_set: object = None  # judged.querysets.QuerySet: which queries every mean is over
+
+    def hole_list(self):
+        """Every hole: DataFrame run, qid, rank, docid."""
+        import pandas as pd
+
+        frames = [hole_table(rh.aligned, self.k).assign(run=name) for name, rh in self.runs.items()]
+        df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["qid", "rank", "docid", "run"])
+        return df[["run", "qid", "rank", "docid"]]
+
+    def conventions(self) -> dict:
+        lo, hi = replace(self.measure, unjudged="min"), replace(self.measure, unjudged="max")
+        return {"measure": self.measure.convention(self.settings), "min": lo.convention(self.settings),
+                "max": hi.convention(self.settings), "judged": Measure.parse(f"Judged@{self.k}").convention(self.settings),
+                "negative": f"negative grades: {self.negative}", "estimate": ESTIMATE_METHOD}
+
+    def to_dict(self, holes: bool = False) -> dict:
+        out = {"qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256},
+               "k": self.k, "measure": str(self.measure), "maxgrade": self.maxgrade, "negative": self.negative,
+               "conventions": self.conventions(),
+               "runs": {name: {**rh.summary(), "worst": rh.worst()} for name, rh in self.runs.items()},
+               "pairs": [p.to_dict() for p in self.pairs]}
+        if self.estimates is not None:
+            out["estimate"] = self.estimates.describe()
+        if self.query_set is not None:
+            out["query_set"] = self.query_set.to_dict()
+            out["warnings"] = self.query_set.warnings()
+        if holes:
+            out["holes"] = self.hole_list().to_dict(orient="records")
+            for h in out["holes"]:
+                h["rank"] = int(h["rank"])
+        return out
+
+
+def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None = None,
+                 negative: str = "nonrelevant", samples: int = 200, seed: int = 0, level: float | None = None,
+                 reference=None, ties: str = "trec", complete: bool = True, no_relevant: str = "zero",
+                 on_duplicate: str = "error", ignore_identical_ids: bool = False,
+                 depth_cut: int | None = None) -> HolesReport:
+    """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
+    their grades, an estimate with its interval at ``level`` (default 0.9; see
+    :mod:`judged.estimate`), and for every pair of runs whether judging could flip them.
+    ``reference``: more runs (e.g. the collection's pooled runs) whose leave-one-run-out
+    evidence the estimate learns from; they are not reported (a path also given in
+    ``runs`` is read once).
+
+    Every run is scored over every qrels query (``complete=True``, a run that ranks nothing
+    for one scores 0 there: the query-set rule of every command comparing runs,
+    :mod:`judged.querysets`), so each pair's difference is over one set of queries, as in
+    ``judged compare``. A run sharing no query id with the qrels is refused."""
+    from ..core.evaluation import _named_runs, max_depth
+    from ..core.io import read_qrels
+    from ..core.querysets import query_set, refuse_disjoint, run_query_sample
+
+    validate(negative=negative, on_duplicate=on_duplicate)
+    if samples < 1:
+        raise ConventionError(f"the estimate needs at least one sample, got samples={samples}")
+    check_maxgrade(maxgrade)
+    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
+                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
+    m = _zero(Measure.parse(measure or f"nDCG@{k}"))
+    if m.name not in BOUNDED:
+        raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
+    if maxgrade is not None:
+        m = replace(m, maxgrade=int(maxgrade))
+    aligned, counts = {}, {}
+    for name, run in _named_runs(runs, on_duplicate):
+        a = align(qrels, run, settings)
+        refuse_disjoint(name, a.counts, qrels, lambda: run_query_sample(run))
+        aligned[name], counts[name] = a, {**a.counts, "max_depth": max_depth(a)}
+    out = {name: run_holes(name, negative_as(a, negative), m, k, samples=0) for name, a in aligned.items()}
+    refs = {}
+    if isinstance(reference, dict):
+        reference = {name: r for name, r in reference.items() if str(name) not in out}
+    else:
+        reference = [r for r in reference or [] if not isinstance(r, (str, os.PathLike)) or os.fspath(r) not in out]
+    for name, run in _named_runs(reference, on_duplicate):
+        refs[name] = negative_as(align(qrels, run, settings), negative)
+    estimates = estimate_holes(m, out, k, samples=samples, seed=seed, level=level, reference=refs)
+    names = list(out)
+    pairs = pair_flips(m, [out[n] for n in names], list(combinations(range(len(names)), 2)))
+    return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
+                       out, pairs, estimates, query_set(settings, len(qrels.query_ids), counts, measures=[m]))
+
+
+def run_holes(name: str, aligned: Aligned, measure: Measure, k: int, samples: int = 200, seed: int = 0) -> RunHoles:
+    """One run's Judged@k, holes in the top k, zero-filled ``measure`` and its bounds;
+    the estimate only when ``samples`` > 0 (one run alone: the stated fallback, see
+    :func:`estimate_holes`, which estimates several runs from each other's evidence)."""
+    lo, hi = bounds(measure, aligned)
+    rh = RunHoles(name, aligned, Measure.parse(f"Judged@{k}").compute(aligned), holes_per_query(aligned, k),
+                  measure.compute(aligned), lo, hi, None, None)
+    if samples:
+        estimate_holes(measure, {name: rh}, k, samples=samples, seed=seed)
+    return rh
+
+
+def estimate_holes(measure: Measure, runs: dict, k: int, *, samples: int = 200, seed: int = 0, depth=None,
+                   level: float | None = None, reference: dict | None = None):
+    """Estimate ``measure`` for every :class:`RunHoles` of ``runs`` (filled in place) from
+    the runs' own leave-one-run-out evidence (:mod:`judged.estimate`), and that of the
+    ``reference`` runs ({name: Aligned}: evidence only, not estimated); returns the
+    :class:`~judged.estimate.HoleEstimates` that says how."""
+    from .estimate import DEFAULT_LEVEL, build_pool, estimate_runs, list_depth
+
+    if not runs:
+        return None
+    names = list(runs)
+    named = [(n, runs[n].aligned) for n in names] + list((reference or {}).items())
+    ld = list_depth(measure)
+    pool = build_pool(named, k, depth, zone=None if ld is None else max(ld, k, depth or k))
+    bound = {i: (_mean(runs[n].low), _mean(runs[n].high)) for i, n in enumerate(names)}
+    est = estimate_runs(measure, pool, targets=range(len(names)), samples=samples, seed=seed,
+                        level=DEFAULT_LEVEL if level is None else level, bounds=bound, maxgrade=measure.maxgrade)
+    est.info["fit"]["reference_runs"] = len(reference or {})
+    for i, n in enumerate(names):
+        e = est.runs[i]
+        runs[n].estimate, runs[n].estimate_interval, runs[n].estimate_detail = e.per_query, (e.low, e.high), e
+    return est
+
+
+def _mean(v) -> float:
+    return float(v.mean()) if len(v) else 0.0
+
+
+# ---------------------------------------------------------------------------
+# Holes in a comparison: `judged compare` and `judged report`
+
+
+@dataclass
+class ComparisonHoles:
+    """Judged@k of every run of a comparison and, per (measure, run), whether judging the
+    holes of the run and of the baseline could reverse their order (:func:`pair_flip`)."""
+
+    k: int
+    maxgrade: int
+    negative: str
+    runs: dict  # run name -> {"judged", "holes", "queries_with_holes", "share_queries_with_holes", "queries"}
+    flips: dict  # (measure as given, run) -> PairFlip of run vs baseline (difference = run - baseline)
+    bounded: dict  # measure as given -> the zero-filled measure whose bounds were taken
+
+    def flip(self, measure: str, run: str) -> "PairFlip | None":
+        return self.flips.get((measure, run))
+
+    def to_dict(self) -> dict:
+        return {"k": self.k, "maxgrade": self.maxgrade, "negative": self.negative,
+                "judged": f"Judged@{self.k} judged=grade-for-this-query",
+                "runs": {name: dict(r) for name, r in self.runs.items()},
+                "bounded_measures": {g: str(m) for g, m in self.bounded.items()}}
+
+
+def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = None,
+                     negative: str = "nonrelevant") -> ComparisonHoles:
+    """Holes of an evaluated :class:`~judged.evaluation.Result` (its runs already aligned):
+    per run Judged@k and the holes in its top k; per bounded measure (nDCG, DCG, P, R,
+    RR, AP, Success) and run, the interval of mean(run) - mean(baseline) over the grades
+    the holes of either could get (exact for nDCG and DCG, else conservative)."""
+    aligned = {name: negative_as(rr.aligned, negative) for name, rr in result.runs.items()}
+    judged_m = Measure.parse(f"Judged@{k}")
+    runs = {name: hole_counts(judged_m.compute(a), holes_per_query(a, k)) for name, a in aligned.items()}
+    flips, bounded, top = {}, {}, 0
+    for given, measure in result.measures.items():
+        if measure.name not in BOUNDED:
+            continue
+        m = _zero(measure)
+        if maxgrade is not None:
+            m = replace(m, maxgrade=int(maxgrade))
+        bounded[given] = m
+        per_run = {name: run_holes(name, a, m, k, samples=0) for name, a in aligned.items()}
+        top = max(top, max_grade(m, aligned[baseline]))
+        others = [name for name in per_run if name != baseline]
+        order = others + [baseline]
+        done = pair_flips(m, [per_run[n] for n in order], [(i, len(others)) for i in range(len(others))])
+        for name, flip in zip(others, done):
+            flips[(given, name)] = flip
+    if not bounded:
+        top = maxgrade if maxgrade is not None else max_grade(judged_m, aligned[baseline])
+    return ComparisonHoles(k, int(top), negative, runs, flips, bounded)
+
+
+def _hole_keys(measure, aligned) -> list[set]:
+    top = ranked_list(measure, aligned)
+    h = ~top.judged
+    keys = [set() for _ in range(aligned.n_queries)]
+    for q, d in zip(top.q[h].tolist(), aligned.docids(top.row[h])):
+        keys[q].add(d)
+    return keys
+
+
+def pair_flip(measure, a: RunHoles, b: RunHoles) -> PairFlip:
+    """The interval of mean(A) - mean(B) over the grades of both runs' holes.
+
+    Exact for nDCG (ideal=judged) and DCG: both runs share one ideal, so per query
+    (w_A DCG_A - w_B DCG_B) / IDCG (w = 1/queries of the run) is again linear over IDCG,
+    and :func:`ndcg_extreme` solves it with signed hole weights. Otherwise conservative:
+    each run is bounded over the union of the two runs' holes (the other run's holes move
+    only its ideal / R), then min A - max B and max A - min B, as if the runs' labels were
+    independent."""
+    return pair_flips(measure, [a, b], [(0, 1)])[0]
+
+
+def pair_flips(measure, runs: list, pairs: list) -> list:
+    """:func:`pair_flip` of every pair (i, j) of ``runs`` (RunHoles): the exact ones solved
+    together (each run's per-query data read once, the problems of every pair batched)."""
+    mean = (lambda v: float(v.mean()) if len(v) else 0.0)
+    if measure.name == "DCG" or (measure.name == "nDCG" and measure.ideal == "judged"):
+        extremes = _exact_pairs(measure, [r.aligned for r in runs], pairs)
+        return [PairFlip(runs[i].name, runs[j].name, mean(runs[i].score) - mean(runs[j].score), lo, hi, exact=True)
+                for (i, j), (lo, hi) in zip(pairs, extremes)]
+    return [_conservative_pair(measure, runs[i], runs[j]) for i, j in pairs]
+
+
+def _conservative_pair(measure, a: RunHoles, b: RunHoles) -> PairFlip:
+    mean = (lambda v: float(v.mean()) if len(v) else 0.0)
+    difference = mean(a.score) - mean(b.score)
+    counted = _extra_holes(measure, a.aligned, b.aligned)
+    if counted is not None:
+        ea, eb = counted
+        lo_a, hi_a = bounds(measure, a.aligned, ea) if ea.any() else (a.low, a.high)
+        lo_b, hi_b = bounds(measure, b.aligned, eb) if eb.any() else (b.low, b.high)
+        return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
+    ka, kb = _hole_keys(measure, a.aligned), _hole_keys(measure, b.aligned)
+    qa = {q: i for i, q in enumerate(a.aligned.qids.tolist())}
+    qb = {q: i for i, q in enumerate(b.aligned.qids.tolist())}
+
+    def extras(keys_self, keys_other, index_other, qids_self):
+        out = np.zeros(len(keys_self), np.int64)
+        for i, q in enumerate(qids_self):
+            j = index_other.get(q)
+            if j is not None:
+                out[i] = len(keys_other[j] - keys_self[i])
+        return out
+
+    ea = extras(ka, kb, qb, a.aligned.qids.tolist())
+    eb = extras(kb, ka, qa, b.aligned.qids.tolist())
+    lo_a, hi_a = bounds(measure, a.aligned, ea) if ea.any() else (a.low, a.high)
+    lo_b, hi_b = bounds(measure, b.aligned, eb) if eb.any() else (b.low, b.high)
+    return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
+
+
+def _extra_holes(measure, a: Aligned, b: Aligned):
+    """(per query of A, B's holes that are not A's; per query of B, A's that are not B's),
+    counted on (query, docid hash) keys and confirmed on the docids; None when the runs
+    were aligned with different qrels or two docids share a hash (the sets decide)."""
+    from ..core.data import pair_keys, strings_equal
+
+    if a.qrels is not b.qrels or a.qid_codes is None or b.qid_codes is None:
+        return None
+    sides = []
+    for al in (a, b):
+        top = ranked_list(measure, al)
+        h = np.flatnonzero(~top.judged)
+        code = np.asarray(al.qid_codes, np.int64)[top.q[h]]
+        rows = top.row[h]
+        keys, first = np.unique(pair_keys(code, al.run.docid_hash[rows]), return_index=True)
+        sides.append((keys, code[first], rows[first], al))
+    keys = np.concatenate([sides[0][0], sides[1][0]])
+    if len(keys):  # one docid per key: a key both runs hold is the same document
+        order = np.argsort(keys, kind="stable")
+        same = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+        if len(same):
+            na = len(sides[0][0])
+            i, j = order[same], order[same + 1]  # i from A, j from B (keys are distinct within a run)
+            if not (i < na).all() or not (j >= na).all():
+                return None
+            if not strings_equal(a.run.docid, sides[0][2][i], b.run.docid, sides[1][2][j - na]).all():
+                return None
+    out = []
+    for (keys_self, _, _, al), (keys_other, code_other, _, _) in ((sides[0], sides[1]), (sides[1], sides[0])):
+        local = np.full(len(al.qrels.index.query_ids), -1, np.int64)
+        local[np.asarray(al.qid_codes, np.int64)] = np.arange(al.n_queries)
+        at = np.minimum(np.searchsorted(keys_self, keys_other), max(len(keys_self) - 1, 0))  # sorted, unique
+        shared = (keys_self[at] == keys_other) if len(keys_self) else np.zeros(len(keys_other), bool)
+        mine = local[code_other[~shared]]
+        out.append(np.bincount(mine[mine >= 0], minlength=al.n_queries).astype(np.int64))
+    return tuple(out)
+
+
+def _exact_pairs(measure, aligned: list, pairs: list) -> list:
+    """Exact extremes of mean_A - mean_B for nDCG (ideal=judged) or DCG, summed per query
+    in qid order, for every pair (i, j) of ``aligned``. Each run's per-query parts are
+    read once; every pair's per-query problems are then solved together."""
+    M = max_grade(measure, aligned[0])
+    values = np.unique(measure.gain(np.arange(M + 1, dtype=np.float64)))
+    k = measure.cutoff
+    qindex, dindex, judged_gains = {}, {}, {}
+    data = {}
+
+    def per_query(i):
+        """(query indices, dfix per query, queries' count, hole query index, hole doc index, hole weight)."""
+        if i in data:
+            return data[i]
+        al = aligned[i]
+        top = ranked_list(measure, al)
+        w = measure.discount.divide(np.ones(len(top.q)), top.pos + 1.0)
+        gains = measure.gain(top.grade)
+        docids = al.docids(top.row)
+        j = al.judgments
+        qs, dfixes, hq, hd, hw = [], [], [], [], []
+        for qi, qid in enumerate(al.qids.tolist()):
+            s, e = top.offsets[qi], top.offsets[qi + 1]
+            hole = np.isnan(top.grade[s:e])
+            g = qindex.setdefault(qid, len(qindex))
+            for i_ in np.flatnonzero(hole).tolist():
+                hq.append(g)
+                hd.append(dindex.setdefault((qid, docids[s + i_]), len(dindex)))
+                hw.append(w[s + i_])
+            qs.append(g)
+            dfixes.append(float((gains[s:e][~hole] * w[s:e][~hole]).sum()))
+            if g not in judged_gains:
+                jg = measure.gain(j.grade[j.offsets[qi]:j.offsets[qi + 1]].astype(np.float64))
+                judged_gains[g] = jg[jg > 0]
+        data[i] = (np.array(qs, np.int64), np.array(dfixes), max(al.n_queries, 1), np.array(hq, np.int64),
+                   np.array(hd, np.int64), np.array(hw, np.float64))
+        return data[i]
+
+    for i in sorted({x for pair in pairs for x in pair}):
+        per_query(i)
+    # queries ranked by qid (a fixed order: the float sums must not vary between processes)
+    names = list(qindex)
+    rank_of = np.empty(len(names), np.int64)
+    rank_of[np.array(sorted(range(len(names)), key=names.__getitem__), np.int64)] = np.arange(len(names))
+    # documents ranked by docid within their query: each query's holes in docid order (DCG sums them so)
+    doc_keys = list(dindex)
+    doc_rank = np.empty(len(doc_keys), np.int64)
+    doc_rank[np.array(sorted(range(len(doc_keys)), key=doc_keys.__getitem__), np.int64)] = np.arange(len(doc_keys))
+    n_docs = max(len(dindex), 1)
+    prob_q, prob_pair, prob_dfix, prob_nh, coef_parts = [], [], [], [], []
+    for p, (a, b) in enumerate(pairs):
+        qa, da, na, hqa, hda, hwa = data[a]
+        qb, db, nb, hqb, hdb, hwb = data[b]
+        union = np.union1d(rank_of[qa], rank_of[qb])  # qid order
+        fa, fb = np.zeros(len(union)), np.zeros(len(union))
+        ina, inb = np.zeros(len(union), bool), np.zeros(len(union), bool)
+        at_a, at_b = np.searchsorted(union, rank_of[qa]), np.searchsorted(union, rank_of[qb])
+        fa[at_a], fb[at_b] = da, db
+        ina[at_a], inb[at_b] = True, True
+        dfix = np.where(ina, fa, 0.0) / na - np.where(inb, fb, 0.0) / nb
+        # the union of both runs' holes per query: coef = w_A / n_A - w_B / n_B (0.0 for a run without it)
+        keys = np.concatenate((rank_of[hqa] * n_docs + doc_rank[hda], rank_of[hqb] * n_docs + doc_rank[hdb]))
+        uk, inv = np.unique(keys, return_inverse=True)
+        ca, cb = np.zeros(len(uk)), np.zeros(len(uk))
+        ca[inv[:len(hqa)]] = hwa
+        cb[inv[len(hqa):]] = hwb
+        coef = ca / na - cb / nb
+        nh = np.bincount(np.searchsorted(union, uk // n_docs), minlength=len(union))
+        prob_q.append(union)
+        prob_pair.append(np.full(len(union), p))
+        prob_dfix.append(dfix)
+        prob_nh.append(nh)
+        coef_parts.append(coef)
+    order_q = np.array(sorted(range(len(names)), key=names.__getitem__), np.int64)  # rank -> query index
+    q = order_q[np.concatenate(prob_q)] if prob_q else np.zeros(0, np.int64)
+    owner = np.concatenate(prob_pair) if prob_pair else np.zeros(0, np.int64)
+    dfix = np.concatenate(prob_dfix) if prob_dfix else np.zeros(0)
+    nh = np.concatenate(prob_nh) if prob_nh else np.zeros(0, np.int64)
+    coef = np.concatenate(coef_parts) if coef_parts else np.zeros(0)
+    starts = np.concatenate(([0], np.cumsum(nh)[:-1])) if len(nh) else nh
+    if measure.name == "DCG":
+        hi_each = [float(np.where(c > 0, c * values.max(), c * values.min()).sum()) for c in np.split(coef, starts[1:])]
+        lo_each = [float(np.where(c > 0, c * values.min(), c * values.max()).sum()) for c in np.split(coef, starts[1:])]
+        lo_each = (dfix + np.array(lo_each)).tolist() if len(dfix) else []
+        hi_each = (dfix + np.array(hi_each)).tolist() if len(dfix) else []
+    else:
+        levels = np.unique(np.concatenate([values[values > 0], *judged_gains.values()]))
+        jcounts = np.zeros((len(names), len(levels)), np.int64)
+        for g, jg in judged_gains.items():
+            jcounts[g] = np.bincount(np.searchsorted(levels, jg), minlength=len(levels))
+        longest = int((jcounts.sum(axis=1)[q] + nh).max()) if len(q) else 0
+        disc = measure.discount.divide(np.ones(longest), np.arange(1, longest + 1, dtype=np.float64))
+        disc[k:] = 0.0
+        lo_v, hi_v = np.zeros(len(q)), np.zeros(len(q))
+        for h in np.unique(nh).tolist():
+            idx = np.flatnonzero(nh == h)
+            hw = coef[starts[idx][:, None] + np.arange(h)[None, :]] if h else np.zeros((len(idx), 0))
+            lo_v[idx] = ndcg_extremes(hw, dfix[idx], jcounts[q[idx]], levels, disc, values, "min")
+            hi_v[idx] = ndcg_extremes(hw, dfix[idx], jcounts[q[idx]], levels, disc, values, "max")
+        lo_each, hi_each = lo_v.tolist(), hi_v.tolist()
+    sums = [[0.0, 0.0] for _ in pairs]
+    for p, l, h in zip(owner.tolist(), lo_each, hi_each):
+        sums[p][0] += l
+        sums[p][1] += h
+    return [tuple(x) for x in sums]

@@ -1,0 +1,321 @@
+"""Leave-one-run-out (or leave-one-group-out): how reusable is this collection for a
+run that did not contribute to its pool, and does the hole estimate hold?
+
+For each run (or each group of runs, e.g. a team's submissions), the judgments that only
+it contributed are removed: those of the (query, document) pairs it alone has in its top
+``depth`` (``--pool-depth``) among the given runs and groups (Zobel, SIGIR 1998; Voorhees,
+"The Philosophy of Information Retrieval Evaluation", CLEF 2001; Buttcher et al., SIGIR
+2007). The run is
+then scored on the reduced qrels, as a new system would be, and compared with its score
+on the full qrels:
+
+* **holes as zero**: the reduced qrels as they are (trec_eval's reading);
+* **condensed**: unjudged documents removed from the ranking before scoring (Sakai,
+  SIGIR 2007; trec_eval -J);
+* **bounds**: the exact min and max over every grade of the holes (:mod:`judged.holes`);
+  the full score must lie inside, and a violation is a defect;
+* **estimate** and its interval (:mod:`judged.estimate`), computed exactly as ``judged
+  holes`` would compute them on the reduced qrels with the same runs: the model is
+  fitted without the held-out run's judgments (they are gone from the reduced qrels) and
+  the interval is calibrated on the other runs' leave-one-out residuals in that world.
+
+A run's "full" score counts the holes it has even on the full qrels as not relevant
+(there is no truth for them); the summary says how many runs have such holes.
+
+The summary gives each scoring's mean absolute error, mean signed error and largest
+error against the full score, the interval's coverage, the bound violations and Kendall's
+tau between the system ranking under each scoring and under the full qrels.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ...core.errors import ConventionError, JudgedError, ParseError
+
+SCORINGS = ("zero", "condensed", "estimate")
+DEFAULT_GROUP_REGEX = r"[A-Za-z]+"
+TOLERANCE = 1e-9  # a full score this far outside the bounds is a violation, not rounding
+
+
+@dataclass
+class HoldoutRun:
+    """One run held out: its scores on the full and the reduced qrels."""
+
+    run: str
+    group: str
+    removed: int  # judgments removed (only this run's unit contributed them)
+    holes: int  # holes in the measure's ranked list on the reduced qrels
+    judged: float  # mean Judged@k on the reduced qrels
+    full_holes: int  # holes in the measure's ranked list on the full qrels (they count as 0 in ``full``)
+    full: float
+    zero: float
+    condensed: float
+    min: float
+    max: float
+    estimate: float
+    low: float
+    high: float
+    interval: str  # conformal | bounds | exact
+    method: str  # the estimate's method (or its fallback)
+
+    @property
+    def covered(self) -> bool:
+        return self.low - TOLERANCE <= self.full <= self.high + TOLERANCE
+
+    @property
+    def violation(self) -> bool:
+        return not (self.min - TOLERANCE <= self.full <= self.max + TOLERANCE)
+
+    def to_dict(self) -> dict:
+        return {"run": self.run, "group": self.group, "removed": self.removed, "holes": self.holes,
+                "judged": self.judged, "full_holes": self.full_holes, "full": self.full, "zero": self.zero,
+                "condensed": self.condensed, "min": self.min, "max": self.max, "estimate": self.estimate,
+                "low": self.low, "high": self.high, "interval": self.interval, "method": self.method,
+                "covered": self.covered, "violation": self.violation}
+
+
+@dataclass
+class HoldoutResult:
+    qrels: object
+    measure: object
+    convention: str
+    k: int
+    depth: int
+    by: str
+    level: float
+    runs: list  # HoldoutRun, in the order given
+    estimate: dict  # how the estimates were made
+    groups: dict = field(default_factory=dict)  # group -> run names
+    query_set: object = None  # judged.querysets.QuerySet: every run over every qrels query
+
+    @property
+    def warnings(self) -> list:
+        return self.query_set.warnings() if self.query_set is not None else []
+
+    def summary(self) -> dict:
+        """MAE, bias and largest error per scoring; interval coverage; violations; tau."""
+        from .stability import kendall_tau, tau_ap
+
+        full = np.array([r.full for r in self.runs])
+        out = {"runs": len(self.runs), "held_out": len({r.group for r in self.runs}),
+               "removed": int(sum(r.removed for r in self.runs)),
+               "runs_with_holes": int(sum(r.holes > 0 for r in self.runs)),
+               "runs_with_holes_in_full": int(sum(r.full_holes > 0 for r in self.runs)),
+               "holes_in_full": int(sum(r.full_holes for r in self.runs))}
+        for s in SCORINGS:
+            v = np.array([getattr(r, s) for r in self.runs])
+            err = v - full
+            out.setdefault("mae", {})[s] = float(np.abs(err).mean()) if len(err) else 0.0
+            out.setdefault("bias", {})[s] = float(err.mean()) if len(err) else 0.0
+            out.setdefault("max_error", {})[s] = float(np.abs(err).max()) if len(err) else 0.0
+            out.setdefault("kendall_tau", {})[s] = kendall_tau(full, v) if len(v) > 1 else float("nan")
+            if len(v) > 1:
+                names = [r.run for r in self.runs]
+                ref = [names[i] for i in np.argsort(-full, kind="stable")]
+                got = [names[i] for i in np.argsort(-v, kind="stable")]
+                out.setdefault("tau_ap", {})[s] = tau_ap(ref, got)
+            else:
+                out.setdefault("tau_ap", {})[s] = float("nan")
+        open_runs = [r for r in self.runs if r.interval != "exact"]
+        out["coverage"] = (float(np.mean([r.covered for r in open_runs])) if open_runs else float("nan"))
+        out["covered"] = int(sum(r.covered for r in open_runs))
+        out["intervals"] = len(open_runs)
+        out["coverage_all_runs"] = float(np.mean([r.covered for r in self.runs])) if self.runs else float("nan")
+        out["mean_width"] = float(np.mean([r.high - r.low for r in open_runs])) if open_runs else 0.0
+        out["violations"] = int(sum(r.violation for r in self.runs))
+        out["fallbacks"] = int(sum(r.method != self.estimate["method"] for r in self.runs))
+        return out
+
+    def to_dict(self) -> dict:
+        return {"qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256}, "measure": str(self.measure),
+                "convention": self.convention, "k": self.k, "depth": self.depth, "by": self.by,
+                "level": self.level, "estimate": self.estimate, "groups": self.groups,
+                "runs": [r.to_dict() for r in self.runs], "summary": self.summary(),
+                **({"query_set": self.query_set.to_dict()} if self.query_set is not None else {}),
+                "warnings": self.warnings}
+
+
+def run_groups(names: list, *, mapping: str | None = None, regex: str | None = None) -> dict:
+    """Group of each run name: from a mapping file (lines ``RUN GROUP``; RUN is the name
+    as given, its file name, or its file name without .gz/.run/.txt/.trec) or from
+    ``regex`` (its first group, else the whole first match) searched in the run's label:
+    its file name without those endings and without the prefix, up to a '.', '-' or
+    '_', every run's file name shares (``input.``, ``dl-19-official-input.``); by default
+    (:data:`DEFAULT_GROUP_REGEX`) the label's leading letters."""
+    labels = _labels(names)
+    if mapping is not None:
+        table = _read_groups(mapping)
+        out, missing = {}, []
+        for name, label in zip(names, labels):
+            keys = (name, os.path.basename(name), _stem(name), label)
+            hit = next((table[k] for k in keys if k in table), None)
+            if hit is None:
+                missing.append(os.path.basename(name))
+            out[name] = hit
+        if missing:
+            raise JudgedError(f"{mapping}: no group for run(s) {', '.join(missing[:5])}"
+                              f"{' ...' if len(missing) > 5 else ''}")
+        return out
+    try:
+        pattern = re.compile(regex or DEFAULT_GROUP_REGEX)
+    except re.error as exc:
+        raise ConventionError(f"--group-regex {regex!r} is not a regular expression: {exc}")
+    out = {}
+    for name, label in zip(names, labels):
+        m = pattern.search(label)
+        if m is None:
+            raise ConventionError(f"--group-regex {pattern.pattern!r} does not match run {label!r}")
+        out[name] = m.group(1) if m.groups() and m.group(1) is not None else m.group(0)
+    return out
+
+
+def display_names(names: list) -> list:
+    """Short run labels for tables: file names without .gz/.run/.txt/.trec and without the
+    prefix, up to a separator, they all share (``input.``)."""
+    return _labels(names)
+
+
+def _stem(name: str) -> str:
+    base = os.path.basename(name)
+    for ext in (".gz", ".run", ".txt", ".trec", ".tsv"):
+        if base.endswith(ext):
+            base = base[:-len(ext)]
+    return base
+
+
+def _labels(names: list) -> list:
+    stems = [_stem(n) for n in names]
+    if len(stems) < 2:
+        return stems
+    prefix = os.path.commonprefix(stems)
+    cut = max(prefix.rfind(c) for c in ".-_ ") + 1  # the shared prefix up to its last separator
+    return [s[cut:] for s in stems]
+
+
+def _read_groups(path: str) -> dict:
+    table = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            parts = text.split()
+            if len(parts) != 2:
+                raise ParseError(path, n, f"expected 'RUN GROUP', got {len(parts)} fields")
+            table[parts[0]] = parts[1]
+    return table
+
+
+def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: str | None = None,
+            group_regex: str | None = None, depth: int | None = None, samples: int = 200, seed: int = 0,
+            level: float | None = None, maxgrade: int | None = None, negative: str = "nonrelevant",
+            ties: str = "trec", complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
+            ignore_identical_ids: bool = False, depth_cut: int | None = None) -> HoldoutResult:
+    """Hold out each run (``by='run'``) or group (``by='group'``) in turn; see the module doc.
+
+    ``k``: the depth holes are counted at and the measure's default cutoff (nDCG@k);
+    ``depth``: the pool depth a run contributes (default k); ``groups``: a file of
+    ``RUN GROUP`` lines, else ``group_regex`` on the run names (see :func:`run_groups`).
+    Runs are scored over every qrels query (``complete=True``, the query-set rule of every
+    command comparing runs, :mod:`judged.querysets`); a run sharing no query id with the
+    qrels is refused."""
+    from ...core.align import align
+    from ...core.conventions import Settings, validate
+    from ..estimate import DEFAULT_LEVEL, build_pool, estimate_runs, list_depth, make_world, unit_removal, \
+        world_aligned
+    from ...core.evaluation import _named_runs
+    from ..holes import bounds, check_maxgrade, negative_as
+    from ...core.io import read_qrels
+    from ...core.measures import BOUNDED, Measure
+    from ...core.querysets import of_aligned
+
+    validate(negative=negative, on_duplicate=on_duplicate)
+    if by not in ("run", "group"):
+        raise ConventionError(f"--by must be run or group, got {by!r}")
+    if k < 1:
+        raise ConventionError(f"-k must be a positive integer, got {k}")
+    if depth is not None and depth < 1:
+        raise ConventionError(f"--pool-depth must be a positive integer, got {depth}")
+    if by == "run" and (groups is not None or group_regex is not None):
+        raise ConventionError("--groups and --group-regex go with --by group")
+    check_maxgrade(maxgrade)
+    level = DEFAULT_LEVEL if level is None else float(level)
+    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
+                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    m = Measure.parse(measure or f"nDCG@{k}")
+    if m.name not in BOUNDED:
+        raise ConventionError(f"holdout bounds and estimates are defined for {', '.join(BOUNDED)}, not {m.name}")
+    m = replace(m, unjudged="zero", maxgrade=None if maxgrade is None else int(maxgrade))
+    zero_m = replace(m, maxgrade=None)
+    condensed_m = replace(zero_m, unjudged="condensed")
+    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
+    aligned = {name: align(qrels, run, settings) for name, run in _named_runs(runs, on_duplicate)}
+    query_set = of_aligned(settings, qrels, aligned, measures=[m])
+    named = [(name, negative_as(a, negative)) for name, a in aligned.items()]
+    if len(named) < 2:
+        raise JudgedError("leave-one-run-out needs at least two runs")
+    names = [n for n, _ in named]
+    if by == "group":
+        of = run_groups(names, mapping=groups, regex=group_regex)
+        unit_names = list(dict.fromkeys(of[n] for n in names))
+        units = np.array([unit_names.index(of[n]) for n in names])
+        if len(unit_names) < 2:
+            raise JudgedError(f"leave-one-group-out needs at least two groups; every run is in {unit_names[0]!r}")
+    else:
+        of = {n: os.path.basename(n) for n in names}
+        unit_names, units = list(names), np.arange(len(names))
+    depth = k if depth is None else int(depth)
+    ld = list_depth(zero_m)
+    pool = build_pool(named, k, depth, units, unit_names, zone=None if ld is None else max(ld, k, depth))
+    judged_m = Measure.parse(f"Judged@{k}")
+
+    rows, fits = [], []
+    for u in range(len(unit_names)):
+        members = np.flatnonzero(units == u).tolist()
+        removal = unit_removal(pool, [u])
+        world = make_world(pool, removal)
+        reduced = {i: world_aligned(pool, world, i) for i in members}
+        bound = {}
+        for i in members:
+            lo, hi = bounds(m, reduced[i])
+            bound[i] = (_mean(lo), _mean(hi))
+        est = estimate_runs(zero_m, pool, world, targets=members, samples=samples, seed=seed, level=level,
+                            bounds=bound, maxgrade=maxgrade, report_loro=False)
+        fits.append(est)
+        removed = int(removal.sum())
+        for i in members:
+            a, r = named[i][1], reduced[i]
+            e = est.runs[i]
+            top = r.ranked.top(m.cutoff)
+            rows.append(HoldoutRun(
+                run=names[i], group=of[names[i]] if by == "group" else unit_names[u], removed=removed,
+                holes=int((~top.judged).sum()), judged=_mean(judged_m.compute(r)),
+                full_holes=int((~a.ranked.top(m.cutoff).judged).sum()), full=_mean(zero_m.compute(a)),
+                zero=_mean(zero_m.compute(r)), condensed=_mean(condensed_m.compute(r)), min=bound[i][0],
+                max=bound[i][1], estimate=e.mean, low=e.low, high=e.high, interval=e.interval, method=est.method))
+    order = {n: j for j, n in enumerate(names)}
+    rows.sort(key=lambda r: order[r.run])
+    first = next((f for f in fits if f.method != "holes-as-zero"), fits[0])
+    described = first.describe()
+    estimate = {"method": described["method"], "source": described["source"], "level": level,
+                "samples": samples, "seed": seed,
+                "nested": (f"each held-out {by}'s estimate and interval are those `judged holes` gives on its reduced "
+                           f"qrels: the model fitted on the other {by}s' leave-one-out pseudo-holes there, the "
+                           f"interval calibrated on their residuals there"),
+                "fits": [{"held_out": unit_names[u], "method": f.method, "pseudo_holes": f.info["fit"]["pseudo_holes"],
+                          "fallback": f.info.get("fallback")} for u, f in enumerate(fits)],
+                "features": described["fit"]["features"]}
+    grouped = {}
+    for n in names:
+        grouped.setdefault(of[n] if by == "group" else os.path.basename(n), []).append(n)
+    return HoldoutResult(qrels, m, zero_m.convention(settings), k, depth, by, level, rows, estimate,
+                         grouped if by == "group" else {}, query_set)
+
+
+def _mean(v) -> float:
+    return float(np.mean(v)) if len(v) else 0.0

@@ -1,0 +1,467 @@
+"""Replaying pooling strategies on a judged collection: what does a judging budget buy?
+
+The collection's judgments act as the assessors: a strategy proposes a pair, the replay
+answers with the qrels' grade (0 for a pair the qrels do not hold, as scoring reads it),
+and after every ``step`` judgments each run is scored on the labels gathered so far and
+compared with its score on the full qrels.
+
+Protocols:
+
+* ``leave-one-run-out`` (default; Zobel, SIGIR 1998): for every run, the pool is built
+  from the *other* runs' top ``depth`` and the left-out run is scored on what was
+  judged, as a new system would be. Each budget's figures are over the left-out runs.
+* ``from-scratch``: one pool from every run; every run is scored on it.
+
+Every run is scored on the full qrels' queries (a query with no relevant label yet
+scores 0, the no-relevant convention) with the given measure and conventions, by the
+same kernels as ``judged eval``: the replay's qrels hold exactly the labels gathered.
+
+Per budget: the mean and the largest absolute error of the measure over the runs,
+Kendall's tau (tau-b) and the share of run pairs in the same order as under the full
+qrels. The judgments a strategy needed to recover the full ranking: the smallest
+checkpoint from which, at every later checkpoint of the replay (which runs until every
+candidate is judged, or until ``max_judgments`` for a slow strategy: then "recovered"
+holds up to that many), Kendall's tau is 1 or every run is within ``tolerance`` of its
+full-qrels score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ...core.errors import ConventionError, JudgedError
+
+PROTOCOLS = ("leave-one-run-out", "from-scratch")
+DEFAULT_DEPTH = 100
+DEFAULT_TOLERANCE = 0.01
+DEFAULT_MEASURE = "nDCG@10"
+CHECKPOINTS = 200  # the default step: about this many checkpoints per replay
+
+
+def nice_step(n: int, checkpoints: int = CHECKPOINTS) -> int:
+    """1, 2 or 5 times a power of ten, near n / checkpoints (at least 1)."""
+    raw = max(1.0, n / checkpoints)
+    power = 10 ** int(np.floor(np.log10(raw)))
+    for m in (1, 2, 5, 10):
+        if m * power >= raw:
+            return int(m * power)
+    return int(10 * power)
+
+
+class LabelScorer:
+    """One run's measure on the full qrels' queries when only some candidate pairs are
+    labelled: the run aligned once against the full qrels; per call, every ranked row
+    whose pair is labelled gets its grade, every other row is a hole (zero-filled), and
+    the judgments are the labelled pairs'."""
+
+    def __init__(self, measure, aligned, index: dict, truth: np.ndarray, candidate_qids: list, pair_query):
+        self.m, self.a, self.truth = measure, aligned, truth
+        top = aligned.ranked.top(measure.cutoff)
+        self.top = top
+        qids = aligned.qids[top.q].tolist()
+        self.pid = np.fromiter((index.get((q, d), -1) for q, d in zip(qids, aligned.docids(top.row))), np.int64,
+                               len(qids))
+        position = {q: i for i, q in enumerate(aligned.qids.tolist())}
+        cq = np.array([position.get(q, -1) for q in candidate_qids], np.int64)
+        self.pair_aq = cq[pair_query] if len(pair_query) else np.zeros(0, np.int64)
+
+    def per_query(self, labelled: np.ndarray) -> np.ndarray:
+        from ...core.align import Judgments, Ranked, block_offsets
+
+        top, pid = self.top, self.pid
+        grade = np.full(len(pid), np.nan)
+        ok = pid >= 0
+        hit = np.zeros(len(pid), bool)
+        hit[ok] = labelled[pid[ok]]
+        grade[hit] = self.truth[pid[hit]]
+        ranked = Ranked(top.n_queries, top.q, top.pos, grade, top.row, top.offsets)
+        sel = np.flatnonzero(labelled & (self.pair_aq >= 0))
+        jq = self.pair_aq[sel]
+        order = np.argsort(jq, kind="stable")
+        jq = jq[order]
+        n = self.a.n_queries
+        judgments = Judgments(n, jq, self.truth[sel][order].astype(np.int64), block_offsets(jq, n))
+        return self.m.compute(replace(self.a, ranked=ranked, judgments=judgments))
+
+    def mean(self, labelled: np.ndarray) -> float:
+        v = self.per_query(labelled)
+        return float(v.mean()) if len(v) else 0.0
+
+
+@dataclass
+class Replay:
+    """One strategy's replay: the scores of the scored runs at each checkpoint."""
+
+    judgments: np.ndarray  # checkpoints (number of judgments)
+    scores: np.ndarray  # checkpoints x scored runs
+    relevant: np.ndarray  # relevant labels found at each checkpoint
+    candidates: int
+
+
+def replay(policy, truth: np.ndarray, scorers: list, checkpoints, rel: int = 1, limit: int | None = None) -> Replay:
+    """Run ``policy`` (started) until every candidate is labelled (or ``limit`` judgments),
+    answering with ``truth``; score with every scorer at each checkpoint (judgment counts)
+    passed."""
+    n_pairs = len(truth)
+    labelled = np.zeros(n_pairs, bool)
+    marks = sorted({int(k) for k in checkpoints if k >= 0})
+    at, rows, found, done, relevant = [], [], [], 0, 0
+
+    def record():
+        at.append(done)
+        rows.append([s.mean(labelled) for s in scorers])
+        found.append(relevant)
+
+    k = 0
+    while k < len(marks) and marks[k] <= 0:
+        k += 1
+    record()
+    while limit is None or done < limit:
+        pid = policy.select()
+        if pid is None:
+            break
+        g = float(truth[pid])
+        policy.observe(pid, g)
+        labelled[pid] = True
+        done += 1
+        relevant += g >= rel
+        if k < len(marks) and done == marks[k]:
+            record()
+            while k < len(marks) and marks[k] <= done:
+                k += 1
+    if at[-1] != done:
+        record()
+    return Replay(np.asarray(at, np.int64), np.asarray(rows, np.float64), np.asarray(found, np.int64), n_pairs)
+
+
+def _value_at(r: Replay, budget: int) -> np.ndarray:
+    """Scores after ``budget`` judgments (the last checkpoint at or below it; all judged
+    when the budget exceeds the candidates)."""
+    i = int(np.searchsorted(r.judgments, budget, side="right")) - 1
+    return r.scores[max(i, 0)]
+
+
+def pairwise_agreement(x, y) -> float:
+    """Share of run pairs ordered the same way by two score vectors (a pair tied under
+    one and not the other disagrees)."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    i, j = np.triu_indices(len(x), k=1)
+    if not len(i):
+        return float("nan")
+    return float((np.sign(x[i] - x[j]) == np.sign(y[i] - y[j])).mean())
+
+
+@dataclass
+class StrategyReplay:
+    name: str
+    source: str
+    adaptive: bool
+    judgments: np.ndarray  # the common checkpoints
+    scores: np.ndarray  # checkpoints x runs (each run's own replay in leave-one-run-out)
+    relevant: np.ndarray  # checkpoints x replays: relevant labels found
+    candidates: list  # candidates per replay
+    full: np.ndarray
+    tolerance: float
+    budgets: list
+    limit: int | None = None  # the replays stopped after this many judgments (None: every candidate)
+
+    def errors(self) -> np.ndarray:
+        return np.abs(self.scores - self.full[None, :])
+
+    def taus(self) -> np.ndarray:
+        from .stability import kendall_tau
+
+        return np.array([kendall_tau(s, self.full) for s in self.scores])
+
+    def recovered(self) -> tuple[int | None, str | None]:
+        """(judgments, how) from which tau = 1 or every error <= tolerance holds at every
+        later checkpoint; (None, None) if not even at the end."""
+        err_ok = self.errors().max(axis=1) <= self.tolerance + 1e-12
+        tau_ok = self.taus() >= 1.0 - 1e-12
+        ok = err_ok | tau_ok
+        bad = np.flatnonzero(~ok)
+        first = 0 if not len(bad) else int(bad[-1]) + 1
+        if first >= len(ok):
+            return None, None
+        if self.limit is not None and int(self.judgments[-1]) >= self.limit and first == len(ok) - 1:
+            return None, None  # only the last checkpoint of a stopped replay: not shown to hold
+        how = "tau = 1" if tau_ok[first] and not err_ok[first] else (
+            f"every run within {self.tolerance:g}" if not tau_ok[first] else
+            f"tau = 1 and every run within {self.tolerance:g}")
+        if self.limit is not None and int(self.judgments[-1]) >= self.limit:
+            how += f" (up to {self.limit:,}, where the replay stopped)"
+        return int(self.judgments[first]), how
+
+    def at_budget(self, budget: int) -> dict:
+        from .stability import kendall_tau
+
+        i = int(np.searchsorted(self.judgments, budget, side="right")) - 1
+        i = max(i, 0)
+        s = self.scores[i]
+        err = np.abs(s - self.full)
+        judged = float(np.mean([min(budget, c) for c in self.candidates]))
+        return {"budget": int(budget), "judged": judged, "mean_abs_error": float(err.mean()),
+                "max_abs_error": float(err.max()), "tau": kendall_tau(s, self.full),
+                "pairwise_agreement": pairwise_agreement(s, self.full),
+                "relevant_found": float(self.relevant[i].mean())}
+
+    def to_dict(self, curve: bool = False) -> dict:
+        at, how = self.recovered()
+        out = {"source": self.source, "adaptive": self.adaptive, "recovered_at": at, "recovered_by": how,
+               "budgets": [self.at_budget(b) for b in self.budgets]}
+        if curve:
+            err = self.errors()
+            out["curve"] = {"judgments": self.judgments.tolist(), "mean_abs_error": err.mean(axis=1).tolist(),
+                            "max_abs_error": err.max(axis=1).tolist(), "tau": self.taus().tolist()}
+        return out
+
+
+@dataclass
+class PoolingReplay:
+    qrels: object
+    runs: list
+    measure: object
+    convention: str
+    protocol: str
+    depth: int
+    step: int
+    tolerance: float
+    seed: int
+    budgets: list
+    full: np.ndarray
+    max_judgments: int | None = None
+    strategies: dict = field(default_factory=dict)  # name -> StrategyReplay
+    query_set: object = None  # judged.querysets.QuerySet: every run over every qrels query
+
+    @property
+    def warnings(self) -> list:
+        return self.query_set.warnings() if self.query_set is not None else []
+
+    def versus(self, name: str, baseline: str = "depth") -> float | None:
+        """Relative change in the judgments needed to recover the ranking against ``baseline``."""
+        a = self.strategies[name].recovered()[0]
+        b = self.strategies.get(baseline)
+        b = None if b is None else b.recovered()[0]
+        if a is None or not b:
+            return None
+        return (a - b) / b
+
+    def to_dict(self, curve: bool = False) -> dict:
+        return {"qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256}, "runs": self.runs,
+                "measure": str(self.measure), "convention": self.convention, "protocol": self.protocol,
+                "depth": self.depth, "step": self.step, "tolerance": self.tolerance, "seed": self.seed,
+                "max_judgments": self.max_judgments,
+                "budgets": self.budgets, "full": dict(zip(self.runs, self.full.tolist())),
+                "method": METHOD, "default_strategy": budget_default(),
+                "strategies": {n: {**s.to_dict(curve), "versus_depth": self.versus(n)}
+                               for n, s in self.strategies.items()},
+                **({"query_set": self.query_set.to_dict()} if self.query_set is not None else {}),
+                "warnings": self.warnings}
+
+
+METHOD = ("the qrels act as the assessors (a pair they do not hold is answered 0); runs scored on the full "
+          "qrels' queries with only the labels gathered; recovered: from that checkpoint on, at every later one, "
+          "Kendall's tau is 1 or every run is within the tolerance of its full-qrels score")
+
+
+def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFAULT_MEASURE,
+                   protocol: str = "leave-one-run-out", depth: int = DEFAULT_DEPTH, step: int | None = None,
+                   tolerance: float = DEFAULT_TOLERANCE, seed: int = 0, rel: int = 1, ties: str = "trec",
+                   complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
+                   ignore_identical_ids: bool = False, depth_cut: int | None = None,
+                   max_judgments: int | None = None,
+                   progress=None) -> PoolingReplay:
+    """Replay pooling ``strategies`` (default: every one) on a judged collection; see the
+    module docstring for the protocols and the figures. Runs are scored over every qrels
+    query (``complete=True``, the query-set rule of every command comparing runs,
+    :mod:`judged.querysets`); a run sharing no query id with the qrels is refused."""
+    from ...core.align import align
+    from ...core.conventions import Settings
+    from ...core.evaluation import _named_runs
+    from ...core.io import read_qrels
+    from ...core.measures import Measure
+    from ..pooling.candidates import build_candidates
+    from ...core.querysets import of_aligned
+
+    if protocol not in PROTOCOLS:
+        raise ConventionError(f"unknown protocol {protocol!r} (choose from {', '.join(PROTOCOLS)})")
+    if depth < 1:
+        raise ConventionError(f"--depth must be a positive integer, got {depth}")
+    budgets = [int(b) for b in budgets]
+    if not budgets:
+        raise ConventionError("give at least one --budget")
+    if any(b < 0 for b in budgets):
+        raise ConventionError(f"--budget must be 0 or more, got {min(budgets)}")
+    if step is not None and step < 1:
+        raise ConventionError(f"--step must be a positive integer, got {step}")
+    if max_judgments is not None and max_judgments < 1:
+        raise ConventionError(f"--max-judgments must be a positive integer, got {max_judgments}")
+    if not tolerance >= 0:
+        raise ConventionError(f"--tolerance must be 0 or more, got {tolerance}")
+    names = replayable() if not strategies else list(dict.fromkeys(strategies))
+    for s in names:
+        if s not in replayable():
+            raise ConventionError(f"cannot replay pooling strategy {s!r} (choose from {', '.join(replayable())})")
+    m = Measure.parse(measure)
+    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
+                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
+    aligned = {name: align(qrels, run, settings) for name, run in _named_runs(runs, on_duplicate)}
+    query_set = of_aligned(settings, qrels, aligned, measures=[m])
+    run_names = list(aligned)
+    if len(run_names) < 2:
+        raise JudgedError("a pooling replay needs at least two runs")
+    full = np.array([float(m.compute(a).mean()) if a.n_queries else 0.0 for a in aligned.values()])
+    maxgrade = int(max(qrels.grade.max(), 1)) if len(qrels.grade) else 1  # the scale, known before any label
+    qids = list(dict.fromkeys(q for a in aligned.values() for q in a.qids.tolist()))
+    rankings = {}
+    for name, a in aligned.items():
+        top = a.ranked.top(depth)
+        per: dict = {}
+        for q, d in zip(a.qids[top.q].tolist(), a.docids(top.row)):
+            per.setdefault(q, []).append(d)
+        rankings[name] = per
+    grade_of = dict(zip(zip(qrels.to_pandas()["qid"].astype(str), qrels.to_pandas()["docid"].astype(str)),
+                        qrels.grade.tolist()))
+
+    def setting(pool_runs, scored):
+        cands = build_candidates({n: rankings[n] for n in pool_runs}, depth, None, qids)
+        truth = np.array([float(grade_of.get((cands.qids[q], d), 0.0))
+                          for q, d in zip(cands.pair_query.tolist(), cands.docids)])
+        index = cands.index()
+        scorers = [LabelScorer(m, aligned[n], index, truth, cands.qids, cands.pair_query) for n in scored]
+        return cands, truth, scorers
+
+    if protocol == "leave-one-run-out":
+        settings_list = [([n for n in run_names if n != left], [left]) for left in run_names]
+    else:
+        settings_list = [(run_names, run_names)]
+    prepared = [setting(p, s) for p, s in settings_list]
+    if step is None:
+        most = max(c.n_pairs for c, _, _ in prepared)
+        step = nice_step(most if max_judgments is None else min(most, max_judgments))
+    top_count = max(c.n_pairs for c, _, _ in prepared)
+    marks = sorted(set(range(0, top_count + step, step)) | set(budgets))
+    out = PoolingReplay(qrels, run_names, m, m.convention(settings), protocol, depth, step, float(tolerance),
+                        seed, budgets, full, max_judgments, query_set=query_set)
+    for name in names:
+        reps = []
+        for k, (cands, truth, scorers) in enumerate(prepared):
+            policy = _policy(name, cands, prepared_runs=settings_list[k][0], aligned=aligned, seed=seed, rel=rel,
+                             depth=depth, maxgrade=maxgrade).start()
+            reps.append(replay(policy, truth, scorers, marks, rel, max_judgments))
+            if progress is not None:
+                progress(name, k + 1, len(prepared))
+        out.strategies[name] = _combine(name, reps, marks, full, tolerance, budgets, max_judgments)
+    return out
+
+
+def _policy(name, cands, *, prepared_runs, aligned, seed, rel, depth, maxgrade):
+    """The strategy's policy for a replay (impact: scored from the replay's empty start)."""
+    from ..pooling.policies import make_policy
+
+    if name != "impact":
+        return make_policy(name, cands, seed=seed, rel=rel, maxgrade=maxgrade)
+    return _impact_policy(cands, {n: aligned[n] for n in prepared_runs}, depth)
+
+
+def _impact_policy(cands, aligned, depth):
+    """``impact`` as ``judged pool`` computes it, on the replay's start: no label yet."""
+    from ...core.align import Judgments, Ranked, block_offsets
+    from ...core.measures import Measure
+    from ..pool import PoolPair, _score_impact
+    from ..pooling.policies import StaticOrder
+
+    empty = {}
+    for n, a in aligned.items():
+        r = a.ranked
+        ranked = Ranked(r.n_queries, r.q, r.pos, np.full(len(r.q), np.nan), r.row, r.offsets)
+        jq = np.zeros(0, np.int64)
+        empty[n] = replace(a, ranked=ranked, judgments=Judgments(a.n_queries, jq, jq.copy(), block_offsets(jq, a.n_queries)))
+    pairs = []
+    for p in range(cands.n_pairs):
+        ranks = cands.ranks_of(p)
+        pairs.append(PoolPair(cands.qids[int(cands.pair_query[p])], cands.docids[p], min(k for _, k in ranks),
+                              [r for r, _ in ranks], ranks=[k for _, k in ranks]))
+    if pairs:
+        _score_impact(pairs, empty, Measure.parse(f"nDCG@{depth}"), depth)
+    scores = np.array([p.impact for p in pairs], np.float64)
+    order = sorted(range(len(pairs)), key=lambda i: (-pairs[i].impact, pairs[i].best_rank, -len(pairs[i].runs),
+                                                     pairs[i].qid, pairs[i].docid))
+    return StaticOrder(cands, np.asarray(order, np.int64), scores)
+
+
+def budget_default() -> str:
+    """The strategy ``judged pool --budget N`` uses when none is named."""
+    from ..pool import BUDGET_STRATEGY
+
+    return BUDGET_STRATEGY
+
+
+NOT_REPLAYED = ("sample", "sample-queries", "machine", "disagreement")
+
+
+def replayable() -> list[str]:
+    """The strategies of ``judged pool`` a replay can run: all but the random samples
+    (``sample``, ``sample-queries``: drawn for estimates by inference, measured by their own
+    tests, not orders) and those ordered by a machine judge's labels, which a replay of
+    the qrels alone does not have."""
+    from ..pool import STRATEGIES
+
+    return [n for n in STRATEGIES if n not in NOT_REPLAYED]
+
+
+def _combine(name, reps: list, marks, full, tolerance, budgets, limit=None) -> StrategyReplay:
+    """Every replay's scored runs at the common checkpoints (a replay that ended early
+    keeps its final scores)."""
+    at = np.asarray(sorted(set(marks) | {0}), np.int64)
+    end = max(int(r.judgments[-1]) for r in reps)
+    at = at[at <= end]
+    if at[-1] != end:
+        at = np.append(at, end)
+    cols, rel = [], []
+    for r in reps:
+        idx = np.searchsorted(r.judgments, at, side="right") - 1
+        cols.append(r.scores[idx])
+        rel.append(r.relevant[idx])
+    scores = np.concatenate(cols, axis=1)
+    from ..pool import STRATEGIES
+    from ..pooling.policies import POLICIES
+
+    info = POLICIES.get(name)
+    return StrategyReplay(name, STRATEGIES[name].summary, bool(info and info.adaptive), at, scores,
+                          np.stack(rel, axis=1),
+                          [r.candidates for r in reps], full, tolerance, budgets, limit)
+
+
+def plot_pooling(result: PoolingReplay, path) -> None:
+    """Mean absolute error and Kendall's tau against judgments, one line per strategy."""
+    from .plot import pyplot, save
+
+    plt = pyplot()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    draw_pooling(result, ax1, ax2)
+    fig.tight_layout()
+    save(fig, path)
+
+
+def draw_pooling(result: PoolingReplay, ax_error, ax_tau) -> None:
+    for name, s in result.strategies.items():
+        err = s.errors()
+        at, _ = s.recovered()
+        label = name + ("" if at is None else f" (recovered at {at:,})")
+        line, = ax_error.plot(s.judgments, err.mean(axis=1), label=label)
+        ax_error.plot(s.judgments, err.max(axis=1), color=line.get_color(), linestyle=":", linewidth=1)
+        ax_tau.plot(s.judgments, s.taus(), color=line.get_color(), label=name)
+    ax_error.axhline(result.tolerance, color="grey", linestyle="--", linewidth=1)
+    ax_error.set_yscale("log")
+    ax_error.set_xlabel("judgments")
+    ax_error.set_ylabel(f"|{result.measure} - full qrels| (solid: mean, dotted: max)")
+    ax_error.set_title(f"{result.protocol}, {len(result.runs)} runs, pool depth {result.depth}")
+    ax_error.legend(fontsize="small")
+    ax_tau.set_xlabel("judgments")
+    ax_tau.set_ylabel("Kendall's tau against the full qrels")
+    ax_tau.set_ylim(min(0.0, float(np.nanmin([np.nanmin(s.taus()) for s in result.strategies.values()]))), 1.02)
+    ax_tau.set_title(f"system ranking by {result.measure}")

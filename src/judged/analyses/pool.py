@@ -1,0 +1,499 @@
+"""Pooling: the unjudged (query, document) pairs in the runs' top k, in the order to judge them.
+
+Strategies (:data:`STRATEGIES`, a registry: each takes the candidate pairs and returns
+the pairs to judge, in order; ``--budget N`` bounds how many):
+
+* ``depth``: shallowest best rank first (then: retrieved by more runs, qid, docid), the
+  classic TREC depth-k pool walked rank by rank.
+* ``impact``: the pairs whose label can move the scores and the pairwise orders most, in
+  the spirit of Carterette, Allan & Sitaraman's minimal test collections (SIGIR 2006).
+  For a pair p of query q, labelled with the top grade, each run r's mean nDCG@depth
+  moves by delta_r(p) = [(DCG_r + g_max * w_r(p)) / IDCG'_q - DCG_r / IDCG_q] / |Q_r|
+  (w_r(p) the run's discount at p's rank, 0 if not in its top depth; IDCG'_q the ideal
+  with one more top-grade document). impact(p) = sum_r |delta_r| + sum_{r<s}
+  |delta_r - delta_s|: what p can do to each score plus to each pairwise difference.
+* ``sample``: a stratified random sample of ``--budget`` pairs with recorded inclusion
+  probabilities (:mod:`judged.sampling`), for estimates by inference
+  (:mod:`judged.inference`).
+* the pooling policies of :mod:`judged.pooling.policies` (move-to-front, the bandits,
+  Hedge): adaptive strategies that learn from the labels the qrels hold for the runs'
+  top depth; the file holds the order they follow while no new label arrives (the
+  judging app serves them label by label: ``judged judge init --order``). Their
+  ``score`` column is the policy's value for the pair when it drew it.
+
+Output (``Pool.write``): one pair per line, ``qid docid priority best_rank runs
+[strategy columns] strategy stratum inclusion ranks`` (priority 1 = judge first;
+``strategy`` what drew the pair, ``stratum`` its sampling stratum or ``-``, ``inclusion``
+the probability that the strategy would include it: 1 for a deterministic choice, ``-``
+where it is not known (an adaptive randomised strategy); ``ranks`` the pair's rank in
+each of ``runs``, comma-separated), after ``#`` header lines; the line ``# qid docid
+...`` names the columns and the line before it the strategy's source. A sampling design
+adds ``# stratum`` header lines and lists the pairs it did not draw as ``#~`` lines.
+Every reader that takes the first two fields of the non-``#`` lines (the judging app,
+:func:`read_pool`) reads every version of the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from itertools import combinations
+from typing import Callable
+
+import numpy as np
+
+from ..core.align import align
+from ..core.conventions import Settings, validate
+from ..core.errors import ConventionError, ParseError
+from .holes import check_maxgrade, fill, max_grade, negative_as
+from ..core.measures import Measure
+from ..core.measures.dcg import dcg, idcg
+
+BASE_COLUMNS = ("qid", "docid", "priority", "best_rank", "runs")
+DRAWN_COLUMNS = ("strategy", "stratum", "inclusion")  # what each pair was drawn with
+RANK_COLUMNS = ("ranks",)  # the pair's rank in each of its runs (what an adaptive order needs)
+
+
+@dataclass
+class PoolPair:
+    qid: str
+    docid: str
+    best_rank: int | None
+    runs: list
+    impact: float | None = None
+    strategy: str | None = None  # the strategy that drew the pair
+    stratum: str | None = None  # its sampling stratum (None: not drawn by a sampling design)
+    inclusion: float | None = 1.0  # probability that the strategy includes it (1: deterministic; None: not known)
+    fields: dict = field(default_factory=dict)  # strategy-specific columns, name -> value
+    ranks: list = field(default_factory=list)  # the pair's rank in each of ``runs``
+
+
+@dataclass
+class PoolContext:
+    """What a strategy may read: the qrels, every run aligned with them, the pool depth,
+    the budget and the options (``maxgrade``, ``seed``, strategy-specific ones)."""
+
+    qrels: object
+    aligned: dict  # run name -> Aligned
+    depth: int
+    budget: int | None
+    maxgrade: int | None = None
+    seed: int | None = None
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class Selection:
+    """A strategy's answer: the pairs to judge in order (at most the budget), how the
+    header names the strategy, its extra columns and, for a sample, its design."""
+
+    pairs: list
+    label: str | None = None  # header text, e.g. impact(nDCG@10,maxgrade=3); default the name
+    columns: tuple = ()  # strategy-specific columns (PoolPair attribute or fields key)
+    design: object = None  # judged.sampling.SampleDesign for --strategy sample
+    meta: dict = field(default_factory=dict)  # extra key=value for the header (e.g. seed)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    summary: str  # one line for --help
+    select: Callable  # (pairs: list[PoolPair], ctx: PoolContext) -> Selection
+    source: str = ""  # a header line of the pool file: the source and what the columns mean
+
+
+STRATEGIES: dict = {}
+
+
+def register_strategy(name: str, summary: str, source: str = ""):
+    """Decorator: register ``select(pairs, ctx) -> Selection`` as ``--strategy name``."""
+    def wrap(select):
+        STRATEGIES[name] = Strategy(name, summary, select, source)
+        return select
+    return wrap
+
+
+@dataclass
+class Pool:
+    pairs: list  # PoolPair, in judging order
+    depth: int
+    strategy: str
+    budget: int | None
+    unjudged: int  # unjudged pairs in the runs' top depth, before the budget
+    runs: list = field(default_factory=list)
+    impact_measure: str | None = None
+    label: str | None = None  # the strategy as the header names it
+    columns: tuple = ()  # strategy-specific columns
+    design: object = None  # judged.sampling.SampleDesign, for a sample
+    meta: dict = field(default_factory=dict)
+    source: str = ""  # the strategy's source and what its columns mean (a header line)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def all_columns(self) -> tuple:
+        return BASE_COLUMNS + tuple(self.columns) + DRAWN_COLUMNS + RANK_COLUMNS
+
+    def header(self) -> list[str]:
+        strategy = self.label or self.strategy
+        budget = "all" if self.budget is None else str(self.budget)
+        meta = "".join(f" {k}={v}" for k, v in self.meta.items())
+        out = [f"# judged pool: depth={self.depth} strategy={strategy} budget={budget}{meta}: "
+               f"{len(self.pairs)} of {self.unjudged} unjudged pairs; runs: {' '.join(self.runs)}"]
+        if self.source:
+            out.append(f"# {self.strategy}: {self.source}")
+        if self.design is not None:
+            out += self.design.header_lines()
+        out.append(f"# {' '.join(self.all_columns)}   (priority 1 = judge first)")
+        return out
+
+    def lines(self) -> list[str]:
+        out = []
+        for i, p in enumerate(self.pairs, 1):
+            fields = [p.qid, p.docid, str(i), str(p.best_rank), ",".join(p.runs)]
+            fields += [_cell(_column_value(p, c)) for c in self.columns]
+            fields += [p.strategy or self.strategy, p.stratum or "-",
+                       "-" if p.inclusion is None else f"{p.inclusion:.10g}", ",".join(map(str, p.ranks)) or "-"]
+            out.append(" ".join(fields))
+        return out
+
+    def trailer(self) -> list[str]:
+        """The design's pairs that were not drawn, as ``#~`` comment lines."""
+        return self.design.unsampled_lines() if self.design is not None else []
+
+    def text(self) -> str:
+        return "\n".join(self.header() + self.lines() + self.trailer()) + "\n"
+
+    def write(self, path) -> None:
+        """Write the pool to ``path``, replacing it only once complete."""
+        from ..core.io.output import open_replacing
+
+        with open_replacing(path) as fh:
+            fh.write(self.text())
+
+    def to_pandas(self):
+        import pandas as pd
+
+        df = pd.DataFrame({"qid": [p.qid for p in self.pairs], "docid": [p.docid for p in self.pairs],
+                           "priority": np.arange(1, len(self.pairs) + 1),
+                           "best_rank": [p.best_rank for p in self.pairs],
+                           "runs": [",".join(p.runs) for p in self.pairs],
+                           "impact": [p.impact for p in self.pairs]})
+        for c in self.columns:
+            if c != "impact":
+                df[c] = [_column_value(p, c) for p in self.pairs]
+        df["strategy"] = [p.strategy or self.strategy for p in self.pairs]
+        df["stratum"] = [p.stratum for p in self.pairs]
+        df["inclusion"] = [p.inclusion for p in self.pairs]
+        df["ranks"] = [",".join(map(str, p.ranks)) for p in self.pairs]
+        return df
+
+
+def _column_value(p: PoolPair, column: str):
+    return getattr(p, column) if column in ("impact",) else p.fields.get(column)
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+DEFAULT_STRATEGY = "depth"  # without a budget: the whole depth-k pool, rank by rank
+BUDGET_STRATEGY = "mm"  # with a budget (depth until December 2026)
+
+
+def default_strategy(budget: int | None) -> str:
+    """The strategy ``judged pool`` uses when none is named: :data:`BUDGET_STRATEGY` with a
+    budget (it reaches the full-qrels ranking with fewer judgments, docs/pooling.md),
+    :data:`DEFAULT_STRATEGY` without one (every unjudged pair of the top depth)."""
+    return DEFAULT_STRATEGY if budget is None else BUDGET_STRATEGY
+
+
+def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: str | None = None,
+         maxgrade: int | None = None, negative: str = "nonrelevant", ties: str = "trec",
+         on_duplicate: str = "error", seed: int | None = None, **options) -> Pool:
+    """The unjudged pairs in the runs' top ``depth``, chosen and ordered by ``strategy``
+    (a name in :data:`STRATEGIES`; default :func:`default_strategy`), at most ``budget``
+    of them. ``seed`` (random
+    strategies; default 0) and ``options`` go to the strategy (``sample``: ``strata``,
+    the best-rank bin starts)."""
+    from ..core.evaluation import _named_runs
+    from ..core.io import read_qrels
+    from ..core.querysets import refuse_disjoint, run_query_sample
+
+    validate(negative=negative, on_duplicate=on_duplicate, ties=ties)
+    if strategy is None:
+        strategy = default_strategy(budget)
+    if strategy not in STRATEGIES:
+        raise ConventionError(f"unknown pooling strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
+    if depth < 1:
+        raise ConventionError(f"--depth must be a positive integer, got {depth}")
+    check_maxgrade(maxgrade)
+    if budget is not None and budget < 0:
+        raise ConventionError(f"--budget must be 0 or more, got {budget}")
+    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
+    settings = Settings(ties=ties)
+    aligned = {}
+    for name, run in _named_runs(runs, on_duplicate):
+        a = align(qrels, run, settings)
+        refuse_disjoint(name, a.counts, qrels, lambda run=run: run_query_sample(run))  # else nothing to pool, silently
+        aligned[name] = negative_as(a, negative)
+    pairs = candidates(aligned, depth)
+    ctx = PoolContext(qrels, aligned, depth, budget, maxgrade, seed, dict(options))
+    chosen = STRATEGIES[strategy].select(pairs, ctx)
+    for p in chosen.pairs:
+        p.strategy = p.strategy or strategy
+    return Pool(chosen.pairs, depth, strategy, budget, len(pairs), list(aligned),
+                chosen.label if strategy == "impact" else None, chosen.label, tuple(chosen.columns),
+                chosen.design, dict(chosen.meta), STRATEGIES[strategy].source)
+
+
+def candidates(aligned: dict, depth: int) -> list:
+    """Every unjudged pair in the runs' top ``depth``, once, with its best rank and the
+    runs that retrieved it (in the order met)."""
+    found: dict = {}
+    for name, a in aligned.items():
+        top = a.ranked.top(depth)
+        h = ~top.judged
+        for qid, rank, docid in zip(a.qids[top.q[h]].tolist(), (top.pos[h] + 1).tolist(), a.docids(top.row[h])):
+            p = found.get((qid, docid))
+            if p is None:
+                found[(qid, docid)] = PoolPair(qid, docid, rank, [name], ranks=[rank])
+            else:
+                p.best_rank = min(p.best_rank, rank)
+                p.runs.append(name)
+                p.ranks.append(rank)
+    return list(found.values())
+
+
+def _cut(pairs: list, budget: int | None) -> list:
+    return pairs if budget is None else pairs[:budget]
+
+
+def _policy_strategy(name: str):
+    """``select`` for a policy of :mod:`judged.pooling.policies`: it learns from the labels
+    the qrels hold for the runs' top depth and proposes the unjudged pairs in order."""
+    from .pooling.candidates import candidates_from_aligned
+    from .pooling.policies import POLICIES, make_policy
+
+    info = POLICIES[name]
+
+    def select(pairs, ctx):
+        cands = candidates_from_aligned(ctx.aligned, ctx.depth)
+        seed = 0 if ctx.seed is None else ctx.seed
+        top = ctx.maxgrade if ctx.maxgrade is not None else (int(max(ctx.qrels.grade.max(), 1))
+                                                            if len(ctx.qrels.grade) else 1)
+        policy = make_policy(name, cands, seed=seed, maxgrade=top).start()
+        by_key = {(p.qid, p.docid): p for p in pairs}
+        chosen = []
+        for pid, score in policy.propose(ctx.budget):
+            p = by_key[(cands.qids[int(cands.pair_query[pid])], cands.docids[pid])]
+            if info.score != "-":
+                p.fields["score"] = None if score != score else float(score)
+            p.inclusion = None if info.randomised else 1.0
+            chosen.append(p)
+        return Selection(chosen, columns=() if info.score == "-" else ("score",),
+                         meta={"seed": seed} if info.randomised else {})
+
+    return select
+
+
+def _register_policies(names) -> None:
+    from .pooling.policies import POLICIES
+
+    for name in names:
+        info = POLICIES[name]
+        source = info.source + ("" if info.score == "-" else f"; score: {info.score}")
+        if info.adaptive:
+            source += ("; adaptive: it learnt from the qrels' labels in the runs' top depth, and the order assumes "
+                       f"no new label arrives (serve it label by label: judged judge init --order {name})")
+        register_strategy(name, info.source, source)(_policy_strategy(name))
+
+
+_register_policies(["depth"])
+
+
+@register_strategy("impact", "the pairs whose labels can move the runs' nDCG@DEPTH and their differences most "
+                             "(after Carterette et al.'s minimal test collections)",
+                   "minimal test collections in the spirit of Carterette, Allan & Sitaraman (SIGIR 2006); impact: "
+                   "sum of |change| of every run's mean nDCG@depth and of every pairwise difference, label at the top "
+                   "grade")
+def _impact(pairs, ctx):
+    if not pairs:
+        return Selection([], columns=("impact",))
+    m = Measure.parse(f"nDCG@{ctx.depth}")
+    if ctx.maxgrade is not None:
+        m = replace(m, maxgrade=int(ctx.maxgrade))
+    label = f"impact(nDCG@{ctx.depth},maxgrade={max_grade(m, next(iter(ctx.aligned.values())))})"
+    _score_impact(pairs, ctx.aligned, m, ctx.depth)
+    pairs.sort(key=lambda p: (-p.impact, p.best_rank, -len(p.runs), p.qid, p.docid))
+    return Selection(_cut(pairs, ctx.budget), label=label, columns=("impact",))
+
+
+def _adaptive_names():
+    from .pooling.policies import POLICIES
+
+    return [n for n, info in POLICIES.items() if info.adaptive]
+
+
+_register_policies(_adaptive_names())
+
+
+@register_strategy("sample", "a stratified random sample of --budget pairs (seed --seed), inclusion "
+                             "probabilities recorded for estimates by inference (judged infer)")
+def _sample(pairs, ctx):
+    from .sampling import draw
+
+    seed = 0 if ctx.seed is None else ctx.seed
+    drawn, design = draw(pairs, ctx.budget, seed, ctx.depth, ctx.options.get("strata"))
+    return Selection(drawn, design=design, meta={"seed": seed})
+
+
+def _score_impact(pairs, aligned, measure, depth) -> None:
+    deltas = np.zeros((len(pairs), len(aligned)))
+    for j, (name, a) in enumerate(aligned.items()):
+        M = max_grade(measure, a)
+        g_top = float(measure.gain(np.array([float(M)]))[0])
+        n = a.n_queries
+        if n == 0:
+            continue
+        base = replace(measure, maxgrade=None)
+        d = dcg(base, a.ranked, n)
+        i0 = idcg(base, a, a.ranked)
+        plus = fill(a, a.ranked, np.full(len(a.ranked.q), np.nan), np.arange(n), np.full(n, M))
+        i1 = idcg(base, plus, plus.ranked)
+        before = np.divide(d, i0, out=np.zeros(n), where=i0 > 0)
+        qindex = {q: i for i, q in enumerate(a.qids.tolist())}
+        top = a.ranked.top(depth)
+        rank = dict(zip(zip(a.qids[top.q].tolist(), a.docids(top.row)), (top.pos + 1).tolist()))
+        for i, p in enumerate(pairs):
+            q = qindex.get(p.qid)
+            if q is None:
+                continue
+            r = rank.get((p.qid, p.docid))
+            w = 0.0 if r is None else float(measure.discount.divide(np.ones(1), np.array([float(r)]))[0])
+            after = (d[q] + g_top * w) / i1[q] if i1[q] > 0 else 0.0
+            deltas[i, j] = (after - before[q]) / n
+    for i, p in enumerate(pairs):
+        row = deltas[i]
+        p.impact = float(np.abs(row).sum() + sum(abs(row[x] - row[y]) for x, y in combinations(range(len(row)), 2)))
+
+
+
+# ---------------------------------------------------------------------------
+# reading pool files
+
+
+def read_pool(path) -> list[tuple[str, str]]:
+    """(qid, docid) pairs of a pool file: the first two fields of each non-``#`` line."""
+    from ..core.io.text import iter_lines, read_raw
+
+    raw = read_raw(path)
+    out = []
+    for lineno, f in iter_lines(raw):
+        if len(f) < 2:
+            raise ParseError(raw.name, lineno, "a pool line needs at least qid and docid")
+        out.append((f[0], f[1]))
+    return out
+
+
+@dataclass
+class PoolFile:
+    """A pool file read back: its header's settings, its columns, its pairs (with what
+    each was drawn with) and, for a sample, the design."""
+
+    path: str
+    sha256: str
+    meta: dict  # from the first header line: depth, strategy, budget, seed, runs
+    columns: tuple
+    pairs: list  # PoolPair in file order (priority order)
+    design: object = None  # judged.sampling.SampleDesign | None
+
+    @property
+    def runs(self) -> list:
+        return self.meta.get("runs", [])
+
+
+def read_pool_file(path) -> PoolFile:
+    """Every version of the pool file: columns from its ``# qid docid ...`` line (files
+    without one: ``qid docid priority best_rank runs [impact]``), pairs with their
+    ``strategy``, ``stratum`` and ``inclusion`` (1 and no stratum when the file predates
+    them), the ``# stratum`` and ``#~`` lines as a :class:`~judged.sampling.SampleDesign`."""
+    from ..core.io.text import read_raw
+    from .sampling import UNSAMPLED_PREFIX, parse_design
+
+    raw = read_raw(path)
+    name = raw.name
+    meta: dict = {}
+    columns = None
+    strata_lines, unsampled, body = [], [], []
+    for lineno, line in enumerate(raw.data.decode("utf-8", errors="replace").splitlines(), 1):
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith(UNSAMPLED_PREFIX):
+            unsampled.append((lineno, s[len(UNSAMPLED_PREFIX):].split()))
+        elif s.startswith("# judged pool:"):
+            meta = _pool_meta(s)
+        elif s.startswith("# stratum "):
+            strata_lines.append((lineno, s))
+        elif s.startswith("# qid docid"):
+            columns = tuple(s[1:].split("(")[0].split())
+        elif not s.startswith("#"):
+            body.append((lineno, s.split()))
+    legacy = columns is None
+    if legacy:
+        columns = BASE_COLUMNS + ("impact",)
+    pairs, drawn = [], []
+    for lineno, f in body:
+        if len(f) < 2:
+            raise ParseError(name, lineno, "a pool line needs at least qid and docid")
+        rec = dict(zip(columns, f))
+        try:
+            best = None if rec.get("best_rank", "-") == "-" else int(rec["best_rank"])
+            impact = None if rec.get("impact", "-") == "-" else float(rec["impact"])
+            inclusion = None if rec.get("inclusion") == "-" else float(rec.get("inclusion", 1.0))
+            score = None if rec.get("score", "-") == "-" else float(rec["score"])
+        except ValueError:
+            raise ParseError(name, lineno, "best_rank must be an integer, impact, score and inclusion numbers")
+        if inclusion is not None and not 0.0 < inclusion <= 1.0:
+            raise ParseError(name, lineno, f"inclusion must be a probability in (0, 1], got {inclusion}")
+        runs = rec["runs"].split(",") if "runs" in rec else []
+        ranks = [] if rec.get("ranks", "-") == "-" else rec["ranks"].split(",")
+        try:
+            ranks = [int(k) for k in ranks]
+        except ValueError:
+            raise ParseError(name, lineno, f"ranks must be comma-separated integers, got {rec['ranks']!r}") from None
+        if ranks and len(ranks) != len(runs):
+            raise ParseError(name, lineno, f"{len(runs)} runs but {len(ranks)} ranks")
+        stratum = rec.get("stratum")
+        known = BASE_COLUMNS + DRAWN_COLUMNS + RANK_COLUMNS + ("impact", "score")
+        extra = {c: rec[c] for c in columns if c not in known and c in rec}
+        if "score" in rec:
+            extra["score"] = score
+        p = PoolPair(f[0], f[1], best, runs, impact, rec.get("strategy", meta.get("strategy")),
+                     None if stratum in (None, "-") else stratum, inclusion, extra, ranks)
+        pairs.append(p)
+        if p.stratum is not None:
+            drawn.append((lineno, p))
+    design = parse_design(name, strata_lines, unsampled, drawn, meta.get("seed"))
+    return PoolFile(name, raw.sha256, meta, columns, pairs, design)
+
+
+def _pool_meta(line: str) -> dict:
+    """depth, strategy, budget, seed and runs from ``# judged pool: depth=10 strategy=... : ...; runs: a b``."""
+    head, _, rest = line[len("# judged pool:"):].partition(":")
+    meta: dict = {}
+    for tok in head.split():
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            meta[k] = int(v) if v.isdigit() and k in ("depth", "budget", "seed") else v
+    if "runs:" in rest:
+        meta["runs"] = rest.split("runs:", 1)[1].split()
+    return meta
+
+
+from . import machine_pool  # noqa: E402,F401  registers machine, disagreement and sample-queries

@@ -1,0 +1,729 @@
+"""Pooling policies: which pair to judge next, given the labels so far.
+
+A policy sees the :class:`~judged.pooling.candidates.Candidates` (every pair in the runs'
+top depth, where each run ranks it, the labels already known) and the labels as they
+arrive. ``select()`` proposes the next pair (never one labelled or already handed out);
+``observe(pair, grade)`` takes a label. The same object drives an offline replay
+(``judged meta pooling``), a pool file (``judged pool``: the labels known from the qrels,
+then the order the policy follows while no new label arrives) and the judging app's
+``/api/next`` (the campaign's labels so far).
+
+A pair is *relevant* when its grade is at least ``rel`` (default 1). Static strategies
+(``depth``, ``impact``) ignore labels; adaptive ones learn from them:
+
+* run-based strategies (``mtf``, the bandits, ``hedge``) work query by query, the
+  queries served in turn: the next judgment goes to the query with the fewest labels so
+  far (known, handed out or received), ties by query order, so every query gets an equal
+  share of the budget until its candidates run out. Inside a query each run is walked
+  down its list; a document already labelled when a run reaches it counts as that run's
+  outcome without costing a judgment (every pair is judged once);
+* ``bounds`` ranks every hole of every query by what its label is expected to change.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ...core.errors import ConventionError
+from .candidates import Candidates
+
+
+class Policy:
+    """Base class: labels, pairs handed out and not yet labelled (pending), proposals."""
+
+    name = ""
+    source = ""
+    adaptive = True
+    score_meaning = ""
+
+    def __init__(self, candidates: Candidates, *, rel: int = 1, seed: int = 0):
+        self.c = candidates
+        self.rel = rel
+        self.seed = seed
+        self.label = np.full(candidates.n_pairs, np.nan)
+        self.pending = np.zeros(candidates.n_pairs, bool)
+        self.last_score = float("nan")
+
+    # -- labels ----------------------------------------------------------------------
+    def start(self) -> "Policy":
+        """Take the labels already known (the candidates' ``known``), in pair order."""
+        for pid in np.flatnonzero(~np.isnan(self.c.known)).tolist():
+            self.observe(pid, float(self.c.known[pid]))
+        return self
+
+    def labelled(self, pid: int) -> bool:
+        return self.label[pid] == self.label[pid]
+
+    def free(self, pid: int) -> bool:
+        """Neither labelled nor handed out."""
+        return not self.pending[pid] and self.label[pid] != self.label[pid]
+
+    def observe(self, pid: int, grade: float) -> None:
+        """A label arrives (a known one, or one for a pair handed out). A second label for
+        the same pair replaces the first in what the policy sees next, not in its past."""
+        first = not self.labelled(pid)
+        self.label[pid] = grade
+        was_pending = bool(self.pending[pid])
+        self.pending[pid] = False
+        if first:
+            self._observed(pid, grade, was_pending)
+
+    def _observed(self, pid: int, grade: float, was_pending: bool) -> None:
+        pass
+
+    def relevant(self, grade: float) -> bool:
+        return grade >= self.rel
+
+    # -- proposals -------------------------------------------------------------------
+    def select(self) -> int | None:
+        """The next pair to judge (handed out: pending until its label arrives), or None."""
+        pid = self._select()
+        if pid is not None:
+            self.pending[pid] = True
+            self._taken(pid)
+        return pid
+
+    def _select(self) -> int | None:
+        raise NotImplementedError
+
+    def _taken(self, pid: int) -> None:
+        pass
+
+    def propose(self, n: int | None = None) -> list[tuple[int, float]]:
+        """Up to ``n`` (all, if None) next pairs and the policy's score for each, while no
+        label arrives."""
+        out = []
+        while n is None or len(out) < n:
+            pid = self.select()
+            if pid is None:
+                break
+            out.append((pid, self.last_score))
+        return out
+
+
+# ---------------------------------------------------------------------------------------
+# static orders
+
+
+class StaticOrder(Policy):
+    """A fixed order computed once (labels only remove pairs from it)."""
+
+    adaptive = False
+
+    def __init__(self, candidates, order, scores=None, **kw):
+        super().__init__(candidates, **kw)
+        self.order = np.asarray(order, np.int64)
+        self.scores = None if scores is None else np.asarray(scores, np.float64)
+        self._at = 0
+
+    def _select(self):
+        while self._at < len(self.order):
+            pid = int(self.order[self._at])
+            self._at += 1
+            if self.free(pid):
+                self.last_score = float("nan") if self.scores is None else float(self.scores[pid])
+                return pid
+        return None
+
+
+def depth_order(c: Candidates) -> np.ndarray:
+    """Shallowest best rank first, then retrieved by more runs, then qid, then docid."""
+    off, _, _ = c.pair_runs()
+    n_runs = np.diff(off)
+    best = c.best_rank()
+    qid = np.array(c.qids, dtype=object)[c.pair_query] if c.n_pairs else np.zeros(0, object)
+    keys = sorted(range(c.n_pairs), key=lambda p: (best[p], -n_runs[p], qid[p], c.docids[p]))
+    return np.asarray(keys, np.int64)
+
+
+class Depth(StaticOrder):
+    name = "depth"
+    source = "TREC depth-k pooling (Sparck Jones & van Rijsbergen 1975; Voorhees & Harman, TREC)"
+    score_meaning = "-"
+
+    def __init__(self, candidates, **kw):
+        super().__init__(candidates, depth_order(candidates), **kw)
+
+
+# ---------------------------------------------------------------------------------------
+# run-based, query by query
+
+
+class QueryTurns(Policy):
+    """Queries served in turn (fewest labels first, then query order); each query's own
+    choice is ``_select_in(q)``. Runs are walked with ``_head(q, r)``."""
+
+    def __init__(self, candidates, **kw):
+        super().__init__(candidates, **kw)
+        c = candidates
+        self.spent = np.zeros(c.n_queries, np.int64)
+        self.ptr = [np.zeros(c.n_runs, np.int64) for _ in range(c.n_queries)]
+        self.pulled_by = {}  # pid -> run that drew it
+        self._heap = []
+        self._done = np.zeros(c.n_queries, bool)
+        self._head_cache = [None] * c.n_queries
+        self._started = False
+
+    def start(self):
+        super().start()
+        self._heap = [(int(self.spent[q]), q) for q in range(self.c.n_queries)]
+        heapq.heapify(self._heap)
+        self._started = True
+        return self
+
+    def _observed(self, pid, grade, was_pending):
+        q = int(self.c.pair_query[pid])
+        if not was_pending:
+            self.spent[q] += 1
+            if self._started:
+                heapq.heappush(self._heap, (int(self.spent[q]), q))
+        r = self.pulled_by.pop(pid, None)
+        if r is not None:
+            self._outcome(q, r, self.relevant(grade))
+
+    def _taken(self, pid):
+        q = int(self.c.pair_query[pid])
+        self.spent[q] += 1
+        heapq.heappush(self._heap, (int(self.spent[q]), q))
+
+    def _head(self, q: int, r: int) -> int:
+        """Run r's next free pair in query q (-1: none left); labelled pairs passed on the
+        way count as r's outcomes, pairs handed out are passed over."""
+        lst = self.c.run_lists[q][r]
+        p = int(self.ptr[q][r])
+        while p < len(lst):
+            pid = int(lst[p])
+            if self.labelled(pid):
+                self._outcome(q, r, self.relevant(self.label[pid]))
+            elif not self.pending[pid]:
+                self.ptr[q][r] = p
+                return pid
+            p += 1
+        self.ptr[q][r] = p
+        return -1
+
+    def _heads(self, q: int) -> np.ndarray:
+        """Every run's next free pair in query q (-1: none left); only the runs whose
+        cached head was labelled or handed out meanwhile walk on."""
+        heads = self._head_cache[q]
+        if heads is None:
+            heads = self._head_cache[q] = np.array([self._head(q, r) for r in range(self.c.n_runs)], np.int64)
+            return heads
+        ok = heads >= 0
+        stale = np.zeros(len(heads), bool)
+        stale[ok] = ~(np.isnan(self.label[heads[ok]]) & ~self.pending[heads[ok]])
+        for r in np.flatnonzero(stale).tolist():
+            heads[r] = self._head(q, r)
+        return heads
+
+    def _draw(self, q: int, r: int, pid: int) -> int:
+        self.ptr[q][r] += 1
+        self.pulled_by[pid] = r
+        if self._head_cache[q] is not None:
+            self._head_cache[q][r] = self._head(q, r)
+        return pid
+
+    def _select(self):
+        if not self._started:
+            self.start()
+        while self._heap:
+            s, q = self._heap[0]
+            if self._done[q] or s != self.spent[q]:
+                heapq.heappop(self._heap)
+                continue
+            pid = self._select_in(q)
+            if pid is None:
+                self._done[q] = True
+                heapq.heappop(self._heap)
+                continue
+            heapq.heappop(self._heap)
+            return pid
+        return None
+
+    def _select_in(self, q: int) -> int | None:
+        raise NotImplementedError
+
+    def _outcome(self, q: int, r: int, relevant: bool) -> None:
+        pass
+
+
+class MoveToFront(QueryTurns):
+    """Move-to-front pooling (Cormack, Palmer & Clarke, SIGIR 1998): per query every run
+    has a priority, all equal at first; the next document comes from the run of highest
+    priority (ties: the runs' order), and that run keeps being drawn from while its
+    documents are relevant; a non-relevant one lowers its priority by one."""
+
+    name = "mtf"
+    source = "move-to-front pooling (Cormack, Palmer & Clarke, SIGIR 1998)"
+    score_meaning = "priority of the run drawn from (0 = never failed, -n = n non-relevant)"
+
+    def __init__(self, candidates, **kw):
+        super().__init__(candidates, **kw)
+        self.priority = np.zeros((candidates.n_queries, candidates.n_runs), np.int64)
+
+    def _outcome(self, q, r, relevant):
+        if not relevant:
+            self.priority[q, r] -= 1
+
+    def _select_in(self, q):
+        heads = self._heads(q)
+        live = np.flatnonzero(heads >= 0)
+        if not len(live):
+            return None
+        arm = int(live[np.argmax(self.priority[q, live])])  # first of the highest: the runs' order
+        self.last_score = float(self.priority[q, arm])
+        return self._draw(q, arm, int(heads[arm]))
+
+
+class BayesianBandit(QueryTurns):
+    """Runs as arms of a Bernoulli bandit per query (Losada, Parapar & Barreiro, SAC 2016;
+    IP&M 2017): drawing from a run judges its next unjudged document, the reward is its
+    relevance. Each run's relevance rate has a Beta(1 + a, 1 + b) posterior, a and b its
+    relevant and non-relevant outcomes. ``rule='mm'``: the run of highest posterior mean
+    (ties: the runs' order); ``rule='ts'``: Thompson sampling, the highest draw from the
+    posteriors (seeded). ``discount`` < 1 makes the bandit non-stationary (the -NS
+    variants): a run's evidence is multiplied by ``discount`` before each new outcome of
+    that run is added, so its recent (deeper) documents weigh more, as a run's
+    relevance rate falls with depth."""
+
+    score_meaning = "posterior mean (mm) or posterior draw (ts) of the run drawn from"
+
+    def __init__(self, candidates, rule: str = "mm", discount: float = 1.0, **kw):
+        super().__init__(candidates, **kw)
+        if rule not in ("mm", "ts"):
+            raise ConventionError(f"unknown bandit rule {rule!r} (mm or ts)")
+        if not 0.0 < discount <= 1.0:
+            raise ConventionError(f"the bandit's discount must lie in (0, 1], got {discount}")
+        self.rule, self.discount = rule, float(discount)
+        self.a = np.zeros((candidates.n_queries, candidates.n_runs))
+        self.b = np.zeros((candidates.n_queries, candidates.n_runs))
+        self.rng = np.random.default_rng(self.seed)
+
+    def _outcome(self, q, r, relevant):
+        self.a[q, r] = self.discount * self.a[q, r] + (1.0 if relevant else 0.0)
+        self.b[q, r] = self.discount * self.b[q, r] + (0.0 if relevant else 1.0)
+
+    def _select_in(self, q):
+        heads = self._heads(q)
+        arms = np.flatnonzero(heads >= 0)
+        if not len(arms):
+            return None
+        alpha, beta = 1.0 + self.a[q, arms], 1.0 + self.b[q, arms]
+        value = alpha / (alpha + beta) if self.rule == "mm" else self.rng.beta(alpha, beta)
+        k = int(np.argmax(value))
+        self.last_score = float(value[k])
+        return self._draw(q, int(arms[k]), int(heads[arms[k]]))
+
+
+class Hedge(QueryTurns):
+    """Hedge (Aslam, Pavlu & Savell, CIKM 2003; Freund & Schapire's Hedge(beta), 1997):
+    per query every run is an expert with weight w_r (1 at first). A document at rank i
+    of a run of depth N is worth v = (H_N - H_{i-1}) / H_N to it (H the harmonic numbers:
+    1 at rank 1, falling like log(N/i); 0 if the run does not have it); the next
+    document is the unjudged one of highest mixture value sum_r w_r v_r / sum_r w_r
+    (ties: best rank, then candidate order). Its label costs each run the loss
+    (1 - v_r)/2 if relevant, (1 + v_r)/2 if not, and w_r <- w_r * beta^loss."""
+
+    name = "hedge"
+    source = "Hedge (Aslam, Pavlu & Savell, CIKM 2003)"
+    score_meaning = "mixture value of the document (0..1)"
+
+    def __init__(self, candidates, beta: float = 0.1, **kw):
+        super().__init__(candidates, **kw)
+        if not 0.0 < beta < 1.0:
+            raise ConventionError(f"Hedge's beta must lie in (0, 1), got {beta}")
+        self.beta = float(beta)
+        c = candidates
+        H = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, c.depth + 1))))
+        self.values = []  # per query: runs x pairs of the query
+        for q in range(c.n_queries):
+            s = int(c.query_offsets[q])
+            n = int(c.query_offsets[q + 1]) - s
+            V = np.zeros((c.n_runs, n))
+            for r in range(c.n_runs):
+                lst, ranks = c.run_lists[q][r], c.run_ranks[q][r]
+                if len(lst):
+                    V[r, lst - s] = (H[c.depth] - H[ranks - 1]) / H[c.depth]
+            self.values.append(V)
+        self.w = np.ones((c.n_queries, c.n_runs))
+        self._open = [np.ones(int(c.query_offsets[q + 1] - c.query_offsets[q]), bool) for q in range(c.n_queries)]
+
+    def _observed(self, pid, grade, was_pending):
+        super()._observed(pid, grade, was_pending)
+        q = int(self.c.pair_query[pid])
+        j = pid - int(self.c.query_offsets[q])
+        self._open[q][j] = False
+        v = self.values[q][:, j]
+        loss = (1.0 - v) / 2.0 if self.relevant(grade) else (1.0 + v) / 2.0
+        w = self.w[q] * self.beta ** loss
+        self.w[q] = w / w.max()  # rescaled: only the ratios matter, and they must not underflow
+
+    def _taken(self, pid):
+        super()._taken(pid)
+        q = int(self.c.pair_query[pid])
+        self._open[q][pid - int(self.c.query_offsets[q])] = False
+
+    def _select_in(self, q):
+        open_ = self._open[q]
+        if not open_.any():
+            return None
+        w = self.w[q]
+        mix = (w @ self.values[q]) / w.sum()
+        mix = np.where(open_, mix, -1.0)
+        j = int(np.argmax(mix))  # first of the maximal: candidate order (best rank first)
+        self.last_score = float(mix[j])
+        return int(self.c.query_offsets[q]) + j
+
+
+# ---------------------------------------------------------------------------------------
+# judged's own: the exact bounds
+
+
+_MULTISETS: dict = {}
+MAX_MULTISETS = 5000
+
+
+def _multisets(n: int, top: int):
+    """Counts of each grade top..0 (columns) over every multiset of n grades in 0..top;
+    None when there are more than MAX_MULTISETS."""
+    key = (n, top)
+    if key not in _MULTISETS:
+        from itertools import combinations_with_replacement
+        from math import comb
+
+        if comb(n + top, top) > MAX_MULTISETS:
+            _MULTISETS[key] = None
+        else:
+            rows = [np.bincount(top - np.asarray(m, np.int64), minlength=top + 1)
+                    for m in combinations_with_replacement(range(top + 1), n)]
+            _MULTISETS[key] = np.array(rows, np.int64).reshape(-1, top + 1)
+    return _MULTISETS[key]
+
+
+def _max_over_multisets(own, dcg, jg, disc, top: int):
+    """max over the grades 0..top of the holes of (dcg + DCG of the holes) / IDCG@k, IDCG
+    over the judged gains ``jg`` (within 1..top) and the holes' grades; linear gain,
+    ``disc`` the first k discounts. ``own``: the holes' discounts, one row per run (every
+    row the same number of holes), ``dcg`` per run; returns the maximum per run (a float
+    for a single row). Only the multiset of grades matters to the ideal, and for a
+    multiset the largest grades sit on the largest discounts (rearrangement): every
+    multiset is tried. The same value as :func:`judged.holes.ndcg_extreme` (tested)."""
+    single = np.ndim(own) == 1
+    own = np.atleast_2d(np.asarray(own, np.float64))
+    dcg = np.atleast_1d(np.asarray(dcg, np.float64))
+    C = _multisets(own.shape[1], top)  # multisets x levels (grade top first)
+    grades = np.arange(top, -1, -1, dtype=np.float64)
+    w = np.concatenate((np.zeros((len(own), 1)), np.cumsum(-np.sort(-own, axis=1), axis=1)), axis=1)
+    end = np.cumsum(C, axis=1)
+    start = end - C
+    add = ((w[:, end] - w[:, start]) * grades[None, None, :]).sum(axis=2)  # runs x multisets
+    jg = np.asarray(jg, np.int64)
+    counts = C + np.bincount(top - jg, minlength=top + 1)[None, :] if len(jg) else C  # grades top..0
+    D = np.concatenate(([0.0], np.cumsum(disc)))  # the ideal's prefix sums; flat past k
+    D = np.concatenate((D, np.full(int(counts.sum(axis=1).max()) + 1, D[-1])))
+    cend = np.cumsum(counts, axis=1)
+    cstart = cend - counts
+    ideal = (grades[None, :] * (D[cend] - D[cstart])).sum(axis=1)
+    value = np.divide(dcg[:, None] + add, ideal[None, :], out=np.zeros(add.shape), where=ideal[None, :] > 0)
+    best = value.max(axis=1)
+    return float(best[0]) if single else best
+
+
+class Bounds(Policy):
+    """Judge first the hole whose label can move the still undecided orders of the runs
+    the most, weighted by how likely it is relevant (judged's own strategy).
+
+    Per query every run's nDCG@k has exact bounds over the grades of the unlabelled
+    candidates in any run's top k (its own move its DCG and the ideal, the others' only
+    the ideal; :func:`judged.holes.ndcg_extreme`, the ideal recomputed), and so does its
+    mean over the queries; two runs are *undecided* while their intervals of the mean
+    overlap (the conservative pair interval of :func:`judged.holes.pair_flip`). A label of
+    grade g for hole h moves run r's nDCG@k on h's query by
+
+        d_r(h, g) = (DCG_r + g * w_r(h)) / IDCG'(g) - DCG_r / IDCG
+
+    (w_r(h) the run's discount at h's rank, 0 outside its top k; IDCG'(g) the ideal with
+    one more document of grade g), so it moves the difference of r and s by
+    d_r - d_s. The priority of h is
+
+        P(h relevant) * sum_g pi_g * ( sum over undecided r < s |d_r - d_s| + mean_r |d_r| )
+
+    with pi the share of each relevant grade among the relevant labels so far (add-one)
+    and P(h relevant) the highest, over the runs that have h in their top depth, of the
+    run's relevant share among its labelled candidates in that query ((1 + relevant) /
+    (2 + labelled)). The hole of highest priority over all queries goes next. When no
+    pair is undecided, the mean term still sends judgments where scores can move (a
+    relevant document found anywhere can raise the ideal). Linear gain, log2 discount.
+    """
+
+    name = "bounds"
+    source = ("judged's own: exact nDCG bounds (ideal recomputed) decide which run pairs can still flip; "
+              "next, the hole whose label can move those pairs most, times its estimated chance of relevance")
+    score_meaning = "expected change of the undecided pairwise differences of nDCG@k (plus the mean change)"
+
+    def __init__(self, candidates, k: int = 10, maxgrade: int = 1, **kw):
+        super().__init__(candidates, **kw)
+        c = candidates
+        self.k = min(int(k), c.depth) if c.depth else int(k)
+        self.maxgrade = max(int(maxgrade), 1)
+        self.disc = 1.0 / np.log2(np.arange(2, self.k + 2))
+        R, Q = c.n_runs, c.n_queries
+        off, run, rank = c.pair_runs()
+        pid = np.repeat(np.arange(c.n_pairs), np.diff(off))
+        self._member = []  # per query: runs x pairs of the query, True where the run has the pair
+        self._top = []  # per query: (pair ids in some run's top k, runs x those: discount or 0)
+        self._deep = []  # per query: pair ids in no run's top k
+        for q in range(Q):
+            s, e = int(c.query_offsets[q]), int(c.query_offsets[q + 1])
+            M = np.zeros((R, e - s), bool)
+            W = np.zeros((R, e - s))
+            for r in range(R):
+                lst, rk = c.run_lists[q][r], c.run_ranks[q][r]
+                M[r, lst - s] = True
+                top = rk <= self.k
+                W[r, lst[top] - s] = 1.0 / np.log2(rk[top] + 1.0)
+            in_top = W.any(axis=0)
+            self._member.append(M)
+            self._top.append((np.flatnonzero(in_top) + s, W[:, in_top]))
+            self._deep.append(np.flatnonzero(~in_top) + s)
+        self.gains = [[] for _ in range(Q)]  # labelled positive gains per query
+        self.dcg = np.zeros((Q, R))
+        self.n_lab = np.zeros((Q, R))
+        self.n_rel = np.zeros((Q, R))
+        self.lo = np.zeros((Q, R))
+        self.hi = np.zeros((Q, R))
+
+        self.grade_counts = np.zeros(self.maxgrade + 1)
+        self._dirty = set(range(Q))
+        self._bounds_dirty = set(range(Q))
+        self._heap: list = []
+        self._version = np.zeros(Q, np.int64)
+        self._undecided = None
+        self._hi_stale: dict = {}  # query -> runs whose own holes changed since their maximum was computed
+        self._hi_gains: dict = {}  # query -> the k largest judged gains when the maxima were computed
+
+    # labels ------------------------------------------------------------------------
+    def _observed(self, pid, grade, was_pending):
+        c = self.c
+        q = int(c.pair_query[pid])
+        s = int(c.query_offsets[q])
+        g = max(float(grade), 0.0)
+        if int(g) >= len(self.grade_counts):
+            self.grade_counts = np.concatenate((self.grade_counts, np.zeros(int(g) + 1 - len(self.grade_counts))))
+            self.maxgrade = int(g)
+        self.grade_counts[int(g)] += 1
+        runs = self._member[q][:, pid - s]
+        self.n_lab[q, runs] += 1
+        if self.relevant(grade):
+            self.n_rel[q, runs] += 1
+        ids, W = self._top[q]
+        j = np.searchsorted(ids, pid)
+        if j < len(ids) and ids[j] == pid:  # a hole of these runs' top k is closed
+            self._hi_stale.setdefault(q, set()).update(np.flatnonzero(W[:, j] > 0).tolist())
+            if g > 0:
+                self.dcg[q] += g * W[:, j]
+        if g > 0:
+            self.gains[q].append(g)
+        self._dirty.add(q)
+        self._bounds_dirty.add(q)
+
+    def _taken(self, pid):
+        self._dirty.add(int(self.c.pair_query[pid]))
+
+    # bounds ------------------------------------------------------------------------
+    def _ideal(self, gains) -> float:
+        g = np.sort(np.asarray(gains, np.float64))[::-1][: self.k]
+        return float((g * self.disc[: len(g)]).sum())
+
+    def _query_bounds(self, q):
+        """Exact min and max of every run's nDCG@k on query q over the grades of the open
+        holes in any run's top k. For any grades of its own holes, a run's score is lowest
+        with the other runs' holes at the top grade (they only raise the ideal) and highest
+        with them at 0, so only its own holes (at most k) are searched: the maximum by
+        :func:`judged.holes.ndcg_extreme`, the minimum over s own holes at the top grade on
+        the s smallest discounts, the others at 0 (the minimum needs only the extreme
+        grades, docs/holes.md; the rearrangement inequality places them)."""
+        from ..holes import ndcg_extreme
+
+        ids, W = self._top[q]
+        open_ = np.isnan(self.label[ids])
+        jg = np.asarray(self.gains[q], np.float64)
+        ideal = self._ideal(jg)
+        n_open = int(open_.sum())
+        if not n_open:
+            self.lo[q] = self.hi[q] = self.dcg[q] / ideal if ideal > 0 else 0.0
+            return
+        top = float(self.maxgrade)
+        # the minimum, every run at once: s = 0..k own holes at the top grade
+        Wo = W[:, open_]
+        n_own = (Wo > 0).sum(axis=1)
+        S = np.sort(np.where(Wo > 0, Wo, np.inf), axis=1)[:, : self.k]
+        cols = S.shape[1]
+        cum = np.concatenate((np.zeros((len(S), 1)), np.cumsum(np.where(np.isinf(S), 0.0, S), axis=1)), axis=1)
+        # ideal with j more documents of the top grade (j = 0..n_open): they lead, the judged follow
+        k = self.k
+        best = np.zeros(k)
+        g = np.sort(jg)[::-1][:k]
+        best[: len(g)] = g
+        j = np.arange(n_open + 1)[:, None]
+        pos = j + np.arange(k)[None, :]
+        shifted = np.where(pos < k, self.disc[np.minimum(pos, k - 1)], 0.0)
+        ideal_plus = top * np.concatenate(([0.0], np.cumsum(self.disc)))[np.minimum(j[:, 0], k)] + shifted @ best
+        steps = np.arange(cols + 1)
+        valid = steps[None, :] <= n_own[:, None]
+        at = np.where(valid, n_open - n_own[:, None] + steps[None, :], 0)
+        num = self.dcg[q][:, None] + top * cum
+        den = ideal_plus[at]
+        ratio = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+        self.lo[q] = np.where(valid, ratio, np.inf).min(axis=1)
+        # the maximum: only for runs whose own holes or the judged gains changed
+        values = np.arange(self.maxgrade + 1, dtype=np.float64)
+        disc = np.zeros(len(jg) + n_open)  # the ideal's discounts, 0 past k
+        disc[: self.k] = self.disc[: len(disc)]
+        stale = self._hi_stale.pop(q, None)
+        ideal_key = tuple(np.sort(jg)[::-1][: self.k].tolist())  # only the k largest judged gains reach an ideal
+        if stale is None or self._hi_gains.get(q) != ideal_key:
+            stale = range(self.c.n_runs)
+        self._hi_gains[q] = ideal_key
+        stale = np.asarray(sorted(stale), np.int64)
+        none = stale[n_own[stale] == 0]
+        self.hi[q, none] = self.dcg[q, none] / ideal if ideal > 0 else 0.0
+        for n in np.unique(n_own[stale]).tolist():
+            if n == 0:
+                continue
+            runs = stale[n_own[stale] == n]
+            if _multisets(n, self.maxgrade) is not None:  # every run with n holes at once
+                own = np.sort(np.where(Wo[runs] > 0, Wo[runs], np.inf), axis=1)[:, :n]
+                self.hi[q, runs] = _max_over_multisets(own, self.dcg[q, runs], jg, self.disc, self.maxgrade)
+                continue
+            for r in runs.tolist():
+                self.hi[q, r] = ndcg_extreme(Wo[r][Wo[r] > 0], self.dcg[q, r], jg, disc, values, "max")
+
+    def undecided(self) -> np.ndarray:
+        """runs x runs: True where the intervals of the two runs' mean nDCG@k overlap."""
+        LO, HI = self.lo.mean(axis=0), self.hi.mean(axis=0)
+        U = (LO[:, None] < HI[None, :] - 1e-12) & (LO[None, :] < HI[:, None] - 1e-12)
+        np.fill_diagonal(U, False)
+        return np.triu(U)
+
+    # priorities --------------------------------------------------------------------
+    def _grade_weights(self):
+        grades = np.arange(self.rel, len(self.grade_counts))
+        if not len(grades):
+            grades = np.array([self.rel])
+        counts = np.array([self.grade_counts[g] if g < len(self.grade_counts) else 0 for g in grades]) + 1.0
+        return grades.astype(np.float64), counts / counts.sum()
+
+    def _update(self, q, U, grades, weights):
+        self._version[q] += 1
+        c = self.c
+        s = int(c.query_offsets[q])
+        I0 = self._ideal(self.gains[q])
+        D = self.dcg[q]
+        base = D / I0 if I0 > 0 else np.zeros_like(D)
+        ri, si = np.nonzero(U)
+        ids, W = self._top[q]
+        move_top = np.zeros(len(ids))
+        move_deep = 0.0
+        R = max(c.n_runs, 1)
+        for g, pg in zip(grades, weights):
+            I1 = self._ideal(self.gains[q] + [g])
+            d = (D[:, None] + g * W) / I1 - base[:, None]  # runs x top holes
+            dd = D / I1 - base  # runs: a relevant document in no run's top k
+            move_top += pg * (np.abs(d[ri] - d[si]).sum(axis=0) + np.abs(d).sum(axis=0) / R)
+            move_deep += pg * (float(np.abs(dd[ri] - dd[si]).sum()) + float(np.abs(dd).sum()) / R)
+        share = (1.0 + self.n_rel[q]) / (2.0 + self.n_lab[q])  # per run
+        M = self._member[q]
+        p_rel = np.where(M, share[:, None], 0.0).max(axis=0)  # per pair of the query
+        best, arg = -1.0, -1
+        if len(ids):
+            free = np.isnan(self.label[ids]) & ~self.pending[ids]
+            pr = np.where(free, p_rel[ids - s] * move_top, -1.0)
+            j = int(np.argmax(pr))
+            if pr[j] >= 0:
+                best, arg = float(pr[j]), int(ids[j])
+        deep = self._deep[q]
+        if len(deep):
+            free = np.isnan(self.label[deep]) & ~self.pending[deep]
+            if free.any():
+                pd = np.where(free, p_rel[deep - s], -1.0)
+                j = int(np.argmax(pd))
+                if pd[j] * move_deep > best:
+                    best, arg = float(pd[j] * move_deep), int(deep[j])
+        if arg >= 0:
+            heapq.heappush(self._heap, (-best, arg, q, int(self._version[q])))
+
+    def _select(self):
+        for q in self._bounds_dirty:
+            self._query_bounds(q)
+        self._bounds_dirty.clear()
+        U = self.undecided()
+        if self._undecided is None or not np.array_equal(U, self._undecided):
+            self._undecided = U
+            self._dirty = set(range(self.c.n_queries))
+            self._heap = []
+        grades, weights = self._grade_weights()
+        for q in self._dirty:
+            self._update(q, U, grades, weights)
+        self._dirty.clear()
+        while self._heap:
+            neg, pid, q, v = heapq.heappop(self._heap)
+            if v != self._version[q] or not self.free(pid):
+                continue
+            self.last_score = -neg
+            return pid
+        return None
+
+
+# ---------------------------------------------------------------------------------------
+# the registry: `judged pool --strategy NAME`, `judged meta pooling`, the judging app
+
+
+@dataclass(frozen=True)
+class PolicyInfo:
+    name: str
+    make: Callable  # (candidates, seed=, rel=) -> Policy
+    source: str
+    score: str  # what the pool file's score column holds ("-": no score column)
+    adaptive: bool = True
+    randomised: bool = False
+
+
+def _bandit(rule, discount):
+    return lambda c, **kw: BayesianBandit(c, rule=rule, discount=discount, **kw)
+
+
+NS_DISCOUNT = 0.9
+BANDIT_SOURCE = "Losada, Parapar & Barreiro, SAC 2016 and IP&M 2017"
+# `judged pool --strategy` registers each of these (judged.pool.STRATEGIES, beside impact and sample)
+POLICIES = {s.name: s for s in [
+    PolicyInfo("depth", Depth, Depth.source, "-", adaptive=False),
+    PolicyInfo("mtf", MoveToFront, MoveToFront.source, MoveToFront.score_meaning),
+    PolicyInfo("mm", _bandit("mm", 1.0), f"bandit MM: Bayesian, highest posterior mean ({BANDIT_SOURCE})",
+               BayesianBandit.score_meaning),
+    PolicyInfo("mm-ns", _bandit("mm", NS_DISCOUNT), f"bandit MM-NS: Bayesian, highest posterior mean, "
+               f"non-stationary (evidence discounted by {NS_DISCOUNT} per outcome of the run) ({BANDIT_SOURCE})",
+               BayesianBandit.score_meaning),
+    PolicyInfo("ts", _bandit("ts", 1.0), f"bandit TS: Thompson sampling ({BANDIT_SOURCE})",
+               BayesianBandit.score_meaning, randomised=True),
+    PolicyInfo("ts-ns", _bandit("ts", NS_DISCOUNT), f"bandit TS-NS: Thompson sampling, non-stationary (evidence "
+               f"discounted by {NS_DISCOUNT} per outcome of the run) ({BANDIT_SOURCE})",
+               BayesianBandit.score_meaning, randomised=True),
+    PolicyInfo("hedge", Hedge, Hedge.source + ", beta 0.1", Hedge.score_meaning),
+    PolicyInfo("bounds", Bounds, Bounds.source, Bounds.score_meaning),
+]}
+
+
+def make_policy(name: str, candidates: Candidates, *, seed: int = 0, rel: int = 1, maxgrade: int = 1) -> Policy:
+    """A fresh policy of strategy ``name`` over ``candidates`` (not yet started);
+    ``maxgrade``: the top of the grade scale (the bounds need it before any label)."""
+    info = POLICIES.get(name)
+    if info is None:
+        raise ConventionError(f"unknown pooling policy {name!r} (choose from {', '.join(POLICIES)})")
+    if info.make is Bounds:
+        return Bounds(candidates, seed=seed, rel=rel, maxgrade=maxgrade)
+    return info.make(candidates, seed=seed, rel=rel)

@@ -1,0 +1,705 @@
+"""Prediction-powered inference (PPI): a small human sample of known design corrects a
+machine judge's labels, with intervals that stay valid however biased the machine is.
+
+**Setting.** A finite population of units (the pairs a sample of holes was drawn from, or
+the queries), each with a coefficient ``c_i``, a machine value ``f_i``, an inclusion
+probability ``pi_i`` and a human value ``y_i`` known where the unit was sampled. The
+estimand is the total ``T = sum_i c_i y_i`` (the measure with every unit labelled by a
+person, less what the people already judged). For a tuning ``lam``::
+
+    T(lam) = lam * sum_all c_i f_i + sum_sampled c_i (y_i - lam * f_i) / pi_i
+
+* ``lam = 0``: the Horvitz-Thompson estimator, the human sample alone (**human-only**);
+* ``lam = 1``: **PPI** (Angelopoulos, Bates, Fannjiang, Jordan & Zrnic, "Prediction-powered
+  inference", Science 2023), the *difference estimator* of survey sampling (Särndal,
+  Swensson & Wretman, *Model Assisted Survey Sampling*, 1992, §6.3), in its
+  inverse-probability form for unequal inclusion probabilities (Zrnic & Candès, "Active
+  Statistical Inference", ICML 2024);
+* ``lam`` tuned: **PPI++** (Angelopoulos, Duchi & Zrnic, "PPI++: Efficient
+  Prediction-Powered Inference", 2023): the ``lam`` that minimises the estimated variance,
+  clipped to [0, 1] (so never the machine's labels trusted beyond the plain PPI weight).
+
+For every fixed ``lam`` the estimator is unbiased under the design whatever the machine
+says: its errors only widen the interval. The machine total is known exactly (every unit
+has a machine label), so the only randomness is the draw of the sample.
+
+**Variance** (design-based, of the realised sample):
+
+* ``poisson`` (independent inclusions, probability ``pi_i``): ``V = sum_sampled (1 - pi_i)
+  / pi_i^2 * z_i^2`` with ``z_i = c_i (y_i - lam f_i)``; normal interval.
+* ``srs`` (simple random sampling without replacement of ``n_h`` of the ``N_h`` units of
+  each stratum ``h``; ``pi_i = n_h / N_h``): ``V = sum_h N_h^2 (1 - n_h/N_h) s_h^2 / n_h``
+  with ``s_h^2`` the sample variance of ``z`` in ``h``; Student t interval, ``n - H``
+  degrees of freedom.
+
+Applied to IR evaluation with LLM relevance labels by Oosterhuis, Jagerman, Qin, Wang &
+Bendersky, "Reliable Confidence Intervals for Information Retrieval Evaluation Using
+Generative A.I.", KDD 2024 (queries as units). Every function here takes a leading batch
+axis, so a simulation of many samples is one call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+VARIANCES = ("poisson", "srs")
+ESTIMATORS = ("human", "ppi", "ppi++")
+SOURCES = ("PPI: Angelopoulos et al., Science 2023; PPI++ power tuning: Angelopoulos, Duchi & Zrnic 2023; "
+           "difference estimator: Sarndal, Swensson & Wretman 1992; inclusion probabilities: Zrnic & Candes, "
+           "ICML 2024; IR evaluation: Oosterhuis et al., KDD 2024")
+
+
+@dataclass
+class Estimate:
+    """One estimator's point, standard error and interval (arrays under a batch axis)."""
+
+    estimator: str  # human | ppi | ppi++
+    value: np.ndarray
+    se: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    lam: np.ndarray
+    level: float
+    variance: str
+    sampled: np.ndarray  # units in the sample
+    jackknife: bool = False  # variance by the jackknife with lambda re-tuned (ppi++, srs)
+
+    @property
+    def width(self) -> np.ndarray:
+        return self.high - self.low
+
+    @property
+    def method(self) -> str:
+        what = {"human": "Horvitz-Thompson on the human sample alone (lambda = 0)",
+                "ppi": "prediction-powered: machine total + inverse-probability-weighted human-machine "
+                       "differences (lambda = 1)",
+                "ppi++": "prediction-powered with power tuning (lambda minimising the estimated variance, in [0, 1])"}
+        how = ("normal interval, Poisson-design variance" if self.variance == "poisson"
+               else "Student t interval, stratified delete-one jackknife variance with lambda re-tuned per "
+                    "replicate" if self.estimator == "ppi++" and self.jackknife
+               else "Student t interval, stratified simple-random-sampling variance")
+        return f"{what[self.estimator]}; {self.level:.0%} {how}"
+
+    def scalar(self) -> dict:
+        """The unbatched estimate as plain floats (for JSON)."""
+        f = (lambda x: float(np.asarray(x).reshape(-1)[0]))
+        return {"estimate": f(self.value), "se": f(self.se), "low": f(self.low), "high": f(self.high),
+                "lambda": f(self.lam), "sampled": int(np.asarray(self.sampled).reshape(-1)[0]), "method": self.method}
+
+
+def _quantile(level: float, df=None):
+    from statistics import NormalDist
+
+    p = 0.5 + level / 2
+    if df is None:
+        return NormalDist().inv_cdf(p)
+    try:
+        from scipy.stats import t
+    except ImportError:  # the normal quantile, a little narrower: said in the method only via level
+        return np.full(np.shape(df), NormalDist().inv_cdf(p))
+    return t.ppf(p, np.maximum(df, 1))
+
+
+def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++", lam=None,
+             variance: str = "poisson", strata=None, level: float = 0.95, constant=0.0) -> Estimate:
+    """``constant + T(lam)`` with its standard error and interval (see the module doc).
+
+    Parameters
+    ----------
+    coef, machine : (..., n) coefficient and machine value of every unit of the population
+    human : (..., n) human value; read only where ``sampled``
+    sampled : (..., n) bool, the units in the sample
+    pi : (..., n) inclusion probabilities (``poisson``); ``srs`` takes n_h / N_h from the
+        sample and ``strata``
+    estimator : ``human`` (lam = 0), ``ppi`` (lam = 1) or ``ppi++`` (tuned); ``lam`` overrides
+    variance : ``poisson`` or ``srs``; strata : (n,) stratum of each unit (``srs``)
+
+    >>> e = estimate([1, 1, 1, 1], [1, 0, 1, 0], [1, 0, 0, 0], [True, True, True, False], variance="srs")
+    >>> float(e.value), float(e.lam)   # the machine says 2; it was wrong on one of the 3 sampled
+    (1.0, 0.5)
+    """
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS}")
+    if variance not in VARIANCES:
+        raise ValueError(f"variance must be one of {VARIANCES}")
+    c = np.asarray(coef, dtype=float)
+    f = np.asarray(machine, dtype=float)
+    s = np.asarray(sampled, dtype=bool)
+    c, f, s = np.broadcast_arrays(c, f, s)
+    y = np.where(s, np.asarray(human, dtype=float), 0.0)
+    cy, cf = c * y, c * f
+    machine_total = cf.sum(axis=-1)
+    if variance == "poisson":
+        if pi is None:
+            raise ValueError("a poisson design needs the inclusion probabilities")
+        p = np.broadcast_to(np.asarray(pi, dtype=float), c.shape)
+        if (p[s] <= 0).any() or (p > 1).any():
+            raise ValueError("inclusion probabilities of sampled units must lie in (0, 1]")
+        w = np.where(s, 1.0 / np.where(s, p, 1.0), 0.0)  # 1/pi on the sample
+        a = np.where(s, (1.0 - p) * w * w, 0.0)  # variance weight of z^2
+        lam_ = _fixed_lambda(lam, estimator, machine_total.shape)
+        if lam_ is None:
+            num = (a * cy * cf).sum(axis=-1)
+            den = ((1.0 - p) / np.where(p > 0, p, 1.0) * cf * cf).sum(axis=-1)  # population total, known exactly
+            lam_ = np.clip(np.divide(num, den, out=np.ones_like(num), where=den > 0), 0.0, 1.0)
+        z = cy - lam_[..., None] * cf
+        value = lam_ * machine_total + (w * z).sum(axis=-1)
+        var = (a * z * z).sum(axis=-1)
+        q = _quantile(level)
+        n = s.sum(axis=-1)
+    else:
+        h = np.zeros(c.shape[-1], dtype=np.int64) if strata is None else np.asarray(strata)
+        _, h = np.unique(h, return_inverse=True)
+        groups = _Strata(h)
+        N_h = groups.N
+        sf = s.astype(float)
+        n_h = groups.sum(sf)  # (..., H)
+        if (n_h < 1).any():
+            raise ValueError("simple random sampling needs at least one sampled unit in every stratum")
+        if ((n_h < 2) & (N_h > n_h)).any():
+            raise ValueError("a stratum with one sampled unit of several has no variance estimate: "
+                             "sample at least two per stratum")
+        expand = groups.expand  # per stratum -> per unit
+        w_h = N_h * np.maximum(N_h - n_h, 0) / (n_h * np.maximum(n_h - 1, 1))  # N_h^2 (1 - n_h/N_h) / (n_h (n_h - 1))
+
+        def centred(v):
+            mean = np.divide(groups.sum((v * sf)), n_h)
+            return np.where(s, v - expand(mean), 0.0)
+
+        ccy, ccf = centred(cy), centred(cf)
+        num = den = pop_var = None
+        lam_ = _fixed_lambda(lam, estimator, machine_total.shape)
+        if lam_ is None:  # the sample's covariance over the population's variance of the machine values (known exactly)
+            wu = expand(w_h)
+            num = (wu * ccy * ccf).sum(axis=-1)
+            mean_f = (groups.sum(cf)) / N_h
+            pop_var = groups.sum((cf - expand(mean_f)) ** 2) / np.maximum(N_h - 1, 1)
+            den = (N_h * np.maximum(N_h - n_h, 0) / n_h * pop_var).sum(axis=-1)
+            lam_ = np.clip(np.divide(num, den, out=np.ones_like(num), where=den > 0), 0.0, 1.0)
+        z = cy - lam_[..., None] * cf
+        zc = ccy - lam_[..., None] * ccf
+        value = lam_ * machine_total + (groups.sum(np.where(s, z, 0.0)) * N_h / n_h).sum(axis=-1)
+        var = (groups.sum((zc * zc)) * w_h).sum(axis=-1)
+        if estimator == "ppi++" and lam is None:  # lambda re-estimated without each unit: its noise counted
+            var = _jackknife_tuned(cy, cf, s, groups, N_h, n_h, machine_total, num, den, pop_var)
+        n = s.sum(axis=-1)
+        q = _quantile(level, n - groups.H)
+    se = np.sqrt(np.maximum(var, 0.0))
+    value = value + constant
+    jackknife = variance == "srs" and estimator == "ppi++" and lam is None
+    return Estimate(estimator, value, se, value - q * se, value + q * se, lam_, level, variance, n, jackknife)
+
+
+def _fixed_lambda(lam, estimator: str, shape):
+    """The machine's weight when it is not tuned: ``lam`` if given, 0 for human-only, 1 for
+    PPI; None for PPI++ (tuned from the sample by the caller's design)."""
+    if lam is not None:
+        return np.broadcast_to(np.asarray(lam, dtype=float), shape)
+    if estimator == "human":
+        return np.zeros(shape)
+    if estimator == "ppi":
+        return np.ones(shape)
+    return None
+
+
+class _Strata:
+    """Sums per stratum and back to the units, for arrays with any leading batch axes."""
+
+    def __init__(self, h: np.ndarray):
+        self.h = h
+        self.order = np.argsort(h, kind="stable")
+        self.N = np.bincount(h).astype(float)
+        self.H = len(self.N)
+        self.starts = np.concatenate(([0], np.cumsum(self.N)[:-1])).astype(np.int64)
+
+    def sum(self, v) -> np.ndarray:
+        v = np.asarray(v, dtype=float)
+        if v.shape[-1] == 0:
+            return np.zeros(v.shape[:-1] + (self.H,))
+        return np.add.reduceat(v[..., self.order], self.starts, axis=-1)
+
+    def expand(self, w) -> np.ndarray:
+        return np.asarray(w)[..., self.h]
+
+
+def _jackknife_tuned(cy, cf, s, groups, N_h, n_h, machine_total, num, den, pop_var):
+    """The stratified delete-one jackknife variance of the PPI++ estimate (Wolter,
+    *Introduction to Variance Estimation*, 2007, ch. 4): each sampled unit left out in turn,
+    lambda re-estimated and the estimate recomputed, in closed form (sums less the unit's);
+    ``sum_h (1 - n_h/N_h) (n_h - 1)/n_h sum_(i in h) (T_(-i) - mean_h)^2``. For a fixed lambda
+    it equals the usual stratified variance; with a tuned one it adds lambda's noise, which
+    the plug-in variance leaves out (too narrow on small samples)."""
+    expand = groups.expand
+    sf = s.astype(float)
+    Sy, Sf, Syf = groups.sum((cy * sf)), groups.sum((cf * sf)), groups.sum((cy * cf * sf))
+    n1 = expand(n_h) - 1.0  # the unit's stratum without it
+    Sy1, Sf1, Syf1 = expand(Sy) - cy, expand(Sf) - cf, expand(Syf) - cy * cf
+    Nu, pv = expand(N_h), expand(pop_var)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov_all = (Syf - Sy * Sf / n_h) / np.maximum(n_h - 1, 1)
+        cov1 = np.where(n1 >= 2, (Syf1 - Sy1 * Sf1 / n1) / np.maximum(n1 - 1, 1), 0.0)
+        n1_safe = np.maximum(n1, 1.0)
+        num1 = (num[..., None] - expand(N_h * (N_h - n_h) / n_h * cov_all)
+                + Nu * np.maximum(Nu - n1, 0) / n1_safe * cov1)
+        den1 = den[..., None] - expand(N_h * (N_h - n_h) / n_h) * pv + Nu * np.maximum(Nu - n1, 0) / n1_safe * pv
+        lam1 = np.clip(np.divide(num1, den1, out=np.ones_like(num1), where=den1 > 0), 0.0, 1.0)
+        A = ((N_h / n_h) * Sy).sum(axis=-1)[..., None]
+        B = ((N_h / n_h) * Sf).sum(axis=-1)[..., None]
+        own = expand(N_h / n_h) * (expand(Sy) - lam1 * expand(Sf))
+        t1 = lam1 * machine_total[..., None] + A - lam1 * B - own + np.where(n1 > 0, Nu / n1_safe, 0.0) * (
+            Sy1 - lam1 * Sf1)
+    t1 = np.where(s, t1, 0.0)
+    mean_h = np.divide(groups.sum(t1), n_h)
+    dev = np.where(s, t1 - expand(mean_h), 0.0)
+    factor = (1.0 - n_h / N_h) * (n_h - 1) / n_h
+    return (groups.sum((dev * dev)) * factor).sum(axis=-1)
+
+
+def estimates(coef, machine, human, sampled, pi=None, **kw) -> dict:
+    """:func:`estimate` for each of ``human``, ``ppi`` and ``ppi++``."""
+    return {e: estimate(coef, machine, human, sampled, pi, estimator=e, **kw) for e in ESTIMATORS}
+
+
+# ---------------------------------------------------------------------------
+# Prediction-powered estimates of IR measures
+#
+# The population P is the set of (qid, docid) pairs that were unjudged when the sample was
+# drawn (a pool file's design lists them). The estimand is the measure with every pair of P
+# labelled by a person and everything else as the people judged it before (a pair outside
+# P that nobody judged counts as not relevant, as always). Units:
+#
+# * pairs (judged pool --strategy sample: stratified SRS of pairs): the measure must be
+#   linear in the labels, DCG@k or P@k: mean over queries = constant + sum_p c_p g(label_p),
+#   c_p the run's discount at p's rank / |Q| (DCG) or 1 / (k |Q|) (P), g the gain or the
+#   relevant-or-not indicator;
+# * queries (judged pool --strategy sample-queries: an SRS of queries, every pair of P of a
+#   sampled query judged): any measure; unit value = the query's score, y with the people's
+#   labels on P, f with the machine's; queries without a pair in P are known exactly.
+
+LINEAR = ("DCG", "P")
+UNITS = ("pair", "query")
+
+
+@dataclass
+class Design:
+    """A human sample of known design over a population of (qid, docid) pairs: per pair,
+    whether its unit was drawn, its unit's inclusion probability (``poisson``) or stratum
+    (``srs``). Unit ``query``: a drawn query has every population pair judged."""
+
+    qid: np.ndarray
+    docid: np.ndarray
+    unit: str  # pair | query
+    sampled: np.ndarray
+    variance: str = "srs"  # poisson | srs
+    pi: np.ndarray | None = None
+    strata: np.ndarray | None = None
+    source: str = "<memory>"
+    description: str = ""
+
+    def __post_init__(self):
+        self.qid = np.asarray(self.qid, dtype=object)
+        self.docid = np.asarray(self.docid, dtype=object)
+        self.sampled = np.asarray(self.sampled, dtype=bool)
+        if self.unit not in UNITS:
+            raise ValueError(f"the sampling unit must be one of {UNITS}")
+        if self.variance not in VARIANCES:
+            raise ValueError(f"variance must be one of {VARIANCES}")
+        if self.variance == "poisson" and self.pi is None:
+            raise ValueError("a poisson design needs inclusion probabilities")
+        if not (len(self.qid) == len(self.docid) == len(self.sampled)):
+            raise ValueError("qid, docid and sampled need one entry per population pair")
+        if self.unit == "query" and self.variance != "srs":
+            raise ValueError("queries are drawn by simple random sampling")
+
+    @staticmethod
+    def pairs(qid, docid, sampled, *, pi=None, strata=None, source: str = "<memory>") -> "Design":
+        """Pairs drawn one by one: with inclusion probabilities ``pi`` (independent draws,
+        Poisson sampling), else simple random sampling without replacement within ``strata``
+        (one stratum when None)."""
+        variance = "poisson" if pi is not None else "srs"
+        return Design(qid, docid, "pair", sampled, variance, None if pi is None else np.asarray(pi, float),
+                      None if strata is None else np.asarray(strata), source)
+
+    @staticmethod
+    def queries(qid, docid, sampled_queries, *, source: str = "<memory>") -> "Design":
+        """A simple random sample of the population's queries, all their pairs judged."""
+        chosen = {str(q) for q in sampled_queries}
+        qid = np.asarray(qid, dtype=object)
+        return Design(qid, docid, "query", np.array([q in chosen for q in qid.tolist()], bool), source=source)
+
+    @staticmethod
+    def from_pool(pool) -> "Design":
+        """The design a pool file recorded (``judged pool --strategy sample`` or
+        ``sample-queries``): its population (drawn pairs and ``#~`` lines), strata, draws."""
+        from ..core.errors import JudgedError
+        from .pool import PoolFile, read_pool_file
+
+        pf = pool if isinstance(pool, PoolFile) else read_pool_file(pool)
+        d = pf.design
+        strategy = str(pf.meta.get("strategy", ""))
+        if d is None:
+            raise JudgedError(f"{pf.path}: no sampling design (strategy {strategy or 'unknown'} chose its pairs, "
+                              "it did not draw them at random); draw a sample with judged pool --strategy sample "
+                              "(pairs) or --strategy sample-queries (queries)")
+        qid = [u.qid for u in d.units]
+        docid = [u.docid for u in d.units]
+        sampled = [u.sampled for u in d.units]
+        if strategy.startswith("sample-queries"):
+            return Design(qid, docid, "query", sampled, source=pf.path, description=strategy)
+        return Design(qid, docid, "pair", sampled, "srs", strata=np.array([u.stratum for u in d.units]),
+                      source=pf.path, description=f"{strategy}: {d.method}")
+
+    def describe(self) -> dict:
+        out = {"source": self.source, "unit": self.unit, "variance": self.variance,
+               "population_pairs": int(len(self.qid)), "sampled_pairs": int(self.sampled.sum())}
+        if self.unit == "query":
+            out["population_queries"] = len(set(self.qid.tolist()))
+            out["sampled_queries"] = len(set(self.qid[self.sampled].tolist()))
+        if self.strata is not None:
+            out["strata"] = len(set(self.strata.tolist()))
+        return out
+
+
+@dataclass
+class Units:
+    """The sampling units of one run and measure: what :func:`estimate` reads, the part
+    known without sampling (``constant``), and what neither the people nor the design
+    cover."""
+
+    key: np.ndarray  # unit keys: population pair index (pairs) or qid (queries)
+    coef: np.ndarray
+    machine: np.ndarray
+    human: np.ndarray  # NaN where not drawn
+    sampled: np.ndarray
+    pi: np.ndarray | None
+    strata: np.ndarray | None
+    variance: str
+    constant: float = 0.0
+    uncovered: int = 0  # unjudged pairs in the measure's ranked list outside the population (count 0)
+    uncovered_max: float = 0.0  # what they could add at most (pair units; NaN: not bounded here)
+    missing_machine: int = 0  # population pairs in the ranked lists without a machine label (machine value 0)
+    uncovered_min: float = 0.0  # what they could take away at most (a difference: the other run's holes)
+
+    def estimate(self, estimator: str = "ppi++", level: float = 0.95) -> Estimate:
+        return estimate(self.coef, self.machine, self.human, self.sampled, self.pi, estimator=estimator,
+                        variance=self.variance, strata=self.strata, level=level, constant=self.constant)
+
+    @property
+    def machine_filled(self) -> float:
+        """The plug-in: every unit at its machine value (biased as the machine is)."""
+        return float(self.constant + (self.coef * self.machine).sum())
+
+    def minus(self, other: "Units") -> "Units":
+        """The units of the difference self - other (same design): z = c_a v_a - c_b v_b."""
+        keys = np.array(sorted(set(self.key.tolist()) | set(other.key.tolist())), dtype=self.key.dtype)
+        out = {}
+        for name, u, sign in (("a", self, 1.0), ("b", other, -1.0)):
+            at = {k: i for i, k in enumerate(u.key.tolist())}
+            idx = np.array([at.get(k, -1) for k in keys.tolist()], dtype=np.int64)
+            has = idx >= 0
+            i = np.maximum(idx, 0)
+            out[name] = (np.where(has, sign * u.coef[i] * u.machine[i], 0.0),
+                         np.where(has, sign * u.coef[i] * np.nan_to_num(u.human[i]), 0.0),
+                         np.where(has, u.sampled[i], False), has, i)
+        fa, ya, sa, ha, ia = out["a"]
+        fb, yb, sb, hb, ib = out["b"]
+        pick = (lambda arr_a, arr_b: np.where(ha, arr_a[ia], arr_b[ib]) if arr_a is not None else None)
+        return Units(keys, np.ones(len(keys)), fa + fb, ya + yb, sa | sb, pick(self.pi, other.pi),
+                     pick(self.strata, other.strata), self.variance, self.constant - other.constant,
+                     self.uncovered + other.uncovered, self.uncovered_max + other.uncovered_min,
+                     self.missing_machine + other.missing_machine, self.uncovered_min + other.uncovered_max)
+
+
+def _key_array(qid, docid):
+    import pyarrow as pa
+
+    from .machine import pair_key
+
+    return pair_key(pa.array(list(qid), type=pa.string()), pa.array(list(docid), type=pa.string()))
+
+
+class Labels:
+    """The population's labels: the people's (from the current qrels: the sample, judged
+    and merged) and the machine's, per population pair; the judgments made before the
+    sample (the qrels without the population pairs)."""
+
+    def __init__(self, qrels, machine, design: Design):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from ..core.data import Qrels, as_numpy
+        from ..core.errors import JudgedError
+        from .machine import pair_key
+
+        self.design = design
+        self.pop = _key_array(design.qid, design.docid)
+        if len(pc.unique(self.pop)) != len(self.pop):
+            raise JudgedError(f"{design.source}: a pair is listed twice in the sample's population")
+        qkey = pair_key(qrels.qid, qrels.docid)
+        keep = pa.array(~as_numpy(pc.is_in(qkey, value_set=self.pop)))
+        self.before = Qrels(qrels.qid.filter(keep), qrels.docid.filter(keep), qrels.grade[as_numpy(keep)],
+                            source=f"{qrels.source} without the sample's population")
+        at = as_numpy(pc.index_in(self.pop, value_set=qkey), null=-1)
+        self.human = np.where(at >= 0, qrels.grade[np.maximum(at, 0)], np.nan).astype(float)
+        m = machine.qrels
+        at = as_numpy(pc.index_in(self.pop, value_set=pair_key(m.qid, m.docid)), null=-1)
+        self.machine = np.where(at >= 0, m.grade[np.maximum(at, 0)], np.nan).astype(float)
+        self.machine_source = machine.source
+        missing = design.sampled & np.isnan(self.human)
+        if missing.any():
+            i = int(np.flatnonzero(missing)[0])
+            raise JudgedError(f"{int(missing.sum())} drawn pair(s) of {design.source} have no label in "
+                              f"{qrels.source} (first: query {design.qid[i]!r} docid {design.docid[i]!r}): judge "
+                              "and merge the whole sample first (leaving drawn pairs out would break the design)")
+        self.top_grade = float(max(np.nanmax(self.human, initial=0.0), np.nanmax(self.machine, initial=0.0),
+                                   self.before.grade.max(initial=0)))
+
+    def qrels_with(self, grades: np.ndarray, source: str):
+        """The judgments made before the sample plus the population pairs at ``grades``
+        (NaN: left unjudged)."""
+        import pyarrow as pa
+
+        from ..core.data import Qrels
+
+        ok = ~np.isnan(grades)
+        d = self.design
+        return Qrels(pa.concat_arrays([self.before.qid, pa.array(d.qid[ok].tolist(), type=pa.string())]),
+                     pa.concat_arrays([self.before.docid, pa.array(d.docid[ok].tolist(), type=pa.string())]),
+                     np.concatenate([self.before.grade, grades[ok].astype(np.int64)]), source=source)
+
+    def frame(self, settings):
+        """The qrels every run is aligned with to find its queries and its rows in the
+        population: the judgments before the sample, population pairs at grade 0."""
+        if not hasattr(self, "_frame"):
+            self._frame = self.qrels_with(np.zeros(len(self.design.qid)), "the sample's frame")
+        return self._frame
+
+
+def units(labels: Labels, run, measure, settings) -> Units:
+    """The sampling units of ``measure`` for one ``run`` (a :class:`~judged.data.Run`)."""
+    from ..core.errors import ConventionError
+
+    if measure.unjudged != "zero":
+        raise ConventionError(f"prediction-powered estimates label the holes: give {measure.name} with "
+                              f"unjudged=zero, not unjudged={measure.unjudged}")
+    if labels.design.unit == "pair":
+        if measure.name not in LINEAR:
+            raise ConventionError(f"{measure} is not linear in the labels: with pairs as the sampling units only "
+                                  f"{', '.join(LINEAR)} have unbiased prediction-powered estimates; draw queries "
+                                  "(judged pool --strategy sample-queries) to estimate it")
+        return _pair_units(labels, run, measure, settings)
+    return _query_units(labels, run, measure, settings)
+
+
+def _value(measure, grades: np.ndarray) -> np.ndarray:
+    """What a label is worth per unit coefficient: its gain (DCG) or relevant-or-not (P); NaN: 0."""
+    g = np.nan_to_num(np.asarray(grades, dtype=float), nan=0.0)
+    if measure.name == "DCG":
+        return measure.gain(g)
+    return (g >= measure.rel).astype(float)
+
+
+def _rows_in_population(labels: Labels, a, top) -> np.ndarray:
+    """Per ranked row of ``top``: its population pair's index, -1 when not in the population."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..core.data import as_numpy
+    from .machine import pair_key
+
+    if not len(top.q):
+        return np.zeros(0, np.int64)
+    qid = pa.array(a.qids[top.q].astype(str).tolist(), type=pa.string())
+    docid = a.run.docid.take(pa.array(top.row, type=pa.int64()))
+    return as_numpy(pc.index_in(pair_key(qid, docid), value_set=labels.pop), null=-1).astype(np.int64)
+
+
+def _pair_units(labels: Labels, run, m, settings) -> Units:
+    from ..core.align import align
+
+    d = labels.design
+    a = align(labels.frame(settings), run, settings)
+    top = a.ranked.top(m.cutoff)
+    n_q = max(a.n_queries, 1)
+    unit = _rows_in_population(labels, a, top)
+    if m.name == "DCG":
+        coef = m.discount.divide(np.ones(len(top.q)), top.pos + 1.0) / n_q
+    else:
+        coef = np.full(len(top.q), 1.0 / (m.cutoff * n_q))
+    pop = unit >= 0
+    judged = ~np.isnan(top.grade) & ~pop  # judged before the sample
+    constant = float((coef[judged] * _value(m, top.grade[judged])).sum())
+    holes = ~judged & ~pop
+    top_value = float(_value(m, np.array([labels.top_grade]))[0])
+    c = np.bincount(unit[pop], weights=coef[pop], minlength=len(d.qid))
+    used = c != 0
+    human = np.where(d.sampled, _value(m, labels.human), np.nan)
+    return Units(np.arange(len(d.qid)), c, _value(m, labels.machine), human, d.sampled, d.pi, d.strata, d.variance,
+                 constant, int(holes.sum()), float(coef[holes].sum() * top_value),
+                 int((used & np.isnan(labels.machine)).sum()))
+
+
+def _query_units(labels: Labels, run, m, settings) -> Units:
+    from ..core.align import align
+
+    d = labels.design
+    frame = align(labels.frame(settings), run, settings)
+    qids = frame.qids.astype(str)
+    n_q = max(len(qids), 1)
+    top = frame.ranked.top(m.cutoff) if m.cutoff else frame.ranked
+    unit = _rows_in_population(labels, frame, top)
+    uncovered = int((np.isnan(top.grade) & (unit < 0)).sum())
+    missing = int(np.isnan(labels.machine[unit[unit >= 0]]).sum())
+
+    def per_query(qrels):
+        a = align(qrels, run, settings)
+        at = dict(zip(a.qids.tolist(), m.compute(a).tolist()))
+        return np.array([at.get(q, 0.0) for q in qids.tolist()])
+
+    human = per_query(labels.qrels_with(np.where(d.sampled, labels.human, np.nan), "people on the sample"))
+    machine = per_query(labels.qrels_with(labels.machine, f"machine labels ({labels.machine_source})"))
+    frame_q, drawn_q = set(d.qid.tolist()), set(d.qid[d.sampled].tolist())
+    in_frame = np.fromiter((q in frame_q for q in qids.tolist()), bool, len(qids))
+    drawn = np.fromiter((q in drawn_q for q in qids.tolist()), bool, len(qids))
+    constant = float(human[~in_frame].sum() / n_q)  # queries without a population pair: known exactly
+    return Units(qids[in_frame], np.full(int(in_frame.sum()), 1.0 / n_q), machine[in_frame],
+                 np.where(drawn, human, np.nan)[in_frame], drawn[in_frame], None, None, "srs", constant,
+                 uncovered, float("nan"), missing)
+
+
+# ---------------------------------------------------------------------------
+# The report: every run and measure, three estimators side by side
+
+
+@dataclass
+class RunEstimate:
+    run: str
+    measure: str
+    judged: float  # the measure on the current qrels, holes as not relevant
+    machine_filled: float  # the plug-in
+    estimates: dict  # estimator -> Estimate
+    uncovered: int
+    uncovered_max: float
+    missing_machine: int
+    units: int  # population units the run's measure reads
+    sampled: int
+
+    def to_dict(self) -> dict:
+        return {"run": self.run, "measure": self.measure, "judged": self.judged,
+                "machine_filled": self.machine_filled,
+                "estimates": {k: e.scalar() for k, e in self.estimates.items()},
+                "units": self.units, "sampled": self.sampled, "uncovered_holes": self.uncovered,
+                "uncovered_max": None if not np.isfinite(self.uncovered_max) else self.uncovered_max,
+                "missing_machine_labels": self.missing_machine}
+
+
+@dataclass
+class PPIReport:
+    design: Design
+    machine: object  # MachineLabels
+    level: float
+    rows: list  # RunEstimate
+    conventions: dict
+    differences: list = None  # RunEstimate of run - baseline (compare)
+
+    def to_dict(self) -> dict:
+        out = {"design": self.design.describe(), "machine": self.machine.describe(), "level": self.level,
+               "method": method_text(self.design), "sources": SOURCES, "conventions": self.conventions,
+               "estimates": [r.to_dict() for r in self.rows]}
+        if self.differences:
+            out["differences"] = [r.to_dict() for r in self.differences]
+        return out
+
+
+def method_text(design: Design) -> str:
+    unit = ("pairs drawn by stratified simple random sampling (the pool file's strata), measure linear in "
+            "the labels" if design.unit == "pair" and design.variance == "srs" else
+            "pairs drawn independently with the given inclusion probabilities" if design.unit == "pair" else
+            "queries drawn by simple random sampling, every population pair of a drawn query judged")
+    return (f"design-based prediction-powered inference over the sample's population ({unit}): the machine's "
+            "labels for every population pair, corrected by the people's labels on the sample weighted by "
+            "1/inclusion probability; human = the sample alone (Horvitz-Thompson); ppi = lambda 1; "
+            "ppi++ = lambda tuned; valid whatever the machine's bias; unjudged pairs outside the population "
+            "count as not relevant (pair units: the upper end is widened by the most they could add)")
+
+
+def ppi_report(qrels, runs, machine, design, measures=("P@10", "DCG@10"), *, level: float = 0.95,
+               baseline: str | None = None, ties: str = "trec", complete: bool = False,
+               no_relevant: str = "zero", on_duplicate: str = "error",
+               ignore_identical_ids: bool = False) -> PPIReport:
+    """Prediction-powered estimates of every run's ``measures`` with the sample's
+    population labelled by people: human-only, PPI and PPI++ side by side, with the
+    judged score (holes as not relevant) and the machine-filled plug-in; with ``baseline``
+    also every run's difference from it."""
+    from ..core.conventions import Settings
+    from ..core.evaluation import _named_runs
+    from ..core.io import read_qrels
+    from .machine import read_machine
+    from ..core.measures import Measure
+
+    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
+                        ignore_identical_ids=ignore_identical_ids)
+    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
+    machine = read_machine(machine, on_duplicate=on_duplicate)
+    design = design if isinstance(design, Design) else Design.from_pool(design)
+    labels = Labels(qrels, machine, design)
+    parsed = {str(m): Measure.parse(m) for m in measures}
+    named = list(_named_runs(runs, on_duplicate))
+    rows, per = [], {}
+    for name, run in named:
+        from ..core.align import align
+
+        current = align(qrels, run, settings)
+        for given, m in parsed.items():
+            u = units(labels, run, m, settings)
+            per[(name, given)] = u
+            rows.append(_row(name, given, float(m.compute(current).mean()) if current.n_queries else 0.0, u, level))
+    diffs = None
+    if baseline is not None:
+        diffs = []
+        for name, _ in named:
+            if name == baseline:
+                continue
+            for given, m in parsed.items():
+                a = align(qrels, dict(named)[name], settings)
+                b = align(qrels, dict(named)[baseline], settings)
+                judged = (float(m.compute(a).mean()) if a.n_queries else 0.0) - \
+                         (float(m.compute(b).mean()) if b.n_queries else 0.0)
+                diffs.append(_row(f"{name} - {baseline}", given, judged,
+                                  per[(name, given)].minus(per[(baseline, given)]), level))
+    conventions = {g: m.convention(settings) for g, m in parsed.items()}
+    return PPIReport(design, machine, level, rows, conventions, diffs)
+
+
+def _row(name, given, judged, u: Units, level) -> RunEstimate:
+    ests = {e: u.estimate(e, level) for e in ESTIMATORS}
+    for e in ests.values():  # exact room left by the holes outside the population (pair units)
+        if u.uncovered_max > 0:
+            e.high = e.high + u.uncovered_max
+        if u.uncovered_min > 0:
+            e.low = e.low - u.uncovered_min
+    return RunEstimate(name, given, judged, u.machine_filled, ests, u.uncovered, u.uncovered_max,
+                       u.missing_machine, int((u.coef != 0).sum()), int(u.sampled[u.coef != 0].sum()))
+
+
+def supported_measures(design: Design, measures, k: int = 10) -> tuple[list, list]:
+    """(the measures the design can estimate, notes): a pair design estimates only the
+    linear ones (DCG, P); when none of ``measures`` is, it falls back to P@k and DCG@k."""
+    from ..core.measures import Measure
+
+    parsed = [Measure.parse(m) for m in measures]
+    if design.unit == "query":
+        return [str(m) for m in parsed if m.unjudged == "zero"], []
+    linear = [str(m) for m in parsed if m.name in LINEAR and m.unjudged == "zero"]
+    other = [str(m) for m in parsed if m.name not in LINEAR]
+    notes = []
+    if other:
+        cut = next((m.cutoff for m in parsed if m.cutoff), k)
+        if not linear:
+            linear = [f"P@{cut}", f"DCG@{cut}"]
+        notes.append(f"{', '.join(other)}: not linear in the labels, so a sample of pairs gives no unbiased "
+                     f"prediction-powered estimate; shown: {', '.join(linear)} (for nDCG, AP and the others draw "
+                     "queries: judged pool --strategy sample-queries)")
+    return linear, notes

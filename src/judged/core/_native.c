@@ -1,0 +1,1158 @@
+/* judged._native: the compiled fast path of judged's reading and alignment.
+ *
+ * Optional: setup.py builds it when a C compiler is there, and judged.native falls back to
+ * the pure Python/numpy path (same results, bit for bit) when it is not, or when the
+ * environment sets JUDGED_PURE_PYTHON=1. Every function works on buffers (bytes,
+ * bytearray, numpy arrays, Arrow buffers) and releases the GIL while it works, so reading
+ * the next block of a file overlaps with scoring the previous one.
+ *
+ *   tokenize        whitespace-separated lines -> Arrow-style string columns, one number
+ *                   column, the 64-bit hash of one column, the rows where the first column
+ *                   changes, and the byte offset and number of the line where it last changed
+ *   string_hash     the same hash over an Arrow string array (judged.data.string_hash)
+ *   equal_at        whether pairs of strings of two Arrow string arrays are equal
+ *   repeated_rows   rows that repeat an earlier (query, id) pair
+ *   lookup          grades of (query, docid) pairs from judged.data.KeyTable
+ *   lookup_blocks   the same, one small table per query (rows grouped by query)
+ *   binary_measure  P, R, RR, AP, Rprec, Success, Bpref and the counts, per query
+ *   dcg_measure     DCG@k per query under a gain table and a discount
+ *   ideal_dcg       IDCG@k of every query of a qrels index (the ideal over its judgments)
+ *   trec_rank       trec_eval's ranking order: query, score descending, docid descending
+ *
+ * Tokenizing follows Python's bytes.split() on each b"\n"-separated line (white space:
+ * space, \t, \r, \v, \f); blank lines and lines whose first field starts with '#' are
+ * skipped; with `extra`, fields after the last one are ignored (trec_eval's run format). A
+ * line the fast path cannot take (wrong field count, a field that is not a number, invalid
+ * UTF-8, a NUL byte) makes tokenize return its line number, and the caller explains that
+ * line with the pure Python reader's words.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdlib.h>
+#include <math.h>
+
+#define M1 0x9E3779B97F4A7C15ULL
+#define M2 0xBF58476D1CE4E5B9ULL
+#define MQ 0x94D049BB133111EBULL
+#define MAXF 16
+
+static unsigned char WS[256];
+
+static inline uint64_t load_le(const unsigned char *s, Py_ssize_t len)
+{
+    uint64_t x = 0;
+    if (len >= 8) {
+        memcpy(&x, s, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x);
+#endif
+        return x;
+    }
+    for (Py_ssize_t i = len - 1; i >= 0; i--)
+        x = (x << 8) | s[i];
+    return x;
+}
+
+/* judged.data.string_hash, one string: 8-byte little-endian words mixed into a state
+ * seeded with the length, then a splitmix64-style finaliser. */
+static inline uint64_t hash_bytes(const unsigned char *s, Py_ssize_t len)
+{
+    uint64_t h = (uint64_t)len * M1;
+    for (Py_ssize_t j = 0; j < len; j += 8) {
+        uint64_t x = load_le(s + j, len - j) ^ h;
+        x *= M2;
+        x ^= x >> 31;
+        h = x;
+    }
+    h ^= h >> 30;
+    h *= M2;
+    h ^= h >> 27;
+    h *= MQ;
+    h ^= h >> 31;
+    return h;
+}
+
+static int utf8_valid(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) { i++; continue; }
+        int len; uint32_t cp;
+        if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
+        else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
+        else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
+        else return 0;
+        if (i + len > n) return 0;
+        for (int k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A decimal number as Python's float() reads it (without '_', inf or nan): 0 on success.
+ * Clinger's fast path (an exact mantissa below 2^53 and a power of ten up to 22 give a
+ * correctly rounded quotient or product); strtod, correctly rounded in glibc, otherwise. */
+static int parse_double(const unsigned char *s, Py_ssize_t n, double *out)
+{
+    Py_ssize_t i = 0;
+    int neg = 0;
+    if (i < n && (s[i] == '+' || s[i] == '-')) { neg = s[i] == '-'; i++; }
+    uint64_t m = 0;
+    int digits = 0, frac = 0, sig = 0, mdigits = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+        if (m || s[i] != '0') { if (mdigits < 19) { m = m * 10 + (s[i] - '0'); mdigits++; } else sig++; }
+        digits++; i++;
+    }
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            if (m || s[i] != '0') { if (mdigits < 19) { m = m * 10 + (s[i] - '0'); mdigits++; frac++; } }
+            else frac++;
+            digits++; i++;
+        }
+    }
+    if (!digits) return -1;
+    long e = 0;
+    int ebig = 0;  /* an exponent too long to hold: strtod decides */
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        int eneg = 0, edigits = 0;
+        if (i < n && (s[i] == '+' || s[i] == '-')) { eneg = s[i] == '-'; i++; }
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            if (e < 100000) e = e * 10 + (s[i] - '0');
+            else ebig = 1;
+            edigits++; i++;
+        }
+        if (!edigits) return -1;
+        if (eneg) e = -e;
+    }
+    if (i != n) return -1;
+    long p = e - frac + sig;
+    if (m == 0) { *out = neg ? -0.0 : 0.0; return 0; }
+    if (!ebig && m <= (1ULL << 53) && p >= -22 && p <= 22) {
+        double v = (double)m;
+        v = p < 0 ? v / POW10[-p] : v * POW10[p];
+        *out = neg ? -v : v;
+        return 0;
+    }
+    char stack[64];
+    char *buf = n < 64 ? stack : malloc(n + 1);
+    if (!buf) return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    char *end;
+    double v = strtod(buf, &end);
+    int ok = end == buf + n;
+    if (buf != stack) free(buf);
+    if (!ok) return -1;
+    *out = v;
+    return 0;
+}
+
+/* A decimal integer token ([+-]digits) that fits int64: 0 on success. */
+static int parse_int64(const unsigned char *s, Py_ssize_t n, int64_t *out)
+{
+    Py_ssize_t i = 0;
+    int neg = 0;
+    if (i < n && (s[i] == '+' || s[i] == '-')) { neg = s[i] == '-'; i++; }
+    if (i == n) return -1;
+    uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        unsigned d = s[i] - '0';
+        if (v > (limit - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return 0;
+}
+
+/* ---- tokenize ---------------------------------------------------------------------- */
+
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define JUDGED_SSE2 1
+#include <emmintrin.h>
+
+/* Bit masks over the 64 bytes at p: white space (0x20 and 0x09..0x0D, as bytes.split()),
+ * line ends, and bytes with the high bit set (UTF-8). A line that fits in the window is
+ * then cut into fields without a branch per byte (the per-byte loops mispredict at the end
+ * of every field). */
+static inline void window_masks(const unsigned char *p, uint64_t *white, uint64_t *newline, uint64_t *high)
+{
+    const __m128i space = _mm_set1_epi8(' '), nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4);
+    const __m128i nl = _mm_set1_epi8('\n');
+    uint64_t w = 0, n = 0, h = 0;
+    for (int k = 0; k < 4; k++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+        __m128i t = _mm_sub_epi8(x, nine);  /* 9..13 -> 0..4; others wrap above 4 */
+        __m128i ws = _mm_or_si128(_mm_cmpeq_epi8(x, space), _mm_cmpeq_epi8(_mm_min_epu8(t, four), t));
+        w |= (uint64_t)(uint16_t)_mm_movemask_epi8(ws) << (16 * k);
+        n |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, nl)) << (16 * k);
+        h |= (uint64_t)(uint16_t)_mm_movemask_epi8(x) << (16 * k);
+    }
+    *white = w;
+    *newline = n;
+    *high = h;
+}
+#endif
+
+/* ---- output blocks ------------------------------------------------------------------ */
+
+/* A writable buffer (Python's buffer protocol: numpy and Arrow wrap it without a copy)
+ * whose memory goes back to a small pool when the last array over it is freed. Streaming
+ * asks for the same sizes piece after piece; fresh memory each time cost page faults (a
+ * quarter of the CPU time on wide was the kernel's) where the pool's memory is already
+ * mapped. Pool and blocks are only touched with the GIL held. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    Py_ssize_t size, cap;
+} Block;
+
+#define POOL_BLOCKS 64
+#define POOL_BYTES ((Py_ssize_t)512 << 20)
+static char *pool_data[POOL_BLOCKS];
+static Py_ssize_t pool_cap[POOL_BLOCKS];
+static int pool_n = 0;
+static Py_ssize_t pool_bytes = 0;
+
+static void block_dealloc(Block *b)
+{
+    if (b->data && pool_n < POOL_BLOCKS && pool_bytes + b->cap <= POOL_BYTES) {
+        pool_data[pool_n] = b->data;
+        pool_cap[pool_n++] = b->cap;
+        pool_bytes += b->cap;
+    } else {
+        free(b->data);
+    }
+    PyObject_Free(b);
+}
+
+static int block_getbuffer(Block *b, Py_buffer *view, int flags)
+{
+    return PyBuffer_FillInfo(view, (PyObject *)b, b->data, b->size, 0, flags);
+}
+
+static PyBufferProcs BLOCK_BUFFER = {(getbufferproc)block_getbuffer, NULL};
+
+static PyTypeObject BlockType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "judged.core._native.Block",
+    .tp_basicsize = sizeof(Block),
+    .tp_dealloc = (destructor)block_dealloc,
+    .tp_as_buffer = &BLOCK_BUFFER,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "memory for a column, returned to a pool when freed",
+};
+
+/* A block of at least `size` bytes (the smallest pooled one that fits, else new memory). */
+static Block *block_new(Py_ssize_t size)
+{
+    if (size < 1) size = 1;
+    Block *b = PyObject_New(Block, &BlockType);
+    if (!b) return NULL;
+    int best = -1;
+    for (int k = 0; k < pool_n; k++)
+        if (pool_cap[k] >= size && (best < 0 || pool_cap[k] < pool_cap[best])) best = k;
+    if (best >= 0) {
+        b->data = pool_data[best];
+        b->cap = pool_cap[best];
+        pool_bytes -= b->cap;
+        pool_data[best] = pool_data[--pool_n];
+        pool_cap[best] = pool_cap[pool_n];
+    } else {
+        b->data = malloc(size);
+        b->cap = size;
+        if (!b->data) { b->cap = 0; Py_DECREF(b); return (Block *)PyErr_NoMemory(); }
+    }
+    b->size = size;
+    return b;
+}
+
+typedef struct {
+    PyObject *obj;  /* a Block */
+    char *p;
+} Out;
+
+static int out_new(Out *o, Py_ssize_t size)
+{
+    Block *b = block_new(size);
+    if (!b) return -1;
+    o->obj = (PyObject *)b;
+    o->p = b->data;
+    return 0;
+}
+
+static int out_fit(Out *o, Py_ssize_t size)
+{
+    if (o->obj) ((Block *)o->obj)->size = size;  /* shrinking only: the capacity stays */
+    return 0;
+}
+
+static PyObject *tokenize(PyObject *self, PyObject *args)
+{
+    Py_buffer buf;
+    int nfields, num_field, num_kind, hash_field, extra;
+    Py_buffer strspec;
+    Py_ssize_t first_line;
+    if (!PyArg_ParseTuple(args, "y*iy*iiinp", &buf, &nfields, &strspec, &num_field, &num_kind, &hash_field, &first_line,
+                          &extra))
+        return NULL;
+    const unsigned char *p = buf.buf;
+    Py_ssize_t n = buf.len;
+    int nstr = (int)strspec.len;
+    int strf[MAXF];
+    PyObject *result = NULL;
+    Out offs[MAXF], datas[MAXF], nums = {0}, hashes = {0}, blocks = {0};
+    memset(offs, 0, sizeof offs);
+    memset(datas, 0, sizeof datas);
+    if (nfields < 1 || nfields > MAXF || nstr < 1 || nstr > MAXF) {
+        PyErr_SetString(PyExc_ValueError, "bad field specification");
+        goto done;
+    }
+    for (int k = 0; k < nstr; k++) strf[k] = ((unsigned char *)strspec.buf)[k];
+    if (strf[0] != 0) {
+        PyErr_SetString(PyExc_ValueError, "the first string field must be field 0");
+        goto done;
+    }
+
+    /* every data line has at least nfields tokens and nfields separators */
+    Py_ssize_t lines = (n + 1) / (2 * nfields) + 1;
+    if (n > INT32_MAX) { result = PyLong_FromLong(0); goto done; }  /* too large for int32 offsets */
+    for (int k = 0; k < nstr; k++)
+        if (out_new(&offs[k], (lines + 1) * 4) || out_new(&datas[k], n)) goto done;
+    if (num_field >= 0 && out_new(&nums, lines * 8)) goto done;
+    if (hash_field >= 0 && out_new(&hashes, lines * 8)) goto done;
+    if (out_new(&blocks, lines * 8)) goto done;
+
+    Py_ssize_t rows = 0, nblocks = 0, bad = 0, last_block_at = 0, last_block_line = first_line;
+    int32_t used[MAXF] = {0};
+    unsigned char *copy = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    const unsigned char *nul = n ? memchr(p, 0, n) : NULL;
+    Py_ssize_t limit = nul ? nul - p : n;  /* lines before a NUL byte are read, its own is refused */
+    if (limit && p[limit - 1] != '\n') {  /* the scan stops at each line's '\n': give the last line one */
+        copy = malloc(limit + 1);
+        if (copy) { memcpy(copy, p, limit); copy[limit] = '\n'; p = copy; limit++; }
+        else bad = -1;
+    }
+    int32_t *off[MAXF];
+    for (int k = 0; k < nstr; k++) { off[k] = (int32_t *)offs[k].p; off[k][0] = 0; }
+    Py_ssize_t i = 0, lineno = first_line - 1;
+    Py_ssize_t ts[MAXF + 1], tl[MAXF + 1];
+    /* field k's text to the end of its column: a fixed 16-byte copy when the field is that
+     * short and both buffers have the room (the bytes past it are overwritten or cut off) */
+#define COPY_FIELD(k) do { \
+        Py_ssize_t f_ = strf[k], len_ = tl[f_]; \
+        char *to_ = datas[k].p + used[k]; \
+        const unsigned char *from_ = p + ts[f_]; \
+        if (len_ <= 16 && used[k] + 16 <= n && ts[f_] + 16 <= limit) memcpy(to_, from_, 16); \
+        else memcpy(to_, from_, len_); \
+        used[k] += (int32_t)len_; \
+        off[k][rows + 1] = used[k]; \
+    } while (0)
+    const unsigned char *prev_q = NULL;
+    Py_ssize_t prev_ql = -1;
+    while (i < limit && !bad) {
+        lineno++;
+        Py_ssize_t line_start = i, line_end = i;  /* line_end: the end of its last field */
+        int nt = 0;
+        unsigned char any = 0, c;
+#ifdef JUDGED_SSE2
+        if (i + 64 <= limit) {  /* the whole line in one 64-byte window: token bounds from bit masks */
+            uint64_t white, newline, high;
+            window_masks(p + i, &white, &newline, &high);
+            if (newline) {
+                int len = __builtin_ctzll(newline);
+                uint64_t inside = len == 63 ? ~0ULL >> 1 : (1ULL << len) - 1;  /* len < 64 */
+                uint64_t text = ~white & inside;
+                uint64_t starts = text & ~(text << 1), ends = ~text & (text << 1);
+                if (high & inside) any = 0x80;
+                while (starts) {  /* as many rounds as fields: a count the branch predictor learns */
+                    int a = __builtin_ctzll(starts), b = __builtin_ctzll(ends);
+                    if (nt <= MAXF) { ts[nt] = i + a; tl[nt] = b - a; }
+                    line_end = i + b;
+                    nt++;
+                    starts &= starts - 1;
+                    ends &= ends - 1;
+                }
+                i += len;
+                goto eol;
+            }
+        }
+#endif
+        for (;;) {
+            while (WS[c = p[i]]) { if (c == '\n') goto eol; i++; }
+            Py_ssize_t s = i;
+            while (!WS[c = p[i]]) { any |= c; i++; }
+            if (nt <= MAXF) { ts[nt] = s; tl[nt] = i - s; }
+            line_end = i;
+            nt++;
+        }
+    eol:
+        i++;
+        if (nt == 0 || p[ts[0]] == '#') continue;
+        if (nt < nfields || (nt > nfields && !extra)) { bad = lineno; break; }
+        if ((any & 0x80) && !utf8_valid(p + ts[0], line_end - ts[0])) { bad = lineno; break; }
+        if (num_field >= 0) {
+            const unsigned char *t = p + ts[num_field];
+            if (num_kind == 0) {
+                double v;
+                if (parse_double(t, tl[num_field], &v) || !isfinite(v)) { bad = lineno; break; }
+                ((double *)nums.p)[rows] = v;
+            } else {
+                int64_t v;
+                if (parse_int64(t, tl[num_field], &v)) { bad = lineno; break; }
+                ((int64_t *)nums.p)[rows] = v;
+            }
+        }
+        const unsigned char *qs = p + ts[0];
+        Py_ssize_t ql = tl[0];
+        if (ql != prev_ql || memcmp(qs, prev_q, ql) != 0) {
+            ((int64_t *)blocks.p)[nblocks++] = rows;
+            last_block_at = line_start;
+            last_block_line = lineno;
+        }
+        prev_q = qs; prev_ql = ql;
+        if (nstr == 3) {  /* a run line (qid, docid, rank): no loop, short fields copied inline */
+            COPY_FIELD(0); COPY_FIELD(1); COPY_FIELD(2);
+        } else {
+            for (int k = 0; k < nstr; k++) { COPY_FIELD(k); }
+        }
+        if (hash_field >= 0)
+            ((uint64_t *)hashes.p)[rows] = hash_bytes(p + ts[hash_field], tl[hash_field]);
+        rows++;
+    }
+    if (nul && !bad) {  /* the line holding the NUL byte */
+        bad = first_line;
+        for (const unsigned char *q = buf.buf; q < nul; q++) bad += *q == '\n';
+    }
+    free(copy);
+    Py_END_ALLOW_THREADS
+    if (bad < 0) { result = PyErr_NoMemory(); goto done; }
+    if (bad) { result = PyLong_FromSsize_t(bad); goto done; }
+    PyObject *cols = PyList_New(nstr);
+    if (!cols) goto done;
+    for (int k = 0; k < nstr; k++) {
+        if (out_fit(&offs[k], (rows + 1) * 4) || out_fit(&datas[k], used[k])) { Py_DECREF(cols); goto done; }
+        PyList_SET_ITEM(cols, k, Py_BuildValue("(OO)", offs[k].obj, datas[k].obj));
+    }
+    if (out_fit(&nums, rows * 8) || out_fit(&hashes, rows * 8) || out_fit(&blocks, nblocks * 8)) { Py_DECREF(cols); goto done; }
+    result = Py_BuildValue("(nNOOOnn)", rows, cols, nums.obj ? nums.obj : Py_None, hashes.obj ? hashes.obj : Py_None,
+                           blocks.obj, last_block_at, last_block_line);
+done:
+    for (int k = 0; k < MAXF; k++) { Py_XDECREF(offs[k].obj); Py_XDECREF(datas[k].obj); }
+    Py_XDECREF(nums.obj);
+    Py_XDECREF(hashes.obj);
+    Py_XDECREF(blocks.obj);
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&strspec);
+    return result;
+}
+
+/* ---- string_hash ------------------------------------------------------------------- */
+
+static PyObject *string_hash(PyObject *self, PyObject *args)
+{
+    Py_buffer off, data, out;
+    if (!PyArg_ParseTuple(args, "y*y*w*", &off, &data, &out)) return NULL;
+    Py_ssize_t n = out.len / 8;
+    const int32_t *o = off.buf;
+    const unsigned char *d = data.buf;
+    uint64_t *h = out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) h[i] = hash_bytes(d + o[i], o[i + 1] - o[i]);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&off);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
+static inline int same_string(const int32_t *ao, const unsigned char *ad, int64_t a,
+                              const int32_t *bo, const unsigned char *bd, int64_t b)
+{
+    int32_t la = ao[a + 1] - ao[a], lb = bo[b + 1] - bo[b];
+    return la == lb && memcmp(ad + ao[a], bd + bo[b], la) == 0;
+}
+
+/* ---- equal_at ----------------------------------------------------------------------- */
+
+/* out[i] = (string ia[i] of array a == string ib[i] of array b), for Arrow string arrays
+ * given as int32 offsets and data: confirms the matches a hash lookup suggests. */
+static PyObject *equal_at(PyObject *self, PyObject *args)
+{
+    Py_buffer ao, ad, ia, bo, bd, ib, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*w*", &ao, &ad, &ia, &bo, &bd, &ib, &out)) return NULL;
+    const int64_t *x = ia.buf, *y = ib.buf;
+    unsigned char *o = out.buf;
+    Py_ssize_t n = out.len;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) o[i] = same_string(ao.buf, ad.buf, x[i], bo.buf, bd.buf, y[i]);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&ao); PyBuffer_Release(&ad); PyBuffer_Release(&ia);
+    PyBuffer_Release(&bo); PyBuffer_Release(&bd); PyBuffer_Release(&ib); PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
+/* ---- rows by query: a stable counting sort ------------------------------------------- */
+
+/* start[0..nq]: where each query's rows begin once sorted (rows with q < 0 are left out). */
+static void query_starts(const int64_t *q, Py_ssize_t n, Py_ssize_t nq, int64_t *start)
+{
+    memset(start, 0, (nq + 1) * sizeof(int64_t));
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (q[i] >= 0) start[q[i] + 1]++;
+    for (Py_ssize_t k = 0; k < nq; k++) start[k + 1] += start[k];
+}
+
+/* order: the rows with q >= 0, stably sorted by q (start from query_starts); -1 if out of memory. */
+static int rows_by_query(const int64_t *q, Py_ssize_t n, Py_ssize_t nq, const int64_t *start, int64_t *order)
+{
+    int64_t *fill = malloc((nq + 1) * sizeof(int64_t));
+    if (!fill) return -1;
+    memcpy(fill, start, (nq + 1) * sizeof(int64_t));
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (q[i] >= 0) order[fill[q[i]]++] = i;
+    free(fill);
+    return 0;
+}
+
+/* ---- repeated_rows ----------------------------------------------------------------- */
+
+/* Rows (ascending) whose (query code, string) pair appeared on an earlier row. Rows are
+ * visited query by query (a stable counting sort when the codes are not already
+ * non-decreasing), each query with its own small open-addressing set of string hashes;
+ * a hash match is confirmed on the bytes. */
+static PyObject *repeated_rows(PyObject *self, PyObject *args)
+{
+    Py_buffer qb, hb, ob, db;
+    Py_ssize_t nq;
+    if (!PyArg_ParseTuple(args, "y*ny*y*y*", &qb, &nq, &hb, &ob, &db)) return NULL;
+    Py_ssize_t n = qb.len / 8;
+    const int64_t *q = qb.buf;
+    const uint64_t *h = hb.buf;
+    const int32_t *o = ob.buf;
+    const unsigned char *d = db.buf;
+    int64_t *order = NULL, *start = NULL, *table = NULL, *dups = NULL;
+    Py_ssize_t ndup = 0, failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int sorted = 1;
+    for (Py_ssize_t i = 1; i < n && sorted; i++) sorted = q[i] >= q[i - 1];
+    start = malloc((nq + 1) * sizeof(int64_t));
+    dups = malloc((n ? n : 1) * sizeof(int64_t));
+    if (!sorted) order = malloc((n ? n : 1) * sizeof(int64_t));
+    if (!start || !dups || (!sorted && !order)) failed = 1;
+    if (!failed) {
+        query_starts(q, n, nq, start);
+        if (!sorted && rows_by_query(q, n, nq, start, order)) failed = 1;
+    }
+    Py_ssize_t cap = 0;
+    for (Py_ssize_t k = 0; k < nq && !failed; k++) {
+        Py_ssize_t a = start[k], b = start[k + 1], m = b - a;
+        if (m < 2) continue;
+        Py_ssize_t size = 4;
+        while (size < 2 * m) size <<= 1;
+        if (size > cap) {
+            free(table);
+            table = malloc(size * sizeof(int64_t));
+            if (!table) { failed = 1; break; }
+            cap = size;
+        }
+        for (Py_ssize_t s = 0; s < size; s++) table[s] = -1;
+        int shift = 64 - __builtin_ctzll((unsigned long long)size);
+        for (Py_ssize_t j = a; j < b; j++) {
+            int64_t r = sorted ? j : order[j];
+            Py_ssize_t slot = (Py_ssize_t)(h[r] >> shift);
+            for (;;) {
+                int64_t other = table[slot];
+                if (other < 0) { table[slot] = r; break; }
+                if (h[other] == h[r] && same_string(o, d, other, o, d, r)) { dups[ndup++] = r; break; }
+                slot = (slot + 1) & (size - 1);
+            }
+        }
+    }
+    free(order); free(start); free(table);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&qb); PyBuffer_Release(&hb); PyBuffer_Release(&ob); PyBuffer_Release(&db);
+    if (failed) { free(dups); return PyErr_NoMemory(); }
+    PyObject *res = PyByteArray_FromStringAndSize((const char *)dups, ndup * 8);
+    free(dups);
+    return res;
+}
+
+/* ---- lookup_blocks -------------------------------------------------------------------- */
+
+/* Grades (NaN when unjudged) of the run rows rows[i], grouped by query (as align gives
+ * them); q and h are per run row (query code, -1 when unknown; docid hash). Each query's
+ * judgments (block j_start[q]..j_start[q+1] of the qrels index, with their docid hashes
+ * j_hash) go into a small open-addressing table that stays in cache while that query's
+ * rows probe it. Matches are confirmed on the docid bytes; two judgments of one query with
+ * equal hashes but different docids are both kept (probing goes on). The numpy reference
+ * is judged.data.QrelsIndex.lookup (one KeyTable of every judgment). */
+static PyObject *lookup_blocks(PyObject *self, PyObject *args)
+{
+    Py_buffer qb, hb, rb, ro, rd, js, jh, jo, jd, jg, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*w*", &qb, &hb, &rb, &ro, &rd, &js, &jh, &jo, &jd, &jg, &out))
+        return NULL;
+    const int64_t *q = qb.buf, *rows = rb.buf, *jstart = js.buf, *grade = jg.buf;
+    const uint64_t *h = hb.buf, *jhash = jh.buf;
+    const int32_t *run_off = ro.buf, *j_off = jo.buf;
+    const unsigned char *run_data = rd.buf, *j_data = jd.buf;
+    double *g = out.buf;
+    Py_ssize_t n = out.len / 8;
+    int64_t *table = NULL;
+    Py_ssize_t cap = 0, size = 0;
+    int shift = 64, failed = 0;
+    int64_t current = -2;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t qi = q[rows[i]];
+        g[i] = NAN;
+        if (qi < 0) continue;
+        if (qi != current) {
+            current = qi;
+            int64_t a = jstart[qi], b = jstart[qi + 1];
+            size = 8;
+            while (size < 4 * (b - a)) size <<= 1;  /* at most a quarter full: most probes miss */
+            if (size > cap) {
+                free(table);
+                table = malloc(size * sizeof(int64_t));
+                if (!table) { failed = 1; break; }
+                cap = size;
+            }
+            for (Py_ssize_t s = 0; s < size; s++) table[s] = -1;
+            shift = 64 - __builtin_ctzll((unsigned long long)size);
+            for (int64_t r = a; r < b; r++) {
+                Py_ssize_t slot = (Py_ssize_t)(jhash[r] >> shift);
+                while (table[slot] >= 0) slot = (slot + 1) & (size - 1);
+                table[slot] = r;
+            }
+        }
+        uint64_t key = h[rows[i]];
+        for (Py_ssize_t slot = (Py_ssize_t)(key >> shift);; slot = (slot + 1) & (size - 1)) {
+            int64_t r = table[slot];
+            if (r < 0) break;
+            if (jhash[r] == key && same_string(run_off, run_data, rows[i], j_off, j_data, r)) {
+                g[i] = (double)grade[r];
+                break;
+            }
+        }
+    }
+    free(table);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&qb); PyBuffer_Release(&hb); PyBuffer_Release(&rb); PyBuffer_Release(&ro);
+    PyBuffer_Release(&rd); PyBuffer_Release(&js); PyBuffer_Release(&jh); PyBuffer_Release(&jo);
+    PyBuffer_Release(&jd); PyBuffer_Release(&jg); PyBuffer_Release(&out);
+    if (failed) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+/* ---- measure kernels ------------------------------------------------------------------ */
+
+/* Per-query values over align's ranked rows (judged.align.Ranked): query q owns rows
+ * offsets[q] .. offsets[q+1], in rank order, with 0-based rank pos and grade (NaN when
+ * unjudged). With ``condensed`` the rows whose grade is NaN or negative are dropped and the
+ * ranks close up (unjudged=condensed, Ranked.condensed); k < 0 means no cutoff. The numpy
+ * kernels of judged.measures.binary and judged.measures.dcg compute the same numbers with
+ * the same operations in the same order, so the two paths agree bit for bit. */
+
+enum { M_P, M_R, M_SUCCESS, M_RR, M_AP, M_RPREC, M_NUMRET, M_NUMRELRET, M_BPREF };
+
+/* The 0-based rank of row i (grade g) in its query's ranking, or -1 when the condensed
+ * ranking drops it; *kept counts the rows the condensed ranking kept so far. */
+static inline int64_t rank_of(int condensed, double g, const int64_t *pos, int64_t i, int64_t *kept)
+{
+    if (!condensed) return pos[i];
+    if (!(g >= 0)) return -1;
+    return (*kept)++;
+}
+
+/* binary_measure(kind, k, rel, condensed, offsets, pos, grade, R, N, out): the measure of
+ * judged.measures.binary coded ``kind`` (M_* above) for every query; R and N are the
+ * query's relevant (grade >= rel) and judged non-relevant (0 <= grade < rel) counts. */
+static PyObject *binary_measure(PyObject *self, PyObject *args)
+{
+    Py_buffer ob, pb, gb, rb, nb, out;
+    int kind, condensed;
+    long long k;
+    double rel;
+    if (!PyArg_ParseTuple(args, "iLdpy*y*y*y*y*w*", &kind, &k, &rel, &condensed, &ob, &pb, &gb, &rb, &nb, &out))
+        return NULL;
+    const int64_t *off = ob.buf, *pos = pb.buf;
+    const double *grade = gb.buf, *R = rb.buf, *N = nb.buf;
+    double *o = out.buf;
+    Py_ssize_t nq = out.len / 8;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        const double Rq = R[q];
+        if (kind == M_BPREF) {  /* the whole ranking, unjudged and negative grades skipped */
+            const double denom = N[q] < Rq ? N[q] : Rq;
+            double s = 0.0;
+            int64_t seen = 0;
+            for (int64_t i = off[q]; i < off[q + 1]; i++) {
+                const double g = grade[i];
+                if (g >= rel) {
+                    double t = 1.0, n = (double)seen;
+                    if (seen > 0) t = 1.0 - (n < Rq ? n : Rq) / denom;
+                    s += t;
+                } else if (g >= 0) {
+                    seen++;
+                }
+            }
+            o[q] = Rq > 0 ? s / Rq : s;
+            continue;
+        }
+        int64_t kept = 0, ret = 0, relret = 0, hits = 0;
+        double s = 0.0, rr = 0.0;
+        for (int64_t i = off[q]; i < off[q + 1]; i++) {
+            const double g = grade[i];
+            const int64_t p = rank_of(condensed, g, pos, i, &kept);
+            if (p < 0) continue;
+            if (k >= 0 && p >= k) break;
+            ret++;
+            if (!(g >= rel)) continue;
+            relret++;
+            if (relret == 1) {
+                rr = 1.0 / ((double)p + 1.0);
+                if (kind == M_RR || kind == M_SUCCESS) break;  /* the first relevant decides */
+            }
+            s += (double)relret / ((double)p + 1.0);
+            if ((double)p < Rq) hits++;
+        }
+        double v = 0.0;
+        switch (kind) {
+        case M_P: v = (double)relret / (double)k; break;
+        case M_R: v = Rq > 0 ? (double)relret / Rq : 0.0; break;
+        case M_SUCCESS: v = relret > 0 ? 1.0 : 0.0; break;
+        case M_RR: v = rr; break;
+        case M_AP: v = Rq > 0 ? s / Rq : 0.0; break;
+        case M_RPREC: v = Rq > 0 ? (double)hits / Rq : 0.0; break;
+        case M_NUMRET: v = (double)ret; break;
+        case M_NUMRELRET: v = (double)relret; break;
+        }
+        o[q] = v;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&ob); PyBuffer_Release(&pb); PyBuffer_Release(&gb); PyBuffer_Release(&rb);
+    PyBuffer_Release(&nb); PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
+/* dcg_measure(k, condensed, offsets, pos, grade, gains, denominators, out) -> bool: DCG@k
+ * of every query, sum of gains[grade] / denominators[rank] in rank order (gains indexed by
+ * integer grade >= 0, NaN where the gain convention has none; negative and unjudged grades
+ * gain 0). False, with ``out`` partly written, when a grade is not an integer the table
+ * holds or a rank is past the denominators: the caller then takes the numpy path. */
+static PyObject *dcg_measure(PyObject *self, PyObject *args)
+{
+    Py_buffer ob, pb, gb, tb, db, out;
+    int condensed;
+    long long k;
+    if (!PyArg_ParseTuple(args, "Lpy*y*y*y*y*w*", &k, &condensed, &ob, &pb, &gb, &tb, &db, &out)) return NULL;
+    const int64_t *off = ob.buf, *pos = pb.buf;
+    const double *grade = gb.buf, *gains = tb.buf, *denom = db.buf;
+    const Py_ssize_t ngains = tb.len / 8, ndenom = db.len / 8;
+    double *o = out.buf;
+    Py_ssize_t nq = out.len / 8;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q < nq && ok; q++) {
+        int64_t kept = 0;
+        double s = 0.0;
+        for (int64_t i = off[q]; i < off[q + 1]; i++) {
+            const double g = grade[i];
+            const int64_t p = rank_of(condensed, g, pos, i, &kept);
+            if (p < 0) continue;
+            if (k >= 0 && p >= k) break;
+            double gain = 0.0;
+            if (g >= 0) {
+                if (!(g < (double)ngains) || (double)(int64_t)g != g || isnan(gains[(int64_t)g])) { ok = 0; break; }
+                gain = gains[(int64_t)g];
+            }
+            if (gain == 0.0) continue;  /* adds +0.0: s (never -0.0) is unchanged */
+            if (p >= ndenom) { ok = 0; break; }
+            s += gain / denom[p];
+        }
+        o[q] = s;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&ob); PyBuffer_Release(&pb); PyBuffer_Release(&gb); PyBuffer_Release(&tb);
+    PyBuffer_Release(&db); PyBuffer_Release(&out);
+    return PyBool_FromLong(ok);
+}
+
+static int desc_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* ideal_dcg(k, offsets, grade, gains, denominators, out) -> bool: IDCG@k of every query of
+ * a qrels index (query q's judgments are grade[offsets[q] .. offsets[q+1]], int64): its
+ * positive gains sorted descending, summed as gain / denominators[rank]. False when a
+ * grade >= 0 is past the gain table or has no gain there (NaN): numpy then decides. */
+static PyObject *ideal_dcg(PyObject *self, PyObject *args)
+{
+    Py_buffer ob, gb, tb, db, out;
+    long long k;
+    if (!PyArg_ParseTuple(args, "Ly*y*y*y*w*", &k, &ob, &gb, &tb, &db, &out)) return NULL;
+    const int64_t *off = ob.buf, *grade = gb.buf;
+    const double *gains = tb.buf, *denom = db.buf;
+    const Py_ssize_t ngains = tb.len / 8, ndenom = db.len / 8, nq = out.len / 8;
+    double *o = out.buf, *scratch = NULL;
+    int ok = 1, failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t q = 0; q < nq; q++)
+        if (off[q + 1] - off[q] > longest) longest = off[q + 1] - off[q];
+    scratch = malloc((longest + 1) * sizeof(double));
+    if (!scratch) failed = 1;
+    for (Py_ssize_t q = 0; q < nq && ok && !failed; q++) {
+        Py_ssize_t m = 0;
+        for (int64_t i = off[q]; i < off[q + 1]; i++) {
+            const int64_t g = grade[i];
+            if (g < 0) continue;
+            if (g >= ngains || isnan(gains[g])) { ok = 0; break; }
+            if (gains[g] > 0) scratch[m++] = gains[g];
+        }
+        if (m > 1) {
+            if (m <= 16) {
+                for (Py_ssize_t i = 1; i < m; i++) {
+                    double x = scratch[i];
+                    Py_ssize_t j = i;
+                    while (j > 0 && scratch[j - 1] < x) { scratch[j] = scratch[j - 1]; j--; }
+                    scratch[j] = x;
+                }
+            } else {
+                qsort(scratch, m, sizeof(double), desc_double);
+            }
+        }
+        if (k >= 0 && m > k) m = k;
+        if (m > ndenom) { ok = 0; break; }
+        double s = 0.0;
+        for (Py_ssize_t p = 0; p < m; p++) s += scratch[p] / denom[p];
+        o[q] = s;
+    }
+    free(scratch);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&ob); PyBuffer_Release(&gb); PyBuffer_Release(&tb); PyBuffer_Release(&db);
+    PyBuffer_Release(&out);
+    if (failed) return PyErr_NoMemory();
+    return PyBool_FromLong(ok);
+}
+
+/* ---- trec_rank ------------------------------------------------------------------------ */
+
+typedef struct {
+    const double *score;
+    const int32_t *off;
+    const unsigned char *data;
+} RankKey;
+
+/* <0 when run row ra ranks before run row rb: score descending, then docid descending
+ * (strcmp, as trec_eval 10), then input order. */
+static inline int rank_cmp_rows(const RankKey *k, int64_t ra, int64_t rb)
+{
+    double sa = k->score[ra], sb = k->score[rb];
+    if (sa > sb) return -1;
+    if (sa < sb) return 1;
+    int32_t la = k->off[ra + 1] - k->off[ra], lb = k->off[rb + 1] - k->off[rb];
+    int c = memcmp(k->data + k->off[ra], k->data + k->off[rb], la < lb ? la : lb);
+    if (c == 0) c = (la > lb) - (la < lb);
+    if (c) return -c;
+    return (ra > rb) - (ra < rb);
+}
+
+static void merge_sort_rows(const RankKey *k, int64_t *v, int64_t *tmp, Py_ssize_t n)
+{
+    if (n < 16) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            int64_t x = v[i];
+            Py_ssize_t j = i;
+            while (j > 0 && rank_cmp_rows(k, x, v[j - 1]) < 0) { v[j] = v[j - 1]; j--; }
+            v[j] = x;
+        }
+        return;
+    }
+    Py_ssize_t h = n / 2;
+    merge_sort_rows(k, v, tmp, h);
+    merge_sort_rows(k, v + h, tmp, n - h);
+    if (rank_cmp_rows(k, v[h - 1], v[h]) < 0) return;
+    memcpy(tmp, v, h * sizeof(int64_t));
+    Py_ssize_t i = 0, j = h, o = 0;
+    while (i < h && j < n) v[o++] = rank_cmp_rows(k, v[j], tmp[i]) < 0 ? v[j++] : tmp[i++];
+    while (i < h) v[o++] = tmp[i++];
+}
+
+/* A query's rows out of order are sorted as (key, row) pairs in one contiguous array
+ * rather than through score[row]: the key is a uint64 whose unsigned order is the score's
+ * descending order (the IEEE 754 bits, sign-flipped so that they sort as integers, then
+ * complemented), with -0.0 read as 0.0 since the two compare equal; +-inf sort as numbers.
+ * Equal keys are exactly equal scores, left to sort_equal_score for docid and row order. */
+typedef struct {
+    uint64_t key;
+    int64_t row;
+} KeyRow;
+
+static inline uint64_t rank_key(double s)
+{
+    uint64_t b;
+    s += 0.0;  /* -0.0 + 0.0 is 0.0: one key for the two zeros, which compare equal */
+    memcpy(&b, &s, sizeof b);
+    return b >> 63 ? b : ~(b | (UINT64_C(1) << 63));
+}
+
+#define KEY_SMALL 16     /* at most this many pairs: left to the final insertion pass */
+#define KEY_BITS_MAX 11  /* at most 2048 buckets per pass */
+#define KEY_LEVELS 16    /* passes nested at most: each one narrows the range >= 16 times */
+
+static inline int bit_length(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 64 - __builtin_clzll(x) : 0;
+#else
+    int n = 0;
+    while (x) { n++; x >>= 1; }
+    return n;
+#endif
+}
+
+/* Buckets of one key_buckets pass over n pairs: the power of two >= n, at most 2048. */
+static inline Py_ssize_t key_bucket_count(Py_ssize_t n)
+{
+    int bits = bit_length((uint64_t)(n - 1));
+    return (Py_ssize_t)1 << (bits < KEY_BITS_MAX ? bits : KEY_BITS_MAX);
+}
+
+/* Groups a[0..n) by key: a most-significant-digit bucket pass that spreads the keys'
+ * range [lo, hi] evenly over about one bucket per pair (bucket ((key - lo) >> shift) *
+ * mul >> 32, where (hi - lo) >> shift < 2^32), repeated inside every bucket of more than
+ * KEY_SMALL pairs, at most `levels` passes deep. The buckets come out in key order for
+ * key_insertion to finish. A pass is stable; tmp and count (levels *
+ * key_bucket_count(n) entries) are scratch. */
+static void key_buckets(KeyRow *a, KeyRow *tmp, Py_ssize_t n, uint32_t *count, int levels)
+{
+    uint64_t lo = a[0].key, hi = lo;
+    for (Py_ssize_t i = 1; i < n; i++) {
+        uint64_t x = a[i].key;
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+    }
+    if (lo == hi) return;
+    Py_ssize_t nb = key_bucket_count(n);
+    int shift = bit_length(hi - lo) - 32;
+    if (shift < 0) shift = 0;
+    const uint64_t mul = ((uint64_t)nb << 32) / (((hi - lo) >> shift) + 1);  /* bucket(hi) < nb */
+    memset(count, 0, nb * sizeof(uint32_t));
+    for (Py_ssize_t i = 0; i < n; i++) count[((a[i].key - lo) >> shift) * mul >> 32]++;
+    uint32_t sum = 0, largest = 0;
+    for (Py_ssize_t d = 0; d < nb; d++) {  /* count[d]: where bucket d starts */
+        uint32_t c = count[d];
+        count[d] = sum;
+        sum += c;
+        largest = c > largest ? c : largest;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) tmp[count[((a[i].key - lo) >> shift) * mul >> 32]++] = a[i];
+    memcpy(a, tmp, n * sizeof(KeyRow));
+    if (largest <= KEY_SMALL || levels <= 1) return;
+    for (Py_ssize_t d = 0, s = 0; s < n; s = count[d++])  /* now count[d]: where bucket d ends */
+        if (count[d] - s > KEY_SMALL) key_buckets(a + s, tmp, count[d] - s, count + nb, levels - 1);
+}
+
+/* Stable insertion sort by key; cheap once key_buckets has grouped the pairs. */
+static void key_insertion(KeyRow *a, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 1; i < n; i++) {
+        KeyRow x = a[i];
+        Py_ssize_t j = i;
+        while (j > 0 && a[j - 1].key > x.key) { a[j] = a[j - 1]; j--; }
+        a[j] = x;
+    }
+}
+
+/* Docids as keys: 8 bytes from byte `skip` on, big-endian and zero-padded, complemented:
+ * their unsigned order is the docids' descending byte order, except that docids whose 8
+ * bytes agree (or differ only by trailing NUL bytes against padding) share a key. */
+static inline uint64_t docid_key(const RankKey *k, int64_t row, int32_t skip)
+{
+    const unsigned char *p = k->data + k->off[row] + skip;
+    int32_t len = k->off[row + 1] - k->off[row] - skip;
+    uint64_t x = 0;
+    for (int b = 0; b < 8; b++) x = x << 8 | (b < len ? p[b] : 0);
+    return ~x;
+}
+
+#define TIES_BY_KEY 32  /* equal scores: fewer rows than this are merge-sorted directly */
+
+/* v[0..n): rows of one score, into docid descending, then row order. Many rows are
+ * sorted as (docid key, row) pairs in a[0..n) (tmp, count: key_buckets' scratch) after
+ * the bytes they all share, and only rows with equal keys are compared in full. */
+static void sort_equal_score(const RankKey *k, int64_t *v, Py_ssize_t n, KeyRow *a, KeyRow *tmp,
+                             uint32_t *count, int64_t *row_tmp)
+{
+    if (n < TIES_BY_KEY) {
+        merge_sort_rows(k, v, row_tmp, n);
+        return;
+    }
+    const unsigned char *first = k->data + k->off[v[0]];
+    int32_t shared = k->off[v[0] + 1] - k->off[v[0]];
+    for (Py_ssize_t i = 1; i < n && shared > 0; i++) {
+        const unsigned char *p = k->data + k->off[v[i]];
+        int32_t len = k->off[v[i] + 1] - k->off[v[i]], j = 0;
+        if (len < shared) shared = len;
+        while (j < shared && p[j] == first[j]) j++;
+        shared = j;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) { a[i].key = docid_key(k, v[i], shared); a[i].row = v[i]; }
+    key_buckets(a, tmp, n, count, KEY_LEVELS);
+    key_insertion(a, n);
+    for (Py_ssize_t i = 0; i < n; i++) v[i] = a[i].row;
+    for (Py_ssize_t i = 1, s = 0; i <= n; i++)
+        if (i == n || a[i].key != a[s].key) {
+            if (i - s > 1) merge_sort_rows(k, v + s, row_tmp, i - s);
+            s = i;
+        }
+}
+
+/* v[0..n): one query's rows in score order, into rank order: each run of equal scores
+ * by sort_equal_score. Equal scores are told by their keys a[0..n) when `keyed` (read
+ * in order, not through v), else by score[v[i]]; a run's pairs are free once it ends, and
+ * become its scratch. */
+static void sort_equal_scores(const RankKey *k, int64_t *v, Py_ssize_t n, int keyed, KeyRow *a, KeyRow *tmp,
+                              uint32_t *count, int64_t *row_tmp)
+{
+    for (Py_ssize_t i = 1, s = 0; i <= n; i++)
+        if (i == n || (keyed ? a[i].key != a[s].key : k->score[v[i]] != k->score[v[s]])) {
+            if (i - s > 1) sort_equal_score(k, v + s, i - s, a + s, tmp + s, count, row_tmp);
+            s = i;
+        }
+}
+
+/* v[0..n): one query's rows (ascending), into rank order, given that v[0..from) is in
+ * it and v[from - 1], v[from] are not. Scores already descending (only equal scores out
+ * of docid order, as in a file sorted by score alone) keep their places, and the equal
+ * scores from the run holding v[from - 1] on are ordered; otherwise the rows are sorted
+ * as (key, row) pairs. */
+static void sort_query_rows(const RankKey *k, int64_t *v, Py_ssize_t n, Py_ssize_t from, KeyRow *a,
+                            KeyRow *tmp, uint32_t *count, int64_t *row_tmp)
+{
+    Py_ssize_t i = from;
+    while (i < n && k->score[v[i - 1]] >= k->score[v[i]]) i++;
+    if (i == n) {
+        i = from - 1;
+        while (i > 0 && k->score[v[i - 1]] == k->score[v[from - 1]]) i--;
+        sort_equal_scores(k, v + i, n - i, 0, a, tmp, count, row_tmp);
+        return;
+    }
+    for (i = 0; i < n; i++) { a[i].key = rank_key(k->score[v[i]]); a[i].row = v[i]; }
+    if (n > KEY_SMALL) key_buckets(a, tmp, n, count, KEY_LEVELS);
+    key_insertion(a, n);
+    for (i = 0; i < n; i++) v[i] = a[i].row;
+    sort_equal_scores(k, v, n, 1, a, tmp, count, row_tmp);
+}
+
+/* align's ranking in one pass, for ties='trec': the run rows whose query index qe[row]
+ * is >= 0, in (query index, score descending, docid descending, row) order, with each
+ * one's query index and 0-based rank, and the per-query offsets. Queries whose rows are
+ * already in order (as run files list them) are checked, not sorted; scratch memory is
+ * sized by the longest query. Returns (rows, q, pos, offsets) as int64 bytearrays, or
+ * None when a kept score is NaN. */
+static PyObject *trec_rank(PyObject *self, PyObject *args)
+{
+    Py_buffer qb, sb, ob, db;
+    Py_ssize_t nq;
+    if (!PyArg_ParseTuple(args, "y*ny*y*y*", &qb, &nq, &sb, &ob, &db)) return NULL;
+    Py_ssize_t n = qb.len / 8;
+    const int64_t *qe = qb.buf;
+    const double *score = sb.buf;
+    Out offs_b = {0}, rows_b = {0}, q_b = {0}, pos_b = {0};
+    PyObject *offs = out_new(&offs_b, (nq + 1) * 8) ? NULL : offs_b.obj, *rows_o = NULL, *q_o = NULL, *pos_o = NULL;
+    PyObject *result = NULL;
+    int has_nan = 0, failed = 0;
+    if (!offs) goto done;
+    int64_t *start = (int64_t *)offs_b.p;
+    Py_BEGIN_ALLOW_THREADS
+    query_starts(qe, n, nq, start);
+    for (Py_ssize_t i = 0; i < n && !has_nan; i++) has_nan = qe[i] >= 0 && isnan(score[i]);
+    Py_END_ALLOW_THREADS
+    if (has_nan) { result = Py_None; Py_INCREF(result); goto done; }
+    Py_ssize_t m = start[nq];
+    if (out_new(&rows_b, m * 8) || out_new(&q_b, m * 8) || out_new(&pos_b, m * 8)) {
+        rows_o = rows_b.obj; q_o = q_b.obj; pos_o = pos_b.obj;
+        goto done;
+    }
+    rows_o = rows_b.obj; q_o = q_b.obj; pos_o = pos_b.obj;
+    int64_t *rows = (int64_t *)rows_b.p, *q = (int64_t *)q_b.p, *pos = (int64_t *)pos_b.p;
+    Py_BEGIN_ALLOW_THREADS
+    KeyRow *pairs = NULL;  /* scratch, allocated at the first query out of order */
+    uint32_t *count = NULL;
+    int64_t *row_tmp = NULL;
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t k = 0; k < nq; k++)
+        if (start[k + 1] - start[k] > longest) longest = start[k + 1] - start[k];
+    if (rows_by_query(qe, n, nq, start, rows)) failed = 1;
+    else {  /* each query's rows, already by query, into rank order */
+        RankKey key = {score, ob.buf, db.buf};
+        for (Py_ssize_t k = 0; k < nq && !failed; k++) {
+            int64_t *v = rows + start[k];
+            Py_ssize_t len = start[k + 1] - start[k], i = 1;
+            while (i < len && rank_cmp_rows(&key, v[i - 1], v[i]) < 0) i++;
+            if (i < len) {
+                if (!pairs) {
+                    pairs = malloc(2 * longest * sizeof(KeyRow));
+                    count = malloc(KEY_LEVELS * key_bucket_count(longest) * sizeof(uint32_t));
+                    row_tmp = malloc((longest / 2 + 1) * sizeof(int64_t));
+                    if (!pairs || !count || !row_tmp) { failed = 1; break; }
+                }
+                sort_query_rows(&key, v, len, i, pairs, pairs + longest, count, row_tmp);
+            }
+            for (Py_ssize_t j = 0; j < len; j++) { q[start[k] + j] = k; pos[start[k] + j] = j; }
+        }
+    }
+    free(pairs); free(count); free(row_tmp);
+    Py_END_ALLOW_THREADS
+    if (failed) { PyErr_NoMemory(); goto done; }
+    out_fit(&rows_b, m * 8); out_fit(&q_b, m * 8); out_fit(&pos_b, m * 8);
+    result = Py_BuildValue("(OOOO)", rows_o, q_o, pos_o, offs);
+done:
+    Py_XDECREF(offs); Py_XDECREF(rows_o); Py_XDECREF(q_o); Py_XDECREF(pos_o);
+    PyBuffer_Release(&qb); PyBuffer_Release(&sb); PyBuffer_Release(&ob); PyBuffer_Release(&db);
+    return result;
+}
+
+static PyMethodDef METHODS[] = {
+    {"tokenize", tokenize, METH_VARARGS,
+     "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line, extra)"},
+    {"binary_measure", binary_measure, METH_VARARGS,
+     "binary_measure(kind, k, rel, condensed, offsets, pos, grade, R, N, out)"},
+    {"dcg_measure", dcg_measure, METH_VARARGS, "dcg_measure(k, condensed, offsets, pos, grade, gains, denominators, out) -> bool"},
+    {"ideal_dcg", ideal_dcg, METH_VARARGS, "ideal_dcg(k, offsets, grade, gains, denominators, out) -> bool"},
+    {"string_hash", string_hash, METH_VARARGS, "string_hash(offsets_int32, data, out_uint64)"},
+    {"equal_at", equal_at, METH_VARARGS, "equal_at(a_offsets, a_data, a_rows, b_offsets, b_data, b_rows, out_bool)"},
+    {"repeated_rows", repeated_rows, METH_VARARGS, "repeated_rows(qcode, nq, hash, offsets, data) -> int64 rows"},
+    {"lookup_blocks", lookup_blocks, METH_VARARGS,
+     "lookup_blocks(qcode, hash, run_rows, run_offsets, run_data, j_start, j_hash, j_offsets, j_data, j_grade, out)"},
+    {"trec_rank", trec_rank, METH_VARARGS, "trec_rank(query_index, n_queries, score, offsets, data) -> (rows, q, pos, offsets)"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_native", "judged's compiled fast path", -1, METHODS};
+
+PyMODINIT_FUNC PyInit__native(void)
+{
+    const char *ws = " \t\n\r\v\f";
+    for (const char *c = ws; *c; c++) WS[(unsigned char)*c] = 1;
+    if (PyType_Ready(&BlockType) < 0) return NULL;
+    return PyModule_Create(&MODULE);
+}

@@ -1,0 +1,309 @@
+"""``evaluate``: qrels + runs + measures + conventions -> :class:`Result`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from .checks.abstention import ABSTAIN_MARKER
+from .blocks import score_block
+from .checks import Checks
+from .conventions import Settings, validate
+from .data import Qrels
+from .errors import UsageError
+from .io import read_qrels, read_run
+from .measures import Measure
+from .results import RunResult, max_depth  # noqa: F401  (judged.evaluation.RunResult, as before)
+from .runnames import unique_name
+
+DEFAULT_MEASURES = ("nDCG@10", "Judged@10")
+
+
+@dataclass
+class Result:
+    """Scores of one or more runs against one qrels, with their declared conventions.
+
+    ``mean()`` and ``per_query()`` give pandas DataFrames; ``to_dict()`` is the JSON
+    contract of ``judged eval --format json``.
+    """
+
+    qrels: Qrels
+    measures: dict  # measure as given -> Measure
+    settings: Settings
+    runs: dict  # run name -> RunResult
+    checks: "Checks | None" = None  # side data and checks beyond the score (judged.checks)
+
+    @property
+    def conventions(self) -> dict:
+        """Measure as given -> its canonical convention string."""
+        return {given: m.convention(self.settings) for given, m in self.measures.items()}
+
+    def aggregate(self, run: str, measure: str) -> float:
+        rr = self.runs[run]
+        v = rr.values[measure]
+        if len(v) == 0:
+            return 0.0
+        return float(v.sum()) if self.measures[measure].aggregate == "sum" else float(v.mean())
+
+    def mean(self):
+        """One row per run, one column per measure (NumRel/NumRet/NumRelRet are sums, as trec_eval)."""
+        import pandas as pd
+
+        data = {given: [self.aggregate(r, given) for r in self.runs] for given in self.measures}
+        df = pd.DataFrame(data, index=pd.Index(list(self.runs), name="run"))
+        return df
+
+    def per_query(self):
+        """Tidy table: run, qid, measure, value."""
+        import pandas as pd
+
+        frames = []
+        for name, rr in self.runs.items():
+            for given in self.measures:
+                frames.append(pd.DataFrame({"run": name, "qid": rr.qids.astype(str), "measure": given,
+                                            "value": rr.values[given]}))
+        if not frames:
+            return pd.DataFrame(columns=["run", "qid", "measure", "value"])
+        return pd.concat(frames, ignore_index=True)
+
+    @property
+    def query_set(self):
+        """Which queries the means are over (:mod:`judged.querysets`)."""
+        from .querysets import of_result
+
+        return of_result(self)
+
+    def to_dict(self, per_query: bool = False) -> dict:
+        out = {
+            "qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256,
+                      "queries": int(len(self.qrels.query_ids)), "judgments": int(len(self.qrels))},
+            "measures": self.conventions,
+            "query_set": self.query_set.to_dict(),
+            "runs": {},
+        }
+        for name, rr in self.runs.items():
+            entry = {"mean": {g: self.aggregate(name, g) for g in self.measures}, "queries": dict(rr.counts)}
+            if per_query:
+                qids = rr.qids.tolist()
+                entry["per_query"] = {q: {g: float(rr.values[g][i]) for g in self.measures} for i, q in enumerate(qids)}
+            if self.checks is not None:
+                entry.update(self.checks.run_dict(self, name))
+            out["runs"][name] = entry
+        if self.checks is not None:
+            out.update(self.checks.to_dict(self))
+        return out
+
+    def to_json(self, per_query: bool = False, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(per_query), indent=indent)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the mean table with its conventions (see :mod:`judged.notebook`)."""
+        from ..notebook import result_html
+
+        return result_html(self)
+
+    def plot(self, measure: str | None = None, ax=None):
+        """The per-query picture with matplotlib (extra ``plot``); see :func:`judged.notebook.plot_result`."""
+        from ..notebook import plot_result
+
+        return plot_result(self, measure, ax)
+
+    def __repr__(self) -> str:
+        return f"Result({len(self.runs)} run(s), measures={list(self.measures)})"
+
+
+def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", complete: bool = False,
+             no_relevant: str = "zero", on_duplicate: str = "error", scale=None, requirements=None,
+             eligibility=None, principal: str | None = None, unanswerable=None,
+             abstain_marker: str = ABSTAIN_MARKER, score_unanswerable: bool = False,
+             ignore_identical_ids: bool = False, depth_cut: int | None = None, progress: bool = False) -> Result:
+    """Score runs against qrels.
+
+    Parameters
+    ----------
+    qrels : path, DataFrame, dict or Qrels
+    runs : a run (path, DataFrame, dict of dicts, Run), a list of them, or a dict name -> run
+    measures : measure strings such as ``"nDCG@10"``, ``"AP(rel=2)"``, ``"nDCG(gain=exp)@10"``
+    ties, complete, no_relevant, ignore_identical_ids, depth_cut : engine-wide conventions
+        (see :class:`judged.conventions.Settings`; which queries a mean is over:
+        :mod:`judged.querysets`)
+    on_duplicate : ``error`` | ``first`` | ``max`` for repeated pairs in the inputs
+    scale : grade scale TOML (every qrels grade must be on it; printed in the output)
+    requirements : ``qid group docid`` evidence groups, for Complete@k / Coverage@k
+    eligibility, principal : ``qid docid eligible [principal]``; ineligible documents are
+        graded 0 everywhere and counted by Leak@k
+    unanswerable, abstain_marker, score_unanswerable : declared unanswerable queries (also
+        the qrels marker ``__UNANSWERABLE__``) get an abstention evaluation and are kept out
+        of the ranking measures unless ``score_unanswerable``
+    (see :mod:`judged.checks`; the results are in ``Result.checks`` and ``to_dict()``)
+    progress : show a progress bar (stderr) while streaming large run files
+
+    Runs that share few or no query ids with the qrels, miss qrels queries, cover
+    different queries or rank different depths are named in ``Result.checks.warnings``
+    (the commands refuse a run sharing no query id: :func:`judged.querysets.refuse_disjoint_runs`).
+
+    TREC run files grouped by query are streamed by query blocks (bounded memory, see
+    :mod:`judged.stream`); larger ones not grouped by query (over ``JUDGED_SPILL_BYTES``,
+    default 1 GiB) are partitioned by query in ``TMPDIR`` (see :mod:`judged.spill`). Their
+    ``RunResult.aligned`` is then computed on first use.
+
+    Example
+    -------
+    b (grade 2) ranked above a (grade 3): DCG = 2/log2(2) + 3/log2(3) = 3.893, the ideal
+    3/log2(2) + 2/log2(3) = 4.262, nDCG = 0.913.
+
+    >>> r = evaluate({"q1": {"a": 3, "b": 2}}, {"q1": {"a": 1.0, "b": 2.0}}, ["nDCG@10", "RR"])
+    >>> round(float(r.mean().loc["run", "nDCG@10"]), 3)
+    0.913
+    >>> r.per_query()[["qid", "measure", "value"]].values.tolist()
+    [['q1', 'nDCG@10', 0.9134...], ['q1', 'RR', 1.0]]
+    """
+    validate(on_duplicate=on_duplicate)
+    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
+                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    reader = _first_run_reader(runs) if isinstance(qrels, (str, os.PathLike)) else None
+    try:
+        return _evaluate(qrels, runs, measures, settings, reader, on_duplicate=on_duplicate, scale=scale,
+                         requirements=requirements, eligibility=eligibility, principal=principal,
+                         unanswerable=unanswerable, abstain_marker=abstain_marker,
+                         score_unanswerable=score_unanswerable, progress=progress)
+    finally:
+        if reader is not None:
+            reader.close()
+
+
+def _first_run_reader(runs):
+    """The first run file, tokenized in a second thread while the qrels are read
+    (:class:`judged.stream.PieceReader`), or None."""
+    first = runs[0] if isinstance(runs, (list, tuple)) and runs else runs
+    if isinstance(runs, dict):
+        first = next(iter(runs.values()), None)
+    if not isinstance(first, (str, os.PathLike)) or isinstance(first, str) and first.startswith("irds:"):
+        return None
+    from .io import file_kind
+    from .stream import PieceReader
+
+    return PieceReader.start(first) if file_kind(os.fspath(first)) == "text" else None
+
+
+def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, requirements, eligibility, principal,
+              unanswerable, abstain_marker, score_unanswerable, progress) -> Result:
+    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
+    checks, qrels = Checks.load(qrels, scale=scale, requirements=requirements, eligibility=eligibility,
+                                principal=principal, unanswerable=unanswerable, abstain_marker=abstain_marker,
+                                score_unanswerable=score_unanswerable)
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    parsed = {}
+    for given in measures:
+        parsed.setdefault(str(given), Measure.parse(given))
+    stream = None if checks.needs_whole_run else (lambda name, path: _stream(
+        qrels, path, parsed, settings, name, on_duplicate, progress,
+        reader if reader is not None and not reader.used and reader.source == os.fspath(path) else None))
+
+    def score(name: str, run) -> RunResult:
+        # the whole run is one block, aligned with the run's settings (complete, no_relevant)
+        aligned, block = score_block(qrels, checks.prepare_run(name, run, settings), parsed, settings,
+                                     annotate=checks.attach)
+        return RunResult(name, block.qids, block.values, block.counts, aligned, block.max_depth)
+
+    results = {}
+    workers = 1 if checks.needs_whole_run else scoring_threads()
+    with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
+        try:
+            for name, run in named_runs(runs, on_duplicate, streamed=stream or (lambda name, path: None)):
+                if isinstance(run, RunResult):
+                    results[name] = run
+                elif pool is not None:
+                    qrels.index  # built once (on the first run read whole), before the threads share it
+                    results[name] = pool.submit(score, name, run)
+                else:
+                    results[name] = score(name, run)
+        except BaseException:
+            _in_order(results, pool)  # a run scored before the failure raises first, as in one thread
+            raise
+        _in_order(results, pool)
+    return Result(qrels, parsed, settings, results, checks)
+
+
+def scoring_threads() -> int:
+    """How many runs read into memory are scored at once: ``JUDGED_THREADS``, else the
+    cores this process may use (at most 4). The kernels release the GIL, so runs scored in
+    threads overlap; each run's numbers are computed exactly as in one thread."""
+    given = os.environ.get("JUDGED_THREADS", "")
+    if given.strip():
+        try:
+            return max(1, int(given))
+        except ValueError:
+            raise UsageError(f"JUDGED_THREADS={given!r} is not a number of threads")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(4, cores))
+
+
+def _in_order(results: dict, pool) -> None:
+    """Wait for the runs scored in threads, in run order; the first failure is raised and
+    the runs not started are cancelled."""
+    if pool is None:
+        return
+    for name, value in results.items():
+        if isinstance(value, Future):
+            try:
+                results[name] = value.result()
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+
+
+def _stream(qrels, path, measures, settings, name, on_duplicate, progress, reader=None):
+    """The run file scored by query blocks, or None when it must be read whole."""
+    from .io import file_kind
+
+    if file_kind(os.fspath(path)) != "text" or not os.path.isfile(path):
+        return None
+    from . import spill, stream
+
+    large = os.path.getsize(path) > 64 << 20
+    if reader is not None:
+        reader.used = True
+    options = dict(name=name, on_duplicate=on_duplicate, progress=progress and large)
+    result = stream.evaluate_run_file(qrels, path, measures, settings, reader=reader, **options)
+    if result is None:  # not grouped by query: partitioned on disk when large (judged.spill)
+        result = spill.evaluate_run_file(qrels, path, measures, settings, **options)
+    return result
+
+
+def named_runs(runs, on_duplicate, streamed=lambda name, path: None):
+    """(name, Run) pairs; (name, RunResult) for run files ``streamed`` could score on the way."""
+    if isinstance(runs, dict) and runs and all(isinstance(v, dict) for v in runs.values()) and _looks_like_run_dict(runs):
+        runs = [runs]
+    if isinstance(runs, dict):
+        for name, r in runs.items():
+            done = streamed(str(name), r) if isinstance(r, (str, os.PathLike)) else None
+            yield str(name), done or read_run(r, name=str(name), on_duplicate=on_duplicate)
+        return
+    if not isinstance(runs, (list, tuple)):
+        runs = [runs]
+    seen = set()
+    for r in runs:
+        if isinstance(r, (str, os.PathLike)):
+            name = unique_name(os.fspath(r), seen)  # the same file twice: a.run, then a.run (2)
+            yield name, streamed(name, r) or read_run(r, on_duplicate=on_duplicate)
+            continue
+        run = read_run(r, on_duplicate=on_duplicate)
+        name = unique_name(run.name, seen)
+        yield name, run
+
+
+def _looks_like_run_dict(d: dict) -> bool:
+    """{qid: {docid: score}} rather than {name: run}."""
+    first = next(iter(d.values()))
+    return not first or all(isinstance(v, (int, float)) for v in first.values())
+
+
+
+_named_runs = named_runs  # the name other modules import today (tests/test_layers.py: PRIVATE_ALLOWED)

@@ -1,0 +1,286 @@
+"""Measures: declared, frozen values parsed from ir_measures-style strings.
+
+``Measure.parse("nDCG(gain=exp)@10")`` gives a value whose ``str()`` is its canonical
+form and whose :meth:`Measure.convention` names every choice behind its number. Which
+kernel computes it is looked up in :data:`FAMILIES` (one module per measure family, its
+documentation beside its code, as trec_eval does).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
+from ..errors import MeasureError
+from . import binary, dcg, evidence, infap, judged, leak
+
+# name -> (kernel module, cutoff: 'required' | 'optional' | 'none', parameters it takes)
+FAMILIES = {
+    "nDCG": (dcg, "optional", {"gain", "discount", "base", "p", "ideal", "unjudged", "maxgrade"}),
+    "DCG": (dcg, "optional", {"gain", "discount", "base", "p", "unjudged", "maxgrade"}),
+    "AP": (binary, "optional", {"rel", "unjudged", "maxgrade"}),
+    "P": (binary, "required", {"rel", "unjudged", "maxgrade"}),
+    "R": (binary, "required", {"rel", "unjudged", "maxgrade"}),
+    "RR": (binary, "optional", {"rel", "unjudged", "maxgrade"}),
+    "Rprec": (binary, "none", {"rel", "unjudged"}),
+    "Bpref": (binary, "none", {"rel"}),
+    "infAP": (infap, "none", {"rel"}),
+    "Success": (binary, "required", {"rel", "unjudged", "maxgrade"}),
+    "NumRel": (binary, "none", {"rel"}),
+    "NumRet": (binary, "none", {"unjudged"}),
+    "NumRelRet": (binary, "none", {"rel", "unjudged"}),
+    "Judged": (judged, "required", set()),
+    "Complete": (evidence, "optional", set()),
+    "Coverage": (evidence, "optional", set()),
+    "Leak": (leak, "optional", set()),
+}
+BOUNDED = ("nDCG", "DCG", "P", "R", "RR", "AP", "Success")  # take unjudged=min|max (judged.holes)
+SUMMED = {"NumRel", "NumRet", "NumRelRet", "Leak"}  # trec_eval reports the sum over queries
+# how much of the ranking was judged, not how good it is: never tested for significance or marked better/worse
+COVERAGE = {"Judged"}
+
+_CASE = {name.lower(): name for name in FAMILIES}
+_CASE.update({"ndcg_cut": "nDCG", "map": "AP", "map_cut": "AP", "recall": "R", "recip_rank": "RR", "mrr": "RR",
+              "success": "Success", "num_rel": "NumRel", "num_ret": "NumRet", "num_rel_ret": "NumRelRet",
+              "ndcg": "nDCG", "dcg": "DCG", "bpref": "Bpref", "infap": "infAP", "rprec": "Rprec", "p": "P", "r": "R"})
+# trec_eval / pytrec_eval names: ndcg_cut.10, ndcg_cut_10, P.5, map_cut_100 ...
+_TREC_NAME = re.compile(r"^(ndcg_cut|map_cut|P|recall|success)[._](\d+)$")
+_SYNTAX = re.compile(r"^\s*([A-Za-z_]+)\s*(?:\((.*)\))?\s*(?:@\s*(\d+))?\s*$", re.S)
+
+DCG_SPELLINGS = {  # ir_measures' dcg= parameter
+    "log2": ("linear", "log2"),
+    "exp-log2": ("exp", "log2"),
+}
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    cutoff: int | None = None
+    rel: int = 1
+    gain: Gain = field(default_factory=Gain)
+    discount: Discount = field(default_factory=Discount)
+    ideal: str = "judged"
+    unjudged: str = "zero"
+    maxgrade: int | None = None  # unjudged=min/max: holes get grades 0..maxgrade (None: the qrels' largest)
+
+    @staticmethod
+    def parse(text: "str | Measure") -> "Measure":
+        """A measure from its string: judged's and ir_measures' form, or trec_eval's name.
+
+        >>> Measure.parse("ndcg_cut.10")
+        Measure('nDCG@10')
+        >>> str(Measure.parse("nDCG(dcg='exp-log2')@10"))   # ir_measures' spelling
+        'nDCG(gain=exp)@10'
+        >>> Measure.parse("P(rel=2)@5").convention()
+        'P@5 rel>=2 unjudged=zero ties=score-desc,docid-desc queries=run-and-qrels no-relevant=zero identical-ids=kept'
+        """
+        if isinstance(text, Measure):
+            return text
+        if not isinstance(text, str):
+            raise MeasureError(f"a measure is a string like 'nDCG@10', not {text!r}")
+        m = _TREC_NAME.match(text.strip())
+        if m:
+            return Measure.parse(f"{_CASE[m.group(1).lower()]}@{m.group(2)}")
+        m = _SYNTAX.match(text)
+        if not m:
+            raise MeasureError(f"cannot parse measure {text!r} (expected e.g. nDCG@10, AP(rel=2), nDCG(gain=exp)@10)")
+        raw_name, params, cutoff = m.groups()
+        name = _CASE.get(raw_name.lower())
+        if name is None:
+            raise MeasureError(f"unknown measure {raw_name!r} in {text!r} (known: {', '.join(FAMILIES)})")
+        kw = _parse_params(params or "", text)
+        if name == "NumRet" and "rel" in kw:  # ir_measures spells NumRelRet as NumRet(rel=1)
+            name = "NumRelRet"
+        _, cut_rule, allowed = FAMILIES[name]
+        if raw_name.lower() == "map_cut" and cutoff is None:
+            raise MeasureError(f"{text!r} needs a cutoff")
+        return Measure._build(name, int(cutoff) if cutoff is not None else None, kw, allowed, cut_rule, text)
+
+    @staticmethod
+    def _build(name, cutoff, kw, allowed, cut_rule, text) -> "Measure":
+        if cut_rule == "required" and cutoff is None:
+            raise MeasureError(f"{text!r} needs a cutoff, e.g. {name}@10")
+        if cut_rule == "none" and cutoff is not None:
+            raise MeasureError(f"{name} takes no cutoff ({text!r})")
+        if cutoff is not None and cutoff < 1:
+            raise MeasureError(f"cutoff must be a positive integer ({text!r})")
+        # ir_measures spellings
+        if "dcg" in kw:
+            spelled = kw.pop("dcg")
+            if spelled not in DCG_SPELLINGS:
+                raise MeasureError(f"unknown dcg={spelled!r} in {text!r} (ir_measures knows log2, exp-log2)")
+            kw.setdefault("gain", DCG_SPELLINGS[spelled][0])
+            kw.setdefault("discount", DCG_SPELLINGS[spelled][1])
+        if "gains" in kw:  # ir_measures: gains.get(grade, grade), a grade not listed keeps its grade
+            if "gain" in kw:
+                raise MeasureError(f"give gain= or gains=, not both ({text!r})")
+            try:
+                kw["gain"] = Gain.parse(kw.pop("gains"), others_linear=True)
+            except Exception as exc:
+                raise MeasureError(f"{exc} ({text!r})")
+        if "judged_only" in kw:
+            kw["unjudged"] = "condensed" if kw.pop("judged_only") in (True, "True", "true", 1) else "zero"
+        unknown = set(kw) - allowed
+        if unknown:
+            raise MeasureError(f"{name} takes no parameter {', '.join(sorted(unknown))} ({text!r})")
+        try:
+            gain = Gain.parse(kw.get("gain", "linear"))
+            discount = Discount.parse(kw.get("discount", "log2"), kw.get("base"), kw.get("p"))
+        except Exception as exc:  # ConventionError -> MeasureError with the text
+            raise MeasureError(f"{exc} ({text!r})")
+        if ("base" in kw and discount.kind != "jk2002") or ("p" in kw and discount.kind != "power"):
+            raise MeasureError(f"base= goes with discount=jk2002 and p= with discount=power ({text!r})")
+        ideal = kw.get("ideal", "judged")
+        if ideal not in IDEAL:
+            raise MeasureError(f"ideal must be one of {', '.join(IDEAL)} ({text!r})")
+        unjudged = kw.get("unjudged", "zero")
+        if unjudged not in UNJUDGED:
+            raise MeasureError(f"unjudged must be one of {', '.join(UNJUDGED)} ({text!r})")
+        rel = kw.get("rel", 1)
+        if isinstance(rel, bool) or not isinstance(rel, int):
+            raise MeasureError(f"rel must be an integer grade ({text!r})")
+        maxgrade = kw.get("maxgrade")
+        if maxgrade is not None:
+            if isinstance(maxgrade, bool) or not isinstance(maxgrade, int) or maxgrade < 0:
+                raise MeasureError(f"maxgrade must be a non-negative integer grade ({text!r})")
+            if unjudged not in ("min", "max"):
+                raise MeasureError(f"maxgrade= goes with unjudged=min or unjudged=max ({text!r})")
+        if unjudged in ("min", "max") and name not in BOUNDED:
+            raise MeasureError(f"unjudged={unjudged} is defined for {', '.join(BOUNDED)}, not {name} ({text!r})")
+        if unjudged in ("min", "max") and name in ("nDCG", "DCG") and cutoff is None:
+            raise MeasureError(f"unjudged={unjudged} bounds the top k: give a cutoff, e.g. {name}(unjudged={unjudged})@10")
+        return Measure(name, cutoff, rel, gain, discount, ideal, unjudged, maxgrade)
+
+    # -- printing -------------------------------------------------------------
+    def __str__(self) -> str:
+        default = Measure(self.name)
+        params = []
+        if self.rel != default.rel:
+            params.append(f"rel={self.rel}")
+        if self.gain != default.gain:
+            params.append(f"gains={self.gain.listed}" if self.gain.others_linear else f"gain={self.gain}")
+        if self.discount != default.discount:
+            params.append(f"discount={self.discount.kind}")
+            if self.discount.kind == "jk2002":
+                params.append(f"base={_fmt(self.discount.base)}")
+            if self.discount.kind == "power":
+                params.append(f"p={_fmt(self.discount.p)}")
+        if self.ideal != default.ideal:
+            params.append(f"ideal={self.ideal}")
+        if self.unjudged != default.unjudged:
+            params.append(f"unjudged={self.unjudged}")
+        if self.maxgrade is not None:
+            params.append(f"maxgrade={self.maxgrade}")
+        s = self.name + (f"({','.join(params)})" if params else "")
+        return s + (f"@{self.cutoff}" if self.cutoff is not None else "")
+
+    def __repr__(self) -> str:
+        return f"Measure({str(self)!r})"
+
+    @property
+    def short(self) -> str:
+        """Name and cutoff only, e.g. nDCG@10."""
+        return self.name + (f"@{self.cutoff}" if self.cutoff is not None else "")
+
+    @property
+    def aggregate(self) -> str:
+        return "sum" if self.name in SUMMED else "mean"
+
+    @property
+    def is_coverage(self) -> bool:
+        """True for Judged@k: it measures how much of the ranking was judged (coverage),
+        not ranking quality, so comparisons never test it for significance."""
+        return self.name in COVERAGE
+
+    def convention(self, settings: Settings | None = None, one_query: bool = False) -> str:
+        """The canonical convention string: every choice behind this measure's number
+        (``one_query``: of one query's score, without the query set; see ``Settings.canonical``)."""
+        settings = settings or Settings()
+        parts = [self.short]
+        if self.name in ("nDCG", "DCG"):
+            parts += [f"gain={self.gain}", f"discount={self.discount}"]
+            if self.name == "nDCG":
+                parts.append(f"ideal={self.ideal}")
+            parts.append(self._unjudged_convention())
+        elif self.name == "Judged":
+            parts.append("judged=any-grade-for-this-query")
+        elif hasattr(FAMILIES[self.name][0], "convention"):  # families that declare their own
+            parts += FAMILIES[self.name][0].convention(self)
+        else:
+            if self.name != "NumRet":
+                parts.append(f"rel>={self.rel}")
+            if self.name == "Bpref":
+                parts.append("unjudged=ignored")
+            elif self.name != "NumRel":
+                parts.append(self._unjudged_convention())
+        parts.append(settings.canonical(one_query))
+        if self.aggregate != "mean":
+            parts.append(f"aggregate={self.aggregate}")
+        return " ".join(parts)
+
+    def _unjudged_convention(self) -> str:
+        if self.unjudged not in ("min", "max"):
+            return f"unjudged={self.unjudged}"
+        grades = "qrels-max" if self.maxgrade is None else str(self.maxgrade)
+        return f"unjudged={self.unjudged}(grades=0..{grades},ideal-recomputed)"
+
+    def compute(self, aligned) -> "object":
+        """Per-query values (numpy float64, one per evaluated query)."""
+        if self.unjudged in ("min", "max"):  # the extremes over the holes' grades: judged.holes
+            from ...analyses.holes import bound
+
+            return bound(self, aligned)
+        module = FAMILIES[self.name][0]
+        return module.compute(self, aligned)
+
+
+def parse_measures(measures) -> list[Measure]:
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    return [Measure.parse(m) for m in measures]
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def _split_top(params: str) -> list[str]:
+    out, depth, cur, quote = [], 0, "", None
+    for ch in params:
+        if quote:
+            cur += ch
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    return out
+
+
+def _parse_params(params: str, text: str) -> dict:
+    kw = {}
+    for item in _split_top(params):
+        if "=" not in item:
+            raise MeasureError(f"parameter {item.strip()!r} needs a name, e.g. rel=2 ({text!r})")
+        key, value = item.split("=", 1)
+        key, value = key.strip(), value.strip()
+        try:
+            parsed = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            parsed = value  # bare word: gain=exp
+        kw[key] = parsed
+    return kw
