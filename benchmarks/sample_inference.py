@@ -14,10 +14,12 @@ relevant, as in the full-judgment value):
 
 For each protocol and seed: per run the full-qrels value, the estimate and its interval.
 Summary: interval coverage, mean error, mean absolute error, mean half-width, and how
-often every run is inside its interval. ``--stop`` checks the stopping rule on the first
-seeds of ``half``: pairs said to be decided (is the full-judgment order the estimated
-one?), and pairs said to need m more judgments (judged again with the sample grown by m:
-how often is the order then decided, and decided right?).
+often every run is inside its interval, marginal (95% each) and simultaneous (95% for
+all runs of an estimator together, ``Estimates.simultaneous``; with the width ratio).
+``--stop`` checks the stopping rule on the first seeds of ``half``: pairs said to be
+decided (is the full-judgment order the estimated one?), and pairs said to need m more
+judgments (judged again with the sample grown by m: how often is the order then decided,
+and decided right?).
 
     python benchmarks/sample_inference.py --qrels ../shared/data/robust03/qrels.txt \\
         --runs ../shared/data/robust03/runs/*.gz --depth 100 --share 0.1 --seeds 20 --stop
@@ -83,6 +85,26 @@ def summarise(rows: list) -> dict:
         out[e] = {"intervals": len(rs), "coverage": float(cov.mean()), "mean_error": float(err.mean()),
                   "mae": float(np.abs(err).mean()), "mean_half_width": float(half.mean()),
                   "seeds_with_every_run_covered": float(every), "seeds": len(seeds)}
+        if "simultaneous_low" in rs[0]:
+            inside = lambda r: r["simultaneous_low"] <= r["truth"] <= r["simultaneous_high"]  # noqa: E731
+            sim_half = np.array([(r["simultaneous_high"] - r["simultaneous_low"]) / 2 for r in rs])
+            out[e].update({
+                "simultaneous_coverage": float(np.mean([inside(r) for r in rs])),
+                "seeds_with_every_run_in_simultaneous": float(np.mean([all(inside(r) for r in rs if r["seed"] == s)
+                                                                       for s in seeds])),
+                "simultaneous_mean_half_width": float(sim_half.mean()),
+                "width_vs_marginal": float(sim_half.mean() / half.mean()),
+                "mean_critical_value": float(np.mean([r["critical"] for r in rs])),
+                "simultaneous_methods": sorted({r["simultaneous_method"] for r in rs})})
+    if rows and "simultaneous_low" in rows[0]:
+        seeds = sorted({r["seed"] for r in rows})
+        out["every_estimator"] = {
+            "seeds_with_every_interval_marginal": float(np.mean([all(r["low"] <= r["truth"] <= r["high"]
+                                                                     for r in rows if r["seed"] == s)
+                                                                 for s in seeds])),
+            "seeds_with_every_interval_simultaneous": float(np.mean([
+                all(r["simultaneous_low"] <= r["truth"] <= r["simultaneous_high"] for r in rows if r["seed"] == s)
+                for s in seeds]))}
     return out
 
 
@@ -99,10 +121,13 @@ def protocol_half(full, runs, depth, share, seeds, estimators, stop: int, power:
         E, truth, design = repeated_samples(base, full, runs, depth, budget, [seed], estimators)
         secs = time.perf_counter() - t
         for e in E.estimators:
-            for r in E.runs:
+            joint = E.simultaneous(e)
+            for j, r in enumerate(E.runs):
                 est, se, lo, hi, df = E.interval(e, r)
                 rows.append({"estimator": str(e), "run": r, "seed": seed, "truth": truth[str(e)][r],
                              "estimate": float(est[0]), "low": float(lo[0]), "high": float(hi[0]),
+                             "simultaneous_low": float(joint.low[0, j]), "simultaneous_high": float(joint.high[0, j]),
+                             "critical": float(joint.critical[0]), "simultaneous_method": joint.method[0],
                              "holes": holes, "judged": budget, "removed": len(drop), "seconds": secs,
                              "strata": len(design.strata)})
         if seed < seeds[0] + stop:
@@ -222,11 +247,17 @@ def main(argv=None) -> int:
 
 def print_table(title: str, rows: list) -> None:
     print(f"\n{title}")
-    print(f"{'estimator':12s} {'run':22s} {'full':>7s} {'estimate':>8s} {'interval':>18s}  in")
+    joint = bool(rows) and "simultaneous_low" in rows[0]
+    print(f"{'estimator':12s} {'run':22s} {'full':>7s} {'estimate':>8s} {'marginal 95%':>18s}  in"
+          + (f" {'simultaneous 95%':>18s}  in" if joint else ""))
     for r in rows:
         inside = r["low"] <= r["truth"] <= r["high"]
-        print(f"{r['estimator']:12s} {r['run'][:22]:22s} {r['truth']:7.4f} {r['estimate']:8.4f} "
-              f"[{r['low']:.4f}, {r['high']:.4f}]  {'yes' if inside else 'NO'}")
+        line = (f"{r['estimator']:12s} {r['run'][:22]:22s} {r['truth']:7.4f} {r['estimate']:8.4f} "
+                f"[{r['low']:.4f}, {r['high']:.4f}]  {'yes' if inside else 'NO '}")
+        if joint:
+            inside = r["simultaneous_low"] <= r["truth"] <= r["simultaneous_high"]
+            line += f" [{r['simultaneous_low']:.4f}, {r['simultaneous_high']:.4f}]  {'yes' if inside else 'NO'}"
+        print(line)
 
 
 def print_summary(protocol: str, summary: dict, rows: list) -> None:
@@ -234,9 +265,18 @@ def print_summary(protocol: str, summary: dict, rows: list) -> None:
     holes = np.mean([r["holes"] for r in rows])
     print(f"\n{protocol}: {len({r['seed'] for r in rows})} seeds, on average {judged:.0f} of {holes:.0f} holes judged")
     for e, s in summary.items():
+        if e == "every_estimator":
+            print(f"  every interval of every estimator inside: {s['seeds_with_every_interval_marginal']:.0%} of "
+                  f"seeds (marginal), {s['seeds_with_every_interval_simultaneous']:.0%} (simultaneous per estimator)")
+            continue
         print(f"  {e:12s} coverage {s['coverage']:.3f} of {s['intervals']} intervals; mean error "
               f"{s['mean_error']:+.4f}, MAE {s['mae']:.4f}, mean half-width {s['mean_half_width']:.4f}; "
               f"every run covered in {s['seeds_with_every_run_covered']:.0%} of seeds")
+        if "simultaneous_coverage" in s:
+            print(f"  {'':12s} simultaneous: every run covered in {s['seeds_with_every_run_in_simultaneous']:.0%} of "
+                  f"seeds (coverage {s['simultaneous_coverage']:.3f}), mean half-width "
+                  f"{s['simultaneous_mean_half_width']:.4f} ({s['width_vs_marginal']:.2f} x marginal), mean critical "
+                  f"value {s['mean_critical_value']:.2f} ({', '.join(s['simultaneous_methods'])})")
 
 
 def print_stop(rows: list) -> None:

@@ -3,6 +3,7 @@ error on collections with known truth, intervals that cover, trec_eval's infAP w
 applies, exact when the whole design is judged, and the rule for when to stop judging."""
 
 import json
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -16,19 +17,22 @@ from judged.analyses.pool import PoolFile, pool, read_pool_file
 from judged.analyses.sampling import DesignUnit, SampleDesign, Stratum
 
 
-def synth(seed=0, queries=12, docs=80, runs=4, judged_top=3, depth=20):
-    """Runs of rising quality over ``docs`` documents per query (a tenth to a third of them
-    relevant, grades 1-2); ``full`` judges the runs' top ``depth`` (the truth), ``base``
-    only their top ``judged_top``: the rest of the pool are holes, deeper and rarer in
-    the better runs."""
+def synth(seed=0, queries=12, docs=80, runs=4, judged_top=3, depth=20, shared=0.0, step=0.5):
+    """Runs of rising quality (``step`` apart) over ``docs`` documents per query (a tenth
+    to a third of them relevant, grades 1-2); ``full`` judges the runs' top ``depth`` (the
+    truth), ``base`` only their top ``judged_top``: the rest of the pool are holes, deeper
+    and rarer in the better runs. ``shared``: the share of the scores' noise common to
+    every run (alike runs, whose estimates from one sample are strongly correlated)."""
     rng = np.random.default_rng(seed)
     full, base, rr = {}, {}, {f"r{i}": {} for i in range(runs)}
     for q in range(queries):
         qid = f"q{q:02d}"
         p = rng.uniform(0.08, 0.35)
         grades = np.where(rng.random(docs) < p, rng.integers(1, 3, docs), 0)
+        common = rng.normal(0, 1.0, docs) if shared else 0.0
         for i, name in enumerate(rr):
-            s = (0.6 + 0.5 * i) * grades + rng.normal(0, 1.0, docs)
+            own = rng.normal(0, 1.0, docs)
+            s = (0.6 + step * i) * grades + np.sqrt(shared) * common + np.sqrt(1 - shared) * own
             rr[name][qid] = {f"d{d}": float(s[d]) for d in range(docs)}
         pool_docs, top = set(), set()
         for name in rr:
@@ -80,6 +84,68 @@ def test_estimates_are_unbiased_and_their_intervals_cover(five_hundred, estimato
     assert 0.93 <= np.mean(covered) <= 0.97, np.mean(covered)
     # the check has teeth: intervals 20% too narrow or too wide fall outside 93-97%
     assert np.mean(narrow) < 0.93 and np.mean(wide) > 0.97
+
+
+def test_simultaneous_intervals_hold_for_every_run_at_once(five_hundred):
+    """Every run is estimated from the same sample: with marginal 95% intervals all four
+    runs are inside far less often than 95%. The simultaneous intervals (the joint
+    covariance from the same replicates, the max-|t| critical value) hold all four at
+    once in 92.5-97.5% of 500 samples per estimator (binomial SE 1%) and 93-97% over both;
+    intervals 15% narrower fall below 93%: the test can fail."""
+    E, truth, _ = five_hundred
+    z = NormalDist().inv_cdf(0.975)
+    together, narrow = [], []
+    for estimator in ("statNDCG@10", "statAP"):
+        joint = E.simultaneous(estimator)
+        t = np.array([truth[estimator][r] for r in joint.runs])
+        every = joint.covers(truth[estimator])
+        assert 0.925 <= every.mean() <= 0.975, (estimator, every.mean())
+        marginal = np.stack([(E.interval(estimator, r)[2] <= truth[estimator][r])
+                             & (truth[estimator][r] <= E.interval(estimator, r)[3]) for r in E.runs], 1)
+        assert marginal.all(1).mean() < 0.9  # what the marginal intervals promise for four runs: far less
+        assert set(joint.method) == {"max-t"} and (joint.family == 4).all()
+        # between one run's critical value and Bonferroni's for four (nearly Sidak's here: the runs'
+        # correlations are 0-0.25; Monte Carlo SE of c about 0.007)
+        assert (joint.critical > z + 0.3).all() and (joint.critical < NormalDist().inv_cdf(1 - 0.025 / 4) + 0.02).all()
+        together.append(every)
+        half = (joint.high - joint.low) / 2
+        narrow.append((np.abs(joint.estimate - t) <= 0.85 * half).all(1))
+    assert 0.93 <= np.mean(together) <= 0.97, np.mean(together)
+    assert np.mean(narrow) < 0.93, np.mean(narrow)
+
+
+def test_simultaneous_intervals_use_the_correlation_of_alike_runs():
+    """Eight alike runs (70% of their scores' noise shared) estimated from one sample are
+    strongly correlated: the max-|t| critical value is well below Bonferroni's for eight,
+    and every run is still inside at once about 95% of the time (200 samples, 93-99.5%).
+    The joint covariance agrees with the difference's variance: var(a) + var(b) - 2 cov(a, b)
+    is the variance judged.inference gives a - b, at a 10% sample where the floor is used."""
+    base, full, rr = synth(1, runs=8, shared=0.7, step=0.2)
+    E, truth, _ = repeated_samples(base, full, rr, 20, holes_of(base, full) // 2, range(200), ["statAP"])
+    joint = E.simultaneous("statAP")
+    bonferroni = NormalDist().inv_cdf(1 - 0.025 / 8)
+    assert (joint.critical < bonferroni - 0.05).all() and 0.93 <= joint.covers(truth["statAP"]).mean() <= 0.995
+    C = E.covariance("statAP")
+    d = np.sqrt(np.diagonal(C, axis1=1, axis2=2))
+    assert (C / d[:, :, None] / d[:, None, :]).mean() > 0.4
+    E10, _, _ = repeated_samples(base, full, rr, 20, holes_of(base, full) // 10, range(5), ["statAP"])
+    C10 = E10.covariance("statAP")
+    assert E10.none_relevant["statAP"].any()
+    for a, b in ((0, 1), (2, 7)):
+        _, vh = E10.difference("statAP", E10.runs[a], E10.runs[b])
+        assert C10[:, a, a] + C10[:, b, b] - 2 * C10[:, a, b] == pytest.approx(vh.sum(1), rel=1e-9, abs=1e-15)
+        assert np.diagonal(C10, axis1=1, axis2=2)[:, a] == pytest.approx(E10.variance("statAP", E10.runs[a]))
+
+
+def test_simultaneous_falls_back_to_bonferroni_and_one_run_is_marginal(five_hundred, monkeypatch):
+    E, truth, _ = five_hundred
+    one = E.simultaneous("statAP", runs=["r2"])
+    est, se, low, high, df = E.interval("statAP", "r2")
+    assert one.low[:, 0] == pytest.approx(low, abs=2e-4) and one.high[:, 0] == pytest.approx(high, abs=2e-4)
+    monkeypatch.setattr(type(E), "covariance", lambda self, e, runs=None: np.full((len(self.n), 4, 4), np.nan))
+    fallback = E.simultaneous("statAP")
+    assert set(fallback.method) == {"bonferroni"}
+    assert fallback.critical == pytest.approx(NormalDist().inv_cdf(1 - 0.025 / 4))
 
 
 def test_the_variance_floor_where_a_stratum_drew_no_relevant_document():
@@ -178,6 +244,70 @@ def test_infer_end_to_end_and_labels_that_are_missing(tmp_path, capsys):
     capsys.readouterr()
     assert main(["infer", str(merged), *runs, "--sample", str(plain)]) == 2
     assert "not a sample" in capsys.readouterr().err
+
+
+def test_intervals_simultaneous_by_default_marginal_on_request(tmp_path, capsys):
+    """judged infer, holes --sample and compare --sample: simultaneous intervals by default,
+    named in the text and the JSON; the JSON's low/high keep their meaning (the marginal
+    interval) and simultaneous_low/simultaneous_high are added; --intervals marginal gives
+    the shipped output."""
+    from tests.test_holes_pool_qrels import write_qrels, write_run
+
+    base, full, rr = synth(6, queries=6, docs=50)
+    q = write_qrels(tmp_path / "base.txt", base)
+    runs = [write_run(tmp_path / f"{n}.run", d, n) for n, d in rr.items()]
+    sample = str(tmp_path / "sample.pool")
+    assert main(["pool", q, *runs, "--depth", "20", "--strategy", "sample", "--budget", "80", "--seed", "3",
+                 "-o", sample]) == 0
+    labels = {}
+    for p in read_pool_file(sample).pairs:
+        labels.setdefault(p.qid, {})[p.docid] = full[p.qid].get(p.docid, 0)
+    write_qrels(tmp_path / "labels.txt", labels)
+    merged = str(tmp_path / "merged.txt")
+    assert main(["qrels", "merge", q, str(tmp_path / "labels.txt"), "-o", merged]) == 0
+    capsys.readouterr()
+    assert main(["infer", merged, *runs, "--sample", sample, "--format", "json"]) == 0
+    joint = json.loads(capsys.readouterr().out)
+    assert main(["infer", merged, *runs, "--sample", sample, "--format", "json", "--intervals", "marginal"]) == 0
+    marginal = json.loads(capsys.readouterr().out)
+    assert joint["intervals"] == "simultaneous" and marginal["intervals"] == "marginal"
+    assert "Hothorn, Bretz & Westfall" in joint["simultaneous_method"] and "simultaneous" not in marginal
+    for e, table in joint["estimates"].items():
+        s = joint["simultaneous"][e]
+        assert s["method"] == "max-t" and s["family"] == s["runs"] == 4
+        assert s["marginal_critical_value"] + 0.3 < s["critical_value"] < NormalDist().inv_cdf(1 - 0.025 / 4) + 0.02
+        for run, x in table.items():
+            y = marginal["estimates"][e][run]
+            assert {k: x[k] for k in y} == y and set(x) - set(y) == {"simultaneous_low", "simultaneous_high"}
+            assert x["simultaneous_low"] < x["low"] <= x["estimate"] <= x["high"] < x["simultaneous_high"]
+    assert {k: v for k, v in joint.items() if k not in ("estimates", "intervals", "simultaneous",
+                                                         "simultaneous_method")} == \
+        {k: v for k, v in marginal.items() if k not in ("estimates", "intervals")}
+    # the text shows the simultaneous half-widths and says what they are
+    assert main(["infer", merged, *runs, "--sample", sample]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    x = joint["estimates"]["statAP"][runs[1]]
+    assert "95% simultaneous intervals" in text and "statAP ± 95% joint" in text
+    assert f"{x['estimate']:.4f} ± {(x['simultaneous_high'] - x['simultaneous_low']) / 2:.4f}" in text
+    assert f"statAP: max-|t| critical value {joint['simultaneous']['statAP']['critical_value']:.2f} for 4" in text
+    assert main(["infer", merged, *runs, "--sample", sample, "--intervals", "marginal"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}" in text and "95% joint" not in text
+    assert "each run's alone (marginal)" in text
+    # holes and compare --sample: the same default, the same flag
+    assert main(["holes", merged, *runs, "--format", "json", "--sample", sample]) == 0
+    s = json.loads(capsys.readouterr().out)["sample"]
+    assert s["intervals"] == "simultaneous" and "simultaneous_low" in s["estimates"]["statNDCG@10"][runs[0]]
+    assert main(["holes", merged, *runs, "--sample", sample]) == 0
+    assert "95% simultaneous intervals: every run inside at once" in " ".join(capsys.readouterr().out.split())
+    assert main(["compare", merged, *runs, "-m", "AP", "--format", "json", "--sample", sample,
+                 "--intervals", "marginal", "--regressions", "0"]) == 0
+    s = json.loads(capsys.readouterr().out)["sample"]
+    assert s["intervals"] == "marginal" and "simultaneous_low" not in s["estimates"]["statAP"][runs[0]]
+    with pytest.raises(SystemExit):
+        main(["infer", merged, *runs, "--sample", sample, "--intervals", "joint"])
+    with pytest.raises(ConventionError):
+        infer(merged, runs, sample, intervals="joint")
 
 
 def test_holes_and_compare_say_when_to_stop(tmp_path, capsys):
@@ -368,6 +498,7 @@ def test_the_documented_demo_figures(tmp_path, capsys, monkeypatch):
     for run in ("lexical.run", "dense.run"):
         for e, m in (("statNDCG@10", "nDCG@10"), ("statAP", "AP")):
             x = est[e][run]
-            assert f"{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}" in doc
+            assert f"{x['estimate']:.4f} ± {(x['simultaneous_high'] - x['simultaneous_low']) / 2:.4f}" in doc
+            assert f"{(x['high'] - x['low']) / 2:.4f}" in doc  # the marginal half-widths quoted
             assert f"{complete.loc[run, m]:.4f}" in doc
-            assert x["low"] <= complete.loc[run, m] <= x["high"]  # as the text says: all four inside
+            assert x["low"] <= complete.loc[run, m] <= x["high"]  # as the text says: all four inside, both ways

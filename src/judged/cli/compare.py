@@ -130,7 +130,7 @@ def comparison_from_args(args):
         from .machine import is_query_sample
 
         if not is_query_sample(args.sample):  # a sample of whole queries: only prediction-powered estimates
-            c.sample = comparison_sample_decisions(c, args.sample)
+            c.sample = comparison_sample_decisions(c, args.sample, getattr(args, "intervals", "simultaneous"))
         elif not getattr(args, "machine", None):
             from ..core.errors import JudgedError
 
@@ -149,14 +149,15 @@ def comparison_from_args(args):
     return c
 
 
-def comparison_sample_decisions(c, sample):
+def comparison_sample_decisions(c, sample, intervals: str = "simultaneous"):
     """--sample POOL: each estimable measure of the comparison estimated from the judged
     sample, and per run whether its order with the baseline is decided (judged.inference)."""
     from ..analyses.inference import sample_decisions
 
     result = c.result
     return sample_decisions(result.qrels, {name: rr.aligned for name, rr in result.runs.items()}, sample,
-                            list(c.measures), [(run, c.baseline) for run in c.runs], settings=result.settings)
+                            list(c.measures), [(run, c.baseline) for run in c.runs], settings=result.settings,
+                            intervals=intervals)
 
 
 def run(args) -> int:

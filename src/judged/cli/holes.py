@@ -86,7 +86,8 @@ def run(args) -> int:
     if query_sample and not args.machine:
         raise ConventionError(f"{args.sample} is a sample of whole queries: estimate from it with a machine "
                               "judge's labels (--machine LABELS)")
-    sampled = holes_sample_decisions(report, args.sample) if args.sample and not query_sample else None
+    sampled = (holes_sample_decisions(report, args.sample, args.intervals) if args.sample and not query_sample
+               else None)
     ppi = None
     if args.machine and args.sample:
         from .machine import ppi_for
@@ -124,13 +125,14 @@ def run(args) -> int:
     return 0
 
 
-def holes_sample_decisions(report, sample):
+def holes_sample_decisions(report, sample, intervals: str = "simultaneous"):
     """--sample POOL: the report's measure estimated from the judged sample, and for every
     pair of runs whether the sample decides their order (judged.inference)."""
     from ..analyses.inference import sample_decisions
 
     return sample_decisions(report.qrels, {name: rh.aligned for name, rh in report.runs.items()}, sample,
-                            [report.measure], [(p.a, p.b) for p in report.pairs], settings=report.settings)
+                            [report.measure], [(p.a, p.b) for p in report.pairs], settings=report.settings,
+                            intervals=intervals)
 
 
 def machine_filled_holes(report, labels):
