@@ -169,7 +169,7 @@ def half_width(inf, estimator, run) -> float:
     return (high - low) / 2
 
 
-INTERVALS = ("simultaneous", "marginal")  # judged.inference.INTERVALS, DEFAULT_INTERVALS first (no numpy at --help)
+INTERVALS = ("simultaneous", "marginal")  # judged.analyses.inference.INTERVALS, default first (no numpy at --help)
 
 
 def add_intervals_option(p) -> None:
