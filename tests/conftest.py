@@ -1,3 +1,4 @@
+import os
 import runpy
 from pathlib import Path
 
@@ -28,3 +29,63 @@ def backend(request):
     else:
         with judged.core.native.pure():
             yield "pure"
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """``cli("eval", QRELS, RUN, ...)`` runs judged's command line in this process and gives
+    (exit code, stdout, stderr), on a 200-column terminal (Rich wraps at 80 when not a terminal)."""
+    from judged.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")
+
+    def run(*argv) -> tuple[int, str, str]:
+        code = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def screenshot():
+    """``screenshot(HTML, PNG)`` opens a page in headless Chromium (Debian's) and saves a PNG."""
+    return open_in_chromium
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def open_in_chromium(html_path, png_path):
+    """Open the page in headless Chromium; return (console errors, page errors, outside requests, svg count)."""
+    missing = pytest.fail if os.environ.get("CI") else pytest.skip  # CI must run it (.ci/run installs chromium)
+    try:
+        from playwright import sync_api
+    except ImportError:
+        missing("the playwright package is not installed (pip install -e '.[test]')")
+    if not os.path.exists(CHROMIUM):
+        missing("Debian chromium is not installed (apt-get install -y chromium)")
+    errors, page_errors, outside = [], [], []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--headless"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 1000})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: page_errors.append(str(e)))
+
+            def route(r):
+                if r.request.url.startswith("file://"):
+                    r.continue_()
+                else:
+                    outside.append(r.request.url)
+                    r.abort()
+
+            page.route("**/*", route)
+            page.goto(f"file://{html_path}")
+            page.wait_for_load_state("load")
+            n_svg = page.locator("svg").count()
+            first_cell = page.locator("table").first.inner_text()
+            page.screenshot(path=str(png_path), full_page=False)
+        finally:
+            browser.close()
+    return errors, page_errors, outside, n_svg, first_cell

@@ -60,7 +60,9 @@ def float32_exact(values: np.ndarray) -> np.ndarray:
     return np.asarray(values, dtype=np.float32).astype(np.float64)
 
 
-def make_collection(seed: int, max_queries: int = 8, max_docs: int = 40, max_ranked: int = 25) -> Collection:
+def make_collection(seed: int, max_queries: int = 8, max_docs: int = 40, max_ranked: int = 25,
+                    negative: bool = True) -> Collection:
+    """A collection drawn from ``seed``; ``negative=False`` draws no negative grade (grades 0..3)."""
     rng = np.random.default_rng(seed)
     n_q = int(rng.integers(1, max_queries + 1))
     # query ids 1..n (string order differs from numeric order once n >= 10)
@@ -79,6 +81,8 @@ def make_collection(seed: int, max_queries: int = 8, max_docs: int = 40, max_ran
             grades = rng.choice([0, -1], size=len(judged), p=[0.8, 0.2])
         else:
             grades = rng.choice([-1, 0, 1, 2, 3], size=len(judged), p=[0.1, 0.4, 0.25, 0.15, 0.1])
+        if not negative:
+            grades = np.maximum(grades, 0)
         if not (grades >= 0).any():  # trec_eval crashes/hangs on all-negative queries
             grades[0] = 0
         qrels[q] = {str(d): int(g) for d, g in zip(judged, grades)}
@@ -97,6 +101,12 @@ def make_collection(seed: int, max_queries: int = 8, max_docs: int = 40, max_ran
     return Collection(qrels, run, seed)
 
 
+def random_collection(seed: int, n_queries: int = 12, n_docs: int = 60) -> tuple[dict, dict]:
+    """(qrels, run) dicts of :func:`make_collection` with grades 0..3 (no negative grade)."""
+    c = make_collection(seed, max_queries=n_queries, max_docs=n_docs, negative=False)
+    return c.qrels, c.run
+
+
 def _scores(rng, n: int) -> np.ndarray:
     """Float32-exact scores with many ties, of one of several scales and signs."""
     style = rng.integers(0, 4)
@@ -110,6 +120,18 @@ def _scores(rng, n: int) -> np.ndarray:
     else:  # all tied
         s = np.full(n, float(rng.normal()))
     return float32_exact(s)
+
+
+def write_qrels(path, qrels: dict) -> str:
+    """TREC qrels lines of {qid: {docid: grade}} written to ``path``; the path as a string."""
+    Path(path).write_text(trec_qrels_text(qrels))
+    return str(path)
+
+
+def write_run(path, run: dict, tag: str = "r") -> str:
+    """TREC run lines of {qid: {docid: score}} (ranks by descending score) written to ``path``."""
+    Path(path).write_text(trec_run_text(run, tag))
+    return str(path)
 
 
 def write_gz(path: Path, text: "str | bytes") -> Path:

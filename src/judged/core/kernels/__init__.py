@@ -13,7 +13,7 @@ Calling ``string_hash(values)`` runs the binding when :func:`judged.native.compi
 the extension (``JUDGED_PURE_PYTHON=1`` and ``judged.native.pure()`` turn it off), else the
 reference. A binding returns :data:`FALLBACK` for an input its C code does not take (a NaN
 score, a grade past the gain table); the reference then computes the result. Both give the
-same bits: the tests run every kernel both ways (``tests/test_native.py``), and
+same bits: the tests run every kernel both ways (``tests/core/test_native.py``), and
 :data:`KERNELS` lists them. No module outside this one asks the switch for a kernel.
 """
 

@@ -205,7 +205,7 @@ def test_judging_the_whole_design_gives_the_exact_values():
 
 
 def test_infer_end_to_end_and_labels_that_are_missing(tmp_path, capsys):
-    from tests.test_holes_pool_qrels import write_qrels, write_run
+    from synth import write_qrels, write_run
 
     base, full, rr = synth(3, queries=6, docs=50)
     q = write_qrels(tmp_path / "base.txt", base)
@@ -251,7 +251,7 @@ def test_intervals_simultaneous_by_default_marginal_on_request(tmp_path, capsys)
     named in the text and the JSON; the JSON's low/high keep their meaning (the marginal
     interval) and simultaneous_low/simultaneous_high are added; --intervals marginal gives
     the shipped output."""
-    from tests.test_holes_pool_qrels import write_qrels, write_run
+    from synth import write_qrels, write_run
 
     base, full, rr = synth(6, queries=6, docs=50)
     q = write_qrels(tmp_path / "base.txt", base)
@@ -315,7 +315,7 @@ def test_intervals_simultaneous_by_default_marginal_on_request(tmp_path, capsys)
 
 
 def test_holes_and_compare_say_when_to_stop(tmp_path, capsys):
-    from tests.test_holes_pool_qrels import write_qrels, write_run
+    from synth import write_qrels, write_run
 
     base, full, rr = synth(6, queries=6, docs=50)
     q = write_qrels(tmp_path / "base.txt", base)
@@ -479,7 +479,7 @@ def test_the_documented_demo_figures(tmp_path, capsys, monkeypatch):
     from the answer key, and the figures quoted (estimates, and the values with all 42 judged)."""
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "holes.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "holes.md").read_text(encoding="utf-8")
     assert main(["demo", "--write", str(tmp_path)]) == 0
     monkeypatch.chdir(tmp_path)
     assert main(["pool", "qrels.txt", "lexical.run", "dense.run", "--depth", "10", "--strategy", "sample",

@@ -13,7 +13,7 @@ tuned PPI++ (jackknife variance with lam re-tuned). Sources: prediction-powered 
 Angelopoulos, Bates, Fannjiang, Jordan & Zrnic, Science 2023; PPI++, Angelopoulos, Duchi &
 Zrnic 2023; in IR evaluation, Oosterhuis, Jagerman, Qin, Wang & Bendersky, KDD 2024
 ("Reliable Confidence Intervals for Information Retrieval Evaluation Using Generative A.I.").
-``pytest -s tests/test_ppi.py`` prints the table of coverage and widths.
+``pytest -s tests/analyses/test_ppi.py`` prints the table of coverage and widths.
 
 The 500 seeds are one stacked collection (seed b's query q is the query ``b-q``), so the
 whole simulation is one alignment per run and one batched call of :func:`judged.analyses.ppi.estimate`.

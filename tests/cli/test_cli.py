@@ -12,24 +12,12 @@ import pytest
 import pytrec_eval
 
 import judged
-from judged.cli import main
 from judged.demo import worked_examples
 from synth import make_collection, trec_qrels_text, trec_run_text
 
 
-@pytest.fixture(autouse=True)
-def wide_terminal(monkeypatch):
-    monkeypatch.setenv("COLUMNS", "200")  # Rich wraps at 80 columns when not a terminal
-
-
-def cli(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def eval_json(capsys, *argv) -> dict:
-    code, out, err = cli(capsys, "eval", *argv, "--format", "json")
+def eval_json(cli, *argv) -> dict:
+    code, out, err = cli("eval", *argv, "--format", "json")
     assert code == 0, err
     return json.loads(out)
 
@@ -50,9 +38,9 @@ def small(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_json_contract(small, capsys):
+def test_json_contract(small, cli):
     measures = ["nDCG@10", "AP(rel=2)", "ndcg_cut.5", "nDCG(gain=exp)@10"]
-    d = eval_json(capsys, "qrels.txt", "runs/a.run", "./b.run", *[a for m in measures for a in ("-m", m)])
+    d = eval_json(cli, "qrels.txt", "runs/a.run", "./b.run", *[a for m in measures for a in ("-m", m)])
     # the core contract; the checks beyond the ranking score (issue 7) add their own top-level keys
     assert {"qrels", "measures", "runs"} <= set(d)
     assert set(d) - {"qrels", "measures", "runs"} <= {"answer_key", "warnings", "scale", "eligibility", "requirements",
@@ -73,31 +61,31 @@ def test_json_contract(small, capsys):
                                     "no_relevant": 1}
 
 
-def test_json_per_query(small, capsys):
-    d = eval_json(capsys, "qrels.txt", "runs/a.run", "-m", "RR", "-m", "P@1", "--per-query")
+def test_json_per_query(small, cli):
+    d = eval_json(cli, "qrels.txt", "runs/a.run", "-m", "RR", "-m", "P@1", "--per-query")
     entry = d["runs"]["runs/a.run"]
     assert set(entry) == {"mean", "queries", "per_query"}
     assert entry["per_query"] == {"1": {"RR": 1 / 3, "P@1": 0.0}, "2": {"RR": 0.0, "P@1": 0.0}}
 
 
-def test_default_measures_are_named(small, capsys):
-    d = eval_json(capsys, "qrels.txt", "runs/a.run")
+def test_default_measures_are_named(small, cli):
+    d = eval_json(cli, "qrels.txt", "runs/a.run")
     assert list(d["measures"]) == ["nDCG@10", "Judged@10"]
 
 
 @pytest.mark.parametrize("ties,rr", [("trec", 1 / 3), ("input", 1 / 2), ("rank", 1 / 3)])
-def test_ties(small, capsys, ties, rr):
+def test_ties(small, cli, ties, rr):
     """Query 1 ranks a: trec = score desc, docid desc (c 0.9; b, a tie at 0.5 -> b first),
     input = file order (b, a, c), rank = rank column (b 1, c 2, a 3)."""
-    d = eval_json(capsys, "qrels.txt", "runs/a.run", "-m", "RR", "--per-query", "--ties", ties)
+    d = eval_json(cli, "qrels.txt", "runs/a.run", "-m", "RR", "--per-query", "--ties", ties)
     assert d["runs"]["runs/a.run"]["per_query"]["1"]["RR"] == rr
     assert f"ties={judged.core.conventions.TIES[ties]} " in d["measures"]["RR"]
 
 
-def test_ties_rank_orders_by_rank_not_file_order(tmp_path, capsys):
+def test_ties_rank_orders_by_rank_not_file_order(tmp_path, cli):
     (tmp_path / "q").write_text("1 0 a 1\n")
     (tmp_path / "r").write_text("1 Q0 b 2 9 t\n1 Q0 a 10 1 t\n1 Q0 c 1 5 t\n")  # ranks c, b, a (10 > 2 numerically)
-    d = eval_json(capsys, tmp_path / "q", tmp_path / "r", "-m", "RR", "--ties", "rank")
+    d = eval_json(cli, tmp_path / "q", tmp_path / "r", "-m", "RR", "--ties", "rank")
     assert d["runs"][str(tmp_path / "r")]["mean"]["RR"] == 1 / 3
 
 
@@ -107,9 +95,9 @@ def test_ties_rank_orders_by_rank_not_file_order(tmp_path, capsys):
     (True, "zero", (1 / 3 + 0 + 0) / 3, (3, 0)),
     (True, "skip", (1 / 3 + 0) / 2, (2, 1)),
 ])
-def test_complete_and_no_relevant(small, capsys, complete, no_relevant, mean, counts):
+def test_complete_and_no_relevant(small, cli, complete, no_relevant, mean, counts):
     args = ["qrels.txt", "runs/a.run", "-m", "RR", "--no-relevant", no_relevant] + (["--complete"] if complete else [])
-    d = eval_json(capsys, *args)
+    d = eval_json(cli, *args)
     entry = d["runs"]["runs/a.run"]
     assert entry["mean"]["RR"] == pytest.approx(mean, abs=1e-15)
     assert (entry["queries"]["evaluated"], entry["queries"]["skipped"]) == counts
@@ -118,8 +106,8 @@ def test_complete_and_no_relevant(small, capsys, complete, no_relevant, mean, co
     assert d["measures"]["RR"].endswith(f"queries={queries} no-relevant={no_relevant} identical-ids=kept")
 
 
-def test_no_relevant_error(small, capsys):
-    code, out, err = cli(capsys, "eval", "qrels.txt", "runs/a.run", "--no-relevant", "error")
+def test_no_relevant_error(small, cli):
+    code, out, err = cli("eval", "qrels.txt", "runs/a.run", "--no-relevant", "error")
     assert (code, out) == (2, "")
     assert err == ("judged: error: 1 query with nothing relevant in the qrels (first: '2'); "
                    "choose --no-relevant zero or skip\n")
@@ -142,9 +130,9 @@ def synthetic(tmp_path):
     return c, tmp_path / "q", tmp_path / "r"
 
 
-def test_trec_eval_format_equals_pytrec_eval(synthetic, capsys):
+def test_trec_eval_format_equals_pytrec_eval(synthetic, cli):
     c, q, r = synthetic
-    code, out, err = cli(capsys, "eval", q, r, "--format", "trec_eval", *[a for m in JUDGED_NAMES for a in ("-m", m)])
+    code, out, err = cli("eval", q, r, "--format", "trec_eval", *[a for m in JUDGED_NAMES for a in ("-m", m)])
     assert code == 0, err
     ev = pytrec_eval.RelevanceEvaluator(c.qrels, {"ndcg_cut.10", "ndcg", "map", "map_cut.10", "P.5", "recall.10",
                                                   "recip_rank", "Rprec", "bpref", "success.1", "num_rel", "num_ret",
@@ -167,9 +155,9 @@ def test_trec_eval_format_equals_pytrec_eval(synthetic, capsys):
 
 
 @pytest.mark.parametrize("fmt,delim", [("tsv", "\t"), ("csv", ",")])
-def test_delimited(synthetic, capsys, fmt, delim):
+def test_delimited(synthetic, cli, fmt, delim):
     c, q, r = synthetic
-    code, out, err = cli(capsys, "eval", q, r, "-m", "AP", "-m", "P(rel=2)@5", "--per-query", "--format", fmt)
+    code, out, err = cli("eval", q, r, "-m", "AP", "-m", "P(rel=2)@5", "--per-query", "--format", fmt)
     assert code == 0, err
     table = list(csv.reader(io.StringIO(out), delimiter=delim))
     assert table[0] == ["run", "qid", "measure", "value"]
@@ -181,16 +169,16 @@ def test_delimited(synthetic, capsys, fmt, delim):
     assert table[1:] == expected
 
 
-def test_table_names_conventions_and_counts(small, capsys):
-    code, out, err = cli(capsys, "eval", "qrels.txt", "runs/a.run", "-m", "nDCG@10")
+def test_table_names_conventions_and_counts(small, cli):
+    code, out, err = cli("eval", "qrels.txt", "runs/a.run", "-m", "nDCG@10")
     assert code == 0, err
     assert "runs/a.run: 2 evaluated, 0 skipped, 1 missing from the run, 1 only in the run, 1 with nothing relevant" in out
     assert ("nDCG@10 gain=linear discount=log2(rank+1) ideal=judged unjudged=zero ties=score-desc,docid-desc "
             "queries=run-and-qrels no-relevant=zero identical-ids=kept") in out
 
 
-def test_bad_measure_is_one_line(small, capsys):
-    code, out, err = cli(capsys, "eval", "qrels.txt", "runs/a.run", "-m", "nDCG(gain=cubic)@10")
+def test_bad_measure_is_one_line(small, cli):
+    code, out, err = cli("eval", "qrels.txt", "runs/a.run", "-m", "nDCG(gain=cubic)@10")
     assert code == 2 and err.startswith("judged: error: unknown gain 'cubic'") and err.count("\n") == 1
 
 
@@ -206,8 +194,8 @@ def worked(tmp_path):
     return tmp_path / "q", tmp_path / "r"
 
 
-def test_explain_works_the_seed_example(worked, capsys):
-    code, out, err = cli(capsys, "explain", *worked, "--query", "graded")
+def test_explain_works_the_seed_example(worked, cli):
+    code, out, err = cli("explain", *worked, "--query", "graded")
     assert code == 0, err
     for header in ("rank", "docid", "grade", "gain", "discount", "discounted gain", "running DCG"):
         assert header in out
@@ -227,27 +215,27 @@ def _row(out: str, docid: str) -> list:
     return []
 
 
-def test_explain_exponential_gain(worked, capsys):
-    code, out, err = cli(capsys, "explain", *worked, "--query", "three", "-m", "nDCG(gain=exp)@10")
+def test_explain_exponential_gain(worked, cli):
+    code, out, err = cli("explain", *worked, "--query", "three", "-m", "nDCG(gain=exp)@10")
     assert _row(out, "p1") == ["1", "p1", "2", "3.000", "1.000", "3.000", "3.000"]
     assert "DCG = 3.500" in out and "IDCG = 3.631" in out and "= 0.964" in out
 
 
 @pytest.mark.parametrize("rank,value", [(1, "1.000"), (2, "0.631"), (3, "0.500"), (10, "0.289")])
-def test_explain_warns_about_one_relevant_document(worked, capsys, rank, value):
-    code, out, err = cli(capsys, "explain", *worked, "--query", f"single-at-{rank}")
+def test_explain_warns_about_one_relevant_document(worked, cli, rank, value):
+    code, out, err = cli("explain", *worked, "--query", f"single-at-{rank}")
     assert code == 0, err
     assert f"IDCG = 1.000\nnDCG = {value} / 1.000 = {value}" in out
     assert "warning: one relevant document: nDCG@10 here is 1/log2(1 + rank of the hit)" in out
 
 
-def test_explain_unknown_query(worked, capsys):
-    code, out, err = cli(capsys, "explain", *worked, "--query", "nope")
+def test_explain_unknown_query(worked, cli):
+    code, out, err = cli("explain", *worked, "--query", "nope")
     assert code == 2 and err.startswith("judged: error: query 'nope' is not in the qrels")
 
 
-def test_demo_prints_the_seed_numbers(capsys):
-    code, out, err = cli(capsys, "demo")
+def test_demo_prints_the_seed_numbers(cli):
+    code, out, err = cli("demo")
     assert code == 0, err
     assert "nDCG = 6.861 / 7.141 = 0.961" in out
     assert "= 0.949" in out
@@ -258,25 +246,25 @@ def test_demo_prints_the_seed_numbers(capsys):
                       "single-at-10": "0.289", "single-at-11": "0.000"}
 
 
-def test_api_function_survives_the_cli_importing_its_module(small, capsys):
+def test_api_function_survives_the_cli_importing_its_module(small, cli):
     """The CLI imports the engine module; judged.evaluate stays the function."""
     import types
 
     import judged.core.evaluation  # noqa: F401  (what the CLI does)
 
-    assert cli(capsys, "eval", "qrels.txt", "runs/a.run")[0] == 0
+    assert cli("eval", "qrels.txt", "runs/a.run")[0] == 0
     assert isinstance(judged.evaluate, types.FunctionType)
     assert judged.evaluate("qrels.txt", ["runs/a.run"], ["RR"]).runs["runs/a.run"].values["RR"][0] == 1 / 3
 
 
 @pytest.mark.parametrize("second_doc,warning", [
     ("b", None), ("hole", "1 of the top 3 documents are unjudged and counted as not relevant (Judged@3 = 0.67)")])
-def test_explain_counts_only_this_querys_holes(tmp_path, capsys, second_doc, warning):
+def test_explain_counts_only_this_querys_holes(tmp_path, cli, second_doc, warning):
     """Query 1 retrieves 3 documents; query 2's unjudged ones must not leak into its warning."""
     (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n1 0 c 0\n2 0 w 1\n")
     (tmp_path / "r").write_text(f"1 Q0 a 1 3 t\n1 Q0 {second_doc} 2 2 t\n1 Q0 c 3 1 t\n"
                                 "2 Q0 x 1 3 t\n2 Q0 y 2 2 t\n2 Q0 z 3 1 t\n")
-    code, out, err = cli(capsys, "explain", tmp_path / "q", tmp_path / "r", "--query", "1")
+    code, out, err = cli("explain", tmp_path / "q", tmp_path / "r", "--query", "1")
     assert code == 0, err
     unjudged = [line for line in out.splitlines() if "unjudged and counted" in line]
     assert unjudged == ([f"warning: {warning}; judging them could change this score"] if warning else [])

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import judged.compat.pytrec_eval as compat
-from collections_gen import random_collection
+from synth import random_collection
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -14,7 +14,7 @@ import pytest
 
 import judged.core.native
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # judged imported with the extension missing, as on a machine without a C compiler
 NOT_BUILT = "import sys; sys.modules['judged.core._native'] = None\n"
 

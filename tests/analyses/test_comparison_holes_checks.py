@@ -10,7 +10,7 @@ from judged.cli import main
 from judged.analyses.comparison import compare
 from judged.analyses.holes import holes_report
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BEYOND = ROOT / "docs" / "examples" / "beyond"
 
 QRELS = {"q1": {"a": 2, "b": 1}, "q2": {"c": 1}, "q3": {"d": 1, "e": 0}, "q4": {"f": 1}}
@@ -154,9 +154,7 @@ def test_report_power_section_matches_judged_meta_power(example, tmp_path, monke
     assert main(["report", "qrels.txt", *runs, "--format", "md", "--power"]) == 2  # curves need HTML
 
 
-def test_report_with_every_section_opens_in_chromium(tmp_path, monkeypatch):
-    from test_report import screenshot
-
+def test_report_with_every_section_opens_in_chromium(tmp_path, monkeypatch, screenshot):
     monkeypatch.chdir(BEYOND)
     out = tmp_path / "r.html"
     assert main(["report", *BEYOND_ARGS, "-o", str(out), "--power", "--power-measure", "nDCG@10",

@@ -14,7 +14,6 @@ import json
 
 import pytest
 
-from judged.cli import main
 from judged.analyses.pool import read_pool_file
 
 # q1: the people judged a (2), b (0), c (0); the run ranks x, a, y, b, z, c: x, y, z are holes.
@@ -28,11 +27,6 @@ MACHINE = "q1 0 a 2\nq1 0 b 1\nq1 0 c 0\nq2 0 e 1\nq1 0 x 0\nq1 0 y 2\nq1 0 z 1\
 HOLES = {("q1", "x"), ("q1", "y"), ("q1", "z"), ("q2", "u"), ("q2", "v"), ("q3", "w")}
 
 
-@pytest.fixture(autouse=True)
-def wide_terminal(monkeypatch):
-    monkeypatch.setenv("COLUMNS", "200")
-
-
 @pytest.fixture
 def f(tmp_path):
     out = {}
@@ -43,18 +37,12 @@ def f(tmp_path):
     return out
 
 
-def cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def with_and_without(capsys, *argv):
+def with_and_without(cli, *argv):
     """The command's output without and with ``--machine`` (both must succeed)."""
     *args, machine = argv
-    plain = cli(capsys, *args)
+    plain = cli(*args)
     assert plain[0] == 0, plain[2]
-    filled = cli(capsys, *args, "--machine", machine)
+    filled = cli(*args, "--machine", machine)
     assert filled[0] == 0, filled[2]
     return plain[1], filled[1]
 
@@ -84,90 +72,90 @@ def text_kept(plain: str, filled: str) -> list:
     return added + rest[i:]
 
 
-def test_eval(f, capsys):
-    plain, filled = with_and_without(capsys, "eval", f["qrels"], f["run"], "-m", "nDCG@5", "-m", "Judged@5",
+def test_eval(f, cli):
+    plain, filled = with_and_without(cli, "eval", f["qrels"], f["run"], "-m", "nDCG@5", "-m", "Judged@5",
                                      "--format", "json", f["machine"])
     assert sorted(added_keys(json.loads(plain), json.loads(filled))) == ["/machine", f"/runs/{f['run']}/machine_filled"]
     d = json.loads(filled)
     assert list(d["runs"][str(f["run"])]["machine_filled"]["mean"]) == ["nDCG@5 machine-filled"]  # no Judged@5
-    plain, filled = with_and_without(capsys, "eval", f["qrels"], f["run"], "-m", "nDCG@5", f["machine"])
+    plain, filled = with_and_without(cli, "eval", f["qrels"], f["run"], "-m", "nDCG@5", f["machine"])
     added = text_kept(plain, filled)
     assert added[0].startswith("machine-filled: the holes labelled by the machine judge") and "not judgments" in added[0]
     assert any("nDCG@5 machine-filled" in line for line in added)
 
 
-def test_holes(f, capsys):
-    plain, filled = with_and_without(capsys, "holes", f["qrels"], f["run"], "-k", 5, "--format", "json", f["machine"])
+def test_holes(f, cli):
+    plain, filled = with_and_without(cli, "holes", f["qrels"], f["run"], "-k", 5, "--format", "json", f["machine"])
     p, d = json.loads(plain), json.loads(filled)
     assert sorted(added_keys(p, d)) == ["/machine", f"/runs/{f['run']}/machine_filled"]
     entry = d["runs"][str(f["run"])]
     assert entry["machine_filled"]["holes_machine_labelled"] == entry["machine_filled"]["holes"] == 6  # x y z, u v, w
-    plain, filled = with_and_without(capsys, "holes", f["qrels"], f["run"], "-k", 5, f["machine"])
+    plain, filled = with_and_without(cli, "holes", f["qrels"], f["run"], "-k", 5, f["machine"])
     assert any("machine-filled" in line for line in text_kept(plain, filled))
 
 
-def test_compare(f, capsys):
+def test_compare(f, cli):
     args = ("compare", f["qrels"], f["run2"], f["run"], "-m", "P@5", "--permutations", 200)
-    plain, filled = with_and_without(capsys, *args, "--format", "json", f["machine"])
+    plain, filled = with_and_without(cli, *args, "--format", "json", f["machine"])
     assert added_keys(json.loads(plain), json.loads(filled)) == ["/machine"]
-    plain, filled = with_and_without(capsys, *args, f["machine"])
+    plain, filled = with_and_without(cli, *args, f["machine"])
     added = text_kept(plain, filled)
     assert added and all("machine" in line or not line.strip() for line in added), added
 
 
-def test_report(f, capsys):
+def test_report(f, cli):
     args = ("report", f["qrels"], f["run2"], f["run"], "-m", "P@5", "--permutations", 200)
-    plain, filled = with_and_without(capsys, *args, "--format", "csv", f["machine"])
+    plain, filled = with_and_without(cli, *args, "--format", "csv", f["machine"])
     rows = lambda text: [tuple(r) for r in csv.reader(io.StringIO(text))]  # noqa: E731
     extra = set(rows(filled)) - set(rows(plain))
     assert set(rows(plain)) <= set(rows(filled)) and extra
     assert all(r[1].endswith(" machine-filled") and r[4] == r[5] == "" for r in extra)  # named, never tested
-    plain, filled = with_and_without(capsys, *args, "--format", "md", f["machine"])
+    plain, filled = with_and_without(cli, *args, "--format", "md", f["machine"])
     head_plain, head_filled = plain.splitlines()[0], filled.splitlines()[0]
     assert head_filled.startswith(head_plain.rstrip("|")) and head_filled.endswith("| P@5 machine-filled |")
     html = f["dir"] / "r.html"
-    assert cli(capsys, *args, "--machine", f["machine"], "-o", html)[0] == 0
+    assert cli(*args, "--machine", f["machine"], "-o", html)[0] == 0
     page = html.read_text()
     assert "<h2 id='machine'>Machine labels</h2>" in page and "not judgments" in page
 
 
-def test_infer_holes_compare_with_a_sample_keep_the_ppi_apart(f, capsys):
+def test_infer_holes_compare_with_a_sample_keep_the_ppi_apart(f, cli):
     """With --sample the prediction-powered estimates are one block of their own (``ppi``);
     the rest is what the command prints with --sample alone."""
     pool = f["dir"] / "s.pool"
-    assert cli(capsys, "pool", f["qrels"], f["run"], "--depth", 10, "--strategy", "sample", "--budget", 4,
+    assert cli("pool", f["qrels"], f["run"], "--depth", 10, "--strategy", "sample", "--budget", 4,
                "--seed", 3, "-o", pool)[0] == 0
     truth = dict((tuple(line.split()[::2][:2]), line.split()[3]) for line in MACHINE.splitlines())
     merged = f["dir"] / "merged.txt"  # the people's labels of the drawn pairs (here: the machine's, by chance)
     merged.write_text(QRELS + "".join(f"{p.qid} 0 {p.docid} {truth[(p.qid, p.docid)]}\n"
                                       for p in read_pool_file(pool).pairs))
-    plain = json.loads(cli(capsys, "holes", merged, f["run"], "--sample", pool, "--format", "json")[1])
-    code, out, err = cli(capsys, "holes", merged, f["run"], "--sample", pool, "--machine", f["machine"],
+    plain = json.loads(cli("holes", merged, f["run"], "--sample", pool, "--format", "json")[1])
+    code, out, err = cli("holes", merged, f["run"], "--sample", pool, "--machine", f["machine"],
                          "--format", "json")
     assert code == 0, err
     assert sorted(added_keys(plain, json.loads(out))) == ["/machine", "/ppi", f"/runs/{f['run']}/machine_filled"]
 
 
-def test_qrels_merge_takes_no_machine_labels_and_refuses_a_pool_file(f, capsys):
+def test_qrels_merge_takes_no_machine_labels_and_refuses_a_pool_file(f, capsys, cli):
     with pytest.raises(SystemExit) as exit_:  # no such option: merging is of judgments only
-        cli(capsys, "qrels", "merge", f["qrels"], f["machine"], "-o", f["dir"] / "m.txt", "--machine", f["machine"])
+        cli("qrels", "merge", f["qrels"], f["machine"], "-o", f["dir"] / "m.txt", "--machine", f["machine"])
     assert exit_.value.code == 2 and "unrecognized arguments: --machine" in capsys.readouterr().err
     pool = f["dir"] / "m.pool"
-    assert cli(capsys, "pool", f["qrels"], f["run"], "--depth", 10, "--strategy", "machine", "--machine",
+    assert cli("pool", f["qrels"], f["run"], "--depth", 10, "--strategy", "machine", "--machine",
                f["machine"], "-o", pool)[0] == 0
-    code, out, err = cli(capsys, "qrels", "merge", f["qrels"], pool, "-o", f["dir"] / "m.txt")
+    code, out, err = cli("qrels", "merge", f["qrels"], pool, "-o", f["dir"] / "m.txt")
     assert code == 2 and "pool file" in err and "not judgments" in err and err.count("\n") == 1
     assert not (f["dir"] / "m.txt").exists()
 
 
-def test_pool_keeps_every_pair_the_machine_labelled(f, capsys):
+def test_pool_keeps_every_pair_the_machine_labelled(f, cli):
     """The machine's labels order the pool; they judge nothing: the pool holds every hole,
     the same pairs as depth pooling, with the machine's grade in a column named machine."""
     out = {}
     for strategy in ("depth", "machine", "disagreement"):
         out[strategy] = f["dir"] / f"{strategy}.pool"
         extra = () if strategy == "depth" else ("--machine", f["machine"])
-        assert cli(capsys, "pool", f["qrels"], f["run"], "--depth", 10, "--strategy", strategy, *extra,
+        assert cli("pool", f["qrels"], f["run"], "--depth", 10, "--strategy", strategy, *extra,
                    "-o", out[strategy])[0] == 0
     for strategy, path in out.items():
         pf = read_pool_file(path)
@@ -176,7 +164,7 @@ def test_pool_keeps_every_pair_the_machine_labelled(f, capsys):
             assert f"strategy={strategy}" in path.read_text().splitlines()[0] and "machine" in pf.pairs[0].fields
 
 
-def test_the_judging_app_never_shows_or_exports_the_machine_grade(f, capsys):
+def test_the_judging_app_never_shows_or_exports_the_machine_grade(f, cli):
     pytest.importorskip("fastapi")
     pytest.importorskip("sqlalchemy")
     from fastapi.testclient import TestClient
@@ -184,21 +172,21 @@ def test_the_judging_app_never_shows_or_exports_the_machine_grade(f, capsys):
     from judged.judge.app import create_app
 
     pool = f["dir"] / "m.pool"
-    assert cli(capsys, "pool", f["qrels"], f["run"], "--depth", 10, "--strategy", "machine", "--machine",
+    assert cli("pool", f["qrels"], f["run"], "--depth", 10, "--strategy", "machine", "--machine",
                f["machine"], "-o", pool)[0] == 0
     (f["dir"] / "queries.tsv").write_text("q1\tone\nq2\ttwo\nq3\tthree\n")
     (f["dir"] / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": d, "text": "text of " + d}) + "\n"
                                                    for _, d in sorted(HOLES)))
     db = str(f["dir"] / "j.db")
-    assert cli(capsys, "judge", "init", "--db", db, "--pool", pool, "--queries", f["dir"] / "queries.tsv",
+    assert cli("judge", "init", "--db", db, "--pool", pool, "--queries", f["dir"] / "queries.tsv",
                "--corpus", f["dir"] / "corpus.jsonl", "--overlap", 0)[0] == 0
-    code, out, err = cli(capsys, "judge", "add-assessor", "alice", "--db", db)
+    code, out, err = cli("judge", "add-assessor", "alice", "--db", db)
     assert code == 0, err
     token = out.strip().splitlines()[-1]
     c = TestClient(create_app(db))
     r = c.get("/api/next", headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 200
     assert "machine" not in json.dumps(r.json())  # the assessor judges blind
-    code, out, err = cli(capsys, "judge", "export", "--db", db, "-o", f["dir"] / "labels.txt")
+    code, out, err = cli("judge", "export", "--db", db, "-o", f["dir"] / "labels.txt")
     assert code == 0, err
     assert (f["dir"] / "labels.txt").read_text() == ""  # nobody judged yet: nothing, whatever the machine said

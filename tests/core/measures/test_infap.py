@@ -8,7 +8,7 @@ import pytrec_eval
 from judged import evaluate
 from judged.core.measures import Measure
 
-from collections_gen import random_collection
+from synth import random_collection
 
 
 def sampled_collection(seed: int, share_unjudged: float):

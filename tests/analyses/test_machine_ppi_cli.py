@@ -9,20 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from judged.cli import main
 from judged.analyses.pool import read_pool_file
 from judged.analyses.ppi import ppi_report
-
-
-@pytest.fixture(autouse=True)
-def wide_terminal(monkeypatch):
-    monkeypatch.setenv("COLUMNS", "200")
-
-
-def cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +46,12 @@ def merged(campaign, pool_name) -> str:
     return out
 
 
-def test_pair_sample_in_holes_compare_and_infer(campaign, capsys):
+def test_pair_sample_in_holes_compare_and_infer(campaign, cli):
     c = campaign
-    assert cli(capsys, "pool", c / "qrels.txt", c / "a.run", c / "b.run", "--depth", 10, "--strategy", "sample",
+    assert cli("pool", c / "qrels.txt", c / "a.run", c / "b.run", "--depth", 10, "--strategy", "sample",
                "--budget", 60, "--seed", 2, "-o", c / "p.pool")[0] == 0
     qrels = merged(c, "p.pool")
-    code, out, err = cli(capsys, "holes", qrels, c / "a.run", c / "b.run", "--machine", c / "machine.txt",
+    code, out, err = cli("holes", qrels, c / "a.run", c / "b.run", "--machine", c / "machine.txt",
                          "--sample", c / "p.pool", "--format", "json")
     assert code == 0, err
     d = json.loads(out)
@@ -76,22 +64,22 @@ def test_pair_sample_in_holes_compare_and_infer(campaign, capsys):
         api.rows[0].estimates["ppi++"].scalar()["estimate"])
     assert "Angelopoulos" in ppi["sources"] and "Horvitz-Thompson" in ppi["method"]
     assert "sample" in d  # holes-sample's estimates are still there, unchanged
-    code, out, err = cli(capsys, "compare", qrels, c / "a.run", c / "b.run", "-m", "nDCG@10", "--permutations", 100,
+    code, out, err = cli("compare", qrels, c / "a.run", c / "b.run", "-m", "nDCG@10", "--permutations", 100,
                          "--machine", c / "machine.txt", "--sample", c / "p.pool")
     assert code == 0, err
     assert "prediction-powered estimates" in out and "differences from the baseline" in out
-    code, out, err = cli(capsys, "infer", qrels, c / "a.run", c / "b.run", "--sample", c / "p.pool",
+    code, out, err = cli("infer", qrels, c / "a.run", c / "b.run", "--sample", c / "p.pool",
                          "--machine", c / "machine.txt", "--format", "json")
     assert code == 0, err
     assert json.loads(out)["ppi"]["estimates"][0]["measure"] == "P@10"
 
 
-def test_query_sample_estimates_ndcg_and_needs_the_machine(campaign, capsys):
+def test_query_sample_estimates_ndcg_and_needs_the_machine(campaign, cli):
     c = campaign
-    assert cli(capsys, "pool", c / "qrels.txt", c / "a.run", c / "b.run", "--depth", 10, "--strategy",
+    assert cli("pool", c / "qrels.txt", c / "a.run", c / "b.run", "--depth", 10, "--strategy",
                "sample-queries", "--queries", 6, "--seed", 1, "-o", c / "q.pool")[0] == 0
     qrels = merged(c, "q.pool")
-    code, out, err = cli(capsys, "holes", qrels, c / "a.run", c / "b.run", "--machine", c / "machine.txt",
+    code, out, err = cli("holes", qrels, c / "a.run", c / "b.run", "--machine", c / "machine.txt",
                          "--sample", c / "q.pool", "--format", "json")
     assert code == 0, err
     rows = json.loads(out)["ppi"]["estimates"]
@@ -100,19 +88,19 @@ def test_query_sample_estimates_ndcg_and_needs_the_machine(campaign, capsys):
         e = r["estimates"]
         assert r["sampled"] == 6 and r["units"] == 12
         assert e["ppi"]["low"] <= e["ppi"]["estimate"] <= e["ppi"]["high"]
-    code, out, err = cli(capsys, "holes", qrels, c / "a.run", c / "b.run", "--sample", c / "q.pool")
+    code, out, err = cli("holes", qrels, c / "a.run", c / "b.run", "--sample", c / "q.pool")
     assert code == 2 and "--machine" in err
-    code, out, err = cli(capsys, "infer", qrels, c / "a.run", c / "b.run", "--sample", c / "q.pool")
+    code, out, err = cli("infer", qrels, c / "a.run", c / "b.run", "--sample", c / "q.pool")
     assert code == 2 and "whole queries" in err
-    code, out, err = cli(capsys, "infer", qrels, c / "a.run", c / "b.run", "--sample", c / "q.pool",
+    code, out, err = cli("infer", qrels, c / "a.run", c / "b.run", "--sample", c / "q.pool",
                          "--machine", c / "machine.txt")
     assert code == 0 and "nDCG@10" in out and "PPI++" in out
 
 
-def test_an_unmerged_sample_is_refused(campaign, capsys):
+def test_an_unmerged_sample_is_refused(campaign, cli):
     c = campaign
-    cli(capsys, "pool", c / "qrels.txt", c / "a.run", c / "b.run", "--depth", 10, "--strategy", "sample",
+    cli("pool", c / "qrels.txt", c / "a.run", c / "b.run", "--depth", 10, "--strategy", "sample",
         "--budget", 30, "--seed", 5, "-o", c / "u.pool")
-    code, out, err = cli(capsys, "holes", c / "qrels.txt", c / "a.run", "--machine", c / "machine.txt",
+    code, out, err = cli("holes", c / "qrels.txt", c / "a.run", "--machine", c / "machine.txt",
                          "--sample", c / "u.pool")
     assert code == 2 and "judge and merge the whole sample first" in err and err.count("\n") == 1

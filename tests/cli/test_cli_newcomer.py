@@ -16,7 +16,7 @@ import pytest
 
 from judged.cli import COMMANDS, SUMMARIES, build_parser, main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _parsers(parser, path=("judged",)):

@@ -9,20 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from judged.cli import main
 from judged.analyses.agreement import alpha_from_coincidences, cohen_kappa, kappa_from_confusion, krippendorff_alpha
 from judged.analyses.machine import agreement
-
-
-@pytest.fixture(autouse=True)
-def wide_terminal(monkeypatch):
-    monkeypatch.setenv("COLUMNS", "200")
-
-
-def cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def qrels_text(labels: dict) -> str:
@@ -99,17 +87,17 @@ def test_bootstrap_interval_holds_the_estimate_and_is_seeded():
     assert agreement(human, machine, seed=5, resamples=500).kappa_interval != a1.kappa_interval
 
 
-def test_cli_table_and_json(tmp_path, capsys):
+def test_cli_table_and_json(tmp_path, cli):
     human = tmp_path / "qrels.txt"
     machine = tmp_path / "llm.txt"
     human.write_text("q1 0 a 2\nq1 0 b 0\nq1 0 c 1\nq1 0 d 0\nq1 0 e 1\nq2 0 f 2\n")
     machine.write_text("q1 0 a 2\nq1 0 b 1\nq1 0 c 1\nq1 0 d 0\nq2 0 f 1\nq2 0 g 2\n")
-    code, out, err = cli(capsys, "judge", "agreement", human, machine, "--resamples", 200)
+    code, out, err = cli("judge", "agreement", human, machine, "--resamples", 200)
     assert code == 0, err
     assert "overlap: 5 pairs labelled by both; 1 only by the people, 1 only by the machine" in out
     assert "Cohen's kappa: unweighted 0.444" in out and "Krippendorff's alpha: nominal" in out
     assert "Cohen 1960" in out and "bootstrap" in out  # the method and its sources
-    code, out, err = cli(capsys, "judge", "agreement", human, machine, "--format", "json")
+    code, out, err = cli("judge", "agreement", human, machine, "--format", "json")
     d = json.loads(out)
     assert d["pairs"] == 5 and d["confusion"]["counts"] == [[1, 1, 0], [0, 1, 0], [0, 1, 1]]
     assert d["per_grade"] == {"human": {"0": 2, "1": 1, "2": 2}, "machine": {"0": 1, "1": 3, "2": 1}}
@@ -119,20 +107,20 @@ def test_cli_table_and_json(tmp_path, capsys):
     assert d["binary"]["precision"] == pytest.approx(0.75)
 
 
-def test_cli_bad_file_is_one_line(tmp_path, capsys):
+def test_cli_bad_file_is_one_line(tmp_path, cli):
     human = tmp_path / "qrels.txt"
     human.write_text("q1 0 a 2\n")
     bad = tmp_path / "llm.txt"
     bad.write_text("q1 0 a relevant\n")
-    code, out, err = cli(capsys, "judge", "agreement", human, bad)
+    code, out, err = cli("judge", "agreement", human, bad)
     assert code == 2 and err.count("\n") == 1 and "llm.txt:1" in err
 
 
-def test_no_overlap_says_so(tmp_path, capsys):
+def test_no_overlap_says_so(tmp_path, cli):
     human, machine = tmp_path / "h.txt", tmp_path / "m.txt"
     human.write_text("q1 0 a 1\n")
     machine.write_text("q1 0 b 1\n")
-    code, out, err = cli(capsys, "judge", "agreement", human, machine)
+    code, out, err = cli("judge", "agreement", human, machine)
     assert code == 0 and "no pair labelled by both" in out
-    d = json.loads(cli(capsys, "judge", "agreement", human, machine, "--format", "json")[1])
+    d = json.loads(cli("judge", "agreement", human, machine, "--format", "json")[1])
     assert d["pairs"] == 0 and d["cohen_kappa"]["unweighted"]["value"] is None

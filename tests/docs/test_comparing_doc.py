@@ -6,7 +6,7 @@ from judged.cli import main
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "comparing.md"
 COMMAND = "judged compare qrels.txt bm25.run dense.run tuned.run -m nDCG@10 -m AP --regressions 1"
 

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import judged
-from collections_gen import random_collection
+from synth import random_collection
 
 ir_measures = pytest.importorskip("ir_measures")
 from ir_measures import AP, NumRel, NumRelRet, NumRet, P, R, RR, Bpref, Judged, Rprec, Success, nDCG  # noqa: E402

@@ -24,6 +24,7 @@ from judged.core.measures import Measure
 from judged.analyses.meta.holdout import holdout, run_groups
 from judged.analyses.meta.stability import kendall_tau
 from judged.analyses.meta.synthetic import pooled_collection
+from synth import write_qrels
 
 
 def small(seed=1, systems=10, queries=20, depth=20, pool_depth=5, families=None):
@@ -393,16 +394,11 @@ def test_reference_runs_are_evidence_not_reported(tmp_path, capsys):
     assert with_refs.runs[new].summary()["estimate"] == every.runs[new].summary()["estimate"]
     # the CLI: a reference also given as a run is read once
     paths = c.write(str(tmp_path))
-    q = write_qrels_dict(tmp_path / "reduced.txt", reduced)
+    q = write_qrels(tmp_path / "reduced.txt", reduced)
     assert main(["holes", q, paths["runs"][0], "-k", "5", "--samples", "10", "--reference", *paths["runs"],
                  "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert list(d["runs"]) == [paths["runs"][0]] and d["estimate"]["fit"]["reference_runs"] == len(c.names) - 1
-
-
-def write_qrels_dict(path, qrels):
-    path.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
-    return str(path)
 
 
 @pytest.mark.parametrize("measure", ["nDCG@5", "nDCG(gain=exp)@5", "AP@5"])

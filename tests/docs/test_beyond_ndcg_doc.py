@@ -8,7 +8,7 @@ import judged
 from judged.analyses.answers import pair_answers
 from judged.core.checks.eligibility import leaks
 
-EX = Path(__file__).resolve().parent.parent / "docs" / "examples" / "beyond"
+EX = Path(__file__).resolve().parents[2] / "docs" / "examples" / "beyond"
 
 
 def run(measures=("nDCG@10",), **kw):

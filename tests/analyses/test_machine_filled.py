@@ -9,7 +9,6 @@ import json
 import pytest
 
 import judged
-from judged.cli import main
 from judged.analyses.machine import filled_qrels, machine_filled, read_machine
 
 # q1: the people judged a (2), b (0), c (1); the run ranks d (hole), a, b, e (hole), c.
@@ -22,11 +21,6 @@ MACHINE = "q1 0 d 2\nq1 0 e 0\nq1 0 a 0\nq2 0 y 1\nq3 0 z 2\n"
 FILLED = HUMAN + "q1 0 d 2\nq1 0 e 0\nq2 0 y 1\n"
 
 
-@pytest.fixture(autouse=True)
-def wide_terminal(monkeypatch):
-    monkeypatch.setenv("COLUMNS", "200")
-
-
 @pytest.fixture
 def files(tmp_path):
     out = {}
@@ -34,12 +28,6 @@ def files(tmp_path):
         out[name] = tmp_path / f"{name}.txt"
         out[name].write_text(text)
     return out
-
-
-def cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 MEASURES = ["nDCG@5", "P@5", "AP", "RR", "Judged@5"]
@@ -60,10 +48,10 @@ def test_filled_equals_the_union_where_people_win(files):
     assert mf.added == 3  # d, e, y: not a (judged), not z (query outside the qrels)
 
 
-def test_eval_json_keeps_the_human_numbers_and_adds_machine_filled_apart(files, capsys):
+def test_eval_json_keeps_the_human_numbers_and_adds_machine_filled_apart(files, cli):
     args = ["eval", files["qrels"], files["run"], *sum((["-m", m] for m in MEASURES), []), "--format", "json"]
-    plain = json.loads(cli(capsys, *args)[1])
-    code, out, err = cli(capsys, *args, "--machine", files["machine"], "--per-query")
+    plain = json.loads(cli(*args)[1])
+    code, out, err = cli(*args, "--machine", files["machine"], "--per-query")
     assert code == 0, err
     d = json.loads(out)
     run = d["runs"][str(files["run"])]
@@ -80,22 +68,22 @@ def test_eval_json_keeps_the_human_numbers_and_adds_machine_filled_apart(files, 
     assert d["qrels"]["judgments"] == 4  # the qrels are the people's: nothing merged
 
 
-def test_eval_table_and_tsv_name_machine_filled_columns(files, capsys):
-    code, out, err = cli(capsys, "eval", files["qrels"], files["run"], "-m", "P@5", "--machine", files["machine"])
+def test_eval_table_and_tsv_name_machine_filled_columns(files, cli):
+    code, out, err = cli("eval", files["qrels"], files["run"], "-m", "P@5", "--machine", files["machine"])
     assert code == 0, err
     assert "machine-filled: the holes labelled by the machine judge" in out
     assert "P@5 machine-filled" in out and "0.5000" in out and "not judgments" in out
-    code, out, err = cli(capsys, "eval", files["qrels"], files["run"], "-m", "P@5", "--machine", files["machine"],
+    code, out, err = cli("eval", files["qrels"], files["run"], "-m", "P@5", "--machine", files["machine"],
                          "--format", "tsv")
     rows = [line.split("\t") for line in out.splitlines()]
     assert [r[2] for r in rows if r[1] == "all"] == ["P@5", "P@5 machine-filled"]
-    code, out, err = cli(capsys, "eval", files["qrels"], files["run"], "--machine", files["machine"],
+    code, out, err = cli("eval", files["qrels"], files["run"], "--machine", files["machine"],
                          "--format", "trec_eval")
     assert code == 2 and "--machine" in err and err.count("\n") == 1
 
 
-def test_holes_and_negative_grades(files, capsys, tmp_path):
-    code, out, err = cli(capsys, "holes", files["qrels"], files["run"], "-k", 5, "--machine", files["machine"],
+def test_holes_and_negative_grades(files, cli, tmp_path):
+    code, out, err = cli("holes", files["qrels"], files["run"], "-k", 5, "--machine", files["machine"],
                          "--format", "json")
     assert code == 0, err
     d = json.loads(out)
@@ -107,7 +95,7 @@ def test_holes_and_negative_grades(files, capsys, tmp_path):
     neg = tmp_path / "neg.txt"
     neg.write_text(HUMAN + "q1 0 d -1\n")
     for negative, labelled in (("nonrelevant", 2), ("unjudged", 3)):
-        d = json.loads(cli(capsys, "holes", neg, files["run"], "-k", 5, "--machine", files["machine"],
+        d = json.loads(cli("holes", neg, files["run"], "-k", 5, "--machine", files["machine"],
                            "--negative", negative, "--format", "json")[1])
         assert d["runs"][str(files["run"])]["machine_filled"]["holes_machine_labelled"] == labelled
 
@@ -115,19 +103,19 @@ def test_holes_and_negative_grades(files, capsys, tmp_path):
 FAST = ("-m", "P@5", "--permutations", 200, "--machine")
 
 
-def test_compare_and_report_show_machine_filled_apart(files, capsys, tmp_path):
+def test_compare_and_report_show_machine_filled_apart(files, cli, tmp_path):
     run2 = tmp_path / "run2.txt"
     run2.write_text("q1 Q0 a 1 5 s\nq1 Q0 c 2 4 s\nq2 Q0 x 1 2 s\n")
-    code, out, err = cli(capsys, "compare", files["qrels"], run2, files["run"], *FAST, files["machine"])
+    code, out, err = cli("compare", files["qrels"], run2, files["run"], *FAST, files["machine"])
     assert code == 0, err
     assert "P@5 machine-filled (holes labelled by the machine judge" in out and "(Δ +" in out
-    d = json.loads(cli(capsys, "compare", files["qrels"], run2, files["run"], *FAST, files["machine"], "--format", "json")[1])
+    d = json.loads(cli("compare", files["qrels"], run2, files["run"], *FAST, files["machine"], "--format", "json")[1])
     assert d["machine"]["runs"][str(files["run"])]["mean"]["P@5 machine-filled"] == pytest.approx(0.5)
     assert d["comparisons"][0]["mean_run"] == pytest.approx((2 / 5 + 1 / 5) / 2)  # the judged score, unchanged
     html = tmp_path / "r.html"
-    code, out, err = cli(capsys, "report", files["qrels"], run2, files["run"], *FAST, files["machine"], "-o", html)
+    code, out, err = cli("report", files["qrels"], run2, files["run"], *FAST, files["machine"], "-o", html)
     page = html.read_text()
     assert "<h2 id='machine'>Machine labels</h2>" in page and "P@5 machine-filled" in page
-    code, out, err = cli(capsys, "report", files["qrels"], run2, files["run"], *FAST, files["machine"], "--format", "md")
+    code, out, err = cli("report", files["qrels"], run2, files["run"], *FAST, files["machine"], "--format", "md")
     assert out.splitlines()[0] == "| run | P@5 | Judged@5 | P@5 machine-filled |"
     assert "not judgments; no significance test" in out

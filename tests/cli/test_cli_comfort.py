@@ -13,7 +13,7 @@ from judged.cli.completion import _subparsers
 
 def test_python_dash_m_judged_runs_the_cli():
     out = subprocess.run([sys.executable, "-m", "judged", "--version"], capture_output=True, text=True, check=True)
-    first, path = out.stdout.splitlines()  # the version, then which path runs (tests/test_native_notice.py)
+    first, path = out.stdout.splitlines()  # the version, then which path runs (tests/core/test_native_notice.py)
     assert first == f"judged {judged.__version__}" and path.startswith("compiled extension: ")
 
 

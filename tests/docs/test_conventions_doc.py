@@ -100,5 +100,5 @@ def test_canonical_string():
         "Bpref": f"Bpref rel>=1 unjudged=ignored {engine}",
         "nDCG(discount=power,p=2)": f"nDCG gain=linear discount=1/rank^2 ideal=judged unjudged=zero {engine}",
     }
-    with open(Path(__file__).parent.parent / "docs" / "conventions.md") as fh:
+    with open(Path(__file__).resolve().parents[2] / "docs" / "conventions.md") as fh:
         assert f"nDCG@10 gain=linear discount=log2(rank+1) ideal=judged unjudged=zero {engine}\n" in fh.read()

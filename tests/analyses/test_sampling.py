@@ -147,7 +147,7 @@ def test_a_tampered_design_is_refused(tmp_path):
 
 
 def test_cli_sample(tmp_path, capsys):
-    from tests.test_holes_pool_qrels import write_qrels, write_run
+    from synth import write_qrels, write_run
 
     q, rr = collection()
     qp = write_qrels(tmp_path / "qrels.txt", q)

@@ -9,9 +9,6 @@ import pytest
 
 from judged.cli import main
 
-CHROMIUM = "/usr/bin/chromium"
-
-
 @pytest.fixture(scope="module")
 def report(example, tmp_path_factory):
     out = tmp_path_factory.mktemp("report") / "report.html"
@@ -37,42 +34,7 @@ def test_html_is_self_contained(report):
     assert text.count("<svg") == 3 * 2 + 3  # difference bars: 3 measures x 2 runs; distributions: 3 measures
 
 
-def screenshot(html_path, png_path):
-    """Open the page in headless Chromium; return (console errors, page errors, outside requests, svg count)."""
-    missing = pytest.fail if os.environ.get("CI") else pytest.skip  # CI must run it (.ci/run installs chromium)
-    try:
-        from playwright import sync_api
-    except ImportError:
-        missing("the playwright package is not installed (pip install -e '.[test]')")
-    if not os.path.exists(CHROMIUM):
-        missing("Debian chromium is not installed (apt-get install -y chromium)")
-    errors, page_errors, outside = [], [], []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--headless"])
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 1000})
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: page_errors.append(str(e)))
-
-            def route(r):
-                if r.request.url.startswith("file://"):
-                    r.continue_()
-                else:
-                    outside.append(r.request.url)
-                    r.abort()
-
-            page.route("**/*", route)
-            page.goto(f"file://{html_path}")
-            page.wait_for_load_state("load")
-            n_svg = page.locator("svg").count()
-            first_cell = page.locator("table").first.inner_text()
-            page.screenshot(path=str(png_path), full_page=False)
-        finally:
-            browser.close()
-    return errors, page_errors, outside, n_svg, first_cell
-
-
-def test_report_opens_in_chromium_without_errors(report, tmp_path):
+def test_report_opens_in_chromium_without_errors(report, tmp_path, screenshot):
     png = tmp_path / "report.png"
     errors, page_errors, outside, n_svg, table = screenshot(report, png)
     assert errors == [] and page_errors == [] and outside == []
@@ -83,7 +45,7 @@ def test_report_opens_in_chromium_without_errors(report, tmp_path):
     width, height = struct.unpack(">II", data[16:24])
     assert (width, height) == (1200, 1000)
     if os.environ.get("JUDGED_UPDATE_DOCS_IMG"):  # refresh the docs' screenshot
-        shutil.copy(png, os.path.join(os.path.dirname(__file__), "..", "docs", "img", "report.png"))
+        shutil.copy(png, os.path.join(os.path.dirname(__file__), "..", "..", "docs", "img", "report.png"))
 
 
 def test_paper_tables(example, capsys):

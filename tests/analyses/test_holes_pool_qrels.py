@@ -11,27 +11,12 @@ from judged.analyses.holes import holes_report
 from judged.core.io import read_qrels
 from judged.analyses.pool import pool, read_pool
 from judged.analyses.qrels_ops import MergeConflict, diff, merge, rejudge
+from synth import write_qrels, write_run
 
 QRELS = {"q1": {"a": 2, "b": 0, "c": 1, "x": 0}, "q2": {"a": 1, "e": 2}}
 # "a" is judged for both queries; "c" only for q1, so c retrieved for q2 is a hole there
 RUN_A = {"q1": {"a": 9.0, "h1": 8.0, "b": 7.0, "h2": 6.0}, "q2": {"c": 9.0, "a": 8.0, "h3": 7.0}}
 RUN_B = {"q1": {"h2": 9.0, "h4": 8.0, "a": 7.0}, "q2": {"e": 9.0, "h3": 8.0}}
-
-
-def write_qrels(path, d):
-    with open(path, "w") as fh:
-        for q, docs in d.items():
-            for doc, g in docs.items():
-                fh.write(f"{q} 0 {doc} {g}\n")
-    return str(path)
-
-
-def write_run(path, d, tag="r"):
-    with open(path, "w") as fh:
-        for q, docs in d.items():
-            for i, (doc, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1]), 1):
-                fh.write(f"{q} Q0 {doc} {i} {s} {tag}\n")
-    return str(path)
 
 
 # ---------------------------------------------------------------------------
@@ -359,7 +344,7 @@ def test_docs_quote_the_demos_numbers():
     """docs/holes.md quotes the demo; these are the figures it quotes."""
     from pathlib import Path
 
-    doc = Path(__file__).resolve().parents[1].joinpath("docs", "holes.md").read_text()
+    doc = Path(__file__).resolve().parents[2].joinpath("docs", "holes.md").read_text()
     s = holes_story()
     rep = holes_report(s.qrels, s.runs, k=10)
     d = rep.runs["dense"].summary()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-GUIDE = Path(__file__).resolve().parent.parent / "docs" / "migrating.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "migrating.md"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 NOT_RUN = "# not run"  # a block that starts so shows another tool's code that the suite does not install
 NEEDS = re.compile(r"^# needs: ([\w, ]+)\n")

@@ -8,7 +8,7 @@ import pytest
 from judged.analyses.meta import (discriminative_power, preference_agreement, ranking_stability, simulate_discount,
                          synthetic_collection)
 
-DOC = (pathlib.Path(__file__).parent.parent / "docs" / "meta-evaluation.md").read_text()
+DOC = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "meta-evaluation.md").read_text()
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """judged.integrations.sentence_transformers.GradedIREvaluator against the real Sentence
 Transformers: the same numbers as judged.evaluate on the retrieved lists, the built-in
 InformationRetrievalEvaluator's numbers where the conventions meet, graded where it is binary,
-and its metrics in the trainer's logs. Tiny models built in code (tests/tiny_st.py)."""
+and its metrics in the trainer's logs. Tiny models built in code (tests/integrations/tiny_st.py)."""
 
 import math
 
