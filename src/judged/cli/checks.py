@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from ..core.checks.abstention import ABSTAIN_MARKER
-from ..core.checks.evidence import HIGH_SCORE
+from .declared import declared
+
+# read from their modules' text, not imported: `--help` stays fast
+ABSTAIN_MARKER = declared("judged.core.checks.abstention").ABSTAIN_MARKER
+HIGH_SCORE = declared("judged.core.checks.evidence").HIGH_SCORE
 
 
 def add_check_options(p, depth: bool = True):

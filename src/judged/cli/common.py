@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from ..core.conventions import NO_RELEVANT, ON_DUPLICATE, TIES
+from .declared import declared
+
+_conventions = declared("judged.core.conventions")  # read, not imported: `--help` stays fast
+NO_RELEVANT, ON_DUPLICATE, TIES = _conventions.NO_RELEVANT, _conventions.ON_DUPLICATE, _conventions.TIES
 
 
 FORMATS = {"table": "a table to read", "json": "JSON, its documented layout", "tsv": "tab-separated run qid measure value",

@@ -7,6 +7,7 @@ import sys
 
 from . import Formatter
 from .checks import add_answers_option, add_check_options, check_kwargs
+from .declared import declared
 from .common import (add_convention_options, add_machine_option, add_record_options, format_help, load_manifest,
                      print_query_set, split_inputs)
 from .holes import add_hole_options
@@ -40,7 +41,8 @@ example:
 
 
 def add_stats_options(p) -> None:
-    from ..analyses.stats import CORRECTIONS, DEFAULT_PERMUTATIONS, DEFAULT_SEED
+    stats = declared("judged.analyses.stats")
+    CORRECTIONS, DEFAULT_PERMUTATIONS, DEFAULT_SEED = stats.CORRECTIONS, stats.DEFAULT_PERMUTATIONS, stats.DEFAULT_SEED
 
     g = p.add_argument_group("statistics")
     g.add_argument("--correction", choices=list(CORRECTIONS), default="holm",

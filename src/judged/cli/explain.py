@@ -14,8 +14,7 @@ example:
 
 
 def register(sub) -> None:
-    from ..core.conventions import TIES
-    from .common import ON_DUPLICATE_HELP, TIES_HELP
+    from .common import ON_DUPLICATE, ON_DUPLICATE_HELP, TIES, TIES_HELP
 
     p = sub.add_parser("explain", help="work one query's score by hand", description=HELP,
                        formatter_class=Formatter)
@@ -24,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("--query", "-q", required=True, help="the query id")
     p.add_argument("-m", "--measure", default="nDCG@10", help="measure (default nDCG@10)")
     p.add_argument("--ties", choices=list(TIES), default="trec", help=TIES_HELP)
-    p.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error", help=ON_DUPLICATE_HELP)
+    p.add_argument("--on-duplicate", choices=list(ON_DUPLICATE), default="error", help=ON_DUPLICATE_HELP)
     p.set_defaults(func=run)
 
 

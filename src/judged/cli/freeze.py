@@ -18,8 +18,10 @@ example:
 
 
 def register(sub) -> None:
-    from ..core.conventions import NO_RELEVANT, ON_DUPLICATE, TIES
-    from ..core.manifest import RELEVANCE_UNITS
+    from .common import NO_RELEVANT, ON_DUPLICATE, TIES
+    from .declared import declared
+
+    RELEVANCE_UNITS = declared("judged.core.manifest").RELEVANCE_UNITS
 
     p = sub.add_parser("freeze", help="freeze an evaluation set into a TOML manifest", description=HELP,
                        formatter_class=Formatter)

@@ -32,8 +32,10 @@ example:
 
 
 def register(sub) -> None:
-    from ..analyses.meta import agreement, discount, power
-    from ..analyses.meta import pooling as meta_pooling
+    from .declared import declared
+
+    agreement, discount, power, meta_pooling = (declared(f"judged.analyses.meta.{name}") for name in
+                                                 ("agreement", "discount", "power", "pooling"))
 
     p = sub.add_parser("meta", help="meta-evaluation: discriminative power, agreement, stability, holdout, "
                                     "discounts",
@@ -181,9 +183,9 @@ def _measures(p, defaults) -> None:
 
 
 def _stability_help() -> str:
-    from ..analyses.meta import stability
+    from .declared import declared
 
-    return stability.__doc__ + """
+    return declared("judged.analyses.meta.stability").__doc__ + """
 examples:
   judged meta stability qrels-pooled.txt runs/*.run -m nDCG@10 --versus-qrels qrels.txt
   judged meta stability qrels.txt runs/*.run -m nDCG@10 -m 'nDCG(gain=exp)@10'
@@ -192,9 +194,9 @@ examples:
 
 
 def _holdout_help() -> str:
-    from ..analyses.meta import holdout
+    from .declared import declared
 
-    return holdout.__doc__ + """
+    return declared("judged.analyses.meta.holdout").__doc__ + """
 examples:
   judged meta holdout qrels.txt runs/*.run -k 10
   judged meta holdout qrels.txt runs/*.run -m AP@100 --pool-depth 100

@@ -41,10 +41,36 @@ examples:
 """
 
 
-def _strategies_help() -> str:
-    from ..analyses.pool import STRATEGIES
+# every --strategy and its one-line summary, as judged.pool.STRATEGIES registers them (a test keeps
+# them equal): `judged pool --help` lists them without importing numpy or the strategies
+STRATEGIES = {
+    "depth": 'TREC depth-k pooling (Sparck Jones & van Rijsbergen 1975; Voorhees & Harman, TREC)',
+    "impact": "the pairs whose labels can move the runs' nDCG@DEPTH and their differences most (after "
+              "Carterette et al.'s minimal test collections)",
+    "mtf": 'move-to-front pooling (Cormack, Palmer & Clarke, SIGIR 1998)',
+    "mm": 'bandit MM: Bayesian, highest posterior mean (Losada, Parapar & Barreiro, SAC 2016 and '
+          'IP&M 2017)',
+    "mm-ns": 'bandit MM-NS: Bayesian, highest posterior mean, non-stationary (evidence discounted by '
+             '0.9 per outcome of the run) (Losada, Parapar & Barreiro, SAC 2016 and IP&M 2017)',
+    "ts": 'bandit TS: Thompson sampling (Losada, Parapar & Barreiro, SAC 2016 and IP&M 2017)',
+    "ts-ns": 'bandit TS-NS: Thompson sampling, non-stationary (evidence discounted by 0.9 per outcome '
+             'of the run) (Losada, Parapar & Barreiro, SAC 2016 and IP&M 2017)',
+    "hedge": 'Hedge (Aslam, Pavlu & Savell, CIKM 2003), beta 0.1',
+    "bounds": "judged's own: exact nDCG bounds (ideal recomputed) decide which run pairs can still "
+              'flip; next, the hole whose label can move those pairs most, times its estimated chance '
+              'of relevance',
+    "sample": 'a stratified random sample of --budget pairs (seed --seed), inclusion probabilities '
+              'recorded for estimates by inference (judged infer)',
+    "machine": 'judge first where the machine judge (--machine) says relevant, highest grade first',
+    "disagreement": 'judge first where people are most likely to disagree with the machine judge (--machine; '
+                    'its errors on the pairs both labelled), weighted by rank',
+    "sample-queries": 'a simple random sample of --queries N queries (seed --seed), every hole of a drawn query '
+                      'judged: prediction-powered estimates of any measure',
+}
 
-    return "\n".join(f"  {name}: {s.summary}" for name, s in STRATEGIES.items())
+
+def _strategies_help() -> str:
+    return "\n".join(f"  {name}: {summary}" for name, summary in STRATEGIES.items())
 
 
 def _starts(text: str) -> list[int]:
@@ -55,10 +81,12 @@ def _starts(text: str) -> list[int]:
 
 
 def register(sub) -> None:
-    from ..analyses.pool import BUDGET_STRATEGY, DEFAULT_STRATEGY, STRATEGIES
     from .common import add_convention_options
+    from .declared import declared
     from .holes import add_hole_options
 
+    pool = declared("judged.analyses.pool")
+    BUDGET_STRATEGY, DEFAULT_STRATEGY = pool.BUDGET_STRATEGY, pool.DEFAULT_STRATEGY
     p = sub.add_parser("pool", help="list the unjudged pairs to judge next", description=HELP.format(
                        strategies=_strategies_help(), budget_default=BUDGET_STRATEGY), formatter_class=Formatter)
     p.add_argument("qrels")

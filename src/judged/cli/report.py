@@ -21,8 +21,11 @@ examples:
 
 
 def register(sub) -> None:
-    from ..analyses.meta.power import DEFAULT_MEASURES as POWER_MEASURES, DEFAULT_SAMPLES
     from .compare import add_comparison_options
+    from .declared import declared
+
+    power = declared("judged.analyses.meta.power")
+    POWER_MEASURES, DEFAULT_SAMPLES = power.DEFAULT_MEASURES, power.DEFAULT_SAMPLES
 
     p = sub.add_parser("report", help="HTML report or paper tables of a comparison", description=HELP,
                        formatter_class=Formatter)

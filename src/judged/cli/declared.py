@@ -1,0 +1,117 @@
+"""What ``--help`` shows, read from the source of the module that defines it, without
+importing that module: ``judged X --help`` and ``judged --version`` import no numpy,
+pyarrow or registry and answer in well under 0.15 s.
+
+    power = declared("judged.analyses.meta.power")
+    power.DEFAULT_SAMPLES, power.__doc__     # read from meta/power.py's text
+
+A module's docstring and its top-level names bound once to a literal (strings, numbers,
+tuples, lists, dicts and sets of them: :func:`ast.literal_eval`) are read from its text;
+any other name (a computed value, one rebound or changed in place) imports the module and
+is its attribute, the same value, only slower. The value has one home, its module; the
+help test (``tests/test_cli_help.py``) fails when building any command's help imports a
+heavy module.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import io
+import os
+import re
+import tokenize
+
+_COMPUTED = object()  # a name not bound once to a literal in the module's text
+# methods that change a list, dict or set in place: a name they are called on is not a constant
+_MUTATORS = "append|extend|insert|update|setdefault|pop|popitem|clear|remove|add|discard|sort|reverse"
+
+
+@functools.lru_cache(maxsize=None)
+def _text(module: str) -> str:
+    """The source of ``module`` (a ``judged.`` module), read from its file, not imported."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # src/judged
+    parts = module.split(".")[1:]
+    path = os.path.join(root, *parts) + ".py"
+    if not os.path.exists(path):
+        path = os.path.join(root, *parts, "__init__.py")
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+# one pass of each pattern over a module's text (a pattern per name would cost more to compile)
+_TARGETS = re.compile(r"^[ \t]*((?:[\w.]+(?:\[[^\]\n]*\])?[ \t]*,[ \t]*)*[\w.]+(?:\[[^\]\n]*\])?)[ \t]*"
+                      r"(?::[^=\n]*)?[-+*/|&%@^]?=(?!=)", re.M)  # the targets of every assignment line
+_CHANGED = re.compile(rf"\b(\w+)\.(?:{_MUTATORS})\(|\b(?:global|nonlocal|as|for|del)[ \t]+(\w+)\b")
+
+
+@functools.lru_cache(maxsize=None)
+def _scan(module: str):
+    """(text, {name: offset of its top-level binding}, names bound more than once or changed)."""
+    text = _text(module)
+    top, seen, changed = {}, set(), set()
+    for m in _TARGETS.finditer(text):
+        for target in m.group(1).split(","):
+            target = target.strip()
+            name = re.match(r"\w+", target).group(0)
+            if target != name:  # X[k] = ..., X.attr = ...: X changed in place
+                changed.add(name)
+            elif name in seen:
+                changed.add(name)
+            else:
+                seen.add(name)
+                if m.start(1) == m.start() and "," not in m.group(1):
+                    top[name] = m.start()
+    for m in _CHANGED.finditer(text):
+        changed.add(m.group(1) or m.group(2))
+    return text, top, changed
+
+
+@functools.lru_cache(maxsize=None)
+def _literal(module: str, name: str):
+    """The value of ``name`` in ``module``'s text, or _COMPUTED. Only the statement that binds
+    it is parsed (parsing whole modules would cost a good part of the 0.15 s)."""
+    if name == "__doc__":  # the first token that is not a comment or a blank line
+        for tok in tokenize.generate_tokens(io.StringIO(_text(module)).readline):
+            if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENCODING):
+                continue
+            return ast.literal_eval(tok.string) if tok.type == tokenize.STRING else None
+        return None
+    text, top, changed = _scan(module)
+    if name not in top or name in changed:
+        return _COMPUTED
+    statement = text[top[name]:]
+    for tok in tokenize.generate_tokens(io.StringIO(statement).readline):  # to the end of the logical line
+        if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+            statement = "\n".join(statement.split("\n", tok.end[0])[:tok.end[0]])
+            break
+    try:
+        return ast.literal_eval(ast.parse(statement).body[0].value)
+    except (SyntaxError, ValueError):
+        return _COMPUTED
+
+
+class Declared:
+    # the literal values of one module, read from its text; other names by importing it
+
+    def __init__(self, module: str):
+        self._module = module
+
+    @property
+    def __doc__(self):  # the module's docstring (this class's own is in the module docstring)
+        return _literal(self._module, "__doc__")
+
+    def __getattr__(self, name: str):
+        value = _literal(self._module, name)
+        if value is _COMPUTED:
+            return getattr(importlib.import_module(self._module), name)
+        return value
+
+    def __repr__(self) -> str:
+        return f"<declared values of {self._module}>"
+
+
+def declared(module: str) -> Declared:
+    """The values ``module`` declares, for ``--help`` (see the module)."""
+    return Declared(module)

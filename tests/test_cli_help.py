@@ -1,0 +1,105 @@
+"""`judged --help`, `--version` and every subcommand's help import no heavy module (issue #19:
+under 0.15 s for the whole process; the time itself is measured by benchmarks/workflow.py,
+never here): no numpy, pyarrow, pandas, Rich, matplotlib, registry or engine module. The
+values the help shows are read from their modules' text (judged.cli.declared), and must be
+the values those modules hold."""
+
+import argparse
+import importlib
+import json
+import subprocess
+import sys
+
+from judged.cli import SUMMARIES, build_parser
+from judged.cli import declared as declared_module
+from judged.cli.declared import _COMPUTED, _literal, declared
+
+HEAVY = ("numpy", "pyarrow", "pandas", "polars", "scipy", "matplotlib", "rich", "sqlalchemy", "fastapi", "pyspark")
+# the judged modules building help may import: the CLI itself, the version line, the error types
+LIGHT = ("judged", "judged.cli", "judged.native", "judged._native", "judged.errors", "judged.core",
+         "judged.core.native", "judged.core._native", "judged.core.errors")
+
+# every command line asking for help: the top level, each subcommand, each nested subcommand
+HELP_CALLS = [["--help"], ["--version"], []] + [[name, "--help"] for name in SUMMARIES] + [
+    ["meta", sub, "--help"] for sub in ("power", "agreement", "stability", "holdout", "pooling",
+                                        "simulate-discount", "synthetic")] + [
+    ["judge", sub, "--help"] for sub in ("init", "serve", "export", "status", "agreement")] + [
+    ["qrels", sub, "--help"] for sub in ("merge", "diff")]
+
+CHILD = """
+import json, sys
+from judged.cli import main
+out = []
+for argv in json.loads(sys.argv[1]):
+    before = set(sys.modules)
+    try:
+        main(argv)
+    except SystemExit:
+        pass
+    out.append([argv, sorted(set(sys.modules) - before)])
+sys.stdout.flush()
+print("\\nMODULES " + json.dumps(out))
+"""
+
+
+def _offending(modules) -> list:
+    return [m for m in modules if m.split(".")[0] in HEAVY
+            or m.startswith("judged") and m not in LIGHT and not m.startswith(("judged.cli", "judged.core.cli"))]
+
+
+def test_no_help_imports_a_heavy_module():
+    # one child process, the calls in turn: a module one call imports is charged to it (the
+    # others find it loaded, so each call is also checked alone below when this one fails)
+    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(HELP_CALLS)], capture_output=True, text=True,
+                          check=True)
+    report = json.loads(done.stdout.rsplit("\nMODULES ", 1)[1])
+    bad = {" ".join(argv) or "(no arguments)": _offending(mods) for argv, mods in report}
+    assert not {k: v for k, v in bad.items() if v}, bad
+    assert len(report) == len(HELP_CALLS)
+
+
+def test_help_shows_the_values_its_modules_hold():
+    read = set()
+    real = declared_module.Declared.__getattr__
+
+    def record(self, name):
+        read.add((self._module, name))
+        return real(self, name)
+
+    declared_module.Declared.__getattr__ = record
+    try:
+        build_parser()  # every command in full
+    finally:
+        declared_module.Declared.__getattr__ = real
+    assert len(read) >= 20
+    for module, name in sorted(read):
+        assert _literal(module, name) is not _COMPUTED, f"{module}.{name} is not a literal: --help imports {module}"
+        assert _literal(module, name) == getattr(importlib.import_module(module), name), (module, name)
+    for module in {m for m, _ in read}:
+        assert declared(module).__doc__ == importlib.import_module(module).__doc__, module
+
+
+def test_a_computed_or_changed_name_is_imported_not_read():
+    # STRATEGIES is filled in place (STRATEGIES[name] = ...): its text is not its value
+    assert _literal("judged.analyses.pool", "STRATEGIES") is _COMPUTED
+    assert declared("judged.analyses.pool").STRATEGIES is importlib.import_module("judged.analyses.pool").STRATEGIES
+    # CONVENTIONS is computed from TIES (tuple(TIES)): not a literal
+    assert _literal("judged.core.conventions", "CONVENTIONS") is _COMPUTED
+    conventions = importlib.import_module("judged.core.conventions")
+    assert declared("judged.core.conventions").CONVENTIONS == conventions.CONVENTIONS
+
+
+def test_pool_help_lists_every_strategy_with_its_registered_summary():
+    from judged.cli.pool import STRATEGIES as SHOWN
+    from judged.analyses.pool import STRATEGIES
+
+    assert list(SHOWN.items()) == [(name, s.summary) for name, s in STRATEGIES.items()]
+
+
+def test_lazy_parsers_still_parse_every_command():
+    # building one command's parser from declared values parses as before
+    parser = build_parser("pool")
+    args = parser.parse_args(["pool", "q.txt", "a.run", "--depth", "10", "-o", "-", "--strategy", "mm"])
+    assert args.strategy == "mm" and args.ties == "trec"
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert "mm-ns" in sub.choices["pool"].format_help()
