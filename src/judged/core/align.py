@@ -152,7 +152,7 @@ class Aligned:
         return len(self.qids)
 
     def docids(self, rows: np.ndarray) -> list[str]:
-        return self.run.docid.take(pa.array(rows, type=pa.int64())).to_pylist()
+        return self.run.docid.take(arrow_indices(rows)).to_pylist()
 
 
 def no_relevant_error(no_rel_qids: list) -> ConventionError:
