@@ -24,6 +24,10 @@ MEASURES = ["nDCG@10", "nDCG", "DCG@5", "nDCG(gain=exp)@5", "nDCG(unjudged=conde
             "infAP", "AP(unjudged=condensed)", "Judged@10", "nDCG(gains={0:0,1:1,2:3,3:70000})@5"]
 
 
+BOUNDS = ["nDCG(unjudged=min)@10", "nDCG(unjudged=max)@5", "nDCG(gain=exp,unjudged=max)@20", "AP(unjudged=min)",
+          "AP(unjudged=max)", "AP(rel=2,unjudged=max)", "nDCG(unjudged=max,maxgrade=0)@3"]
+
+
 def _same(a, b) -> bool:
     if isinstance(a, np.ndarray):
         if not isinstance(b, np.ndarray) or a.shape != b.shape:
@@ -31,6 +35,8 @@ def _same(a, b) -> bool:
         return a.size == 0 or a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
     if a is None or b is None:
         return a is b
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if hasattr(a, "__dataclass_fields__"):  # Ranked
         return all(_same(getattr(a, f), getattr(b, f)) for f in ("n_queries", "q", "pos", "row", "offsets"))
     return a == b
@@ -70,6 +76,14 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
         path.write_text("".join(lines + lines[-1:]))
         judged.evaluate(qrels, str(path), MEASURES, on_duplicate="first")
         judged.evaluate(qrels, judged.read_run(str(path), on_duplicate="first"), MEASURES)
+        # the exact hole bounds (judged.kernels.bounds): each run alone, then a pair's
+        # signed weights (nDCG) and the other run's holes as extras (AP)
+        if max(g for docs in qrels.values() for g in docs.values()) > 1000:  # past the bounds' grades
+            continue
+        judged.evaluate(qrels, {"a": run}, BOUNDS, on_duplicate="first")
+        other = {q: {d: -s for d, s in docs.items()} for q, docs in run.items()}
+        judged.compare(qrels, {"a": run, "b": other}, ["nDCG@5", "AP", "nDCG(gain=exp)@10"], permutations=200,
+                       on_duplicate="first")
     bound = {k for k in KERNELS.values() if k.bound is not None}
     assert {k for k, n in calls.items() if n} == bound  # every binding ran (and matched) at least once
 

@@ -43,6 +43,7 @@ import numpy as np
 from ..core.align import Aligned, Judgments, Ranked, align, block_offsets
 from ..core.conventions import Settings, validate
 from ..core.errors import ConventionError, MeasureError
+from ..core.kernels.bounds import ap_extremes, dinkelbach
 from ..core.measures import BOUNDED, Measure
 
 ESTIMATE_METHOD = ("estimate, not a bound: each hole's grade drawn from a model fitted on the runs' "
@@ -209,45 +210,10 @@ def _query_blocks(top: Ranked, n: int):
 
 
 def _ap_bounds(measure, aligned, top, n_extra, M, rel_gain):
-    """AP: s newly relevant holes give the largest numerator as the s shallowest holes and
-    the smallest as the s deepest (extras count as rank infinity); min / max over s. The
-    numerators for s = 0..n follow from prefix sums: making hole h relevant adds its own
-    precision term and 1/rank to every relevant document below it."""
-    n = aligned.n_queries
+    """AP: the extremes over s newly relevant holes (:func:`judged.kernels.bounds.ap_extremes`)."""
     R = aligned.judgments.count_at_least(measure.rel).astype(np.float64)
-    lo, hi = np.zeros(n), np.zeros(n)
-    can_rel, can_non = bool(rel_gain.max() > 0), bool(rel_gain.min() == 0)
-    for q, s, e in _query_blocks(top, n):
-        g = top.grade[s:e]
-        fixed = g >= measure.rel
-        ranks = np.arange(1, len(g) + 1, dtype=np.float64)
-        above = np.cumsum(fixed) - fixed  # fixed relevant strictly above each rank
-        inv = np.where(fixed, 1.0 / ranks, 0.0)
-        below = inv.sum() - np.cumsum(inv)  # sum of 1/rank over fixed relevant strictly below
-        base = float(np.where(fixed, (above + 1) / ranks, 0.0).sum())
-        holes = np.flatnonzero(np.isnan(g))
-        E = int(n_extra[q])
-        # shallowest first: the c-th hole has c - 1 new relevant holes above it
-        c = np.arange(1, len(holes) + 1)
-        gain_max = np.concatenate(([0.0], (above[holes] + c) / ranks[holes] + below[holes], np.zeros(E)))
-        # extras first, then deepest first: every earlier new hole lies below
-        deep = holes[::-1]
-        earlier = np.concatenate(([0.0], np.cumsum(1.0 / ranks[deep])[:-1])) if len(deep) else np.zeros(0)
-        gain_min = np.concatenate(([0.0], np.zeros(E), (above[deep] + 1) / ranks[deep] + below[deep] + earlier))
-        counts = np.arange(len(holes) + E + 1)
-        denom = R[q] + counts
-        vals = {}
-        for family, gains in (("max", gain_max), ("min", gain_min)):
-            numer = base + np.cumsum(gains)
-            vals[family] = np.divide(numer, denom, out=np.zeros(len(counts)), where=denom > 0)
-        if not can_rel:
-            pick = [0]
-        elif not can_non:
-            pick = [len(counts) - 1]
-        else:
-            pick = slice(None)
-        lo[q], hi[q] = vals["min"][pick].min(), vals["max"][pick].max()
-    return lo, hi
+    return ap_extremes(top.offsets, top.grade, float(measure.rel), R, n_extra, bool(rel_gain.max() > 0),
+                       bool(rel_gain.min() == 0))
 
 
 def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):
@@ -312,9 +278,8 @@ def ndcg_extremes(hw: np.ndarray, dfix: np.ndarray, jcounts: np.ndarray, jlevels
     values = np.asarray(values, np.float64)
     hw = np.asarray(hw, np.float64)
     nb, nh = hw.shape
-    out = np.zeros(nb)
     if nb == 0:
-        return out
+        return np.zeros(0)
     w = np.sort(hw, axis=1)[:, ::-1] if want == "max" else np.sort(hw, axis=1)  # largest gains take w[0], ...
     W = np.concatenate((np.zeros((nb, 1)), np.cumsum(w, axis=1)), axis=1)
     D = np.concatenate(([0.0], np.cumsum(disc)))
@@ -322,60 +287,14 @@ def ndcg_extremes(hw: np.ndarray, dfix: np.ndarray, jcounts: np.ndarray, jlevels
     jcounts = np.asarray(jcounts, np.int64).reshape(nb, len(jlevels))
     zero_possible = (jcounts.sum(axis=1) == 0) & (values.min() == 0)  # all holes 0: IDCG = 0, value 0
     allowed = set(values.tolist())
-    info = []
-    for u in sorted(allowed | set(jlevels.tolist()), reverse=True):
-        above = jcounts[:, jlevels > u].sum(axis=1)
-        at = np.flatnonzero(jlevels == u)
-        cnt = jcounts[:, at[0]] if len(at) else np.zeros(nb, np.int64)
-        info.append((u, u in allowed, above, cnt))
+    levels = sorted(allowed | set(jlevels.tolist()), reverse=True)
+    above = np.stack([jcounts[:, jlevels > u].sum(axis=1) for u in levels], axis=1)
+    count = np.stack([jcounts[:, np.flatnonzero(jlevels == u)[0]] if (jlevels == u).any() else np.zeros(nb, np.int64)
+                      for u in levels], axis=1)
     sign = 1.0 if want == "max" else -1.0
-    t = np.arange(nh + 1)
-    rows = np.arange(nb)
-
-    def solve(lam, sel):
-        """max over assignments of sign*DCG - lam*IDCG for the problems ``sel``, and the
-        DCG (f) and IDCG (g) of the maximiser."""
-        n = len(sel)
-        Ws, lm = W[sel], lam[:, None]
-        best = np.full((n, nh + 1), -np.inf)
-        best[:, 0] = sign * dfix[sel]
-        args = []
-        for u, ok, above, cnt in info:
-            a, c = above[sel][:, None], cnt[sel][:, None]
-            idcg_to = lm * u * D[a + t + c]  # IDCG of the block ending after t2 holes
-            idcg_from = lm * u * D[a + t]
-            if not ok:
-                best = best - (idcg_to - idcg_from)
-                args.append(np.broadcast_to(t, (n, nh + 1)))
-                continue
-            B = best - sign * u * Ws + idcg_from
-            pref = np.maximum.accumulate(B, axis=1)
-            args.append(np.maximum.accumulate(np.where(B >= pref, t, 0), axis=1))
-            best = pref + sign * u * Ws - idcg_to
-        # backtrack the counts, then DCG and IDCG of the optimum
-        f, g, t2 = dfix[sel].copy(), np.zeros(n), np.full(n, nh)
-        r = np.arange(n)
-        for (u, ok, above, cnt), arg in zip(reversed(info), reversed(args)):
-            t1 = arg[r, t2]
-            f += u * (Ws[r, t2] - Ws[r, t1])
-            a, c = above[sel], cnt[sel]
-            g += u * (D[a + t2 + c] - D[a + t1])
-            t2 = t1
-        return best[:, nh], f, g
-
-    _, f, g = solve(np.zeros(nb), rows)
-    lam = np.zeros(nb)
-    np.divide(sign * f, g, out=lam, where=g > 0)
-    active = rows
-    for _ in range(200):
-        F, f, g = solve(lam[active], active)
-        done = (F <= 1e-12 * np.maximum(1.0, np.abs(lam[active]) * g + np.abs(f))) | (g <= 0)
-        go = ~done
-        lam[active[go]] = sign * f[go] / g[go]
-        active = active[go]
-        if not len(active):
-            break
-    out = sign * lam
+    out = sign * dinkelbach(W, D, dfix.astype(np.float64), np.array(levels, np.float64),
+                            np.array([u in allowed for u in levels]), above.astype(np.int64), count.astype(np.int64),
+                            sign)
     if zero_possible.any():
         out[zero_possible] = np.maximum(out[zero_possible], 0.0) if want == "max" \
             else np.minimum(out[zero_possible], 0.0)

@@ -18,6 +18,8 @@
  *   dcg_measure     DCG@k per query under a gain table and a discount
  *   ideal_dcg       IDCG@k of every query of a qrels index (the ideal over its judgments)
  *   trec_rank       trec_eval's ranking order: query, score descending, docid descending
+ *   ap_extremes     AP's exact minimum and maximum per query over the labels of its holes
+ *   dinkelbach      nDCG's exact extremes: Dinkelbach's method over a DP on the gain levels
  *
  * Tokenizing follows Python's bytes.split() on each b"\n"-separated line (white space:
  * space, \t, \r, \v, \f); blank lines and lines whose first field starts with '#' are
@@ -1132,6 +1134,173 @@ done:
     return result;
 }
 
+/* ap_extremes(offsets, grade, rel, R, extras, can_rel, can_non, lo, hi): AP's minimum and
+ * maximum per query over the labels of its holes (NaN grades), as
+ * judged.kernels.bounds.ap_extremes computes them, operation for operation: sums in rank
+ * order, s newly relevant holes the s shallowest (max) or, after the extras, the s
+ * deepest (min). */
+static PyObject *ap_extremes(PyObject *self, PyObject *args)
+{
+    Py_buffer ob, gb, rb, eb, lb, hb;
+    double rel;
+    int can_rel, can_non;
+    if (!PyArg_ParseTuple(args, "y*y*dy*y*ppw*w*", &ob, &gb, &rel, &rb, &eb, &can_rel, &can_non, &lb, &hb))
+        return NULL;
+    const int64_t *off = ob.buf, *extras = eb.buf;
+    const double *grade = gb.buf, *R = rb.buf;
+    double *lo = lb.buf, *hi = hb.buf;
+    Py_ssize_t nq = lb.len / 8, longest = 0;
+    for (Py_ssize_t q = 0; q < nq; q++)
+        if (off[q + 1] - off[q] > longest) longest = off[q + 1] - off[q];
+    /* per hole (rank order): rank, fixed relevant above it, sum of 1/rank of fixed relevant up to it */
+    double *h_rank = malloc((longest + 1) * sizeof(double)), *h_inv = malloc((longest + 1) * sizeof(double));
+    int64_t *h_above = malloc((longest + 1) * sizeof(int64_t));
+    int failed = !h_rank || !h_inv || !h_above;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q < nq && !failed; q++) {
+        const double *g = grade + off[q];
+        const int64_t len = off[q + 1] - off[q], E = extras[q];
+        int64_t nfixed = 0, nh = 0;
+        double inv = 0.0, base = 0.0;
+        for (int64_t i = 0; i < len; i++) {
+            const double rank = (double)(i + 1);
+            if (g[i] >= rel) {
+                inv += 1.0 / rank;
+                base += (double)(nfixed + 1) / rank;
+                nfixed++;
+            } else if (isnan(g[i])) {
+                h_rank[nh] = rank; h_above[nh] = nfixed; h_inv[nh] = inv; nh++;
+            }
+        }
+        const int64_t last = nh + E;
+        double vmin = 0.0, vmax = 0.0;
+        for (int family = 0; family < 2; family++) {  /* 0: min, 1: max */
+            double acc = 0.0, earlier = 0.0, best = 0.0;
+            int64_t deep = nh;
+            for (int64_t c = 0; c <= last; c++) {
+                if (c > 0) {
+                    double gain = 0.0;
+                    if (family == 1 && c <= nh) {
+                        const int64_t h = c - 1;
+                        gain = (double)(h_above[h] + c) / h_rank[h] + (inv - h_inv[h]);
+                    } else if (family == 0 && c > E) {
+                        const int64_t h = --deep;
+                        gain = (double)(h_above[h] + 1) / h_rank[h] + (inv - h_inv[h]) + earlier;
+                        earlier += 1.0 / h_rank[h];
+                    }
+                    acc += gain;
+                }
+                const double denom = R[q] + (double)c;
+                const double v = denom > 0 ? (base + acc) / denom : 0.0;
+                const int take = !can_rel ? c == 0 : !can_non ? c == last : 1;
+                if (!take) continue;
+                if (c == 0 || (!can_rel || !can_non)) best = v;
+                else if (family == 0 ? v < best : v > best) best = v;
+            }
+            if (family == 0) vmin = best; else vmax = best;
+        }
+        lo[q] = vmin; hi[q] = vmax;
+    }
+    Py_END_ALLOW_THREADS
+    free(h_rank); free(h_inv); free(h_above);
+    PyBuffer_Release(&ob); PyBuffer_Release(&gb); PyBuffer_Release(&rb); PyBuffer_Release(&eb);
+    PyBuffer_Release(&lb); PyBuffer_Release(&hb);
+    if (failed) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+/* dinkelbach(W, D, dfix, levels, allowed, above, count, sign, iterations, lam): for each
+ * problem (a row of W: prefix sums of its sorted hole weights), lambda* = max of
+ * (sign * DCG) / IDCG over the holes' gains by Dinkelbach's method, the inner maximum of
+ * sign * DCG - lambda * IDCG by the dynamic programme over the gain levels of
+ * judged.kernels.bounds.dinkelbach, operation for operation. */
+typedef struct {
+    const double *W, *D, *levels;
+    const int8_t *allowed;
+    const int64_t *above, *count;
+    double sign, dfix;
+    Py_ssize_t nh, nl;
+    double *best;
+    int64_t *arg;  /* nl x (nh + 1) */
+} DinkelbachProblem;
+
+static void dinkelbach_solve(DinkelbachProblem *p, double lam, double *F, double *f, double *g)
+{
+    const Py_ssize_t nh = p->nh, w = nh + 1;
+    double *best = p->best;
+    for (Py_ssize_t t = 0; t < w; t++) best[t] = -INFINITY;
+    best[0] = p->sign * p->dfix;
+    for (Py_ssize_t i = 0; i < p->nl; i++) {
+        const double u = p->levels[i], lu = lam * u, su = p->sign * u;
+        const int64_t a = p->above[i], c = p->count[i];
+        int64_t *arg = p->arg + i * w;
+        if (!p->allowed[i]) {
+            for (Py_ssize_t t = 0; t < w; t++) {
+                best[t] = best[t] - (lu * p->D[a + t + c] - lu * p->D[a + t]);
+                arg[t] = t;
+            }
+            continue;
+        }
+        double pref = -INFINITY;
+        int64_t at = 0;
+        for (Py_ssize_t t = 0; t < w; t++) {
+            const double B = best[t] - su * p->W[t] + lu * p->D[a + t];
+            if (t == 0 || B > pref) pref = B;
+            if (B >= pref) at = t;
+            arg[t] = at;
+            best[t] = pref + su * p->W[t] - lu * p->D[a + t + c];
+        }
+    }
+    double fv = p->dfix, gv = 0.0;
+    int64_t t2 = nh;
+    for (Py_ssize_t i = p->nl - 1; i >= 0; i--) {
+        const double u = p->levels[i];
+        const int64_t t1 = p->arg[i * w + t2], a = p->above[i], c = p->count[i];
+        fv += u * (p->W[t2] - p->W[t1]);
+        gv += u * (p->D[a + t2 + c] - p->D[a + t1]);
+        t2 = t1;
+    }
+    *F = best[nh]; *f = fv; *g = gv;
+}
+
+static PyObject *dinkelbach(PyObject *self, PyObject *args)
+{
+    Py_buffer Wb, Db, fb, lb, ab, ub, cb, out;
+    double sign;
+    int iterations;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*diw*", &Wb, &Db, &fb, &lb, &ab, &ub, &cb, &sign, &iterations, &out))
+        return NULL;
+    const Py_ssize_t nb = out.len / 8, nl = lb.len / 8;
+    const Py_ssize_t w = nb ? Wb.len / 8 / nb : 1;
+    double *lam = out.buf;
+    double *best = malloc(w * sizeof(double));
+    int64_t *arg = malloc((nl ? nl : 1) * w * sizeof(int64_t));
+    int failed = !best || !arg;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t b = 0; b < nb && !failed; b++) {
+        DinkelbachProblem p = {(const double *)Wb.buf + b * w, Db.buf, lb.buf, ab.buf,
+                               (const int64_t *)ub.buf + b * nl, (const int64_t *)cb.buf + b * nl,
+                               sign, ((const double *)fb.buf)[b], w - 1, nl, best, arg};
+        double F, f, g, l = 0.0;
+        dinkelbach_solve(&p, 0.0, &F, &f, &g);
+        if (g > 0) l = sign * f / g;
+        for (int it = 0; it < iterations; it++) {
+            dinkelbach_solve(&p, l, &F, &f, &g);
+            const double scale = fabs(l) * g + fabs(f);  /* np.maximum(1.0, scale): NaN stays NaN */
+            const double floor = isnan(scale) ? scale : 1.0 >= scale ? 1.0 : scale;
+            if (F <= 1e-12 * floor || g <= 0) break;
+            l = sign * f / g;
+        }
+        lam[b] = l;
+    }
+    Py_END_ALLOW_THREADS
+    free(best); free(arg);
+    PyBuffer_Release(&Wb); PyBuffer_Release(&Db); PyBuffer_Release(&fb); PyBuffer_Release(&lb);
+    PyBuffer_Release(&ab); PyBuffer_Release(&ub); PyBuffer_Release(&cb); PyBuffer_Release(&out);
+    if (failed) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef METHODS[] = {
     {"tokenize", tokenize, METH_VARARGS,
      "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line, extra)"},
@@ -1145,6 +1314,9 @@ static PyMethodDef METHODS[] = {
     {"lookup_blocks", lookup_blocks, METH_VARARGS,
      "lookup_blocks(qcode, hash, run_rows, run_offsets, run_data, j_start, j_hash, j_offsets, j_data, j_grade, out)"},
     {"trec_rank", trec_rank, METH_VARARGS, "trec_rank(query_index, n_queries, score, offsets, data) -> (rows, q, pos, offsets)"},
+    {"ap_extremes", ap_extremes, METH_VARARGS, "ap_extremes(offsets, grade, rel, R, extras, can_rel, can_non, lo, hi)"},
+    {"dinkelbach", dinkelbach, METH_VARARGS,
+     "dinkelbach(W, D, dfix, levels, allowed, above, count, sign, iterations, lam)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_native", "judged's compiled fast path", -1, METHODS};
