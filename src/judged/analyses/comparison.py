@@ -330,7 +330,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     else:
         result = evaluate(qrels, runs, DEFAULT_MEASURES if measures is None else measures, ties=ties, complete=True,
                           no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids, on_duplicate=on_duplicate,
-                          depth_cut=depth_cut, **checks)
+                          depth_cut=depth_cut, whole_runs=holes or regressions > 0, **checks)
     result.checks.depth = depth
     if high is not None:
         result.checks.high = high

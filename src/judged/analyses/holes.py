@@ -334,11 +334,11 @@ def hole_counts(judged: np.ndarray, holes: np.ndarray) -> dict:
 class RunHoles:
     name: str
     aligned: Aligned = field(repr=False)
-    judged: np.ndarray  # per query Judged@k
-    holes: np.ndarray  # per query holes in the top k
+    judged: np.ndarray | None  # per query Judged@k (None: not needed, as in a comparison's pairs)
+    holes: np.ndarray | None  # per query holes in the top k
     score: np.ndarray  # zero-filled measure
-    low: np.ndarray
-    high: np.ndarray
+    low: np.ndarray | None  # bounds of the measure (None: not computed; a pair computes its own)
+    high: np.ndarray | None
     estimate: np.ndarray | None  # None: not estimated
     estimate_interval: tuple | None
     estimate_detail: object = None  # judged.estimate.RunEstimate: sd, interval kind, holes filled
@@ -585,7 +585,10 @@ def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = No
         if maxgrade is not None:
             m = replace(m, maxgrade=int(maxgrade))
         bounded[given] = m
-        per_run = {name: run_holes(name, a, m, k, samples=0) for name, a in aligned.items()}
+        # the pair intervals need each run's zero-filled score, not its own bounds (the exact
+        # pairs solve both runs at once; the conservative ones bound over the union of holes)
+        per_run = {name: RunHoles(name, a, None, None, m.compute(a), None, None, None, None)
+                   for name, a in aligned.items()}
         top = max(top, max_grade(m, aligned[baseline]))
         others = [name for name in per_run if name != baseline]
         order = others + [baseline]
@@ -635,8 +638,8 @@ def _conservative_pair(measure, a: RunHoles, b: RunHoles) -> PairFlip:
     counted = _extra_holes(measure, a.aligned, b.aligned)
     if counted is not None:
         ea, eb = counted
-        lo_a, hi_a = bounds(measure, a.aligned, ea) if ea.any() else (a.low, a.high)
-        lo_b, hi_b = bounds(measure, b.aligned, eb) if eb.any() else (b.low, b.high)
+        lo_a, hi_a = bounds(measure, a.aligned, ea) if ea.any() or a.low is None else (a.low, a.high)
+        lo_b, hi_b = bounds(measure, b.aligned, eb) if eb.any() or b.low is None else (b.low, b.high)
         return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
     ka, kb = _hole_keys(measure, a.aligned), _hole_keys(measure, b.aligned)
     qa = {q: i for i, q in enumerate(a.aligned.qids.tolist())}
@@ -652,8 +655,8 @@ def _conservative_pair(measure, a: RunHoles, b: RunHoles) -> PairFlip:
 
     ea = extras(ka, kb, qb, a.aligned.qids.tolist())
     eb = extras(kb, ka, qa, b.aligned.qids.tolist())
-    lo_a, hi_a = bounds(measure, a.aligned, ea) if ea.any() else (a.low, a.high)
-    lo_b, hi_b = bounds(measure, b.aligned, eb) if eb.any() else (b.low, b.high)
+    lo_a, hi_a = bounds(measure, a.aligned, ea) if ea.any() or a.low is None else (a.low, a.high)
+    lo_b, hi_b = bounds(measure, b.aligned, eb) if eb.any() or b.low is None else (b.low, b.high)
     return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
 
 

@@ -121,7 +121,8 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
              no_relevant: str = "zero", on_duplicate: str = "error", scale=None, requirements=None,
              eligibility=None, principal: str | None = None, unanswerable=None,
              abstain_marker: str = ABSTAIN_MARKER, score_unanswerable: bool = False,
-             ignore_identical_ids: bool = False, depth_cut: int | None = None, progress: bool = False) -> Result:
+             ignore_identical_ids: bool = False, depth_cut: int | None = None, progress: bool = False,
+             whole_runs: bool = False) -> Result:
     """Score runs against qrels.
 
     Parameters
@@ -142,6 +143,9 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
         of the ranking measures unless ``score_unanswerable``
     (see :mod:`judged.checks`; the results are in ``Result.checks`` and ``to_dict()``)
     progress : show a progress bar (stderr) while streaming large run files
+    whole_runs : read every run whole and keep its alignment (``RunResult.aligned``) rather
+        than stream it: for callers that go on to read the alignment (compare's holes and
+        regressions), which a streamed run would read and align a second time
 
     Runs that share few or no query ids with the qrels, miss qrels queries, cover
     different queries or rank different depths are named in ``Result.checks.warnings``
@@ -166,12 +170,12 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     validate(on_duplicate=on_duplicate)
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
                         ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
-    reader = _first_run_reader(runs) if isinstance(qrels, (str, os.PathLike)) else None
+    reader = _first_run_reader(runs) if isinstance(qrels, (str, os.PathLike)) and not whole_runs else None
     try:
         return _evaluate(qrels, runs, measures, settings, reader, on_duplicate=on_duplicate, scale=scale,
                          requirements=requirements, eligibility=eligibility, principal=principal,
                          unanswerable=unanswerable, abstain_marker=abstain_marker,
-                         score_unanswerable=score_unanswerable, progress=progress)
+                         score_unanswerable=score_unanswerable, progress=progress, whole_runs=whole_runs)
     finally:
         if reader is not None:
             reader.close()
@@ -192,7 +196,7 @@ def _first_run_reader(runs):
 
 
 def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, requirements, eligibility, principal,
-              unanswerable, abstain_marker, score_unanswerable, progress) -> Result:
+              unanswerable, abstain_marker, score_unanswerable, progress, whole_runs=False) -> Result:
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     checks, qrels = Checks.load(qrels, scale=scale, requirements=requirements, eligibility=eligibility,
                                 principal=principal, unanswerable=unanswerable, abstain_marker=abstain_marker,
@@ -202,7 +206,7 @@ def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, r
     parsed = {}
     for given in measures:
         parsed.setdefault(str(given), Measure.parse(given))
-    stream = None if checks.needs_whole_run else (lambda name, path: _stream(
+    stream = None if checks.needs_whole_run or whole_runs else (lambda name, path: _stream(
         qrels, path, parsed, settings, name, on_duplicate, progress,
         reader if reader is not None and not reader.used and reader.source == os.fspath(path) else None))
 
