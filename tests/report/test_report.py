@@ -4,6 +4,8 @@ import os
 import re
 import shutil
 import struct
+import subprocess
+import sys
 
 import pytest
 
@@ -76,6 +78,16 @@ def test_many_queries_keep_the_page_small():
     svg = plots.difference_bars(d, "5000 queries")
     few = plots.difference_bars(d[:100], "100 queries")
     assert svg.startswith("<svg") and len(svg) < 100_000  # one outline per sign, not 5000 bars
-    assert few.count("<path") > 100  # few queries: one bar each
+    assert svg.count("<polygon") == 2 and svg.count("<rect") == 1  # the frame
+    assert few.count("<rect") == 1 + 100  # the frame and one bar per query
     dist = plots.distributions({"a": d, "b": d + 0.1}, "AP")
-    assert "<image" in dist and len(dist) < 400_000  # points rasterized into one embedded PNG
+    assert "<circle" not in dist and len(dist) < 100_000  # points as a density strip, not 5000 circles
+    assert plots.distributions({"a": d[:50]}, "AP").count("<circle") == 50  # few queries: one point each
+
+
+def test_the_simple_charts_need_no_matplotlib(tmp_path):
+    # issue #19: the report's difference bars and distributions are drawn as SVG directly
+    code = ("import sys, numpy as np\nfrom judged.report import plots\nd = np.linspace(-1, 1, 40)\n"
+            "plots.difference_bars(d, 't')\nplots.distributions({'a': d}, 't')\nprint('matplotlib' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
