@@ -12,6 +12,7 @@ documents newly in its top k.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -330,7 +331,8 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     else:
         result = evaluate(qrels, runs, DEFAULT_MEASURES if measures is None else measures, ties=ties, complete=True,
                           no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids, on_duplicate=on_duplicate,
-                          depth_cut=depth_cut, whole_runs=holes or regressions > 0, **checks)
+                          depth_cut=depth_cut, whole_runs=holes or regressions > 0,
+                          progress=sys.stderr.isatty() if show_progress is None else show_progress, **checks)
     result.checks.depth = depth
     if high is not None:
         result.checks.high = high

@@ -45,6 +45,7 @@ from ..core.conventions import Settings, validate
 from ..core.errors import ConventionError, MeasureError
 from ..core.kernels.bounds import ap_extremes, dinkelbach
 from ..core.measures import BOUNDED, Measure
+from ..core.progress import progress
 
 ESTIMATE_METHOD = ("estimate, not a bound: each hole's grade drawn from a model fitted on the runs' "
                    "leave-one-run-out pseudo-holes (judged documents only one run has in its top k), "
@@ -483,11 +484,18 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     if maxgrade is not None:
         m = replace(m, maxgrade=int(maxgrade))
     aligned, counts = {}, {}
-    for name, run in _named_runs(runs, on_duplicate):
-        a = align(qrels, run, settings)
-        refuse_disjoint(name, a.counts, qrels, lambda: run_query_sample(run))
-        aligned[name], counts[name] = a, {**a.counts, "max_depth": max_depth(a)}
-    out = {name: run_holes(name, negative_as(a, negative), m, k, samples=0) for name, a in aligned.items()}
+    sized = len(runs) if isinstance(runs, (list, tuple, dict)) else None
+    with progress(sized, "reading and aligning runs") as advance:
+        for name, run in _named_runs(runs, on_duplicate):
+            a = align(qrels, run, settings)
+            refuse_disjoint(name, a.counts, qrels, lambda: run_query_sample(run))
+            aligned[name], counts[name] = a, {**a.counts, "max_depth": max_depth(a)}
+            advance()
+    out = {}
+    with progress(len(aligned), f"bounds of {m} per run") as advance:
+        for name, a in aligned.items():
+            out[name] = run_holes(name, negative_as(a, negative), m, k, samples=0)
+            advance()
     refs = {}
     if isinstance(reference, dict):
         reference = {name: r for name, r in reference.items() if str(name) not in out}
@@ -495,9 +503,11 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         reference = [r for r in reference or [] if not isinstance(r, (str, os.PathLike)) or os.fspath(r) not in out]
     for name, run in _named_runs(reference, on_duplicate):
         refs[name] = negative_as(align(qrels, run, settings), negative)
-    estimates = estimate_holes(m, out, k, samples=samples, seed=seed, level=level, reference=refs)
+    with progress(None, "estimating the holes"):
+        estimates = estimate_holes(m, out, k, samples=samples, seed=seed, level=level, reference=refs)
     names = list(out)
-    pairs = pair_flips(m, [out[n] for n in names], list(combinations(range(len(names)), 2)))
+    with progress(None, "intervals of every pair of runs"):
+        pairs = pair_flips(m, [out[n] for n in names], list(combinations(range(len(names)), 2)))
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
                        out, pairs, estimates, query_set(settings, len(qrels.query_ids), counts, measures=[m]))
 
@@ -578,23 +588,25 @@ def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = No
     judged_m = Measure.parse(f"Judged@{k}")
     runs = {name: hole_counts(judged_m.compute(a), holes_per_query(a, k)) for name, a in aligned.items()}
     flips, bounded, top = {}, {}, 0
-    for given, measure in result.measures.items():
-        if measure.name not in BOUNDED:
-            continue
-        m = _zero(measure)
-        if maxgrade is not None:
-            m = replace(m, maxgrade=int(maxgrade))
-        bounded[given] = m
-        # the pair intervals need each run's zero-filled score, not its own bounds (the exact
-        # pairs solve both runs at once; the conservative ones bound over the union of holes)
-        per_run = {name: RunHoles(name, a, None, None, m.compute(a), None, None, None, None)
-                   for name, a in aligned.items()}
-        top = max(top, max_grade(m, aligned[baseline]))
-        others = [name for name in per_run if name != baseline]
-        order = others + [baseline]
-        done = pair_flips(m, [per_run[n] for n in order], [(i, len(others)) for i in range(len(others))])
-        for name, flip in zip(others, done):
-            flips[(given, name)] = flip
+    with progress(len(result.measures), "holes: what judging them could change") as advance:
+        for given, measure in result.measures.items():
+            advance()
+            if measure.name not in BOUNDED:
+                continue
+            m = _zero(measure)
+            if maxgrade is not None:
+                m = replace(m, maxgrade=int(maxgrade))
+            bounded[given] = m
+            # the pair intervals need each run's zero-filled score, not its own bounds (the exact
+            # pairs solve both runs at once; the conservative ones bound over the union of holes)
+            per_run = {name: RunHoles(name, a, None, None, m.compute(a), None, None, None, None)
+                       for name, a in aligned.items()}
+            top = max(top, max_grade(m, aligned[baseline]))
+            others = [name for name in per_run if name != baseline]
+            order = others + [baseline]
+            done = pair_flips(m, [per_run[n] for n in order], [(i, len(others)) for i in range(len(others))])
+            for name, flip in zip(others, done):
+                flips[(given, name)] = flip
     if not bounded:
         top = maxgrade if maxgrade is not None else max_grade(judged_m, aligned[baseline])
     return ComparisonHoles(k, int(top), negative, runs, flips, bounded)

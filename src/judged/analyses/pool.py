@@ -47,6 +47,7 @@ from ..core.errors import ConventionError, ParseError
 from .holes import check_maxgrade, fill, max_grade, negative_as
 from ..core.measures import Measure
 from ..core.measures.dcg import dcg, idcg
+from ..core.progress import progress
 
 BASE_COLUMNS = ("qid", "docid", "priority", "best_rank", "runs")
 DRAWN_COLUMNS = ("strategy", "stratum", "inclusion")  # what each pair was drawn with
@@ -237,13 +238,17 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     settings = Settings(ties=ties)
     aligned = {}
-    for name, run in _named_runs(runs, on_duplicate):
-        a = align(qrels, run, settings)
-        refuse_disjoint(name, a.counts, qrels, lambda run=run: run_query_sample(run))  # else nothing to pool, silently
-        aligned[name] = negative_as(a, negative)
-    pairs = candidates(aligned, depth)
-    ctx = PoolContext(qrels, aligned, depth, budget, maxgrade, seed, dict(options))
-    chosen = STRATEGIES[strategy].select(pairs, ctx)
+    sized = len(runs) if isinstance(runs, (list, tuple, dict)) else None
+    with progress(sized, "reading and aligning runs") as advance:
+        for name, run in _named_runs(runs, on_duplicate):
+            a = align(qrels, run, settings)
+            refuse_disjoint(name, a.counts, qrels, lambda run=run: run_query_sample(run))  # else nothing to pool
+            aligned[name] = negative_as(a, negative)
+            advance()
+    with progress(None, f"pooling: the unjudged pairs of the top {depth}, strategy {strategy}"):
+        pairs = candidates(aligned, depth)
+        ctx = PoolContext(qrels, aligned, depth, budget, maxgrade, seed, dict(options))
+        chosen = STRATEGIES[strategy].select(pairs, ctx)
     for p in chosen.pairs:
         p.strategy = p.strategy or strategy
     return Pool(chosen.pairs, depth, strategy, budget, len(pairs), list(aligned),

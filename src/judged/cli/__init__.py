@@ -134,8 +134,14 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from ..core.progress import progress
+
+    # one line with the time elapsed once a command runs past a second (on a terminal), the
+    # phases it names below it; not for the judging server, which runs until stopped
+    quiet = args.command in ("judge", "demo", "completion")
     try:
-        return int(args.func(args) or 0)
+        with progress(None, f"judged {args.command}", enabled=False if quiet else None):
+            return int(args.func(args) or 0)
     except JudgedError as exc:
         print(f"judged: error: {exc}", file=sys.stderr)
         return 2

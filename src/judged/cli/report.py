@@ -59,6 +59,7 @@ def with_judged_at_k(measures: list) -> list:
 def run(args) -> int:
     from .. import report
     from ..analyses.comparison import DEFAULT_MEASURES
+    from ..core.progress import progress
     from .compare import comparison_from_args
 
     if not args.manifest:
@@ -71,8 +72,10 @@ def run(args) -> int:
 
         if args.format != "html":
             raise UsageError("--power draws ASL curves: use it with --format html")
-        power = power_of_comparison(c, args.power_measures or list(DEFAULT_MEASURES), samples=args.power_samples)
-    text = report.html(c, title=args.title, power=power) if args.format == "html" else report.table(c, args.format)
+        with progress(None, "discriminative power (ASL curves)"):
+            power = power_of_comparison(c, args.power_measures or list(DEFAULT_MEASURES), samples=args.power_samples)
+    with progress(None, f"writing the {args.format} report"):
+        text = report.html(c, title=args.title, power=power) if args.format == "html" else report.table(c, args.format)
     if args.output:
         from ..core.io.output import open_replacing
 

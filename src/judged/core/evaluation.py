@@ -18,6 +18,7 @@ from .data import Qrels
 from .errors import UsageError
 from .io import read_qrels, read_run
 from .measures import Measure
+from .progress import progress as progress_bar
 from .results import RunResult, max_depth  # noqa: F401  (judged.evaluation.RunResult, as before)
 from .runnames import unique_name
 
@@ -218,7 +219,9 @@ def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, r
 
     results = {}
     workers = 1 if checks.needs_whole_run else scoring_threads()
-    with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
+    count = len(runs) if isinstance(runs, (list, tuple, dict)) else None
+    with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool, \
+            progress_bar(count, "reading and scoring runs", enabled=progress) as advance:
         try:
             for name, run in named_runs(runs, on_duplicate, streamed=stream or (lambda name, path: None)):
                 if isinstance(run, RunResult):
@@ -226,8 +229,11 @@ def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, r
                 elif pool is not None:
                     qrels.index  # built once (on the first run read whole), before the threads share it
                     results[name] = pool.submit(score, name, run)
+                    results[name].add_done_callback(lambda _: advance())
+                    continue
                 else:
                     results[name] = score(name, run)
+                advance()
         except BaseException:
             _in_order(results, pool)  # a run scored before the failure raises first, as in one thread
             raise

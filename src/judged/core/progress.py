@@ -1,52 +1,91 @@
-"""Rich progress bars for long work, quiet when stderr is not a terminal."""
+"""Rich progress bars for long work: on stderr, only when it is a terminal, and only for a
+phase still running after a second (``DELAY``), so short commands print nothing extra."""
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 from contextlib import contextmanager
+
+DELAY = 1.0  # seconds a phase runs before its bar appears
+
+
+_SHARED = {"bar": None}  # the one Rich display of the phases running now (nested phases share it)
+_LOCK = threading.Lock()
 
 
 @contextmanager
-def progress(total: int, description: str, enabled: bool | None = None):
-    """Yield ``advance(n=1)``; draw a transient bar on stderr only if it is a terminal
-    (``enabled=None``) or when forced with ``enabled=True``."""
+def progress(total: int | None, description: str, enabled: bool | None = None, delay: float = DELAY,
+             console=None):
+    """Yield ``advance(n=1)`` for a phase of ``total`` steps (None: a phase without steps,
+    drawn as a pulsing bar with the time elapsed). A transient bar is drawn on stderr if it
+    is a terminal (``enabled=None``; ``True`` forces it, ``False`` turns it off) once the
+    phase has run ``delay`` seconds. Phases inside a phase are lines of the same display;
+    ``console``: a Rich console to draw on instead of stderr (the outermost phase's)."""
     if enabled is None:
         enabled = sys.stderr.isatty()
-    if not enabled or total <= 0:
+    if not enabled or total is not None and total <= 0:
         yield lambda n=1: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(description, total=total)
+    with _LOCK:
+        owner = _SHARED["bar"] is None
+        if owner:
+            _SHARED["bar"] = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                                      TimeElapsedColumn(), console=console or Console(stderr=True), transient=True)
+        bar = _SHARED["bar"]
+        task = bar.add_task(description, total=total, visible=False)
+    over = []
+
+    def show():
+        with _LOCK:
+            if over:
+                return
+            bar.update(task, visible=True)
+            if not bar.live.is_started:
+                bar.start()
+
+    timer = threading.Timer(delay, show)
+    timer.daemon = True
+    timer.start()
+    try:
         yield lambda n=1: bar.advance(task, n)
+    finally:
+        timer.cancel()
+        with _LOCK:
+            over.append(True)
+            bar.remove_task(task)
+            if owner:
+                if bar.live.is_started:
+                    bar.stop()
+                _SHARED["bar"] = None
 
 
 class ByteProgress:
-    """A Rich progress bar over a file's bytes (on stderr), or nothing; ``label`` names the
-    phase after the file's name (``run.txt (partitioning)``)."""
+    """A progress bar over a file's bytes (a phase of :func:`progress`), or nothing; ``label``
+    names the phase after the file's name (``run.txt (partitioning)``)."""
 
     def __init__(self, source: str, show: bool, label: str | None = None):
-        self.source, self.show, self.bar, self.label = source, show, None, label
+        self.source, self.show, self.label, self.phase = source, show, label, None
 
     def __enter__(self):
         if not self.show:
             return lambda n: None
-        from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
         total = os.path.getsize(self.source)
-        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
-                            TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-        self.bar.start()
         name = os.path.basename(self.source)
-        task = self.bar.add_task(f"{name} ({self.label})" if self.label else name, total=total)
-        return lambda n: self.bar.advance(task, min(n, total - self.bar.tasks[0].completed))
+        self.phase = progress(total, f"{name} ({self.label})" if self.label else name, enabled=True)
+        advance, done = self.phase.__enter__(), [0]
+
+        def read(n: int) -> None:
+            n = min(n, total - done[0])
+            done[0] += n
+            advance(n)
+        return read
 
     def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.stop()
+        if self.phase is not None:
+            return self.phase.__exit__(*exc)
         return False

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ...core.errors import ConventionError, JudgedError, ParseError
+from ...core.progress import progress
 
 SCORINGS = ("zero", "condensed", "estimate")
 DEFAULT_GROUP_REGEX = r"[A-Za-z]+"
@@ -275,29 +276,31 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     judged_m = Measure.parse(f"Judged@{k}")
 
     rows, fits = [], []
-    for u in range(len(unit_names)):
-        members = np.flatnonzero(units == u).tolist()
-        removal = unit_removal(pool, [u])
-        world = make_world(pool, removal)
-        reduced = {i: world_aligned(pool, world, i) for i in members}
-        bound = {}
-        for i in members:
-            lo, hi = bounds(m, reduced[i])
-            bound[i] = (_mean(lo), _mean(hi))
-        est = estimate_runs(zero_m, pool, world, targets=members, samples=samples, seed=seed, level=level,
-                            bounds=bound, maxgrade=maxgrade, report_loro=False)
-        fits.append(est)
-        removed = int(removal.sum())
-        for i in members:
-            a, r = named[i][1], reduced[i]
-            e = est.runs[i]
-            top = r.ranked.top(m.cutoff)
-            rows.append(HoldoutRun(
-                run=names[i], group=of[names[i]] if by == "group" else unit_names[u], removed=removed,
-                holes=int((~top.judged).sum()), judged=_mean(judged_m.compute(r)),
-                full_holes=int((~a.ranked.top(m.cutoff).judged).sum()), full=_mean(zero_m.compute(a)),
-                zero=_mean(zero_m.compute(r)), condensed=_mean(condensed_m.compute(r)), min=bound[i][0],
-                max=bound[i][1], estimate=e.mean, low=e.low, high=e.high, interval=e.interval, method=est.method))
+    with progress(len(unit_names), f"holding out each {by} in turn") as advance:
+        for u in range(len(unit_names)):
+            members = np.flatnonzero(units == u).tolist()
+            removal = unit_removal(pool, [u])
+            world = make_world(pool, removal)
+            reduced = {i: world_aligned(pool, world, i) for i in members}
+            bound = {}
+            for i in members:
+                lo, hi = bounds(m, reduced[i])
+                bound[i] = (_mean(lo), _mean(hi))
+            est = estimate_runs(zero_m, pool, world, targets=members, samples=samples, seed=seed, level=level,
+                                bounds=bound, maxgrade=maxgrade, report_loro=False)
+            fits.append(est)
+            removed = int(removal.sum())
+            for i in members:
+                a, r = named[i][1], reduced[i]
+                e = est.runs[i]
+                top = r.ranked.top(m.cutoff)
+                rows.append(HoldoutRun(
+                    run=names[i], group=of[names[i]] if by == "group" else unit_names[u], removed=removed,
+                    holes=int((~top.judged).sum()), judged=_mean(judged_m.compute(r)),
+                    full_holes=int((~a.ranked.top(m.cutoff).judged).sum()), full=_mean(zero_m.compute(a)),
+                    zero=_mean(zero_m.compute(r)), condensed=_mean(condensed_m.compute(r)), min=bound[i][0],
+                    max=bound[i][1], estimate=e.mean, low=e.low, high=e.high, interval=e.interval, method=est.method))
+            advance()
     order = {n: j for j, n in enumerate(names)}
     rows.sort(key=lambda r: order[r.run])
     first = next((f for f in fits if f.method != "holes-as-zero"), fits[0])

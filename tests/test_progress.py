@@ -1,0 +1,48 @@
+"""Progress bars (judged.progress, issue #19): on stderr, only on a terminal, only for a
+phase still running after DELAY seconds; phases inside a phase share one display."""
+
+import io
+import threading
+
+from rich.console import Console
+
+from judged.progress import ByteProgress, progress
+
+
+def _console():
+    buf = io.StringIO()
+    return buf, Console(file=buf, force_terminal=True, width=100)
+
+
+def _wait(seconds: float) -> None:
+    threading.Event().wait(seconds)
+
+
+def test_a_short_phase_draws_nothing():
+    buf, console = _console()
+    with progress(3, "quick", enabled=True, delay=5.0, console=console) as advance:
+        advance()
+    assert buf.getvalue() == ""
+
+
+def test_a_long_phase_draws_its_bar_and_nested_phases_share_it():
+    buf, console = _console()
+    with progress(2, "outer phase", enabled=True, delay=0.05, console=console) as advance:
+        with progress(None, "short inner", enabled=True, delay=5.0):
+            pass
+        with progress(None, "long inner", enabled=True, delay=0.05):  # no second live display (Rich refuses one)
+            _wait(0.4)
+        advance(2)
+    out = buf.getvalue()
+    assert "outer phase" in out and "long inner" in out
+    assert "short inner" not in out  # it ended before its delay
+
+
+def test_no_bar_off_a_terminal(capsys):
+    # enabled=None: stderr decides; under pytest it is not a terminal
+    with progress(None, "phase", delay=0.0) as advance:
+        advance()
+        _wait(0.1)
+    with ByteProgress(__file__, False) as read:
+        read(10)
+    assert capsys.readouterr().err == ""
