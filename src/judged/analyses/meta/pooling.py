@@ -166,14 +166,19 @@ class StrategyReplay:
     tolerance: float
     budgets: list
     limit: int | None = None  # the replays stopped after this many judgments (None: every candidate)
+    _taus: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def errors(self) -> np.ndarray:
         return np.abs(self.scores - self.full[None, :])
 
     def taus(self) -> np.ndarray:
+        """Kendall's tau-b of each checkpoint's scores against the full qrels' (computed once:
+        recovered(), at_budget() and versus() read it again)."""
         from .stability import kendall_tau
 
-        return np.array([kendall_tau(s, self.full) for s in self.scores])
+        if self._taus is None:
+            self._taus = np.array([kendall_tau(s, self.full) for s in self.scores])
+        return self._taus
 
     def recovered(self) -> tuple[int | None, str | None]:
         """(judgments, how) from which tau = 1 or every error <= tolerance holds at every
