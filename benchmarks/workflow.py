@@ -5,9 +5,10 @@ a multiple of eval's on the same files (issue #19's table; not a test).
                                   [--only holes --only compare ...] [--out bench-data/workflow]
 
 Generates once (seeded; under bench-data/, git-ignored) two runs of QUERIES x DEPTH lines
-(1,000 x 1,000: 1M lines each) and qrels of JUDGED judgments per query, pooled mostly from
-the first run's top ranks, so the second run meets holes; and a second qrels version with
-the second run's top-10 holes judged (for rejudge and meta stability). Then runs each
+(1,000 x 1,000: 1M lines each) and qrels of JUDGED judgments per query, two thirds from the
+first run's top ranks and the rest from the second's, but never its ranks 3, 6 and 9, so the
+second run meets holes in its top 10; and a second qrels version with those holes judged
+(for rejudge and meta stability). Then runs each
 command in a fresh process, output to /dev/null, as a user runs it, and reads the child's
 wall clock, CPU time (user + system) and peak resident memory (``os.wait4``'s max RSS).
 Best of REPEAT by wall clock. The load average is printed before and after: on a shared
@@ -58,9 +59,11 @@ def generate(out: str, queries: int, depth: int, judged: int, seed: int = 0) -> 
     judged_mask = np.zeros((queries, cand), bool)
     rows = np.arange(queries)[:, None]
     judged_mask[rows, ranked[0][0][:, :first]] = True
-    # the rest from the second run's top ranks not judged yet, in rank order
+    # the rest from the second run's top ranks not judged yet, in rank order, but never its
+    # ranks 3, 6 and 9: there it keeps the holes the first run's pool left
     for qi in range(queries):
-        extra = [d for d in ranked[1][0][qi, :3 * judged] if not judged_mask[qi, d]][:judged - first]
+        extra = [d for r, d in enumerate(ranked[1][0][qi, :3 * judged]) if r not in (2, 5, 8)
+                 and not judged_mask[qi, d]][:judged - first]
         judged_mask[qi, extra] = True
     v2 = judged_mask.copy()
     v2[rows, ranked[1][0][:, :10]] = True
@@ -117,7 +120,7 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default=os.path.join("bench-data", "workflow"))
     ap.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    out = os.path.join(args.out, f"{args.queries}x{args.depth}-j{args.judged}")
+    out = os.path.join(args.out, f"{args.queries}x{args.depth}-j{args.judged}-v2")  # v2: holes in run b's top 10
     if args.generate_only:
         generate(out, args.queries, args.depth, args.judged)
         return
