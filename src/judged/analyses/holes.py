@@ -675,38 +675,41 @@ def _conservative_pair(measure, a: RunHoles, b: RunHoles) -> PairFlip:
 def _extra_holes(measure, a: Aligned, b: Aligned):
     """(per query of A, B's holes that are not A's; per query of B, A's that are not B's),
     counted on (query, docid hash) keys and confirmed on the docids; None when the runs
-    were aligned with different qrels or two docids share a hash (the sets decide)."""
+    were aligned with different qrels or two docids share a hash (the sets decide). Both
+    runs' holes are sorted together once; a key either run holds twice counts once."""
     from ..core.data import pair_keys, strings_equal
 
     if a.qrels is not b.qrels or a.qid_codes is None or b.qid_codes is None:
         return None
-    sides = []
+    parts = []
     for al in (a, b):
         top = ranked_list(measure, al)
         h = np.flatnonzero(~top.judged)
         code = np.asarray(al.qid_codes, np.int64)[top.q[h]]
         rows = top.row[h]
-        keys, first = np.unique(pair_keys(code, al.run.docid_hash[rows]), return_index=True)
-        sides.append((keys, code[first], rows[first], al))
-    keys = np.concatenate([sides[0][0], sides[1][0]])
-    if len(keys):  # one docid per key: a key both runs hold is the same document
-        order = np.argsort(keys, kind="stable")
-        same = np.flatnonzero(keys[order][1:] == keys[order][:-1])
-        if len(same):
-            na = len(sides[0][0])
-            i, j = order[same], order[same + 1]  # i from A, j from B (keys are distinct within a run)
-            if not (i < na).all() or not (j >= na).all():
-                return None
-            if not strings_equal(a.run.docid, sides[0][2][i], b.run.docid, sides[1][2][j - na]).all():
-                return None
+        parts.append((pair_keys(code, al.run.docid_hash[rows]), code, rows))
+    na = len(parts[0][0])
+    keys = np.concatenate([parts[0][0], parts[1][0]])
+    if not len(keys):
+        return np.zeros(a.n_queries, np.int64), np.zeros(b.n_queries, np.int64)
+    code = np.concatenate([parts[0][1], parts[1][1]])
+    order = np.argsort(keys)
+    sorted_keys, in_b = keys[order], order >= na
+    start = np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))  # each distinct key
+    has_a, has_b = np.logical_or.reduceat(~in_b, start), np.logical_or.reduceat(in_b, start)
+    both = np.flatnonzero(has_a & has_b)
+    if len(both):  # one docid per key: a key both runs hold is the same document
+        at = np.arange(len(order))
+        ia = np.maximum.reduceat(np.where(in_b, -1, at), start)[both]
+        ib = np.maximum.reduceat(np.where(in_b, at, -1), start)[both]
+        if not strings_equal(a.run.docid, parts[0][2][order[ia]], b.run.docid, parts[1][2][order[ib] - na]).all():
+            return None
     out = []
-    for (keys_self, _, _, al), (keys_other, code_other, _, _) in ((sides[0], sides[1]), (sides[1], sides[0])):
+    for al, mine, other in ((a, has_a, has_b), (b, has_b, has_a)):
         local = np.full(len(al.qrels.index.query_ids), -1, np.int64)
         local[np.asarray(al.qid_codes, np.int64)] = np.arange(al.n_queries)
-        at = np.minimum(np.searchsorted(keys_self, keys_other), max(len(keys_self) - 1, 0))  # sorted, unique
-        shared = (keys_self[at] == keys_other) if len(keys_self) else np.zeros(len(keys_other), bool)
-        mine = local[code_other[~shared]]
-        out.append(np.bincount(mine[mine >= 0], minlength=al.n_queries).astype(np.int64))
+        q = local[code[order[start[other & ~mine]]]]  # the queries of the keys only the other run holds
+        out.append(np.bincount(q[q >= 0], minlength=al.n_queries).astype(np.int64))
     return tuple(out)
 
 

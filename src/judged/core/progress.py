@@ -16,28 +16,30 @@ _LOCK = threading.Lock()
 
 
 @contextmanager
-def progress(total: int | None, description: str, enabled: bool | None = None, delay: float = DELAY,
-             console=None):
+def progress(total: int | None, description: str, enabled: bool | None = None, delay: float | None = None,
+             console=None, unit: str = ""):
     """Yield ``advance(n=1)`` for a phase of ``total`` steps (None: a phase without steps,
     drawn as a pulsing bar with the time elapsed). A transient bar is drawn on stderr if it
     is a terminal (``enabled=None``; ``True`` forces it, ``False`` turns it off) once the
-    phase has run ``delay`` seconds. Phases inside a phase are lines of the same display;
-    ``console``: a Rich console to draw on instead of stderr (the outermost phase's)."""
+    phase has run ``delay`` seconds (default :data:`DELAY`). Phases inside a phase are lines
+    of the same display; ``console``: a Rich console to draw on instead of stderr (the
+    outermost phase's); ``unit="bytes"`` counts the steps as bytes."""
     if enabled is None:
         enabled = sys.stderr.isatty()
     if not enabled or total is not None and total <= 0:
         yield lambda n=1: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    delay = DELAY if delay is None else delay
     with _LOCK:
         owner = _SHARED["bar"] is None
         if owner:
-            _SHARED["bar"] = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+            _SHARED["bar"] = Progress(TextColumn("{task.description}"), BarColumn(), _count_column(),
                                       TimeElapsedColumn(), console=console or Console(stderr=True), transient=True)
         bar = _SHARED["bar"]
-        task = bar.add_task(description, total=total, visible=False)
+        task = bar.add_task(description, total=total, visible=False, unit=unit)
     over = []
 
     def show():
@@ -50,18 +52,42 @@ def progress(total: int | None, description: str, enabled: bool | None = None, d
 
     timer = threading.Timer(delay, show)
     timer.daemon = True
-    timer.start()
+    if delay > 0:
+        timer.start()
+    else:
+        show()
     try:
         yield lambda n=1: bar.advance(task, n)
     finally:
         timer.cancel()
         with _LOCK:
             over.append(True)
+            if bar.live.is_started and any(t.id == task and t.visible for t in bar.tasks):
+                bar.refresh()  # its last state drawn once before it goes
             bar.remove_task(task)
             if owner:
                 if bar.live.is_started:
                     bar.stop()
                 _SHARED["bar"] = None
+
+
+def _count_column():
+    """Steps done of the total (``12/40``), bytes for a file (``3.1/27.1 MB``), nothing
+    for a phase without steps."""
+    from rich import filesize
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class Count(ProgressColumn):
+        def render(self, task):
+            if task.total is None:
+                return Text("")
+            if task.fields.get("unit") == "bytes":
+                total = filesize.decimal(int(task.total))
+                return Text(f"{filesize.decimal(int(task.completed)).split()[0]}/{total}", style="progress.download")
+            return Text(f"{int(task.completed)}/{int(task.total)}", style="progress.download")
+
+    return Count()
 
 
 class ByteProgress:
@@ -76,7 +102,7 @@ class ByteProgress:
             return lambda n: None
         total = os.path.getsize(self.source)
         name = os.path.basename(self.source)
-        self.phase = progress(total, f"{name} ({self.label})" if self.label else name, enabled=True)
+        self.phase = progress(total, f"{name} ({self.label})" if self.label else name, enabled=True, unit="bytes")
         advance, done = self.phase.__enter__(), [0]
 
         def read(n: int) -> None:
