@@ -1,4 +1,4 @@
-"""Progress bars (judged.progress, issue #19): on stderr, only on a terminal, only for a
+"""Progress bars (judged.core.progress, issue #19): on stderr, only on a terminal, only for a
 phase still running after DELAY seconds; phases inside a phase share one display."""
 
 import io
@@ -6,7 +6,7 @@ import threading
 
 from rich.console import Console
 
-from judged.progress import ByteProgress, progress
+from judged.core.progress import ByteProgress, progress
 
 
 def _console():

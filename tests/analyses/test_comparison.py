@@ -123,8 +123,8 @@ def test_progress_bar_on_a_terminal(example, monkeypatch):
     monkeypatch.setattr(sys, "stderr", err)
     runs = [str(example / "bm25.run"), str(example / "dense.run")]
     compare(str(example / "qrels.txt"), runs, ["RR", "AP"], permutations=100)
-    assert err.getvalue() == ""  # every phase shorter than a second (judged.progress.DELAY): no bar
-    monkeypatch.setattr("judged.progress.DELAY", 0.0)  # every phase shown from its start
+    assert err.getvalue() == ""  # every phase shorter than a second (judged.core.progress.DELAY): no bar
+    monkeypatch.setattr("judged.core.progress.DELAY", 0.0)  # every phase shown from its start
     compare(str(example / "qrels.txt"), runs, ["RR", "AP"], permutations=100)
     assert "paired tests" in err.getvalue() and "2/2" in err.getvalue()
 

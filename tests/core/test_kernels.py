@@ -76,7 +76,7 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
         path.write_text("".join(lines + lines[-1:]))
         judged.evaluate(qrels, str(path), MEASURES, on_duplicate="first")
         judged.evaluate(qrels, judged.read_run(str(path), on_duplicate="first"), MEASURES)
-        # the exact hole bounds (judged.kernels.bounds): each run alone, then a pair's
+        # the exact hole bounds (judged.core.kernels.bounds): each run alone, then a pair's
         # signed weights (nDCG) and the other run's holes as extras (AP)
         if max(g for docs in qrels.values() for g in docs.values()) > 1000:  # past the bounds' grades
             continue

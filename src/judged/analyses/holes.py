@@ -211,7 +211,7 @@ def _query_blocks(top: Ranked, n: int):
 
 
 def _ap_bounds(measure, aligned, top, n_extra, M, rel_gain):
-    """AP: the extremes over s newly relevant holes (:func:`judged.kernels.bounds.ap_extremes`)."""
+    """AP: the extremes over s newly relevant holes (:func:`judged.core.kernels.bounds.ap_extremes`)."""
     R = aligned.judgments.count_at_least(measure.rel).astype(np.float64)
     return ap_extremes(top.offsets, top.grade, float(measure.rel), R, n_extra, bool(rel_gain.max() > 0),
                        bool(rel_gain.min() == 0))

@@ -1136,7 +1136,7 @@ done:
 
 /* ap_extremes(offsets, grade, rel, R, extras, can_rel, can_non, lo, hi): AP's minimum and
  * maximum per query over the labels of its holes (NaN grades), as
- * judged.kernels.bounds.ap_extremes computes them, operation for operation: sums in rank
+ * judged.core.kernels.bounds.ap_extremes computes them, operation for operation: sums in rank
  * order, s newly relevant holes the s shallowest (max) or, after the extras, the s
  * deepest (min). */
 static PyObject *ap_extremes(PyObject *self, PyObject *args)
@@ -1213,7 +1213,7 @@ static PyObject *ap_extremes(PyObject *self, PyObject *args)
  * problem (a row of W: prefix sums of its sorted hole weights), lambda* = max of
  * (sign * DCG) / IDCG over the holes' gains by Dinkelbach's method, the inner maximum of
  * sign * DCG - lambda * IDCG by the dynamic programme over the gain levels of
- * judged.kernels.bounds.dinkelbach, operation for operation. */
+ * judged.core.kernels.bounds.dinkelbach, operation for operation. */
 typedef struct {
     const double *W, *D, *levels;
     const int8_t *allowed;
