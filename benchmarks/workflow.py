@@ -93,6 +93,12 @@ def commands(p: dict, tmp: str) -> list:
         ("meta holdout", ["meta", "holdout", q, *runs]),
         ("meta pooling --budget 5000", ["meta", "pooling", q, *runs, "--budget", "5000"]),
         ("--help", ["--help"]),
+        ("--version", ["--version"]),
+        ("eval --help", ["eval", "--help"]),
+        ("compare --help", ["compare", "--help"]),
+        ("report --help", ["report", "--help"]),
+        ("pool --help", ["pool", "--help"]),
+        ("meta pooling --help", ["meta", "pooling", "--help"]),
     ]
 
 
