@@ -9,7 +9,7 @@ A module's docstring and its top-level names bound once to a literal (strings, n
 tuples, lists, dicts and sets of them: :func:`ast.literal_eval`) are read from its text;
 any other name (a computed value, one rebound or changed in place) imports the module and
 is its attribute, the same value, only slower. The value has one home, its module; the
-help test (``tests/test_cli_help.py``) fails when building any command's help imports a
+help test (``tests/cli/test_cli_help.py``) fails when building any command's help imports a
 heavy module.
 """
 

@@ -12,7 +12,7 @@ C function of ``judged._native`` that gives the same bits.
   lambda <- the optimum's ratio until the maximum is 0.
 
 Sums run in rank order (``np.cumsum``, never a pairwise ``sum``) so the C loops repeat
-them operation for operation; ``tests/test_kernels.py`` checks both back ends bit for bit.
+them operation for operation; ``tests/core/test_kernels.py`` checks both back ends bit for bit.
 """
 
 from __future__ import annotations
