@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 import judged
+import judged.compat.pytrec_eval as pytrec_eval
+from judged.cli.completion import MEASURE_WORDS
+from judged.cli.eval import trec_eval_name
 from judged.core.conventions import Settings
 from judged.core.manifest import Manifest, record
 from judged.core.measures import Measure
@@ -40,8 +43,22 @@ def _measures() -> dict:
     for text in MEASURES:
         m = Measure.parse(text)
         out[text] = {"str": str(m), "repr": repr(m), "short": m.short,
-                     "conventions": [m.convention(s) for s in SETTINGS] + [m.convention(one_query=True)]}
+                     "conventions": [m.convention(s) for s in SETTINGS] + [m.convention(one_query=True)],
+                     "trec_eval": trec_eval_name(m), "aggregate": m.aggregate, "coverage": m.is_coverage}
     out["settings"] = [s.canonical() for s in SETTINGS] + [s.canonical(True) for s in SETTINGS]
+    return out
+
+
+def _names() -> dict:
+    """The names other tools give: pytrec_eval's keys (judged.compat.pytrec_eval) and the
+    measure words shell completion offers."""
+    out = {}
+    for family in sorted(pytrec_eval.supported_measures):
+        for kw in ({}, {"relevance_level": 2}, {"judged_docs_only": True}):
+            key = family + "".join(f" {k}={v}" for k, v in kw.items())
+            out[key] = {name: str(m) for name, m in pytrec_eval.expand([family], **kw).items()}
+    out["P.5,10 recall_3"] = {k: str(m) for k, m in pytrec_eval.expand(["P.5,10", "recall_3"]).items()}
+    out["completion"] = [str(Measure.parse(w)) for w in MEASURE_WORDS]
     return out
 
 
@@ -88,7 +105,7 @@ def _records(tmp: Path) -> dict:
 
 
 def _current(tmp: Path) -> dict:
-    return {"measures": _measures(), "records": _records(tmp)}
+    return {"measures": _measures(), "names": _names(), "records": _records(tmp)}
 
 
 @pytest.mark.parametrize("path", ["compiled", "pure"])
@@ -109,5 +126,6 @@ def test_canonical_strings_and_values_are_byte_identical(tmp_path, path, monkeyp
         GOLDEN.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n")
     golden = json.loads(GOLDEN.read_text())
     assert current["measures"] == golden["measures"]
+    assert current["names"] == golden["names"]
     for key, text in golden["records"].items():
         assert current["records"][key] == text, key
