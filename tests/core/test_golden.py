@@ -12,7 +12,7 @@ import pytest
 
 import judged
 import judged.compat.pytrec_eval as pytrec_eval
-from judged.cli.completion import MEASURE_WORDS
+from judged.cli.completion import measure_words
 from judged.cli.eval import trec_eval_name
 from judged.core.conventions import Settings
 from judged.core.manifest import Manifest, record
@@ -58,7 +58,7 @@ def _names() -> dict:
             key = family + "".join(f" {k}={v}" for k, v in kw.items())
             out[key] = {name: str(m) for name, m in pytrec_eval.expand([family], **kw).items()}
     out["P.5,10 recall_3"] = {k: str(m) for k, m in pytrec_eval.expand(["P.5,10", "recall_3"]).items()}
-    out["completion"] = [str(Measure.parse(w)) for w in MEASURE_WORDS]
+    out["completion"] = [str(Measure.parse(w)) for w in measure_words()]
     return out
 
 

@@ -249,10 +249,7 @@ class MachineFilled:
         return f"{given} {FILLED}"
 
     def mean(self, run: str, given: str) -> float:
-        v = self.values[run][given]
-        if not len(v):
-            return 0.0
-        return float(v.sum()) if self.measures[given].aggregate == "sum" else float(v.mean())
+        return self.measures[given].aggregate_of(self.values[run][given])
 
     def conventions(self) -> dict:
         return {self.name(g): f"{m.convention(self.settings)}; {self.convention}" for g, m in self.measures.items()}

@@ -8,6 +8,7 @@ strings for ``-m``, and file names everywhere else.
 from __future__ import annotations
 
 import argparse
+
 from . import Formatter
 
 HELP = """Print a shell completion script for judged.
@@ -17,8 +18,13 @@ example:
   judged completion zsh > "${fpath[1]}/_judged"          # zsh, then restart the shell
 """
 
-MEASURE_WORDS = ["nDCG@10", "nDCG@100", "nDCG", "AP", "AP@10", "P@10", "R@100", "RR",
-                 "Rprec", "Bpref", "Success@10", "Judged@10", "NumRel", "NumRet", "NumRelRet"]
+
+
+def measure_words() -> list[str]:
+    """The measure strings offered for ``-m``: the examples of the measure registry."""
+    from ..measures.registry import completion_words
+
+    return completion_words()
 
 
 def register(sub) -> None:
@@ -52,7 +58,7 @@ def _words(parser) -> tuple[list[str], dict[str, list[str]], list[str]]:
             options += action.option_strings
             if action.nargs != 0:
                 words = [str(c) for c in action.choices] if action.choices else \
-                    (MEASURE_WORDS if action.dest in ("measure", "measures") else [])
+                    (measure_words() if action.dest in ("measure", "measures") else [])
                 for opt in action.option_strings:
                     values[opt] = words
         elif action.choices:

@@ -223,31 +223,14 @@ def write_delimited(result, out, delimiter: str, per_query: bool, machine=None) 
 
 def trec_eval_name(measure) -> str:
     """trec_eval's output name for a measure, where trec_eval has it; else judged's string."""
-    from ..core.measures import Measure
-
-    m = measure
-    plain = m.rel == 1 and m.unjudged == "zero" and m == Measure(m.name, m.cutoff)
-    if m.name == "nDCG" and m == Measure("nDCG", m.cutoff):
-        return f"ndcg_cut_{m.cutoff}" if m.cutoff else "ndcg"
-    if plain:
-        table = {"AP": ("map", "map_cut_{}"), "P": (None, "P_{}"), "R": (None, "recall_{}"),
-                 "RR": ("recip_rank", None), "Rprec": ("Rprec", None), "Bpref": ("bpref", None),
-                 "Success": (None, "success_{}"), "NumRel": ("num_rel", None), "NumRet": ("num_ret", None),
-                 "NumRelRet": ("num_rel_ret", None)}
-        if m.name in table:
-            whole, cut = table[m.name]
-            if m.cutoff is None and whole:
-                return whole
-            if m.cutoff is not None and cut:
-                return cut.format(m.cutoff)
-    return str(m)
+    return measure.trec_eval_name
 
 
 def write_trec_eval(result, out) -> None:
     """trec_eval -q layout: ``name<TAB>qid<TAB>value`` per query, then the ``all`` lines."""
     for name, rr in result.runs.items():
         names = {g: trec_eval_name(m) for g, m in result.measures.items()}
-        counts = {g: m.name in ("NumRel", "NumRet", "NumRelRet") for g, m in result.measures.items()}
+        counts = {g: m.aggregate == "sum" for g, m in result.measures.items()}
 
         def line(label, qid, value, is_count):
             text = str(int(round(value))) if is_count else f"{value:.4f}"

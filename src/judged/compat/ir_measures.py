@@ -96,13 +96,7 @@ class Evaluator:
     def calc_aggregate(self, run) -> dict:
         """Mean over the queries both in the run and the qrels; NumRel/NumRet/NumRelRet summed (trec_eval)."""
         aligned, values = self._values(run)
-        out = {}
-        for given, v in values.items():
-            if len(v) == 0:
-                out[given] = 0.0
-            else:
-                out[given] = float(v.sum() if self.measures[given].aggregate == "sum" else v.mean())
-        return out
+        return {given: self.measures[given].aggregate_of(v) for given, v in values.items()}
 
 
 def evaluator(measures, qrels, **conventions) -> Evaluator:

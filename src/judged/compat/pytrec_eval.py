@@ -30,25 +30,11 @@ import numpy as np
 
 from ..core.errors import ConventionError, MeasureError
 
-DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's P, recall, ndcg_cut, map_cut
-SUCCESS_CUTOFFS = (1, 5, 10)  # trec_eval's success
+from ..measures.registry import DEFAULT_CUTOFFS, SUCCESS_CUTOFFS, trec_names  # noqa: F401 (as before)
 
-# trec_eval family -> (judged measure name, default cutoffs or None for a measure without one)
-FAMILIES = {
-    "P": ("P", DEFAULT_CUTOFFS),
-    "recall": ("R", DEFAULT_CUTOFFS),
-    "ndcg_cut": ("nDCG", DEFAULT_CUTOFFS),
-    "map_cut": ("AP", DEFAULT_CUTOFFS),
-    "success": ("Success", SUCCESS_CUTOFFS),
-    "map": ("AP", None),
-    "ndcg": ("nDCG", None),
-    "recip_rank": ("RR", None),
-    "Rprec": ("Rprec", None),
-    "bpref": ("Bpref", None),
-    "num_rel": ("NumRel", None),
-    "num_ret": ("NumRet", None),
-    "num_rel_ret": ("NumRelRet", None),
-}
+# trec_eval family -> (judged measure name, default cutoffs or None for a measure without one),
+# from the measure registry (judged.measures.registry)
+FAMILIES = trec_names()
 supported_measures = frozenset(FAMILIES)
 _WITH_CUTOFFS = re.compile(r"^(%s)[._](\d+(?:,\d+)*)$" % "|".join(sorted((f for f, (_, c) in FAMILIES.items() if c),
                                                                          key=len, reverse=True)))
@@ -95,7 +81,7 @@ def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -
     out = {}
     for family, cutoffs in given.items():
         name, defaults = FAMILIES[family]
-        allowed = JUDGED_FAMILIES[name][2]
+        allowed = JUDGED_FAMILIES[name].params
         kw = {}
         if "rel" in allowed:
             kw["rel"] = int(relevance_level)  # trec_eval -l; ndcg reads grades, not the level

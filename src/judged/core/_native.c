@@ -671,6 +671,9 @@ static PyObject *lookup_blocks(PyObject *self, PyObject *args)
  * the same operations in the same order, so the two paths agree bit for bit. */
 
 enum { M_P, M_R, M_SUCCESS, M_RR, M_AP, M_RPREC, M_NUMRET, M_NUMRELRET, M_BPREF };
+/* the measure names of the kinds, in enum order: the module's BINARY_KINDS, which
+ * judged.measures.binary reads (the one list of what this kernel computes) */
+static const char *BINARY_KINDS[] = {"P", "R", "Success", "RR", "AP", "Rprec", "NumRet", "NumRelRet", "Bpref"};
 
 /* The 0-based rank of row i (grade g) in its query's ranking, or -1 when the condensed
  * ranking drops it; *kept counts the rows the condensed ranking kept so far. */
@@ -1326,5 +1329,16 @@ PyMODINIT_FUNC PyInit__native(void)
     const char *ws = " \t\n\r\v\f";
     for (const char *c = ws; *c; c++) WS[(unsigned char)*c] = 1;
     if (PyType_Ready(&BlockType) < 0) return NULL;
-    return PyModule_Create(&MODULE);
+    PyObject *module = PyModule_Create(&MODULE);
+    if (module == NULL) return NULL;
+    Py_ssize_t n = (Py_ssize_t)(sizeof(BINARY_KINDS) / sizeof(BINARY_KINDS[0]));
+    PyObject *kinds = PyTuple_New(n);
+    if (kinds == NULL) { Py_DECREF(module); return NULL; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyUnicode_FromString(BINARY_KINDS[i]);
+        if (name == NULL) { Py_DECREF(kinds); Py_DECREF(module); return NULL; }
+        PyTuple_SET_ITEM(kinds, i, name);
+    }
+    if (PyModule_AddObject(module, "BINARY_KINDS", kinds) < 0) { Py_DECREF(kinds); Py_DECREF(module); return NULL; }
+    return module;
 }

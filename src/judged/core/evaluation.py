@@ -45,11 +45,7 @@ class Result:
         return {given: m.convention(self.settings) for given, m in self.measures.items()}
 
     def aggregate(self, run: str, measure: str) -> float:
-        rr = self.runs[run]
-        v = rr.values[measure]
-        if len(v) == 0:
-            return 0.0
-        return float(v.sum()) if self.measures[measure].aggregate == "sum" else float(v.mean())
+        return self.measures[measure].aggregate_of(self.runs[run].values[measure])
 
     def mean(self):
         """One row per run, one column per measure (NumRel/NumRet/NumRelRet are sums, as trec_eval)."""

@@ -187,10 +187,7 @@ def mean_over(result, run: str, measure: str, queries: set) -> float:
     import numpy as np
 
     rr = result.runs[run]
-    v = rr.values[measure][np.isin(rr.qids.astype(str), list(queries))]
-    if not len(v):
-        return 0.0
-    return float(v.sum() if result.measures[measure].aggregate == "sum" else v.mean())
+    return result.measures[measure].aggregate_of(rr.values[measure][np.isin(rr.qids.astype(str), list(queries))])
 
 
 def refuse_disjoint(name: str, counts: dict, qrels, run_ids=None) -> None:

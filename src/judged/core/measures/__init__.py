@@ -14,39 +14,11 @@ from dataclasses import dataclass, field
 
 from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
 from ..errors import MeasureError
-from . import binary, dcg, evidence, infap, judged, leak
+from .registry import BOUNDED, FAMILIES, NAMES, NEEDS_CUTOFF, SPELLINGS, Family, trec_names
 
-# name -> (kernel module, cutoff: 'required' | 'optional' | 'none', parameters it takes)
-FAMILIES = {
-    "nDCG": (dcg, "optional", {"gain", "discount", "base", "p", "ideal", "unjudged", "maxgrade"}),
-    "DCG": (dcg, "optional", {"gain", "discount", "base", "p", "unjudged", "maxgrade"}),
-    "AP": (binary, "optional", {"rel", "unjudged", "maxgrade"}),
-    "P": (binary, "required", {"rel", "unjudged", "maxgrade"}),
-    "R": (binary, "required", {"rel", "unjudged", "maxgrade"}),
-    "RR": (binary, "optional", {"rel", "unjudged", "maxgrade"}),
-    "Rprec": (binary, "none", {"rel", "unjudged"}),
-    "Bpref": (binary, "none", {"rel"}),
-    "infAP": (infap, "none", {"rel"}),
-    "Success": (binary, "required", {"rel", "unjudged", "maxgrade"}),
-    "NumRel": (binary, "none", {"rel"}),
-    "NumRet": (binary, "none", {"unjudged"}),
-    "NumRelRet": (binary, "none", {"rel", "unjudged"}),
-    "Judged": (judged, "required", set()),
-    "Complete": (evidence, "optional", set()),
-    "Coverage": (evidence, "optional", set()),
-    "Leak": (leak, "optional", set()),
-}
-BOUNDED = ("nDCG", "DCG", "P", "R", "RR", "AP", "Success")  # take unjudged=min|max (judged.holes)
-SUMMED = {"NumRel", "NumRet", "NumRelRet", "Leak"}  # trec_eval reports the sum over queries
-# how much of the ranking was judged, not how good it is: never tested for significance or marked better/worse
-COVERAGE = {"Judged"}
-
-_CASE = {name.lower(): name for name in FAMILIES}
-_CASE.update({"ndcg_cut": "nDCG", "map": "AP", "map_cut": "AP", "recall": "R", "recip_rank": "RR", "mrr": "RR",
-              "success": "Success", "num_rel": "NumRel", "num_ret": "NumRet", "num_rel_ret": "NumRelRet",
-              "ndcg": "nDCG", "dcg": "DCG", "bpref": "Bpref", "infap": "infAP", "rprec": "Rprec", "p": "P", "r": "R"})
-# trec_eval / pytrec_eval names: ndcg_cut.10, ndcg_cut_10, P.5, map_cut_100 ...
-_TREC_NAME = re.compile(r"^(ndcg_cut|map_cut|P|recall|success)[._](\d+)$")
+# trec_eval / pytrec_eval names with a cutoff: ndcg_cut.10, ndcg_cut_10, P.5, map_cut_100 ...
+_TREC_NAME = re.compile(r"^(%s)[._](\d+)$" % "|".join(
+    sorted((re.escape(t) for t, (_, cuts) in trec_names().items() if cuts), key=len, reverse=True)), re.I)
 _SYNTAX = re.compile(r"^\s*([A-Za-z_]+)\s*(?:\((.*)\))?\s*(?:@\s*(\d+))?\s*$", re.S)
 
 DCG_SPELLINGS = {  # ir_measures' dcg= parameter
@@ -83,21 +55,23 @@ class Measure:
             raise MeasureError(f"a measure is a string like 'nDCG@10', not {text!r}")
         m = _TREC_NAME.match(text.strip())
         if m:
-            return Measure.parse(f"{_CASE[m.group(1).lower()]}@{m.group(2)}")
+            return Measure.parse(f"{NAMES[m.group(1).lower()]}@{m.group(2)}")
         m = _SYNTAX.match(text)
         if not m:
             raise MeasureError(f"cannot parse measure {text!r} (expected e.g. nDCG@10, AP(rel=2), nDCG(gain=exp)@10)")
         raw_name, params, cutoff = m.groups()
-        name = _CASE.get(raw_name.lower())
+        name = NAMES.get(raw_name.lower())
         if name is None:
-            raise MeasureError(f"unknown measure {raw_name!r} in {text!r} (known: {', '.join(FAMILIES)})")
+            raise MeasureError(f"unknown measure {raw_name!r} in {text!r} (known: {', '.join(FAMILIES)}; "
+                               "judged measures lists them)")
         kw = _parse_params(params or "", text)
-        if name == "NumRet" and "rel" in kw:  # ir_measures spells NumRelRet as NumRet(rel=1)
-            name = "NumRelRet"
-        _, cut_rule, allowed = FAMILIES[name]
-        if raw_name.lower() == "map_cut" and cutoff is None:
+        for given in kw:  # ir_measures spells NumRelRet as NumRet(rel=1)
+            name = SPELLINGS.get((name, given), name)
+        if raw_name.lower() in NEEDS_CUTOFF and cutoff is None:
             raise MeasureError(f"{text!r} needs a cutoff")
-        return Measure._build(name, int(cutoff) if cutoff is not None else None, kw, allowed, cut_rule, text)
+        family = FAMILIES[name]
+        return Measure._build(name, int(cutoff) if cutoff is not None else None, kw, set(family.params),
+                              family.cutoff, text)
 
     @staticmethod
     def _build(name, cutoff, kw, allowed, cut_rule, text) -> "Measure":
@@ -186,46 +160,48 @@ class Measure:
         return self.name + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
     @property
+    def family(self) -> Family:
+        """The registry record of this measure's family (judged.measures.registry)."""
+        return FAMILIES[self.name]
+
+    @property
     def aggregate(self) -> str:
-        return "sum" if self.name in SUMMED else "mean"
+        """How per-query values become the run's number: mean, or sum for counts (NumRel...)."""
+        return self.family.aggregate
+
+    def aggregate_of(self, values) -> float:
+        """The run's number from its per-query values (0 for none), by :attr:`aggregate`."""
+        import numpy as np
+
+        v = np.asarray(values, dtype=np.float64)
+        if len(v) == 0:
+            return 0.0
+        return float(v.sum()) if self.aggregate == "sum" else float(v.mean())
 
     @property
     def is_coverage(self) -> bool:
         """True for Judged@k: it measures how much of the ranking was judged (coverage),
         not ranking quality, so comparisons never test it for significance."""
-        return self.name in COVERAGE
+        return self.family.coverage
+
+    @property
+    def trec_eval_name(self) -> str:
+        """trec_eval's output name (ndcg_cut_10, map, P_5), where trec_eval has this measure
+        with these parameters (the family's defaults); else :meth:`__str__`."""
+        if self == Measure(self.name, self.cutoff):
+            for t in self.family.trec:
+                if (t.cutoffs is None) == (self.cutoff is None):
+                    return t.name if self.cutoff is None else f"{t.name}_{self.cutoff}"
+        return str(self)
 
     def convention(self, settings: Settings | None = None, one_query: bool = False) -> str:
         """The canonical convention string: every choice behind this measure's number
         (``one_query``: of one query's score, without the query set; see ``Settings.canonical``)."""
         settings = settings or Settings()
-        parts = [self.short]
-        if self.name in ("nDCG", "DCG"):
-            parts += [f"gain={self.gain}", f"discount={self.discount}"]
-            if self.name == "nDCG":
-                parts.append(f"ideal={self.ideal}")
-            parts.append(self._unjudged_convention())
-        elif self.name == "Judged":
-            parts.append("judged=any-grade-for-this-query")
-        elif hasattr(FAMILIES[self.name][0], "convention"):  # families that declare their own
-            parts += FAMILIES[self.name][0].convention(self)
-        else:
-            if self.name != "NumRet":
-                parts.append(f"rel>={self.rel}")
-            if self.name == "Bpref":
-                parts.append("unjudged=ignored")
-            elif self.name != "NumRel":
-                parts.append(self._unjudged_convention())
-        parts.append(settings.canonical(one_query))
+        parts = [self.short, *self.family.convention(self), settings.canonical(one_query)]
         if self.aggregate != "mean":
             parts.append(f"aggregate={self.aggregate}")
         return " ".join(parts)
-
-    def _unjudged_convention(self) -> str:
-        if self.unjudged not in ("min", "max"):
-            return f"unjudged={self.unjudged}"
-        grades = "qrels-max" if self.maxgrade is None else str(self.maxgrade)
-        return f"unjudged={self.unjudged}(grades=0..{grades},ideal-recomputed)"
 
     def compute(self, aligned) -> "object":
         """Per-query values (numpy float64, one per evaluated query)."""
@@ -233,8 +209,7 @@ class Measure:
             from ...analyses.holes import bound
 
             return bound(self, aligned)
-        module = FAMILIES[self.name][0]
-        return module.compute(self, aligned)
+        return self.family.kernel.compute(self, aligned)
 
 
 def parse_measures(measures) -> list[Measure]:

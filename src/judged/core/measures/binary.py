@@ -23,9 +23,6 @@ import numpy as np
 from ..kernels import FALLBACK, kernel
 from .dcg import ranking_for
 
-# the kernels of judged._native.binary_measure (its M_* codes)
-NATIVE_KINDS = {name: code for code, name in enumerate(
-    ("P", "R", "Success", "RR", "AP", "Rprec", "NumRet", "NumRelRet", "Bpref"))}
 
 
 def _per_query_count(q, mask, n):
@@ -93,13 +90,14 @@ def binary_measure(measure, aligned, R: np.ndarray) -> np.ndarray:
 def _(native, measure, aligned, R: np.ndarray):
     """The same values by the compiled kernel: one pass over each query's top k rows, the
     condensed ranking read in place (no copy)."""
-    if measure.name not in NATIVE_KINDS:
+    kinds = native.BINARY_KINDS  # the measures its C kernel computes, in the order of its codes
+    if measure.name not in kinds:
         return FALLBACK
     ranked, rel = aligned.ranked, measure.rel
     N = aligned.judgments.count_nonrelevant(rel).astype(np.float64) if measure.name == "Bpref" else R
     out = np.empty(aligned.n_queries)
     k = -1 if measure.cutoff is None else measure.cutoff
-    native.binary_measure(NATIVE_KINDS[measure.name], k, float(rel), measure.unjudged == "condensed",
+    native.binary_measure(kinds.index(measure.name), k, float(rel), measure.unjudged == "condensed",
                           *ranked.columns, R, N, out)
     return out
 

@@ -13,7 +13,9 @@ whole ranking (no cutoff), at the 0-based index j of each judged relevant docume
 with rel, nonrel, unjudged the judged relevant, judged non-relevant and pooled-unjudged
 documents above it (documents not in the pool count in j only: they are taken as non-
 relevant) and eps = 1e-5 (INFAP_EPSILON). The sum is divided by R, the judged relevant
-documents of the query (0 when R = 0). With no negative grades infAP is AP.
+documents of the query (0 when R = 0). With no negative grades infAP is AP (to within
+eps). ``unjudged=condensed`` (trec_eval -J) walks the ranking with every document
+without a grade >= 0 removed.
 
 This reads the sample as uniform over the whole pool. For a stratified sample with
 recorded inclusion probabilities (``judged pool --strategy sample``) the design-based
@@ -24,12 +26,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import MeasureError
 from .binary import within_query_cumsum
+from .dcg import ranking_for
 
 INFAP_EPSILON = 0.00001  # trec_eval.h
 
 
 def convention(measure) -> list[str]:
+    if measure.unjudged == "condensed":  # trec_eval -J: nothing left to infer over
+        return [f"rel>={measure.rel}", "unjudged=condensed(eps=1e-5,trec_eval)"]
     return [f"rel>={measure.rel}", "unjudged=inferred(negative-grade=pooled-unjudged,absent=not-pooled,"
                                    "uniform-sample,eps=1e-5,trec_eval)"]
 
@@ -37,7 +43,9 @@ def convention(measure) -> list[str]:
 def compute(measure, aligned) -> np.ndarray:
     n = aligned.n_queries
     rel_level = measure.rel
-    ranked = aligned.ranked
+    if measure.unjudged not in ("zero", "condensed"):
+        raise MeasureError(f"infAP takes unjudged=condensed (trec_eval -J) or none, not {measure.unjudged}")
+    ranked = ranking_for(measure, aligned)
     R = aligned.judgments.count_at_least(rel_level).astype(np.float64)
     g = ranked.grade
     isrel = g >= rel_level  # NaN (not pooled) is not

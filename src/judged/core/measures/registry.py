@@ -1,0 +1,320 @@
+"""The measure registry: one record per measure family, declared once.
+
+Each :class:`Family` names its canonical spelling, the aliases and trec_eval names it is
+known by, the parameters it takes (each a :class:`Param`: type, choices, default,
+description), its cutoff rule, how per-query values are aggregated, whether
+``unjudged=min|max`` bounds it (:mod:`judged.holes`), the kernel module that computes it
+and a paragraph saying what it is (formula, convention, source). Parsing, validation,
+printing and the canonical convention strings (:class:`judged.measures.Measure`), the
+``judged measures`` listing, shell completion, trec_eval output names and the
+pytrec_eval compatibility table (:mod:`judged.compat.pytrec_eval`) are all read from
+:data:`FAMILIES`; nothing else lists measures.
+
+Adding a measure: a record here, its kernel (a module with ``compute(measure,
+aligned)``), its tests (docs/architecture.md shows the diff of adding one).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..conventions import IDEAL, UNJUDGED
+from . import binary, dcg, evidence, infap, judged, leak
+
+# trec_eval's default cutoffs of P, recall, ndcg_cut, map_cut (and pytrec_eval's)
+DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+SUCCESS_CUTOFFS = (1, 5, 10)  # trec_eval's success
+
+
+@dataclass(frozen=True)
+class Param:
+    """A measure parameter: its type (``int``, ``float``, ``str``, ``gain``, ``bool``),
+    its choices (None: any value of the type), its default and what it means."""
+
+    name: str
+    type: str
+    default: object
+    description: str
+    choices: tuple | None = None
+
+    def describe(self) -> str:
+        choices = f" ({'|'.join(map(str, self.choices))})" if self.choices else ""
+        return f"{self.name}: {self.type}{choices}, default {self.default}. {self.description}"
+
+
+# every parameter a family may take, in the order the canonical string prints them
+PARAMS = {p.name: p for p in (
+    Param("rel", "int", 1, "relevance level: a document is relevant when its grade >= rel (trec_eval -l)"),
+    Param("gain", "gain", "linear", "grade -> gain: linear (grade, trec_eval), exp (2^grade - 1, Burges et al. "
+                                    "2005) or a mapping {grade: gain} (trec_eval's ndcg.1=3.5 form; gains= is "
+                                    "ir_measures' spelling, where an unlisted grade keeps its grade)"),
+    Param("discount", "str", "log2", "rank discount: log2 1/log2(r+1), jk2002 1/log_base(r) from r = base on "
+                                     "(Jarvelin & Kekalainen 2002), reciprocal 1/r, power 1/r^p",
+          ("log2", "jk2002", "reciprocal", "power")),
+    Param("base", "float", 2, "the logarithm base of discount=jk2002"),
+    Param("p", "float", 1, "the exponent of discount=power"),
+    Param("ideal", "str", "judged", "the ideal ranking: every judged document of the query (trec_eval) or only "
+                                    "the run's own (retrieved; scikit-learn's ndcg_score)", IDEAL),
+    Param("unjudged", "str", "zero", "unjudged documents: zero (not relevant, trec_eval), condensed (removed "
+                                     "from the ranking, Sakai 2007; trec_eval -J), min / max (the exact extremes "
+                                     "over every grade the holes could get; judged.holes)", UNJUDGED),
+    Param("maxgrade", "int", None, "with unjudged=min|max: holes get grades 0..maxgrade (default: the qrels' "
+                                   "largest)"),
+)}
+
+
+def _unjudged(m) -> str:
+    if m.unjudged not in ("min", "max"):
+        return f"unjudged={m.unjudged}"
+    grades = "qrels-max" if m.maxgrade is None else str(m.maxgrade)
+    return f"unjudged={m.unjudged}(grades=0..{grades},ideal-recomputed)"
+
+
+def _graded(m) -> list[str]:
+    return [f"gain={m.gain}", f"discount={m.discount}"] + (["ideal=" + m.ideal] if m.name == "nDCG" else []) + \
+        [_unjudged(m)]
+
+
+def _binary(m) -> list[str]:
+    return [f"rel>={m.rel}", _unjudged(m)]
+
+
+@dataclass(frozen=True)
+class TrecName:
+    """A trec_eval / pytrec_eval name of a family: ``name`` alone (cutoffs None) or
+    ``name.k`` / ``name_k`` with the default cutoffs pytrec_eval expands a bare name to."""
+
+    name: str
+    cutoffs: tuple | None = None
+    needs_cutoff: bool = False  # judged's parser refuses the bare name (map_cut)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One measure family: everything judged knows about it, in one place."""
+
+    name: str
+    kernel: object  # a module with compute(measure, aligned) -> per-query float64
+    summary: str  # one line, for the listing
+    explanation: str  # formula, convention and source
+    cutoff: str = "none"  # required | optional | none
+    params: tuple = ()  # names in PARAMS
+    aggregate: str = "mean"  # mean | sum
+    boundable: bool = False  # unjudged=min|max bounds it (judged.holes)
+    coverage: bool = False  # how much was judged, not how good the ranking is: never tested for significance
+    aliases: tuple = ()  # other spellings (matched case-insensitively, as the name is)
+    trec: tuple = ()  # TrecName: trec_eval / pytrec_eval names
+    convention: Callable = field(default=_binary)  # measure -> the family's words in its convention string
+    examples: tuple = ()  # measure strings offered by shell completion
+    source: str = ""
+
+    def help(self, measure) -> str:
+        """The text of ``judged measures NAME`` (as ``trec_eval -h -m NAME``), ending with the
+        convention judged applies to ``measure`` (a Measure of this family)."""
+        lines = [f"{self.name}: {self.summary}", "", *_wrap(self.explanation), ""]
+        cut = {"required": "required (NAME@k)", "optional": "optional (NAME@k; none: the whole ranking)",
+               "none": "none"}[self.cutoff]
+        lines.append(f"cutoff: {cut}")
+        lines.append(f"aggregate over queries: {self.aggregate}")
+        if self.params:
+            lines.append("parameters:")
+            for p in self.params:
+                lines += textwrap.wrap(PARAMS[p].describe(), 88, initial_indent="  ", subsequent_indent="      ")
+        if self.aliases:
+            lines.append(f"also spelled: {', '.join(self.aliases)}")
+        if self.trec:
+            lines.append("trec_eval names: " + ", ".join(t.name + (".k" if t.cutoffs else "") for t in self.trec))
+        if self.boundable:
+            lines.append("bounds: unjudged=min|max gives the exact extremes over the holes (judged holes)")
+        if self.source:
+            lines.append(f"source: {self.source}")
+        lines += ["", f"the convention judged applies ({measure}):", f"  {measure.convention()}"]
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "summary": self.summary, "explanation": "\n".join(_wrap(self.explanation)),
+                "cutoff": self.cutoff, "aggregate": self.aggregate, "boundable": self.boundable,
+                "parameters": [{"name": p, "type": PARAMS[p].type, "default": PARAMS[p].default,
+                                "choices": list(PARAMS[p].choices) if PARAMS[p].choices else None,
+                                "description": PARAMS[p].description} for p in self.params],
+                "aliases": list(self.aliases), "trec_eval": [t.name for t in self.trec],
+                "examples": list(self.examples), "source": self.source}
+
+
+def _wrap(text: str, width: int = 88) -> list[str]:
+    out = []
+    for para in text.strip().split("\n\n"):
+        if para.startswith("    "):  # a formula block, as written
+            out += para.split("\n")
+        else:
+            out += textwrap.wrap(" ".join(para.split()), width)
+        out.append("")
+    return out[:-1]
+
+
+_DCG = ("gain", "discount", "base", "p")
+_TREC_EVAL = "trec_eval 10 (usnistgov/trec_eval)"
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family(
+        "nDCG", dcg, "normalised discounted cumulative gain", cutoff="optional",
+        params=(*_DCG, "ideal", "unjudged", "maxgrade"), boundable=True, convention=_graded,
+        aliases=("ndcg",), trec=(TrecName("ndcg_cut", DEFAULT_CUTOFFS), TrecName("ndcg")),
+        examples=("nDCG@10", "nDCG@100", "nDCG"),
+        explanation="""
+DCG@k of the run divided by DCG@k of the ideal ranking (0 when the ideal's is 0):
+
+    DCG@k  = sum_{r=1..k} gain(grade_r) / log2(r + 1)
+    nDCG@k = DCG@k / IDCG@k
+
+With the defaults (gain = grade, discount 1/log2(r+1), the ideal over every judged
+document of the query, unjudged documents not relevant) the value equals trec_eval's
+ndcg_cut.k (ndcg without a cutoff) to the last bit. Without a cutoff the whole ranking
+counts. The relevance level does not apply: every positive grade has gain.""",
+        source="Jarvelin & Kekalainen, TOIS 2002; Burges et al., ICML 2005; trec_eval m_ndcg_cut.c"),
+    Family(
+        "DCG", dcg, "discounted cumulative gain (not normalised)", cutoff="optional",
+        params=(*_DCG, "unjudged", "maxgrade"), boundable=True, convention=_graded,
+        aliases=("dcg",), examples=("DCG@10",),
+        explanation="""
+    DCG@k = sum_{r=1..k} gain(grade_r) * discount(r)
+
+Under the same gain and discount as nDCG; without a cutoff the whole ranking counts.""",
+        source="Jarvelin & Kekalainen, TOIS 2002"),
+    Family(
+        "AP", binary, "average precision", cutoff="optional", params=("rel", "unjudged", "maxgrade"),
+        boundable=True, aliases=("map",), trec=(TrecName("map"), TrecName("map_cut", DEFAULT_CUTOFFS, True)),
+        examples=("AP", "AP@10"),
+        explanation="""
+The sum, over the relevant documents retrieved, of the precision at each one's rank,
+divided by R, the query's relevant judgments (0 when R = 0). AP@k stops the sum at rank k
+and still divides by R (trec_eval's map_cut.k). Its mean over queries is MAP.""",
+        source=f"{_TREC_EVAL} m_map.c, m_map_cut.c"),
+    Family(
+        "P", binary, "precision at k", cutoff="required", params=("rel", "unjudged", "maxgrade"), boundable=True,
+        trec=(TrecName("P", DEFAULT_CUTOFFS),), examples=("P@10",),
+        explanation="""
+Relevant documents in the top k, divided by k (a ranking shorter than k is padded with
+non-relevant documents).""", source=f"{_TREC_EVAL} m_P.c"),
+    Family(
+        "R", binary, "recall at k", cutoff="required", params=("rel", "unjudged", "maxgrade"), boundable=True,
+        aliases=("recall",), trec=(TrecName("recall", DEFAULT_CUTOFFS),), examples=("R@100",),
+        explanation="""
+Relevant documents in the top k, divided by R, the query's relevant judgments (0 when
+R = 0).""", source=f"{_TREC_EVAL} m_recall.c"),
+    Family(
+        "RR", binary, "reciprocal rank of the first relevant document", cutoff="optional",
+        params=("rel", "unjudged", "maxgrade"), boundable=True, aliases=("recip_rank", "mrr"),
+        trec=(TrecName("recip_rank"),), examples=("RR", "RR@10"),
+        explanation="""
+1 / the rank of the first relevant document, 0 when none is retrieved (RR@k: none in
+the top k). Its mean over queries is MRR.""", source=f"{_TREC_EVAL} m_recip_rank.c"),
+    Family(
+        "Rprec", binary, "precision at rank R", params=("rel", "unjudged"), trec=(TrecName("Rprec"),),
+        examples=("Rprec",),
+        explanation="""
+Relevant documents in the top R, divided by R, the query's relevant judgments (0 when
+R = 0).""", source=f"{_TREC_EVAL} m_Rprec.c"),
+    Family(
+        "Bpref", binary, "binary preference, robust to incomplete judgments", params=("rel",),
+        trec=(TrecName("bpref"),), examples=("Bpref",),
+        convention=lambda m: [f"rel>={m.rel}", "unjudged=ignored"],
+        explanation="""
+For each relevant retrieved document, 1 - min(n, R) / min(N, R), with n the judged
+non-relevant documents ranked above it and N all judged non-relevant documents
+(0 <= grade < rel); summed and divided by R. Unjudged documents and negative grades are
+skipped, as trec_eval computes it.""", source=f"Buckley & Voorhees, SIGIR 2004; {_TREC_EVAL} m_bpref.c"),
+    Family(
+        "infAP", infap, "inferred average precision from a uniform sample of the pool", params=("rel", "unjudged"),
+        aliases=("infap",), trec=(TrecName("infAP"),), examples=("infAP",), convention=infap.convention,
+        explanation="""
+A negative grade marks a pooled document that was not judged (sampled out); a document
+absent from the qrels is not in the pool. At the 0-based index j of each judged relevant
+document:
+
+    1 (j = 0),  else 1/(j+1) + (j/(j+1)) * ((rel+nonrel+unjudged)/j) * ((rel+eps)/(rel+nonrel+2 eps))
+
+with rel, nonrel and unjudged counted above it, eps = 1e-5; summed and divided by R.
+With no negative grades infAP is AP to within eps. unjudged=condensed (trec_eval -J)
+removes every document without a grade >= 0 from the ranking first.""",
+        source=f"Yilmaz & Aslam, CIKM 2006; {_TREC_EVAL} m_infap.c"),
+    Family(
+        "Success", binary, "1 if a relevant document is in the top k", cutoff="required",
+        params=("rel", "unjudged", "maxgrade"), boundable=True, trec=(TrecName("success", SUCCESS_CUTOFFS),),
+        examples=("Success@10",),
+        explanation="""1 when at least one relevant document is in the top k, else 0.""",
+        source=f"{_TREC_EVAL} m_success.c"),
+    Family(
+        "NumRel", binary, "relevant judgments of the query", params=("rel",), aggregate="sum",
+        aliases=("num_rel",), trec=(TrecName("num_rel"),), examples=("NumRel",),
+        convention=lambda m: [f"rel>={m.rel}"],
+        explanation="""The query's judgments with grade >= rel; the aggregate is the sum over queries.""",
+        source=f"{_TREC_EVAL} m_num_rel.c"),
+    Family(
+        "NumRet", binary, "documents retrieved", params=("unjudged",), aggregate="sum",
+        aliases=("num_ret",), trec=(TrecName("num_ret"),), examples=("NumRet",),
+        convention=lambda m: [_unjudged(m)],
+        explanation="""Documents ranked for the query; the aggregate is the sum over queries.
+ir_measures' NumRet(rel=1) is NumRelRet.""", source=f"{_TREC_EVAL} m_num_ret.c"),
+    Family(
+        "NumRelRet", binary, "relevant documents retrieved", params=("rel", "unjudged"), aggregate="sum",
+        aliases=("num_rel_ret",), trec=(TrecName("num_rel_ret"),), examples=("NumRelRet",),
+        explanation="""Relevant documents ranked for the query; the aggregate is the sum over queries.""",
+        source=f"{_TREC_EVAL} m_num_rel_ret.c"),
+    Family(
+        "Judged", judged, "share of the top k that is judged (coverage, not quality)", cutoff="required",
+        coverage=True, examples=("Judged@10",), convention=lambda m: ["judged=any-grade-for-this-query"],
+        explanation="""
+The share of the top min(k, retrieved) documents that carry a judgment of any grade for
+this query (0 when nothing is retrieved). A document judged only for another query is a
+hole here, unlike BEIR's Hole@k. It says how far the other numbers can be trusted, not how
+good the ranking is: comparisons never test it for significance.""", source="ir_measures' Judged@k"),
+    Family(
+        "Complete", evidence, "1 when every required evidence group is in the top k", cutoff="optional",
+        examples=("Complete@10",), convention=evidence.convention,
+        explanation="""
+Over a requirements file (qid group docid; --requirements): 1 when each of the query's
+required groups has a document in the top k, else 0; 1 for a query without requirements.
+Grades play no part.""", source="judged (docs/beyond.md)"),
+    Family(
+        "Coverage", evidence, "share of the required evidence groups in the top k", cutoff="optional",
+        examples=("Coverage@10",), convention=evidence.convention,
+        explanation="""
+Over a requirements file (qid group docid; --requirements): the query's required groups
+with a document in the top k, divided by the groups required; 1 for a query without
+requirements.""", source="judged (docs/beyond.md)"),
+    Family(
+        "Leak", leak, "ineligible documents retrieved (a count)", cutoff="optional", aggregate="sum",
+        examples=("Leak@10",), convention=leak.convention,
+        explanation="""
+Ineligible documents (--eligibility) in the top k, per query; the aggregate is the sum,
+so any value above 0 flags the run. Every other measure already treats an ineligible
+document as not relevant.""", source="judged (docs/beyond.md)"),
+)}
+
+# lower-case spelling -> family name
+NAMES = {}
+for _f in FAMILIES.values():
+    for _spelling in (_f.name, *_f.aliases, *(t.name for t in _f.trec)):
+        NAMES.setdefault(_spelling.lower(), _f.name)
+# trec_eval names that need a cutoff in judged's syntax
+NEEDS_CUTOFF = {t.name.lower() for f in FAMILIES.values() for t in f.trec if t.needs_cutoff}
+# ir_measures spellings of another family: (family, parameter given) -> family
+SPELLINGS = {("NumRet", "rel"): "NumRelRet"}
+BOUNDED = tuple(f.name for f in FAMILIES.values() if f.boundable)
+
+
+def family(name: str) -> Family:
+    return FAMILIES[name]
+
+
+def completion_words() -> list[str]:
+    """The measure strings shell completion offers for ``-m``."""
+    return [e for f in FAMILIES.values() for e in f.examples]
+
+
+def trec_names() -> dict:
+    """trec_eval name -> (family, default cutoffs or None): pytrec_eval's measure table."""
+    return {t.name: (f.name, t.cutoffs) for f in FAMILIES.values() for t in f.trec}
