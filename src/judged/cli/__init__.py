@@ -17,7 +17,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # command modules, imported lazily so that `judged eval` stays fast
 COMMANDS = ["eval", "compare", "freeze", "report", "explain", "holes", "pool", "infer", "qrels", "rejudge", "judge",
-            "demo", "answers", "scale", "meta", "completion"]
+            "demo", "answers", "scale", "meta", "measures", "completion"]
 # the one-line help of every subcommand, as its module registers it (a test keeps them equal):
 # `judged --help` and `judged --version` list them without importing any command module,
 # numpy or pyarrow
@@ -38,6 +38,7 @@ SUMMARIES = {
     "answers": "pair nDCG with answer acceptance",
     "scale": "show or check a grade scale",
     "meta": "meta-evaluation: discriminative power, agreement, stability, holdout, discounts",
+    "measures": "list the measures, or explain one",
     "completion": "print a shell completion script (bash, zsh)",
 }
 MODULES = {name: name for name in COMMANDS} | {"compare-records": "compare"}  # subcommand -> module

@@ -1,0 +1,65 @@
+"""``judged measures``: every measure judged computes, from the measure registry."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from . import Formatter
+from .common import format_help
+
+HELP = """List every measure with its parameters; with a NAME, explain that measure: what it is,
+its formula, its source, and the convention judged applies (as trec_eval -h -m NAME).
+NAME may be any spelling judged reads: nDCG, ndcg_cut, map, 'P(rel=2)@5'.
+
+example:
+  judged measures
+  judged measures nDCG
+  judged measures ndcg_cut.10 --format json
+"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("measures", help="list the measures, or explain one", description=HELP,
+                       formatter_class=Formatter)
+    p.add_argument("name", nargs="?", metavar="NAME", help="a measure or family name (omitted: list them all)")
+    p.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..measures import Measure
+    from ..measures.registry import FAMILIES, NAMES, PARAMS
+
+    out = sys.stdout
+    if args.name is None:
+        if args.format == "json":
+            json.dump({"measures": [f.to_dict() for f in FAMILIES.values()]}, out, indent=2)
+            out.write("\n")
+            return 0
+        width = max(len(n) for n in FAMILIES)
+        for f in FAMILIES.values():
+            cut = {"required": "@k", "optional": "[@k]", "none": ""}[f.cutoff]
+            params = f"({', '.join(f.params)})" if f.params else ""
+            out.write(f"{f.name:<{width}}  {f.summary}\n{'':<{width}}    {f.name}{params}{cut}"
+                      f"{'  aggregate=' + f.aggregate if f.aggregate != 'mean' else ''}\n")
+        out.write("\nparameters:\n")
+        for p in PARAMS.values():
+            out.write(f"  {p.describe()}\n")
+        out.write("\njudged measures NAME explains one (formula, source, the convention judged applies).\n")
+        return 0
+    name = NAMES.get(args.name.strip().lower())
+    measure = None
+    if name is None:  # a whole measure string: nDCG(gain=exp)@10, ndcg_cut.10
+        measure = Measure.parse(args.name)
+        name = measure.name
+    family = FAMILIES[name]
+    measure = measure or Measure.parse(family.examples[0])  # the convention shown: of the measure given
+    if args.format == "json":
+        d = family.to_dict()
+        d["measure"], d["convention"] = str(measure), measure.convention()
+        json.dump(d, out, indent=2)
+        out.write("\n")
+    else:
+        out.write(family.help(measure))
+    return 0

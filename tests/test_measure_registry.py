@@ -1,0 +1,94 @@
+"""The measure registry (judged.measures.registry) is the one place a measure is declared:
+parsing, printing, conventions, trec_eval names, completion and ``judged measures`` all
+read it, and every record is complete."""
+
+import json
+
+import pytest
+
+from judged.cli import main
+from judged.cli.completion import measure_words
+from judged.errors import MeasureError
+from judged.measures import Measure
+from judged.measures.registry import FAMILIES, NAMES, PARAMS, trec_names
+
+
+def cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_every_record_is_complete_and_its_examples_round_trip(name):
+    f = FAMILIES[name]
+    assert f.summary and f.explanation.strip() and f.source, name
+    assert f.cutoff in ("required", "optional", "none") and f.aggregate in ("mean", "sum", "geometric-mean")
+    assert set(f.params) <= set(PARAMS)
+    assert hasattr(f.kernel, "compute")
+    assert f.examples, "shell completion offers an example of every family"
+    for text in f.examples:
+        m = Measure.parse(text)
+        assert m.name == name and Measure.parse(str(m)) == m
+        assert m.convention().startswith(m.short + " ")
+    for spelling in (name, *f.aliases):
+        assert NAMES[spelling.lower()] == name
+
+
+def test_trec_eval_names_parse_and_print_back():
+    for trec, (name, cutoffs) in trec_names().items():
+        if cutoffs:
+            for k in cutoffs[:2]:
+                m = Measure.parse(f"{trec}.{k}")
+                assert m == Measure(name, k) or m.name == name
+                assert Measure(name, k).trec_eval_name == f"{trec}_{k}" or trec in ("ndcg_cut", "map_cut")
+        else:
+            assert Measure.parse(trec).name == name
+    assert Measure.parse("ndcg_cut.10").trec_eval_name == "ndcg_cut_10"
+    assert Measure.parse("map_cut_100").trec_eval_name == "map_cut_100"
+    assert Measure.parse("AP").trec_eval_name == "map"
+    assert Measure.parse("P(rel=2)@5").trec_eval_name == "P(rel=2)@5"  # not trec_eval's with -l 1
+
+
+def test_parameters_are_checked_from_the_record():
+    with pytest.raises(MeasureError, match="P takes no parameter gain"):
+        Measure.parse("P(gain=exp)@5")
+    with pytest.raises(MeasureError, match="needs a cutoff"):
+        Measure.parse("P")
+    with pytest.raises(MeasureError, match="takes no cutoff"):
+        Measure.parse("Rprec@5")
+    with pytest.raises(MeasureError, match="judged measures lists them"):
+        Measure.parse("nDCGG@10")
+
+
+def test_completion_offers_every_family():
+    words = measure_words()
+    assert {Measure.parse(w).name for w in words} == set(FAMILIES)
+
+
+def test_judged_measures_lists_every_family_with_its_parameters(capsys):
+    code, out, _ = cli(capsys, "measures")
+    assert code == 0
+    for f in FAMILIES.values():
+        assert f"\n{f.name} " in "\n" + out
+    assert "nDCG(gain, discount, base, p, ideal, unjudged, maxgrade)[@k]" in out
+    code, out, _ = cli(capsys, "measures", "--format", "json")
+    listed = json.loads(out)["measures"]
+    assert [m["name"] for m in listed] == list(FAMILIES)
+    ndcg = listed[0]
+    assert {"name": "ideal", "type": "str", "default": "judged", "choices": ["judged", "retrieved"]}.items() <= \
+        next(p for p in ndcg["parameters"] if p["name"] == "ideal").items()
+
+
+def test_judged_measures_name_explains_with_the_convention_applied(capsys):
+    # as trec_eval -h -m ndcg_cut: what it is, then (judged's addition) the convention string
+    code, out, _ = cli(capsys, "measures", "ndcg_cut")
+    assert code == 0 and out.startswith("nDCG: normalised discounted cumulative gain")
+    assert "nDCG@k = DCG@k / IDCG@k" in out and "trec_eval names: ndcg_cut.k, ndcg" in out
+    assert out.rstrip().endswith(Measure.parse("nDCG@10").convention())
+    code, out, _ = cli(capsys, "measures", "nDCG(gain=exp)@5")
+    assert out.rstrip().endswith(Measure.parse("nDCG(gain=exp)@5").convention())
+    code, out, _ = cli(capsys, "measures", "map", "--format", "json")
+    d = json.loads(out)
+    assert d["name"] == "AP" and d["convention"] == Measure.parse("AP").convention() and "map" in d["trec_eval"]
+    assert cli(capsys, "measures", "nope")[0] != 0
