@@ -10,7 +10,7 @@ from judged.cli import main
 from judged.cli.completion import measure_words
 from judged.errors import MeasureError
 from judged.measures import Measure
-from judged.measures.registry import FAMILIES, NAMES, PARAMS, trec_names
+from judged.measures.registry import FAMILIES, NAMES, PARAMS, trec_table
 
 
 def cli(capsys, *argv):
@@ -36,8 +36,12 @@ def test_every_record_is_complete_and_its_examples_round_trip(name):
 
 
 def test_trec_eval_names_parse_and_print_back():
-    for trec, (name, cutoffs) in trec_names().items():
-        if cutoffs:
+    for trec, (name, t) in trec_table().items():
+        cutoffs = t.cutoffs
+        if t.levels:
+            m = Measure.parse(f"{trec}.{t.levels[0]}")
+            assert m.name == name and m.trec_eval_name == f"{trec}_{t.levels[0]:.2f}"
+        elif cutoffs:
             for k in cutoffs[:2]:
                 m = Measure.parse(f"{trec}.{k}")
                 assert m == Measure(name, k) or m.name == name

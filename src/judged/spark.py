@@ -30,6 +30,7 @@ import tempfile
 from .core.conventions import Settings, validate
 from .core.errors import ConventionError, JudgedError, ParseError
 from .core.measures import Measure
+from .core.measures.registry import MIN_GEO_MEAN
 
 SCHEMA = "qid string, measure string, value double"
 MEAN_QID = "all"
@@ -68,8 +69,12 @@ def evaluate(run_df, qrels_df, measures=("nDCG@10", "Judged@10"), *, ties: str =
     parsed, settings = _parsed(measures), _settings(ties, complete, no_relevant, ignore_identical_ids, on_duplicate)
     per_query = _scored(run_df, qrels_df, parsed, settings, on_duplicate, blocks).filter(~_is_count()).persist()
     summed = [g for g, m in parsed.items() if m.aggregate == "sum"]
+    geometric = [g for g, m in parsed.items() if m.aggregate == "geometric-mean"]
+    floored = F.log(F.greatest(F.col("value"), F.lit(MIN_GEO_MEAN)))  # Measure.aggregate_of's floor
     means = per_query.groupBy("measure").agg(
-        F.when(F.col("measure").isin(summed), F.sum("value")).otherwise(F.avg("value")).alias("value"))
+        F.when(F.col("measure").isin(summed), F.sum("value"))
+        .when(F.col("measure").isin(geometric), F.exp(F.sum(floored) / F.count("value")))
+        .otherwise(F.avg("value")).alias("value"))
     return per_query.unionByName(means.select(F.lit(MEAN_QID).alias("qid"), "measure", "value"))
 
 

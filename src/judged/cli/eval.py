@@ -236,8 +236,9 @@ def write_trec_eval(result, out) -> None:
             text = str(int(round(value))) if is_count else f"{value:.4f}"
             out.write(f"{label:<22}\t{qid}\t{text}\n")
 
+        per_query = [g for g, m in result.measures.items() if m.aggregate != "geometric-mean"]  # as trec_eval
         for i, q in enumerate(rr.qids.tolist()):
-            for g in result.measures:
+            for g in per_query:
                 line(names[g], q, float(rr.values[g][i]), counts[g])
         out.write(f"{'runid':<22}\tall\t{name}\n")
         out.write(f"{'num_q':<22}\tall\t{rr.counts['evaluated']}\n")

@@ -30,12 +30,15 @@ import numpy as np
 
 from ..core.errors import ConventionError, MeasureError
 
-from ..measures.registry import DEFAULT_CUTOFFS, SUCCESS_CUTOFFS, trec_names  # noqa: F401 (as before)
+from ..measures.registry import DEFAULT_CUTOFFS, MIN_GEO_MEAN, SUCCESS_CUTOFFS, trec_table  # noqa: F401
 
-# trec_eval family -> (judged measure name, default cutoffs or None for a measure without one),
-# from the measure registry (judged.measures.registry)
-FAMILIES = trec_names()
-supported_measures = frozenset(FAMILIES)
+# trec_eval name -> (judged family, its TrecName record), from the measure registry
+TREC = trec_table()
+# trec_eval family -> (judged measure name, default cutoffs or None for a measure without one)
+FAMILIES = {name: (family, t.cutoffs) for name, (family, t) in TREC.items()}
+# trec_eval's measures whose value is a string; pytrec_eval reports 0.0 for each query
+STRINGS = ("relstring", "runid")
+supported_measures = frozenset(FAMILIES) | frozenset(STRINGS)
 _WITH_CUTOFFS = re.compile(r"^(%s)[._](\d+(?:,\d+)*)$" % "|".join(sorted((f for f, (_, c) in FAMILIES.items() if c),
                                                                          key=len, reverse=True)))
 
@@ -55,6 +58,7 @@ def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -
     of every ``family.k1,k2`` / ``family_k`` form are pooled, and the family's default
     cutoffs apply only when none is given."""
     from ..core.measures import FAMILIES as JUDGED_FAMILIES, Measure
+    from ..core.measures.registry import PARAMS
 
     # pytrec_eval's test (relevance_level < 1); -1, which its int32 parse lets through to
     # score every query 0, is refused here too
@@ -65,7 +69,7 @@ def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -
     given: dict[str, set] = {}  # family -> cutoffs named (empty: the defaults), in first-seen order
     for text in measures:
         text = str(text).strip()
-        if text in FAMILIES:
+        if text in FAMILIES or text in STRINGS:
             given.setdefault(text, set())
             continue
         m = _WITH_CUTOFFS.match(text)
@@ -80,16 +84,27 @@ def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -
         given.setdefault(m.group(1), set()).update(cutoffs)
     out = {}
     for family, cutoffs in given.items():
-        name, defaults = FAMILIES[family]
+        if family in STRINGS:
+            out[family] = None  # 0.0 per query, as pytrec_eval
+            continue
+        name, t = TREC[family]
+        defaults = t.cutoffs
         allowed = JUDGED_FAMILIES[name].params
         kw = {}
         if "rel" in allowed:
             kw["rel"] = int(relevance_level)  # trec_eval -l; ndcg reads grades, not the level
         if judged_docs_only and "unjudged" in allowed:
             kw["unjudged"] = "condensed"  # trec_eval -J
+        # pytrec_eval holds trec_eval 9's recall levels: floor(x * R + 0.9), not 10's lround
+        rounding = (("rounding", "trec9"),) if "rounding" in allowed else ()
+        if t.levels:  # iprec_at_recall_0.00 ... 1.00, Rprec_mult_0.20 ... 2.00
+            for level in t.levels:
+                options = () if level == PARAMS[t.level].default else ((t.level, float(level)),)
+                out[f"{family}_{level:.2f}"] = Measure(name, None, **kw, options=options + rounding)
+            continue
         for k in (sorted(cutoffs) or defaults or (None,)):
             key = family if k is None else f"{family}_{k}"
-            out[key] = Measure(name, k, **kw)
+            out[key] = Measure(name, k, **kw, options=rounding)
     return out
 
 
@@ -117,9 +132,29 @@ class RelevanceEvaluator:
         # a listed query with an empty ranking is scored as trec_eval -c scores a missing one
         empty = listed - set(run.qid.unique().to_pylist())
         aligned = align(self.qrels, run, Settings(complete=bool(empty)))
-        values = {key: m.compute(aligned) for key, m in self.measures.items()}
+        values = {key: _trec_values(key, m, aligned) for key, m in self.measures.items()}
         return {q: {key: float(v[i]) for key, v in values.items()} for i, q in enumerate(aligned.qids.tolist())
                 if q in listed}
+
+
+def _trec_values(key: str, measure, aligned) -> np.ndarray:
+    """Each query's value as trec_eval reports it: the log for a geometric mean (gm_map's
+    log(max(AP, 1e-5))), 0 for a string-valued measure."""
+    if measure is None:
+        return np.zeros(aligned.n_queries)
+    values = measure.compute(aligned)
+    t = TREC[key if key in TREC else key.rsplit("_", 1)[0]][1]
+    if t.log:
+        return np.log(np.maximum(values, MIN_GEO_MEAN))
+    if t.empty_nan:  # nothing retrieved: trec_eval's 0/0 at a level that needs no relevant document
+        from ..measures.dcg import ranking_for
+
+        empty = ranking_for(measure, aligned).count == 0
+        if measure.name == "IPrec":
+            R = aligned.judgments.count_at_least(measure.rel)
+            empty &= np.floor(measure.option("recall") * R + 0.9) == 0  # trec_eval 9's rank, as pytrec_eval
+        return np.where(empty, np.nan, values)
+    return values
 
 
 def compute_aggregated_measure(measure: str, values) -> float:

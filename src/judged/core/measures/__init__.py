@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
 from ..errors import MeasureError
-from .registry import BOUNDED, FAMILIES, NAMES, NEEDS_CUTOFF, SPELLINGS, Family, trec_names
+from .registry import (MIN_GEO_MEAN, BOUNDED, FAMILIES, NAMES, NEEDS_CUTOFF, OPTIONS, PARAMS, SPELLINGS, Family,
+                       trec_names, trec_table)
 
 # trec_eval / pytrec_eval names with a cutoff: ndcg_cut.10, ndcg_cut_10, P.5, map_cut_100 ...
 _TREC_NAME = re.compile(r"^(%s)[._](\d+)$" % "|".join(
     sorted((re.escape(t) for t, (_, cuts) in trec_names().items() if cuts), key=len, reverse=True)), re.I)
-_SYNTAX = re.compile(r"^\s*([A-Za-z_]+)\s*(?:\((.*)\))?\s*(?:@\s*(\d+))?\s*$", re.S)
+# ... and with a level: iprec_at_recall.0.30, iprec_at_recall_0.30, Rprec_mult_0.20
+_TREC_LEVEL = re.compile(r"^(%s)[._](\d+(?:\.\d*)?)$" % "|".join(
+    re.escape(t.name) for _, t in trec_table().values() if t.level), re.I)
+_SYNTAX = re.compile(r"^\s*([A-Za-z0-9_]+)\s*(?:\((.*)\))?\s*(?:@\s*(\d+))?\s*$", re.S)
 
 DCG_SPELLINGS = {  # ir_measures' dcg= parameter
     "log2": ("linear", "log2"),
@@ -37,6 +41,12 @@ class Measure:
     ideal: str = "judged"
     unjudged: str = "zero"
     maxgrade: int | None = None  # unjudged=min/max: holes get grades 0..maxgrade (None: the qrels' largest)
+    # the family's own parameters (set_F's beta, IPrec's recall, ...), in registry order; defaults left out
+    options: tuple = ()
+
+    def option(self, name: str):
+        """The value of one of the family's own parameters (its default when not given)."""
+        return dict(self.options).get(name, PARAMS[name].default)
 
     @staticmethod
     def parse(text: "str | Measure") -> "Measure":
@@ -56,6 +66,10 @@ class Measure:
         m = _TREC_NAME.match(text.strip())
         if m:
             return Measure.parse(f"{NAMES[m.group(1).lower()]}@{m.group(2)}")
+        m = _TREC_LEVEL.match(text.strip())
+        if m:
+            name, t = trec_table()[next(n for n in trec_table() if n.lower() == m.group(1).lower())]
+            return Measure.parse(f"{name}({t.level}={float(m.group(2))!r})")
         m = _SYNTAX.match(text)
         if not m:
             raise MeasureError(f"cannot parse measure {text!r} (expected e.g. nDCG@10, AP(rel=2), nDCG(gain=exp)@10)")
@@ -100,6 +114,14 @@ class Measure:
         unknown = set(kw) - allowed
         if unknown:
             raise MeasureError(f"{name} takes no parameter {', '.join(sorted(unknown))} ({text!r})")
+        options = []
+        for key in FAMILIES[name].params:  # the family's own parameters: checked by their record
+            if key in OPTIONS and key in kw:
+                value = PARAMS[key].check(kw[key], text)
+                if value != PARAMS[key].default:
+                    options.append((key, value))
+            elif key in OPTIONS and PARAMS[key].default is None:
+                raise MeasureError(f"{name} needs {key}=, e.g. {name}({key}=0.5) ({text!r})")
         try:
             gain = Gain.parse(kw.get("gain", "linear"))
             discount = Discount.parse(kw.get("discount", "log2"), kw.get("base"), kw.get("p"))
@@ -126,7 +148,7 @@ class Measure:
             raise MeasureError(f"unjudged={unjudged} is defined for {', '.join(BOUNDED)}, not {name} ({text!r})")
         if unjudged in ("min", "max") and name in ("nDCG", "DCG") and cutoff is None:
             raise MeasureError(f"unjudged={unjudged} bounds the top k: give a cutoff, e.g. {name}(unjudged={unjudged})@10")
-        return Measure(name, cutoff, rel, gain, discount, ideal, unjudged, maxgrade)
+        return Measure(name, cutoff, rel, gain, discount, ideal, unjudged, maxgrade, tuple(options))
 
     # -- printing -------------------------------------------------------------
     def __str__(self) -> str:
@@ -148,6 +170,7 @@ class Measure:
             params.append(f"unjudged={self.unjudged}")
         if self.maxgrade is not None:
             params.append(f"maxgrade={self.maxgrade}")
+        params += [f"{key}={_fmt(value) if isinstance(value, float) else value}" for key, value in self.options]
         s = self.name + (f"({','.join(params)})" if params else "")
         return s + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
@@ -170,12 +193,16 @@ class Measure:
         return self.family.aggregate
 
     def aggregate_of(self, values) -> float:
-        """The run's number from its per-query values (0 for none), by :attr:`aggregate`."""
+        """The run's number from its per-query values (0 for none), by :attr:`aggregate`:
+        mean; sum; geometric mean exp(sum(log(max(v, 1e-5))) / n) with trec_eval's floor
+        (MIN_GEO_MEAN) so that one query at 0 does not make it 0."""
         import numpy as np
 
         v = np.asarray(values, dtype=np.float64)
         if len(v) == 0:
             return 0.0
+        if self.aggregate == "geometric-mean":
+            return float(np.exp(np.sum(np.log(np.maximum(v, MIN_GEO_MEAN))) / len(v)))
         return float(v.sum()) if self.aggregate == "sum" else float(v.mean())
 
     @property
@@ -188,10 +215,15 @@ class Measure:
     def trec_eval_name(self) -> str:
         """trec_eval's output name (ndcg_cut_10, map, P_5), where trec_eval has this measure
         with these parameters (the family's defaults); else :meth:`__str__`."""
-        if self == Measure(self.name, self.cutoff):
-            for t in self.family.trec:
-                if (t.cutoffs is None) == (self.cutoff is None):
-                    return t.name if self.cutoff is None else f"{t.name}_{self.cutoff}"
+        for t in self.family.trec:
+            level = dict(self.options).get(t.level) if t.level else None
+            plain = replace(self, options=tuple(o for o in self.options if o[0] != t.level))
+            if plain != Measure(self.name, self.cutoff):
+                continue
+            if t.level and t.levels and (level is not None or PARAMS[t.level].default in t.levels):
+                return f"{t.name}_{self.option(t.level):.2f}"
+            if not t.levels and (t.cutoffs is None) == (self.cutoff is None) and level is None:
+                return t.name if self.cutoff is None else f"{t.name}_{self.cutoff}"
         return str(self)
 
     def convention(self, settings: Settings | None = None, one_query: bool = False) -> str:

@@ -78,10 +78,11 @@ def binary_measure(measure, aligned, R: np.ndarray) -> np.ndarray:
         s = np.bincount(top.q[isrel], weights=terms, minlength=n)
         np.divide(s, R, out=out, where=R > 0)
         return out
-    if name == "Rprec":
-        within = isrel & (top.pos < R[top.q])
+    if name == "Rprec":  # the top floor(mult * R + 0.9) (trec_eval's Rprec_mult; R itself for mult = 1)
+        c = np.floor(measure.option("mult") * R + 0.9) if measure.options else R
+        within = isrel & (top.pos < c[top.q])
         hits = _per_query_count(top.q, within, n)
-        np.divide(hits, R, out=out, where=R > 0)
+        np.divide(hits, c, out=out, where=c > 0)
         return out
     raise KeyError(name)
 
@@ -91,7 +92,7 @@ def _(native, measure, aligned, R: np.ndarray):
     """The same values by the compiled kernel: one pass over each query's top k rows, the
     condensed ranking read in place (no copy)."""
     kinds = native.BINARY_KINDS  # the measures its C kernel computes, in the order of its codes
-    if measure.name not in kinds:
+    if measure.name not in kinds or measure.options:  # Rprec(mult=x): the reference
         return FALLBACK
     ranked, rel = aligned.ranked, measure.rel
     N = aligned.judgments.count_nonrelevant(rel).astype(np.float64) if measure.name == "Bpref" else R

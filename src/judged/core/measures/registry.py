@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..conventions import IDEAL, UNJUDGED
-from . import binary, dcg, evidence, infap, judged, leak
+from . import binary, dcg, evidence, infap, judged, leak, trec
 
 # trec_eval's default cutoffs of P, recall, ndcg_cut, map_cut (and pytrec_eval's)
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -39,9 +39,33 @@ class Param:
     description: str
     choices: tuple | None = None
 
+    bounds: tuple | None = None  # (low, high) a number must lie in, inclusive
+
     def describe(self) -> str:
         choices = f" ({'|'.join(map(str, self.choices))})" if self.choices else ""
-        return f"{self.name}: {self.type}{choices}, default {self.default}. {self.description}"
+        default = "none: required" if self.default is None and self.name in OPTIONS else self.default
+        return f"{self.name}: {self.type}{choices}, default {default}. {self.description}"
+
+    def check(self, value, text: str):
+        """``value`` as this parameter's type, or a MeasureError naming the measure ``text``."""
+        from ..errors import MeasureError
+
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if self.choices:
+            if value not in self.choices:
+                raise MeasureError(f"{self.name} must be one of {', '.join(self.choices)}, not {value!r} ({text!r})")
+            return value
+        if self.type == "float" and number:
+            value = float(value)
+        elif self.type == "int" and number and float(value).is_integer():
+            value = int(value)
+        else:
+            raise MeasureError(f"{self.name} must be a{'n integer' if self.type == 'int' else ' number'}, "
+                               f"not {value!r} ({text!r})")
+        low, high = self.bounds or (float("-inf"), float("inf"))
+        if not low <= value <= high:
+            raise MeasureError(f"{self.name} must lie in [{low:g}, {high:g}], not {value!r} ({text!r})")
+        return value
 
 
 # every parameter a family may take, in the order the canonical string prints them
@@ -62,7 +86,22 @@ PARAMS = {p.name: p for p in (
                                      "over every grade the holes could get; judged.holes)", UNJUDGED),
     Param("maxgrade", "int", None, "with unjudged=min|max: holes get grades 0..maxgrade (default: the qrels' "
                                    "largest)"),
+    # the families' own parameters (Measure.options)
+    Param("beta", "float", 1.0, "the weight of recall against precision in set_F (trec_eval's set_F.x)",
+          bounds=(0, float("inf"))),
+    Param("recall", "float", None, "the recall level at which interpolated precision is read (trec_eval's "
+                                   "iprec_at_recall levels 0.0 ... 1.0)", bounds=(0, 1)),
+    Param("rounding", "str", "lround", "how a recall level x becomes a count of relevant documents: lround(x * R) "
+                                       "(trec_eval 10) or trec9, floor(x * R + 0.9) (trec_eval 9 and pytrec_eval, "
+                                       "whose values differ for some R)", ("lround", "trec9")),
+    Param("mult", "float", 1.0, "the rank read, as a multiple of R: floor(mult * R + 0.9) (trec_eval's "
+                                "Rprec_mult levels 0.2 ... 2.0; 1 is Rprec)", bounds=(0, float("inf"))),
+    Param("tp", "float", 1.0, "utility's gain per relevant document retrieved"),
+    Param("fp", "float", -1.0, "utility's gain per non-relevant document retrieved"),
+    Param("fn", "float", 0.0, "utility's gain per relevant document missed"),
 )}
+OPTIONS = {"beta", "recall", "rounding", "mult", "tp", "fp", "fn"}  # kept in Measure.options
+MIN_GEO_MEAN = 1e-5  # trec_eval's floor before a geometric mean (trec_eval.h)
 
 
 def _unjudged(m) -> str:
@@ -81,6 +120,10 @@ def _binary(m) -> list[str]:
     return [f"rel>={m.rel}", _unjudged(m)]
 
 
+def _options(m) -> list[str]:
+    return [f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}" for key, value in m.options]
+
+
 @dataclass(frozen=True)
 class TrecName:
     """A trec_eval / pytrec_eval name of a family: ``name`` alone (cutoffs None) or
@@ -89,6 +132,10 @@ class TrecName:
     name: str
     cutoffs: tuple | None = None
     needs_cutoff: bool = False  # judged's parser refuses the bare name (map_cut)
+    level: str | None = None  # the parameter its levels set (iprec_at_recall: recall)
+    levels: tuple = ()  # the levels pytrec_eval expands a bare name to, keyed name_%.2f
+    log: bool = False  # trec_eval reports each query's log(max(v, 1e-5)) (gm_map, gm_bpref)
+    empty_nan: bool = False  # trec_eval divides 0 by 0 for a query with nothing retrieved (judged: 0)
 
 
 @dataclass(frozen=True)
@@ -101,7 +148,7 @@ class Family:
     explanation: str  # formula, convention and source
     cutoff: str = "none"  # required | optional | none
     params: tuple = ()  # names in PARAMS
-    aggregate: str = "mean"  # mean | sum
+    aggregate: str = "mean"  # mean | sum | geometric-mean
     boundable: bool = False  # unjudged=min|max bounds it (judged.holes)
     coverage: bool = False  # how much was judged, not how good the ranking is: never tested for significance
     aliases: tuple = ()  # other spellings (matched case-insensitively, as the name is)
@@ -212,11 +259,14 @@ R = 0).""", source=f"{_TREC_EVAL} m_recall.c"),
 1 / the rank of the first relevant document, 0 when none is retrieved (RR@k: none in
 the top k). Its mean over queries is MRR.""", source=f"{_TREC_EVAL} m_recip_rank.c"),
     Family(
-        "Rprec", binary, "precision at rank R", params=("rel", "unjudged"), trec=(TrecName("Rprec"),),
-        examples=("Rprec",),
+        "Rprec", binary, "precision at rank R", params=("rel", "unjudged", "mult"),
+        trec=(TrecName("Rprec"), TrecName("Rprec_mult", level="mult", levels=trec.RPREC_MULTS)),
+        examples=("Rprec", "Rprec(mult=2)"), convention=lambda m: _binary(m) + _options(m),
         explanation="""
 Relevant documents in the top R, divided by R, the query's relevant judgments (0 when
-R = 0).""", source=f"{_TREC_EVAL} m_Rprec.c"),
+R = 0). With mult=x (trec_eval's Rprec_mult.x) the rank read is c = floor(x * R + 0.9)
+and the value is relevant documents in the top c / c (0 when c = 0).""",
+        source=f"{_TREC_EVAL} m_Rprec.c, m_Rprec_mult.c"),
     Family(
         "Bpref", binary, "binary preference, robust to incomplete judgments", params=("rel",),
         trec=(TrecName("bpref"),), examples=("Bpref",),
@@ -263,6 +313,121 @@ ir_measures' NumRet(rel=1) is NumRelRet.""", source=f"{_TREC_EVAL} m_num_ret.c")
         aliases=("num_rel_ret",), trec=(TrecName("num_rel_ret"),), examples=("NumRelRet",),
         explanation="""Relevant documents ranked for the query; the aggregate is the sum over queries.""",
         source=f"{_TREC_EVAL} m_num_rel_ret.c"),
+    Family(
+        "GMAP", trec, "average precision, geometric mean over queries", params=("rel", "unjudged"),
+        aggregate="geometric-mean", trec=(TrecName("gm_map", log=True),), examples=("GMAP",),
+        convention=lambda m: _binary(m) + ["floor=1e-5"],
+        explanation="""
+AP per query; the run's number is the geometric mean exp(mean(log(max(AP, 1e-5)))),
+which rewards consistency over queries. trec_eval and pytrec_eval report each query's
+log(max(AP, 1e-5)) (judged.compat.pytrec_eval does); judged's per-query value is AP.""",
+        source=f"Robertson, CIKM 2006; {_TREC_EVAL} m_gm_map.c"),
+    Family(
+        "GMBpref", trec, "bpref, geometric mean over queries", params=("rel",), aggregate="geometric-mean",
+        trec=(TrecName("gm_bpref", log=True),), examples=("GMBpref",),
+        convention=lambda m: [f"rel>={m.rel}", "unjudged=ignored", "floor=1e-5"],
+        explanation="""
+Bpref per query; the run's number is the geometric mean exp(mean(log(max(bpref, 1e-5)))).
+trec_eval reports each query's log(max(bpref, 1e-5)).""", source=f"{_TREC_EVAL} m_gm_bpref.c"),
+    Family(
+        "SetP", trec, "precision of the whole retrieved set", params=("rel", "unjudged"),
+        trec=(TrecName("set_P"),), examples=("SetP",),
+        explanation="""Relevant retrieved / retrieved (0 when nothing is retrieved); unlike P@k, a
+short ranking is not padded.""", source=f"{_TREC_EVAL} m_set_P.c"),
+    Family(
+        "SetR", trec, "recall of the whole retrieved set", params=("rel", "unjudged"),
+        trec=(TrecName("set_recall"),), examples=("SetR",),
+        explanation="""Relevant retrieved / R (0 when R = 0).""", source=f"{_TREC_EVAL} m_set_recall.c"),
+    Family(
+        "SetF", trec, "F measure of the retrieved set", params=("rel", "unjudged", "beta"),
+        trec=(TrecName("set_F"),), examples=("SetF", "SetF(beta=0.5)"),
+        convention=lambda m: _binary(m) + [f"beta={m.option('beta'):g}"],
+        explanation="""
+    SetF = (beta + 1) * P * R / (beta * P + R),  0 when nothing relevant is retrieved
+
+with P and R the set precision and recall; beta weighs recall against precision
+(default 1: their harmonic mean).""", source=f"van Rijsbergen 1979; {_TREC_EVAL} m_set_F.c"),
+    Family(
+        "SetAP", trec, "unranked average precision of the retrieved set", params=("rel", "unjudged"),
+        trec=(TrecName("set_map"),), examples=("SetAP",),
+        explanation="""relret^2 / (retrieved * R): set precision times set recall (0 when either
+count is 0).""", source=f"{_TREC_EVAL} m_set_map.c"),
+    Family(
+        "SetRelP", trec, "set precision relative to the best possible", params=("rel", "unjudged"),
+        trec=(TrecName("set_relative_P"),), examples=("SetRelP",),
+        explanation="""Relevant retrieved / min(retrieved, R) (0 when either is 0).""",
+        source=f"{_TREC_EVAL} m_set_rel_P.c"),
+    Family(
+        "RelP", trec, "precision at k relative to the best possible", cutoff="required",
+        params=("rel", "unjudged"), trec=(TrecName("relative_P", DEFAULT_CUTOFFS),), examples=("RelP@10",),
+        explanation="""Relevant documents in the top k / min(k, R) (0 when R = 0).""",
+        source=f"{_TREC_EVAL} m_rel_P.c"),
+    Family(
+        "IPrec", trec, "interpolated precision at a recall level", params=("rel", "unjudged", "recall", "rounding"),
+        trec=(TrecName("iprec_at_recall", level="recall", levels=trec.IPREC_LEVELS, empty_nan=True),),
+        examples=("IPrec(recall=0.5)",), convention=lambda m: _binary(m) + _options(m),
+        explanation="""
+The highest precision at any rank at or after the c-th relevant document retrieved, with
+c = lround(recall * R) (the first for c = 0); 0 when fewer than c relevant documents are
+retrieved, and when nothing is (trec_eval: 0/0, NaN). rounding=trec9 takes c = floor(recall * R + 0.9) instead, as trec_eval 9 and
+pytrec_eval do (trec_eval 10 changed it to lround: 0.1 * 11 gives 1 there, 2 here).""", source=f"{_TREC_EVAL} m_iprec_at_recall.c"),
+    Family(
+        "AP11", trec, "11-point interpolated average precision", params=("rel", "unjudged", "rounding"),
+        trec=(TrecName("11pt_avg", empty_nan=True),), examples=("AP11",), convention=lambda m: _binary(m) + _options(m),
+        explanation="""The mean of IPrec at the recall levels 0.0, 0.1, ..., 1.0 (rounding as IPrec's).""",
+        source=f"{_TREC_EVAL} m_11pt_avg.c"),
+    Family(
+        "BinG", trec, "binary G: relevant documents discounted by the non-relevant above",
+        params=("rel", "unjudged"), trec=(TrecName("binG"),), examples=("BinG",),
+        explanation="""
+    BinG = sum over relevant retrieved of 1 / log2(2 + non-relevant ranked above it), / R
+
+(0 when nothing relevant is retrieved). Experimental in trec_eval (2008).""",
+        source=f"{_TREC_EVAL} m_binG.c"),
+    Family(
+        "G", trec, "normalised gain (trec_eval's experimental G)", params=("unjudged",),
+        trec=(TrecName("G"),), examples=("G",), convention=lambda m: ["gain=linear", _unjudged(m)],
+        explanation="""
+Each document at rank i adds gain / log2(2 + ideal_gain(i) - results_gain(i)), with the
+cumulative gains of the ideal ranking (each step at least 1) and of the run before it;
+the sum is divided by the ideal's total gain. Gain = grade. Experimental in trec_eval (2008).""",
+        source=f"{_TREC_EVAL} m_G.c"),
+    Family(
+        "RnDCG", trec, "nDCG averaged at the R levels", params=("rel", "unjudged"),
+        trec=(TrecName("Rndcg"),), examples=("RnDCG",), convention=lambda m: ["gain=linear", *_binary(m)],
+        explanation="""
+nDCG (gain = grade, 1/log2(r+1)) averaged at the ranks where the ideal ranking's gain
+changes (the number of judgments at each grade, highest first) and at the end of the
+ranking; 0 when nothing is relevant at rel. Experimental in trec_eval.""",
+        source=f"Jarvelin & Kekalainen, TOIS 2002; {_TREC_EVAL} m_Rndcg.c"),
+    Family(
+        "nDCGRel", trec, "nDCG averaged over the relevant documents", params=("unjudged",),
+        trec=(TrecName("ndcg_rel"),), examples=("nDCGRel",), convention=lambda m: ["gain=linear", _unjudged(m)],
+        explanation="""
+nDCG (gain = grade, 1/log2(r+1)) read at each retrieved document with a positive gain and,
+for each one not retrieved, at the end of the ranking; averaged over the documents with
+a positive gain. Experimental in trec_eval.""", source=f"{_TREC_EVAL} m_ndcg_rel.c"),
+    Family(
+        "Utility", trec, "set utility: a gain per document retrieved or missed",
+        params=("rel", "unjudged", "tp", "fp", "fn"), trec=(TrecName("utility"),), examples=("Utility",),
+        convention=lambda m: _binary(m) + [f"tp={m.option('tp'):g},fp={m.option('fp'):g},fn={m.option('fn'):g},tn=0"],
+        explanation="""
+    Utility = tp * relret + fp * (retrieved - relret) + fn * (R - relret)
+
+trec_eval's fourth coefficient (true negatives) needs the collection size (its -N, 0 by
+default and in pytrec_eval): judged takes it as 0.""", source=f"{_TREC_EVAL} m_utility.c"),
+    Family(
+        "NumQ", trec, "queries evaluated (a count)", aggregate="sum", trec=(TrecName("num_q"),),
+        examples=("NumQ",), convention=lambda m: [],
+        explanation="""1 per query evaluated; the aggregate is the number of queries.""",
+        source=f"{_TREC_EVAL} m_num_q.c"),
+    Family(
+        "NumNonRelJudgedRet", trec, "judged non-relevant documents retrieved", params=("rel", "unjudged"),
+        aggregate="sum", trec=(TrecName("num_nonrel_judged_ret"),), examples=("NumNonRelJudgedRet",),
+        explanation="""
+Retrieved documents judged with a grade below rel (trec_eval's -1 'not pooled' and -2
+'pooled, not judged' grades are not judged); the aggregate is the sum.""",
+        source=f"{_TREC_EVAL} m_num_nonrel_judged_ret.c"),
     Family(
         "Judged", judged, "share of the top k that is judged (coverage, not quality)", cutoff="required",
         coverage=True, examples=("Judged@10",), convention=lambda m: ["judged=any-grade-for-this-query"],
@@ -318,3 +483,8 @@ def completion_words() -> list[str]:
 def trec_names() -> dict:
     """trec_eval name -> (family, default cutoffs or None): pytrec_eval's measure table."""
     return {t.name: (f.name, t.cutoffs) for f in FAMILIES.values() for t in f.trec}
+
+
+def trec_table() -> dict:
+    """trec_eval name -> (family name, its :class:`TrecName`)."""
+    return {t.name: (f.name, t) for f in FAMILIES.values() for t in f.trec}
