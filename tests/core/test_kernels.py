@@ -22,7 +22,8 @@ pytestmark = pytest.mark.skipif(native is None, reason="the compiled back end is
 MEASURES = ["nDCG@10", "nDCG", "DCG@5", "nDCG(gain=exp)@5", "nDCG(unjudged=condensed)@10", "nDCG(ideal=retrieved)@5",
             "AP", "AP(rel=2)", "P@5", "R@10", "RR", "Rprec", "Bpref", "Success@3", "NumRet", "NumRelRet", "NumRel",
             "infAP", "AP(unjudged=condensed)", "Judged@10", "nDCG(gains={0:0,1:1,2:3,3:70000})@5", "GMAP", "GMBpref",
-            "Rprec(mult=0.4)", "SetF", "IPrec(recall=0.2)", "AP11", "G", "RnDCG", "nDCGRel", "BinG"]
+            "Rprec(mult=0.4)", "SetF", "IPrec(recall=0.2)", "AP11", "G", "RnDCG", "nDCGRel", "BinG", "ERR@5", "nERR@10",
+            "RBP", "RBPResidual", "SDCG(max_rel=3)@5", "INST(max_rel=3)", "Compat"]
 
 
 BOUNDS = ["nDCG(unjudged=min)@10", "nDCG(unjudged=max)@5", "nDCG(gain=exp,unjudged=max)@20", "AP(unjudged=min)",

@@ -46,7 +46,7 @@ class Measure:
 
     def option(self, name: str):
         """The value of one of the family's own parameters (its default when not given)."""
-        return dict(self.options).get(name, PARAMS[name].default)
+        return dict(self.options).get(name, self.family.default(name))
 
     @staticmethod
     def parse(text: "str | Measure") -> "Measure":
@@ -95,6 +95,9 @@ class Measure:
             raise MeasureError(f"{name} takes no cutoff ({text!r})")
         if cutoff is not None and cutoff < 1:
             raise MeasureError(f"cutoff must be a positive integer ({text!r})")
+        for param, spelled in FAMILIES[name].spellings.items():  # RBP(p=0.8): the persistence
+            if spelled in kw:
+                kw[param] = kw.pop(spelled)
         # ir_measures spellings
         if "dcg" in kw:
             spelled = kw.pop("dcg")
@@ -115,12 +118,13 @@ class Measure:
         if unknown:
             raise MeasureError(f"{name} takes no parameter {', '.join(sorted(unknown))} ({text!r})")
         options = []
-        for key in FAMILIES[name].params:  # the family's own parameters: checked by their record
+        family = FAMILIES[name]
+        for key in family.params:  # the family's own parameters: checked by their record
             if key in OPTIONS and key in kw:
                 value = PARAMS[key].check(kw[key], text)
-                if value != PARAMS[key].default:
+                if value != family.default(key):
                     options.append((key, value))
-            elif key in OPTIONS and PARAMS[key].default is None:
+            elif key in OPTIONS and family.default(key) is None:
                 raise MeasureError(f"{name} needs {key}=, e.g. {name}({key}=0.5) ({text!r})")
         try:
             gain = Gain.parse(kw.get("gain", "linear"))
@@ -170,7 +174,9 @@ class Measure:
             params.append(f"unjudged={self.unjudged}")
         if self.maxgrade is not None:
             params.append(f"maxgrade={self.maxgrade}")
-        params += [f"{key}={_fmt(value) if isinstance(value, float) else value}" for key, value in self.options]
+        spelled = self.family.spellings
+        params += [f"{spelled.get(key, key)}={_fmt(value) if isinstance(value, float) else value}"
+                   for key, value in self.options]
         s = self.name + (f"({','.join(params)})" if params else "")
         return s + (f"@{self.cutoff}" if self.cutoff is not None else "")
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..conventions import IDEAL, UNJUDGED
-from . import binary, dcg, evidence, infap, judged, leak, trec
+from . import beyond, binary, dcg, evidence, infap, judged, leak, trec
 
 # trec_eval's default cutoffs of P, recall, ndcg_cut, map_cut (and pytrec_eval's)
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -55,6 +55,10 @@ class Param:
             if value not in self.choices:
                 raise MeasureError(f"{self.name} must be one of {', '.join(self.choices)}, not {value!r} ({text!r})")
             return value
+        if self.type == "bool":
+            if value in (True, False, "True", "False", "true", "false"):
+                return value in (True, "True", "true")
+            raise MeasureError(f"{self.name} must be True or False, not {value!r} ({text!r})")
         if self.type == "float" and number:
             value = float(value)
         elif self.type == "int" and number and float(value).is_integer():
@@ -96,11 +100,19 @@ PARAMS = {p.name: p for p in (
                                        "whose values differ for some R)", ("lround", "trec9")),
     Param("mult", "float", 1.0, "the rank read, as a multiple of R: floor(mult * R + 0.9) (trec_eval's "
                                 "Rprec_mult levels 0.2 ... 2.0; 1 is Rprec)", bounds=(0, float("inf"))),
+    Param("persistence", "float", 0.8, "the probability the user goes on to the next rank (RBP's and Compat's "
+                                       "p; spelled p= there, as ir_measures)", bounds=(0, 1)),
+    Param("normalize", "bool", True, "divide by the ideal ranking's own value (Compat)"),
+    Param("max_rel", "int", None, "the top grade of the scale: gains are scaled by it (ERR: 2^max_rel; C/W/L: "
+                                  "(grade - min_rel) / (max_rel - min_rel))"),
+    Param("min_rel", "int", 0, "the grade scaled to gain 0 (C/W/L measures)"),
+    Param("T", "float", 1.0, "INST's target: the gain the user hopes to find"),
     Param("tp", "float", 1.0, "utility's gain per relevant document retrieved"),
     Param("fp", "float", -1.0, "utility's gain per non-relevant document retrieved"),
     Param("fn", "float", 0.0, "utility's gain per relevant document missed"),
 )}
-OPTIONS = {"beta", "recall", "rounding", "mult", "tp", "fp", "fn"}  # kept in Measure.options
+OPTIONS = {"beta", "recall", "rounding", "mult", "persistence", "normalize", "max_rel", "min_rel", "T", "tp", "fp",
+           "fn"}  # kept in Measure.options
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor before a geometric mean (trec_eval.h)
 
 
@@ -156,6 +168,11 @@ class Family:
     convention: Callable = field(default=_binary)  # measure -> the family's words in its convention string
     examples: tuple = ()  # measure strings offered by shell completion
     source: str = ""
+    defaults: dict = field(default_factory=dict)  # this family's defaults where they differ from PARAMS'
+    spellings: dict = field(default_factory=dict)  # parameter -> the name it is written as (persistence: p)
+
+    def default(self, param: str):
+        return self.defaults.get(param, PARAMS[param].default)
 
     def help(self, measure) -> str:
         """The text of ``judged measures NAME`` (as ``trec_eval -h -m NAME``), ending with the
@@ -168,7 +185,11 @@ class Family:
         if self.params:
             lines.append("parameters:")
             for p in self.params:
-                lines += textwrap.wrap(PARAMS[p].describe(), 88, initial_indent="  ", subsequent_indent="      ")
+                text = PARAMS[p].describe()
+                if p in self.defaults:
+                    text = text.replace(f"default {PARAMS[p].default}.", f"default {self.defaults[p]}.")
+                text = text if p not in self.spellings else f"{self.spellings[p]} ({text}"[:-1] + ")"
+                lines += textwrap.wrap(text, 88, initial_indent="  ", subsequent_indent="      ")
         if self.aliases:
             lines.append(f"also spelled: {', '.join(self.aliases)}")
         if self.trec:
@@ -183,7 +204,7 @@ class Family:
     def to_dict(self) -> dict:
         return {"name": self.name, "summary": self.summary, "explanation": "\n".join(_wrap(self.explanation)),
                 "cutoff": self.cutoff, "aggregate": self.aggregate, "boundable": self.boundable,
-                "parameters": [{"name": p, "type": PARAMS[p].type, "default": PARAMS[p].default,
+                "parameters": [{"name": self.spellings.get(p, p), "type": PARAMS[p].type, "default": self.default(p),
                                 "choices": list(PARAMS[p].choices) if PARAMS[p].choices else None,
                                 "description": PARAMS[p].description} for p in self.params],
                 "aliases": list(self.aliases), "trec_eval": [t.name for t in self.trec],
@@ -428,6 +449,80 @@ default and in pytrec_eval): judged takes it as 0.""", source=f"{_TREC_EVAL} m_u
 Retrieved documents judged with a grade below rel (trec_eval's -1 'not pooled' and -2
 'pooled, not judged' grades are not judged); the aggregate is the sum.""",
         source=f"{_TREC_EVAL} m_num_nonrel_judged_ret.c"),
+    Family(
+        "ERR", beyond, "expected reciprocal rank (cascade model)", cutoff="optional",
+        params=("unjudged", "max_rel"), defaults={"max_rel": 4}, examples=("ERR@10", "ERR(max_rel=3)@20"),
+        convention=lambda m: [f"gain=(2^grade-1)/2^{m.option('max_rel')}", _unjudged(m)],
+        explanation="""
+    ERR@k = sum_{i=1..k} (R_i / i) * prod_{j<i} (1 - R_j),   R = (2^grade - 1) / 2^max_rel
+
+The user scans down and stops at rank i, satisfied, with probability R_i. max_rel is the
+top of the grade scale: 4 by default, as gdeval (TREC Web 2010-2014) and ir_measures'
+ERR@k; a grade above it would make R > 1. Unjudged documents and negative grades give 0.""",
+        source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; gdeval.pl"),
+    Family(
+        "nERR", beyond, "ERR normalised by the ideal ranking's", cutoff="optional",
+        params=("unjudged", "max_rel"), defaults={"max_rel": 4}, examples=("nERR@10",),
+        convention=lambda m: [f"gain=(2^grade-1)/2^{m.option('max_rel')}", "ideal=judged", _unjudged(m)],
+        explanation="""
+ERR@k divided by the ERR@k of the ideal ranking (every judged document of the query by
+grade, highest first); 0 when that is 0. Worked example (docs/measures.md): grades 0, 2
+ranked over an ideal of 2, 0 with max_rel 4 give ERR 3/16/2 = 0.09375 and nERR 0.5.""",
+        source="Chapelle et al., CIKM 2009 (normalised as nDCG is)"),
+    Family(
+        "RBP", beyond, "rank-biased precision", params=("rel", "unjudged", "persistence"),
+        spellings={"persistence": "p"}, examples=("RBP", "RBP(p=0.95)"),
+        convention=lambda m: _binary(m) + [f"p={m.option('persistence'):g}", "depth=run"],
+        explanation="""
+    RBP = (1 - p) * sum_{i >= 1} p^(i-1) * [grade_i >= rel]
+
+A user reads on from rank i to i + 1 with probability p (persistence, default 0.8). Over
+the whole ranking; unjudged documents count 0. RBPResidual is what they could add.
+ir_measures' RBP (cwl_eval) cuts rankings at 1000 ranks and normalises the weights over
+them: equal to 1e-12 for p <= 0.95.""", source="Moffat & Zobel, TOIS 2008"),
+    Family(
+        "RBPResidual", beyond, "the most RBP could still gain (unjudged and unranked)",
+        params=("unjudged", "persistence"), spellings={"persistence": "p"}, examples=("RBPResidual",),
+        convention=lambda m: [_unjudged(m), f"p={m.option('persistence'):g}", "residual=holes+tail"],
+        explanation="""
+    residual = (1 - p) * sum over unjudged ranks i of p^(i-1)  +  p^depth
+
+The weight RBP gives to the unjudged documents ranked plus everything below the last
+rank: RBP + residual is the largest value full judgments could give, RBP the smallest
+(Moffat & Zobel's interval, beside judged's own bounds).""", source="Moffat & Zobel, TOIS 2008"),
+    Family(
+        "SDCG", beyond, "scaled DCG (C/W/L)", cutoff="required", params=("unjudged", "max_rel", "min_rel"),
+        examples=("SDCG(max_rel=3)@10",),
+        convention=lambda m: [f"gain=(grade-{m.option('min_rel')})/({m.option('max_rel')}-{m.option('min_rel')})",
+                              "discount=log2(rank+1)", "norm=sum-of-discounts", _unjudged(m)],
+        explanation="""
+    SDCG@k = sum_{i<=k} gain_i / log2(i+1)  /  sum_{i<=k} 1 / log2(i+1)
+
+with gain = (grade - min_rel) / (max_rel - min_rel), clipped to [0, 1]: DCG scaled by a
+ranking of k documents at the top grade, not by the qrels' ideal. max_rel is required,
+as in ir_measures.""", source="Moffat et al.; Azzopardi, Thomas & Moffat, SIGIR 2019 (cwl_eval)"),
+    Family(
+        "INST", beyond, "INST: an adaptive user model with a target T", params=("unjudged", "T", "max_rel", "min_rel"),
+        examples=("INST(max_rel=3)",),
+        convention=lambda m: [f"gain=(grade-{m.option('min_rel')})/({m.option('max_rel')}-{m.option('min_rel')})",
+                              f"T={m.option('T'):g}", "depth=1000", _unjudged(m)],
+        explanation="""
+The user goes on from rank i with probability C_i = ((i + T + T_i - 1) / (i + T + T_i))^2,
+T_i = T - the gain found up to rank i; the value is the expected gain per document read,
+sum_i W_i gain_i with W derived from C over 1000 ranks (the ranking cut or padded with
+gain 0, as cwl_eval). Gains scaled as SDCG's; max_rel is required.""",
+        source="Moffat, Bailey, Scholer & Thomas, ADCS 2015; cwl_eval"),
+    Family(
+        "Compat", beyond, "compatibility with the ideal ranking (rank-biased overlap)",
+        params=("persistence", "normalize", "unjudged"), spellings={"persistence": "p"},
+        defaults={"persistence": 0.95}, examples=("Compat", "Compat(p=0.8)"),
+        convention=lambda m: [f"p={m.option('persistence'):g}", f"normalize={m.option('normalize')}",
+                              "ideal=relevant-by-grade,ties=run-order", _unjudged(m)],
+        explanation="""
+Rank-biased overlap, to depth max(|ranking|, |ideal|), of the ranking with the ideal
+ranking of the query's relevant documents (by grade, ties in the run's order, then docid);
+with normalize, divided by the ideal's overlap with itself.""",
+        source="Clarke, Vtyurina & Smucker, TOIS 2020; ir_measures' compat provider"),
     Family(
         "Judged", judged, "share of the top k that is judged (coverage, not quality)", cutoff="required",
         coverage=True, examples=("Judged@10",), convention=lambda m: ["judged=any-grade-for-this-query"],

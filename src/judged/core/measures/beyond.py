@@ -1,0 +1,175 @@
+"""Measures beyond trec_eval: user models over graded gains. Their records (formula,
+convention, source) are in :mod:`judged.measures.registry`; the reference each equals is
+named there and tested in tests/test_beyond_trec_eval.py.
+
+* ``ERR@k``, ``nERR@k``  expected reciprocal rank (Chapelle et al., CIKM 2009), as gdeval;
+* ``RBP(p)``, ``RBPResidual(p)``  rank-biased precision and its residual (Moffat & Zobel,
+  TOIS 2008);
+* ``SDCG@k``, ``INST(T)``  scaled DCG and INST in the C/W/L framework (Moffat et al.;
+  Azzopardi, Thomas & Moffat, SIGIR 2019), as cwl_eval;
+* ``Compat(p)``  compatibility with the ideal ranking (Clarke, Vtyurina & Smucker, 2020).
+
+Unjudged documents have gain 0 (unjudged=condensed removes them first); negative grades
+are 0. Numpy (per-query loops for INST and Compat); no compiled binding yet.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels import kernel
+from .dcg import ranking_for
+
+CWL_DEPTH = 1000  # cwl_eval's max_n: rankings are cut or padded (gain 0) to 1000 ranks
+
+
+def _scaled(measure, grade: np.ndarray) -> np.ndarray:
+    """cwl_eval's gain: (clip(grade, min_rel, max_rel) - min_rel) / (max_rel - min_rel); unjudged
+    and negative grades 0."""
+    lo, hi = measure.option("min_rel"), measure.option("max_rel")
+    g = np.where(np.isnan(grade), 0.0, np.maximum(grade, 0.0))
+    return (np.clip(g, lo, hi) - lo) / (hi - lo)
+
+
+def compute(measure, aligned) -> np.ndarray:
+    return beyond_measure(measure, aligned)
+
+
+@kernel
+def beyond_measure(measure, aligned) -> np.ndarray:
+    """Per-query values of one of the measures of this module (see there)."""
+    n, name = aligned.n_queries, measure.name
+    ranked = ranking_for(measure, aligned)
+    if name in ("ERR", "nERR"):
+        value = _err(measure, ranked.top(measure.cutoff), n)
+        if name == "ERR":
+            return value
+        ideal = _ideal_err(measure, aligned)
+        out = np.zeros(n)
+        np.divide(value, ideal, out=out, where=ideal > 0)
+        return out
+    if name in ("RBP", "RBPResidual"):
+        p = measure.option("persistence")
+        weight = (1.0 - p) * np.power(p, ranked.pos.astype(np.float64))
+        if name == "RBP":
+            hit = ranked.relevant(measure.rel)
+            return np.bincount(ranked.q[hit], weights=weight[hit], minlength=n)
+        # what the holes and the ranks past the ranking could still add: every unjudged
+        # document ranked, then p^depth for everything below the last rank (Moffat & Zobel 2008)
+        hole = ~ranked.judged | (ranked.grade < 0)
+        return np.bincount(ranked.q[hole], weights=weight[hole], minlength=n) + np.power(p, ranked.count)
+    if name == "SDCG":  # cwl_eval's NDCG-k: W_i = (1/log2(i+1)) / sum_{j<=k} 1/log2(j+1)
+        top = ranked.top(measure.cutoff)
+        k = measure.cutoff
+        norm = float(np.sum(1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))))
+        terms = _scaled(measure, top.grade) / np.log2(top.pos + 2.0)
+        return np.bincount(top.q, weights=terms, minlength=n) / norm
+    if name == "INST":
+        return _per_query(ranked, n, lambda g: _inst(_scaled(measure, g), measure.option("T")))
+    if name == "Compat":
+        return _compat(measure, aligned, ranked)
+    raise KeyError(name)
+
+
+def _err(measure, top, n: int) -> np.ndarray:
+    """ERR = sum_i R_i / i * prod_{j<i} (1 - R_j), R = (2^g - 1) / 2^max_rel (gdeval)."""
+    g = np.where(np.isnan(top.grade), 0.0, np.maximum(top.grade, 0.0))
+    r = (np.exp2(g) - 1.0) / np.exp2(float(measure.option("max_rel")))
+    out = np.zeros(n)
+    for i in range(n):  # a running product per query: short loops over the top k
+        lo, hi = top.offsets[i], top.offsets[i + 1]
+        decay, score = 1.0, 0.0
+        for j, rj in enumerate(r[lo:hi]):
+            score += rj * decay / (j + 1)
+            decay *= 1.0 - rj
+        out[i] = score
+    return out
+
+
+def _ideal_err(measure, aligned) -> np.ndarray:
+    """ERR@k of the ideal ranking: every judged document of the query by grade, highest first."""
+    from ..align import Ranked, block_offsets
+
+    j = aligned.judgments
+    order = np.lexsort((-j.grade.astype(np.float64), j.q))
+    q = j.q[order]
+    offsets = block_offsets(q, aligned.n_queries)
+    pos = np.arange(len(q), dtype=np.int64) - offsets[q]
+    ideal = Ranked(aligned.n_queries, q, pos, j.grade[order].astype(np.float64), order, offsets)
+    return _err(measure, ideal.top(measure.cutoff), aligned.n_queries)
+
+
+def _per_query(ranked, n: int, score) -> np.ndarray:
+    out = np.zeros(n)
+    for i in range(n):
+        out[i] = score(ranked.grade[ranked.offsets[i]:ranked.offsets[i + 1]])
+    return out
+
+
+def _inst(gains: np.ndarray, T: float) -> float:
+    """cwl_eval's INST over the ranking cut or padded to 1000 ranks: C_i =
+    ((i + T + T_i - 1) / (i + T + T_i))^2 with T_i = T - the gain up to rank i; W from C."""
+    g = np.zeros(CWL_DEPTH)
+    g[:min(len(gains), CWL_DEPTH)] = gains[:CWL_DEPTH]
+    i = np.arange(1, CWL_DEPTH + 1, dtype=np.float64)
+    Ti = T - np.cumsum(g)
+    c = ((i + T + Ti - 1.0) / (i + T + Ti)) ** 2.0
+    prod = np.pad(np.cumprod(c[:-1]), (1, 0), "constant", constant_values=1.0)
+    w1 = 1.0 / np.sum(prod)
+    w = np.append(w1, prod[1:] * w1)
+    return float(np.sum(np.dot(w, g)))
+
+
+def _rbo(ranking: list, ideal: list, p: float, depth: int) -> float:
+    """Rank-biased overlap to ``depth``: sum_d p^(d-1) |overlap of the two top d| / d, over
+    sum_d p^(d-1) (ir_measures' compat provider; the overlap counted incrementally)."""
+    seen_r, seen_i, common = set(), set(), 0
+    score = normalizer = 0.0
+    weight = 1.0
+    for i in range(depth):
+        if i < len(ranking):
+            d = ranking[i]
+            seen_r.add(d)
+            common += d in seen_i
+        if i < len(ideal):
+            d = ideal[i]
+            seen_i.add(d)
+            common += d in seen_r
+        score += weight * common / (i + 1)
+        normalizer += weight
+        weight *= p
+    return score / normalizer
+
+
+def _compat(measure, aligned, ranked) -> np.ndarray:
+    """Rank-biased overlap of the ranking with the ideal one (relevant documents by grade,
+    ties by the run's order, then by docid), normalised by the ideal's with itself."""
+    p, normalize = measure.option("persistence"), measure.option("normalize")
+    n = aligned.n_queries
+    out = np.zeros(n)
+    j = aligned.judgments
+    docs_of_row = aligned.docids(ranked.row)
+    for i in range(n):
+        lo, hi = ranked.offsets[i], ranked.offsets[i + 1]
+        ranking = docs_of_row[lo:hi]
+        where = {d: r for r, d in enumerate(ranking)}
+        grades = j.grade[j.offsets[i]:j.offsets[i + 1]]
+        docs = _judged_docids(aligned, i)
+        relevant = [(d, g) for d, g in zip(docs, grades) if g > 0]
+        relevant.sort(key=lambda dg: (-dg[1], where.get(dg[0], len(ranking)), dg[0]))
+        ideal = [d for d, _ in relevant]
+        depth = max(len(ranking), len(ideal))
+        score = _rbo(ranking, ideal, p, depth)
+        if normalize:
+            best = _rbo(ideal, ideal, p, depth)
+            score = score / best if best > 0.0 else score
+        out[i] = score
+    return out
+
+
+def _judged_docids(aligned, i: int) -> list[str]:
+    """The docids of query ``i``'s judgments, in the judgments' order."""
+    j = aligned.judgments
+    code = int(j.codes[i])
+    lo, hi = int(j.index.offsets[code]), int(j.index.offsets[code + 1])
+    return j.index.docid.slice(lo, hi - lo).to_pylist()
