@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import judged
-from judged.measures import Measure
+from judged.core.measures import Measure
 from synth import make_collection
 
 ir_measures = pytest.importorskip("ir_measures")
@@ -102,7 +102,7 @@ def test_parameters_spelled_as_ir_measures():
     assert str(Measure.parse("RBP(p=0.9)")) == "RBP(p=0.9)" and Measure.parse("RBP").option("persistence") == 0.8
     assert Measure.parse("Compat").option("persistence") == 0.95
     assert Measure.parse("ERR@10").option("max_rel") == 4
-    from judged.errors import MeasureError
+    from judged.core.errors import MeasureError
 
     with pytest.raises(MeasureError, match="SDCG needs max_rel="):
         Measure.parse("SDCG@10")

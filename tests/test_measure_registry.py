@@ -8,9 +8,9 @@ import pytest
 
 from judged.cli import main
 from judged.cli.completion import measure_words
-from judged.errors import MeasureError
-from judged.measures import Measure
-from judged.measures.registry import FAMILIES, NAMES, PARAMS, trec_table
+from judged.core.errors import MeasureError
+from judged.core.measures import Measure
+from judged.core.measures.registry import FAMILIES, NAMES, PARAMS, trec_table
 
 
 def cli(capsys, *argv):

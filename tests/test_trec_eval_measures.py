@@ -14,8 +14,8 @@ import pytest
 import judged
 import judged.compat.pytrec_eval as compat
 from collections_gen import random_collection
-from judged.measures import Measure
-from judged.measures.registry import FAMILIES
+from judged.core.measures import Measure
+from judged.core.measures.registry import FAMILIES
 from synth import make_collection
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -120,7 +120,7 @@ def test_new_measures_print_parse_and_name_their_trec_eval_measure(name):
 
 
 def test_recall_and_mult_are_checked():
-    from judged.errors import MeasureError
+    from judged.core.errors import MeasureError
 
     with pytest.raises(MeasureError, match="IPrec needs recall="):
         Measure.parse("IPrec")

@@ -22,7 +22,7 @@ example:
 
 def measure_words() -> list[str]:
     """The measure strings offered for ``-m``: the examples of the measure registry."""
-    from ..measures.registry import completion_words
+    from ..core.measures.registry import completion_words
 
     return completion_words()
 

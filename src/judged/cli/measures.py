@@ -28,8 +28,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..measures import Measure
-    from ..measures.registry import FAMILIES, NAMES, PARAMS
+    from ..core.measures import Measure
+    from ..core.measures.registry import FAMILIES, NAMES, PARAMS
 
     out = sys.stdout
     if args.name is None:

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..core.errors import ConventionError, MeasureError
 
-from ..measures.registry import DEFAULT_CUTOFFS, MIN_GEO_MEAN, SUCCESS_CUTOFFS, trec_table  # noqa: F401
+from ..core.measures.registry import DEFAULT_CUTOFFS, MIN_GEO_MEAN, SUCCESS_CUTOFFS, trec_table  # noqa: F401
 
 # trec_eval name -> (judged family, its TrecName record), from the measure registry
 TREC = trec_table()
@@ -147,7 +147,7 @@ def _trec_values(key: str, measure, aligned) -> np.ndarray:
     if t.log:
         return np.log(np.maximum(values, MIN_GEO_MEAN))
     if t.empty_nan:  # nothing retrieved: trec_eval's 0/0 at a level that needs no relevant document
-        from ..measures.dcg import ranking_for
+        from ..core.measures.dcg import ranking_for
 
         empty = ranking_for(measure, aligned).count == 0
         if measure.name == "IPrec":
