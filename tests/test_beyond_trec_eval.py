@@ -98,6 +98,18 @@ def test_rbp_and_its_residual_by_hand():
     assert r.aggregate("r", "RBP(p=0.5)") == 0.5 and r.aggregate("r", "RBPResidual(p=0.5)") == 0.375
 
 
+def test_rbp_and_err_bounds_over_the_holes_by_hand():
+    # the hole at rank 2 relevant: RBP 0.5 + 0.5 * 0.5 = 0.75 (the residual without the tail
+    # 0.5^3); ERR@3 with grades 1, hole, 0 (max_rel 4, holes up to the qrels' top grade 2):
+    # R1 = 1/16; the hole at grade 2 adds 3/16 * 15/16 / 2
+    qrels, run = {"q": {"a": 1, "c": 0, "z": 2}}, {"r": {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}}
+    r = judged.evaluate(qrels, run, ["RBP(p=0.5,unjudged=max)", "RBP(p=0.5,unjudged=min)", "ERR(unjudged=min)@3",
+                                     "ERR(unjudged=max)@3"])
+    assert r.aggregate("r", "RBP(p=0.5,unjudged=max)") == 0.75 and r.aggregate("r", "RBP(p=0.5,unjudged=min)") == 0.5
+    assert r.aggregate("r", "ERR(unjudged=min)@3") == 1 / 16
+    assert r.aggregate("r", "ERR(unjudged=max)@3") == pytest.approx(1 / 16 + 3 / 16 * 15 / 16 / 2)
+
+
 def test_parameters_spelled_as_ir_measures():
     assert str(Measure.parse("RBP(p=0.9)")) == "RBP(p=0.9)" and Measure.parse("RBP").option("persistence") == 0.8
     assert Measure.parse("Compat").option("persistence") == 0.95

@@ -52,7 +52,8 @@ def one_query(draw, max_k=6):
 
 
 @settings(max_examples=120, deadline=None)
-@given(one_query(), st.sampled_from(["nDCG", "nDCG(gain=exp)", "AP", "P", "RR", "DCG", "R", "Success"]),
+@given(one_query(), st.sampled_from(["nDCG", "nDCG(gain=exp)", "AP", "P", "RR", "DCG", "R", "Success", "ERR",
+                                     "RBP(p=0.6)"]),
        st.integers(0, 2))
 def test_bounds_equal_brute_force(case, family, extras):
     k, qrels, run = case

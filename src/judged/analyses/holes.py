@@ -182,7 +182,12 @@ def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarr
         raise ConventionError(f"bounds try every grade 0..{M} for the holes, at most {MAX_BOUND_GRADE}: give a "
                               "smaller --maxgrade (maxgrade=), or skip the holes (compare/report: --no-holes)")
     grades = np.arange(M + 1, dtype=np.float64)
-    gains = base.gain(grades) if measure.name in ("nDCG", "DCG") else (grades >= measure.rel).astype(float)
+    if measure.name in ("nDCG", "DCG"):
+        gains = base.gain(grades)
+    elif measure.family.bound_gain == "grade":  # ERR: monotone in the grade itself
+        gains = grades.copy()
+    else:
+        gains = (grades >= measure.rel).astype(float)
     if (gains < 0).any():
         raise ConventionError(f"bounds need non-negative gains; gain={measure.gain} gives {gains.min()}")
     g_hi, g_lo = float(np.argmax(gains)), float(np.argmin(gains))

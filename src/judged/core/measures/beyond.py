@@ -52,6 +52,8 @@ def beyond_measure(measure, aligned) -> np.ndarray:
         p = measure.option("persistence")
         weight = (1.0 - p) * np.power(p, ranked.pos.astype(np.float64))
         if name == "RBP":
+            ranked = ranked.top(measure.cutoff)
+            weight = (1.0 - p) * np.power(p, ranked.pos.astype(np.float64))
             hit = ranked.relevant(measure.rel)
             return np.bincount(ranked.q[hit], weights=weight[hit], minlength=n)
         # what the holes and the ranks past the ranking could still add: every unjudged

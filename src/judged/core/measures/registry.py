@@ -162,6 +162,7 @@ class Family:
     params: tuple = ()  # names in PARAMS
     aggregate: str = "mean"  # mean | sum | geometric-mean
     boundable: bool = False  # unjudged=min|max bounds it (judged.holes)
+    bound_gain: str = "relevance"  # what a hole's grade moves, monotonely: relevance (grade >= rel) or grade
     coverage: bool = False  # how much was judged, not how good the ranking is: never tested for significance
     aliases: tuple = ()  # other spellings (matched case-insensitively, as the name is)
     trec: tuple = ()  # TrecName: trec_eval / pytrec_eval names
@@ -451,14 +452,17 @@ Retrieved documents judged with a grade below rel (trec_eval's -1 'not pooled' a
         source=f"{_TREC_EVAL} m_num_nonrel_judged_ret.c"),
     Family(
         "ERR", beyond, "expected reciprocal rank (cascade model)", cutoff="optional",
-        params=("unjudged", "max_rel"), defaults={"max_rel": 4}, examples=("ERR@10", "ERR(max_rel=3)@20"),
+        params=("unjudged", "maxgrade", "max_rel"), defaults={"max_rel": 4}, examples=("ERR@10", "ERR(max_rel=3)@20"),
+        boundable=True, bound_gain="grade",
         convention=lambda m: [f"gain=(2^grade-1)/2^{m.option('max_rel')}", _unjudged(m)],
         explanation="""
     ERR@k = sum_{i=1..k} (R_i / i) * prod_{j<i} (1 - R_j),   R = (2^grade - 1) / 2^max_rel
 
 The user scans down and stops at rank i, satisfied, with probability R_i. max_rel is the
 top of the grade scale: 4 by default, as gdeval (TREC Web 2010-2014) and ir_measures'
-ERR@k; a grade above it would make R > 1. Unjudged documents and negative grades give 0.""",
+ERR@k; a grade above it would make R > 1. Unjudged documents and negative grades give 0.
+ERR is monotone in every grade: unjudged=min|max are the exact extremes over the holes'
+grades (every hole at 0, every hole at maxgrade).""",
         source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; gdeval.pl"),
     Family(
         "nERR", beyond, "ERR normalised by the ideal ranking's", cutoff="optional",
@@ -470,14 +474,16 @@ grade, highest first); 0 when that is 0. Worked example (docs/measures.md): grad
 ranked over an ideal of 2, 0 with max_rel 4 give ERR 3/16/2 = 0.09375 and nERR 0.5.""",
         source="Chapelle et al., CIKM 2009 (normalised as nDCG is)"),
     Family(
-        "RBP", beyond, "rank-biased precision", params=("rel", "unjudged", "persistence"),
-        spellings={"persistence": "p"}, examples=("RBP", "RBP(p=0.95)"),
-        convention=lambda m: _binary(m) + [f"p={m.option('persistence'):g}", "depth=run"],
+        "RBP", beyond, "rank-biased precision", params=("rel", "unjudged", "maxgrade", "persistence"),
+        spellings={"persistence": "p"}, examples=("RBP", "RBP(p=0.95)"), cutoff="optional", boundable=True,
+        convention=lambda m: _binary(m) + [f"p={m.option('persistence'):g}", "depth=run" if m.cutoff is None else "depth=k"],
         explanation="""
     RBP = (1 - p) * sum_{i >= 1} p^(i-1) * [grade_i >= rel]
 
 A user reads on from rank i to i + 1 with probability p (persistence, default 0.8). Over
-the whole ranking; unjudged documents count 0. RBPResidual is what they could add.
+the whole ranking (RBP@k: the top k); unjudged documents count 0. RBP(unjudged=max) is
+its value with every hole relevant (RBP plus the residual's ranked part); RBPResidual adds
+the ranks below the ranking too.
 ir_measures' RBP (cwl_eval) cuts rankings at 1000 ranks and normalises the weights over
 them: equal to 1e-12 for p <= 0.95.""", source="Moffat & Zobel, TOIS 2008"),
     Family(
