@@ -126,5 +126,6 @@ def test_recall_and_mult_are_checked():
         Measure.parse("IPrec")
     with pytest.raises(MeasureError, match=r"recall must lie in \[0, 1\]"):
         Measure.parse("IPrec(recall=2)")
+    assert Measure.parse("IPrec@0.5") == Measure.parse("IPrec(recall=0.5)")  # ir_measures spelling
     with pytest.raises(MeasureError, match="rounding must be one of lround, trec9"):
         Measure.parse("AP11(rounding=up)")

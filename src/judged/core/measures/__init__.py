@@ -23,7 +23,7 @@ _TREC_NAME = re.compile(r"^(%s)[._](\d+)$" % "|".join(
 # ... and with a level: iprec_at_recall.0.30, iprec_at_recall_0.30, Rprec_mult_0.20
 _TREC_LEVEL = re.compile(r"^(%s)[._](\d+(?:\.\d*)?)$" % "|".join(
     re.escape(t.name) for _, t in trec_table().values() if t.level), re.I)
-_SYNTAX = re.compile(r"^\s*([A-Za-z0-9_]+)\s*(?:\((.*)\))?\s*(?:@\s*(\d+))?\s*$", re.S)
+_SYNTAX = re.compile(r"^\s*([A-Za-z0-9_]+)\s*(?:\((.*)\))?\s*(?:@\s*(\d+(?:\.\d*)?))?\s*$", re.S)
 
 DCG_SPELLINGS = {  # ir_measures' dcg= parameter
     "log2": ("linear", "log2"),
@@ -84,6 +84,11 @@ class Measure:
         if raw_name.lower() in NEEDS_CUTOFF and cutoff is None:
             raise MeasureError(f"{text!r} needs a cutoff")
         family = FAMILIES[name]
+        if cutoff is not None and family.at_param:  # ir_measures' IPrec@0.5: the recall level
+            kw.setdefault(family.at_param, float(cutoff))
+            cutoff = None
+        elif cutoff is not None and not cutoff.isdigit():
+            raise MeasureError(f"cutoff must be a positive integer ({text!r})")
         return Measure._build(name, int(cutoff) if cutoff is not None else None, kw, set(family.params),
                               family.cutoff, text)
 

@@ -162,6 +162,7 @@ class Family:
     params: tuple = ()  # names in PARAMS
     aggregate: str = "mean"  # mean | sum | geometric-mean
     boundable: bool = False  # unjudged=min|max bounds it (judged.holes)
+    at_param: str | None = None  # the parameter NAME@x sets (ir_measures' IPrec@0.5), if not a cutoff
     bound_gain: str = "relevance"  # what a hole's grade moves, monotonely: relevance (grade >= rel) or grade
     coverage: bool = False  # how much was judged, not how good the ranking is: never tested for significance
     aliases: tuple = ()  # other spellings (matched case-insensitively, as the name is)
@@ -387,11 +388,12 @@ count is 0).""", source=f"{_TREC_EVAL} m_set_map.c"),
     Family(
         "IPrec", trec, "interpolated precision at a recall level", params=("rel", "unjudged", "recall", "rounding"),
         trec=(TrecName("iprec_at_recall", level="recall", levels=trec.IPREC_LEVELS, empty_nan=True),),
-        examples=("IPrec(recall=0.5)",), convention=lambda m: _binary(m) + _options(m),
+        examples=("IPrec(recall=0.5)",), convention=lambda m: _binary(m) + _options(m), at_param="recall",
         explanation="""
 The highest precision at any rank at or after the c-th relevant document retrieved, with
 c = lround(recall * R) (the first for c = 0); 0 when fewer than c relevant documents are
-retrieved, and when nothing is (trec_eval: 0/0, NaN). rounding=trec9 takes c = floor(recall * R + 0.9) instead, as trec_eval 9 and
+retrieved, and when nothing is (trec_eval: 0/0, NaN). IPrec@0.5 is ir_measures' spelling
+of IPrec(recall=0.5). rounding=trec9 takes c = floor(recall * R + 0.9) instead, as trec_eval 9 and
 pytrec_eval do (trec_eval 10 changed it to lround: 0.1 * 11 gives 1 there, 2 here).""", source=f"{_TREC_EVAL} m_iprec_at_recall.c"),
     Family(
         "AP11", trec, "11-point interpolated average precision", params=("rel", "unjudged", "rounding"),
