@@ -122,56 +122,47 @@ def _inst(gains: np.ndarray, T: float) -> float:
     return float(np.sum(np.dot(w, g)))
 
 
-def _rbo(ranking: list, ideal: list, p: float, depth: int) -> float:
-    """Rank-biased overlap to ``depth``: sum_d p^(d-1) |overlap of the two top d| / d, over
-    sum_d p^(d-1) (ir_measures' compat provider; the overlap counted incrementally)."""
-    seen_r, seen_i, common = set(), set(), 0
-    score = normalizer = 0.0
-    weight = 1.0
-    for i in range(depth):
-        if i < len(ranking):
-            d = ranking[i]
-            seen_r.add(d)
-            common += d in seen_i
-        if i < len(ideal):
-            d = ideal[i]
-            seen_i.add(d)
-            common += d in seen_r
-        score += weight * common / (i + 1)
-        normalizer += weight
-        weight *= p
-    return score / normalizer
+def _rbo(ranking_rank, ideal_rank, p: float, depth: int) -> float:
+    """Rank-biased overlap to ``depth`` of two rankings given the 0-based ranks, in each,
+    of the documents both hold: sum_d p^(d-1) |overlap of the two top d| / d, over
+    sum_d p^(d-1) (ir_measures' compat provider, the same operations in the same order; a
+    document is in both top d from d = 1 + the larger of its two ranks)."""
+    if depth == 0:
+        return float("nan")  # 0/0, as the provider
+    joins = np.bincount(np.maximum(ranking_rank, ideal_rank), minlength=depth)[:depth]
+    overlap = np.cumsum(joins).astype(np.float64)
+    weight = np.cumprod(np.concatenate(([1.0], np.full(depth - 1, p))))
+    score = np.cumsum(weight * overlap / np.arange(1, depth + 1, dtype=np.float64))[-1]
+    return float(score / np.cumsum(weight)[-1])
 
 
 def _compat(measure, aligned, ranked) -> np.ndarray:
-    """Rank-biased overlap of the ranking with the ideal one (relevant documents by grade,
-    ties by the run's order, then by docid), normalised by the ideal's with itself."""
+    """Rank-biased overlap of the ranking with the ideal one (the relevant documents by
+    grade; those retrieved in the run's order, ahead of the unretrieved ones of their grade),
+    normalised by the ideal's overlap with itself. Only ranks are needed: a retrieved
+    relevant document of grade g sits in the ideal after every relevant judgment of a higher
+    grade and every retrieved one of grade g ranked above it."""
     p, normalize = measure.option("persistence"), measure.option("normalize")
     n = aligned.n_queries
     out = np.zeros(n)
     j = aligned.judgments
-    docs_of_row = aligned.docids(ranked.row)
     for i in range(n):
         lo, hi = ranked.offsets[i], ranked.offsets[i + 1]
-        ranking = docs_of_row[lo:hi]
-        where = {d: r for r, d in enumerate(ranking)}
-        grades = j.grade[j.offsets[i]:j.offsets[i + 1]]
-        docs = _judged_docids(aligned, i)
-        relevant = [(d, g) for d, g in zip(docs, grades) if g > 0]
-        relevant.sort(key=lambda dg: (-dg[1], where.get(dg[0], len(ranking)), dg[0]))
-        ideal = [d for d, _ in relevant]
-        depth = max(len(ranking), len(ideal))
-        score = _rbo(ranking, ideal, p, depth)
+        grade = ranked.grade[lo:hi]
+        judged = j.grade[j.offsets[i]:j.offsets[i + 1]]
+        relevant = judged[judged > 0]
+        hit = np.flatnonzero(grade > 0)  # NaN (unjudged) compares False
+        g = grade[hit]
+        above = len(relevant) - np.searchsorted(np.sort(relevant), g, side="right")
+        order = np.argsort(g, kind="stable")  # within a grade, in rank order
+        first = np.searchsorted(g[order], g[order], side="left")
+        same_before = np.empty(len(g), np.int64)
+        same_before[order] = np.arange(len(g)) - first
+        depth = max(hi - lo, len(relevant))
+        score = _rbo(hit, above + same_before, p, depth)
         if normalize:
-            best = _rbo(ideal, ideal, p, depth)
+            every = np.arange(len(relevant))
+            best = _rbo(every, every, p, depth)
             score = score / best if best > 0.0 else score
         out[i] = score
     return out
-
-
-def _judged_docids(aligned, i: int) -> list[str]:
-    """The docids of query ``i``'s judgments, in the judgments' order."""
-    j = aligned.judgments
-    code = int(j.codes[i])
-    lo, hi = int(j.index.offsets[code]), int(j.index.offsets[code + 1])
-    return j.index.docid.slice(lo, hi - lo).to_pylist()
