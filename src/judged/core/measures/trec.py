@@ -142,7 +142,8 @@ def _sequential(name, ranked, aligned, R) -> np.ndarray:
         levels = levels[levels >= 0]
         counts = np.bincount(levels.astype(np.int64)) if len(levels) else np.zeros(0, np.int64)
         gains = [(float(level), int(c)) for level, c in enumerate(counts)]  # (gain, judged at it), ascending
-        results = [0.0 if np.isnan(g) or g < 0 or g >= len(counts) else float(g) for g in grades]
+        known = (grades >= 0) & (grades < len(counts))  # NaN compares False: gain 0, as get_gain
+        results = np.where(known, grades, 0.0)
         if name != "RnDCG" or R[i] > 0:  # m_Rndcg.c: 0 when nothing is relevant at the level
             out[i] = step(results, gains)
     return out
@@ -165,33 +166,22 @@ class _Ideal:
         return self.gain
 
 
-def _g(results, gains) -> float:
-    ideal = _Ideal(gains)
-    results_g = sum_results = sum_ideal = sum_cost = 0.0
-    min_cost = 1.0
-    i = 0
-    while i < len(results) and ideal.gain > 0.0:
-        gain = results[i]
-        sum_results += gain
-        ig = ideal.step()
-        if ig > 0.0:
-            sum_ideal += ig
-        sum_cost += ig if ig >= min_cost else min_cost
-        if gain != 0:
-            results_g += gain / math.log2(2 + sum_cost - sum_results)
-        i += 1
-    while i < len(results):
-        gain = results[i]
-        sum_results += gain
-        sum_cost += min_cost
-        if gain != 0:
-            results_g += gain / math.log2(2 + sum_cost - sum_results)
-        i += 1
-    while ideal.gain > 0.0:
-        ig = ideal.step()
-        if ig > 0.0:
-            sum_ideal += ig
-    return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
+def _g(results: np.ndarray, gains) -> float:
+    """m_G.c. Its walk reduces to running sums: at rank i the cost so far adds the ideal
+    ranking's gain at i, at least 1 (min_cost; the ideal's grades are integers), and the
+    run's gain so far; G = sum over gain != 0 of gain / log2(2 + cost - run), over the
+    ideal's total gain. Running sums in rank order: the C's bits."""
+    ideal = np.repeat([g for g, _ in gains[::-1]], [c for _, c in gains[::-1]]).astype(np.float64)
+    sum_ideal = float(np.cumsum(ideal[ideal > 0])[-1]) if (ideal > 0).any() else 0.0
+    if sum_ideal <= 0.0 or not len(results):
+        return 0.0
+    step_cost = np.ones(len(results))
+    upto = min(len(results), len(ideal))
+    step_cost[:upto] = np.maximum(ideal[:upto], 1.0)
+    cost, found = np.cumsum(step_cost), np.cumsum(results)
+    hit = results != 0
+    terms = results[hit] / np.log2(2.0 + cost[hit] - found[hit])
+    return float(np.cumsum(terms)[-1]) / sum_ideal if len(terms) else 0.0
 
 
 def _rndcg(results, gains) -> float:
@@ -212,11 +202,8 @@ def _rndcg(results, gains) -> float:
             ideal_dcg += ig / math.log2(i + 2)
         i += 1
     if i < len(results):
-        while i < len(results):
-            gain = results[i]
-            if gain != 0:
-                results_dcg += gain / math.log2(i + 2)
-            i += 1
+        results_dcg = _running(results_dcg, results[i:], i)[-1]
+        i = len(results)
         if ideal_dcg > 0.0:
             total += results_dcg / ideal_dcg
             changes += 1
@@ -231,6 +218,14 @@ def _rndcg(results, gains) -> float:
             ideal_dcg += ig / math.log2(i + 2)
         i += 1
     return total / changes if changes else 0.0
+
+
+def _running(start: float, gains: np.ndarray, first: int) -> np.ndarray:
+    """start, then the running DCG after each of ``gains`` at 0-based ranks first, first+1,
+    ...: the C's ``if (gain != 0) dcg += gain / log2(i + 2)``, summed in the same order."""
+    ranks = np.arange(first, first + len(gains), dtype=np.float64)
+    terms = np.where(gains != 0, gains / np.log2(ranks + 2.0), 0.0)
+    return np.cumsum(np.concatenate(([start], terms)))
 
 
 def _ndcg_rel(results, gains) -> float:
@@ -249,14 +244,14 @@ def _ndcg_rel(results, gains) -> float:
             total += results_dcg / ideal_dcg
             num_rel_ret += 1
         i += 1
-    while i < len(results):
-        gain = results[i]
-        if gain != 0:
-            results_dcg += gain / math.log2(i + 2)
-        if gain > 0:
-            total += results_dcg / ideal_dcg
-            num_rel_ret += 1
-        i += 1
+    if i < len(results):
+        tail = results[i:]
+        running = _running(results_dcg, tail, i)
+        for value in running[1:][tail > 0]:  # in rank order, as the C adds them
+            total += value / ideal_dcg
+        num_rel_ret += int((tail > 0).sum())
+        results_dcg = running[-1]
+        i = len(results)
     while ideal.gain > 0.0:
         ig = ideal.step()
         if ig > 0.0:
