@@ -354,7 +354,7 @@ def test_holes_json_keeps_its_keys_and_adds_the_method(tmp_path, capsys):
     (["-k", "0"], "judged: error: -k must be a positive integer, got 0"),
     (["--level", "1.5"], "judged: error: --level must be between 0 and 1, got 1.5"),
     (["-m", "Bpref"], "judged: error: holdout bounds and estimates are defined for nDCG, DCG, P, R, RR, AP, Success, "
-                      "not Bpref"),
+                      "ERR, RBP, not Bpref"),
     (["--by", "group", "--group-regex", "r"], "judged: error: leave-one-group-out needs at least two groups; every "
                                               "run is in 'r'"),
 ])

@@ -274,7 +274,7 @@ def test_holes_cli_table_list_and_json(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["holes", "{q}", "{r}", "-m", "Bpref"], "judged: error: bounds are defined for nDCG, DCG, P, R, RR, AP, Success, not Bpref"),
+    (["holes", "{q}", "{r}", "-m", "Bpref"], "judged: error: bounds are defined for nDCG, DCG, P, R, RR, AP, Success, ERR, RBP, not Bpref"),
     (["holes", "{q}", "{r}", "-k", "0"], "judged: error: -k must be a positive integer, got 0"),
     (["holes", "{q}", "missing.run"], "judged: error: missing.run: no such file"),
     (["pool", "{q}", "{r}", "--depth", "0", "-o", "-"], "judged: error: --depth must be a positive integer, got 0"),

@@ -254,15 +254,6 @@ counts. The relevance level does not apply: every positive grade has gain.""",
 Under the same gain and discount as nDCG; without a cutoff the whole ranking counts.""",
         source="Jarvelin & Kekalainen, TOIS 2002"),
     Family(
-        "AP", binary, "average precision", cutoff="optional", params=("rel", "unjudged", "maxgrade"),
-        boundable=True, aliases=("map",), trec=(TrecName("map"), TrecName("map_cut", DEFAULT_CUTOFFS, True)),
-        examples=("AP", "AP@10"),
-        explanation="""
-The sum, over the relevant documents retrieved, of the precision at each one's rank,
-divided by R, the query's relevant judgments (0 when R = 0). AP@k stops the sum at rank k
-and still divides by R (trec_eval's map_cut.k). Its mean over queries is MAP.""",
-        source=f"{_TREC_EVAL} m_map.c, m_map_cut.c"),
-    Family(
         "P", binary, "precision at k", cutoff="required", params=("rel", "unjudged", "maxgrade"), boundable=True,
         trec=(TrecName("P", DEFAULT_CUTOFFS),), examples=("P@10",),
         explanation="""
@@ -281,6 +272,15 @@ R = 0).""", source=f"{_TREC_EVAL} m_recall.c"),
         explanation="""
 1 / the rank of the first relevant document, 0 when none is retrieved (RR@k: none in
 the top k). Its mean over queries is MRR.""", source=f"{_TREC_EVAL} m_recip_rank.c"),
+    Family(
+        "AP", binary, "average precision", cutoff="optional", params=("rel", "unjudged", "maxgrade"),
+        boundable=True, aliases=("map",), trec=(TrecName("map"), TrecName("map_cut", DEFAULT_CUTOFFS, True)),
+        examples=("AP", "AP@10"),
+        explanation="""
+The sum, over the relevant documents retrieved, of the precision at each one's rank,
+divided by R, the query's relevant judgments (0 when R = 0). AP@k stops the sum at rank k
+and still divides by R (trec_eval's map_cut.k). Its mean over queries is MAP.""",
+        source=f"{_TREC_EVAL} m_map.c, m_map_cut.c"),
     Family(
         "Rprec", binary, "precision at rank R", params=("rel", "unjudged", "mult"),
         trec=(TrecName("Rprec"), TrecName("Rprec_mult", level="mult", levels=trec.RPREC_MULTS)),
