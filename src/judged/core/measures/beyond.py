@@ -1,6 +1,6 @@
 """Measures beyond trec_eval: user models over graded gains. Their records (formula,
 convention, source) are in :mod:`judged.measures.registry`; the reference each equals is
-named there and tested in tests/test_beyond_trec_eval.py.
+named there and tested in tests/core/measures/test_beyond.py.
 
 * ``ERR@k``, ``nERR@k``  expected reciprocal rank (Chapelle et al., CIKM 2009), as gdeval;
 * ``RBP(p)``, ``RBPResidual(p)``  rank-biased precision and its residual (Moffat & Zobel,

@@ -13,10 +13,9 @@ import pytest
 
 import judged
 import judged.compat.pytrec_eval as compat
-from collections_gen import random_collection
 from judged.core.measures import Measure
 from judged.core.measures.registry import FAMILIES
-from synth import make_collection
+from synth import make_collection, random_collection
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
