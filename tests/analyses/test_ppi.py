@@ -31,7 +31,7 @@ from judged.core.data import Qrels, Run
 from judged.analyses.agreement import kappa_from_confusion
 from judged.analyses.machine import MachineLabels
 from judged.core.measures import Measure
-from judged.analyses.ppi import ESTIMATORS, SOURCES, Design, Labels, estimate, estimates, units
+from judged.analyses.ppi import ESTIMATORS, SOURCES, Design, Labels, estimate, estimates, supported_measures, units
 
 SEEDS = 500
 QUERIES = 50  # per seed; the query sample draws SAMPLED_QUERIES of them
@@ -309,3 +309,74 @@ def test_the_glue_is_exact_on_known_cases():
                    pa.concat_arrays([qrels_of(c, c["before"]).docid, c["machine"].qrels.docid]),
                    np.concatenate([qrels_of(c, c["before"]).grade, c["machine"].qrels.grade]))
     assert u.machine_filled == pytest.approx(judged.evaluate(filled, c["run"], ["P@10"]).mean().iloc[0, 0], abs=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Small samples shaped like the real-data failures (docs/machine-labels.md, TREC DL 2019)
+
+
+def _stratified_sample(strata, n_h: int, draws: int, rng) -> np.ndarray:
+    """``draws`` stratified simple random samples of ``n_h`` units per stratum (draws x units)."""
+    U = len(strata)
+    keys = rng.random((draws, U))
+    order = np.lexsort((keys, np.broadcast_to(strata, (draws, U))), axis=-1)
+    first = np.searchsorted(strata, strata)  # strata sorted: each unit's stratum start
+    s = np.zeros((draws, U), bool)
+    np.put_along_axis(s, order, np.broadcast_to(np.arange(U) - first < n_h, (draws, U)), axis=1)
+    return s
+
+
+def test_sparse_strata_with_rare_disagreements_cover():
+    """P@10 from a pair sample of 4 per stratum in 20 strata of 100 (DL 2019: 125 pairs in
+    21 strata): the run reads 20% of the pairs, the machine (30% relevant) is wrong on 6% of
+    them, so a sample draws about one pair the run reads where the people differ, and none
+    a third of the time. The textbook interval (stratified variance, t with n - H degrees
+    of freedom: judged's before the floor) then has variance 0 and covers 65-70%; with
+    Satterthwaite's degrees of freedom and the variance floored when fewer than 2 such
+    pairs were drawn, PPI and PPI++ cover >= 93% and stay narrower than human-only."""
+    from scipy.stats import t
+
+    rng = np.random.default_rng(7)
+    H, N, n, draws = 20, 100, 4, 1000
+    strata = np.repeat(np.arange(H), N)
+    c = (rng.random(H * N) < 0.2).astype(float)  # the units the run's P@10 reads
+    f = (rng.random(H * N) < 0.3).astype(float)
+    y = np.where(rng.random(H * N) < 0.06, 1 - f, f)
+    truth = (c * y).sum()
+    s = _stratified_sample(strata, n, draws, rng)
+    ests = estimates(c, f, y, s, variance="srs", strata=strata)
+    for name in ("ppi", "ppi++"):
+        e = ests[name]
+        z = np.where(s, c * y - e.lam[:, None] * c * f, np.nan).reshape(draws, H, N)
+        textbook = np.sqrt((N * N * (1 - n / N) * np.nanvar(z, axis=2, ddof=1) / n).sum(axis=1))
+        old = float((np.abs(e.value - truth) <= t.ppf(0.975, n * H - H) * textbook).mean())
+        assert old < 0.85, (name, old)  # measured 0.65 (PPI), 0.70 (PPI++)
+        got = coverage(e, truth)
+        assert got >= 0.93, (name, got, e.method)  # measured 1.00, 0.99
+        assert e.width.mean() < 0.8 * ests["human"].width.mean(), name
+    assert "Satterthwaite" in ests["ppi"].method and "floored" in ests["ppi"].method
+
+
+def test_an_unsampled_outlier_query_is_warned_about_not_hidden():
+    """AP from a query sample: DL 2019 has 43 queries and one (4 relevant passages of 183
+    judged; the machine calls about 16 relevant) holds 70% of the spread of the per-query
+    human-machine differences. A sample of 30 misses it 30% of the time, and then nothing in
+    the sample shows it: the PPI interval covers about 80% (measured 81-83% on DL 2019).
+    No interval computed from the sample alone can see it, so every AP-like estimate from a
+    query sample carries a warning; nDCG's does not."""
+    rng = np.random.default_rng(3)
+    Q, n, draws = 43, 30, 2000
+    y = rng.uniform(0.3, 0.9, Q)
+    f = y + rng.normal(0, 0.03, Q)
+    y[7], f[7] = 1.0, 0.4  # the query whose relevant documents the machine over-counts
+    s = np.argsort(rng.random((draws, Q)), axis=1) < n
+    e = estimate(np.ones(Q), f, y, s, estimator="ppi", variance="srs")
+    cover = ((e.low <= y.sum()) & (y.sum() <= e.high))
+    assert cover.mean() < 0.85 and cover[s[:, 7]].mean() > 0.9  # the misses are the draws without it
+    qid = np.array([f"q{i}" for i in range(Q) for _ in range(2)], dtype=object)
+    docid = np.array([f"d{j}" for _ in range(Q) for j in range(2)], dtype=object)
+    design = Design.queries(qid, docid, [f"q{i}" for i in range(n)])
+    chosen, notes = supported_measures(design, ["nDCG@10", "AP@10", "AP"])
+    assert chosen == ["nDCG@10", "AP@10", "AP"]
+    assert len(notes) == 2 and notes[0].startswith("warning: AP@10 from 30 of 43 queries")
+    assert "human-only" in notes[0]

@@ -77,7 +77,7 @@ def print_ppi(report, console=None) -> None:
             say(f"note: {r.run} {r.measure}: the machine labelled none of {r.missing_machine} population pairs "
                 "(machine value 0; the estimate stays unbiased)")
     for note in getattr(report, "notes", []):
-        say(f"note: {note}")
+        say(note if note.startswith("warning:") else f"note: {note}")
     from ..analyses.ppi import SOURCES, method_text
 
     say(f"method: {method_text(report.design)}; PPI++ variance: stratified delete-one jackknife (lambda re-tuned)")
