@@ -8,6 +8,7 @@ on both back ends: ``kernel.bound(native, ...)`` (unless it declines: FALLBACK) 
 kernel must come with inputs that exercise it."""
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import judged
@@ -37,10 +38,13 @@ def _same(a, b) -> bool:
         return a.size == 0 or a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
     if a is None or b is None:
         return a is b
-    if isinstance(a, tuple):
-        return isinstance(b, tuple) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if hasattr(a, "__dataclass_fields__"):  # Ranked
-        return all(_same(getattr(a, f), getattr(b, f)) for f in ("n_queries", "q", "pos", "row", "offsets"))
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, pa.Array):
+        return isinstance(b, pa.Array) and a.type == b.type and a.equals(b)
+    if hasattr(a, "__dataclass_fields__"):  # Ranked (its own fields), Tokens (all)
+        fields = ("n_queries", "q", "pos", "row", "offsets") if hasattr(a, "n_queries") else a.__dataclass_fields__
+        return type(a) is type(b) and all(_same(getattr(a, f), getattr(b, f)) for f in fields)
     return a == b
 
 

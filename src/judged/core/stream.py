@@ -1,17 +1,15 @@
 """Streaming evaluation of a TREC run file grouped by query: bounded memory, same numbers.
 
 Every measure is a function of one query's ranked documents and judgments, so a run file
-that lists each query in one block can be evaluated block by block. With the compiled
-extension, :class:`PieceReader` reads the file in pieces cut where a query ends and
-tokenizes them in a second thread, ahead of this thread, which aligns and scores the
-queries of each piece. Without it, pyarrow's streaming CSV reader parses the next batch in
-its own threads, and the last query of a batch, which may continue in the next one, is
-carried over. Memory is the qrels index plus a few pieces, whatever the file's size; the
+that lists each query in one block can be evaluated block by block. :class:`PieceReader`
+reads the file in pieces cut where a query ends and tokenizes them (:func:`judged.io.text.tokenize`,
+compiled or its Arrow reference) in a second thread, ahead of this thread, which aligns and
+scores the queries of each piece. Memory is the qrels index plus a few pieces, whatever the file's size; the
 numbers are the in-memory engine's (each query is computed by the same ``align`` and
 kernels, on the same rows).
 
 When the file is not grouped by query, or anything needs the in-memory reader (gzip, a
-line to explain in an error; without the extension also irregular white space),
+line to explain in an error),
 :func:`evaluate_run_file` returns None and the caller reads the whole file instead (or
 partitions it on disk: :mod:`judged.spill`).
 """
@@ -19,23 +17,19 @@ partitions it on disk: :mod:`judged.spill`).
 from __future__ import annotations
 
 import os
+
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 
 from .conventions import Settings
-from .data import Qrels, Run, arrow_indices, as_numpy, string_hash
+from .data import Qrels, arrow_indices, string_hash
 from .blocks import assemble, block_settings, file_realigner, score_block
 from .progress import ByteProgress
 from .results import RunResult
-from .io.text import Scan, csv_options, file_size, line_of_row, misread, read_raw, tokenize
-from .io.trec import RUN_FIELDS, RUN_LAYOUT, RUN_TYPES, dedupe_run, duplicate_rows, run_from_tokens
-from .native import compiled, note_slow_path
+from .io.text import file_size, line_of_row, read_raw, tokenize
+from .io.trec import RUN_LAYOUT, dedupe_run, duplicate_rows, run_from_tokens
+from .native import note_slow_path
 
-BLOCK_SIZE = 1 << 20  # bytes of text per parsed batch (pyarrow reads up to 32 batches ahead, the compiled tokenizer 2)
-NATIVE_BLOCK_SIZE = 1 << 22  # bytes per piece for the compiled tokenizer
-BLOCK_ROWS = 1 << 18  # rows gathered before aligning (fewer, larger numpy steps)
+BLOCK_SIZE = 1 << 22  # bytes of text per piece
 
 
 class _NotStreamable(Exception):
@@ -43,50 +37,29 @@ class _NotStreamable(Exception):
 
 
 def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *, name: str | None = None,
-                      on_duplicate: str = "error", block_size: int | None = None,
-                      block_rows: int = BLOCK_ROWS, progress: bool = False,
+                      on_duplicate: str = "error", block_size: int | None = None, progress: bool = False,
                       reader: PieceReader | None = None) -> RunResult | None:
     """Per-query values of ``measures`` (given string -> Measure) for the run file at ``path``,
     streamed by query blocks; None when the file cannot be streamed (see the module)."""
     source = os.fspath(path)
     name = name or source
-    block_size = block_size or (NATIVE_BLOCK_SIZE if compiled() is not None else BLOCK_SIZE)
     with open(source, "rb") as fh:
         if fh.read(2) == b"\x1f\x8b":
             return None
-    if compiled() is None:
-        note_slow_path(file_size(source), source)
-    scan = None if compiled() is not None else Scan(source)  # the compiled tokenizer reads as the TREC reader does
+    note_slow_path(file_size(source), source)
     try:
         with ByteProgress(source, progress) as advance:
-            parts = list(_scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size,
-                                        block_rows, advance, reader))
+            parts = list(_scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size, advance,
+                                        reader))
     except _NotStreamable:
-        if scan is not None:
-            scan.thread.join()
-        return None
-    if scan is not None and not scan.plain():
         return None
     return assemble(qrels, parts, measures, settings, name, file_realigner(qrels, source, name, settings, on_duplicate),
                     source)
 
 
 
-def _batches(source: str, block_size: int):
-    """(bytes, [qid, docid, rank, score]) of pyarrow's streaming CSV reader's batches."""
-    try:
-        reader = pacsv.open_csv(pa.OSFile(source), **csv_options(RUN_FIELDS, RUN_TYPES, block_size))
-        for batch in reader:
-            if misread(batch):
-                raise _NotStreamable
-            yield block_size, [batch.column(c) for c in ("qid", "docid", "rank", "score")]
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, StopIteration):
-        raise _NotStreamable
-
-
 class _Pieces:
-    """The file's text in pieces that end where a query ends, each tokenized by the compiled
-    tokenizer. A piece is about ``size`` bytes; the lines of its last query (which may go
+    """The file's text in pieces that end where a query ends, each tokenized. A piece is about ``size`` bytes; the lines of its last query (which may go
     on in the next read) are carried into the next piece and tokenized again there."""
 
     def __init__(self, source: str, size: int):
@@ -143,7 +116,7 @@ class _Pieces:
 
 
 class PieceReader:
-    """A run file read and tokenized by the compiled tokenizer in a second thread, up to
+    """A run file read and tokenized in a second thread, up to
     ``AHEAD`` pieces ahead of its consumer. ``judged.evaluate`` starts one for the first run
     file before it reads the qrels, so both files are read at once (the pieces read
     meanwhile wait, at most ``AHEAD`` x 4 MB of text); :func:`evaluate_run_file` takes it."""
@@ -155,7 +128,7 @@ class PieceReader:
         from concurrent.futures import ThreadPoolExecutor
 
         self.source, self.used = source, False
-        self.pieces = _Pieces(source, block_size or NATIVE_BLOCK_SIZE)
+        self.pieces = _Pieces(source, block_size or BLOCK_SIZE)
         self.pool = ThreadPoolExecutor(max_workers=1)  # one worker: calls to next() run in order, never at once
         self.ahead = deque(self.pool.submit(self.pieces.next) for _ in range(self.AHEAD))
 
@@ -170,8 +143,8 @@ class PieceReader:
 
     @staticmethod
     def start(path) -> "PieceReader | None":
-        """A reader for a plain-text run file, when the compiled tokenizer is built."""
-        if compiled() is None or not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        """A reader for a plain-text run file."""
+        if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
             return None
         try:
             with open(path, "rb") as fh:
@@ -182,7 +155,7 @@ class PieceReader:
         return PieceReader(os.fspath(path))
 
 
-def _native_runs(source: str, name: str, block_size: int, advance, reader: PieceReader | None = None):
+def _runs(source: str, name: str, block_size: int, advance, reader: PieceReader | None = None):
     """(first data row, Run, its repeated rows) of runs of whole queries, tokenized in a
     second thread ahead of the caller (:class:`PieceReader`)."""
     reader = reader or PieceReader(source, block_size)
@@ -202,61 +175,9 @@ def _native_runs(source: str, name: str, block_size: int, advance, reader: Piece
         raise _NotStreamable  # no data lines: the whole-file reader says so
 
 
-def _gathered(source: str, block_size: int, block_rows: int, advance):
-    """Columns (qid, docid, rank, score) of consecutive batches, at least ``block_rows`` rows."""
-    pending, rows = [], 0
-    for size, cols in _batches(source, block_size):
-        advance(size)
-        pending.append(cols)
-        rows += len(cols[0])
-        if rows >= block_rows:
-            yield [pa.concat_arrays(c) for c in zip(*pending)]
-            pending, rows = [], 0
-    if pending:
-        yield [pa.concat_arrays(c) for c in zip(*pending)]
-
-
-def _arrow_runs(source: str, name: str, block_size: int, block_rows: int, advance):
-    """(first data row, Run, None) of runs of whole queries, parsed by pyarrow's streaming
-    reader (repeated pairs still to find)."""
-    for row0, qid, docid, rank, score in _query_blocks(source, block_size, block_rows, advance):
-        score = as_numpy(score, null=np.nan)
-        if not np.isfinite(score).all():
-            raise _NotStreamable  # the in-memory reader names the line
-        run = Run(qid, docid, score, name=name, source=source, sha256=None, rank_text=rank,
-                  reread=lambda: read_raw(source))
-        yield row0, run, None
-
-
-def _query_blocks(source: str, block_size: int, block_rows: int, advance):
-    """(first data row, qid, docid, rank text, score[, docid hash]) of runs of whole queries."""
-    carry, row0 = None, 0
-    seen = set()
-    for cols in _gathered(source, block_size, block_rows, advance):
-        if carry is not None:
-            cols = [pa.concat_arrays([a, b]) for a, b in zip(carry, cols)]
-        qid = cols[0]
-        runs = pc.run_end_encode(qid)
-        values = runs.values.to_pylist()
-        ends = as_numpy(runs.run_ends)
-        last = int(ends[-2]) if len(ends) > 1 else 0  # the last query may go on in the next batch
-        if len(set(values)) != len(values) or seen.intersection(values):
-            raise _NotStreamable  # a query in more than one block
-        seen.update(values[:-1])
-        carry = [c.slice(last) for c in cols]
-        if last:
-            yield (row0, *[c.slice(0, last) for c in cols])
-            row0 += last
-    if carry is not None and len(carry[0]):
-        yield (row0, *carry)
-
-
-def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size, block_rows, advance,
-                   reader=None):
+def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size, advance, reader=None):
     """Each block of whole queries scored by :func:`judged.blocks.score_block`."""
     settings = block_settings(settings)
-    runs = _native_runs(source, name, block_size, advance, reader) if compiled() is not None else \
-        _arrow_runs(source, name, block_size, block_rows, advance)
-    for row0, run, dup in runs:
+    for row0, run, dup in _runs(source, name, block_size, advance, reader):
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row), dup)
         yield score_block(qrels, run, measures, settings)[1]

@@ -1,11 +1,12 @@
-"""Whitespace-separated text files: the shared tokenizer of every TREC-style reader.
+"""Whitespace-separated text files: the one tokenizer of every TREC-style reader.
 
-The fast path hands the bytes to pyarrow's CSV reader (C++), after folding irregular
-white space only when the file has any. When the fast path refuses a file, the pure
-Python path reads it line by line and names the first bad line, so errors always say
-FILE:LINE. Accepted everywhere: any run of spaces or tabs between fields, CRLF line
-ends, a UTF-8 byte-order mark, blank lines, ``#`` comment lines (trec_eval 10) and
-gzip-compressed files.
+The contract: each line is ``bytes.split()``; blank lines and lines whose first field starts
+with ``#`` are skipped (trec_eval 10); a bad line is an error saying FILE:LINE. Also taken:
+CRLF line ends, a UTF-8 byte-order mark and gzip-compressed files. :func:`tokenize` meets it
+with the compiled function when the extension is loaded and with its Arrow reference
+otherwise (the same bits; ``tests/core/test_kernels.py``); the line-by-line reader
+(:func:`iter_lines`) explains a line the tokenizer refused, and reads a file whose refused
+line Python takes.
 """
 
 from __future__ import annotations
@@ -21,12 +22,11 @@ from typing import Callable
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 
 from ..errors import ParseError
-from ..native import compiled, note_slow_path
-
-CHUNK = 1 << 23
+from ..data import as_numpy, string_hash
+from ..kernels import kernel
+from ..native import note_slow_path
 
 
 @dataclass
@@ -98,62 +98,6 @@ def read_raw(path, text: bool = True) -> RawFile:
     return RawFile(name, data, sha)
 
 
-@dataclass
-class FileRead:
-    """A file parsed straight from disk: its table and the sha256 of its bytes."""
-
-    name: str
-    table: pa.Table
-    sha256: str
-
-    def raw(self) -> RawFile:
-        """The bytes, read again only when an error message needs a line number."""
-        return read_raw(self.name)
-
-
-def read_table(path, names: list[str], types: dict) -> FileRead | None:
-    """The fast path for a plain (uncompressed) file: pyarrow parses it from disk while a
-    second thread hashes the bytes and looks for what pyarrow would read differently from
-    the TREC tokenizer (tabs, lone CR, NUL). None when the file needs the in-memory path
-    (gzip, irregular white space, comments, fields after the last, errors to explain)."""
-    name = os.fspath(path)
-    with open_file(name) as fh:
-        head = fh.read(2)
-    if head == b"\x1f\x8b":
-        return None
-    scan = Scan(name)
-    table = _csv(name, names, types)
-    plain = scan.plain()  # joined in every case: no thread left reading a file at exit
-    if table is None or not plain or len(table) == 0:
-        return None
-    return FileRead(name, table, scan.sha256)
-
-
-class Scan:
-    """Hash a file's bytes in a background thread, and note what pyarrow would read
-    differently from the TREC tokenizer: tabs and other white space, NUL, a lone CR."""
-
-    def __init__(self, name: str):
-        self.name, self.sha256, self.odd = name, None, False
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self):
-        sha, odd, tail = hashlib.sha256(), False, b""
-        with open(self.name, "rb") as fh:
-            while chunk := fh.read(CHUNK):
-                sha.update(chunk)
-                odd = odd or any(c in chunk for c in (b"\t", b"\x00", b"\x0b", b"\x0c")) or (
-                    (b"\r" in chunk or tail == b"\r") and _lone_cr(tail + chunk + b"\n"))
-                tail = chunk[-1:]
-        self.sha256, self.odd = sha.hexdigest(), odd
-
-    def plain(self) -> bool:
-        """Wait for the scan; True when pyarrow's reading is the TREC reading."""
-        self.thread.join()
-        return self.sha256 is not None and not self.odd
-
-
 def iter_lines(raw: RawFile):
     """(line number, fields) for each data line: not blank, not a ``#`` comment."""
     for lineno, line in enumerate(raw.data.split(b"\n"), start=1):
@@ -187,88 +131,7 @@ def line_of_row(raw: RawFile, row: int) -> int:
     return None
 
 
-def fast_table(raw: RawFile, names: list[str], types: dict, extra: bool = False) -> pa.Table | None:
-    """Parse bytes already in memory; None when they do not parse (the slow path then explains).
-
-    Regular files (single spaces, LF or CRLF) go straight to pyarrow's CSV reader; files with
-    irregular white space or ``#`` comments, and with ``extra`` those pyarrow refuses (lines
-    with fields after the last, which are ignored), are tokenized by :func:`split_table`
-    (vectorised, no per-line Python)."""
-    if _irregular(raw.data):
-        return split_table(raw.data, names, types, extra)
-    table = _csv(pa.BufferReader(raw.data), names, types)
-    return split_table(raw.data, names, types, extra) if table is None and extra else table
-
-
-def _irregular(data: bytes) -> bool:
-    return (any(c in data for c in (b"\t", b"\x0b", b"\x0c", b"  ", b"\n ", b" \n", b"\n#"))
-            or data[:1] in (b" ", b"#") or data.endswith(b" ") or _lone_cr(data))
-
-
-def _lone_cr(data: bytes) -> bool:
-    """A carriage return that does not end a CRLF line (pyarrow would read it as a line end)."""
-    return b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
-
-
-def csv_options(names: list[str], types: dict, block_size: int = 1 << 22) -> dict:
-    """pyarrow CSV options that read single-space separated TREC lines, nothing else."""
-    return dict(
-        read_options=pacsv.ReadOptions(column_names=names, block_size=block_size),
-        parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
-                                         escape_char=False, ignore_empty_lines=True),
-        convert_options=pacsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
-                                             quoted_strings_can_be_null=False, check_utf8=True),
-    )
-
-
-def _csv(source, names: list[str], types: dict) -> pa.Table | None:
-    try:
-        table = pacsv.read_csv(source, **csv_options(names, types))
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return None
-    return None if misread(table) else table
-
-
-def misread(table: pa.Table | pa.RecordBatch) -> bool:
-    """Signs that pyarrow accepted a line the TREC tokenizer would refuse or skip: an empty
-    field (a doubled, leading or trailing space on a line short of fields) or a ``#`` comment
-    line that happens to have the right number of fields."""
-    for col in table.columns:
-        if pa.types.is_string(col.type) and len(col) and pc.min(pc.binary_length(col)).as_py() == 0:
-            return True
-    return len(table) > 0 and pc.any(pc.starts_with(table.column(0), "#")).as_py()
-
-
-def split_table(data: bytes, names: list[str], types: dict, extra: bool = False) -> pa.Table | None:
-    """Tokenize like ``bytes.split()`` on every line, in Arrow: lines are slices of the
-    buffer, blank and ``#`` lines dropped, runs of spaces, tabs and CR collapsed. None if a
-    line has the wrong number of fields (fewer, or more unless ``extra``) or a field does
-    not convert."""
-    nl = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
-    starts = np.concatenate(([0], nl + 1))
-    if starts[-1] == len(data):
-        starts = starts[:-1]
-    offsets = np.append(starts, len(data)).astype(np.int64)
-    lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets), pa.py_buffer(data))
-    tokens = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(lines))
-    first = pc.list_element(tokens, 0)
-    keep = pc.and_(pc.not_equal(first, ""), pc.invert(pc.starts_with(first, "#")))
-    tokens = tokens.filter(keep)
-    k = len(names)
-    wrong = pc.less if extra else pc.not_equal
-    if len(tokens) == 0 or pc.any(wrong(pc.list_value_length(tokens), k)).as_py():
-        return None
-    columns = {}
-    try:
-        lines.validate(full=True)  # UTF-8
-        for i, name in enumerate(names):
-            columns[name] = pc.list_element(tokens, i).cast(types.get(name, pa.string()))
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return None
-    return pa.table(columns)
-
-
-# -- the compiled tokenizer (judged._native) ------------------------------------------
+# -- the tokenizer: one contract, the compiled function and its Arrow reference -----------
 
 
 @dataclass(frozen=True)
@@ -309,10 +172,103 @@ class Tokens:
                       self.blocks[self.blocks < rows])
 
 
+@kernel
 def tokenize(data, layout: Layout, first_line: int = 1) -> "Tokens | int":
-    """Tokenize bytes with the compiled tokenizer: :class:`Tokens`, or the number of the
-    first line it refused (0: too large for 32-bit string offsets)."""
-    native = compiled()
+    """Tokenize bytes as :func:`iter_lines` reads them (``bytes.split()`` per line, blank and
+    ``#`` lines skipped): :class:`Tokens`, or the number of the first line it refuses (wrong
+    field count, a number that does not parse or is not finite, invalid UTF-8, a NUL byte),
+    which the caller explains with the line-by-line reader's words; 0: too large (the string
+    offsets are 32-bit). The reference, in Arrow (lines are slices of one buffer, split with
+    ``ascii_split_whitespace``), gives the compiled tokenizer's results."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    starts = np.concatenate(([0], np.flatnonzero(buf == 10) + 1))
+    if starts[-1] == len(buf):
+        starts = starts[:-1]
+    end, nul_line, nul = len(buf), 0, np.flatnonzero(buf == 0)
+    if len(nul):  # the lines before a NUL byte are read, its own is refused
+        index = int(np.searchsorted(starts, nul[0], side="right")) - 1
+        nul_line, end, starts = index + 1, int(starts[index]), starts[:index]
+    offsets = np.append(starts, end).astype(np.int64)
+    lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets), pa.py_buffer(data))
+    tokens = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(lines))
+    first = pc.list_element(tokens, 0)
+    keep = np.flatnonzero(pc.and_(pc.not_equal(first, ""), pc.invert(pc.starts_with(first, "#"))).to_numpy(
+        zero_copy_only=False)) if len(tokens) else np.array([], np.int64)
+    tokens, line_no = tokens.take(pa.array(keep, pa.int64())), keep + first_line
+
+    def refused(rows) -> int:  # the first refused line: a bad row's, else the NUL byte's
+        return int(line_no[rows[0]]) if len(rows) else nul_line + first_line - 1
+
+    count = pc.list_value_length(tokens).to_numpy(zero_copy_only=False)
+    bad = np.flatnonzero((count < layout.fields) | ((count > layout.fields) & (not layout.extra)))
+    if len(bad) == 0:
+        try:
+            tokens.validate(full=True)  # UTF-8
+        except pa.ArrowInvalid:
+            bad = np.array([next(i for i, row in enumerate(keep) if not _utf8(data, starts[row], offsets[row + 1]))])
+    if len(bad) or nul_line:
+        return refused(bad)
+    fields = [pc.list_element(tokens, i) if len(tokens) else pa.array([], pa.large_string())
+              for i in range(layout.fields)]
+    if layout.kind == "float":
+        try:
+            number = as_numpy(pc.cast(fields[layout.number], pa.float64()))
+        except pa.ArrowInvalid:
+            number = np.array([_float_or_nan(t) for t in fields[layout.number].to_pylist()], dtype=np.float64)
+        bad = np.flatnonzero(~np.isfinite(number))
+    else:
+        number, bad = _int64s(fields[layout.number])
+    if len(bad):
+        return refused(bad)
+    try:
+        strings = [fields[i].cast(pa.string()) for i in layout.strings]
+        hashed = fields[layout.hashed].cast(pa.string())
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):
+        return 0
+    qid = fields[0]
+    changed = np.flatnonzero(pc.not_equal(qid.slice(1), qid.slice(0, max(len(qid) - 1, 0))).to_numpy(
+        zero_copy_only=False)) + 1 if len(qid) > 1 else np.array([], np.int64)
+    blocks = np.concatenate(([0], changed)).astype(np.int64) if len(qid) else np.array([], np.int64)
+    last = int(keep[blocks[-1]]) if len(blocks) else None
+    return Tokens(len(keep), strings, number, string_hash(hashed), blocks,
+                  0 if last is None else int(starts[last]), first_line if last is None else last + first_line)
+
+
+def _utf8(data, start: int, end: int) -> bool:
+    try:
+        bytes(data[start:end]).decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _float_or_nan(token: str) -> float:
+    """A token the C grammar takes ([+-]digits[.digits][e[+-]digits]) as its double, else NaN."""
+    import re
+
+    return float(token) if re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", token) else float("nan")
+
+
+def _int64s(text) -> tuple:
+    """Decimal integer tokens ([+-]digits) as int64, and the rows that are not one."""
+    values = text.to_pylist()
+    if pc.all(pc.match_substring_regex(text, r"^[+-]?[0-9]+$")).as_py() is not False:
+        try:
+            return as_numpy(pc.cast(pc.replace_substring_regex(text, r"^\+", ""), pa.int64())), np.array([], np.int64)
+        except pa.ArrowInvalid:
+            pass
+    out, bad = np.zeros(len(values), np.int64), []
+    for i, t in enumerate(values):
+        u = t[1:] if t[:1] in "+-" else t
+        if not (u.isascii() and u.isdigit() and -2**63 <= int(t) < 2**63):
+            bad.append(i)
+        else:
+            out[i] = int(t)
+    return out, np.array(bad, np.int64)
+
+
+@tokenize.binding
+def _(native, data, layout: Layout, first_line: int = 1):
     out = native.tokenize(data, layout.fields, bytes(layout.strings), layout.number,
                           0 if layout.kind == "float" else 1, layout.hashed, first_line, layout.extra)
     if isinstance(out, int):
@@ -326,15 +282,13 @@ def tokenize(data, layout: Layout, first_line: int = 1) -> "Tokens | int":
 
 
 def read_tokens(path, layout: Layout) -> "tuple[Tokens, str] | None":
-    """A plain or gzip text file through the compiled tokenizer: (tokens, sha256 of the
-    bytes on disk); a bad line raises the pure reader's ParseError for it. None when the
-    extension is not built (or the file is too large for it): the caller reads it in Python.
+    """A plain or gzip text file through :func:`tokenize`: (tokens, sha256 of the bytes on
+    disk); a bad line raises the line-by-line reader's ParseError for it. None when the
+    tokenizer refused a line that reader takes (or the file is too large for 32-bit offsets).
 
     A plain file is memory-mapped, and its sha256 computed in a second thread while the
     tokenizer runs (both release the GIL)."""
-    if compiled() is None:
-        note_slow_path(file_size(path), os.fspath(path))
-        return None
+    note_slow_path(file_size(path), os.fspath(path))
     name = os.fspath(path)
     with open_file(name) as fh:
         size = os.fstat(fh.fileno()).st_size

@@ -16,13 +16,7 @@ from ..data import (Qrels, Run, any_repeated, arrow_indices, as_numpy, id_blocks
                     string_buffers, string_hash)
 from ..errors import ParseError
 from ..kernels import kernel
-from .text import (Layout, RawFile, Tokens, fast_table, iter_lines, line_of_row, read_raw, read_table, read_tokens,
-                   require_rows)
-
-RUN_FIELDS = ["qid", "q0", "docid", "rank", "score", "tag"]
-QRELS_FIELDS = ["qid", "iter", "docid", "grade"]
-RUN_TYPES = {"qid": pa.string(), "q0": pa.string(), "docid": pa.string(), "rank": pa.string(),
-             "score": pa.float64(), "tag": pa.string()}
+from .text import Layout, RawFile, Tokens, iter_lines, line_of_row, read_raw, read_tokens, require_rows
 
 
 def parse_score(raw: RawFile, lineno: int, token: str) -> float:
@@ -66,16 +60,6 @@ RUN_LAYOUT = Layout(fields=6, strings=(0, 2, 3), number=4, kind="float", hashed=
 QRELS_LAYOUT = Layout(fields=4, strings=(0, 2), number=3, kind="int", hashed=2, check=_qrels_line)
 
 
-def _parse(path, fields: list[str], types: dict, extra: bool = False):
-    """(table or None, file name, sha256, a function giving the RawFile for error messages);
-    ``extra``: fields after the last are ignored."""
-    fast = read_table(path, fields, types)
-    if fast is not None:
-        return fast.table, fast.name, fast.sha256, fast.raw
-    raw = read_raw(path)
-    return fast_table(raw, fields, types, extra), raw.name, raw.sha256, lambda: raw
-
-
 def run_from_tokens(tokens: Tokens, name: str, source: str, sha256: str | None = None,
                     qid_blocks: tuple | None = None, distinct_blocks: bool = False) -> Run:
     """A :class:`Run` of the compiled tokenizer's columns (:data:`RUN_LAYOUT`), keeping what
@@ -89,33 +73,20 @@ def run_from_tokens(tokens: Tokens, name: str, source: str, sha256: str | None =
 
 def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") -> Run:
     tokens, sha256 = read_tokens(path, RUN_LAYOUT) or (None, None)
-    if tokens is not None:  # the compiled tokenizer
-        source = os.fspath(path)
+    source = os.fspath(path)
+    if tokens is not None:
         run = run_from_tokens(tokens, name or source, source, sha256)
         return dedupe_run(run, on_duplicate, lambda row: line_of_row(read_raw(source), row))
-    table, source, sha256, reread = _parse(path, RUN_FIELDS, RUN_TYPES, extra=True)
-    if table is not None:
-        qid, docid, rank_text = (table[c].combine_chunks() for c in ("qid", "docid", "rank"))
-        score = as_numpy(table["score"], null=np.nan)
-        del table
-        bad = ~np.isfinite(score)
-        if bad.any():
-            raw = reread()
-            lineno = line_of_row(raw, int(np.flatnonzero(bad)[0]))
-            raise ParseError(raw.name, lineno, f"score {dict(iter_lines(raw))[lineno][4]!r} is not a finite number")
-    else:
-        raw = reread()
-        qids, docids, ranks, scores = [], [], [], []
-        for lineno, f in iter_lines(raw):
-            q, d, r, sc = _run_line(raw, lineno, f)
-            qids.append(q); docids.append(d); ranks.append(r); scores.append(sc)
-        qid, docid, rank_text = pa.array(qids, pa.string()), pa.array(docids, pa.string()), pa.array(ranks, pa.string())
-        score = np.array(scores, dtype=np.float64)
-    if len(score) == 0:
-        require_rows(reread(), 0)
-    run = Run(qid, docid, score, name=name or source, rank=None, source=source, sha256=sha256, rank_text=rank_text,
-              reread=reread)
-    return dedupe_run(run, on_duplicate, lambda row: line_of_row(reread(), row))
+    raw = read_raw(path)  # a line the tokenizer refused and Python reads: the line-by-line reader
+    qids, docids, ranks, scores = [], [], [], []
+    for lineno, f in iter_lines(raw):
+        q, d, r, sc = _run_line(raw, lineno, f)
+        qids.append(q); docids.append(d); ranks.append(r); scores.append(sc)
+    require_rows(raw, len(scores))
+    run = Run(pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(scores, dtype=np.float64),
+              name=name or source, rank=None, source=source, sha256=raw.sha256, rank_text=pa.array(ranks, pa.string()),
+              reread=lambda: raw)
+    return dedupe_run(run, on_duplicate, lambda row: line_of_row(raw, row))
 
 
 def rank_column(run: Run) -> np.ndarray:
@@ -215,53 +186,18 @@ def dedupe_run(run: Run, on_duplicate: str, line_of, dup: np.ndarray | None = No
 
 def read_trec_qrels(path, on_duplicate: str = "error") -> Qrels:
     tokens, sha256 = read_tokens(path, QRELS_LAYOUT) or (None, None)
-    if tokens is not None:  # the compiled tokenizer
-        source = os.fspath(path)
+    source = os.fspath(path)
+    if tokens is not None:
         qrels = Qrels(*tokens.strings, tokens.number, source=source, sha256=sha256).known(tokens.hashes)
         return dedupe_qrels(qrels, on_duplicate, lambda row: line_of_row(read_raw(source), row))
-    table, source, sha256, reread = _parse(path, QRELS_FIELDS, {
-        "qid": pa.string(), "iter": pa.string(), "docid": pa.string(), "grade": pa.string()})
-    grade = _integers(table["grade"]) if table is not None else None
-    if grade is not None:
-        qid, docid = table["qid"].combine_chunks(), table["docid"].combine_chunks()
-    else:  # the line-by-line path names the first bad line
-        raw = reread()
-        qids, docids, grades = [], [], []
-        for lineno, f in iter_lines(raw):
-            q, d, g = _qrels_line(raw, lineno, f)
-            qids.append(q); docids.append(d); grades.append(g)
-        qid, docid, grade = pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(grades, np.int64)
-    if len(grade) == 0:
-        require_rows(reread(), 0)
-    return dedupe_qrels(Qrels(qid, docid, grade, source=source, sha256=sha256),
-                        on_duplicate, lambda row: line_of_row(reread(), row))
-
-
-def _integers(text: pa.ChunkedArray) -> np.ndarray | None:
-    """Decimal integer tokens as int64, or None if any token is not one (Arrow's own
-    integer parser also takes hexadecimal such as 0x1, which trec_eval does not)."""
-    text = text.combine_chunks() if isinstance(text, pa.ChunkedArray) else text
-    if not (text.null_count == 0 and _only_sign_and_digits(text)):
-        if not pc.all(pc.match_substring_regex(text, r"^[+-]?[0-9]+$")).as_py() and len(text):
-            return None
-    try:  # (from text of only signs and digits, Arrow accepts exactly what the pattern accepts)
-        return as_numpy(pc.cast(text, pa.int64()))
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
-
-
-_SIGN_OR_DIGIT = np.zeros(256, dtype=bool)
-_SIGN_OR_DIGIT[list(b"+-0123456789")] = True
-
-
-def _only_sign_and_digits(text: pa.Array) -> bool:
-    """Whether the string array's characters are all signs and digits (one byte-table lookup
-    over its data buffer, where a regular expression per token costs ten times more)."""
-    if len(text) == 0 or text.buffers()[2] is None:
-        return len(text) == 0
-    offsets = np.frombuffer(text.buffers()[1], dtype=np.int32, count=len(text) + 1, offset=text.offset * 4)
-    data = np.frombuffer(text.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
-    return bool(_SIGN_OR_DIGIT[data].all())
+    raw = read_raw(path)  # a line the tokenizer refused and Python reads: the line-by-line reader
+    qids, docids, grades = [], [], []
+    for lineno, f in iter_lines(raw):
+        q, d, g = _qrels_line(raw, lineno, f)
+        qids.append(q); docids.append(d); grades.append(g)
+    require_rows(raw, len(grades))
+    return dedupe_qrels(Qrels(pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(grades, np.int64),
+                              source=source, sha256=raw.sha256), on_duplicate, lambda row: line_of_row(raw, row))
 
 
 def dedupe_qrels(qrels: Qrels, on_duplicate: str, line_of) -> Qrels:
