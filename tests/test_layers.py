@@ -44,17 +44,7 @@ CYCLES_ALLOWED = [
     ['judged.judge.campaign', 'judged.judge.ordering'],
 ]
 # (importer, imported module, private name)
-PRIVATE_ALLOWED = {
-    ('judged.analyses.holes', 'judged.core.evaluation', '_named_runs'),
-    ('judged.analyses.inference', 'judged.core.evaluation', '_named_runs'),
-    ('judged.analyses.meta.holdout', 'judged.core.evaluation', '_named_runs'),
-    ('judged.analyses.meta.pooling', 'judged.analyses.pool', '_score_impact'),
-    ('judged.analyses.meta.pooling', 'judged.core.evaluation', '_named_runs'),
-    ('judged.analyses.meta.stability', 'judged.core.evaluation', '_named_runs'),
-    ('judged.analyses.pool', 'judged.core.evaluation', '_named_runs'),
-    ('judged.analyses.ppi', 'judged.core.evaluation', '_named_runs'),
-    ('judged.cli.infer', 'judged.core.evaluation', '_named_runs'),
-}
+PRIVATE_ALLOWED = set()
 
 def _modules() -> dict:
     out = {}

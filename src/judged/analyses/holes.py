@@ -472,7 +472,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     for one scores 0 there: the query-set rule of every command comparing runs,
     :mod:`judged.querysets`), so each pair's difference is over one set of queries, as in
     ``judged compare``. A run sharing no query id with the qrels is refused."""
-    from ..core.evaluation import _named_runs, max_depth
+    from ..core.evaluation import named_runs, max_depth
     from ..core.io import read_qrels
     from ..core.querysets import query_set, refuse_disjoint, run_query_sample
 
@@ -491,7 +491,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     aligned, counts = {}, {}
     sized = len(runs) if isinstance(runs, (list, tuple, dict)) else None
     with progress(sized, "reading and aligning runs") as advance:
-        for name, run in _named_runs(runs, on_duplicate):
+        for name, run in named_runs(runs, on_duplicate):
             a = align(qrels, run, settings)
             refuse_disjoint(name, a.counts, qrels, lambda: run_query_sample(run))
             aligned[name], counts[name] = a, {**a.counts, "max_depth": max_depth(a)}
@@ -506,7 +506,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         reference = {name: r for name, r in reference.items() if str(name) not in out}
     else:
         reference = [r for r in reference or [] if not isinstance(r, (str, os.PathLike)) or os.fspath(r) not in out]
-    for name, run in _named_runs(reference, on_duplicate):
+    for name, run in named_runs(reference, on_duplicate):
         refs[name] = negative_as(align(qrels, run, settings), negative)
     with progress(None, "estimating the holes"):
         estimates = estimate_holes(m, out, k, samples=samples, seed=seed, level=level, reference=refs)

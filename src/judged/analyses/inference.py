@@ -1135,14 +1135,14 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
     qrels is refused."""
     from ..core.align import align
     from ..core.conventions import Settings
-    from ..core.evaluation import _named_runs
+    from ..core.evaluation import named_runs
     from ..core.io import read_qrels
     from ..core.querysets import of_aligned
 
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
                         ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
-    aligned = {name: align(qrels, run, settings) for name, run in _named_runs(runs, on_duplicate)}
+    aligned = {name: align(qrels, run, settings) for name, run in named_runs(runs, on_duplicate)}
     ests = estimators or default_estimators(k)
     query_set = of_aligned(settings, qrels, aligned, measures=[Estimator.parse(e).measure for e in ests])
     out = infer_aligned(qrels, aligned, sample, ests, level=level, power=power, settings=settings,
@@ -1259,7 +1259,7 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
     same strata: the larger sample :func:`judgments_to_decide` projects to."""
     from ..core.align import align
     from ..core.conventions import Settings
-    from ..core.evaluation import _named_runs, evaluate
+    from ..core.evaluation import named_runs, evaluate
     from ..core.io import read_qrels
     from ..core.data import Qrels
     from .pool import candidates
@@ -1268,7 +1268,7 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
     ests = [Estimator.parse(e) for e in (estimators or default_estimators(k))]
     base, full = read_qrels(base_qrels), read_qrels(full_qrels)
     settings = Settings(ties=ties)
-    named = list(_named_runs(runs, "error"))
+    named = list(named_runs(runs, "error"))
     aligned = {name: align(base, run, settings) for name, run in named}
     seeds = list(seeds)
     cands, strata, members = allocate(candidates(aligned, depth), budget, seeds[0], depth, strata)

@@ -221,7 +221,7 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     of them. ``seed`` (random
     strategies; default 0) and ``options`` go to the strategy (``sample``: ``strata``,
     the best-rank bin starts)."""
-    from ..core.evaluation import _named_runs
+    from ..core.evaluation import named_runs
     from ..core.io import read_qrels
     from ..core.querysets import refuse_disjoint, run_query_sample
 
@@ -240,7 +240,7 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     aligned = {}
     sized = len(runs) if isinstance(runs, (list, tuple, dict)) else None
     with progress(sized, "reading and aligning runs") as advance:
-        for name, run in _named_runs(runs, on_duplicate):
+        for name, run in named_runs(runs, on_duplicate):
             a = align(qrels, run, settings)
             refuse_disjoint(name, a.counts, qrels, lambda run=run: run_query_sample(run))  # else nothing to pool
             aligned[name] = negative_as(a, negative)
@@ -333,7 +333,7 @@ def _impact(pairs, ctx):
     if ctx.maxgrade is not None:
         m = replace(m, maxgrade=int(ctx.maxgrade))
     label = f"impact(nDCG@{ctx.depth},maxgrade={max_grade(m, next(iter(ctx.aligned.values())))})"
-    _score_impact(pairs, ctx.aligned, m, ctx.depth)
+    score_impact(pairs, ctx.aligned, m, ctx.depth)
     pairs.sort(key=lambda p: (-p.impact, p.best_rank, -len(p.runs), p.qid, p.docid))
     return Selection(_cut(pairs, ctx.budget), label=label, columns=("impact",))
 
@@ -357,7 +357,7 @@ def _sample(pairs, ctx):
     return Selection(drawn, design=design, meta={"seed": seed})
 
 
-def _score_impact(pairs, aligned, measure, depth) -> None:
+def score_impact(pairs, aligned, measure, depth) -> None:
     deltas = np.zeros((len(pairs), len(aligned)))
     for j, (name, a) in enumerate(aligned.items()):
         M = max_grade(measure, a)

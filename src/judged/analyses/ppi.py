@@ -684,7 +684,7 @@ def ppi_report(qrels, runs, machine, design, measures=("P@10", "DCG@10"), *, lev
     judged score (holes as not relevant) and the machine-filled plug-in; with ``baseline``
     also every run's difference from it."""
     from ..core.conventions import Settings
-    from ..core.evaluation import _named_runs
+    from ..core.evaluation import named_runs
     from ..core.io import read_qrels
     from .machine import read_machine
     from ..core.measures import Measure
@@ -696,7 +696,7 @@ def ppi_report(qrels, runs, machine, design, measures=("P@10", "DCG@10"), *, lev
     design = design if isinstance(design, Design) else Design.from_pool(design)
     labels = Labels(qrels, machine, design)
     parsed = {str(m): Measure.parse(m) for m in measures}
-    named = list(_named_runs(runs, on_duplicate))
+    named = list(named_runs(runs, on_duplicate))
     rows, per = [], {}
     for name, run in named:
         from ..core.align import align

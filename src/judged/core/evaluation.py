@@ -309,7 +309,3 @@ def _looks_like_run_dict(d: dict) -> bool:
     """{qid: {docid: score}} rather than {name: run}."""
     first = next(iter(d.values()))
     return not first or all(isinstance(v, (int, float)) for v in first.values())
-
-
-
-_named_runs = named_runs  # the name other modules import today (tests/test_layers.py: PRIVATE_ALLOWED)

@@ -229,7 +229,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     from ...core.conventions import Settings, validate
     from ..estimate import DEFAULT_LEVEL, build_pool, estimate_runs, list_depth, make_world, unit_removal, \
         world_aligned
-    from ...core.evaluation import _named_runs
+    from ...core.evaluation import named_runs
     from ..holes import bounds, check_maxgrade, negative_as
     from ...core.io import read_qrels
     from ...core.measures import BOUNDED, Measure
@@ -255,7 +255,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     zero_m = replace(m, maxgrade=None)
     condensed_m = replace(zero_m, unjudged="condensed")
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
-    aligned = {name: align(qrels, run, settings) for name, run in _named_runs(runs, on_duplicate)}
+    aligned = {name: align(qrels, run, settings) for name, run in named_runs(runs, on_duplicate)}
     query_set = of_aligned(settings, qrels, aligned, measures=[m])
     named = [(name, negative_as(a, negative)) for name, a in aligned.items()]
     if len(named) < 2:

@@ -284,7 +284,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     :mod:`judged.querysets`); a run sharing no query id with the qrels is refused."""
     from ...core.align import align
     from ...core.conventions import Settings
-    from ...core.evaluation import _named_runs
+    from ...core.evaluation import named_runs
     from ...core.io import read_qrels
     from ...core.measures import Measure
     from ..pooling.candidates import build_candidates
@@ -313,7 +313,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
                         ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
-    aligned = {name: align(qrels, run, settings) for name, run in _named_runs(runs, on_duplicate)}
+    aligned = {name: align(qrels, run, settings) for name, run in named_runs(runs, on_duplicate)}
     query_set = of_aligned(settings, qrels, aligned, measures=[m])
     run_names = list(aligned)
     if len(run_names) < 2:
@@ -376,7 +376,7 @@ def _impact_policy(cands, aligned, depth):
     """``impact`` as ``judged pool`` computes it, on the replay's start: no label yet."""
     from ...core.align import Judgments, Ranked, block_offsets
     from ...core.measures import Measure
-    from ..pool import PoolPair, _score_impact
+    from ..pool import PoolPair, score_impact
     from ..pooling.policies import StaticOrder
 
     empty = {}
@@ -391,7 +391,7 @@ def _impact_policy(cands, aligned, depth):
         pairs.append(PoolPair(cands.qids[int(cands.pair_query[p])], cands.docids[p], min(k for _, k in ranks),
                               [r for r, _ in ranks], ranks=[k for _, k in ranks]))
     if pairs:
-        _score_impact(pairs, empty, Measure.parse(f"nDCG@{depth}"), depth)
+        score_impact(pairs, empty, Measure.parse(f"nDCG@{depth}"), depth)
     scores = np.array([p.impact for p in pairs], np.float64)
     order = sorted(range(len(pairs)), key=lambda i: (-pairs[i].impact, pairs[i].best_rank, -len(pairs[i].runs),
                                                      pairs[i].qid, pairs[i].docid))

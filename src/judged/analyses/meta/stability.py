@@ -143,7 +143,7 @@ def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels
     every run over every qrels query (``complete=True`` unless given); two qrels versions
     are compared over the queries both judge (:mod:`judged.querysets`).
     """
-    from ...core.evaluation import _named_runs as named_runs, evaluate
+    from ...core.evaluation import evaluate, named_runs
 
     if versus_measure is None and versus_qrels is None:
         raise JudgedError("stability compares two conditions: give a second measure or a second qrels")
