@@ -190,11 +190,12 @@ def tokenize(data, layout: Layout, first_line: int = 1) -> "Tokens | int":
         nul_line, end, starts = index + 1, int(starts[index]), starts[:index]
     offsets = np.append(starts, end).astype(np.int64)
     lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets), pa.py_buffer(data))
-    tokens = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(lines))
-    first = pc.list_element(tokens, 0)
-    keep = np.flatnonzero(pc.and_(pc.not_equal(first, ""), pc.invert(pc.starts_with(first, "#"))).to_numpy(
-        zero_copy_only=False)) if len(tokens) else np.array([], np.int64)
-    tokens, line_no = tokens.take(pa.array(keep, pa.int64())), keep + first_line
+    lines = pc.ascii_trim_whitespace(lines)
+    data_line = pc.and_(pc.not_equal(lines, ""), pc.invert(pc.starts_with(lines, "#")))  # not blank nor comment
+    keep = np.flatnonzero(data_line.to_numpy(zero_copy_only=False)) if len(lines) else np.array([], np.int64)
+    tokens = pc.ascii_split_whitespace(lines.filter(data_line)) if len(keep) < len(lines) else \
+        pc.ascii_split_whitespace(lines)
+    line_no = keep + first_line
 
     def refused(rows) -> int:  # the first refused line: a bad row's, else the NUL byte's
         return int(line_no[rows[0]]) if len(rows) else nul_line + first_line - 1
