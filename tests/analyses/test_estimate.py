@@ -253,6 +253,34 @@ def test_holdout_coverage_and_error_by_simulation(level, lowest, highest):
     assert np.mean(err["estimate"]) < np.mean(err["zero"]) and np.mean(err["estimate"]) < np.mean(err["condensed"])
 
 
+def test_holdout_coverage_over_the_runs_it_tests(tmp_path, capsys):
+    """A run that contributed nothing of its own to the pool (here: one the pool never
+    reached) is scored on the full qrels either way; its holes are holes there too,
+    counted as 0 in 'full', and an estimate filling them misses that number by design
+    (the synthetic 59-run benchmark: 0/19 such runs covered, 37/40 pooled). The summary
+    adds coverage and MAE over the runs whose held-out step removed judgments, and the
+    text says them."""
+    c = pooled_collection(12, 20, 20, pool_depth=5, pooled_runs=8, seed=4)
+    res = holdout(c.qrels(), c.runs(), k=5, samples=20, seed=0)
+    s = res.summary()
+    tested = [r for r in res.runs if r.removed > 0]
+    unpooled = [r for r in res.runs if r.removed == 0]
+    assert len(tested) == 8 and len(unpooled) == 4 and all(r.full_holes > 0 for r in unpooled)
+    assert s["intervals_tested"] == sum(r.interval != "exact" for r in tested) < s["intervals"]
+    assert s["covered_tested"] == sum(r.covered for r in tested if r.interval != "exact")
+    assert s["coverage_tested"] == pytest.approx(s["covered_tested"] / s["intervals_tested"])
+    for key in ("zero", "condensed", "estimate"):
+        assert s["mae_tested"][key] == pytest.approx(np.mean([abs(getattr(r, key) - r.full) for r in tested]))
+    # the unpooled runs: the estimate fills holes 'full' counts as 0, so it lies above it
+    assert all(r.estimate > r.full for r in unpooled)
+    q, runs = write_collection(tmp_path, c)
+    assert main(["meta", "holdout", q, *runs, "-k", "5", "--samples", "20"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert (f"over the {s['intervals_tested']} runs with holes whose held-out step removed judgments (the others "
+            f"are scored on the full qrels either way): interval covers {s['covered_tested']}/"
+            f"{s['intervals_tested']}") in text
+
+
 # ---------------------------------------------------------------------------
 # groups, JSON, command line
 

@@ -526,6 +526,13 @@ def print_holdout(res, console, per_run: bool = True) -> None:
         console.print(f"{s['runs_with_holes_in_full']} run(s) have holes even on the full qrels ({s['holes_in_full']} in "
                       f"all): their 'full' score counts them as not relevant, an estimate that fills them is judged "
                       f"against that", highlight=False)
+        if s["intervals_tested"] < s["intervals"]:
+            m = s["mae_tested"]
+            console.print(f"over the {s['intervals_tested']} runs with holes whose held-out step removed judgments (the "
+                          f"others are scored on the full qrels either way): interval covers "
+                          f"{s['covered_tested']}/{s['intervals_tested']} ({_pct(s['coverage_tested'])}); MAE zero "
+                          f"{m['zero']:.4f}, condensed {m['condensed']:.4f}, estimate {m['estimate']:.4f}",
+                          highlight=False)
     if s["fallbacks"]:
         console.print(f"{s['fallbacks']} run(s) got the fallback estimate (holes as zero, interval = the bounds): "
                       "too little leave-one-out evidence without them", highlight=False)
