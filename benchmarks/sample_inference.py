@@ -16,6 +16,7 @@ For each protocol and seed: per run the full-qrels value, the estimate and its i
 Summary: interval coverage, mean error, mean absolute error, mean half-width, and how
 often every run is inside its interval, marginal (95% each) and simultaneous (95% for
 all runs of an estimator together, ``Estimates.simultaneous``; with the width ratio).
+``--bias N`` measures the estimators' bias on one reduced collection over N samples.
 ``--stop`` checks the stopping rule on the first seeds of ``half``: pairs said to be
 decided (is the full-judgment order the estimated one?), and pairs said to need m more
 judgments (judged again with the sample grown by m: how often is the order then decided,
@@ -184,6 +185,30 @@ def check_stop(E, truth, base, full, runs, depth, budget, seed, power, repeats: 
     return out
 
 
+def protocol_bias(full, runs, depth, share, samples: int, estimators):
+    """The estimators' bias at this sample size: one reduced collection (``half``'s seed 0),
+    ``samples`` samples of its holes; per run the mean estimate minus the truth, with and
+    without the jackknife bias correction, in standard errors of that mean and in standard
+    deviations of one sample's estimate."""
+    pooled = sorted(judged_top(full, runs, depth))
+    rng = np.random.default_rng(10_000)
+    base = without(full, {pooled[i] for i in np.flatnonzero(rng.random(len(pooled)) < 0.5)})
+    holes = len(candidates({n: align(base, r) for n, r in runs.items()}, depth))
+    budget = max(3, int(round(share * holes)))
+    E, truth, _ = repeated_samples(base, full, runs, depth, budget, range(samples), estimators)
+    out = {"holes": holes, "judged": budget, "samples": samples}
+    for e in E.estimators:
+        key = str(e)
+        for kind, values in (("corrected", E.mean[key]), ("uncorrected", E.plain[key])):
+            err = np.array([values[r].mean() - truth[key][r] for r in E.runs])
+            sd = np.array([values[r].std(ddof=1) for r in E.runs])
+            z = err / (sd / np.sqrt(samples))
+            out[f"{key} {kind}"] = {"mean_error": float(err.mean()), "bias_in_sd": float(np.mean(err / sd)),
+                                    "runs_beyond_3_se": int((np.abs(z) > 3).sum()), "runs": len(z),
+                                    "runs_below_truth": int((err < 0).sum())}
+    return out
+
+
 def protocol_loro(full, runs, depth, share, seeds, estimators):
     contributors = judged_top(full, runs, depth)
     rows = []
@@ -218,6 +243,8 @@ def main(argv=None) -> int:
     p.add_argument("--protocols", nargs="+", default=["half", "loro"], choices=["half", "loro"])
     p.add_argument("--stop", type=int, default=0, metavar="S", help="check the stopping rule on the first S seeds")
     p.add_argument("--power", type=float, default=0.8)
+    p.add_argument("--bias", type=int, default=0, metavar="N",
+                   help="also measure the bias: N samples of half's seed-0 collection, corrected and not")
     p.add_argument("--json", default=None, help="write every row and the summaries here")
     args = p.parse_args(argv)
 
@@ -239,6 +266,14 @@ def main(argv=None) -> int:
         report["loro"] = {"summary": summarise(rows), "rows": rows}
         print_table("leave one run out, seed %d" % seeds[0], [r for r in rows if r["seed"] == seeds[0]])
         print_summary("loro", report["loro"]["summary"], rows)
+    if args.bias:
+        report["bias"] = protocol_bias(full, runs, args.depth, args.share, args.bias, args.estimators)
+        b = report["bias"]
+        print(f"\nbias: {b['samples']} samples of {b['judged']} of {b['holes']} holes (half's seed-0 collection)")
+        for name, x in b.items():
+            if isinstance(x, dict):
+                print(f"  {name:24s} mean error {x['mean_error']:+.4f} ({x['bias_in_sd']:+.2f} sd of one sample); "
+                      f"{x['runs_beyond_3_se']}/{x['runs']} runs beyond 3 SE, {x['runs_below_truth']} below the truth")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(report, fh, indent=1)
