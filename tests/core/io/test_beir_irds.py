@@ -65,7 +65,7 @@ def test_eval_without_run_is_one_line_error(beir_dir, capsys):
 
 def test_api_takes_beir_results_dict_and_matches_beir_ignore_identical_ids(beir_dir):
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    qrels = judged.core.io.beir.load_qrels(beir_dir)
+    qrels = judged.core.io.dataset_qrels(beir_dir)
     results = {"q1": {"q1": 0.9, "d2": 0.8, "d1": 0.7}, "q2": {"d3": 0.5, "q2": 0.6}}
     r = judged.evaluate(qrels, {"dense": results}, ["nDCG@10", "P@1"], ignore_identical_ids=True)
     # BEIR's EvaluateRetrieval.evaluate(ignore_identical_ids=True): pop docid == qid, then pytrec_eval

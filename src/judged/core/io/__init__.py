@@ -25,7 +25,7 @@ import pyarrow as pa
 from ..conventions import validate
 from ..data import Qrels, Run
 from ..errors import ParseError
-from . import frames
+from . import beir, frames, hf
 from .sniff import hinted, parquet_files, text_or_json
 from .text import RawFile, read_raw
 from .trec import read_trec_qrels, read_trec_run
@@ -103,11 +103,9 @@ def dataset_qrels(folder, split: str = "test", on_duplicate: str = "error") -> Q
     """The qrels of one split of a dataset folder: a Hugging Face ``datasets`` folder
     (:mod:`judged.io.hf`: README configs, ``save_to_disk``, mteb/* files) or a BEIR folder
     (:mod:`judged.io.beir`: ``qrels/<split>.tsv``)."""
-    from . import beir, hf
-
     if hf.is_dataset_folder(folder):
         return hf.load_qrels(folder, split, on_duplicate=on_duplicate)
-    return beir.load_qrels(folder, split, on_duplicate=on_duplicate)
+    return read_qrels(beir.qrels_path(folder, split), on_duplicate=on_duplicate)
 
 
 def _first_fields(path: str) -> list[bytes]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 
-from ..data import Qrels
 from ..errors import ParseError
 
 
@@ -27,13 +26,6 @@ def qrels_path(folder, split: str = "test") -> str:
         raise ParseError(path, None, f"no qrels for split {split!r}"
                                      + (f" (splits here: {', '.join(splits)})" if splits else ""))
     return path
-
-
-def load_qrels(folder, split: str = "test", on_duplicate: str = "error") -> Qrels:
-    """The qrels of one split of a BEIR folder."""
-    from . import read_qrels
-
-    return read_qrels(qrels_path(folder, split), on_duplicate=on_duplicate)
 
 
 def iter_jsonl(path):
