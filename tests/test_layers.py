@@ -40,7 +40,6 @@ UPWARD_ALLOWED = {
 CYCLES_ALLOWED = [
     ['judged.analyses.comparison', 'judged.analyses.estimate', 'judged.analyses.holes', 'judged.analyses.meta.power', 'judged.analyses.meta.scores', 'judged.core.evaluation', 'judged.core.manifest', 'judged.core.measures', 'judged.notebook', 'judged.report.plots'],
     ['judged.analyses.machine_pool', 'judged.analyses.pool'],
-    ['judged.judge.campaign', 'judged.judge.ordering'],
 ]
 # (importer, imported module, private name)
 PRIVATE_ALLOWED = set()

@@ -26,6 +26,7 @@ from .assign import PracticeFinished, next_assignment, open_assignment, overlap_
 from .inputs import Pool, Scale, Topic
 from .models import (ADJUDICATE, FLAGS, GRADE, GRADED, OPEN, SKIP, SKIPPED, UNDO, Assessor, Assignment, Campaign,
                      Document, Judgment, Pair, Query, utcnow)
+from .ordering import SHUFFLED, campaign_order, claim_next
 
 DISAGREEMENT_POLICIES = ("skip", "min", "max")  # export of an unadjudicated disagreement
 MAX_GAP = timedelta(hours=12)   # time per judgment: the gap since the previous event, if no longer
@@ -279,8 +280,6 @@ def serve_next(database, who) -> dict | None:
         a = open_assignment(s, who)
         if a is not None:
             return _pair_body(a.pair)
-    from .ordering import SHUFFLED, campaign_order, claim_next
-
     info = campaign_info(database, who.campaign_id)
     try:
         with database.write() as s:
@@ -288,7 +287,7 @@ def serve_next(database, who) -> dict | None:
             claim = None
             if campaign_order(database, info.id) != SHUFFLED:     # one pair at a time, in a policy's order
                 def claim():
-                    return claim_next(s, database, assessor)
+                    return claim_next(s, database, assessor, info.grades[-1])
             a = next_assignment(s, assessor, info.seed, info.practice_pairs, claim)
             return None if a is None else _pair_body(a.pair)
     except IntegrityError:

@@ -30,8 +30,8 @@ def order_choices() -> list[str]:
     return [SHUFFLED, POOL] + [n for n, s in POLICIES.items() if s.adaptive]
 
 
-def set_order(session: Session, order: str, pool_pairs, seed: int = 0, campaign_id: int | None = None) -> None:
-    """Store the campaign's serving order; for ``pool`` and the adaptive strategies, each
+def set_order(session: Session, order: str, pool_pairs, seed: int, campaign_id: int) -> None:
+    """Store campaign ``campaign_id``'s serving order; for ``pool`` and the adaptive strategies, each
     pair's priority and its runs and ranks (``pool_pairs``: :class:`judged.pool.PoolPair`
     in file order, as :func:`judged.pool.read_pool_file` reads them)."""
     if order == SHUFFLED:
@@ -41,10 +41,6 @@ def set_order(session: Session, order: str, pool_pairs, seed: int = 0, campaign_
     if order != POOL and not any(p.ranks for p in pool_pairs):
         raise JudgedError(f"--order {order} needs the runs and ranks of each pair: write the pool with "
                           "`judged pool` (its runs and ranks columns)")
-    if campaign_id is None:
-        from .campaign import find_campaign
-
-        campaign_id = find_campaign(session).id
     ids = {(q, d): i for i, q, d in session.execute(select(Pair.id, Pair.qid, Pair.docid).where(
         Pair.campaign_id == campaign_id, Pair.practice_grade.is_(None))).all()}
     rows, seen = [], set()
@@ -119,9 +115,9 @@ def _labels(session: Session, campaign_id: int) -> dict[int, int]:
     return out
 
 
-def next_pair_id(session: Session, database, assessor: Assessor) -> int | None:
+def next_pair_id(session: Session, database, assessor: Assessor, maxgrade: int) -> int | None:
     """The pair this assessor should judge next in the campaign's order (None: nothing
-    left for them). Does not claim it."""
+    left for them; ``maxgrade``: the top of the campaign's scale, for the policy). Does not claim it."""
     mine = select(Assignment.pair_id).where(Assignment.assessor_id == assessor.id)
     cid = assessor.campaign_id
     second = session.scalar(select(Pair.id).where(Pair.campaign_id == cid, Pair.practice_grade.is_(None),
@@ -137,10 +133,8 @@ def next_pair_id(session: Session, database, assessor: Assessor) -> int | None:
     if order == POOL or cands is None:
         return next((i for i in ordered if i not in handed), None)
     from ..analyses.pooling.policies import make_policy
-    from .campaign import campaign_info
 
-    policy = make_policy(order, cands, seed=database.cache.get(("order_seed", cid), 0),
-                         maxgrade=max(campaign_info(database, cid).grades[-1], 1))
+    policy = make_policy(order, cands, seed=database.cache.get(("order_seed", cid), 0), maxgrade=max(maxgrade, 1))
     policy.start()
     for pair_id, grade in _labels(session, cid).items():
         pid = pid_of.get(pair_id)
@@ -158,10 +152,10 @@ def next_pair_id(session: Session, database, assessor: Assessor) -> int | None:
     return next((i for i in ordered if i not in handed and pid_of.get(i) is None), None)
 
 
-def claim_next(session: Session, database, assessor: Assessor) -> bool:
+def claim_next(session: Session, database, assessor: Assessor, maxgrade: int) -> bool:
     """Claim the next pair in the campaign's order for this assessor; False: none left."""
     for _ in range(1000):
-        pair_id = next_pair_id(session, database, assessor)
+        pair_id = next_pair_id(session, database, assessor, maxgrade)
         if pair_id is None:
             return False
         claimed = session.execute(
