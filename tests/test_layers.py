@@ -39,7 +39,6 @@ UPWARD_ALLOWED = {
 # a cycle must stay inside one of these sets
 CYCLES_ALLOWED = [
     ['judged.analyses.comparison', 'judged.analyses.estimate', 'judged.analyses.holes', 'judged.analyses.meta.power', 'judged.analyses.meta.scores', 'judged.core.evaluation', 'judged.core.manifest', 'judged.core.measures', 'judged.notebook', 'judged.report.plots'],
-    ['judged.analyses.machine_pool', 'judged.analyses.pool'],
 ]
 # (importer, imported module, private name)
 PRIVATE_ALLOWED = set()

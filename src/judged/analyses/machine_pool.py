@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import ConventionError
-from .pool import Selection, register_strategy
+from .pooling.strategies import Selection, register_strategy
 from .sampling import DesignUnit, SampleDesign, Stratum, ap_prior
 
 QUERY_METHOD = ("simple random sampling without replacement of the queries that have holes in the runs' top depth; "
