@@ -677,27 +677,58 @@ def _conservative_pair(measure, a: RunHoles, b: RunHoles) -> PairFlip:
     return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
 
 
+HOLE_CHUNK = 1 << 18  # holes of both runs whose keys are sorted together (a few MB per array)
+
+
 def _extra_holes(measure, a: Aligned, b: Aligned):
     """(per query of A, B's holes that are not A's; per query of B, A's that are not B's),
     counted on (query, docid hash) keys and confirmed on the docids; None when the runs
     were aligned with different qrels or two docids share a hash (the sets decide). Both
-    runs' holes are sorted together once; a key either run holds twice counts once."""
-    from ..core.data import pair_keys, strings_equal
-
+    runs' holes are sorted together, a range of queries (about :data:`HOLE_CHUNK` holes)
+    at a time; a key either run holds twice counts once."""
     if a.qrels is not b.qrels or a.qid_codes is None or b.qid_codes is None:
         return None
-    parts = []
+    holes = []
     for al in (a, b):
         top = ranked_list(measure, al)
         h = np.flatnonzero(~top.judged)
-        code = np.asarray(al.qid_codes, np.int64)[top.q[h]]
-        rows = top.row[h]
-        parts.append((pair_keys(code, al.run.docid_hash[rows]), code, rows))
-    na = len(parts[0][0])
-    keys = np.concatenate([parts[0][0], parts[1][0]])
+        code, rows = np.asarray(al.qid_codes, np.int64)[top.q[h]], top.row[h]
+        if len(code) > 1 and (code[1:] < code[:-1]).any():  # by query code, for the ranges below
+            order = np.argsort(code, kind="stable")
+            code, rows = code[order], rows[order]
+        holes.append((code, rows))
+    nq = len(a.qrels.index.query_ids)
+    out = [np.zeros(a.n_queries, np.int64), np.zeros(b.n_queries, np.int64)]
+    local = []
+    for al in (a, b):
+        index = np.full(nq, -1, np.int64)
+        index[np.asarray(al.qid_codes, np.int64)] = np.arange(al.n_queries)
+        local.append(index)
+    per_code = np.cumsum(np.bincount(holes[0][0], minlength=nq) + np.bincount(holes[1][0], minlength=nq))
+    total = int(per_code[-1]) if nq else 0
+    edges = np.unique(np.concatenate(([0, nq], np.searchsorted(per_code, np.arange(HOLE_CHUNK, total, HOLE_CHUNK),
+                                                                "right"))))
+    for c0, c1 in zip(edges[:-1].tolist(), edges[1:].tolist()):
+        part = [(code[s:e], rows[s:e]) for code, rows in holes
+                for s, e in [np.searchsorted(code, [c0, c1]).tolist()]]
+        counted = _extra_hole_counts(a, b, part, local)
+        if counted is None:
+            return None
+        out[0] += counted[0]
+        out[1] += counted[1]
+    return tuple(out)
+
+
+def _extra_hole_counts(a: Aligned, b: Aligned, part: list, local: list):
+    """:func:`_extra_holes` on one range of queries: ``part`` holds each run's (query
+    codes, rows) of its holes there; ``local`` maps a query code to each run's query index."""
+    from ..core.data import pair_keys, strings_equal
+
+    keys = np.concatenate([pair_keys(code, al.run.docid_hash[rows]) for al, (code, rows) in zip((a, b), part)])
     if not len(keys):
         return np.zeros(a.n_queries, np.int64), np.zeros(b.n_queries, np.int64)
-    code = np.concatenate([parts[0][1], parts[1][1]])
+    na = len(part[0][0])
+    code = np.concatenate([part[0][0], part[1][0]])
     order = np.argsort(keys)
     sorted_keys, in_b = keys[order], order >= na
     start = np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))  # each distinct key
@@ -707,13 +738,11 @@ def _extra_holes(measure, a: Aligned, b: Aligned):
         at = np.arange(len(order))
         ia = np.maximum.reduceat(np.where(in_b, -1, at), start)[both]
         ib = np.maximum.reduceat(np.where(in_b, at, -1), start)[both]
-        if not strings_equal(a.run.docid, parts[0][2][order[ia]], b.run.docid, parts[1][2][order[ib] - na]).all():
+        if not strings_equal(a.run.docid, part[0][1][order[ia]], b.run.docid, part[1][1][order[ib] - na]).all():
             return None
     out = []
-    for al, mine, other in ((a, has_a, has_b), (b, has_b, has_a)):
-        local = np.full(len(al.qrels.index.query_ids), -1, np.int64)
-        local[np.asarray(al.qid_codes, np.int64)] = np.arange(al.n_queries)
-        q = local[code[order[start[other & ~mine]]]]  # the queries of the keys only the other run holds
+    for al, index, mine, other in ((a, local[0], has_a, has_b), (b, local[1], has_b, has_a)):
+        q = index[code[order[start[other & ~mine]]]]  # the queries of the keys only the other run holds
         out.append(np.bincount(q[q >= 0], minlength=al.n_queries).astype(np.int64))
     return tuple(out)
 

@@ -77,7 +77,7 @@ TESTS_METHOD = ("two-sided; NaN (null in JSON) where a test is not defined, left
                 "the draws, else random draws and p=(b+1)/(m+1); "
                 "bootstrap: Sakai's studentized, mean-shifted resampling, p=(b+1)/(m+1), not defined for constant "
                 "differences; ties, constant differences and equal statistics: " + TOLERANCE)
-_CHUNK = 2_000_000  # floats of a block of draws x queries
+_CHUNK = 1_000_000  # floats of a block of draws x queries (8 MB)
 _PAIRS = 256  # pairs of runs per block
 _GATHER = 4  # up to this many pairs, the bootstrap indexes resampled values instead of counting
 
@@ -270,7 +270,9 @@ def randomization_pvalues(diffs: np.ndarray, permutations: int, seed) -> np.ndar
     slack = _sum_tolerance(diffs)
     b = np.zeros(len(diffs), dtype=np.int64)
     for d0, d1 in _blocks(permutations, n):
-        signs = coins[d0:d1].astype(np.float64) * 2 - 1
+        signs = coins[d0:d1].astype(np.float64)
+        signs *= 2  # in place: one block of floats in memory, the same values as signs * 2 - 1
+        signs -= 1
         for lo in range(0, len(diffs), _PAIRS):
             flipped = np.abs(signs @ diffs[lo:lo + _PAIRS].T)  # draws x pairs
             b[lo:lo + _PAIRS] += (flipped >= observed[lo:lo + _PAIRS] - slack[lo:lo + _PAIRS]).sum(axis=0)
@@ -326,7 +328,6 @@ def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed) -> np.ndarray:
     diffs = _check(diffs, samples)
     n = diffs.shape[1]
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n, size=(samples, n))
     scale = np.maximum(np.abs(diffs).max(axis=1), 1.0)  # the tolerance rule's magnitude per row
     observed = np.abs(_t_stat(diffs.mean(axis=1), diffs.std(axis=1, ddof=1) if n > 1 else 0 * scale, n, scale))
     finite = np.isfinite(observed)
@@ -335,16 +336,20 @@ def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed) -> np.ndarray:
     b = np.zeros(len(diffs), dtype=np.int64)
     for d0, d1 in _blocks(samples, n):
         k = d1 - d0
+        # drawn a block at a time: the same stream as all (samples, n) at once (one 32-bit draw
+        # per query index, no state kept between calls), without a samples x n matrix in memory
+        draws = rng.integers(0, n, size=(k, n))
         if len(diffs) <= _GATHER:  # few pairs: index the resampled values directly
             counts = None
         else:  # many pairs: how often each query appears in each resample, shared by all pairs
-            flat = (np.arange(k)[:, None] * n + draws[d0:d1]).ravel()
+            flat = (np.arange(k)[:, None] * n + draws).ravel()
             counts = np.bincount(flat, minlength=k * n).reshape(k, n).astype(np.float64)
         for lo in range(0, len(diffs), _PAIRS):
             block = centred[lo:lo + _PAIRS]
             if counts is None:  # resamples x pairs
-                picked = block.T[draws[d0:d1]]  # resamples x n x pairs
-                mean, square = picked.mean(axis=1), (picked ** 2).mean(axis=1)
+                picked = block.T[draws]  # resamples x n x pairs
+                mean = picked.mean(axis=1)
+                square = np.square(picked, out=picked).mean(axis=1)  # in place, as picked ** 2
             else:
                 mean = (counts @ block.T) / n  # resamples x pairs: resampled means, via query counts
                 square = (counts @ (block ** 2).T) / n
