@@ -435,7 +435,7 @@ def test_capped_draws_count_as_the_capped_grade_in_the_ideal(measure):
     and in the ideal, so the drawn score is the kernel's on the qrels with the holes
     judged 1 (not 1 in the ranking and 3 in the ideal)."""
     from judged.analyses.estimate import HoleModel
-    from judged.analyses.holes import fill
+    from judged.core.measures.bounds import fill
 
     c = small(seed=4)
     _, named = aligned_runs(c)

@@ -9,11 +9,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judged.core.evaluation import evaluate
-from judged.core.align import align
+from judged.core.align import Judgments, Ranked, align, block_offsets
 from judged.core.errors import MeasureError
-from judged.analyses.holes import _replicate, bounds, fill, ndcg_extreme, ranked_list
+from judged.analyses.holes import bounds
 from judged.core.io import read_qrels, read_run
 from judged.core.measures import Measure
+from judged.core.measures.bounds import fill, ndcg_extreme, ranked_list
+
+
+def replicate(aligned, top, copies: int):
+    """``copies`` stacked copies of the aligned list (query index + copy * n_queries): every
+    assignment of grades scored in one kernel call (the bounds' brute-force checks)."""
+    nq = aligned.n_queries
+    shift = (np.arange(copies)[:, None] * nq)
+    q = (shift + top.q[None, :]).ravel()
+    ranked = Ranked(nq * copies, q, np.tile(top.pos, copies), np.tile(top.grade, copies),
+                    np.tile(top.row, copies), block_offsets(q, nq * copies))
+    j = aligned.judgments
+    jq = (shift + j.q[None, :]).ravel()
+    judgments = Judgments(nq * copies, jq, np.tile(j.grade, copies), block_offsets(jq, nq * copies))
+    return replace(aligned, qids=np.tile(aligned.qids, copies), ranked=ranked, judgments=judgments), ranked
 
 
 def brute_force(measure, qrels, run, extras=0, maxgrade=None):
@@ -25,7 +40,7 @@ def brute_force(measure, qrels, run, extras=0, maxgrade=None):
     holes = np.flatnonzero(np.isnan(top.grade) & (top.pos < (m.cutoff or len(top.pos) + 1)))
     n = len(holes) + extras
     combos = np.array(list(product(range(M + 1), repeat=n)), dtype=np.float64).reshape(-1, n) if n else np.zeros((1, 0))
-    stacked, stop = _replicate(a, top, len(combos))
+    stacked, stop = replicate(a, top, len(combos))
     grade = stop.grade.copy()
     idx = (np.arange(len(combos))[:, None] * len(top.q) + holes[None, :]).ravel()
     grade[idx] = combos[:, : len(holes)].ravel()
@@ -177,7 +192,7 @@ def brute_force_pair(measure, qrels, run_a, run_b, maxgrade):
     means = []
     for a in aligned:
         top = ranked_list(m, a)
-        stacked, stop = _replicate(a, top, len(combos))
+        stacked, stop = replicate(a, top, len(combos))
         grade = stop.grade.copy()
         docs = a.docids(top.row)
         eq, eg = [], []

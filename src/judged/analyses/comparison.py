@@ -310,7 +310,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     import math
 
     from ..core.evaluation import evaluate
-    from .holes import check_maxgrade
+    from ..core.measures.bounds import check_maxgrade
 
     validate(ties=ties, no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids,
              on_duplicate=on_duplicate, negative=negative)

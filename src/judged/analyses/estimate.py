@@ -1139,7 +1139,7 @@ def _point(score: CaseScore) -> float:
 def _bounds_for(measure, pool, world, targets, given, maxgrade) -> dict:
     if given is not None:
         return given
-    from .holes import bounds as exact_bounds
+    from ..core.measures.bounds import bounds as exact_bounds
 
     m = measure if maxgrade is None else replace(measure, maxgrade=int(maxgrade))
     out = {}

@@ -43,10 +43,11 @@ import numpy as np
 from ..core.align import align
 from ..core.conventions import Settings, validate
 from ..core.errors import ConventionError, ParseError
-from .holes import check_maxgrade, fill, max_grade, negative_as
 from ..core.measures import Measure
+from ..core.measures.bounds import check_maxgrade, fill, max_grade
 from ..core.measures.dcg import dcg, idcg
 from ..core.progress import progress
+from .holes import negative_as
 from .pooling.strategies import STRATEGIES, PoolContext, PoolPair, Selection, register_strategy
 
 BASE_COLUMNS = ("qid", "docid", "priority", "best_rank", "runs")

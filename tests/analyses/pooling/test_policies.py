@@ -277,7 +277,7 @@ def test_bounds_are_exact_against_brute_force(seed):
 
 @pytest.mark.parametrize("seed", range(20))
 def test_max_over_multisets_is_ndcg_extreme(seed):
-    from judged.analyses.holes import ndcg_extreme
+    from judged.core.measures.bounds import ndcg_extreme
     from judged.analyses.pooling.policies import _max_over_multisets
 
     rng = np.random.default_rng(seed)

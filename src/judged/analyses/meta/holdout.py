@@ -242,7 +242,8 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     from ..estimate import DEFAULT_LEVEL, build_pool, estimate_runs, list_depth, make_world, unit_removal, \
         world_aligned
     from ...core.evaluation import named_runs
-    from ..holes import bounds, check_maxgrade, negative_as
+    from ...core.measures.bounds import bounds, check_maxgrade
+    from ..holes import negative_as
     from ...core.io import read_qrels
     from ...core.measures import BOUNDED, Measure
     from ...core.querysets import of_aligned

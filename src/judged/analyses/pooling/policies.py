@@ -411,7 +411,7 @@ def _max_over_multisets(own, dcg, jg, disc, top: int):
     row the same number of holes), ``dcg`` per run; returns the maximum per run (a float
     for a single row). Only the multiset of grades matters to the ideal, and for a
     multiset the largest grades sit on the largest discounts (rearrangement): every
-    multiset is tried. The same value as :func:`judged.holes.ndcg_extreme` (tested)."""
+    multiset is tried. The same value as :func:`judged.core.measures.bounds.ndcg_extreme` (tested)."""
     single = np.ndim(own) == 1
     own = np.atleast_2d(np.asarray(own, np.float64))
     dcg = np.atleast_1d(np.asarray(dcg, np.float64))
@@ -439,7 +439,7 @@ class Bounds(Policy):
 
     Per query every run's nDCG@k has exact bounds over the grades of the unlabelled
     candidates in any run's top k (its own move its DCG and the ideal, the others' only
-    the ideal; :func:`judged.holes.ndcg_extreme`, the ideal recomputed), and so does its
+    the ideal; :func:`judged.core.measures.bounds.ndcg_extreme`, the ideal recomputed), and so does its
     mean over the queries; two runs are *undecided* while their intervals of the mean
     overlap (the conservative pair interval of :func:`judged.holes.pair_flip`). A label of
     grade g for hole h moves run r's nDCG@k on h's query by
@@ -544,10 +544,10 @@ class Bounds(Policy):
         holes in any run's top k. For any grades of its own holes, a run's score is lowest
         with the other runs' holes at the top grade (they only raise the ideal) and highest
         with them at 0, so only its own holes (at most k) are searched: the maximum by
-        :func:`judged.holes.ndcg_extreme`, the minimum over s own holes at the top grade on
+        :func:`judged.core.measures.bounds.ndcg_extreme`, the minimum over s own holes at the top grade on
         the s smallest discounts, the others at 0 (the minimum needs only the extreme
         grades, docs/holes.md; the rearrangement inequality places them)."""
-        from ..holes import ndcg_extreme
+        from ...core.measures.bounds import ndcg_extreme
 
         ids, W = self._top[q]
         open_ = np.isnan(self.label[ids])

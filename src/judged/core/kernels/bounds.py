@@ -1,4 +1,4 @@
-"""Kernels of the exact hole bounds (:mod:`judged.analyses.holes`): each a numpy reference and the
+"""Kernels of the exact hole bounds (:mod:`judged.core.measures.bounds`): each a numpy reference and the
 C function of ``judged._native`` that gives the same bits.
 
 * :func:`ap_extremes` -- AP's minimum and maximum per query over the labels of its holes:

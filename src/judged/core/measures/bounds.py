@@ -1,0 +1,250 @@
+"""Bounds (``unjudged=min|max``): the exact minimum and maximum of a query's score over
+every assignment of integer grades 0..maxgrade to the holes of the measure's ranked
+list (the top k), the ideal ranking recomputed for each assignment.
+
+* P, RR, Success, DCG and R are monotone in each hole's label: the extremes put every
+  hole at the lowest or the highest gain.
+* AP is not monotone (a newly relevant document also raises R): for s newly relevant
+  holes the numerator is largest when they are the s shallowest holes and smallest when
+  they are the s deepest (an exchange argument, see docs/holes.md), so the extremes are
+  a minimum / maximum over s = 0..n.
+* nDCG is not monotone either (a newly relevant document also raises IDCG), and its
+  maximum can need intermediate grades. For a fixed multiset of hole gains IDCG is
+  fixed and DCG is extreme when the largest gains sit on the largest (max) or smallest
+  (min) discounts, so only the multiset matters. The ratio is maximised by Dinkelbach's
+  parametric method: for a trial value lambda, maximise DCG - lambda * IDCG over
+  multisets by a dynamic programme over the gain levels (largest first) whose state is
+  how many holes got a larger gain; the transition separates, so each level is a
+  prefix maximum, O(levels * holes). lambda <- DCG/IDCG of the optimum until
+  max(DCG - lambda * IDCG) = 0 (Dinkelbach, Management Science 1967).
+
+Here the measures' side: what the holes are (the measure's top k), filling them with
+grades, and the extremes; the loops are kernels (:mod:`judged.core.kernels.bounds`).
+:mod:`judged.holes` reads them for runs and pairs of runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..align import Aligned, Judgments, Ranked, block_offsets
+from ..errors import ConventionError, MeasureError
+from ..kernels.bounds import ap_extremes, dinkelbach
+from .registry import BOUNDED
+
+
+def ranked_list(measure, aligned: Aligned) -> Ranked:
+    """The rows a measure reads: the top ``cutoff`` (all rows without a cutoff)."""
+    return aligned.ranked.top(measure.cutoff)
+
+
+def fill(aligned: Aligned, ranked: Ranked, grade: np.ndarray, extra_q=None, extra_grade=None) -> Aligned:
+    """The aligned run as if the holes of ``ranked`` had the grades ``grade`` (NaN: still
+    unjudged) and extra documents outside the ranking were judged (``extra_q``, ``extra_grade``)."""
+    newly = np.isnan(ranked.grade) & ~np.isnan(grade)
+    g = np.where(newly, grade, ranked.grade)
+    j = aligned.judgments
+    parts_q = [j.q, ranked.q[newly]]
+    parts_g = [j.grade, grade[newly].astype(np.int64)]
+    if extra_q is not None and len(extra_q):
+        parts_q.append(np.asarray(extra_q, np.int64))
+        parts_g.append(np.asarray(extra_grade, np.int64))
+    jq, jg = np.concatenate(parts_q), np.concatenate(parts_g)
+    order = np.argsort(jq, kind="stable")
+    jq, jg = jq[order], jg[order]
+    return replace(aligned, ranked=Ranked(ranked.n_queries, ranked.q, ranked.pos, g, ranked.row, ranked.offsets),
+                   judgments=Judgments(j.n_queries, jq, jg, block_offsets(jq, j.n_queries)))
+
+
+def zero_filled(measure):
+    return replace(measure, unjudged="zero", maxgrade=None)
+
+
+MAX_BOUND_GRADE = 1000  # bounds try every grade 0..maxgrade for the holes: more is a typo, not a scale
+
+
+def check_maxgrade(maxgrade) -> None:
+    """``--maxgrade``: None (the qrels' largest grade) or an integer 0..MAX_BOUND_GRADE."""
+    if maxgrade is not None and (isinstance(maxgrade, bool) or int(maxgrade) != maxgrade or maxgrade < 0):
+        raise ConventionError(f"--maxgrade must be a non-negative integer grade, got {maxgrade}")
+    if maxgrade is not None and maxgrade > MAX_BOUND_GRADE:
+        raise ConventionError(f"--maxgrade must be at most {MAX_BOUND_GRADE} (bounds try every grade up to it), "
+                              f"got {maxgrade}")
+
+
+def max_grade(measure, aligned: Aligned) -> int:
+    """``maxgrade=`` or the largest grade in the whole qrels (at least 0)."""
+    if measure.maxgrade is not None:
+        return int(measure.maxgrade)
+    g = aligned.qrels.grade
+    return int(max(g.max(), 0)) if len(g) else 0
+
+
+def _extra_arrays(extras, grade: int):
+    if extras is None:
+        return None, None
+    extras = np.asarray(extras, np.int64)
+    q = np.repeat(np.arange(len(extras)), extras)
+    return q, np.full(len(q), grade, np.int64)
+
+
+def bound(measure, aligned: Aligned) -> np.ndarray:
+    """Per-query values of ``measure`` with ``unjudged=min`` or ``unjudged=max``."""
+    lo, hi = bounds(measure, aligned)
+    return lo if measure.unjudged == "min" else hi
+
+
+def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarray]:
+    """(min, max) per query of ``measure`` over every grade 0..maxgrade of the holes in its
+    ranked list. ``extras[q]``: further unjudged documents of query q outside that list
+    that may be labelled too (another run's holes: they move only the ideal / R)."""
+    if measure.name not in BOUNDED:
+        raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {measure.name}")
+    base = zero_filled(measure)
+    M = max_grade(measure, aligned)
+    if M > MAX_BOUND_GRADE:
+        raise ConventionError(f"bounds try every grade 0..{M} for the holes, at most {MAX_BOUND_GRADE}: give a "
+                              "smaller --maxgrade (maxgrade=), or skip the holes (compare/report: --no-holes)")
+    grades = np.arange(M + 1, dtype=np.float64)
+    if measure.name in ("nDCG", "DCG"):
+        gains = base.gain(grades)
+    elif measure.family.bound_gain == "grade":  # ERR: monotone in the grade itself
+        gains = grades.copy()
+    else:
+        gains = (grades >= measure.rel).astype(float)
+    if (gains < 0).any():
+        raise ConventionError(f"bounds need non-negative gains; gain={measure.gain} gives {gains.min()}")
+    g_hi, g_lo = float(np.argmax(gains)), float(np.argmin(gains))
+    top = ranked_list(measure, aligned)
+    holes = ~top.judged
+    n_extra = np.zeros(aligned.n_queries, np.int64) if extras is None else np.asarray(extras, np.int64)
+    if measure.name in ("nDCG", "AP"):
+        lo, hi = (_ndcg_bounds if measure.name == "nDCG" else _ap_bounds)(base, aligned, top, n_extra, M, gains)
+    else:  # monotone: every hole at the lowest / highest gain (extras only move R's denominator)
+        eq_lo, eg_lo = _extra_arrays(n_extra, int(g_hi))
+        eq_hi, eg_hi = _extra_arrays(n_extra, int(g_lo))
+        lo = base.compute(fill(aligned, top, np.where(holes, g_lo, np.nan), eq_lo, eg_lo))
+        hi = base.compute(fill(aligned, top, np.where(holes, g_hi, np.nan), eq_hi, eg_hi))
+    # queries without holes: exactly the kernel's zero-filled value
+    none = (np.bincount(top.q[holes], minlength=aligned.n_queries) + n_extra) == 0
+    if none.any():
+        z = base.compute(aligned)
+        lo, hi = np.where(none, z, lo), np.where(none, z, hi)
+    return lo, hi
+
+
+def _query_blocks(top: Ranked, n: int):
+    for q in range(n):
+        s, e = top.offsets[q], top.offsets[q + 1]
+        yield q, s, e
+
+
+def _ap_bounds(measure, aligned, top, n_extra, M, rel_gain):
+    """AP: the extremes over s newly relevant holes (:func:`judged.core.kernels.bounds.ap_extremes`)."""
+    R = aligned.judgments.count_at_least(measure.rel).astype(np.float64)
+    return ap_extremes(top.offsets, top.grade, float(measure.rel), R, n_extra, bool(rel_gain.max() > 0),
+                       bool(rel_gain.min() == 0))
+
+
+def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):
+    """nDCG@k: exact min and max over the holes' grades (Dinkelbach + DP, see module doc)."""
+    n = aligned.n_queries
+    k = measure.cutoff
+    values = np.unique(gains)
+    j = aligned.judgments
+    if measure.ideal == "judged":
+        pool_q, pool_g = j.q, measure.gain(j.grade.astype(np.float64))
+        pool_off = block_offsets(pool_q, n)
+    else:  # ideal over the run's judged retrieved documents (holes beyond k stay 0)
+        r = aligned.ranked
+        keep = r.judged
+        pool_q, pool_g = r.q[keep], measure.gain(r.grade[keep])
+        pool_off = block_offsets(pool_q, n)
+    if (pool_g < 0).any():
+        raise ConventionError(f"bounds need non-negative gains; gain={measure.gain} gives negative gains")
+    lo, hi = np.zeros(n), np.zeros(n)
+    open_queries = np.bincount(top.q[~top.judged], minlength=n) + n_extra > 0
+    gain_levels = np.unique(pool_g[pool_g > 0])
+    problems, at = [], []
+    longest = 0
+    for q, s, e in _query_blocks(top, n):
+        if not open_queries[q]:  # no hole: bounds() gives the kernel's zero-filled value
+            continue
+        g = top.grade[s:e]
+        ranks = top.pos[s:e] + 1.0
+        w = measure.discount.divide(np.ones(len(g)), ranks)
+        hole = np.isnan(g)
+        dfix = float((measure.gain(g[~hole]) * w[~hole]).sum())
+        hw = np.concatenate((w[hole], np.zeros(n_extra[q])))
+        jg = pool_g[pool_off[q]:pool_off[q + 1]]
+        jg = jg[jg > 0]
+        problems.append((hw, dfix, (jg[:, None] == gain_levels[None, :]).sum(axis=0)))
+        at.append(q)
+        longest = max(longest, len(jg) + len(hw))
+    disc = measure.discount.divide(np.ones(longest), np.arange(1, longest + 1, dtype=np.float64))
+    disc[k:] = 0.0
+    lo[at], hi[at] = solve_extremes(problems, disc, values, gain_levels)
+    return lo, hi
+
+
+def ndcg_extreme(hw, dfix: float, jg, disc, values, want: str) -> float:
+    """max (``want='max'``) or min of (dfix + sum_h hw_h * x_h) / IDCG over hole gains
+    x_h in ``values``, IDCG the discounted sum (weights ``disc``, 0 past the cutoff) of
+    the judged gains ``jg`` and the x_h sorted descending; 0 when IDCG = 0. The weights
+    ``hw`` may be negative (a difference of two runs' discounts)."""
+    jg = np.asarray(jg, np.float64)
+    levels, counts = np.unique(jg, return_counts=True)
+    return float(ndcg_extremes(np.asarray(hw, np.float64)[None, :], np.array([float(dfix)]), counts[None, :],
+                               levels, np.asarray(disc, np.float64), values, want)[0])
+
+
+def ndcg_extremes(hw: np.ndarray, dfix: np.ndarray, jcounts: np.ndarray, jlevels: np.ndarray, disc: np.ndarray,
+                  values, want: str) -> np.ndarray:
+    """:func:`ndcg_extreme` for a batch of problems with as many holes each: ``hw``
+    (problems, holes) hole weights, ``dfix`` (problems,), ``jcounts`` (problems, levels)
+    how many judged gains equal each of the distinct ``jlevels``; ``disc`` the discount
+    by ideal position (0 past the cutoff) for at least judged + holes positions. Every
+    problem goes through the same operations as alone (so the same bits), all at once."""
+    values = np.asarray(values, np.float64)
+    hw = np.asarray(hw, np.float64)
+    nb, nh = hw.shape
+    if nb == 0:
+        return np.zeros(0)
+    w = np.sort(hw, axis=1)[:, ::-1] if want == "max" else np.sort(hw, axis=1)  # largest gains take w[0], ...
+    W = np.concatenate((np.zeros((nb, 1)), np.cumsum(w, axis=1)), axis=1)
+    D = np.concatenate(([0.0], np.cumsum(disc)))
+    jlevels = np.asarray(jlevels, np.float64)
+    jcounts = np.asarray(jcounts, np.int64).reshape(nb, len(jlevels))
+    zero_possible = (jcounts.sum(axis=1) == 0) & (values.min() == 0)  # all holes 0: IDCG = 0, value 0
+    allowed = set(values.tolist())
+    levels = sorted(allowed | set(jlevels.tolist()), reverse=True)
+    above = np.stack([jcounts[:, jlevels > u].sum(axis=1) for u in levels], axis=1)
+    count = np.stack([jcounts[:, np.flatnonzero(jlevels == u)[0]] if (jlevels == u).any() else np.zeros(nb, np.int64)
+                      for u in levels], axis=1)
+    sign = 1.0 if want == "max" else -1.0
+    out = sign * dinkelbach(W, D, dfix.astype(np.float64), np.array(levels, np.float64),
+                            np.array([u in allowed for u in levels]), above.astype(np.int64), count.astype(np.int64),
+                            sign)
+    if zero_possible.any():
+        out[zero_possible] = np.maximum(out[zero_possible], 0.0) if want == "max" \
+            else np.minimum(out[zero_possible], 0.0)
+    return out
+
+
+def solve_extremes(problems: list, disc: np.ndarray, values, gain_levels: np.ndarray) -> tuple:
+    """(min, max) of every problem (hole weights, dfix, counts of the judged gains at
+    ``gain_levels``), problems with as many holes solved together."""
+    n = len(problems)
+    lo, hi = np.zeros(n), np.zeros(n)
+    by_holes = {}
+    for i, (hw, _, _) in enumerate(problems):
+        by_holes.setdefault(len(hw), []).append(i)
+    for nh, idx in by_holes.items():
+        hw = np.array([problems[i][0] for i in idx], np.float64).reshape(len(idx), nh)
+        dfix = np.array([problems[i][1] for i in idx], np.float64)
+        counts = np.array([problems[i][2] for i in idx], np.int64).reshape(len(idx), len(gain_levels))
+        lo[idx] = ndcg_extremes(hw, dfix, counts, gain_levels, disc, values, "min")
+        hi[idx] = ndcg_extremes(hw, dfix, counts, gain_levels, disc, values, "max")
+    return lo, hi
