@@ -19,7 +19,7 @@ from .errors import UsageError
 from .io import read_qrels, read_run
 from .measures import Measure
 from .progress import progress as progress_bar
-from .results import RunResult, max_depth  # noqa: F401  (judged.evaluation.RunResult, as before)
+from .results import LazyRunResult, RunResult, max_depth  # noqa: F401  (judged.evaluation.RunResult, as before)
 from .runnames import unique_name
 
 DEFAULT_MEASURES = ("nDCG@10", "Judged@10")
@@ -142,7 +142,9 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     progress : show a progress bar (stderr) while streaming large run files
     whole_runs : read every run whole and keep its alignment (``RunResult.aligned``) rather
         than stream it: for callers that go on to read the alignment (compare's holes and
-        regressions), which a streamed run would read and align a second time
+        regressions), which a streamed run would read and align a second time. Otherwise a
+        run read into memory keeps only its values, and ``RunResult.aligned`` is made again
+        on first use
 
     Runs that share few or no query ids with the qrels, miss qrels queries, cover
     different queries or rank different depths are named in ``Result.checks.warnings``
@@ -209,9 +211,14 @@ def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, r
 
     def score(name: str, run) -> RunResult:
         # the whole run is one block, aligned with the run's settings (complete, no_relevant)
-        aligned, block = score_block(qrels, checks.prepare_run(name, run, settings), parsed, settings,
-                                     annotate=checks.attach)
-        return RunResult(name, block.qids, block.values, block.counts, aligned, block.max_depth)
+        run = checks.prepare_run(name, run, settings)
+        aligned, block = score_block(qrels, run, parsed, settings, annotate=checks.attach)
+        if whole_runs:
+            return RunResult(name, block.qids, block.values, block.counts, aligned, block.max_depth)
+        # the alignment (four numbers per ranked row) is not kept for callers that read only the
+        # values: it is made again on first use, as for a streamed run
+        return LazyRunResult(name, block.qids, block.values, block.counts,
+                             lambda: realign(qrels, run, settings, checks.attach), block.max_depth)
 
     results = {}
     workers = 1 if checks.needs_whole_run else scoring_threads()
@@ -235,6 +242,16 @@ def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, r
             raise
         _in_order(results, pool)
     return Result(qrels, parsed, settings, results, checks)
+
+
+def realign(qrels: Qrels, run, settings: Settings, annotate=None):
+    """The alignment :func:`evaluate` scored a run read into memory with, made again."""
+    from .align import align
+
+    aligned = align(qrels, run, settings)
+    if annotate is not None:
+        annotate(aligned)
+    return aligned
 
 
 def scoring_threads() -> int:
