@@ -69,6 +69,21 @@ class _PublicNames:
 
 sys.meta_path.insert(0, _PublicNames())
 
+from .core import DISPLAY  # noqa: E402
+
+
+def _drawn_by_notebook(name: str):
+    """Jupyter's view of results (``judged.core.DISPLAY``): :mod:`judged.notebook`'s, imported when first shown."""
+    def draw(*args):
+        from . import notebook
+
+        return getattr(notebook, name)(*args)
+    return draw
+
+
+DISPLAY.update((name, _drawn_by_notebook(name)) for name in ("result_html", "plot_result", "comparison_html",
+                                                             "plot_comparison"))
+
 
 def __getattr__(name):
     if name in _LAZY:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import stats
+from ..core import DISPLAY
 from ..core.conventions import validate
 from ..core.errors import JudgedError
 from ..core.progress import progress
@@ -184,15 +185,11 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         """Jupyter: the comparison tables with conventions (see :mod:`judged.notebook`)."""
-        from ..notebook import comparison_html
-
-        return comparison_html(self)
+        return DISPLAY["comparison_html"](self)
 
     def plot(self, measure: str | None = None, run: str | None = None, ax=None):
         """Sorted per-query differences run − baseline (matplotlib); see :func:`judged.notebook.plot_comparison`."""
-        from ..notebook import plot_comparison
-
-        return plot_comparison(self, measure, run, ax)
+        return DISPLAY["plot_comparison"](self, measure, run, ax)
 
 
 def significance_mark(p_adjusted: float, delta: float, alpha: float = ALPHA) -> str:

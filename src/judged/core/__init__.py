@@ -2,3 +2,7 @@
 and the C extension ``_native``), evaluate (``blocks``, ``evaluation``, ``stream``, ``spill``),
 with the conventions, the records (``manifest``) and the checks beyond the score (``checks``).
 The core imports nothing from ``judged.analyses`` or the front ends."""
+
+# Jupyter's view of a result (``Result`` and ``Comparison``: ``_repr_html_``, ``.plot()``): name ->
+# function, registered by the front ends (``judged/__init__.py``: judged.notebook draws them)
+DISPLAY: dict = {}

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import DISPLAY
 from .checks.abstention import ABSTAIN_MARKER
 from .blocks import score_block
 from .checks import Checks
@@ -100,15 +101,11 @@ class Result:
 
     def _repr_html_(self) -> str:
         """Jupyter: the mean table with its conventions (see :mod:`judged.notebook`)."""
-        from ..notebook import result_html
-
-        return result_html(self)
+        return DISPLAY["result_html"](self)
 
     def plot(self, measure: str | None = None, ax=None):
         """The per-query picture with matplotlib (extra ``plot``); see :func:`judged.notebook.plot_result`."""
-        from ..notebook import plot_result
-
-        return plot_result(self, measure, ax)
+        return DISPLAY["plot_result"](self, measure, ax)
 
     def __repr__(self) -> str:
         return f"Result({len(self.runs)} run(s), measures={list(self.measures)})"
