@@ -64,13 +64,8 @@ def make_collection(seed: int, max_queries: int = 8, max_docs: int = 40, max_ran
                     negative: bool = True) -> Collection:
     """A collection drawn from ``seed``; ``negative=False`` draws no negative grade (grades 0..3)."""
     rng = np.random.default_rng(seed)
-    n_q = int(rng.integers(1, max_queries + 1))
-    # query ids 1..n (string order differs from numeric order once n >= 10)
-    qids = [str(i) for i in rng.choice(np.arange(1, 3 * max_queries + 1), size=n_q + 2, replace=False)]
-    n_docs = int(rng.integers(2, max_docs + 1))
-    prefix = "" if rng.random() < 0.7 else "d"
-    # docids 0..n_docs*3: "9" sorts after "10" as strings, the trec_eval tie-break order
-    docs = [f"{prefix}{i}" for i in rng.choice(np.arange(3 * n_docs), size=n_docs, replace=False)]
+    qids, docs = _ids(rng, max_queries, max_docs)
+    n_docs = len(docs)
 
     qrels, run = {}, {}
     only_run, only_qrels = qids[-2], qids[-1]
@@ -99,6 +94,17 @@ def make_collection(seed: int, max_queries: int = 8, max_docs: int = 40, max_ran
     if not run:  # keep at least one query in the run
         run[only_run] = {docs[0]: 1.0}
     return Collection(qrels, run, seed)
+
+
+def _ids(rng, max_queries: int, max_docs: int) -> tuple[list, list]:
+    """(query ids, docids): 1..n queries plus two (one only in the run, one only in the
+    qrels), their string order unlike their numeric order once n >= 10; docids drawn from
+    0..3n, so "9" sorts after "10" as strings (the trec_eval tie-break order)."""
+    n_q = int(rng.integers(1, max_queries + 1))
+    qids = [str(i) for i in rng.choice(np.arange(1, 3 * max_queries + 1), size=n_q + 2, replace=False)]
+    n_docs = int(rng.integers(2, max_docs + 1))
+    prefix = "" if rng.random() < 0.7 else "d"
+    return qids, [f"{prefix}{i}" for i in rng.choice(np.arange(3 * n_docs), size=n_docs, replace=False)]
 
 
 def random_collection(seed: int, n_queries: int = 12, n_docs: int = 60) -> tuple[dict, dict]:
@@ -137,3 +143,51 @@ def write_run(path, run: dict, tag: str = "r") -> str:
 def write_gz(path: Path, text: "str | bytes") -> Path:
     path.write_bytes(gzip.compress(text.encode() if isinstance(text, str) else text))
     return path
+
+
+@dataclass(eq=False)
+class SubtopicCollection:
+    """Subtopic qrels (ndeval's ``qid subtopic docid grade`` rows, file order) and a run
+    {qid: {docid: score}} with distinct scores (ndeval's readers break ties their own ways)."""
+
+    qrels: list  # [(qid, subtopic, docid, grade)]
+    run: dict
+    seed: int
+
+    def write(self, directory: Path) -> tuple[Path, Path]:
+        qrels_path, run_path = directory / f"subtopic-qrels-{self.seed}.txt", directory / f"run-{self.seed}.txt"
+        qrels_path.write_text("".join(f"{q} {s} {d} {g}\n" for q, s, d, g in self.qrels))
+        run_path.write_text(trec_run_text(self.run))
+        return qrels_path, run_path
+
+
+def make_subtopic_collection(seed: int, max_queries: int = 8, max_docs: int = 40, max_ranked: int = 30,
+                             max_subtopics: int = 6) -> SubtopicCollection:
+    """Subtopic qrels drawn from ``seed``, full of what the diversity measures' references
+    are particular about: documents covering several subtopics (the greedy ideal's ties
+    are broken by docid, and "9" > "10"), documents judged 0 for every subtopic, subtopics
+    with nothing relevant, queries with no relevant subtopic, queries only in the run or
+    only in the qrels, grades above 1 and negative ones (relevant at rel=1 / not)."""
+    rng = np.random.default_rng(seed)
+    qids, docs = _ids(rng, max_queries, max_docs)
+    n_docs = len(docs)
+    only_run, only_qrels = qids[-2], qids[-1]
+    qrels, run = [], {}
+    for q in qids[:-2] + [only_qrels]:
+        n_sub = int(rng.integers(1, max_subtopics + 1))
+        judged = rng.choice(docs, size=int(rng.integers(1, n_docs + 1)), replace=False)
+        nothing = rng.random() < 0.1
+        for d in judged:
+            for s in range(1, n_sub + 1):
+                if rng.random() < 0.5:
+                    continue  # not judged for this subtopic
+                g = 0 if nothing else int(rng.choice([-1, 0, 1, 2], p=[0.05, 0.55, 0.3, 0.1]))
+                qrels.append((q, str(s), str(d), g))
+    order = rng.permutation(len(qrels))
+    qrels = [qrels[i] for i in order] if rng.random() < 0.3 else qrels  # sometimes not grouped by query
+    for q in qids[:-2] + [only_run]:
+        if q != only_run and rng.random() < 0.1:
+            continue
+        ranked = rng.choice(docs, size=int(rng.integers(1, min(max_ranked, n_docs) + 1)), replace=False)
+        run[q] = {str(d): float(s) for d, s in zip(ranked, rng.permutation(len(ranked)) + 1.0)}
+    return SubtopicCollection(qrels, run, seed)

@@ -234,8 +234,8 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     check_maxgrade(maxgrade)
     settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
                         ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
-    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     m = zero_filled(Measure.parse(measure or f"nDCG@{k}"))
+    qrels = read_qrels(qrels, on_duplicate=on_duplicate, subtopics=m.family.subtopics)
     if m.name not in BOUNDED:
         raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
     if maxgrade is not None:
@@ -260,8 +260,9 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         reference = [r for r in reference or [] if not isinstance(r, (str, os.PathLike)) or os.fspath(r) not in out]
     for name, run in named_runs(reference, on_duplicate):
         refs[name] = negative_as(align(qrels, run, settings), negative)
-    with progress(None, "estimating the holes"):
-        estimates = estimate_holes(m, out, k, samples=samples, seed=seed, level=level, reference=refs)
+    with progress(None, "estimating the holes"):  # the estimator's model grades documents, not subtopics
+        estimates = None if m.family.subtopics else estimate_holes(m, out, k, samples=samples, seed=seed, level=level,
+                                                                   reference=refs)
     names = list(out)
     with progress(None, "intervals of every pair of runs"):
         pairs = pair_flips(m, [out[n] for n in names], list(combinations(range(len(names)), 2)))

@@ -170,25 +170,26 @@ def print_report(report, console=None) -> None:
     console = console or Console(width=None if is_terminal() else 120)
     m, k = report.measure, report.k
     console.print(f"holes in the top {k} (qrels {report.qrels.source}); {m} with holes counted as not relevant, "
-                  f"its exact min and max over grades 0..{report.maxgrade} for the holes, and an estimate",
-                  highlight=False, markup=False)
+                  f"its exact min and max over grades 0..{report.maxgrade} for the holes, and an estimate"
+                  + (" (none for a diversity measure: the estimator models a document's grade, not its subtopics)"
+                     if report.estimates is None else ""), highlight=False, markup=False)
     t = Table(box=box.SIMPLE, padding=(0, 1), pad_edge=False, collapse_padding=True)
     for col in ["run", f"Judged@{k}", "holes", "with holes", str(m), "min", "max", "estimate"]:
         t.add_column(col, justify="left" if col == "run" else "right", no_wrap=True,
                      min_width=min(12, max(len(n) for n in report.runs)) if col == "run" else None)
     for name, rh in report.runs.items():
         s = rh.summary()
-        e = s["estimate"]
+        e = s.get("estimate")
         t.add_row(name, f"{s['judged']:.3f}", str(s["holes"]),
                   f"{s['queries_with_holes']}/{s['queries']}", f"{s['score']:.4f}",
-                  f"{s['min']:.4f}", f"{s['max']:.4f}", f"{e['mean']:.4f}")
+                  f"{s['min']:.4f}", f"{s['max']:.4f}", "-" if e is None else f"{e['mean']:.4f}")
     console.print(t)
     est = report.estimates
     level = f"{est.level:.0%} interval" if est is not None else "interval"
-    console.print(f"estimate (not a bound), {level}: " + "; ".join(
-        f"{name} {rh.summary()['estimate']['low']:.4f}-{rh.summary()['estimate']['high']:.4f}"
-        + _interval_note(rh) for name, rh in report.runs.items()), highlight=False, markup=False)
     if est is not None:
+        console.print(f"estimate (not a bound), {level}: " + "; ".join(
+            f"{name} {rh.summary()['estimate']['low']:.4f}-{rh.summary()['estimate']['high']:.4f}"
+            + _interval_note(rh) for name, rh in report.runs.items()), highlight=False, markup=False)
         console.print(est.sentence(), highlight=False, markup=False)
     for p in report.pairs:
         console.print(p.sentence(), highlight=False, markup=False)

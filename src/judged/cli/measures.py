@@ -40,7 +40,7 @@ def run(args) -> int:
         width = max(len(n) for n in FAMILIES)
         for f in FAMILIES.values():
             cut = {"required": "@k", "optional": "[@k]", "none": ""}[f.cutoff]
-            params = f"({', '.join(f.params)})" if f.params else ""
+            params = f"({', '.join(f.spellings.get(p, p) for p in f.params)})" if f.params else ""
             out.write(f"{f.name:<{width}}  {f.summary}\n{'':<{width}}    {f.name}{params}{cut}"
                       f"{'  aggregate=' + f.aggregate if f.aggregate != 'mean' else ''}\n")
         out.write("\nparameters:\n")

@@ -580,3 +580,40 @@ def _(native, index, rows, qcode, docid, docid_hash):
                          np.ascontiguousarray(rows, np.int64), *string_buffers(docid), index.offsets, index.docid_hash,
                          *string_buffers(index.docid), np.ascontiguousarray(index.grade, np.int64), out)
     return out
+
+
+@dataclass(eq=False)
+class SubtopicQrels:
+    """Judgments per subtopic (ndeval's ``qid subtopic docid grade``): one integer grade per
+    (qid, subtopic, docid), for the diversity measures (:mod:`judged.measures.diversity`).
+    In a TREC qrels file the subtopic is the second (iteration) column, as ir_measures
+    reads it. ``row`` is each row's line number (1-based) or row in its source."""
+
+    qid: pa.Array
+    subtopic: pa.Array
+    docid: pa.Array
+    grade: np.ndarray
+    source: str = "<memory>"
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        self.qid, self.subtopic, self.docid = (as_string_array(a) for a in (self.qid, self.subtopic, self.docid))
+        self.grade = np.asarray(self.grade, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.grade)
+
+    def __repr__(self) -> str:
+        return f"SubtopicQrels({self.source!r}, {len(self)} judgments)"
+
+    def flat(self, sha256: str | None = None) -> Qrels:
+        """The qrels every other measure reads: each (qid, docid) once, with its largest
+        grade over the subtopics (relevant to the query when relevant to any subtopic, as
+        ndeval's MAP), in the order of first appearance; this table in ``meta['subtopics']``."""
+        t = pa.table({"q": self.qid, "d": self.docid, "g": pa.array(self.grade), "i": arrow_indices(
+            np.arange(len(self), dtype=np.int64))})
+        agg = t.group_by(["q", "d"], use_threads=False).aggregate([("g", "max"), ("i", "min")])
+        order = np.argsort(agg["i_min"].to_numpy())
+        agg = agg.take(arrow_indices(order))
+        return Qrels(agg["q"].combine_chunks(), agg["d"].combine_chunks(), agg["g_max"].to_numpy(),
+                     source=self.source, sha256=sha256, meta={"subtopics": self})

@@ -193,15 +193,16 @@ def _first_run_reader(runs):
 
 def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, requirements, eligibility, principal,
               unanswerable, abstain_marker, score_unanswerable, progress, whole_runs=False) -> Result:
-    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
-    checks, qrels = Checks.load(qrels, scale=scale, requirements=requirements, eligibility=eligibility,
-                                principal=principal, unanswerable=unanswerable, abstain_marker=abstain_marker,
-                                score_unanswerable=score_unanswerable)
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     parsed = {}
     for given in measures:
         parsed.setdefault(str(given), Measure.parse(given))
+    # a diversity measure reads the qrels' second column as the subtopic (judged.io.subtopics)
+    qrels = read_qrels(qrels, on_duplicate=on_duplicate, subtopics=any(m.family.subtopics for m in parsed.values()))
+    checks, qrels = Checks.load(qrels, scale=scale, requirements=requirements, eligibility=eligibility,
+                                principal=principal, unanswerable=unanswerable, abstain_marker=abstain_marker,
+                                score_unanswerable=score_unanswerable)
     stream = None if checks.needs_whole_run or whole_runs else (lambda name, path: _stream(
         qrels, path, parsed, settings, name, on_duplicate, progress,
         reader if reader is not None and not reader.used and reader.source == os.fspath(path) else None))

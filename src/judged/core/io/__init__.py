@@ -54,11 +54,15 @@ def _read_path(path: str, expected: str, read):
         raise hinted(exc, path, expected) from None
 
 
-def read_qrels(source, on_duplicate: str = "error") -> Qrels:
+def read_qrels(source, on_duplicate: str = "error", subtopics: bool = False) -> Qrels:
     """Read relevance judgments from a path (TREC qrels, BEIR TSV, JSON, Parquet),
     ``irds:<dataset-id>`` (ir_datasets, the ``irds`` extra),
     a dataset folder (BEIR, Hugging Face ``datasets``: the ``test`` split), a DataFrame / Arrow
     table (columns qid, docid, grade), a dict {qid: {docid: grade}} or a ``ranx.Qrels``.
+
+    ``subtopics``: a TREC qrels file or a table with a subtopic column is read as subtopic
+    qrels for the diversity measures (:mod:`judged.io.subtopics`: the second column is the
+    subtopic; each document's flat grade its largest over the subtopics).
 
     >>> q = read_qrels({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}})
     >>> len(q), q.qid.to_pylist(), q.grade.tolist()
@@ -69,6 +73,11 @@ def read_qrels(source, on_duplicate: str = "error") -> Qrels:
     validate(on_duplicate=on_duplicate)
     if isinstance(source, Qrels):
         return source
+    if subtopics and _subtopic_source(source):
+        from .subtopics import read_subtopic_qrels
+
+        return _read_path(os.fspath(source), "qrels", lambda: read_subtopic_qrels(source)) \
+            if isinstance(source, (str, os.PathLike)) else read_subtopic_qrels(source)
     if ranx.is_qrels(source):
         return ranx.qrels_from_ranx(source, on_duplicate=on_duplicate)
     if isinstance(source, dict):
@@ -97,6 +106,17 @@ def read_qrels(source, on_duplicate: str = "error") -> Qrels:
             return _read_beir_tsv(read_raw(path), on_duplicate)
         return _read_path(path, "qrels", lambda: read_trec_qrels(path, on_duplicate=on_duplicate))
     return frames.qrels_from_table(frames.to_arrow_table(source), on_duplicate=on_duplicate)
+
+
+def _subtopic_source(source) -> bool:
+    """A TREC qrels text file, or a table: the sources with a subtopic column."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        return not path.startswith("irds:") and not os.path.isdir(path) and file_kind(path) == "text" and \
+            (_first_fields(path)[:1] or [b""])[0].lower() not in BEIR_HEADERS
+    from . import ranx
+
+    return not isinstance(source, dict) and not ranx.is_qrels(source)
 
 
 def dataset_qrels(folder, split: str = "test", on_duplicate: str = "error") -> Qrels:

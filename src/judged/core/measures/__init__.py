@@ -24,7 +24,7 @@ _TREC_NAME = re.compile(r"^(%s)[._](\d+)$" % "|".join(
 # ... and with a level: iprec_at_recall.0.30, iprec_at_recall_0.30, Rprec_mult_0.20
 _TREC_LEVEL = re.compile(r"^(%s)[._](\d+(?:\.\d*)?)$" % "|".join(
     re.escape(t.name) for _, t in trec_table().values() if t.level), re.I)
-_SYNTAX = re.compile(r"^\s*([A-Za-z0-9_]+)\s*(?:\((.*)\))?\s*(?:@\s*(\d+(?:\.\d*)?))?\s*$", re.S)
+_SYNTAX = re.compile(r"^\s*([A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*)\s*(?:\((.*)\))?\s*(?:@\s*(\d+(?:\.\d*)?))?\s*$", re.S)
 
 DCG_SPELLINGS = {  # ir_measures' dcg= parameter
     "log2": ("linear", "log2"),

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..conventions import IDEAL, UNJUDGED
-from . import beyond, binary, dcg, evidence, infap, judged, leak, trec
+from . import beyond, binary, dcg, diversity, evidence, infap, judged, leak, trec
 
 # trec_eval's default cutoffs of P, recall, ndcg_cut, map_cut (and pytrec_eval's)
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -110,9 +110,13 @@ PARAMS = {p.name: p for p in (
     Param("tp", "float", 1.0, "utility's gain per relevant document retrieved"),
     Param("fp", "float", -1.0, "utility's gain per non-relevant document retrieved"),
     Param("fn", "float", 0.0, "utility's gain per relevant document missed"),
+    Param("alpha", "float", 0.5, "redundancy intolerance: the n-th document covering a subtopic gains (1 - alpha)^(n-1) "
+                                 "for it (ndeval's -alpha)", bounds=(0, 1)),
+    Param("patience", "float", 0.5, "NRBP's beta: the probability the user goes on to the next rank (ndeval's -beta; "
+                                    "spelled beta=, as ir_measures)", bounds=(0, 1)),
 )}
 OPTIONS = {"beta", "recall", "rounding", "mult", "persistence", "normalize", "max_rel", "min_rel", "T", "tp", "fp",
-           "fn"}  # kept in Measure.options
+           "fn", "alpha", "patience"}  # kept in Measure.options
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor before a geometric mean (trec_eval.h)
 
 
@@ -134,6 +138,18 @@ def _binary(m) -> list[str]:
 
 def _options(m) -> list[str]:
     return [f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}" for key, value in m.options]
+
+
+def _diversity(*words):
+    """The convention words of a diversity measure (judged.measures.diversity)."""
+    def convention(m) -> list[str]:
+        given = [f"alpha={m.option('alpha'):g}"] if "alpha" in m.family.params else []
+        given += [f"beta={m.option('patience'):g}"] if "patience" in m.family.params else []
+        return ["qrels=subtopics(second-column)", f"rel>={m.rel}(binary-per-subtopic)", *given, *words,
+                "S=subtopics-with-a-relevant-judgment", "no-subtopics=0",
+                f"unjudged={m.unjudged}(holes-cover-{'no' if m.unjudged == 'min' else 'every'}-subtopic,S-fixed)"
+                if m.unjudged in ("min", "max") else _unjudged(m)]
+    return convention
 
 
 @dataclass(frozen=True)
@@ -172,6 +188,7 @@ class Family:
     source: str = ""
     defaults: dict = field(default_factory=dict)  # this family's defaults where they differ from PARAMS'
     spellings: dict = field(default_factory=dict)  # parameter -> the name it is written as (persistence: p)
+    subtopics: bool = False  # reads subtopic qrels (the qrels' second column; judged.io.subtopics)
 
     def default(self, param: str):
         return self.defaults.get(param, PARAMS[param].default)
@@ -531,6 +548,105 @@ Rank-biased overlap, to depth max(|ranking|, |ideal|), of the ranking with the i
 ranking of the query's relevant documents (by grade, ties in the run's order, then docid);
 with normalize, divided by the ideal's overlap with itself.""",
         source="Clarke, Vtyurina & Smucker, TOIS 2020; ir_measures' compat provider"),
+    Family(
+        "alpha-nDCG", diversity, "novelty-aware nDCG over subtopics", cutoff="required",
+        params=("rel", "unjudged", "alpha"), subtopics=True, aliases=("alpha_nDCG",), examples=("alpha-nDCG@20",),
+        convention=_diversity("ideal=greedy(ties=docid-desc)", "norm=ideal"),
+        explanation="""
+Over subtopic qrels (qid subtopic docid grade: the qrels' second column is the subtopic,
+as ir_measures reads it). A document covers a subtopic when its grade for it is >= rel;
+the n-th document covering a subtopic gains (1 - alpha)^(n-1) for it:
+
+    G(r)          = sum over the subtopics s document r covers of (1 - alpha)^(c_s(r))
+    alpha-DCG@k   = sum_{r=1..k} G(r) / log2(r + 1)
+    alpha-nDCG@k  = alpha-DCG@k / alpha-DCG@k of the ideal ranking
+
+with c_s(r) the documents above r covering s. The ideal ranking is ndeval's greedy one
+over the query's judged documents (at each rank the largest G, ties to the largest docid
+by strcmp). A query's subtopics are those with a relevant judgment; one without any
+scores 0. Equal to ndeval's alpha-nDCG@k (TREC Web 2009-2012; ir_measures' alpha_nDCG
+through pyndeval). No bound: the greedy ideal moves with the holes' labels. Worked
+example (docs/measures.md): run a, b, c; a covers s1, b covers s1 and s2, c covers s2:
+G = 1, 1.5, 0.5, alpha-DCG@3 = 2.1964; the ideal b, c, a gives 2.5655; alpha-nDCG@3 = 0.8561.""",
+        source="Clarke et al., SIGIR 2008; ndeval 4.5 (TREC Web track)"),
+    Family(
+        "alpha-DCG", diversity, "alpha-DCG scaled by an ideal-ideal ranking (ndeval)", cutoff="required",
+        params=("rel", "unjudged", "maxgrade", "alpha"), subtopics=True, aliases=("alpha_DCG",),
+        examples=("alpha-DCG@20",), boundable=True,
+        convention=_diversity("norm=ideal-ideal(every-document-covers-all-S)"),
+        explanation="""
+alpha-DCG@k (as alpha-nDCG's) divided by the alpha-DCG@k of a ranking whose every
+document covers all S subtopics: sum_{r<=k} S (1 - alpha)^(r-1) / log2(r + 1) (ndeval's
+collection-independent normalisation; ndeval leaves k = 1 undivided, judged divides it
+too). Monotone in every (document, subtopic) label with S fixed: unjudged=min|max are
+the exact extremes over the holes (a hole covering none / every one of the query's
+subtopics).""", source="Clarke et al., SIGIR 2008; ndeval 4.5"),
+    Family(
+        "ERR-IA", diversity, "intent-aware expected reciprocal rank (ndeval)", cutoff="required",
+        params=("rel", "unjudged", "maxgrade"), subtopics=True, aliases=("ERR_IA",), examples=("ERR-IA@20",),
+        boundable=True, convention=_diversity("stop=0.5", "norm=ideal-ideal(every-document-covers-all-S)"),
+        explanation="""
+The mean over the query's S subtopics of ERR@k with binary relevance, a relevant
+document satisfying the user with probability 0.5 ((2^1 - 1) / 2^1):
+
+    ERR-IA@k = sum_{r<=k} (1/r) sum_s [r covers s] 0.5^(c_s(r))  /  sum_{r<=k} S 0.5^(r-1) / r
+
+divided, as ndeval does, by the value of a ranking whose every document covers every
+subtopic (collection-independent; ndeval leaves k = 1 undivided, judged divides it too).
+Monotone in every label with S fixed: unjudged=min|max are exact.""",
+        source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; Agrawal et al., WSDM 2009; ndeval 4.5"),
+    Family(
+        "nERR-IA", diversity, "ERR-IA normalised by the greedy ideal ranking's", cutoff="required",
+        params=("rel", "unjudged"), subtopics=True, aliases=("nERR_IA",), examples=("nERR-IA@20",),
+        convention=_diversity("stop=0.5", "ideal=greedy(ties=docid-desc)", "norm=ideal"),
+        explanation="""
+ERR-IA@k divided by the ERR-IA@k of ndeval's greedy ideal ranking (alpha-nDCG's, with
+alpha = 0.5); 0 when nothing is relevant. No bound: the ideal moves with the holes.""",
+        source="Chapelle et al., CIKM 2009; ndeval 4.5"),
+    Family(
+        "NRBP", diversity, "novelty- and rank-biased precision", params=("rel", "unjudged", "maxgrade", "alpha",
+                                                                         "patience"),
+        subtopics=True, spellings={"patience": "beta"}, examples=("NRBP", "NRBP(alpha=0.5,beta=0.8)"), boundable=True,
+        convention=_diversity("norm=(1-(1-alpha)beta)/S", "depth=run"),
+        explanation="""
+    NRBP = (1 - (1 - alpha) beta) / S * sum_{r>=1} beta^(r-1) G(r)
+
+G(r) as alpha-nDCG's; over the whole ranking (beta, the patience, default 0.5). Monotone
+in every label with S fixed: unjudged=min|max are exact.""",
+        source="Clarke, Kolla & Vechtomova, ICTIR 2009; ndeval 4.5"),
+    Family(
+        "nNRBP", diversity, "NRBP normalised by the greedy ideal ranking's", params=("rel", "unjudged", "alpha",
+                                                                                     "patience"),
+        subtopics=True, spellings={"patience": "beta"}, examples=("nNRBP",),
+        convention=_diversity("ideal=greedy(ties=docid-desc)", "norm=ideal", "depth=run"),
+        explanation="""
+NRBP divided by the NRBP of ndeval's greedy ideal ranking; 0 when nothing is relevant
+(ndeval: 0/0). No bound: the ideal moves with the holes.""",
+        source="Clarke, Kolla & Vechtomova, ICTIR 2009; ndeval 4.5"),
+    Family(
+        "P-IA", diversity, "intent-aware precision at k", cutoff="required", params=("rel", "unjudged", "maxgrade"),
+        subtopics=True, aliases=("P_IA",), examples=("P-IA@20",), boundable=True, convention=_diversity("norm=k*S"),
+        explanation="""
+    P-IA@k = (relevant (document, subtopic) pairs in the top k) / (k * S)
+
+the mean over the S subtopics of P@k (a ranking shorter than k padded). Monotone in every
+label with S fixed: unjudged=min|max are the exact extremes (every hole covering none /
+all of the query's subtopics).""", source="Agrawal, Gollapudi, Halverson & Ieong, WSDM 2009; ndeval 4.5"),
+    Family(
+        "AP-IA", diversity, "intent-aware average precision", params=("rel", "unjudged"), subtopics=True,
+        aliases=("AP_IA", "MAP-IA"), examples=("AP-IA",), convention=_diversity("R=relevant-per-subtopic"),
+        explanation="""
+The mean over the S subtopics of AP with the subtopic's relevant judgments as R, over the
+whole ranking (ndeval's MAP-IA). No bound: a relevant hole also raises R.""",
+        source="Agrawal et al., WSDM 2009; ndeval 4.5"),
+    Family(
+        "StRecall", diversity, "subtopic recall: share of the subtopics covered in the top k", cutoff="required",
+        params=("rel", "unjudged", "maxgrade"), subtopics=True, aliases=("S-recall", "strec"),
+        examples=("StRecall@20",), boundable=True, convention=_diversity("norm=S"),
+        explanation="""
+Subtopics with a relevant document in the top k, divided by S (ndeval's strec@k).
+Monotone: unjudged=max is 1 when a hole is in the top k (it may cover every subtopic).""",
+        source="Zhai, Cohen & Lafferty, SIGIR 2003; ndeval 4.5"),
     Family(
         "Judged", judged, "share of the top k that is judged (coverage, not quality)", cutoff="required",
         coverage=True, examples=("Judged@10",), convention=lambda m: ["judged=any-grade-for-this-query"],

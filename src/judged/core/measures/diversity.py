@@ -1,0 +1,309 @@
+"""Diversity measures over subtopic qrels (``qid subtopic docid grade``; the qrels' second
+column, :mod:`judged.io.subtopics`), as ndeval (TREC Web track 2009-2012) computes them.
+Their records (formula, convention, source) are in :mod:`judged.measures.registry`.
+
+* ``alpha-nDCG@k``, ``alpha-DCG@k``  Clarke et al., SIGIR 2008;
+* ``ERR-IA@k``, ``nERR-IA@k``  intent-aware ERR (Chapelle et al., CIKM 2009; Agrawal et al., WSDM 2009);
+* ``NRBP``, ``nNRBP``  novelty- and rank-biased precision (Clarke, Kolla & Vechtomova, ICTIR 2009);
+* ``P-IA@k``, ``AP-IA``  intent-aware precision and average precision (Agrawal et al., WSDM 2009);
+* ``StRecall@k``  subtopic recall (Zhai, Cohen & Lafferty, SIGIR 2003).
+
+ndeval's conventions, kept: relevance per subtopic is binary (grade >= rel, default 1);
+a query's subtopics are those with at least one relevant judgment (S; a query with none
+scores 0); the n-th document covering a subtopic gains (1 - alpha)^(n-1) for it; the
+ideal ranking is ndeval's greedy one over the query's judged documents (at each rank the
+largest gain, ties to the largest docid by strcmp). Sums run in ndeval's order (per rank
+over the subtopics in order of first appearance in the qrels, then down the ranks), so
+the values equal ndeval's (through pyndeval) to the last bit on the tests' collections.
+
+A document with a grade >= rel in the flat qrels but no subtopic judgment (only the holes
+``unjudged=max`` fills, :mod:`judged.holes`) counts as relevant to every subtopic of its query.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..data import arrow_indices
+from ..errors import MeasureError
+from .dcg import ranking_for
+
+
+def compute(measure, aligned) -> np.ndarray:
+    table = _table(measure, aligned)
+    name, n = measure.name, aligned.n_queries
+    S = table.subtopic_count(aligned.qids)
+    ranked = ranking_for(measure, aligned)
+    if measure.cutoff is not None:
+        ranked = ranked.top(measure.cutoff)
+    hits = _hits(table, aligned, ranked, S)
+    alpha = measure.option("alpha") if "alpha" in measure.family.params else 0.5
+    score = _scores(hits, len(ranked.q), alpha)
+    out = np.zeros(n)
+    has = S > 0
+    k = measure.cutoff
+    if name in ("alpha-DCG", "alpha-nDCG"):
+        raw = np.bincount(ranked.q, weights=score * _discounts(len(score) and int(ranked.pos.max()) + 1)[ranked.pos],
+                          minlength=n)
+        if name == "alpha-DCG":
+            return _divide(raw, _ideal_ideal(S, k, alpha, "dcg"), has)
+        ideal = _ideal_raw(table, aligned, measure, alpha, "dcg")
+        return _normalised(raw, ideal, S, k, alpha, "dcg")
+    if name in ("ERR-IA", "nERR-IA"):
+        raw = np.bincount(ranked.q, weights=score / (ranked.pos + 1.0), minlength=n)
+        if name == "ERR-IA":
+            return _divide(raw, _ideal_ideal(S, k, 0.5, "err"), has)
+        return _normalised(raw, _ideal_raw(table, aligned, measure, 0.5, "err"), S, k, 0.5, "err")
+    if name in ("NRBP", "nNRBP"):
+        beta = measure.option("patience")
+        raw = np.bincount(ranked.q, weights=score * _decay(beta, len(score) and int(ranked.pos.max()) + 1)[ranked.pos],
+                          minlength=n)
+        value = _nrbp(raw, S, alpha, beta)
+        if name == "NRBP":
+            return value
+        ideal = _nrbp(_ideal_raw(table, aligned, measure, alpha, "nrbp"), S, alpha, beta)
+        np.divide(value, ideal, out=out, where=ideal > 0)
+        return out
+    q_hit = ranked.q[hits[0]]
+    if name == "P-IA":  # (document, subtopic) pairs relevant in the top k / (k * S)
+        count = np.bincount(q_hit, minlength=n).astype(np.float64)
+        return _divide(count, (k * S).astype(np.float64), has)
+    if name == "StRecall":  # subtopics covered in the top k / S
+        count = np.bincount(q_hit[hits[2] == 0], minlength=n).astype(np.float64)
+        return _divide(count, S.astype(np.float64), has)
+    if name == "AP-IA":  # mean over the subtopics of each one's AP (its relevant documents as R)
+        row, sub, c = hits
+        order = np.lexsort((ranked.pos[row], sub, q_hit))
+        qs, ss = q_hit[order], sub[order]
+        first = np.ones(len(qs), bool)
+        first[1:] = (qs[1:] != qs[:-1]) | (ss[1:] != ss[:-1])
+        group = np.cumsum(first) - 1
+        total = np.bincount(group, weights=(c[order] + 1.0) / (ranked.pos[row][order] + 1.0))
+        nrel = table.relevant_count(aligned.qids[qs[first]], ss[first])
+        per_sub = total / nrel
+        raw = np.bincount(qs[first], weights=per_sub, minlength=n)
+        return _divide(raw, S.astype(np.float64), has)
+    raise KeyError(name)
+
+
+# ---------------------------------------------------------------------------
+# The subtopic judgments of a qrels, indexed once per relevance level
+
+
+class _Table:
+    """The relevant (grade >= rel) subtopic judgments: per row its qid, docid and subtopic
+    code (0.. in order of first appearance in the qrels, as pyndeval numbers them), and
+    per query S, its subtopics with a relevant judgment."""
+
+    def __init__(self, sub, rel: int):
+        self.sub, self.rel = sub, rel
+        keep = np.flatnonzero(sub.grade >= rel)
+        idx = arrow_indices(keep)
+        self.qid, self.docid = sub.qid.take(idx), sub.docid.take(idx)
+        order_of = pc.unique(sub.subtopic)  # first appearance order
+        self.code = np.asarray(pc.index_in(sub.subtopic.take(idx), value_set=order_of).to_numpy(
+            zero_copy_only=False), np.int64)
+        self.vocab = pc.unique(self.qid)
+        self.q = np.asarray(pc.index_in(self.qid, value_set=self.vocab).to_numpy(zero_copy_only=False), np.int64)
+        # dense subtopic numbers per query: 0..S-1 in code order
+        self.base = int(self.code.max(initial=0)) + 1
+        key = self.q * self.base + self.code
+        pairs = np.unique(key)
+        self.S = np.bincount(pairs // self.base, minlength=len(self.vocab))
+        starts = np.searchsorted(pairs // self.base, np.arange(len(self.vocab)))
+        self.dense = np.searchsorted(pairs, key) - starts[self.q]
+        self.nrel = dict(zip(*np.unique(self.q * self.base + self.dense, return_counts=True)))
+        self.ideals: dict = {}
+
+    def codes(self, qids) -> np.ndarray:
+        """Each of ``qids``' number in this table (-1: nothing relevant)."""
+        found = pc.index_in(pa.array(list(qids), pa.string()), value_set=self.vocab)
+        return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+
+    def subtopic_count(self, qids) -> np.ndarray:
+        """S of each of ``qids`` (0: nothing relevant)."""
+        code = self.codes(qids)
+        S = self.S[np.maximum(code, 0)] if len(self.S) else np.zeros(len(code), np.int64)
+        return np.where(code >= 0, S, 0).astype(np.int64)
+
+    def relevant_count(self, qids, dense) -> np.ndarray:
+        """Relevant judgments of each (query, dense subtopic)."""
+        code = self.codes(qids)
+        return np.array([self.nrel[c * self.base + d] for c, d in zip(code.tolist(), np.asarray(dense).tolist())],
+                        np.float64)
+
+    def ideal(self, qid: str, alpha: float) -> np.ndarray:
+        """ndeval's greedy ideal ranking of a query: the gain of each rank (its documents
+        with a relevant subtopic; at each rank the largest gain, ties to the largest docid)."""
+        key = (qid, alpha)
+        if key not in self.ideals:
+            code = self.codes([qid])[0]
+            if code < 0:
+                self.ideals[key] = np.zeros(0)
+                return self.ideals[key]
+            rows = np.flatnonzero(self.q == code)
+            docs = self.docid.take(arrow_indices(rows)).to_pylist()
+            names = sorted(set(docs), reverse=True)  # argmax's first = the largest docid
+            at = {d: i for i, d in enumerate(names)}
+            S = int(self.S[code])
+            M = np.zeros((len(names), S), bool)
+            M[[at[d] for d in docs], self.dense[rows]] = True
+            gain = np.ones(S)
+            taken = np.zeros(len(names), bool)
+            out = np.zeros(len(names))
+            for r in range(len(names)):
+                score = np.zeros(len(names))
+                for j in range(S):  # summed over the subtopics in order, as ndeval
+                    score += M[:, j] * gain[j]
+                score[taken] = -1.0
+                w = int(np.argmax(score))
+                out[r], taken[w] = score[w], True
+                gain[M[w]] *= 1.0 - alpha
+            self.ideals[key] = out
+        return self.ideals[key]
+
+
+def _table(measure, aligned) -> _Table:
+    sub = aligned.qrels.meta.get("subtopics")
+    if sub is None:
+        raise MeasureError(f"{measure} needs subtopic qrels (qid subtopic docid grade, the second column the "
+                           "subtopic): judged reads them so when a diversity measure is asked for; these qrels were "
+                           "read without (a dict, or a Qrels read before)")
+    key = ("table", measure.rel)
+    if key not in sub._memo:
+        sub._memo[key] = _Table(sub, measure.rel)
+    return sub._memo[key]
+
+
+def _hits(table: _Table, aligned, ranked, S: np.ndarray):
+    """(ranked row, dense subtopic, earlier hits of that subtopic in the query) of every
+    relevant (document, subtopic) pair of ``ranked``, in (rank, subtopic) order."""
+    n_rows = len(ranked.q)
+    qids = pa.array(aligned.qids[ranked.q].tolist(), pa.string()) if n_rows else pa.array([], pa.string())
+    docids = aligned.run.docid.take(arrow_indices(ranked.row))
+    left = pa.table({"q": qids, "d": docids, "li": arrow_indices(np.arange(n_rows, dtype=np.int64))})
+    right = pa.table({"q": table.qid, "d": table.docid, "s": arrow_indices(table.dense)})
+    joined = left.join(right, keys=["q", "d"], join_type="inner", use_threads=False)
+    row = np.asarray(joined["li"].to_numpy(), np.int64)
+    sub = np.asarray(joined["s"].to_numpy(), np.int64)
+    grade = ranked.grade
+    ok = grade[row] >= table.rel  # a pair whose flat grade was taken away (eligibility) does not count
+    row, sub = row[ok], sub[ok]
+    # documents graded relevant in the flat qrels without a subtopic judgment: filled holes
+    covered = np.zeros(n_rows, bool)
+    covered[row] = True
+    filled = np.flatnonzero((grade >= table.rel) & ~covered)
+    if len(filled):
+        per = S[ranked.q[filled]]
+        row = np.concatenate([row, np.repeat(filled, per)])
+        sub = np.concatenate([sub, np.concatenate([np.arange(p) for p in per]) if per.sum() else np.zeros(0, np.int64)])
+    order = np.lexsort((sub, row))
+    row, sub = row[order], sub[order]
+    # the number of earlier hits of the same subtopic in the same query
+    q = ranked.q[row]
+    by = np.lexsort((row, sub, q))
+    qs, ss = q[by], sub[by]
+    start = np.ones(len(by), bool)
+    start[1:] = (qs[1:] != qs[:-1]) | (ss[1:] != ss[:-1])
+    idx = np.arange(len(by))
+    c = np.empty(len(by), np.int64)
+    c[by] = idx - np.maximum.accumulate(np.where(start, idx, 0))
+    return row, sub, c
+
+
+def _gains(alpha: float, n: int) -> np.ndarray:
+    """(1 - alpha)^c for c = 0..n-1 by repeated multiplication, as ndeval."""
+    g = np.empty(max(n, 1))
+    g[0] = 1.0
+    for i in range(1, n):
+        g[i] = g[i - 1] * (1.0 - alpha)
+    return g
+
+
+def _scores(hits, n_rows: int, alpha: float) -> np.ndarray:
+    """Per ranked row: sum over the subtopics it covers, in order, of (1 - alpha)^c."""
+    row, _, c = hits
+    g = _gains(alpha, int(c.max(initial=0)) + 1)
+    return np.bincount(row, weights=g[c], minlength=n_rows) if n_rows else np.zeros(0)
+
+
+_DISCOUNTS = [1.0]
+
+
+def _discounts(n: int) -> np.ndarray:
+    """ndeval's discount of 0-based rank i: 1 at rank 0, log(2) / log(i + 2) after (C's log)."""
+    while len(_DISCOUNTS) < n:
+        _DISCOUNTS.append(math.log(2.0) / math.log(len(_DISCOUNTS) + 2.0))
+    return np.array(_DISCOUNTS[:max(n, 1)])
+
+
+def _decay(beta: float, n: int) -> np.ndarray:
+    d = np.empty(max(n, 1))
+    d[0] = 1.0
+    for i in range(1, n):
+        d[i] = d[i - 1] * beta
+    return d
+
+
+def _ideal_ideal(S: np.ndarray, k: int, alpha: float, kind: str) -> np.ndarray:
+    """ndeval's collection-independent normaliser: the value at k of a ranking whose every
+    document covers all S subtopics (S(1 - alpha)^i at 0-based rank i, summed down the ranks)."""
+    out = np.zeros(len(S))
+    for s in np.unique(S):
+        if s == 0:
+            continue
+        gain, total = float(s), 0.0
+        disc = _discounts(k)
+        for i in range(k):
+            total += gain * disc[i] if kind == "dcg" else gain / (i + 1.0)
+            gain *= 1.0 - alpha
+        out[S == s] = total
+    return out
+
+
+def _ideal_raw(table: _Table, aligned, measure, alpha: float, kind: str) -> np.ndarray:
+    """The raw (unnormalised) value of each query's greedy ideal ranking."""
+    out = np.zeros(aligned.n_queries)
+    k = measure.cutoff
+    beta = measure.option("patience") if kind == "nrbp" else None
+    for i, qid in enumerate(aligned.qids.tolist()):
+        g = table.ideal(qid, alpha)
+        g = g[:k] if k is not None else g
+        if kind == "dcg":
+            terms = g * _discounts(len(g))[:len(g)]
+        elif kind == "err":
+            terms = g / (np.arange(len(g)) + 1.0)
+        else:
+            terms = g * _decay(beta, len(g))[:len(g)]
+        total = 0.0
+        for t in terms.tolist():  # down the ranks, as ndeval
+            total += t
+        out[i] = total
+    return out
+
+
+def _normalised(raw, ideal, S, k, alpha, kind) -> np.ndarray:
+    """raw / ideal as ndeval divides: each first by the ideal-ideal value (from k = 2 on)."""
+    out = np.zeros(len(raw))
+    if k is not None and k >= 2:
+        ii = _ideal_ideal(S, k, alpha, kind)
+        raw, ideal = _divide(raw, ii, S > 0), _divide(ideal, ii, S > 0)
+    np.divide(raw, ideal, out=out, where=(raw != 0) & (ideal != 0))
+    return out
+
+
+def _nrbp(raw, S, alpha, beta) -> np.ndarray:
+    out = np.zeros(len(raw))
+    has = S > 0
+    out[has] = raw[has] * ((1.0 - (1.0 - alpha) * beta) / S[has])
+    return out
+
+
+def _divide(a, b, where) -> np.ndarray:
+    out = np.zeros(len(a))
+    np.divide(a, b, out=out, where=where & (b != 0))
+    return out

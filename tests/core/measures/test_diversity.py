@@ -1,0 +1,178 @@
+"""The diversity measures over subtopic qrels equal ndeval's, per query, on generated
+collections (tests/synth.py's subtopic collections): pyndeval compiles ndeval.c, and
+ir_measures' alpha_nDCG, ERR_IA, P_IA, NRBP, StRecall ... go through it. Hand-worked
+examples say what the numbers mean."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import judged
+from judged.core.errors import MeasureError
+from synth import make_subtopic_collection
+
+# judged's string -> ndeval's (pyndeval's) name; alpha and beta given to pyndeval
+CASES = {
+    (0.5, 0.5, 1): [("alpha-nDCG@{k}", "alpha-nDCG@{k}"), ("alpha-DCG@{k}", "alpha-DCG@{k}"),
+                    ("ERR-IA@{k}", "ERR-IA@{k}"), ("nERR-IA@{k}", "nERR-IA@{k}"), ("P-IA@{k}", "P-IA@{k}"),
+                    ("StRecall@{k}", "strec@{k}"), ("NRBP", "NRBP"), ("nNRBP", "nNRBP"), ("AP-IA", "MAP-IA")],
+    (0.3, 0.8, 1): [("alpha-nDCG(alpha=0.3)@{k}", "alpha-nDCG@{k}"), ("alpha-DCG(alpha=0.3)@{k}", "alpha-DCG@{k}"),
+                    ("NRBP(alpha=0.3,beta=0.8)", "NRBP"), ("nNRBP(alpha=0.3,beta=0.8)", "nNRBP")],
+    (0.5, 0.5, 2): [("alpha-nDCG(rel=2)@{k}", "alpha-nDCG@{k}"), ("ERR-IA(rel=2)@{k}", "ERR-IA@{k}"),
+                    ("P-IA(rel=2)@{k}", "P-IA@{k}"), ("StRecall(rel=2)@{k}", "strec@{k}"), ("AP-IA(rel=2)", "MAP-IA")],
+}
+CUTOFFS = (2, 3, 5, 10, 20)
+
+
+def _pairs(case):
+    out = []
+    for ours, theirs in CASES[case]:
+        out += [(ours.format(k=k), theirs.format(k=k)) for k in CUTOFFS] if "{k}" in ours else [(ours, theirs)]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_equal_to_ndeval(seed, tmp_path):
+    """Every measure at every cutoff, bit for bit (ndeval's 0/0 for nNRBP without a
+    relevant subtopic is 0 here)."""
+    pyndeval = pytest.importorskip("pyndeval")
+    c = make_subtopic_collection(seed)
+    qrels_path, run_path = c.write(tmp_path)
+    compared = 0
+    for (alpha, beta, rel), pairs in ((case, _pairs(case)) for case in CASES):
+        ours = judged.evaluate(str(qrels_path), str(run_path), [p[0] for p in pairs]).runs[str(run_path)]
+        qids = ours.qids.tolist()
+        ev = pyndeval.RelevanceEvaluator(c.qrels, [p[1] for p in pairs], relevance_level=rel, alpha=alpha, beta=beta)
+        theirs = ev.evaluate([(q, d, s) for q, docs in c.run.items() for d, s in docs.items()])
+        assert sorted(theirs) == sorted(qids)
+        for q, values in theirs.items():
+            for mine, name in pairs:
+                value, expected = ours.values[mine][qids.index(q)], values[name]
+                if math.isnan(expected):
+                    assert name == "nNRBP" and value == 0.0
+                else:
+                    assert value == expected, (mine, q, value, expected)
+                compared += 1
+    assert compared > 0
+
+
+def test_ir_measures_providers_agree(tmp_path):
+    """ir_measures' names (alpha_nDCG, ERR_IA, P_IA, NRBP, StRecall, ...) through its pyndeval
+    provider: the same values, and judged parses those spellings."""
+    ir_measures = pytest.importorskip("ir_measures")
+    pytest.importorskip("pyndeval")
+    names = ["alpha_nDCG@10", "alpha_nDCG(alpha=0.3)@5", "ERR_IA@20", "nERR_IA@10", "P_IA@10", "StRecall@10",
+             "NRBP", "NRBP(beta=0.8)", "nNRBP", "AP_IA", "alpha_DCG@20"]
+    worst, compared = 0.0, 0
+    for seed in range(10):
+        c = make_subtopic_collection(seed)
+        qrels_path, run_path = c.write(tmp_path)
+        ours = judged.evaluate(str(qrels_path), str(run_path), names).runs[str(run_path)]
+        qids = ours.qids.tolist()
+        qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+        for name in names:
+            m = ir_measures.parse_measure(name)
+            for x in ir_measures.providers.registry["pyndeval"].evaluator([m], qrels).iter_calc(c.run):
+                if x.query_id not in qids:
+                    continue
+                mine = ours.values[name][qids.index(x.query_id)]
+                if math.isnan(x.value):
+                    assert mine == 0.0
+                    continue
+                worst = max(worst, abs(mine - x.value))
+                compared += 1
+    assert compared > 100 and worst == 0.0
+
+
+def test_alpha_ndcg_by_hand(tmp_path):
+    """Run a, b, c; a covers s1, b covers s1 and s2, c covers s2 (alpha = 0.5).
+    G = 1 (a: s1 new), 1 + 0.5 (b: s2 new, s1 seen once), 0.5 (c: s2 seen once):
+    alpha-DCG@3 = 1 + 1.5 / log2(3) + 0.5 / log2(4). The greedy ideal takes b (G = 2),
+    then a or c (0.5 each: the tie goes to the larger docid, c), then a (0.5):
+    2 + 0.5 / log2(3) + 0.5 / 2."""
+    q = tmp_path / "q.txt"
+    q.write_text("q 1 a 1\nq 1 b 1\nq 2 b 1\nq 2 c 1\n")
+    r = tmp_path / "r.txt"
+    r.write_text("q Q0 a 1 3 x\nq Q0 b 2 2 x\nq Q0 c 3 1 x\n")
+    res = judged.evaluate(str(q), str(r), ["alpha-nDCG@3", "P-IA@3", "StRecall@1", "ERR-IA@3", "NRBP"])
+    v = {m: float(res.runs[str(r)].values[m][0]) for m in res.measures}
+    dcg = 1 + 1.5 / math.log2(3) + 0.5 / 2
+    ideal = 2 + 0.5 / math.log2(3) + 0.5 / 2
+    assert v["alpha-nDCG@3"] == pytest.approx(dcg / ideal) and round(dcg / ideal, 4) == 0.8561
+    assert v["P-IA@3"] == pytest.approx(4 / (3 * 2))  # 4 relevant (document, subtopic) pairs, k = 3, S = 2
+    assert v["StRecall@1"] == 0.5  # a covers one of the two subtopics
+    # ERR-IA: (1 + 1.5/2 + 0.5/3) over a ranking covering both subtopics at every rank (2 + 1/2 + 0.5/3)
+    assert v["ERR-IA@3"] == pytest.approx((1 + 1.5 / 2 + 0.5 / 3) / (2 + 1 / 2 + 0.5 / 3))
+    # NRBP: (1 - 0.5 * 0.5) / 2 * (1 + 0.5 * 1.5 + 0.25 * 0.5)
+    assert v["NRBP"] == pytest.approx(0.75 / 2 * (1 + 0.75 + 0.125))
+
+
+def test_flat_qrels_and_conventions(tmp_path):
+    """The other measures of the evaluation read each document's largest grade over its
+    subtopics; the convention names the subtopic column."""
+    q = tmp_path / "q.txt"
+    q.write_text("q 1 a 0\nq 2 a 2\nq 1 b 0\n")
+    r = tmp_path / "r.txt"
+    r.write_text("q Q0 b 1 3 x\nq Q0 a 2 2 x\n")
+    res = judged.evaluate(str(q), str(r), ["alpha-nDCG@2", "nDCG@2"])
+    assert float(res.runs[str(r)].values["nDCG@2"][0]) == pytest.approx(2 / math.log2(3) / 2)
+    assert "qrels=subtopics(second-column)" in res.conventions["alpha-nDCG@2"]
+    assert str(judged.Measure.parse("alpha_nDCG(alpha=0.3)@20")) == "alpha-nDCG(alpha=0.3)@20"
+    assert str(judged.Measure.parse("NRBP(beta=0.8)")) == "NRBP(beta=0.8)"
+    assert judged.Measure.parse("S-recall@5").name == "StRecall"
+
+
+def test_without_subtopic_qrels_a_clear_error():
+    with pytest.raises(MeasureError, match="needs subtopic qrels"):
+        judged.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["alpha-nDCG@5"])
+
+
+def test_cli_eval_and_measures(tmp_path, capsys):
+    """judged eval reads the second column as the subtopic when a diversity measure is asked
+    for; judged measures explains it; bad subtopic qrels: one line naming file and line."""
+    from judged.cli import main
+
+    q = tmp_path / "q.txt"
+    q.write_text("q 1 a 1\nq 1 b 1\nq 2 b 1\nq 2 c 1\n")
+    r = tmp_path / "r.txt"
+    r.write_text("q Q0 a 1 3 x\nq Q0 b 2 2 x\nq Q0 c 3 1 x\n")
+    assert main(["eval", str(q), str(r), "-m", "alpha-nDCG@20", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert round(out["runs"][str(r)]["mean"]["alpha-nDCG@20"], 4) == 0.8561
+    assert "qrels=subtopics(second-column)" in out["measures"]["alpha-nDCG@20"]
+    assert main(["measures", "alpha-nDCG"]) == 0
+    assert "greedy" in capsys.readouterr().out
+    q.write_text("q 1 a 1\nq 1 a 2\n")
+    assert main(["eval", str(q), str(r), "-m", "P-IA@10"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("judged: error: ") and "q.txt:2: query 'q' subtopic '1'" in err[0]
+
+
+def test_bounds_are_the_extremes_over_the_holes(tmp_path):
+    """P-IA, StRecall, ERR-IA, alpha-DCG and NRBP rise with every (document, subtopic)
+    label: unjudged=min|max equal the values with every hole covering none / all of the
+    query's subtopics, and every labelling in between lies inside (brute force)."""
+    from itertools import product
+
+    q = tmp_path / "q.txt"
+    q.write_text("q 1 a 1\nq 2 b 1\nq 1 c 0\nq 3 c 0\n")  # S = 2 (subtopic 3 has nothing relevant)
+    r = tmp_path / "r.txt"
+    r.write_text("q Q0 x 1 5 t\nq Q0 a 2 4 t\nq Q0 y 3 3 t\nq Q0 b 4 2 t\n")  # holes x, y
+    measures = ["P-IA@3", "StRecall@3", "ERR-IA@4", "alpha-DCG@4", "NRBP"]
+    res = judged.evaluate(str(q), str(r), [f"{m.split('@')[0]}(unjudged={u})" + (f"@{m.split('@')[1]}" if "@" in m
+                                                                                  else "")
+                                           for m in measures for u in ("min", "max")])
+    got = {k: float(v[0]) for k, v in res.runs[str(r)].values.items()}
+    for m in measures:
+        values = []
+        for labels in product([(), ("1",), ("2",), ("1", "2")], repeat=2):
+            extra = "".join(f"q {s} {d} 1\n" for d, subs in zip("xy", labels) for s in subs)
+            q2 = tmp_path / "q2.txt"
+            q2.write_text(q.read_text() + extra + "q 9 x 0\nq 9 y 0\n")  # judged, S unchanged
+            values.append(float(judged.evaluate(str(q2), str(r), [m]).runs[str(r)].values[m][0]))
+        name, cut = (m.split("@") + [None])[:2]
+        lo = got[f"{name}(unjudged=min)" + (f"@{cut}" if cut else "")]
+        hi = got[f"{name}(unjudged=max)" + (f"@{cut}" if cut else "")]
+        assert lo == pytest.approx(min(values)) and hi == pytest.approx(max(values)), m
