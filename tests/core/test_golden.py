@@ -15,7 +15,8 @@ import judged.compat.pytrec_eval as pytrec_eval
 from judged.cli.completion import measure_words
 from judged.cli.eval import trec_eval_name
 from judged.core.conventions import Settings
-from judged.core.manifest import Manifest, record
+from judged.analyses.holes import holes_report
+from judged.core.manifest import Manifest, evaluate_frozen, record
 from judged.core.measures import Measure
 from synth import make_collection, trec_qrels_text, trec_run_text
 
@@ -88,6 +89,12 @@ def _stable(d):
     return d
 
 
+def _renamed(text: str, names: dict) -> str:
+    for path, name in names.items():
+        text = text.replace(json.dumps(path)[1:-1], name)
+    return text
+
+
 def _records(tmp: Path) -> dict:
     qrels, runs = _files(tmp)
     out = {}
@@ -101,6 +108,18 @@ def _records(tmp: Path) -> dict:
             os.path.basename(k): v for k, v in r.to_dict(per_query=True)["runs"].items()}}), indent=1)
     m = Manifest.freeze(str(qrels), RECORD_MEASURES, corpus_id="golden", no_relevant="skip")
     out["manifest"] = json.dumps(_stable(m.to_dict()), indent=1)
+    # every entry point that takes the conventions: a manifest with the others, a frozen
+    # evaluation, a comparison and a holes report (their conventions and numbers)
+    m = Manifest.freeze(str(qrels), RECORD_MEASURES[:4], ties="input", ignore_identical_ids=True, on_duplicate="max")
+    out["manifest1"] = json.dumps(_stable(m.to_dict()), indent=1)
+    rec = _stable(record(evaluate_frozen(m, [str(p) for p in runs[:2]]), m))
+    out["frozen"] = json.dumps({**rec, "runs": {os.path.basename(k): v for k, v in rec["runs"].items()}}, indent=1)
+    names = {str(p): os.path.basename(p) for p in runs}
+    c = judged.compare(str(qrels), [str(p) for p in runs], ["nDCG@10", "AP", "P@5"], no_relevant="skip",
+                       ties="input", depth_cut=30, permutations=200)
+    out["comparison"] = _renamed(json.dumps(_stable(c.to_dict()), indent=1, default=str), names)
+    h = holes_report(str(qrels), [str(p) for p in runs], k=10, samples=20, ties="rank", ignore_identical_ids=True)
+    out["holes"] = _renamed(json.dumps(_stable(h.to_dict()), indent=1, default=str), names)
     return {k: v.replace(str(tmp), "<tmp>") for k, v in out.items()}
 
 
