@@ -179,3 +179,102 @@ def test_rank_ties_with_complete_add_the_missing_queries(tmp_path):
                      complete=True)
     assert streamed.runs[str(tmp_path / "run")].values["AP"].tolist() == whole.runs["run"].values["AP"].tolist() \
         == [1.0, 0.0]
+
+
+# -- the piece reader: pieces of whole queries, tokenized in two threads -----------------
+
+
+def irregular_run(tmp_path, crlf=False):
+    """Run lines grouped by query with blank and ``#`` lines inside and between queries,
+    tabs and runs of spaces between fields, leading white space, and (``crlf``) CRLF ends."""
+    lines = ["# a comment before the first query", ""]
+    for q in range(12):
+        for r in range(1 + q * 7 % 23):
+            sep = "\t" if r % 3 == 0 else "  " if r % 3 == 1 else " "
+            lines.append(f"{' ' if r % 5 == 4 else ''}q{q}{sep}Q0{sep}d{r * 7 % 31}{sep}{r + 1} {20 - r * 0.5!r} t")
+            if r % 4 == 2:
+                lines.append("" if r % 8 == 2 else f"# q{q + 1} looks like the next query here")
+    text = ("\r\n" if crlf else "\n").join(lines) + "\n"
+    (tmp_path / "run").write_bytes(text.encode())
+    return str(tmp_path / "run")
+
+
+def test_query_cut_finds_where_the_last_query_begins():
+    from judged.core.stream import query_cut
+
+    text = b"q1 Q0 a 1 1 t\nq1 Q0 b 2 0 t\n\n# q2 is next\nq2 Q0 a 1 1 t\n  q2\tQ0 b 2 0 t\n"
+    assert query_cut(text, len(text)) == text.index(b"\n\n# q2") + 1  # right after q1's last line
+    one = b"# only\nq1 Q0 a 1 1 t\n\nq1 Q0 b 2 0 t\n# the end\n\n"
+    assert query_cut(one, len(one)) == 0  # one query all through: read on before cutting
+    assert query_cut(b"\n# nothing\n", 11) == 0
+    many = b"".join(f"q{i // 3} Q0 d{i} 1 1 t\r\n".encode() for i in range(3001))
+    assert query_cut(many, len(many)) == many.index(b"q1000 ")  # CRLF; a prefix of q1000's id
+    assert query_cut(many, many.index(b"q999 ")) == many.index(b"q998 ")
+
+
+@pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf"])
+@pytest.mark.parametrize("size", [16, 100, 1 << 20])
+def test_pieces_hold_whole_queries_in_file_order(tmp_path, backend, crlf, size):
+    # pieces far smaller than a query (16 bytes: the reader reads on), cut mid-query, or the
+    # whole file; two threads tokenize them and the consumer gets them in file order
+    from judged.core.io.text import read_tokens
+    from judged.core.io.trec import RUN_LAYOUT
+    from judged.core.stream import PieceReader
+
+    path = irregular_run(tmp_path, crlf)
+    whole, _ = read_tokens(path, RUN_LAYOUT)
+    reader = PieceReader(path, size, threads=2)
+    got, qids = [], []
+    try:
+        for read, row0, tokens, (starts, block_qids), qhash, dup in reader:
+            assert row0 == sum(len(g[0]) for g in got)
+            got.append([s.to_pylist() for s in tokens.strings] + [tokens.number.tolist(), tokens.hashes.tolist()])
+            qids += block_qids.to_pylist()
+            assert len(dup) == 0
+    finally:
+        reader.close()
+    assert [sum((g[k] for g in got), []) for k in range(5)] == \
+        [s.to_pylist() for s in whole.strings] + [whole.number.tolist(), whole.hashes.tolist()]
+    assert qids == [f"q{q}" for q in range(12)]  # each query in one piece
+    assert reader.row0 == whole.rows
+
+
+@pytest.mark.parametrize("size", [64, 1 << 20])
+def test_streamed_irregular_files_give_the_whole_files_numbers(tmp_path, backend, size):
+    path = irregular_run(tmp_path, crlf=True)
+    (tmp_path / "qrels").write_text("".join(f"q{q} 0 d{d} {(q + d) % 3}\n" for q in range(12) for d in range(0, 31, 2)))
+    qrels = judged.read_qrels(str(tmp_path / "qrels"))
+    streamed = evaluate_run_file(qrels, path, {m: Measure.parse(m) for m in MEASURES}, Settings(), block_size=size)
+    assert isinstance(streamed, LazyRunResult)
+    whole = in_memory(qrels, path)
+    for m in MEASURES:
+        assert np.array_equal(streamed.values[m], whole.values[m]), m
+
+
+@pytest.mark.parametrize("bad, why", [("q9 Q0 d1 1 x t", "run:{}: score 'x' is not a number"),
+                                      ("q9 Q0 d1 1 t", r"run:{}: expected 6 fields \(qid Q0 docid rank score tag\), found 5")])
+def test_a_refused_line_in_a_late_piece_names_its_line(tmp_path, backend, bad, why):
+    # the piece holding it fails in a reader thread; the whole-file reader names the line
+    path = irregular_run(tmp_path)
+    lines = open(path).read().split("\n")
+    at = lines.index(next(line for line in lines if line.startswith("q9")))
+    lines.insert(at + 2, bad)
+    (tmp_path / "run").write_text("\n".join(lines))
+    (tmp_path / "qrels").write_text("q1 0 d1 1\n")
+    with pytest.raises(judged.ParseError, match=why.format(at + 3)):
+        evaluate(str(tmp_path / "qrels"), path, ["AP"])
+    qrels = judged.read_qrels(str(tmp_path / "qrels"))
+    assert evaluate_run_file(qrels, path, {"AP": Measure.parse("AP")}, Settings(), block_size=64) is None
+
+
+def test_closing_a_reader_early_ends_its_threads(tmp_path):
+    import threading
+
+    from judged.core.stream import PieceReader
+
+    _, run_path = write_collection(tmp_path, queries=60)
+    before = set(threading.enumerate())
+    reader = PieceReader(run_path, 64, threads=2)
+    next(iter(reader))
+    reader.close()
+    assert not [t for t in set(threading.enumerate()) - before if t.name == "judged-tokenizer"]

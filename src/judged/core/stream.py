@@ -58,87 +58,162 @@ def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *,
 
 
 
+def query_cut(text, end: int) -> int:
+    """Where the lines of the last query of ``text[:end]`` begin (a line start): 0 when every
+    data line there belongs to one query (or there is none). ``text[:end]`` ends with a line
+    end. Fields are ``bytes.split()``'s and blank and ``#`` lines are skipped, as the tokenizer
+    reads them; the query's lines are found by bisection, taking the file to be grouped by
+    query: when it is not, a query lands in two pieces and the checks on the tokenized pieces
+    send the file to the whole-file reader."""
+    def first_qid(at: int):
+        """(qid of the first data line at or after line start ``at``, where it begins)."""
+        while at < end:
+            nl = text.find(b"\n", at, end)
+            nl = end if nl < 0 else nl
+            fields = bytes(text[at:min(nl, at + 4096)]).split(None, 1)
+            if fields and not fields[0].startswith(b"#"):
+                return fields[0], at
+            at = nl + 1
+        return None, end
+
+    last = text.rfind(b"\n", 0, end - 1) + 1  # the last line's start: then back to its last data line
+    qid = None
+    while qid is None:
+        qid, _ = first_qid(last)
+        if qid is None:
+            if last == 0:
+                return 0
+            last = text.rfind(b"\n", 0, last - 1) + 1
+    if first_qid(0)[0] == qid:
+        return 0
+    lo, hi = 0, last  # lo: a line start whose next data line is another query's; hi: the query's
+    while True:
+        mid = text.rfind(b"\n", 0, (lo + hi) // 2) + 1
+        if mid <= lo:
+            mid = text.find(b"\n", lo, hi) + 1
+        if mid <= lo or mid >= hi:
+            return hi
+        if first_qid(mid)[0] == qid:
+            hi = mid
+        else:
+            lo = mid
+
+
 class _Pieces:
-    """The file's text in pieces that end where a query ends, each tokenized. A piece is about ``size`` bytes; the lines of its last query (which may go
-    on in the next read) are carried into the next piece and tokenized again there."""
+    """The file's text in pieces that end where a query ends, read in order: each piece is
+    about ``size`` bytes of whole lines, cut before the lines of its last query (by
+    :func:`query_cut`), which begin the next piece. Each reader thread reads into a buffer
+    of its own."""
 
     def __init__(self, source: str, size: int):
         self.fh = open(source, "rb")
-        self.buf = bytearray(max(size, 1))  # reused: the carried lines, then what is read next
-        self.end, self.line, self.row0, self.eof = 0, 1, 0, False
+        self.size = max(size, 1)
+        self.carry, self.eof = b"", False
         if self.fh.read(3) != b"\xef\xbb\xbf":  # a UTF-8 byte-order mark is not text
             self.fh.seek(0)
 
-    def next(self):
-        """(bytes read, first data row, tokens of whole queries, qid blocks, their qids'
-        hashes, the rows repeating a pair), or None at the end."""
-        read = 0
+    def next(self, buf: bytearray) -> "tuple[int, int] | None":
+        """Fill ``buf`` (grown as needed) with the next piece: (bytes read from the file, its
+        length in ``buf``), or None at the end."""
+        if self.eof and not self.carry:
+            return None
+        end, read = len(self.carry), 0
+        if len(buf) < max(self.size, 2 * end):
+            buf.extend(bytes(max(self.size, 2 * end) - len(buf)))
+        buf[:end] = self.carry
         while True:
             if not self.eof:
-                if self.end == len(self.buf):  # one query longer than the buffer: grow it
-                    self.buf.extend(bytes(len(self.buf)))
-                with memoryview(self.buf) as view:
-                    n = self.fh.readinto(view[self.end:])
-                self.eof, read, self.end = n == 0, read + n, self.end + n
-            cut = self.end if self.eof else self.buf.rfind(b"\n", 0, self.end) + 1
-            if cut == 0:
-                if self.eof:
-                    return None
-                continue  # no line end yet
-            with memoryview(self.buf) as view:
-                tokens = tokenize(view[:cut], RUN_LAYOUT, first_line=self.line)
-            if isinstance(tokens, int):
-                raise _NotStreamable  # a line to explain: the whole-file reader names it
-            last = int(tokens.blocks[-1]) if len(tokens.blocks) else 0
+                if end == len(buf):  # one query longer than the buffer: grow it
+                    buf.extend(bytes(len(buf)))
+                with memoryview(buf) as view:
+                    n = self.fh.readinto(view[end:])
+                self.eof, read, end = n == 0, read + n, end + n
             if self.eof:
-                used = cut
-            elif last == 0:  # one query all through: read more before cutting
-                continue
-            else:  # the last query may go on: its lines are tokenized again with the next read
-                used, self.line = tokens.last_block_at, tokens.last_block_line
-                tokens = tokens.head(last)
-            self.buf[:self.end - used] = self.buf[used:self.end]
-            self.end -= used
-            row0, self.row0 = self.row0, self.row0 + tokens.rows
-            qid = tokens.strings[0]
-            blocks = (tokens.blocks, qid.take(arrow_indices(tokens.blocks)))
-            # each query in one block, checked on 64-bit hashes of the qids: a collision
-            # (or a repeat) only sends the file to the whole-file reader
-            qhash = string_hash(blocks[1])
-            if len(np.unique(qhash)) != len(qhash):
-                raise _NotStreamable  # a query in more than one block
-            # repeated (qid, docid) pairs are found here too, off the scoring thread
-            dup = duplicate_rows(qid, tokens.strings[1], tokens.hashes, blocks, distinct_blocks=True)
-            return read, row0, tokens, blocks, qhash.tolist(), dup
+                self.carry = b""
+                return read, end
+            full = buf.rfind(b"\n", 0, end) + 1  # whole lines
+            cut = query_cut(buf, full) if full else 0
+            if cut:
+                self.carry = bytes(buf[cut:end])
+                return read, cut
+            # no line end yet, or one query all through: read more before cutting
 
     def close(self):
         self.fh.close()
 
 
 class PieceReader:
-    """A run file read and tokenized in a second thread, up to
-    ``AHEAD`` pieces ahead of its consumer. ``judged.evaluate`` starts one for the first run
+    """A run file read in pieces of whole queries and tokenized by ``threads`` reader
+    threads (two on two cores or more: the tokenizer releases the GIL, so two pieces are
+    tokenized at once), up to ``AHEAD`` pieces ahead of its consumer, which gets them in
+    file order. Each thread reads its piece (one at a time, in order), then tokenizes it and
+    finds its queries and repeated pairs. ``judged.evaluate`` starts one for the first run
     file before it reads the qrels, so both files are read at once (the pieces read
     meanwhile wait, at most ``AHEAD`` x 4 MB of text); :func:`evaluate_run_file` takes it."""
 
-    AHEAD = 8
+    AHEAD = 4
 
-    def __init__(self, source: str, block_size: int = 0):
-        from collections import deque
-        from concurrent.futures import ThreadPoolExecutor
+    def __init__(self, source: str, block_size: int = 0, threads: int | None = None):
+        import threading
 
         self.source, self.used = source, False
         self.pieces = _Pieces(source, block_size or BLOCK_SIZE)
-        self.pool = ThreadPoolExecutor(max_workers=1)  # one worker: calls to next() run in order, never at once
-        self.ahead = deque(self.pool.submit(self.pieces.next) for _ in range(self.AHEAD))
+        self.row0 = 0  # data rows handed out so far
+        self.done = {}  # piece number -> its result (or the exception it raised)
+        self.next_read = self.next_out = 0
+        self.closed = False
+        self.read_lock, self.ready = threading.Lock(), threading.Condition()
+        self.room = threading.Semaphore(self.AHEAD)  # pieces read and not yet taken
+        self.threads = [threading.Thread(target=self._work, name="judged-tokenizer", daemon=True)
+                        for _ in range(threads or tokenizer_threads())]
+        for t in self.threads:
+            t.start()
+
+    def _work(self):
+        buf = bytearray()
+        while True:
+            self.room.acquire()
+            with self.read_lock:
+                if self.closed:
+                    return
+                number, self.next_read = self.next_read, self.next_read + 1
+                try:
+                    got = self.pieces.next(buf)
+                except BaseException as exc:  # noqa: BLE001  (handed to the consumer)
+                    got = exc
+            try:
+                result = got if got is None or isinstance(got, BaseException) else _tokenized(buf, *got)
+            except BaseException as exc:  # noqa: BLE001
+                result = exc
+            with self.ready:
+                self.done[number] = result
+                self.ready.notify_all()
+            if result is None or isinstance(result, BaseException):
+                return  # the end (or a failure): the pieces after it are not read
 
     def __iter__(self):
-        while (done := self.ahead.popleft().result()) is not None:
-            self.ahead.append(self.pool.submit(self.pieces.next))
-            yield done
+        while True:
+            with self.ready:
+                while self.next_out not in self.done:
+                    self.ready.wait()
+                done = self.done.pop(self.next_out)
+            self.next_out += 1
+            self.room.release()
+            if done is None:
+                return
+            if isinstance(done, BaseException):
+                raise done
+            read, tokens, blocks, qhash, dup = done
+            row0, self.row0 = self.row0, self.row0 + tokens.rows
+            yield read, row0, tokens, blocks, qhash, dup
 
     def close(self):
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        with self.read_lock:
+            self.closed = True
+        for _ in self.threads:
+            self.room.release()  # a thread waiting for room wakes, sees closed and ends
+        for t in self.threads:
+            t.join()
         self.pieces.close()
 
     @staticmethod
@@ -153,6 +228,32 @@ class PieceReader:
         except OSError:
             return None
         return PieceReader(os.fspath(path))
+
+
+def tokenizer_threads() -> int:
+    """Reader threads of a :class:`PieceReader`: two when this process may use two cores or
+    more, else one."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return 2 if cores >= 2 else 1
+
+
+def _tokenized(buf: bytearray, read: int, length: int):
+    """(bytes read, tokens of whole queries, qid blocks, their qids' hashes, the rows
+    repeating a pair) of the piece ``buf[:length]``."""
+    with memoryview(buf) as view:
+        tokens = tokenize(view[:length], RUN_LAYOUT)
+    if isinstance(tokens, int):
+        raise _NotStreamable  # a line to explain: the whole-file reader names it
+    qid = tokens.strings[0]
+    blocks = (tokens.blocks, qid.take(arrow_indices(tokens.blocks)))
+    # each query in one block, checked on 64-bit hashes of the qids: a collision
+    # (or a repeat) only sends the file to the whole-file reader
+    qhash = string_hash(blocks[1])
+    if len(np.unique(qhash)) != len(qhash):
+        raise _NotStreamable  # a query in more than one block
+    # repeated (qid, docid) pairs are found here too, off the scoring thread
+    dup = duplicate_rows(qid, tokens.strings[1], tokens.hashes, blocks, distinct_blocks=True)
+    return read, tokens, blocks, qhash.tolist(), dup
 
 
 def _runs(source: str, name: str, block_size: int, advance, reader: PieceReader | None = None):
@@ -171,7 +272,7 @@ def _runs(source: str, name: str, block_size: int, advance, reader: PieceReader 
             yield row0, run_from_tokens(tokens, name, source, qid_blocks=blocks, distinct_blocks=True), dup
     finally:
         reader.close()
-    if reader.pieces.row0 == 0:
+    if reader.row0 == 0:
         raise _NotStreamable  # no data lines: the whole-file reader says so
 
 
