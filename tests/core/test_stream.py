@@ -76,7 +76,7 @@ def test_a_file_not_grouped_by_query_is_read_whole(tmp_path):
     measures = {m: Measure.parse(m) for m in MEASURES}
     assert evaluate_run_file(qrels, run_path, measures, Settings(), block_size=64) is None
     result = evaluate(qrels, run_path, MEASURES)
-    assert not isinstance(result.runs[run_path], LazyRunResult)
+    assert result.runs[run_path].source is None  # read whole: neither streamed nor spilled
 
 
 def test_a_duplicate_in_a_late_block_names_its_line(tmp_path):
@@ -143,7 +143,7 @@ def test_a_bad_qrels_file_closes_the_prefetched_run(tmp_path):
 def test_an_ungrouped_prefetched_run_is_read_whole(tmp_path):
     qrels_path, run_path = write_collection(tmp_path, grouped=False)
     result = evaluate(qrels_path, run_path, MEASURES)
-    assert not isinstance(result.runs[run_path], LazyRunResult)
+    assert result.runs[run_path].source is None  # read whole: neither streamed nor spilled
     whole = in_memory(judged.read_qrels(qrels_path), run_path)
     for m in MEASURES:
         assert np.array_equal(result.runs[run_path].values[m], whole.values[m]), m
