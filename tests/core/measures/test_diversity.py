@@ -96,7 +96,8 @@ def test_alpha_ndcg_by_hand(tmp_path):
     q.write_text("q 1 a 1\nq 1 b 1\nq 2 b 1\nq 2 c 1\n")
     r = tmp_path / "r.txt"
     r.write_text("q Q0 a 1 3 x\nq Q0 b 2 2 x\nq Q0 c 3 1 x\n")
-    res = judged.evaluate(str(q), str(r), ["alpha-nDCG@3", "P-IA@3", "StRecall@1", "ERR-IA@3", "NRBP"])
+    res = judged.evaluate(str(q), str(r), ["alpha-nDCG@3", "P-IA@3", "StRecall@1", "StRecall@2", "ERR-IA@3", "NRBP",
+                                           "alpha-DCG@3", "nERR-IA@3", "nNRBP", "AP-IA"])
     v = {m: float(res.runs[str(r)].values[m][0]) for m in res.measures}
     dcg = 1 + 1.5 / math.log2(3) + 0.5 / 2
     ideal = 2 + 0.5 / math.log2(3) + 0.5 / 2
@@ -107,6 +108,14 @@ def test_alpha_ndcg_by_hand(tmp_path):
     assert v["ERR-IA@3"] == pytest.approx((1 + 1.5 / 2 + 0.5 / 3) / (2 + 1 / 2 + 0.5 / 3))
     # NRBP: (1 - 0.5 * 0.5) / 2 * (1 + 0.5 * 1.5 + 0.25 * 0.5)
     assert v["NRBP"] == pytest.approx(0.75 / 2 * (1 + 0.75 + 0.125))
+    # docs/measures.md's other numbers: alpha-DCG over the every-document-covers-both ranking,
+    # nERR-IA and nNRBP over the greedy ideal b, c, a, AP-IA the mean of s1's AP 1 and s2's 0.5833
+    assert v["alpha-DCG@3"] == pytest.approx(dcg / (2 + 1 / math.log2(3) + 0.5 / 2))
+    assert round(v["alpha-DCG@3"], 4) == 0.7624
+    assert v["nERR-IA@3"] == pytest.approx((1 + 1.5 / 2 + 0.5 / 3) / (2 + 0.5 / 2 + 0.5 / 3))
+    assert v["nNRBP"] == pytest.approx(1.875 / 2.375)
+    assert v["AP-IA"] == pytest.approx((1 + (1 / 2 + 2 / 3) / 2) / 2)
+    assert v["StRecall@2"] == 1.0
 
 
 def test_flat_qrels_and_conventions(tmp_path):
