@@ -485,12 +485,17 @@ def _extra_hole_counts(a: Aligned, b: Aligned, part: list, local: list):
     order = np.argsort(keys)
     sorted_keys, in_b = keys[order], order >= na
     start = np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))  # each distinct key
-    has_a, has_b = np.logical_or.reduceat(~in_b, start), np.logical_or.reduceat(in_b, start)
+    last = np.append(start[1:], len(order)) - 1  # each distinct key's last row
+    # per key, whether each run holds it: B's rows counted by a running sum (one pass, where
+    # a reduction per key costs a call per key)
+    from_b = np.concatenate(([0], np.cumsum(in_b)))
+    n_b = from_b[last + 1] - from_b[start]
+    has_a, has_b = n_b < last + 1 - start, n_b > 0
     both = np.flatnonzero(has_a & has_b)
     if len(both):  # one docid per key: a key both runs hold is the same document
         at = np.arange(len(order))
-        ia = np.maximum.reduceat(np.where(in_b, -1, at), start)[both]
-        ib = np.maximum.reduceat(np.where(in_b, at, -1), start)[both]
+        ia = np.maximum.accumulate(np.where(in_b, -1, at))[last[both]]  # the key's last row of A
+        ib = np.maximum.accumulate(np.where(in_b, at, -1))[last[both]]
         if not strings_equal(a.run.docid, part[0][1][order[ia]], b.run.docid, part[1][1][order[ib] - na]).all():
             return None
     out = []
