@@ -117,3 +117,20 @@ def test_gains_and_gain_keep_their_own_meanings():
     assert judged.evaluate(qrels, run, [str(a)]).aggregate("run", str(a)) > 0
     with pytest.raises(judged.ConventionError, match=r"grade\(s\) \[3\] have no gain"):
         judged.evaluate(qrels, run, [str(b)])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_diversity_measures_read_the_iteration_field(seed, tmp_path):
+    """ir_measures' Qrel records carry the subtopic in ``iteration``: judged.iter_calc reads it
+    for the diversity measures and gives its pyndeval provider's values."""
+    pytest.importorskip("pyndeval")
+    from synth import make_subtopic_collection
+
+    c = make_subtopic_collection(seed)
+    qrels_path, run_path = c.write(tmp_path)
+    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    measures = [ir_measures.parse_measure(m) for m in ("alpha_nDCG@10", "ERR_IA@5", "P_IA@20", "NRBP", "StRecall@10")]
+    ours = {(x.query_id, str(x.measure)): x.value for x in judged.iter_calc(measures, qrels, c.run)}
+    theirs = {(x.query_id, str(x.measure)): x.value for x in ir_measures.iter_calc(measures, qrels, c.run)
+              if x.query_id in c.run}
+    assert theirs and all(ours[key] == value for key, value in theirs.items())

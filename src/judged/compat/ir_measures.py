@@ -36,20 +36,27 @@ class Metric(NamedTuple):
     value: float
 
 
-def _records_table(records, fields: tuple[str, str, str]) -> pa.Table:
+def _records_table(records, fields: tuple[str, ...], defaults: dict | None = None) -> pa.Table:
     cols = {f: [] for f in fields}
     for rec in records:
         for f in fields:
-            cols[f].append(getattr(rec, f))
+            cols[f].append(getattr(rec, f) if defaults is None or f not in defaults else getattr(rec, f, defaults[f]))
     return pa.table(cols)
 
 
-def as_qrels(qrels):
+def as_qrels(qrels, subtopics: bool = False):
+    """judged's Qrels; ``subtopics`` (a diversity measure is asked for): with the subtopic
+    judgments, read from the ``iteration`` field or column as ir_measures reads them
+    (a record without one: subtopic '0', as ir_measures' Qrel)."""
     from ..core.data import Qrels
     from ..core.io import frames, read_qrels
+    from ..core.io.subtopics import read_subtopic_qrels
 
     if isinstance(qrels, (Qrels, dict, str, os.PathLike)) or hasattr(qrels, "columns") or isinstance(qrels, pa.Table):
-        return read_qrels(qrels)
+        return read_qrels(qrels, subtopics=subtopics)
+    if subtopics:
+        return read_subtopic_qrels(_records_table(qrels, ("query_id", "iteration", "doc_id", "relevance"),
+                                                  {"iteration": "0"}))
     return frames.qrels_from_table(_records_table(qrels, ("query_id", "doc_id", "relevance")), source="<records>")
 
 
@@ -78,7 +85,7 @@ class Evaluator:
         from ..core.conventions import Settings
 
         self.measures = _measures(measures)
-        self.qrels = as_qrels(qrels)
+        self.qrels = as_qrels(qrels, subtopics=any(m.family.subtopics for m in self.measures.values()))
         self.settings = Settings(**conventions)
 
     def _values(self, run):
