@@ -27,7 +27,7 @@ import os
 import sys
 import tempfile
 
-from .core.conventions import Settings, validate
+from .core.conventions import Settings
 from .core.errors import ConventionError, JudgedError, ParseError
 from .core.measures import Measure
 from .core.measures.registry import MIN_GEO_MEAN
@@ -50,7 +50,7 @@ def _columns(df, wanted: dict, what: str):
 
 def evaluate(run_df, qrels_df, measures=("nDCG@10", "Judged@10"), *, ties: str = "trec", complete: bool = False,
              no_relevant: str = "zero", on_duplicate: str = "error", ignore_identical_ids: bool = False,
-             blocks: int | None = None):
+             blocks: int | None = None, settings: Settings | None = None):
     """Per-query values of ``measures`` for one run, as a Spark DataFrame (qid, measure, value),
     plus one row per measure with qid ``"all"``: the mean (the sum for NumRel/NumRet/NumRelRet),
     as trec_eval prints them.
@@ -60,13 +60,16 @@ def evaluate(run_df, qrels_df, measures=("nDCG@10", "Judged@10"), *, ties: str =
     run_df : Spark DataFrame with columns qid, docid, score (and rank for ``ties='rank'``)
     qrels_df : Spark DataFrame with columns qid, docid, grade (integer)
     measures : measure strings, as for :func:`judged.evaluate`
-    ties, complete, no_relevant, on_duplicate : the conventions of :func:`judged.evaluate`;
+    ties, complete, no_relevant, on_duplicate, ignore_identical_ids : the conventions of
+        :func:`judged.evaluate` (the sugar of ``settings``, a :class:`judged.conventions.Settings`);
         ``ties='input'`` is refused, since Spark keeps no file order.
     blocks : number of query buckets (default: ``spark.sql.shuffle.partitions``)
     """
     from pyspark.sql import functions as F
 
-    parsed, settings = _parsed(measures), _settings(ties, complete, no_relevant, ignore_identical_ids, on_duplicate)
+    settings = _settings(Settings.of(settings, evaluate, ties=ties, complete=complete, no_relevant=no_relevant,
+                                     on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids))
+    parsed, on_duplicate = _parsed(measures), settings.on_duplicate
     per_query = _scored(run_df, qrels_df, parsed, settings, on_duplicate, blocks).filter(~_is_count()).persist()
     summed = [g for g, m in parsed.items() if m.aggregate == "sum"]
     geometric = [g for g, m in parsed.items() if m.aggregate == "geometric-mean"]
@@ -94,11 +97,12 @@ def _parsed(measures) -> dict:
     return parsed
 
 
-def _settings(ties, complete, no_relevant, ignore_identical_ids, on_duplicate) -> Settings:
-    validate(on_duplicate=on_duplicate)
-    if ties == "input":
+def _settings(settings: Settings) -> Settings:
+    if settings.ties == "input":
         raise ConventionError("ties=input needs the file order, which Spark does not keep; use trec or rank")
-    return Settings(ties=ties, complete=complete, no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids)
+    if settings.depth_cut is not None:
+        raise ConventionError("depth_cut is not supported by the Spark engine")
+    return settings
 
 
 def _scored(run_df, qrels_df, parsed: dict, settings: Settings, on_duplicate: str, blocks: int | None):
@@ -290,11 +294,11 @@ class QrelsSummary:
 def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: str = "local[2]",
                    ties: str = "trec", complete: bool = False, no_relevant: str = "zero",
                    on_duplicate: str = "error", ignore_identical_ids: bool = False, logs: bool | None = None,
-                   progress: bool | None = None):
+                   progress: bool | None = None, settings: Settings | None = None):
     """``judged eval --engine spark``: files in, a :class:`judged.evaluation.Result` out (the
     per-query values come back to the driver; the work is done by the executors).
     ``logs``: see :func:`session`; ``progress``: judged's bar over the runs (default: when
-    stderr is a terminal)."""
+    stderr is a terminal); ``settings`` or its sugar, as :func:`evaluate`."""
     import numpy as np
 
     from .core.evaluation import Result
@@ -302,7 +306,9 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
     from .core.results import RunResult
     from .core.runnames import unique_name
 
-    parsed, settings = _parsed(measures), _settings(ties, complete, no_relevant, ignore_identical_ids, on_duplicate)
+    settings = _settings(Settings.of(settings, evaluate_files, ties=ties, complete=complete, no_relevant=no_relevant,
+                                     on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids))
+    parsed, on_duplicate = _parsed(measures), settings.on_duplicate
     spark = session(master, logs=logs)
     qrels = _columns(read_table(spark, qrels_path, "qrels"), {"qid": "string", "docid": "string", "grade": "long"},
                      qrels_path).cache()

@@ -79,3 +79,34 @@ def test_compat_pytrec_eval_refuses_its_own_bad_arguments():
     with pytest.raises(TypeError, match="relevance_level should be positive"):
         pytrec_eval_compat.RelevanceEvaluator(QRELS, {"map"}, relevance_level=0)
     assert isinstance(pytrec_eval_compat.BadRelevanceLevel("x"), ConventionError)
+
+
+def test_settings_is_the_one_value_every_entry_point_takes():
+    """Issue 17: the conventions as one frozen, validated value; the keywords are its sugar
+    and give the same numbers; a convention given both ways with different values is refused."""
+    from dataclasses import replace
+
+    from judged.core.conventions import Settings
+    from judged.core.manifest import Manifest
+
+    qrels = {"q1": {"a": 1, "b": 2}, "q2": {"c": 1}, "q3": {"d": 0}}
+    runs = {"x": {"q1": {"a": 1.0, "b": 1.0, "z": 0.5}, "q2": {"c": 0.2, "z": 0.9}},
+            "y": {"q1": {"b": 2.0, "a": 1.0}, "q3": {"d": 1.0}}}
+    s = Settings(ties="input", no_relevant="skip", depth_cut=2, on_duplicate="max")
+    kw = dict(ties="input", no_relevant="skip", depth_cut=2, on_duplicate="max")
+    assert judged.evaluate(qrels, runs, ["AP", "nDCG@2"], settings=s).to_dict(True) == \
+        judged.evaluate(qrels, runs, ["AP", "nDCG@2"], **kw).to_dict(True)
+    c1 = judged.compare(qrels, runs, ["AP"], settings=s, holes=False, permutations=50).to_dict()
+    c2 = judged.compare(qrels, runs, ["AP"], holes=False, permutations=50, **kw).to_dict()
+    assert {k: v for k, v in c1.items() if k != "provenance"} == {k: v for k, v in c2.items() if k != "provenance"}
+    complete = replace(s, complete=True)
+    assert holes_report(qrels, runs, k=2, samples=5, settings=complete).to_dict() == \
+        holes_report(qrels, runs, k=2, samples=5, **kw).to_dict()
+    frozen = Manifest.freeze(qrels, ["AP"], settings=replace(s, depth_cut=None)).to_dict()
+    assert frozen["conventions"] == Manifest.freeze(qrels, ["AP"], ties="input", no_relevant="skip").to_dict()["conventions"]
+    with pytest.raises(ConventionError, match="ties='rank' and settings.ties='input'"):
+        judged.evaluate(qrels, runs, ["AP"], ties="rank", settings=s)
+    assert judged.evaluate(qrels, runs, ["AP"], ties="input", settings=s).settings == s  # the same value: no conflict
+    with pytest.raises(ConventionError, match="on_duplicate='bogus'"):
+        Settings(on_duplicate="bogus")
+    assert Settings(on_duplicate="max").canonical() == Settings().canonical()  # what is read, not how it is scored

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from . import stats
 from ..core import DISPLAY
-from ..core.conventions import validate
+from ..core.conventions import Settings, validate
 from ..core.errors import JudgedError
 from ..core.progress import progress
 
@@ -278,13 +278,15 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
             no_relevant: str = "zero", ignore_identical_ids: bool = False, on_duplicate: str = "error",
             depth_cut: int | None = None, manifest=None,
             holes: bool = True, maxgrade: int | None = None, negative: str = "nonrelevant", answers=None,
-            high: float | None = None, show_progress: bool | None = None, **checks) -> Comparison:
+            high: float | None = None, show_progress: bool | None = None, settings=None, **checks) -> Comparison:
     """Compare runs with the first one (the baseline) over the qrels' queries.
 
     A run missing a query scores 0 there (``complete=True``: the query-set rule of every
     command that compares runs, :mod:`judged.querysets`); ``counts`` says how many and
     ``query_set`` states the rule. ``depth_cut`` scores only each query's top N (trec_eval
-    ``-M``), for runs of different depths.
+    ``-M``), for runs of different depths. ``settings`` (a :class:`judged.conventions.Settings`)
+    gives the conventions as one value; ``ties``, ``no_relevant``, ``on_duplicate``,
+    ``ignore_identical_ids`` and ``depth_cut`` are its sugar.
     ``manifest`` (a path or :class:`judged.manifest.Manifest`) fixes qrels, query set,
     measures and conventions and refuses qrels that changed. ``regressions`` queries
     per run (on the first measure) are listed with their top ``depth`` documents
@@ -309,8 +311,10 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     from ..core.evaluation import evaluate
     from ..core.measures.bounds import check_maxgrade
 
-    validate(ties=ties, no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids,
-             on_duplicate=on_duplicate, negative=negative)
+    # the conventions as one value (settings=, or its keyword sugar), over every qrels query (judged.querysets)
+    settings = replace(Settings.of(settings, compare, ties=ties, no_relevant=no_relevant, on_duplicate=on_duplicate,
+                                   ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut), complete=True)
+    validate(negative=negative)
     check_stats_options(correction, permutations, seed)
     _require_int("--regressions", regressions, 0)
     if depth is not None:
@@ -324,11 +328,10 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
         if measures is not None:
             raise JudgedError("a manifest fixes the measures: pass measures=None with manifest=")
         manifest = Manifest.load(manifest)
-        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=on_duplicate, **checks)
+        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=settings.on_duplicate, **checks)
     else:
-        result = evaluate(qrels, runs, DEFAULT_MEASURES if measures is None else measures, ties=ties, complete=True,
-                          no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids, on_duplicate=on_duplicate,
-                          depth_cut=depth_cut, whole_runs=holes or regressions > 0,
+        result = evaluate(qrels, runs, DEFAULT_MEASURES if measures is None else measures, settings=settings,
+                          whole_runs=holes or regressions > 0,
                           progress=sys.stderr.isatty() if show_progress is None else show_progress, **checks)
     result.checks.depth = depth
     if high is not None:

@@ -212,7 +212,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
                  negative: str = "nonrelevant", samples: int = 200, seed: int = 0, level: float | None = None,
                  reference=None, ties: str = "trec", complete: bool = True, no_relevant: str = "zero",
                  on_duplicate: str = "error", ignore_identical_ids: bool = False,
-                 depth_cut: int | None = None) -> HolesReport:
+                 depth_cut: int | None = None, settings: Settings | None = None) -> HolesReport:
     """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
     their grades, an estimate with its interval at ``level`` (default 0.9; see
     :mod:`judged.estimate`), and for every pair of runs whether judging could flip them.
@@ -223,17 +223,19 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     Every run is scored over every qrels query (``complete=True``, a run that ranks nothing
     for one scores 0 there: the query-set rule of every command comparing runs,
     :mod:`judged.querysets`), so each pair's difference is over one set of queries, as in
-    ``judged compare``. A run sharing no query id with the qrels is refused."""
+    ``judged compare``. A run sharing no query id with the qrels is refused. ``settings``: the
+    conventions as one value (``ties``, ``complete``, ... are its sugar)."""
     from ..core.evaluation import named_runs, max_depth
     from ..core.io import read_qrels
     from ..core.querysets import query_set, refuse_disjoint, run_query_sample
 
-    validate(negative=negative, on_duplicate=on_duplicate)
+    settings = Settings.of(settings, holes_report, ties=ties, complete=complete, no_relevant=no_relevant,
+                           on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    on_duplicate = settings.on_duplicate
+    validate(negative=negative)
     if samples < 1:
         raise ConventionError(f"the estimate needs at least one sample, got samples={samples}")
     check_maxgrade(maxgrade)
-    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
     m = zero_filled(Measure.parse(measure or f"nDCG@{k}"))
     qrels = read_qrels(qrels, on_duplicate=on_duplicate, subtopics=m.family.subtopics)
     if m.name not in BOUNDED:

@@ -6,7 +6,9 @@ string form, so that each result can say exactly how it was computed:
 * measure parameters (gain, discount, ideal ranking, unjudged documents, relevance
   threshold) live on :class:`judged.measures.Measure`;
 * engine-wide settings (tie order, which queries are averaged, queries with nothing
-  relevant) live on :class:`Settings`.
+  relevant, repeated pairs in the inputs) live on :class:`Settings`: one frozen, validated
+  value that every entry point takes as ``settings=`` (its keyword arguments ``ties=``,
+  ``complete=``, ... are the sugar that builds it, :meth:`Settings.of`).
 
 Defaults are those of trec_eval 10 (the official TREC scorer), which is also what
 pytrec_eval, BEIR and MTEB report.
@@ -96,6 +98,12 @@ class Settings:
         None (default): every ranked document counts. N: only each query's top N (in the
         tie order) is scored, as trec_eval ``-M N``: runs of different depths (1,000 vs
         100 documents per query) then read the same depth in AP, R, Rprec and Bpref.
+    on_duplicate
+        A (query, document) pair given twice in the qrels or a run: ``error`` (default),
+        ``first`` (keep the first line) or ``max`` (keep the largest grade or score). It
+        decides what is read, not how it is scored, so :meth:`canonical` leaves it out.
+
+    The query-set rule is ``complete`` (:func:`judged.querysets.rule_of`).
     """
 
     ties: str = "trec"
@@ -103,10 +111,37 @@ class Settings:
     no_relevant: str = "zero"
     ignore_identical_ids: bool = False
     depth_cut: int | None = None
+    on_duplicate: str = "error"
 
     def __post_init__(self):
         validate(ties=self.ties, complete=self.complete, no_relevant=self.no_relevant,
-                 ignore_identical_ids=self.ignore_identical_ids, depth_cut=self.depth_cut)
+                 ignore_identical_ids=self.ignore_identical_ids, depth_cut=self.depth_cut,
+                 on_duplicate=self.on_duplicate)
+
+    @classmethod
+    def of(cls, settings: "Settings | None", entry, **keywords) -> "Settings":
+        """The conventions of a call to the entry point ``entry`` (a function) as one value:
+        ``settings`` when given, else the keyword arguments (the sugar), validated. With
+        ``settings`` a keyword the caller moved off ``entry``'s default must agree with it.
+
+        >>> def run(*, ties="trec", settings=None): return Settings.of(settings, run, ties=ties)
+        >>> run(ties="rank") == run(settings=Settings(ties="rank")) == Settings(ties="rank")
+        True
+        >>> run(ties="input", settings=Settings(ties="rank"))
+        Traceback (most recent call last):
+        ...
+        judged.core.errors.ConventionError: ties='input' and settings.ties='rank': give each convention once
+        """
+        if settings is None:
+            return cls(**keywords)
+        if not isinstance(settings, Settings):
+            raise ConventionError(f"settings must be a judged.Settings, not {type(settings).__name__}")
+        defaults = entry.__kwdefaults__ or {}
+        for name, value in keywords.items():
+            if name in defaults and value != defaults[name] and value != getattr(settings, name):
+                raise ConventionError(f"{name}={value!r} and settings.{name}={getattr(settings, name)!r}: "
+                                      "give each convention once")
+        return settings
 
     def canonical(self, one_query: bool = False) -> str:
         """The settings as they are printed beside every measure (and ``depth-cut=N`` when

@@ -14,7 +14,7 @@ from . import DISPLAY
 from .checks.abstention import ABSTAIN_MARKER
 from .blocks import score_block
 from .checks import Checks
-from .conventions import Settings, validate
+from .conventions import Settings
 from .data import Qrels
 from .errors import UsageError
 from .io import read_qrels, read_run
@@ -116,7 +116,7 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
              eligibility=None, principal: str | None = None, unanswerable=None,
              abstain_marker: str = ABSTAIN_MARKER, score_unanswerable: bool = False,
              ignore_identical_ids: bool = False, depth_cut: int | None = None, progress: bool = False,
-             whole_runs: bool = False) -> Result:
+             whole_runs: bool = False, settings: Settings | None = None) -> Result:
     """Score runs against qrels.
 
     Parameters
@@ -124,10 +124,10 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     qrels : path, DataFrame, dict or Qrels
     runs : a run (path, DataFrame, dict of dicts, Run), a list of them, or a dict name -> run
     measures : measure strings such as ``"nDCG@10"``, ``"AP(rel=2)"``, ``"nDCG(gain=exp)@10"``
-    ties, complete, no_relevant, ignore_identical_ids, depth_cut : engine-wide conventions
-        (see :class:`judged.conventions.Settings`; which queries a mean is over:
-        :mod:`judged.querysets`)
-    on_duplicate : ``error`` | ``first`` | ``max`` for repeated pairs in the inputs
+    ties, complete, no_relevant, ignore_identical_ids, depth_cut, on_duplicate : engine-wide
+        conventions (which queries a mean is over: :mod:`judged.querysets`; ``on_duplicate``:
+        ``error`` | ``first`` | ``max`` for repeated pairs in the inputs), the sugar of
+    settings : all of them as one :class:`judged.conventions.Settings`
     scale : grade scale TOML (every qrels grade must be on it; printed in the output)
     requirements : ``qid group docid`` evidence groups, for Complete@k / Coverage@k
     eligibility, principal : ``qid docid eligible [principal]``; ineligible documents are
@@ -163,12 +163,11 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     >>> r.per_query()[["qid", "measure", "value"]].values.tolist()
     [['q1', 'nDCG@10', 0.9134...], ['q1', 'RR', 1.0]]
     """
-    validate(on_duplicate=on_duplicate)
-    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    settings = Settings.of(settings, evaluate, ties=ties, complete=complete, no_relevant=no_relevant,
+                           ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut, on_duplicate=on_duplicate)
     reader = _first_run_reader(runs) if isinstance(qrels, (str, os.PathLike)) and not whole_runs else None
     try:
-        return _evaluate(qrels, runs, measures, settings, reader, on_duplicate=on_duplicate, scale=scale,
+        return _evaluate(qrels, runs, measures, settings, reader, scale=scale,
                          requirements=requirements, eligibility=eligibility, principal=principal,
                          unanswerable=unanswerable, abstain_marker=abstain_marker,
                          score_unanswerable=score_unanswerable, progress=progress, whole_runs=whole_runs)
@@ -191,8 +190,9 @@ def _first_run_reader(runs):
     return PieceReader.start(first) if file_kind(os.fspath(first)) == "text" else None
 
 
-def _evaluate(qrels, runs, measures, settings, reader, *, on_duplicate, scale, requirements, eligibility, principal,
+def _evaluate(qrels, runs, measures, settings, reader, *, scale, requirements, eligibility, principal,
               unanswerable, abstain_marker, score_unanswerable, progress, whole_runs=False) -> Result:
+    on_duplicate = settings.on_duplicate
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     parsed = {}

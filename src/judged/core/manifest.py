@@ -22,10 +22,11 @@ import datetime as _dt
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .conventions import Settings
 from .errors import JudgedError, ParseError
 
 MANIFEST_FORMAT = "judged-manifest/1"
@@ -184,18 +185,22 @@ class Manifest:
     @staticmethod
     def freeze(qrels, measures, *, queries=None, corpus_id: str | None = None, relevance_unit: str = "document",
                ties: str = "trec", no_relevant: str = "zero", ignore_identical_ids: bool = False,
-               on_duplicate: str = "error") -> "Manifest":
+               on_duplicate: str = "error", settings: Settings | None = None) -> "Manifest":
         """Freeze an evaluation set. The query set is the queries file's ids (if given),
-        else the qrels' queries; a query of the set missing from a run scores 0."""
+        else the qrels' queries; a query of the set missing from a run scores 0 (``complete``).
+        ``settings``: the conventions as one value (``ties``, ... are its sugar)."""
         from .. import __version__
-        from .conventions import Settings
         from .io import read_qrels
         from .measures import parse_measures
 
         if relevance_unit not in RELEVANCE_UNITS:
             raise JudgedError(f"relevance unit must be one of {', '.join(RELEVANCE_UNITS)}")
-        settings = Settings(ties=ties, complete=True, no_relevant=no_relevant, ignore_identical_ids=ignore_identical_ids)
-        q = read_qrels(qrels, on_duplicate=on_duplicate)
+        settings = replace(Settings.of(settings, Manifest.freeze, ties=ties, no_relevant=no_relevant,
+                                       ignore_identical_ids=ignore_identical_ids, on_duplicate=on_duplicate),
+                           complete=True)
+        if settings.depth_cut is not None:
+            raise JudgedError("a manifest does not record depth_cut: freeze without it")
+        q = read_qrels(qrels, on_duplicate=settings.on_duplicate)
         if queries is not None:
             ids, sha = read_query_ids(queries)
             qdesc = {"path": os.fspath(queries), "sha256": sha, "ids": ids}
@@ -291,9 +296,7 @@ class Manifest:
         """Where this manifest was read from and the sha256 of that file."""
         return {"path": self.path, "sha256": _file_sha(self.path)}
 
-    def settings(self):
-        from .conventions import Settings
-
+    def settings(self) -> Settings:
         c = self.conventions
         return Settings(ties=c["ties"], complete=bool(c["complete"]), no_relevant=c["no_relevant"],
                         ignore_identical_ids=bool(c.get("ignore_identical_ids", False)))
@@ -386,10 +389,7 @@ def evaluate_frozen(manifest, runs, *, qrels=None, queries=None, on_duplicate: s
                                                              "(paths are relative to the manifest's folder)")
     q = read_qrels(qrels, on_duplicate=on_duplicate)
     q = m.check(q, queries)
-    s = m.settings()
-    result = evaluate(q, runs, m.measure_strings, ties=s.ties, complete=s.complete, no_relevant=s.no_relevant,
-                      ignore_identical_ids=s.ignore_identical_ids, on_duplicate=on_duplicate, **checks)
-    return result
+    return evaluate(q, runs, m.measure_strings, settings=replace(m.settings(), on_duplicate=on_duplicate), **checks)
 
 
 # ---------------------------------------------------------------------------
