@@ -288,16 +288,23 @@ def _matches(aligned, pid, first, run, rrow, zone, zone_docid):
     out_run, out_pid, out_pos, out_rrow = [], [], [], []
     for i, a in enumerate(aligned):
         r = a.ranked
-        codes = np.asarray(a.qid_codes, np.int64)[r.q]
-        found = table.find(pair_keys(codes, a.run.docid_hash[r.row]))
-        hit = np.flatnonzero(found >= 0)
-        p = to_pid[found[hit]]
-        ok = strings_equal(a.run.docid, r.row[hit], head_docid, p) if len(hit) else np.zeros(0, bool)
-        out_run.append(np.full(int(ok.sum()), i, np.int64))
-        out_pid.append(p[ok])
-        out_pos.append(r.pos[hit[ok]].astype(np.int64))
-        out_rrow.append(hit[ok])
+        qid_codes = np.asarray(a.qid_codes, np.int64)
+        for s in range(0, len(r.q), MATCH_ROWS):  # a block of rows at a time: a few MB, not the whole run's
+            rows = r.row[s:s + MATCH_ROWS]
+            found = table.find(pair_keys(qid_codes[r.q[s:s + MATCH_ROWS]], a.run.docid_hash[rows]))
+            hit = np.flatnonzero(found >= 0)
+            p = to_pid[found[hit]]
+            ok = strings_equal(a.run.docid, rows[hit], head_docid, p) if len(hit) else np.zeros(0, bool)
+            out_run.append(np.full(int(ok.sum()), i, np.int64))
+            out_pid.append(p[ok])
+            out_pos.append(r.pos[s + hit[ok]].astype(np.int64))
+            out_rrow.append(s + hit[ok])
+    if not out_run:
+        return tuple(np.zeros(0, np.int64) for _ in range(4))
     return tuple(np.concatenate(x) for x in (out_run, out_pid, out_pos, out_rrow))
+
+
+MATCH_ROWS = 1 << 17  # ranked rows a run's pairs are looked up by, at a time
 
 
 def _zone_keys(aligned, run, rrow, first):
