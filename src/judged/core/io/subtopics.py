@@ -20,6 +20,8 @@ import pyarrow as pa
 
 from ..data import Qrels, SubtopicQrels
 from ..errors import ParseError
+from .text import Layout
+from .trec import parse_grade
 
 SUBTOPIC_NAMES = ("subtopic", "subtopic_id", "iteration", "iter")
 
@@ -37,22 +39,7 @@ def read_subtopic_qrels(source) -> Qrels:
     (['a', 'b'], [1, 2], 3)
     """
     if isinstance(source, (str, os.PathLike)):
-        from .text import iter_lines, read_raw
-        from .trec import parse_grade
-
-        raw = read_raw(source)
-        qids, subs, docids, grades, lines = [], [], [], [], []
-        for lineno, f in iter_lines(raw):
-            if len(f) != 4:
-                raise ParseError(raw.name, lineno, f"expected 4 fields (qid subtopic docid grade), found {len(f)}")
-            qids.append(f[0]); subs.append(f[1]); docids.append(f[2]); grades.append(parse_grade(raw, lineno, f[3]))
-            lines.append(lineno)
-        if not grades:
-            raise ParseError(raw.name, None, "no judgments in this qrels file")
-        sub = SubtopicQrels(pa.array(qids, pa.string()), pa.array(subs, pa.string()), pa.array(docids, pa.string()),
-                            np.array(grades, np.int64), source=raw.name)
-        _check_repeats(sub, lines)
-        return sub.flat(raw.sha256)
+        return _read_file(os.fspath(source))
     from .frames import DOCID_NAMES, GRADE_NAMES, QID_NAMES, to_arrow_table
 
     table = to_arrow_table(source)
@@ -73,8 +60,40 @@ def read_subtopic_qrels(source) -> Qrels:
         raise ParseError(name, row + 1, f"grade {float(g[row])!r} is not an integer")
     sub = SubtopicQrels(column(QID_NAMES, "query id"), column(SUBTOPIC_NAMES, "subtopic"),
                         column(DOCID_NAMES, "document id"), g.astype(np.int64), source=name)
-    _check_repeats(sub, list(range(1, len(sub) + 1)))
+    _check_repeats(sub, lambda row: row + 1)
     return sub.flat()
+
+
+def _line(raw, lineno: int, f: list[str]) -> tuple:
+    """(qid, subtopic, docid, grade) of a line's fields, or the line's ParseError."""
+    if len(f) != 4:
+        raise ParseError(raw.name, lineno, f"expected 4 fields (qid subtopic docid grade), found {len(f)}")
+    return f[0], f[1], f[2], parse_grade(raw, lineno, f[3])
+
+
+LAYOUT = Layout(fields=4, strings=(0, 1, 2), number=3, kind="int", hashed=2, check=_line)  # the compiled tokenizer's
+
+
+def _read_file(path: str) -> Qrels:
+    """The compiled tokenizer's columns (qid, subtopic, docid, grade); the line-by-line
+    reader for a file it refuses (its error names the line)."""
+    from .text import iter_lines, line_of_row, read_raw, read_tokens
+
+    read = read_tokens(path, LAYOUT)
+    if read is not None:
+        tokens, sha256 = read
+        sub = SubtopicQrels(*tokens.strings, tokens.number, source=path)
+        _check_repeats(sub, lambda row: line_of_row(read_raw(path), row))
+        return sub.flat(sha256)
+    raw = read_raw(path)
+    rows = [_line(raw, lineno, f) + (lineno,) for lineno, f in iter_lines(raw)]
+    if not rows:
+        raise ParseError(raw.name, None, "no judgments in this qrels file")
+    qids, subs, docids, grades, lines = zip(*rows)
+    sub = SubtopicQrels(pa.array(qids, pa.string()), pa.array(subs, pa.string()), pa.array(docids, pa.string()),
+                        np.array(grades, np.int64), source=raw.name)
+    _check_repeats(sub, lambda row: lines[row])
+    return sub.flat(raw.sha256)
 
 
 def subtopics_of(qrels: Qrels) -> SubtopicQrels | None:
@@ -82,7 +101,7 @@ def subtopics_of(qrels: Qrels) -> SubtopicQrels | None:
     return qrels.meta.get("subtopics")
 
 
-def _check_repeats(sub: SubtopicQrels, lines: list) -> None:
+def _check_repeats(sub: SubtopicQrels, line_of) -> None:
     """A (qid, subtopic, docid) repeated with another grade: ParseError on the later line.
     Repeats with the same grade are one judgment."""
     t = pa.table({"q": sub.qid, "s": sub.subtopic, "d": sub.docid, "g": pa.array(sub.grade)})
@@ -94,7 +113,7 @@ def _check_repeats(sub: SubtopicQrels, lines: list) -> None:
         q, s, d = (bad[c][0].as_py() for c in ("q", "s", "d"))
         rows = [i for i, key in enumerate(zip(sub.qid.to_pylist(), sub.subtopic.to_pylist(), sub.docid.to_pylist()))
                 if key == (q, s, d)]
-        raise ParseError(sub.source, lines[rows[1]], f"query {q!r} subtopic {s!r} docid {d!r} is judged twice "
+        raise ParseError(sub.source, line_of(rows[1]), f"query {q!r} subtopic {s!r} docid {d!r} is judged twice "
                                                      f"with different grades {sorted(set(sub.grade[rows].tolist()))}")
     keep = pa.table({"q": sub.qid, "s": sub.subtopic, "d": sub.docid, "i": pa.array(np.arange(len(sub)))}) \
         .group_by(["q", "s", "d"], use_threads=False).aggregate([("i", "min")])["i_min"].to_numpy()

@@ -37,10 +37,17 @@ def compute(measure, aligned) -> np.ndarray:
     table = _table(measure, aligned)
     name, n = measure.name, aligned.n_queries
     S = table.subtopic_count(aligned.qids)
-    ranked = ranking_for(measure, aligned)
-    if measure.cutoff is not None:
-        ranked = ranked.top(measure.cutoff)
-    hits = _hits(table, aligned, ranked, S)
+    whole = ranking_for(measure, aligned)
+    key = ("subtopic hits", id(table))
+    if key not in whole._memo:  # found once per ranking for every measure and cutoff
+        whole._memo[key] = (table, _hits(table, aligned, whole, S))
+    hits = whole._memo[key][1]
+    ranked = whole.top(measure.cutoff)
+    if ranked is not whole:  # the hits in the top k, numbered in it
+        row, sub, c = hits
+        inside = whole.pos < measure.cutoff
+        keep = inside[row]
+        hits = ((np.cumsum(inside) - 1)[row[keep]], sub[keep], c[keep])
     alpha = measure.option("alpha") if "alpha" in measure.family.params else 0.5
     score = _scores(hits, len(ranked.q), alpha)
     out = np.zeros(n)
@@ -146,23 +153,33 @@ class _Table:
                 self.ideals[key] = np.zeros(0)
                 return self.ideals[key]
             rows = np.flatnonzero(self.q == code)
-            docs = self.docid.take(arrow_indices(rows)).to_pylist()
-            names = sorted(set(docs), reverse=True)  # argmax's first = the largest docid
-            at = {d: i for i, d in enumerate(names)}
-            S = int(self.S[code])
-            M = np.zeros((len(names), S), bool)
-            M[[at[d] for d in docs], self.dense[rows]] = True
-            gain = np.ones(S)
-            taken = np.zeros(len(names), bool)
-            out = np.zeros(len(names))
-            for r in range(len(names)):
-                score = np.zeros(len(names))
-                for j in range(S):  # summed over the subtopics in order, as ndeval
-                    score += M[:, j] * gain[j]
-                score[taken] = -1.0
-                w = int(np.argmax(score))
-                out[r], taken[w] = score[w], True
-                gain[M[w]] *= 1.0 - alpha
+            cover = {}  # docid -> its subtopics
+            for d, j in zip(self.docid.take(arrow_indices(rows)).to_pylist(), self.dense[rows].tolist()):
+                cover.setdefault(d, set()).add(j)
+            # documents covering the same subtopics always tie: one queue each, largest docid first
+            groups = {}
+            for d, subs in cover.items():
+                groups.setdefault(tuple(sorted(subs)), []).append(d)
+            sigs = list(groups)
+            queues = [sorted(groups[g], reverse=True) for g in sigs]
+            at = [0] * len(sigs)
+            live = list(range(len(sigs)))
+            gain = [1.0] * int(self.S[code])
+            out = np.zeros(len(cover))
+            for r in range(len(cover)):
+                best, top = -1, 0.0
+                for i in live:
+                    score = 0.0
+                    for j in sigs[i]:  # summed over the subtopics in order, as ndeval
+                        score += gain[j]
+                    if best < 0 or score > top or (score == top and queues[i][at[i]] > queues[best][at[best]]):
+                        best, top = i, score
+                out[r] = top
+                at[best] += 1
+                if at[best] == len(queues[best]):
+                    live.remove(best)
+                for j in sigs[best]:
+                    gain[j] *= 1.0 - alpha
             self.ideals[key] = out
         return self.ideals[key]
 
