@@ -77,6 +77,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from ..core.conventions import Settings
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import Measure
 
@@ -1124,7 +1125,7 @@ STOP_RULE = ("decided: the level's interval of the difference excludes 0; else t
 def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0.95, power: float = 0.8,
           ties: str = "trec", complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
           ignore_identical_ids: bool = False, depth_cut: int | None = None,
-          intervals: str = DEFAULT_INTERVALS) -> Inference:
+          intervals: str = DEFAULT_INTERVALS, settings: Settings | None = None) -> Inference:
     """Estimate what judging every pair of ``sample``'s design would give, from ``qrels``
     holding the judged sample (merged as usual). ``sample``: a pool file written by
     ``judged pool --strategy sample`` (or a :class:`~judged.pool.PoolFile`).
@@ -1134,13 +1135,13 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
     command comparing runs, :mod:`judged.querysets`); a run sharing no query id with the
     qrels is refused."""
     from ..core.align import align
-    from ..core.conventions import Settings
     from ..core.evaluation import named_runs
     from ..core.io import read_qrels
     from ..core.querysets import of_aligned
 
-    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    settings = Settings.of(settings, infer, ties=ties, complete=complete, no_relevant=no_relevant,
+                           on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    on_duplicate = settings.on_duplicate
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     aligned = {name: align(qrels, run, settings) for name, run in named_runs(runs, on_duplicate)}
     ests = estimators or default_estimators(k)
@@ -1154,7 +1155,6 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
 def infer_aligned(qrels, aligned: dict, sample, estimators, *, level: float = 0.95, power: float = 0.8,
                   settings=None, intervals: str = DEFAULT_INTERVALS) -> Inference:
     """:func:`infer` for runs already aligned with ``qrels`` (name -> Aligned)."""
-    from ..core.conventions import Settings
     from .pool import PoolFile, read_pool_file
 
     if not 0 < level < 1:
@@ -1258,7 +1258,6 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
     every stratum's sample is ``1 + grow`` times the design's (rounded, capped at N_h), the
     same strata: the larger sample :func:`judgments_to_decide` projects to."""
     from ..core.align import align
-    from ..core.conventions import Settings
     from ..core.evaluation import named_runs, evaluate
     from ..core.io import read_qrels
     from ..core.data import Qrels

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.conventions import Settings
 from .inference import satterthwaite_df
 
 VARIANCES = ("poisson", "srs")
@@ -678,19 +679,19 @@ def method_text(design: Design) -> str:
 def ppi_report(qrels, runs, machine, design, measures=("P@10", "DCG@10"), *, level: float = 0.95,
                baseline: str | None = None, ties: str = "trec", complete: bool = False,
                no_relevant: str = "zero", on_duplicate: str = "error",
-               ignore_identical_ids: bool = False) -> PPIReport:
+               ignore_identical_ids: bool = False, settings: Settings | None = None) -> PPIReport:
     """Prediction-powered estimates of every run's ``measures`` with the sample's
     population labelled by people: human-only, PPI and PPI++ side by side, with the
     judged score (holes as not relevant) and the machine-filled plug-in; with ``baseline``
     also every run's difference from it."""
-    from ..core.conventions import Settings
     from ..core.evaluation import named_runs
     from ..core.io import read_qrels
     from .machine import read_machine
     from ..core.measures import Measure
 
-    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids)
+    settings = Settings.of(settings, ppi_report, ties=ties, complete=complete, no_relevant=no_relevant,
+                           on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids)
+    on_duplicate = settings.on_duplicate
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     machine = read_machine(machine, on_duplicate=on_duplicate)
     design = design if isinstance(design, Design) else Design.from_pool(design)

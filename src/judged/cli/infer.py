@@ -91,10 +91,8 @@ def run(args) -> int:
         from ..core.evaluation import named_runs
         from .machine import ppi_for
 
-        kw = settings_kwargs(args, compared=True)
-        settings = Settings(ties=kw["ties"], complete=kw["complete"], no_relevant=kw["no_relevant"],
-                            ignore_identical_ids=kw["ignore_identical_ids"], depth_cut=kw.get("depth_cut"))
-        runs = dict(named_runs(list(args.runs), kw["on_duplicate"]))
+        settings = Settings(**settings_kwargs(args, compared=True))
+        runs = dict(named_runs(list(args.runs), settings.on_duplicate))
         wanted = ([f"P@{args.k}", f"DCG@{args.k}"] if inf is not None
                   else [f"nDCG@{args.k}", f"AP@{args.k}", f"P@{args.k}"])
         ppi = ppi_for(args.qrels, runs, args.machine, args.sample, wanted, settings, k=args.k, level=args.level)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ...core.conventions import Settings, validate
 from ...core.errors import ConventionError, JudgedError, ParseError
 from ...core.progress import progress
 
@@ -228,7 +229,8 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
             group_regex: str | None = None, depth: int | None = None, samples: int = 200, seed: int = 0,
             level: float | None = None, maxgrade: int | None = None, negative: str = "nonrelevant",
             ties: str = "trec", complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
-            ignore_identical_ids: bool = False, depth_cut: int | None = None) -> HoldoutResult:
+            ignore_identical_ids: bool = False, depth_cut: int | None = None,
+            settings: Settings | None = None) -> HoldoutResult:
     """Hold out each run (``by='run'``) or group (``by='group'``) in turn; see the module doc.
 
     ``k``: the depth holes are counted at and the measure's default cutoff (nDCG@k);
@@ -238,7 +240,6 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     command comparing runs, :mod:`judged.querysets`); a run sharing no query id with the
     qrels is refused."""
     from ...core.align import align
-    from ...core.conventions import Settings, validate
     from ..estimate import DEFAULT_LEVEL, build_pool, estimate_runs, list_depth, make_world, unit_removal, \
         world_aligned
     from ...core.evaluation import named_runs
@@ -259,8 +260,9 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
         raise ConventionError("--groups and --group-regex go with --by group")
     check_maxgrade(maxgrade)
     level = DEFAULT_LEVEL if level is None else float(level)
-    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    settings = Settings.of(settings, holdout, ties=ties, complete=complete, no_relevant=no_relevant,
+                           on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    on_duplicate = settings.on_duplicate
     m = Measure.parse(measure or f"nDCG@{k}")
     if m.name not in BOUNDED:
         raise ConventionError(f"holdout bounds and estimates are defined for {', '.join(BOUNDED)}, not {m.name}")

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ...core.conventions import Settings
 from ...core.errors import ConventionError, JudgedError
 
 PROTOCOLS = ("leave-one-run-out", "from-scratch")
@@ -277,13 +278,12 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
                    complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
                    ignore_identical_ids: bool = False, depth_cut: int | None = None,
                    max_judgments: int | None = None,
-                   progress=None) -> PoolingReplay:
+                   progress=None, settings: Settings | None = None) -> PoolingReplay:
     """Replay pooling ``strategies`` (default: every one) on a judged collection; see the
     module docstring for the protocols and the figures. Runs are scored over every qrels
     query (``complete=True``, the query-set rule of every command comparing runs,
     :mod:`judged.querysets`); a run sharing no query id with the qrels is refused."""
     from ...core.align import align
-    from ...core.conventions import Settings
     from ...core.evaluation import named_runs
     from ...core.io import read_qrels
     from ...core.measures import Measure
@@ -310,8 +310,9 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
         if s not in replayable():
             raise ConventionError(f"cannot replay pooling strategy {s!r} (choose from {', '.join(replayable())})")
     m = Measure.parse(measure)
-    settings = Settings(ties=ties, complete=complete, no_relevant=no_relevant,
-                        ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    settings = Settings.of(settings, pooling_replay, ties=ties, complete=complete, no_relevant=no_relevant,
+                           on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    on_duplicate = settings.on_duplicate
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     aligned = {name: align(qrels, run, settings) for name, run in named_runs(runs, on_duplicate)}
     query_set = of_aligned(settings, qrels, aligned, measures=[m])
