@@ -432,41 +432,52 @@ def _conservative_pair(measure, a: RunHoles, b: RunHoles) -> PairFlip:
     return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
 
 
-HOLE_CHUNK = 1 << 18  # holes of both runs whose keys are sorted together (a few MB per array)
+HOLE_CHUNK = 1 << 16  # holes of both runs whose keys are sorted together (under a MB per array)
+
+
+class _RunHoles:
+    """One run's holes in a measure's ranked list, by query code (its queries in code
+    order, as :func:`judged.core.align.align` lists them): ``count[c]`` holes of query code
+    c; ``between(c0, c1)`` their (codes, rows) for the codes c0 <= c < c1."""
+
+    def __init__(self, measure, aligned: Aligned, n_codes: int):
+        self.top, self.codes = ranked_list(measure, aligned), np.asarray(aligned.qid_codes, np.int64)
+        judged = np.concatenate(([0], np.cumsum(self.top.judged)))[self.top.offsets]
+        self.count = np.zeros(n_codes, np.int64)
+        self.count[self.codes] = np.diff(self.top.offsets) - np.diff(judged)
+
+    def between(self, c0: int, c1: int) -> tuple:
+        top = self.top
+        q0, q1 = np.searchsorted(self.codes, [c0, c1]).tolist()
+        s, e = int(top.offsets[q0]), int(top.offsets[q1])
+        h = s + np.flatnonzero(~top.judged[s:e])
+        return self.codes[top.q[h]], top.row[h]
 
 
 def _extra_holes(measure, a: Aligned, b: Aligned):
     """(per query of A, B's holes that are not A's; per query of B, A's that are not B's),
     counted on (query, docid hash) keys and confirmed on the docids; None when the runs
-    were aligned with different qrels or two docids share a hash (the sets decide). Both
-    runs' holes are sorted together, a range of queries (about :data:`HOLE_CHUNK` holes)
-    at a time; a key either run holds twice counts once."""
-    if a.qrels is not b.qrels or a.qid_codes is None or b.qid_codes is None:
+    were aligned with different qrels, list their queries out of code order, or two docids
+    share a hash (the sets decide). Both runs' holes are sorted together, a range of
+    queries (about :data:`HOLE_CHUNK` holes) at a time; a key either run holds twice counts
+    once."""
+    if a.qrels is not b.qrels or a.qid_codes is None or b.qid_codes is None or not all(
+            (np.diff(np.asarray(al.qid_codes, np.int64)) > 0).all() for al in (a, b)):
         return None
-    holes = []
-    for al in (a, b):
-        top = ranked_list(measure, al)
-        h = np.flatnonzero(~top.judged)
-        code, rows = np.asarray(al.qid_codes, np.int64)[top.q[h]], top.row[h]
-        if len(code) > 1 and (code[1:] < code[:-1]).any():  # by query code, for the ranges below
-            order = np.argsort(code, kind="stable")
-            code, rows = code[order], rows[order]
-        holes.append((code, rows))
     nq = len(a.qrels.index.query_ids)
+    holes = [_RunHoles(measure, al, nq) for al in (a, b)]
     out = [np.zeros(a.n_queries, np.int64), np.zeros(b.n_queries, np.int64)]
     local = []
     for al in (a, b):
         index = np.full(nq, -1, np.int64)
         index[np.asarray(al.qid_codes, np.int64)] = np.arange(al.n_queries)
         local.append(index)
-    per_code = np.cumsum(np.bincount(holes[0][0], minlength=nq) + np.bincount(holes[1][0], minlength=nq))
+    per_code = np.cumsum(holes[0].count + holes[1].count)
     total = int(per_code[-1]) if nq else 0
     edges = np.unique(np.concatenate(([0, nq], np.searchsorted(per_code, np.arange(HOLE_CHUNK, total, HOLE_CHUNK),
                                                                 "right"))))
     for c0, c1 in zip(edges[:-1].tolist(), edges[1:].tolist()):
-        part = [(code[s:e], rows[s:e]) for code, rows in holes
-                for s, e in [np.searchsorted(code, [c0, c1]).tolist()]]
-        counted = _extra_hole_counts(a, b, part, local)
+        counted = _extra_hole_counts(a, b, [h.between(c0, c1) for h in holes], local)
         if counted is None:
             return None
         out[0] += counted[0]
