@@ -27,3 +27,11 @@ def test_unjudged_warning_respects_the_cutoff():
 def test_bounds_point_to_holes(measure):
     with pytest.raises(MeasureError, match="judged holes"):
         explain(QRELS, RUN, "1", measure)
+
+
+def test_a_diversity_measure_reads_the_subtopics(tmp_path):
+    q = tmp_path / "q.txt"
+    q.write_text("q 1 a 1\nq 1 b 1\nq 2 b 1\nq 2 c 1\n")
+    r = tmp_path / "r.txt"
+    r.write_text("q Q0 a 1 3 x\nq Q0 b 2 2 x\nq Q0 c 3 1 x\n")
+    assert round(explain(str(q), str(r), "q", "alpha-nDCG@3").value, 4) == 0.8561

@@ -173,3 +173,17 @@ def test_manifest_paths_are_relative_to_the_manifest(example, tmp_path, monkeypa
     monkeypatch.chdir(tmp_path / "sets")  # used from elsewhere: the qrels are still found
     result = evaluate_frozen("eval.toml", [str(example / "bm25.run")])
     assert len(result.qrels) == 1200
+
+
+def test_subtopic_judgments_are_frozen(tmp_path):
+    """With a diversity measure the manifest fingerprints the subtopic lines: a subtopic
+    judgment that changes while every document's largest grade stays is still refused."""
+    q = tmp_path / "q.txt"
+    q.write_text("q 1 a 1\nq 2 a 1\nq 2 b 1\n")
+    r = tmp_path / "r.txt"
+    r.write_text("q Q0 a 1 2 x\nq Q0 b 2 1 x\n")
+    Manifest.freeze(str(q), ["alpha-nDCG@2"]).write(str(tmp_path / "m.toml"))
+    assert evaluate_frozen(str(tmp_path / "m.toml"), [str(r)]).runs[str(r)].values["alpha-nDCG@2"][0] > 0
+    q.write_text("q 1 a 1\nq 2 a 0\nq 2 b 1\n")  # a's largest grade is still 1
+    with pytest.raises(ManifestError, match="judgments changed for 1 query"):
+        evaluate_frozen(str(tmp_path / "m.toml"), [str(r)])

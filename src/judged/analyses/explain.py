@@ -77,9 +77,9 @@ def _n(x: float) -> str:
 
 def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_duplicate: str = "error",
             max_rows: int = 1000) -> Explanation:
-    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
-    run = read_run(run, on_duplicate=on_duplicate)
     m = Measure.parse(measure)
+    qrels = read_qrels(qrels, on_duplicate=on_duplicate, subtopics=m.family.subtopics)
+    run = read_run(run, on_duplicate=on_duplicate)
     if m.unjudged in ("min", "max"):  # the table shows one grade assignment; a bound is an optimum over many
         raise MeasureError(f"explain works {m.short} with its holes as not relevant (unjudged=zero) or removed "
                            f"(unjudged=condensed); for unjudged={m.unjudged}, run: judged holes QRELS RUN -m '{measure}'")

@@ -70,14 +70,20 @@ def _short(value) -> str:
 def qrels_summary(qrels) -> dict:
     """path, file sha256, counts, grade scale and ``per_query``: qid -> "n:hash" where n
     is the query's number of judgments and hash the sha256 (16 hex) of its sorted
-    ``docid<TAB>grade`` lines."""
+    ``docid<TAB>grade`` lines (subtopic qrels, read for a diversity measure: its sorted
+    ``docid<TAB>subtopic<TAB>grade`` lines, so a changed subtopic judgment is seen)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table = pa.table({"q": qrels.qid, "d": qrels.docid, "g": pa.array(qrels.grade)})
-    table = table.take(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("d", "ascending")]))
+    sub = qrels.meta.get("subtopics")
+    table = pa.table({"q": qrels.qid, "d": qrels.docid, "g": pa.array(qrels.grade)} if sub is None else
+                     {"q": sub.qid, "d": sub.docid, "s": sub.subtopic, "g": pa.array(sub.grade)})
+    keys = [("q", "ascending"), ("d", "ascending")] + ([] if sub is None else [("s", "ascending")])
+    table = table.take(pc.sort_indices(table, sort_keys=keys))
     q = table["q"].to_pylist()
-    lines = [f"{d}\t{g}\n".encode() for d, g in zip(table["d"].to_pylist(), table["g"].to_pylist())]
+    lines = [f"{d}\t{g}\n".encode() for d, g in zip(table["d"].to_pylist(), table["g"].to_pylist())] if sub is None \
+        else [f"{d}\t{t}\t{g}\n".encode() for d, t, g in zip(table["d"].to_pylist(), table["s"].to_pylist(),
+                                                             table["g"].to_pylist())]
     per_query, start = {}, 0
     for end in range(1, len(q) + 1):
         if end == len(q) or q[end] != q[start]:
@@ -200,7 +206,8 @@ class Manifest:
                            complete=True)
         if settings.depth_cut is not None:
             raise JudgedError("a manifest does not record depth_cut: freeze without it")
-        q = read_qrels(qrels, on_duplicate=settings.on_duplicate)
+        parsed = parse_measures(measures)
+        q = read_qrels(qrels, on_duplicate=settings.on_duplicate, subtopics=any(m.family.subtopics for m in parsed))
         if queries is not None:
             ids, sha = read_query_ids(queries)
             qdesc = {"path": os.fspath(queries), "sha256": sha, "ids": ids}
@@ -211,7 +218,7 @@ class Manifest:
         summary["relevance_unit"] = relevance_unit
         qdesc["count"] = len(qdesc["ids"])
         qdesc["without_judgments"] = len(set(qdesc["ids"]) - set(summary["per_query"]))
-        ms = [_measure_entry(m, settings) for m in parse_measures(measures)]
+        ms = [_measure_entry(m, settings) for m in parsed]
         conv = {"ties": settings.ties, "complete": settings.complete, "no_relevant": settings.no_relevant,
                 "ignore_identical_ids": settings.ignore_identical_ids, "canonical": settings.canonical()}
         return Manifest(ms, conv, summary, qdesc, {"id": corpus_id or ""}, f"judged {__version__}",
@@ -387,7 +394,10 @@ def evaluate_frozen(manifest, runs, *, qrels=None, queries=None, on_duplicate: s
         if not os.path.exists(qrels) and not qrels.startswith("irds:"):  # ir_datasets ids are not paths
             raise ParseError(m.path or "the manifest", None, f"its qrels file {qrels!r} no longer exists "
                                                              "(paths are relative to the manifest's folder)")
-    q = read_qrels(qrels, on_duplicate=on_duplicate)
+    from .measures import parse_measures
+
+    q = read_qrels(qrels, on_duplicate=on_duplicate,
+                   subtopics=any(x.family.subtopics for x in parse_measures(m.measure_strings)))
     q = m.check(q, queries)
     return evaluate(q, runs, m.measure_strings, settings=replace(m.settings(), on_duplicate=on_duplicate), **checks)
 
