@@ -24,10 +24,17 @@ MEASURES = ["nDCG@10", "nDCG", "DCG@5", "nDCG(gain=exp)@5", "nDCG(unjudged=conde
             "AP", "AP(rel=2)", "P@5", "R@10", "RR", "Rprec", "Bpref", "Success@3", "NumRet", "NumRelRet", "NumRel",
             "infAP", "AP(unjudged=condensed)", "Judged@10", "nDCG(gains={0:0,1:1,2:3,3:70000})@5", "GMAP", "GMBpref",
             "Rprec(mult=0.4)", "SetF", "IPrec(recall=0.2)", "AP11", "G", "RnDCG", "nDCGRel", "BinG", "ERR@5", "nERR@10",
-            "RBP", "RBPResidual", "SDCG(max_rel=3)@5", "INST(max_rel=3)", "Compat"]
+            "RBP", "RBPResidual", "SDCG(max_rel=3)@5", "INST(max_rel=3)", "Compat",
+            # the compiled set_*, iprec, ERR and RBP kernels: every kind, cutoffs, condensed rankings
+            "SetP", "SetR", "SetAP", "SetRelP", "SetF(beta=0.5)", "SetP(rel=2,unjudged=condensed)",
+            "SetF(unjudged=condensed)", "IPrec(recall=0.0)", "IPrec(recall=1.0,rounding=trec9)",
+            "IPrec(recall=0.3,unjudged=condensed)", "AP11(rel=2)", "AP11(rounding=trec9,unjudged=condensed)",
+            "ERR", "ERR(max_rel=2)@3", "ERR(unjudged=condensed)@10", "nERR", "nERR(unjudged=condensed)@5",
+            "RBP@5", "RBP(p=0.95,rel=2)", "RBP(unjudged=condensed)", "RBPResidual(p=0.5)",
+            "RBPResidual(unjudged=condensed)"]
 
 
-BOUNDS = ["nDCG(unjudged=min)@10", "nDCG(unjudged=max)@5", "nDCG(gain=exp,unjudged=max)@20", "AP(unjudged=min)",
+BOUNDS = ["ERR(unjudged=max)@10", "RBP(unjudged=min)", "RBP(unjudged=max,p=0.9)", "nDCG(unjudged=min)@10", "nDCG(unjudged=max)@5", "nDCG(gain=exp,unjudged=max)@20", "AP(unjudged=min)",
           "AP(unjudged=max)", "AP(rel=2,unjudged=max)", "nDCG(unjudged=max,maxgrade=0)@3"]
 
 

@@ -684,6 +684,16 @@ static inline int64_t rank_of(int condensed, double g, const int64_t *pos, int64
     return (*kept)++;
 }
 
+/* room for one double per row of the longest of the nq blocks (offsets off), plus one; NULL
+ * when out of memory. Called without the GIL: malloc only. */
+static double *block_scratch(const int64_t *off, Py_ssize_t nq)
+{
+    int64_t longest = 0;
+    for (Py_ssize_t q = 0; q < nq; q++)
+        if (off[q + 1] - off[q] > longest) longest = off[q + 1] - off[q];
+    return malloc((longest + 1) * sizeof(double));
+}
+
 /* binary_measure(kind, k, rel, condensed, offsets, pos, grade, R, N, out): the measure of
  * judged.measures.binary coded ``kind`` (M_* above) for every query; R and N are the
  * query's relevant (grade >= rel) and judged non-relevant (0 <= grade < rel) counts. */
@@ -819,10 +829,7 @@ static PyObject *ideal_dcg(PyObject *self, PyObject *args)
     double *o = out.buf, *scratch = NULL;
     int ok = 1, failed = 0;
     Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t longest = 0;
-    for (Py_ssize_t q = 0; q < nq; q++)
-        if (off[q + 1] - off[q] > longest) longest = off[q + 1] - off[q];
-    scratch = malloc((longest + 1) * sizeof(double));
+    scratch = block_scratch(off, nq);
     if (!scratch) failed = 1;
     for (Py_ssize_t q = 0; q < nq && ok && !failed; q++) {
         Py_ssize_t m = 0;
@@ -855,6 +862,246 @@ static PyObject *ideal_dcg(PyObject *self, PyObject *args)
     PyBuffer_Release(&ob); PyBuffer_Release(&gb); PyBuffer_Release(&tb); PyBuffer_Release(&db);
     PyBuffer_Release(&out);
     if (failed) return PyErr_NoMemory();
+    return PyBool_FromLong(ok);
+}
+
+/* ---- set measures, interpolated precision, ERR, RBP (judged.core.measures.trec, .beyond) --- */
+
+/* The same reading of align's ranked rows as binary_measure (rank_of: condensed skips NaN and
+ * negative grades, k < 0 no cutoff); each function computes what its numpy reference in
+ * judged.core.measures.trec or .beyond computes, with the same operations in the same order.
+ * Powers and exponentials come from the caller's numpy tables, never from libm, so the two
+ * paths give the same bits wherever numpy's own (vectorised) functions are used. */
+
+/* PyBuffer_Release of each of the n buffers */
+static void release_all(Py_buffer *b, int n)
+{
+    for (int i = 0; i < n; i++) PyBuffer_Release(&b[i]);
+}
+
+enum { S_SETP, S_SETR, S_SETF, S_SETAP, S_SETRELP };
+/* the measure names of set_measure's kinds, in enum order: the module's SET_KINDS */
+static const char *SET_KINDS[] = {"SetP", "SetR", "SetF", "SetAP", "SetRelP"};
+
+/* set_measure(kind, rel, condensed, beta, offsets, pos, grade, R, out): trec_eval's measures of
+ * the whole retrieved set (m_set_P.c, m_set_recall.c, m_set_F.c, m_set_map.c, m_set_rel_P.c)
+ * from each query's retrieved and relevant-retrieved counts; R as binary_measure's. */
+static PyObject *set_measure(PyObject *self, PyObject *args)
+{
+    Py_buffer b[5];  /* offsets, pos, grade, R, out */
+    int kind, condensed;
+    double rel, beta;
+    if (!PyArg_ParseTuple(args, "idpdy*y*y*y*w*", &kind, &rel, &condensed, &beta, &b[0], &b[1], &b[2], &b[3], &b[4]))
+        return NULL;
+    const int64_t *off = b[0].buf;
+    const double *grade = b[2].buf, *R = b[3].buf;
+    double *o = b[4].buf;
+    Py_ssize_t nq = b[4].len / 8;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        int64_t ret = 0, relret = 0;
+        for (int64_t i = off[q]; i < off[q + 1]; i++) {
+            const double g = grade[i];
+            if (condensed && !(g >= 0)) continue;
+            ret++;
+            if (g >= rel) relret++;
+        }
+        const double r = (double)relret, n = (double)ret, Rq = R[q];
+        double v = 0.0, den;
+        switch (kind) {
+        case S_SETP: v = n > 0 ? r / n : 0.0; break;
+        case S_SETR: v = Rq > 0 ? r / Rq : 0.0; break;
+        case S_SETAP: den = n * Rq; v = den > 0 ? r * r / den : 0.0; break;
+        case S_SETRELP: den = Rq > 0 ? (n < Rq ? n : Rq) : 0.0; v = den > 0 ? r / den : 0.0; break;
+        case S_SETF:
+            if (relret > 0) {
+                const double P = r / n, Rc = r / Rq;
+                v = (beta + 1.0) * P * Rc / (beta * P + Rc);
+            }
+            break;
+        }
+        o[q] = v;
+    }
+    Py_END_ALLOW_THREADS
+    release_all(b, 5);
+    Py_RETURN_NONE;
+}
+
+/* iprec(rel, condensed, add, levels, offsets, pos, grade, R, out): interpolated precision
+ * (m_iprec_at_recall.c) at every recall level x of ``levels``, out[q * nlevels + l]: the best
+ * precision at or after the c-th relevant document retrieved, c = floor(x * R + add) (add 0.5:
+ * trec_eval 10's lround; 0.9: trec_eval 9), the first for c = 0, 0 when fewer than c (or
+ * none) are retrieved. */
+static PyObject *iprec(PyObject *self, PyObject *args)
+{
+    Py_buffer b[6];  /* levels, offsets, pos, grade, R, out */
+    int condensed;
+    double rel, add;
+    if (!PyArg_ParseTuple(args, "dpdy*y*y*y*y*w*", &rel, &condensed, &add, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]))
+        return NULL;
+    const int64_t *off = b[1].buf, *pos = b[2].buf;
+    const double *levels = b[0].buf, *grade = b[3].buf, *R = b[4].buf;
+    const Py_ssize_t nl = b[0].len / 8;
+    double *o = b[5].buf, *best = NULL;
+    Py_ssize_t nq = nl ? b[5].len / 8 / nl : 0;
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    best = block_scratch(off, nq);
+    if (!best) failed = 1;
+    for (Py_ssize_t q = 0; q < nq && !failed; q++) {
+        int64_t kept = 0, m = 0;
+        for (int64_t i = off[q]; i < off[q + 1]; i++) {
+            const double g = grade[i];
+            const int64_t p = rank_of(condensed, g, pos, i, &kept);
+            if (p < 0 || !(g >= rel)) continue;
+            m++;
+            best[m - 1] = (double)m / ((double)p + 1.0);
+        }
+        double b = 0.0;  /* the best precision at or after each relevant document */
+        for (int64_t j = m - 1; j >= 0; j--) {
+            if (best[j] > b) b = best[j];
+            best[j] = b;
+        }
+        for (Py_ssize_t l = 0; l < nl; l++) {
+            const int64_t cut = (int64_t)floor(levels[l] * R[q] + add);
+            o[q * nl + l] = (cut <= m && m > 0) ? best[(cut > 1 ? cut : 1) - 1] : 0.0;
+        }
+    }
+    free(best);
+    Py_END_ALLOW_THREADS
+    release_all(b, 6);
+    if (failed) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+/* err_measure(k, condensed, offsets, pos, grade, chance, out) -> bool: ERR@k (Chapelle et al.
+ * 2009), the sum over the top k of chance_i * decay / i, decay the product of (1 - chance_j)
+ * above; chance_i = chance[grade_i], the caller's table (2^g - 1) / 2^max_rel by integer grade
+ * (0 for unjudged and negative grades). False, ``out`` partly written, when a grade is not an
+ * integer the table holds: the caller then takes the numpy path. */
+static PyObject *err_measure(PyObject *self, PyObject *args)
+{
+    Py_buffer b[5];  /* offsets, pos, grade, chance, out */
+    int condensed;
+    long long k;
+    if (!PyArg_ParseTuple(args, "Lpy*y*y*y*w*", &k, &condensed, &b[0], &b[1], &b[2], &b[3], &b[4])) return NULL;
+    const int64_t *off = b[0].buf, *pos = b[1].buf;
+    const double *grade = b[2].buf, *chance = b[3].buf;
+    const Py_ssize_t nchance = b[3].len / 8;
+    double *o = b[4].buf;
+    Py_ssize_t nq = b[4].len / 8;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q < nq && ok; q++) {
+        int64_t kept = 0, j = 0;
+        double decay = 1.0, score = 0.0;
+        for (int64_t i = off[q]; i < off[q + 1]; i++) {
+            const double g = grade[i];
+            const int64_t p = rank_of(condensed, g, pos, i, &kept);
+            if (p < 0) continue;
+            if (k >= 0 && p >= k) break;
+            double r = chance[0];
+            if (g > 0) {
+                if (!(g < (double)nchance) || (double)(int64_t)g != g) { ok = 0; break; }
+                r = chance[(int64_t)g];
+            }
+            score += r * decay / (double)(++j);
+            decay *= 1.0 - r;
+        }
+        o[q] = score;
+    }
+    Py_END_ALLOW_THREADS
+    release_all(b, 5);
+    return PyBool_FromLong(ok);
+}
+
+/* ideal_err(k, offsets, grade, chance, out) -> bool: ERR@k of every query's ideal ranking,
+ * its judgments (int64 grades) by grade, highest first: err_measure's sum over the grades
+ * counted, not sorted (documents of one grade have one chance). False when a grade is past
+ * the chance table. */
+static PyObject *ideal_err(PyObject *self, PyObject *args)
+{
+    Py_buffer b[4];  /* offsets, grade, chance, out */
+    long long k;
+    if (!PyArg_ParseTuple(args, "Ly*y*y*w*", &k, &b[0], &b[1], &b[2], &b[3])) return NULL;
+    const int64_t *off = b[0].buf, *grade = b[1].buf;
+    const double *chance = b[2].buf;
+    const int64_t nchance = b[2].len / 8;
+    double *o = b[3].buf;
+    Py_ssize_t nq = b[3].len / 8;
+    int ok = 1, failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t *count = calloc(nchance > 0 ? nchance : 1, sizeof(int64_t));
+    if (!count) failed = 1;
+    for (Py_ssize_t q = 0; q < nq && ok && !failed; q++) {
+        int64_t top = 0, zero = 0, j = 0;
+        for (int64_t i = off[q]; i < off[q + 1]; i++) {
+            const int64_t g = grade[i];
+            if (g <= 0) { zero++; continue; }
+            if (g >= nchance) { ok = 0; break; }
+            count[g]++;
+            if (g > top) top = g;
+        }
+        double decay = 1.0, score = 0.0;
+        for (int64_t g = top; g >= 0; g--) {  /* grade 0 stands for every judgment without gain */
+            int64_t c = g > 0 ? count[g] : zero;
+            if (g > 0) count[g] = 0;
+            const double r = chance[g];
+            for (; c > 0 && ok && (k < 0 || j < k); c--) {
+                score += r * decay / (double)(++j);
+                decay *= 1.0 - r;
+            }
+        }
+        o[q] = score;
+    }
+    free(count);
+    Py_END_ALLOW_THREADS
+    release_all(b, 4);
+    if (failed) return PyErr_NoMemory();
+    return PyBool_FromLong(ok);
+}
+
+/* rbp_measure(residual, k, rel, condensed, offsets, pos, grade, weights, powers, out) -> bool:
+ * RBP@k (Moffat & Zobel 2008), the sum of weights[rank] = (1 - p) p^rank over the relevant
+ * rows of the top k; with ``residual``, the sum over the unjudged (NaN or negative) rows of
+ * the whole ranking plus powers[retrieved] = p^retrieved. False when a rank or a count is past
+ * the tables. */
+static PyObject *rbp_measure(PyObject *self, PyObject *args)
+{
+    Py_buffer b[6];  /* offsets, pos, grade, weights, powers, out */
+    int residual, condensed;
+    long long k;
+    double rel;
+    if (!PyArg_ParseTuple(args, "pLdpy*y*y*y*y*w*", &residual, &k, &rel, &condensed, &b[0], &b[1], &b[2], &b[3], &b[4],
+                          &b[5]))
+        return NULL;
+    const int64_t *off = b[0].buf, *pos = b[1].buf;
+    const double *grade = b[2].buf, *weights = b[3].buf, *powers = b[4].buf;
+    const int64_t nw = b[3].len / 8, nx = b[4].len / 8;
+    double *o = b[5].buf;
+    Py_ssize_t nq = b[5].len / 8;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q < nq && ok; q++) {
+        int64_t kept = 0, ret = 0;
+        double s = 0.0;
+        for (int64_t i = off[q]; i < off[q + 1]; i++) {
+            const double g = grade[i];
+            const int64_t p = rank_of(condensed, g, pos, i, &kept);
+            if (p < 0) continue;
+            if (k >= 0 && p >= k) break;
+            if (p >= nw) { ok = 0; break; }
+            ret++;
+            if (residual ? !(g >= 0) : g >= rel) s += weights[p];
+        }
+        if (residual) {
+            if (ret >= nx) { ok = 0; break; }
+            s += powers[ret];
+        }
+        o[q] = s;
+    }
+    Py_END_ALLOW_THREADS
+    release_all(b, 6);
     return PyBool_FromLong(ok);
 }
 
@@ -1320,9 +1567,29 @@ static PyMethodDef METHODS[] = {
     {"ap_extremes", ap_extremes, METH_VARARGS, "ap_extremes(offsets, grade, rel, R, extras, can_rel, can_non, lo, hi)"},
     {"dinkelbach", dinkelbach, METH_VARARGS,
      "dinkelbach(W, D, dfix, levels, allowed, above, count, sign, iterations, lam)"},
+    {"set_measure", set_measure, METH_VARARGS, "set_measure(kind, rel, condensed, beta, offsets, pos, grade, R, out)"},
+    {"iprec", iprec, METH_VARARGS, "iprec(rel, condensed, add, levels, offsets, pos, grade, R, out)"},
+    {"err_measure", err_measure, METH_VARARGS, "err_measure(k, condensed, offsets, pos, grade, chance, out) -> bool"},
+    {"ideal_err", ideal_err, METH_VARARGS, "ideal_err(k, offsets, grade, chance, out) -> bool"},
+    {"rbp_measure", rbp_measure, METH_VARARGS,
+     "rbp_measure(residual, k, rel, condensed, offsets, pos, grade, weights, powers, out) -> bool"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_native", "judged's compiled fast path", -1, METHODS};
+
+/* module.attr = the tuple of ``names``: the measure names of a kernel's kinds */
+static int add_names(PyObject *module, const char *attr, const char **names, Py_ssize_t n)
+{
+    PyObject *kinds = PyTuple_New(n);
+    if (kinds == NULL) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyUnicode_FromString(names[i]);
+        if (name == NULL) { Py_DECREF(kinds); return -1; }
+        PyTuple_SET_ITEM(kinds, i, name);
+    }
+    if (PyModule_AddObject(module, attr, kinds) < 0) { Py_DECREF(kinds); return -1; }
+    return 0;
+}
 
 PyMODINIT_FUNC PyInit__native(void)
 {
@@ -1331,14 +1598,10 @@ PyMODINIT_FUNC PyInit__native(void)
     if (PyType_Ready(&BlockType) < 0) return NULL;
     PyObject *module = PyModule_Create(&MODULE);
     if (module == NULL) return NULL;
-    Py_ssize_t n = (Py_ssize_t)(sizeof(BINARY_KINDS) / sizeof(BINARY_KINDS[0]));
-    PyObject *kinds = PyTuple_New(n);
-    if (kinds == NULL) { Py_DECREF(module); return NULL; }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *name = PyUnicode_FromString(BINARY_KINDS[i]);
-        if (name == NULL) { Py_DECREF(kinds); Py_DECREF(module); return NULL; }
-        PyTuple_SET_ITEM(kinds, i, name);
+    if (add_names(module, "BINARY_KINDS", BINARY_KINDS, sizeof(BINARY_KINDS) / sizeof(BINARY_KINDS[0])) < 0 ||
+        add_names(module, "SET_KINDS", SET_KINDS, sizeof(SET_KINDS) / sizeof(SET_KINDS[0])) < 0) {
+        Py_DECREF(module);
+        return NULL;
     }
-    if (PyModule_AddObject(module, "BINARY_KINDS", kinds) < 0) { Py_DECREF(kinds); Py_DECREF(module); return NULL; }
     return module;
 }

@@ -10,15 +10,17 @@ named there and tested in tests/core/measures/test_beyond.py.
 * ``Compat(p)``  compatibility with the ideal ranking (Clarke, Vtyurina & Smucker, 2020).
 
 Unjudged documents have gain 0 (unjudged=condensed removes them first); negative grades
-are 0. Numpy (per-query loops for INST and Compat); no compiled binding yet.
+are 0. Numpy (per-query loops for INST and Compat); ERR, nERR, RBP and RBPResidual have a
+compiled binding (``err_measure``, ``rbp_measure``) reading the numpy reference's own tables
+of chances and powers.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import kernel
-from .dcg import ranking_for
+from ..kernels import FALLBACK, kernel
+from .dcg import FEW_GRADES, MAX_GAIN_TABLE, ranking_for
 
 CWL_DEPTH = 1000  # cwl_eval's max_n: rankings are cut or padded (gain 0) to 1000 ranks
 
@@ -49,17 +51,16 @@ def beyond_measure(measure, aligned) -> np.ndarray:
         np.divide(value, ideal, out=out, where=ideal > 0)
         return out
     if name in ("RBP", "RBPResidual"):
-        p = measure.option("persistence")
-        weight = (1.0 - p) * np.power(p, ranked.pos.astype(np.float64))
+        weights, powers = _rbp_tables(measure, ranked)
         if name == "RBP":
             ranked = ranked.top(measure.cutoff)
-            weight = (1.0 - p) * np.power(p, ranked.pos.astype(np.float64))
             hit = ranked.relevant(measure.rel)
-            return np.bincount(ranked.q[hit], weights=weight[hit], minlength=n)
+            # float64 even with no hit (numpy's bincount of nothing is int64)
+            return np.bincount(ranked.q[hit], weights=weights[ranked.pos[hit]], minlength=n).astype(np.float64)
         # what the holes and the ranks past the ranking could still add: every unjudged
         # document ranked, then p^depth for everything below the last rank (Moffat & Zobel 2008)
         hole = ~ranked.judged | (ranked.grade < 0)
-        return np.bincount(ranked.q[hole], weights=weight[hole], minlength=n) + np.power(p, ranked.count)
+        return np.bincount(ranked.q[hole], weights=weights[ranked.pos[hole]], minlength=n) + powers[ranked.count]
     if name == "SDCG":  # cwl_eval's NDCG-k: W_i = (1/log2(i+1)) / sum_{j<=k} 1/log2(j+1)
         top = ranked.top(measure.cutoff)
         k = measure.cutoff
@@ -73,10 +74,70 @@ def beyond_measure(measure, aligned) -> np.ndarray:
     raise KeyError(name)
 
 
+@beyond_measure.binding
+def _(native, measure, aligned):
+    """ERR and nERR (``err_measure``), RBP and its residual (``rbp_measure``) compiled: one
+    pass over each query's rows, the condensed ranking read in place, the chances by grade and
+    the powers of p computed by numpy, as the reference computes them."""
+    name, n = measure.name, aligned.n_queries
+    if name not in ("ERR", "nERR", "RBP", "RBPResidual"):
+        return FALLBACK
+    ranked, condensed = aligned.ranked, measure.unjudged == "condensed"
+    offsets, pos, grade = ranked.columns
+    out = np.empty(n)
+    if name in ("RBP", "RBPResidual"):
+        k = -1 if measure.cutoff is None or name == "RBPResidual" else measure.cutoff
+        done = native.rbp_measure(name == "RBPResidual", k, float(measure.rel), condensed, offsets, pos, grade,
+                                  *_rbp_tables(measure, ranked), out)
+        return out if done else FALLBACK
+    k = -1 if measure.cutoff is None else measure.cutoff
+    if not _compiled_err(native, measure, k, condensed, (offsets, pos, grade), ranked, out):
+        return FALLBACK
+    if name == "ERR":
+        return out
+    j, best = aligned.judgments, np.empty(n)
+    grades = np.ascontiguousarray(j.grade, np.int64)
+    top = int(grades.max()) if len(grades) else 0
+    if top > MAX_GAIN_TABLE:
+        return FALLBACK
+    table = _chance(measure, np.arange(max(top, FEW_GRADES) + 1, dtype=np.float64))
+    native.ideal_err(k, np.ascontiguousarray(j.offsets, np.int64), grades, table, best)
+    value = np.zeros(n)
+    np.divide(out, best, out=value, where=best > 0)
+    return value
+
+
+def _compiled_err(native, measure, k: int, condensed: bool, columns, ranked, out) -> bool:
+    """``err_measure`` with the chance table of the grades 0..15 of most qrels; when a grade
+    is past them, of every grade up to the ranking's largest (False past MAX_GAIN_TABLE)."""
+    levels = np.arange(FEW_GRADES + 1, dtype=np.float64)
+    if native.err_measure(k, condensed, *columns, _chance(measure, levels), out):
+        return True
+    top = ranked.top_grade
+    if top <= FEW_GRADES or top > MAX_GAIN_TABLE:
+        return False
+    return native.err_measure(k, condensed, *columns, _chance(measure, np.arange(top + 1, dtype=np.float64)), out)
+
+
+def _rbp_tables(measure, ranked) -> tuple[np.ndarray, np.ndarray]:
+    """(1 - p) p^i and p^i for i = 0 .. the longest ranking: RBP's weight of rank i + 1, and
+    the weight of everything below a ranking of i documents."""
+    p = measure.option("persistence")
+    depth = int(ranked.count.max()) if len(ranked.count) else 0
+    powers = np.power(p, np.arange(depth + 1, dtype=np.float64))
+    return (1.0 - p) * powers, powers
+
+
+def _chance(measure, grade: np.ndarray) -> np.ndarray:
+    """The chance a document satisfies the user, (2^g - 1) / 2^max_rel (g: the grade, 0 for
+    unjudged and negative grades)."""
+    g = np.where(np.isnan(grade), 0.0, np.maximum(grade, 0.0))
+    return (np.exp2(g) - 1.0) / np.exp2(float(measure.option("max_rel")))
+
+
 def _err(measure, top, n: int) -> np.ndarray:
     """ERR = sum_i R_i / i * prod_{j<i} (1 - R_j), R = (2^g - 1) / 2^max_rel (gdeval)."""
-    g = np.where(np.isnan(top.grade), 0.0, np.maximum(top.grade, 0.0))
-    r = (np.exp2(g) - 1.0) / np.exp2(float(measure.option("max_rel")))
+    r = _chance(measure, top.grade)
     out = np.zeros(n)
     for i in range(n):  # a running product per query: short loops over the top k
         lo, hi = top.offsets[i], top.offsets[i + 1]
@@ -88,8 +149,8 @@ def _err(measure, top, n: int) -> np.ndarray:
     return out
 
 
-def _ideal_err(measure, aligned) -> np.ndarray:
-    """ERR@k of the ideal ranking: every judged document of the query by grade, highest first."""
+def _ideal_ranking(aligned):
+    """The ideal ranking: every judged document of the query by grade, highest first."""
     from ..align import Ranked, block_offsets
 
     j = aligned.judgments
@@ -97,8 +158,12 @@ def _ideal_err(measure, aligned) -> np.ndarray:
     q = j.q[order]
     offsets = block_offsets(q, aligned.n_queries)
     pos = np.arange(len(q), dtype=np.int64) - offsets[q]
-    ideal = Ranked(aligned.n_queries, q, pos, j.grade[order].astype(np.float64), order, offsets)
-    return _err(measure, ideal.top(measure.cutoff), aligned.n_queries)
+    return Ranked(aligned.n_queries, q, pos, j.grade[order].astype(np.float64), order, offsets)
+
+
+def _ideal_err(measure, aligned) -> np.ndarray:
+    """ERR@k of the ideal ranking."""
+    return _err(measure, _ideal_ranking(aligned).top(measure.cutoff), aligned.n_queries)
 
 
 def _per_query(ranked, n: int, score) -> np.ndarray:

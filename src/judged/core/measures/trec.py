@@ -12,7 +12,8 @@ trec_eval, the m_*.c file named in each function); their records, with formulas,
 Every function reads the aligned ranking (the condensed one under ``unjudged=condensed``,
 as trec_eval -J) and the qrels' counts; trec_eval's "not in the pool" (-1, or absent) and
 "pooled, not judged" (-2) grades are told apart where a measure does (num_nonrel_judged_ret).
-Numpy only so far: no compiled binding, the reference computes them on both back ends.
+The set measures, IPrec and AP11 have a compiled binding (``set_measure``, ``iprec``); the
+others are computed by the numpy reference on both back ends.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ import math
 
 import numpy as np
 
-from ..kernels import kernel
+from ..kernels import FALLBACK, kernel
 from .binary import binary_measure, within_query_cumsum
 from .dcg import ranking_for
 
 IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # trec_eval's 11 recall levels
 RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)  # trec_eval's Rprec_mult levels
+# a recall level x reads the floor(x * R + add)-th relevant document: trec_eval 10's lround
+# of a non-negative number (add 0.5), trec_eval 9's and pytrec_eval's (long) (x * R + 0.9)
+ROUNDING = {"lround": 0.5, "trec9": 0.9}
 NONPOOL, UNJUDGED = -1, -2  # trec_eval.h RELVALUE_NONPOOL, RELVALUE_UNJUDGED
 
 
@@ -91,15 +95,40 @@ def trec_measure(measure, aligned) -> np.ndarray:
         return _ratio(np.bincount(ranked.q[isrel], weights=terms, minlength=n), np.where(relret > 0, R, 0))
     if name == "IPrec":
         return _iprec(ranked, rel, R, relret, ret, (measure.option("recall"),), measure.option("rounding"))[0]
-    if name == "AP11":  # m_11pt_avg.c: the 11 levels summed from 1.0 down, / 11
-        values = _iprec(ranked, rel, R, relret, ret, IPREC_LEVELS, measure.option("rounding"))
-        total = np.zeros(n)
-        for v in values[::-1]:
-            total += v
-        return total / len(IPREC_LEVELS)
+    if name == "AP11":
+        return _level_mean(_iprec(ranked, rel, R, relret, ret, IPREC_LEVELS, measure.option("rounding")))
     if name in ("G", "RnDCG", "nDCGRel"):
         return _sequential(name, ranked, aligned, R)
     raise KeyError(name)
+
+
+@trec_measure.binding
+def _(native, measure, aligned):
+    """The set measures (``set_measure``), IPrec and AP11 (``iprec``) compiled: one pass over
+    each query's rows, the condensed ranking read in place."""
+    name, rel = measure.name, measure.rel
+    if name not in native.SET_KINDS and name not in ("IPrec", "AP11"):
+        return FALLBACK
+    n, condensed = aligned.n_queries, measure.unjudged == "condensed"
+    offsets, pos, grade = aligned.ranked.columns
+    R = aligned.judgments.count_at_least(rel).astype(np.float64)
+    if name in native.SET_KINDS:
+        out = np.empty(n)
+        beta = measure.option("beta") if name == "SetF" else 1.0
+        native.set_measure(native.SET_KINDS.index(name), float(rel), condensed, beta, offsets, pos, grade, R, out)
+        return out
+    levels = np.array((measure.option("recall"),) if name == "IPrec" else IPREC_LEVELS, np.float64)
+    values = np.empty((n, len(levels)))
+    native.iprec(float(rel), condensed, ROUNDING[measure.option("rounding")], levels, offsets, pos, grade, R, values)
+    return values[:, 0].copy() if name == "IPrec" else _level_mean(list(values.T))
+
+
+def _level_mean(values: list) -> np.ndarray:
+    """m_11pt_avg.c: the per-level values summed from the last level down, / their number."""
+    total = np.zeros(len(values[0]))
+    for v in values[::-1]:
+        total += v
+    return total / len(values)
 
 
 def _iprec(ranked, rel, R, relret, ret, levels, rounding: str) -> list[np.ndarray]:
@@ -119,10 +148,7 @@ def _iprec(ranked, rel, R, relret, ret, levels, rounding: str) -> list[np.ndarra
     rows = np.arange(n)
     out = []
     for x in levels:
-        if rounding == "lround":  # trec_eval 10: C's lround of a non-negative number
-            cut = np.floor(x * R + 0.5).astype(np.int64)
-        else:  # trec_eval 9, pytrec_eval: (long) (x * R + 0.9)
-            cut = np.floor(x * R + 0.9).astype(np.int64)
+        cut = np.floor(x * R + ROUNDING[rounding]).astype(np.int64)
         idx = np.maximum(cut, 1) - 1
         v = np.where((cut <= relret) & (relret > 0), best_after[rows, np.minimum(idx, width)], 0.0)
         out.append(v)
