@@ -190,3 +190,19 @@ def test_undefined_p_is_printed_as_na_never_marked(capsys):
     render(c, all_tests=True)
     out = capsys.readouterr().out
     assert "n/a" in out and "▲" not in out.split("▲/▼")[0]
+
+
+@pytest.mark.parametrize("measures,kept", [(["nDCG@3", "P@2"], 3), (["nDCG@3", "AP"], None), (["RR@2"], 2)])
+def test_a_comparison_keeping_the_ranks_it_reads_says_the_same(measures, kept):
+    # deep=False: each run keeps the ranks down to the deepest cutoff and k (here the first
+    # cutoff), unless a measure reads every rank (AP); every number is the same
+    rng = np.random.default_rng(5)
+    docs = [f"d{i}" for i in range(20)]
+    qrels = {f"q{q}": {d: int(rng.integers(0, 3)) for d in rng.choice(docs, 8, replace=False)} for q in range(6)}
+    runs = {name: {f"q{q}": {d: float(rng.random()) for d in rng.choice(docs, 12, replace=False)} for q in range(6)}
+            for name in ("base", "new", "other")}
+    whole = compare(qrels, runs, measures, permutations=500)
+    slim = compare(qrels, runs, measures, permutations=500, deep=False)
+    assert slim.to_json() == whole.to_json()
+    depth = max(slim.result.runs["new"].aligned.ranked.count)
+    assert depth == (12 if kept is None else kept) and max(whole.result.runs["new"].aligned.ranked.count) == 12

@@ -278,7 +278,8 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
             no_relevant: str = "zero", ignore_identical_ids: bool = False, on_duplicate: str = "error",
             depth_cut: int | None = None, manifest=None,
             holes: bool = True, maxgrade: int | None = None, negative: str = "nonrelevant", answers=None,
-            high: float | None = None, show_progress: bool | None = None, settings=None, **checks) -> Comparison:
+            high: float | None = None, show_progress: bool | None = None, settings=None, deep: bool = True,
+            **checks) -> Comparison:
     """Compare runs with the first one (the baseline) over the qrels' queries.
 
     A run missing a query scores 0 there (``complete=True``: the query-set rule of every
@@ -299,6 +300,9 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     eligibility, principal, unanswerable, abstain_marker, score_unanswerable) go to
     :func:`judged.evaluate`; ``answers`` (a file of verdicts) pairs the first nDCG
     measure with answer acceptance (:func:`judged.answers.pair_answers`, ``high``).
+    ``deep=False``: the caller reads the runs' alignments (``result``) no deeper than the
+    comparison does, so when every measure reads a cutoff only, each run keeps the ranks
+    down to the deepest cutoff and k (:func:`ranks_read`), not the whole ranking.
 
     >>> c = compare({"q1": {"a": 1}, "q2": {"b": 1}},
     ...             {"base": {"q1": {"a": 1.0}, "q2": {"x": 1.0}}, "new": {"q1": {"a": 1.0}, "q2": {"b": 1.0}}},
@@ -330,8 +334,9 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
         manifest = Manifest.load(manifest)
         result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=settings.on_duplicate, **checks)
     else:
-        result = evaluate(qrels, runs, DEFAULT_MEASURES if measures is None else measures, settings=settings,
-                          whole_runs=holes or regressions > 0,
+        measures = DEFAULT_MEASURES if measures is None else measures
+        result = evaluate(qrels, runs, measures, settings=settings, whole_runs=holes or regressions > 0,
+                          keep_ranks=None if deep else ranks_read(measures, depth),
                           progress=sys.stderr.isatty() if show_progress is None else show_progress, **checks)
     result.checks.depth = depth
     if high is not None:
@@ -346,6 +351,21 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     if manifest is not None:
         c.provenance["manifest"] = manifest.provenance()
     return c
+
+
+def ranks_read(measures, depth: int | None = None) -> int | None:
+    """The ranks a comparison of ``measures`` reads in each run's alignment: the deepest
+    cutoff, and k (``depth``, else the first measure's cutoff, else 10) for Judged@k, the
+    regressions and the holes; None when a measure reads every rank (no cutoff, the ideal
+    of the retrieved documents, condensed lists: :func:`judged.estimate.list_depth`)."""
+    from ..core.measures import Measure
+    from .estimate import list_depth
+
+    parsed = [Measure.parse(m) for m in ([measures] if isinstance(measures, str) else measures)]
+    depths = [list_depth(m) for m in parsed]
+    if not parsed or None in depths:
+        return None
+    return max(depths + [depth or parsed[0].cutoff or DEFAULT_DEPTH])
 
 
 def compare_result(result, baseline: str | None = None, *, correction: str = "holm",

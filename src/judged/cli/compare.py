@@ -123,7 +123,7 @@ def comparison_from_args(args):
                 ignore_identical_ids=args.ignore_identical_ids, on_duplicate=args.on_duplicate,
                 depth_cut=args.depth_cut,
                 holes=args.holes, maxgrade=args.maxgrade, negative=args.negative, answers=args.answers,
-                high=args.high, **check_kwargs(args), **stats_kwargs(args))
+                high=args.high, deep=reads_deeper(args), **check_kwargs(args), **stats_kwargs(args))
     if getattr(args, "machine", None):
         from ..analyses.machine import machine_filled
 
@@ -149,6 +149,14 @@ def comparison_from_args(args):
 
         save_record(c.result, args.save, manifest)
     return c
+
+
+def reads_deeper(args) -> bool:
+    """Whether something after the comparison reads the runs' alignments deeper than its
+    measures' cutoffs: --machine, --sample, --save, --answers, report's --power, the checks'
+    side files (requirements, eligibility, unanswerable queries)."""
+    return any(getattr(args, name, None) for name in ("machine", "sample", "save", "answers", "power", "requirements",
+                                                       "eligibility", "unanswerable"))
 
 
 def comparison_sample_decisions(c, sample, intervals: str = "simultaneous"):

@@ -6,7 +6,7 @@ import contextlib
 import json
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -116,7 +116,7 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
              eligibility=None, principal: str | None = None, unanswerable=None,
              abstain_marker: str = ABSTAIN_MARKER, score_unanswerable: bool = False,
              ignore_identical_ids: bool = False, depth_cut: int | None = None, progress: bool = False,
-             whole_runs: bool = False, settings: Settings | None = None) -> Result:
+             whole_runs: bool = False, settings: Settings | None = None, keep_ranks: int | None = None) -> Result:
     """Score runs against qrels.
 
     Parameters
@@ -142,6 +142,9 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
         regressions), which a streamed run would read and align a second time. Otherwise a
         run read into memory keeps only its values, and ``RunResult.aligned`` is made again
         on first use
+    keep_ranks : with ``whole_runs``, keep only each query's first ``keep_ranks`` ranks of
+        every alignment (the values are computed on every rank first): for callers that read
+        no deeper (a comparison whose measures all have that cutoff or less)
 
     Runs that share few or no query ids with the qrels, miss qrels queries, cover
     different queries or rank different depths are named in ``Result.checks.warnings``
@@ -170,7 +173,8 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
         return _evaluate(qrels, runs, measures, settings, reader, scale=scale,
                          requirements=requirements, eligibility=eligibility, principal=principal,
                          unanswerable=unanswerable, abstain_marker=abstain_marker,
-                         score_unanswerable=score_unanswerable, progress=progress, whole_runs=whole_runs)
+                         score_unanswerable=score_unanswerable, progress=progress, whole_runs=whole_runs,
+                         keep_ranks=keep_ranks)
     finally:
         if reader is not None:
             reader.close()
@@ -191,7 +195,8 @@ def _first_run_reader(runs):
 
 
 def _evaluate(qrels, runs, measures, settings, reader, *, scale, requirements, eligibility, principal,
-              unanswerable, abstain_marker, score_unanswerable, progress, whole_runs=False) -> Result:
+              unanswerable, abstain_marker, score_unanswerable, progress, whole_runs=False,
+              keep_ranks=None) -> Result:
     on_duplicate = settings.on_duplicate
     if isinstance(measures, (str, Measure)):
         measures = [measures]
@@ -212,6 +217,8 @@ def _evaluate(qrels, runs, measures, settings, reader, *, scale, requirements, e
         run = checks.prepare_run(name, run, settings)
         aligned, block = score_block(qrels, run, parsed, settings, annotate=checks.attach)
         if whole_runs:
+            if keep_ranks is not None:
+                aligned = replace(aligned, ranked=aligned.ranked.top(keep_ranks))
             return RunResult(name, block.qids, block.values, block.counts, aligned, block.max_depth)
         # the alignment (four numbers per ranked row) is not kept for callers that read only the
         # values: it is made again on first use, as for a streamed run
