@@ -159,29 +159,45 @@ def test_cli_eval_and_measures(tmp_path, capsys):
     assert len(err) == 1 and err[0].startswith("judged: error: ") and "q.txt:2: query 'q' subtopic '1'" in err[0]
 
 
-def test_bounds_are_the_extremes_over_the_holes(tmp_path):
-    """P-IA, StRecall, ERR-IA, alpha-DCG and NRBP rise with every (document, subtopic)
-    label: unjudged=min|max equal the values with every hole covering none / all of the
-    query's subtopics, and every labelling in between lies inside (brute force)."""
-    from itertools import product
+def test_bounds_by_brute_force_on_generated_collections():
+    """P-IA, StRecall, ERR-IA, alpha-DCG and NRBP rise with every (document, subtopic) label.
+    On generated collections, per query with at most 2 holes in the measure's list and at
+    most 3 subtopics: unjudged=min|max equal the least and greatest value over every way
+    the holes could cover the query's subtopics (each hole any subset; S fixed)."""
+    from itertools import chain, combinations, product
 
-    q = tmp_path / "q.txt"
-    q.write_text("q 1 a 1\nq 2 b 1\nq 1 c 0\nq 3 c 0\n")  # S = 2 (subtopic 3 has nothing relevant)
-    r = tmp_path / "r.txt"
-    r.write_text("q Q0 x 1 5 t\nq Q0 a 2 4 t\nq Q0 y 3 3 t\nq Q0 b 4 2 t\n")  # holes x, y
-    measures = ["P-IA@3", "StRecall@3", "ERR-IA@4", "alpha-DCG@4", "NRBP"]
-    res = judged.evaluate(str(q), str(r), [f"{m.split('@')[0]}(unjudged={u})" + (f"@{m.split('@')[1]}" if "@" in m
-                                                                                  else "")
-                                           for m in measures for u in ("min", "max")])
-    got = {k: float(v[0]) for k, v in res.runs[str(r)].values.items()}
-    for m in measures:
-        values = []
-        for labels in product([(), ("1",), ("2",), ("1", "2")], repeat=2):
-            extra = "".join(f"q {s} {d} 1\n" for d, subs in zip("xy", labels) for s in subs)
-            q2 = tmp_path / "q2.txt"
-            q2.write_text(q.read_text() + extra + "q 9 x 0\nq 9 y 0\n")  # judged, S unchanged
-            values.append(float(judged.evaluate(str(q2), str(r), [m]).runs[str(r)].values[m][0]))
-        name, cut = (m.split("@") + [None])[:2]
-        lo = got[f"{name}(unjudged=min)" + (f"@{cut}" if cut else "")]
-        hi = got[f"{name}(unjudged=max)" + (f"@{cut}" if cut else "")]
-        assert lo == pytest.approx(min(values)) and hi == pytest.approx(max(values)), m
+    import pandas as pd
+
+    from judged.core.io.subtopics import read_subtopic_qrels
+
+    measures = [("P-IA", 5), ("StRecall", 5), ("ERR-IA", 5), ("alpha-DCG", 5), ("alpha-DCG(alpha=0.3)", 4),
+                ("NRBP", None), ("NRBP(alpha=0.3,beta=0.8)", None)]
+    checked = 0
+    collections = [make_subtopic_collection(seed, max_docs=12, max_ranked=8, max_subtopics=3) for seed in range(8)]
+    for q, docs, rows in ((q, docs, [r for r in c.qrels if r[3] >= 0]) for c in collections for q, docs in c.run.items()):
+        mine = [r for r in rows if r[0] == q]
+        relevant = sorted({s for _, s, _, g in mine if g >= 1})
+        judged_docs = {d for _, _, d, _ in mine}
+        if not relevant:
+            continue
+        ranked = sorted(docs, key=lambda d: -docs[d])
+        for name, k in measures:
+            holes = [d for d in ranked[:k] if d not in judged_docs]
+            if len(holes) > 2:
+                continue
+            frame = lambda extra: read_subtopic_qrels(pd.DataFrame(mine + extra, columns=["qid", "subtopic", "docid",
+                                                                                        "grade"]))
+            text = lambda u: (name.replace(")", f",unjudged={u})") if "(" in name else f"{name}(unjudged={u})") + \
+                (f"@{k}" if k else "")
+            base = name + (f"@{k}" if k else "")
+            got = judged.evaluate(frame([]), {q: docs}, [text("min"), text("max")]).runs["run"].values
+            subsets = list(chain.from_iterable(combinations(relevant, n) for n in range(len(relevant) + 1)))
+            values = []
+            for labels in product(subsets, repeat=len(holes)):
+                extra = [(q, s, d, 1) for d, subs in zip(holes, labels) for s in subs]
+                extra += [(q, "never-relevant", d, 0) for d in holes]  # judged, S unchanged
+                values.append(float(judged.evaluate(frame(extra), {q: docs}, [base]).runs["run"].values[base][0]))
+            assert float(got[text("min")][0]) == pytest.approx(min(values), abs=1e-12), (base, q)
+            assert float(got[text("max")][0]) == pytest.approx(max(values), abs=1e-12), (base, q)
+            checked += 1
+    assert checked >= 40, checked
