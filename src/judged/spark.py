@@ -30,7 +30,6 @@ import tempfile
 from .core.conventions import Settings
 from .core.errors import ConventionError, JudgedError, ParseError
 from .core.measures import Measure
-from .core.measures.registry import MIN_GEO_MEAN
 
 SCHEMA = "qid string, measure string, value double"
 MEAN_QID = "all"
@@ -53,41 +52,43 @@ def evaluate(run_df, qrels_df, measures=("nDCG@10", "Judged@10"), *, ties: str =
              blocks: int | None = None, settings: Settings | None = None):
     """Per-query values of ``measures`` for one run, as a Spark DataFrame (qid, measure, value),
     plus one row per measure with qid ``"all"``: the mean (the sum for NumRel/NumRet/NumRelRet),
-    as trec_eval prints them.
+    as trec_eval prints them. The values and the means are the local engine's, bit for bit.
 
     Parameters
     ----------
     run_df : Spark DataFrame with columns qid, docid, score (and rank for ``ties='rank'``)
-    qrels_df : Spark DataFrame with columns qid, docid, grade (integer)
+    qrels_df : Spark DataFrame with columns qid, docid, grade (integer); collected to the
+        driver and broadcast to the executors (judgments are far fewer than ranked rows)
     measures : measure strings, as for :func:`judged.evaluate`
     ties, complete, no_relevant, on_duplicate, ignore_identical_ids : the conventions of
         :func:`judged.evaluate` (the sugar of ``settings``, a :class:`judged.conventions.Settings`);
         ``ties='input'`` is refused, since Spark keeps no file order.
-    blocks : number of query buckets (default: ``spark.sql.shuffle.partitions``)
+    blocks : number of query buckets (default: the run's input partitions, at least the
+        cluster's cores)
     """
-    from pyspark.sql import functions as F
+    import pandas as pd
+
+    from .core.io import read_qrels
 
     settings = _settings(Settings.of(settings, evaluate, ties=ties, complete=complete, no_relevant=no_relevant,
                                      on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids))
     parsed, on_duplicate = _parsed(measures), settings.on_duplicate
-    per_query = _scored(run_df, qrels_df, parsed, settings, on_duplicate, blocks).filter(~_is_count()).persist()
-    summed = [g for g, m in parsed.items() if m.aggregate == "sum"]
-    geometric = [g for g, m in parsed.items() if m.aggregate == "geometric-mean"]
-    floored = F.log(F.greatest(F.col("value"), F.lit(MIN_GEO_MEAN)))  # Measure.aggregate_of's floor
-    means = per_query.groupBy("measure").agg(
-        F.when(F.col("measure").isin(summed), F.sum("value"))
-        .when(F.col("measure").isin(geometric), F.exp(F.sum(floored) / F.count("value")))
-        .otherwise(F.avg("value")).alias("value"))
-    return per_query.unionByName(means.select(F.lit(MEAN_QID).alias("qid"), "measure", "value"))
+    spark = run_df.sparkSession
+    qrels = read_qrels(_columns(qrels_df, QRELS_COLUMNS, "qrels").toArrow(), on_duplicate=on_duplicate)
+    shared = broadcast_qrels(spark, qrels)
+    try:
+        result = score_run(run_df, qrels, shared, parsed, settings, on_duplicate, "run", blocks=blocks)
+    finally:
+        shared.destroy()
+    n = len(result.qids)
+    rows = pd.DataFrame({"qid": list(result.qids) * len(parsed) + [MEAN_QID] * len(parsed),
+                         "measure": [g for g in parsed for _ in range(n)] + list(parsed),
+                         "value": [float(v) for g in parsed for v in result.values[g]]
+                         + [float(m.aggregate_of(result.values[g])) for g, m in parsed.items()]})
+    return spark.createDataFrame(rows, SCHEMA)
 
 
-COUNT = "\x00count:"  # measure prefix of the rows carrying a bucket's query counts (never a measure's name)
-
-
-def _is_count():
-    from pyspark.sql import functions as F
-
-    return F.col("measure").startswith(COUNT)
+QRELS_COLUMNS = {"qid": "string", "docid": "string", "grade": "long"}
 
 
 def _parsed(measures) -> dict:
@@ -105,89 +106,111 @@ def _settings(settings: Settings) -> Settings:
     return settings
 
 
-def _scored(run_df, qrels_df, parsed: dict, settings: Settings, on_duplicate: str, blocks: int | None):
-    """Per-query values and each bucket's query counts (rows whose measure starts with
-    :data:`COUNT`), persisted: the local block engine (:mod:`judged.blocks`) run on buckets
-    of whole queries."""
-    from pyspark.sql import functions as F
+def broadcast_qrels(spark, qrels):
+    """The judgments (qid, docid, grade), read and checked once on the driver, as one Arrow
+    IPC buffer broadcast to every executor: read once per executor and shared by every run
+    and bucket, instead of a shuffle of the qrels for each run."""
+    import pyarrow as pa
+
+    table = pa.table({"qid": qrels.qid, "docid": qrels.docid, "grade": qrels.grade})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return spark.sparkContext.broadcast(sink.getvalue().to_pybytes())
+
+
+def score_run(run_df, qrels, shared, parsed: dict, settings: Settings, on_duplicate: str, name: str,
+              source: str | None = None, blocks: int | None = None):
+    """One run's :class:`judged.results.RunResult`, the local engine's numbers: the run
+    shuffled once into buckets of whole queries (``repartition(blocks, qid)``), each bucket
+    scored in an executor on Arrow batches (``mapInArrow``, :func:`block_scorer`) by the
+    local block engine, the buckets' per-query values brought back and put together on the
+    driver by :func:`judged.core.blocks.assemble` with the whole qrels (the queries the run
+    lacks, the refusal of queries with nothing relevant, the query counts)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from .core.blocks import Block, assemble
 
     run_cols = {"qid": "string", "docid": "string", "score": "double"}
     if settings.ties == "rank":
         run_cols["rank"] = "double"
     run = _columns(run_df, run_cols, "run")
-    qrels = _columns(qrels_df, {"qid": "string", "docid": "string", "grade": "long"}, "qrels")
-    if settings.no_relevant == "error":
-        _refuse_no_relevant(run, qrels, settings.complete)
-    n = int(blocks or run.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    bucket = F.pmod(F.xxhash64("qid"), F.lit(n))
-    kernel = _block_kernel(parsed, settings, on_duplicate)
-    return (run.withColumn("_block", bucket).groupBy("_block")
-            .cogroup(qrels.withColumn("_block", bucket).groupBy("_block"))
-            .applyInPandas(kernel, SCHEMA)
-            .persist())  # the means and the counts read it too: score each query once
+    spark = run.sparkSession
+    n = int(blocks or max(run.rdd.getNumPartitions(), spark.sparkContext.defaultParallelism))
+    out = run.repartition(n, "qid").mapInArrow(block_scorer(shared, parsed, settings, on_duplicate, source or name),
+                                               block_schema(parsed)).toArrow()
+    if pc.count_distinct(out["qid"]).as_py() != out.num_rows:
+        raise JudgedError("a query was split between two buckets")  # cannot happen after repartition by qid
+    known = out["known"].to_numpy(zero_copy_only=False)
+    rows = out.filter(known)
+    codes = pc.index_in(rows["qid"], value_set=qrels.index.query_vocab).to_numpy(zero_copy_only=False)
+    evaluated = rows["evaluated"].to_numpy(zero_copy_only=False)
+    qids = np.array(rows["qid"].to_pylist(), dtype=object)[evaluated]
+    values = {g: rows[f"v{i}"].to_numpy(zero_copy_only=False)[evaluated] for i, g in enumerate(parsed)}
+    block = Block(qids, values, {"only_in_run": int((~known).sum())}, codes.astype(np.int64),
+                  codes[evaluated].astype(np.int64), int(pc.max(out["depth"]).as_py() or 0))
+    return assemble(qrels, [block], parsed, settings, name, realign=None, source=source)
 
 
-def _block_kernel(parsed: dict, settings: Settings, on_duplicate: str):
-    """The function each executor runs on one bucket of whole queries: the local block
-    engine, unchanged (:func:`judged.blocks.score_block`, :func:`judged.blocks.assemble`),
-    its per-query values and its query counts as rows."""
+def block_schema(parsed: dict) -> str:
+    """What :func:`block_scorer` yields: one row per query of the run; ``known``: the qrels
+    have it; ``evaluated``: its values ``v0, v1, ...`` (in the order of ``parsed``) count
+    (not skipped for having nothing relevant); ``depth``: the bucket's deepest ranking."""
+    return ", ".join(["qid string", "known boolean", "evaluated boolean", "depth long"]
+                     + [f"v{i} double" for i in range(len(parsed))])
 
-    def kernel(run_pdf, qrels_pdf):
+
+def block_scorer(shared, parsed: dict, settings: Settings, on_duplicate: str, source: str = "run"):
+    """The function each executor runs on one bucket of whole queries (an iterator of Arrow
+    record batches): the bucket read as a run, the broadcast judgments of its queries as
+    qrels, and :func:`judged.core.blocks.score_block` on them, the local engine unchanged."""
+
+    def scorer(batches):
         import numpy as np
-        import pandas as pd
         import pyarrow as pa
+        import pyarrow.compute as pc
 
-        from .core.blocks import assemble, block_settings, query_counts, score_block
-        from .core.data import Run
-        from .core.io import read_qrels, read_run
+        from .core.blocks import block_settings, score_block
+        from .core.data import Qrels
+        from .core.io.frames import run_from_table
 
-        qids, measures, values = [], [], []
-        if len(qrels_pdf) == 0:  # the bucket's queries are only in the run
-            counts = query_counts(np.zeros(0, bool), np.zeros(0, bool), run_pdf["qid"].nunique(), settings)
-        else:
-            qrels = read_qrels(qrels_pdf[["qid", "docid", "grade"]], on_duplicate=on_duplicate)
-            run = read_run(run_pdf[["qid", "docid", "score"]], name="run", on_duplicate=on_duplicate) \
-                if len(run_pdf) else Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), name="run")
-            if settings.ties == "rank" and len(run_pdf):
-                run.rank = run_pdf["rank"].to_numpy(dtype=np.float64)
-            _, block = score_block(qrels, run, parsed, block_settings(settings))
-            result = assemble(qrels, [block], parsed, settings, "run", realign=None)
-            counts, n = result.counts, len(result.qids)
-            qids = [np.tile(result.qids.astype(object), len(parsed))]
-            measures = [np.repeat(np.array(list(parsed), dtype=object), n)]
-            values = [result.values[g] for g in parsed]
-        # one DataFrame built once (pandas' concat would hand Arrow a chunked column)
-        return pd.DataFrame({
-            "qid": np.concatenate(qids + [np.full(len(counts), "", dtype=object)]),
-            "measure": np.concatenate(measures + [np.array([COUNT + k for k in counts], dtype=object)]),
-            "value": np.concatenate(values + [np.array(list(counts.values()), dtype=np.float64)]),
-        })
+        batches = list(batches)
+        if not batches or sum(b.num_rows for b in batches) == 0:  # an empty bucket
+            return
+        table = pa.Table.from_batches(batches)
+        try:
+            run = run_from_table(table, "run", source=source, on_duplicate=on_duplicate)
+        except ParseError as exc:  # a row of a bucket is no line of the file: the file and the why
+            raise ParseError(source, None, exc.why) from None
+        judgments = judgments_table(shared)
+        run_qids = pc.unique(run.qid)
+        mine = judgments.filter(pc.is_in(judgments["qid"], value_set=run_qids))
+        qrels = Qrels(mine["qid"], mine["docid"], mine["grade"].to_numpy(), source="qrels", sha256="")
+        _, block = score_block(qrels, run, parsed, block_settings(settings))
+        found = qrels.index.query_ids[block.run_queries]
+        absent = pc.filter(run_qids, pc.invert(pc.is_in(run_qids, value_set=pa.array(found, pa.string()))))
+        evaluated = np.zeros(len(found), bool)
+        evaluated[np.searchsorted(block.run_queries, block.qid_codes)] = True
+        n = len(found) + len(absent)
+        columns = {"qid": pa.concat_arrays([pa.array(found, pa.string()), absent.cast(pa.string())]),
+                   "known": np.arange(n) < len(found), "evaluated": np.append(evaluated, np.zeros(len(absent), bool)),
+                   "depth": np.full(n, block.max_depth, np.int64)}
+        for i, g in enumerate(parsed):
+            v = np.full(n, np.nan)
+            v[:len(found)][evaluated] = block.values[g]
+            columns[f"v{i}"] = v
+        yield pa.RecordBatch.from_pydict(columns)
 
-    return kernel
-
-
-def _refuse_no_relevant(run, qrels, complete: bool) -> None:
-    """``no_relevant='error'``: the local engine's refusal (:func:`judged.align.no_relevant_error`),
-    before any scoring: the queries with nothing relevant, in qid order."""
-    from pyspark.sql import functions as F
-
-    from .core.align import no_relevant_error
-
-    relevant = qrels.groupBy("qid").agg(F.max((F.col("grade") >= 1).cast("int")).alias("relevant"))
-    if not complete:
-        relevant = relevant.join(run.select("qid").distinct(), "qid")
-    bad = [r.qid for r in relevant.filter("relevant = 0").select("qid").orderBy("qid").collect()]
-    if bad:
-        raise no_relevant_error(bad)
+    return scorer
 
 
-def counts_of(scored) -> dict:
-    """The run's query counts: the buckets' counts (:func:`judged.blocks.query_counts`) summed."""
-    from pyspark.sql import functions as F
+def judgments_table(shared):
+    """The broadcast judgments as an Arrow table (zero-copy over the broadcast bytes, which
+    PySpark loads once per Python worker)."""
+    import pyarrow as pa
 
-    rows = scored.filter(_is_count()).groupBy("measure").agg(F.sum("value").alias("value")).collect()
-    got = {r.measure[len(COUNT):]: int(r.value) for r in rows}
-    return {k: got.get(k, 0) for k in ("evaluated", "skipped", "missing_from_run", "only_in_run", "no_relevant")}
+    return pa.ipc.open_stream(pa.py_buffer(shared.value)).read_all()
 
 
 # -- reading files into Spark -----------------------------------------------------------
@@ -281,59 +304,44 @@ def check_workers(spark) -> None:
                           f"where the workers run, or set PYSPARK_PYTHON to a Python that has it (now: {python})")
 
 
-class QrelsSummary:
-    """What a :class:`judged.evaluation.Result` reports about the qrels, counted in Spark."""
-
-    def __init__(self, source: str, query_ids, judgments: int):
-        self.source, self.sha256, self.query_ids, self._n = source, None, query_ids, judgments
-
-    def __len__(self) -> int:
-        return self._n
-
-
 def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: str = "local[2]",
                    ties: str = "trec", complete: bool = False, no_relevant: str = "zero",
                    on_duplicate: str = "error", ignore_identical_ids: bool = False, logs: bool | None = None,
-                   progress: bool | None = None, settings: Settings | None = None):
-    """``judged eval --engine spark``: files in, a :class:`judged.evaluation.Result` out (the
-    per-query values come back to the driver; the work is done by the executors).
+                   progress: bool | None = None, blocks: int | None = None, settings: Settings | None = None):
+    """``judged eval --engine spark``: files in, a :class:`judged.evaluation.Result` out, the
+    local engine's numbers. The qrels are read on the driver by the local reader (the same
+    checks and messages) and broadcast once for every run; each run is read by Spark and
+    scored by the executors (:func:`score_run`); only per-query values come back.
     ``logs``: see :func:`session`; ``progress``: judged's bar over the runs (default: when
-    stderr is a terminal); ``settings`` or its sugar, as :func:`evaluate`."""
-    import numpy as np
-
+    stderr is a terminal); ``blocks``: see :func:`evaluate`; ``settings`` or its sugar, as
+    :func:`evaluate`."""
     from .core.evaluation import Result
+    from .core.io import read_qrels
     from .core.progress import progress as progress_bar
-    from .core.results import RunResult
     from .core.runnames import unique_name
 
     settings = _settings(Settings.of(settings, evaluate_files, ties=ties, complete=complete, no_relevant=no_relevant,
                                      on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids))
     parsed, on_duplicate = _parsed(measures), settings.on_duplicate
+    qrels = read_qrels(qrels_path, on_duplicate=on_duplicate)
     spark = session(master, logs=logs)
-    qrels = _columns(read_table(spark, qrels_path, "qrels"), {"qid": "string", "docid": "string", "grade": "long"},
-                     qrels_path).cache()
-    qids = np.array(sorted(r.qid for r in qrels.select("qid").distinct().collect()), dtype=object)
-    summary = QrelsSummary(qrels_path, qids, qrels.count())
+    shared = broadcast_qrels(spark, qrels)
     runs, seen = {}, set()
     log = "" if spark_logs(logs) else f" (Spark's log: {LOG})"
     with progress_bar(len(run_paths), f"Spark ({master}): scoring runs", progress) as advance:
         for path in run_paths:
             name = unique_name(path, seen)  # the local engine's names: the same file twice is 'a.run (2)'
             try:
-                scored = _scored(read_table(spark, path, "run"), qrels, parsed, settings, on_duplicate, None)
-                scores = scored.filter(~_is_count()).toPandas()
-                counts = counts_of(scored)
+                runs[name] = score_run(read_table(spark, path, "run"), qrels, shared, parsed, settings, on_duplicate,
+                                       name, source=path, blocks=blocks)
             except JudgedError:
                 raise
             except Exception as exc:  # an error raised in an executor (or by Spark's parser) arrives wrapped
-                raise JudgedError(f"{path}: {_executor_message(exc)}{log}")
-            scored.unpersist()
-            table = scores.pivot(index="qid", columns="measure", values="value")
-            table = table.reindex(sorted(table.index)) if len(table) else table
-            values = {g: table[g].to_numpy(dtype=np.float64) if g in table else np.zeros(0) for g in parsed}
-            runs[name] = RunResult(name, table.index.to_numpy(dtype=object), values, counts)
+                message = _executor_message(exc)
+                raise JudgedError((message if message.startswith(f"{path}: ") else f"{path}: {message}") + log)
             advance()
-    return Result(summary, parsed, settings, runs)
+    shared.destroy()
+    return Result(qrels, parsed, settings, runs)
 
 
 def _executor_message(exc: Exception) -> str:
@@ -344,4 +352,6 @@ def _executor_message(exc: Exception) -> str:
         if marker in text:
             return text.split(marker, 1)[1].splitlines()[0]
     lines = [line for line in text.splitlines() if line.strip()]
+    if lines and "from the Python worker" in lines[0]:
+        return lines[-1]  # the Python exception's own line, at the end of the worker's traceback
     return lines[0].split(". ")[0] if lines else type(exc).__name__
