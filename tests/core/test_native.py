@@ -695,7 +695,7 @@ def test_streaming_refuses_a_file_not_grouped_by_query(tmp_path):
     for block_size in (16, 200, 1 << 20):
         assert evaluate_run_file(qrels, run_path, {"AP": Measure.parse("AP")}, Settings(), block_size=block_size) is None
     result = judged.evaluate(qrels_path, {"run": run_path}, MEASURES).runs["run"]
-    assert not isinstance(result, LazyRunResult)
+    assert result.source is None  # read whole: neither streamed nor spilled
     assert numbers(result) == whole_file(qrels_path, run_path)
 
 

@@ -21,7 +21,7 @@ import os
 import numpy as np
 
 from .conventions import Settings
-from .data import Qrels, arrow_indices, string_hash
+from .data import Qrels, any_repeated, arrow_indices, string_hash
 from .blocks import assemble, block_settings, file_realigner, score_block
 from .progress import ByteProgress
 from .results import RunResult
@@ -249,7 +249,7 @@ def _tokenized(buf: bytearray, read: int, length: int):
     # each query in one block, checked on 64-bit hashes of the qids: a collision
     # (or a repeat) only sends the file to the whole-file reader
     qhash = string_hash(blocks[1])
-    if len(np.unique(qhash)) != len(qhash):
+    if any_repeated(qhash):
         raise _NotStreamable  # a query in more than one block
     # repeated (qid, docid) pairs are found here too, off the scoring thread
     dup = duplicate_rows(qid, tokens.strings[1], tokens.hashes, blocks, distinct_blocks=True)
