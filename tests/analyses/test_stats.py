@@ -86,11 +86,13 @@ def test_bootstrap_close_to_t_test_on_normal_data():
     assert abs(p_boot - p_t) < 0.02, (p_boot, p_t)
 
 
-def test_blocks_of_draws_give_the_same_p_values(monkeypatch):
-    # memory is bounded by drawing in blocks; the p-values do not depend on the block size
+@pytest.mark.parametrize("per_block", [7, 3, 13])
+def test_blocks_of_draws_give_the_same_p_values(monkeypatch, per_block):
+    # memory is bounded by drawing in blocks (a multiple of four draws: 4, 12; fewer than
+    # four: the coins drawn at once); the p-values do not depend on the block size
     d = np.random.default_rng(9).normal(0.02, 0.2, (3, 40))
     whole = stats.randomization_pvalues(d, 3000, 4), stats.bootstrap_pvalues(d, 3000, 4)
-    monkeypatch.setattr(stats, "_CHUNK", 40 * 7)  # 7 draws per block
+    monkeypatch.setattr(stats, "_CHUNK", 40 * per_block)
     assert np.array_equal(stats.randomization_pvalues(d, 3000, 4), whole[0])
     assert np.array_equal(stats.bootstrap_pvalues(d, 3000, 4), whole[1])
 

@@ -265,12 +265,17 @@ def randomization_pvalues(diffs: np.ndarray, permutations: int, seed) -> np.ndar
     if n < 63 and 2 ** n <= permutations:
         return _randomization_exact_rows(diffs)
     rng = np.random.default_rng(seed)
-    coins = rng.integers(0, 2, size=(permutations, n), dtype=np.int8)
+    blocks = list(_blocks(permutations, n))
+    # one byte per coin, taken four to a 32-bit draw: blocks of a multiple of four draws
+    # continue the same stream, so the coins are drawn a block at a time (else all at once)
+    whole = None if (blocks[0][1] - blocks[0][0]) % 4 == 0 else rng.integers(0, 2, size=(permutations, n),
+                                                                            dtype=np.int8)
     observed = np.abs(diffs.sum(axis=1))
     slack = _sum_tolerance(diffs)
     b = np.zeros(len(diffs), dtype=np.int64)
-    for d0, d1 in _blocks(permutations, n):
-        signs = coins[d0:d1].astype(np.float64)
+    for d0, d1 in blocks:
+        coins = rng.integers(0, 2, size=(d1 - d0, n), dtype=np.int8) if whole is None else whole[d0:d1]
+        signs = coins.astype(np.float64)
         signs *= 2  # in place: one block of floats in memory, the same values as signs * 2 - 1
         signs -= 1
         for lo in range(0, len(diffs), _PAIRS):
@@ -334,7 +339,7 @@ def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed) -> np.ndarray:
     threshold = np.where(finite, observed - TIE * np.maximum(np.where(finite, observed, 1.0), 1.0), np.inf)
     centred = diffs - diffs.mean(axis=1, keepdims=True)
     b = np.zeros(len(diffs), dtype=np.int64)
-    for d0, d1 in _blocks(samples, n):
+    for d0, d1 in _blocks(samples, n, _CHUNK // 4):  # a block's indices, values and squares: 6 floats a draw
         k = d1 - d0
         # drawn a block at a time: the same stream as all (samples, n) at once (one 32-bit draw
         # per query index, no state kept between calls), without a samples x n matrix in memory
@@ -362,9 +367,11 @@ def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed) -> np.ndarray:
     return np.where(_zero_rows(diffs), 1.0, np.where(constant, np.nan, p))
 
 
-def _blocks(draws: int, n: int):
-    """Blocks of draws [d0, d1) of about _CHUNK floats each."""
-    size = max(1, _CHUNK // max(n, 1))
+def _blocks(draws: int, n: int, chunk: int | None = None):
+    """Blocks of draws [d0, d1) of about ``chunk`` (default _CHUNK) floats each (a multiple
+    of four draws, but for fewer than four)."""
+    size = max(1, (_CHUNK if chunk is None else chunk) // max(n, 1))
+    size -= size % 4 if size >= 4 else 0
     for d0 in range(0, draws, size):
         yield d0, min(draws, d0 + size)
 
