@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+import judged
 from judged import stats
 from judged.cli import main
 from judged.analyses.comparison import compare
@@ -206,3 +207,19 @@ def test_a_comparison_keeping_the_ranks_it_reads_says_the_same(measures, kept):
     assert slim.to_json() == whole.to_json()
     depth = max(slim.result.runs["new"].aligned.ranked.count)
     assert depth == (12 if kept is None else kept) and max(whole.result.runs["new"].aligned.ranked.count) == 12
+
+
+def test_run_numbers_use_each_measures_aggregate_as_judged_eval():
+    # GMAP: the geometric mean of AP (each query floored at 1e-5), as trec_eval's gm_map;
+    # NumRet: the sum. compare's numbers are judged eval's, not arithmetic means of the values.
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    base = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"y": 2.0, "b": 1.0}, "q3": {"c": 1.0}}  # AP 1, 1/2, 1
+    new = {"q1": {"a": 1.0}, "q2": {"b": 1.0}, "q3": {"z": 1.0}}  # AP 1, 1, 0
+    c = compare(qrels, {"base": base, "new": new}, ["GMAP", "AP", "NumRet"], permutations=100)
+    gmap, ap, numret = c.get("GMAP", "new"), c.get("AP", "new"), c.get("NumRet", "new")
+    assert gmap.mean_baseline == pytest.approx(0.5 ** (1 / 3))
+    assert gmap.mean_run == pytest.approx(1e-5 ** (1 / 3))  # one query at 0: the floor, not 0
+    assert (ap.mean_baseline, ap.mean_run) == (pytest.approx(2.5 / 3), pytest.approx(2 / 3))
+    assert (numret.mean_baseline, numret.mean_run) == (5.0, 3.0)
+    result = judged.evaluate(qrels, {"base": base, "new": new}, ["GMAP", "NumRet"])
+    assert gmap.mean_run == result.aggregate("new", "GMAP") and numret.mean_run == result.aggregate("new", "NumRet")

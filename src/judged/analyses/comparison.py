@@ -243,7 +243,7 @@ def paired_comparisons(values: dict, baseline: str, measures, *, correction: str
             for r in others:
                 t = (stats.described_pair(base, values[r][m], NOT_TESTED) if coverage
                      else stats.paired_test(base, values[r][m], permutations, seed))
-                family.append(PairedComparison(m, baseline, r, _mean(base), _mean(values[r][m]), t))
+                family.append(PairedComparison(m, baseline, r, aggregate(m, base), aggregate(m, values[r][m]), t))
                 advance()
             for test in stats.TESTS:
                 adjusted = stats.adjust(np.array([c.test.p_values[test] for c in family]), correction)
@@ -268,8 +268,17 @@ def _require_int(option: str, value, least: int) -> None:
         raise JudgedError(f"{option} must be {kind}, got {value!r}")
 
 
-def _mean(v) -> float:
-    return float(np.mean(v)) if len(v) else 0.0
+def aggregate(measure: str, values) -> float:
+    """The run's number on ``measure`` from its per-query values, by the measure's registered
+    aggregate (mean; sum for counts; geometric mean, floored at 1e-5, for GMAP and GMBpref),
+    as ``judged eval`` prints it; the mean for a name that is not a measure."""
+    from ..core.errors import MeasureError
+    from ..core.measures import Measure
+
+    try:
+        return Measure.parse(measure).aggregate_of(values)
+    except MeasureError:
+        return float(np.mean(values)) if len(values) else 0.0
 
 
 def compare(qrels, runs, measures=None, *, correction: str = "holm",

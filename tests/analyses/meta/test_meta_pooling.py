@@ -191,3 +191,16 @@ def test_helpers():
     assert [nice_step(n) for n in (10, 250, 24156, 49146)] == [1, 2, 200, 500]
     assert pairwise_agreement([1, 2, 3], [1, 3, 2]) == pytest.approx(2 / 3)
     assert pairwise_agreement([1, 1, 3], [1, 2, 3]) == pytest.approx(2 / 3)  # a tie under one only disagrees
+
+
+def test_full_and_replayed_scores_are_the_measures_aggregate():
+    # GMAP: the geometric mean of AP per query (A: 1/2 and 1/2, B: 1/6 and 1), as judged eval;
+    # not their arithmetic mean (MAP: A 0.5, B 0.583), which would rank B above A
+    qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}
+    runs = {"A": {"q1": {"a": 2.0, "x": 1.0}, "q2": {"y": 2.0, "c": 1.0}},
+            "B": {"q1": {"x": 3.0, "b": 1.0, "z": 2.0}, "q2": {"c": 1.0}}}
+    res = pooling_replay(qrels, runs, [20], ["depth"], measure="GMAP", protocol="from-scratch", depth=3, step=1)
+    ev = evaluate(qrels, runs, ["GMAP"])
+    assert list(res.full) == [ev.aggregate(r, "GMAP") for r in runs]
+    assert res.full == pytest.approx([0.5, math.sqrt(1 / 6)])
+    assert list(res.strategies["depth"].scores[-1]) == list(res.full)  # everything judged: the full scores

@@ -96,3 +96,10 @@ def test_judged_measures_name_explains_with_the_convention_applied(capsys):
     d = json.loads(out)
     assert d["name"] == "AP" and d["convention"] == Measure.parse("AP").convention() and "map" in d["trec_eval"]
     assert cli(capsys, "measures", "nope")[0] != 0
+
+
+def test_bounded_measures_are_averaged():
+    # judged holes averages each run's per-query bounds arithmetically: a boundable family with
+    # another aggregate (sum, geometric mean) would need its own rule there first
+    assert {f.name: f.aggregate for f in FAMILIES.values() if f.boundable} == \
+        {f.name: "mean" for f in FAMILIES.values() if f.boundable}

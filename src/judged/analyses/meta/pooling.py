@@ -87,8 +87,8 @@ class LabelScorer:
         return self.m.compute(replace(self.a, ranked=ranked, judgments=judgments))
 
     def mean(self, labelled: np.ndarray) -> float:
-        v = self.per_query(labelled)
-        return float(v.mean()) if len(v) else 0.0
+        """The run's number (the measure's aggregate: mean, sum or geometric mean)."""
+        return self.m.aggregate_of(self.per_query(labelled))
 
 
 @dataclass
@@ -319,7 +319,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     run_names = list(aligned)
     if len(run_names) < 2:
         raise JudgedError("a pooling replay needs at least two runs")
-    full = np.array([float(m.compute(a).mean()) if a.n_queries else 0.0 for a in aligned.values()])
+    full = np.array([m.aggregate_of(m.compute(a)) for a in aligned.values()])
     maxgrade = int(max(qrels.grade.max(), 1)) if len(qrels.grade) else 1  # the scale, known before any label
     qids = list(dict.fromkeys(q for a in aligned.values() for q in a.qids.tolist()))
     rankings = {}

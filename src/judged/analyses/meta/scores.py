@@ -31,7 +31,12 @@ class ScoreMatrix:
     query_set: object = None  # judged.querysets.QuerySet of the evaluation, when known
 
     def means(self, measure: str) -> np.ndarray:
-        return self.values[measure].mean(axis=1)
+        """Each run's number on ``measure``: its registered aggregate (mean; sum for counts;
+        geometric mean for GMAP) over the common queries."""
+        from ...core.measures import Measure
+
+        m = Measure.parse(measure)
+        return np.array([m.aggregate_of(row) for row in self.values[measure]])
 
 
 def score_matrix(qrels, runs, measures, **conventions) -> ScoreMatrix:
