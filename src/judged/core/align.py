@@ -199,7 +199,9 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     if settings.ignore_identical_ids:  # BEIR's ignore_identical_ids: drop docid == qid
         rq_eval[pc.equal(run.qid, run.docid).to_numpy(zero_copy_only=False)] = -1
     ranked = ranked_rows(run, rq_eval, n, settings.ties)
+    del rq_eval  # 8 bytes a row, not held while the grades are looked up
     ranked.grade = index.grades_of_rows(ranked.row, rq, run.docid, run.docid_hash)
+    del rq
     cut = settings.depth_cut
     if cut is not None and len(ranked.count) and ranked.count.max() > cut:  # trec_eval -M: the top N only
         ranked = ranked.take(ranked.pos < cut)
