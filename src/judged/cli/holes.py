@@ -52,8 +52,9 @@ def register(sub) -> None:
     p.add_argument("runs", nargs="+", metavar="RUN")
     p.add_argument("-k", "--depth", dest="k", type=int, default=10, metavar="K",
                    help="the top K examined: holes are counted and Judged@K taken there (default 10)")
-    p.add_argument("-m", "--measure", default=None,
-                   help="measure to bound: nDCG, DCG, P, R, RR, AP, Success (default nDCG@k)")
+    p.add_argument("-m", "--measure", action="append", default=None,
+                   help="measure to bound: nDCG, DCG, P, R, RR, AP, Success (default nDCG@k); repeat -m for "
+                        "several: one report each (--format json: a list of the reports)")
     p.add_argument("--list", action="store_true", help="list every hole as: run qid rank docid")
     p.add_argument("--samples", type=int, default=200, help="draws for the estimate (default 200, seed 0)")
     p.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")
@@ -70,13 +71,31 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..core.errors import ConventionError
-    from ..analyses.holes import holes_report
 
     if args.k < 1:
         raise ConventionError(f"-k must be a positive integer, got {args.k}")
     if not 0 < args.level < 1:
         raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
-    report = holes_report(args.qrels, list(args.runs), k=args.k, measure=args.measure, maxgrade=args.maxgrade,
+    measures = args.measure or [None]  # one report per -m, in the order given
+    if args.list and args.format != "json":
+        measures = measures[:1]  # the holes are the same whatever the measure
+    reports = []
+    for i, measure in enumerate(measures):
+        if i and args.format != "json":
+            print()
+        reports.append(_report(args, measure))
+    if args.format == "json":
+        json.dump(reports[0] if len(reports) == 1 else reports, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    return 0
+
+
+def _report(args, measure) -> dict | None:
+    """The report of one measure (None: nDCG@k): its JSON dict (--format json), else printed."""
+    from ..core.errors import ConventionError
+    from ..analyses.holes import holes_report
+
+    report = holes_report(args.qrels, list(args.runs), k=args.k, measure=measure, maxgrade=args.maxgrade,
                           negative=args.negative, samples=args.samples, level=args.level, reference=args.reference,
                           **settings_kwargs(args, compared=True))
     machine = machine_filled_holes(report, args.machine) if args.machine else None
@@ -106,13 +125,11 @@ def run(args) -> int:
             from .eval import add_machine_json
 
             add_machine_json(d, machine, per_query=False)
-        json.dump(d, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
+        return d
     if args.list:
         for row in report.hole_list().itertuples(index=False):
             sys.stdout.write(f"{row.run} {row.qid} {row.rank} {row.docid}\n")
-        return 0
+        return None
     print_report(report)
     if machine is not None:
         print_machine(machine)
@@ -122,7 +139,7 @@ def run(args) -> int:
         from .machine import print_ppi
 
         print_ppi(ppi)
-    return 0
+    return None
 
 
 def holes_sample_decisions(report, sample, intervals: str = "simultaneous"):
