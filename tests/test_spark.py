@@ -232,3 +232,13 @@ def test_buckets_count_queries_as_the_local_engine(conventions):
     assert list(result.qids) == list(local.qids)
     for g in parsed:
         assert np.array_equal(result.values[g], local.values[g])
+
+
+def test_diversity_measures_are_refused_before_spark_starts(tmp_path):
+    """The Spark engine's qrels table has no subtopic column: one clear refusal, on the driver."""
+    from judged.spark import evaluate_files
+
+    (tmp_path / "qrels").write_text("1 1 a 1\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 1.0 t\n")
+    with pytest.raises(judged.MeasureError, match="alpha-nDCG@20 reads subtopic qrels, which the Spark engine"):
+        evaluate_files(str(tmp_path / "qrels"), [str(tmp_path / "run")], ["nDCG@10", "alpha-nDCG@20"])

@@ -28,7 +28,7 @@ import sys
 import tempfile
 
 from .core.conventions import Settings
-from .core.errors import ConventionError, JudgedError, ParseError
+from .core.errors import ConventionError, JudgedError, MeasureError, ParseError
 from .core.measures import Measure
 
 SCHEMA = "qid string, measure string, value double"
@@ -95,6 +95,10 @@ def _parsed(measures) -> dict:
     parsed = {}
     for given in [measures] if isinstance(measures, (str, Measure)) else measures:
         parsed.setdefault(str(given), Measure.parse(given))
+    subtopic = [str(m) for m in parsed.values() if m.family.subtopics]
+    if subtopic:  # the qrels table has no subtopic column here (judged.io.subtopics)
+        raise MeasureError(f"{subtopic[0]} reads subtopic qrels, which the Spark engine does not carry yet: "
+                           "evaluate it with judged eval or judged.evaluate")
     return parsed
 
 
