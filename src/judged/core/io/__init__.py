@@ -85,7 +85,7 @@ def read_qrels(source, on_duplicate: str = "error", subtopics: bool = False) -> 
     if isinstance(source, str) and source.startswith("irds:"):
         from .irds import load_qrels
 
-        return load_qrels(source, on_duplicate=on_duplicate)
+        return load_qrels(source, on_duplicate=on_duplicate, subtopics=subtopics)
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         kind = file_kind(path)

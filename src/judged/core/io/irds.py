@@ -36,12 +36,24 @@ def _require(ds, what: str, dataset_id: str):
         raise ParseError(PREFIX + dataset_id.removeprefix(PREFIX), None, f"this dataset has no {what}")
 
 
-def load_qrels(dataset_id: str, on_duplicate: str = "error") -> Qrels:
-    """The dataset's qrels (``qrels_iter()``: query_id, doc_id, relevance)."""
+def load_qrels(dataset_id: str, on_duplicate: str = "error", subtopics: bool = False) -> Qrels:
+    """The dataset's qrels (``qrels_iter()``: query_id, doc_id, relevance); ``subtopics``:
+    as subtopic qrels, the subtopic from the records' ``subtopic_id`` (ir_datasets' diversity
+    qrels, TREC Web 2009-2012) or ``iteration`` field (:mod:`judged.io.subtopics`)."""
     from .trec import dedupe_qrels
 
     ds = dataset(dataset_id)
     _require(ds, "qrels", dataset_id)
+    if subtopics:
+        from .subtopics import read_subtopic_qrels
+
+        rows = [(str(q.query_id), str(getattr(q, "subtopic_id", getattr(q, "iteration", "0"))), str(q.doc_id),
+                 int(q.relevance)) for q in ds.qrels_iter()]
+        if not rows:
+            raise ParseError(PREFIX + dataset_id.removeprefix(PREFIX), None, "no judgments")
+        qrels = read_subtopic_qrels(pa.table(dict(zip(("qid", "subtopic", "docid", "grade"), map(list, zip(*rows))))))
+        qrels.source = qrels.meta["subtopics"].source = PREFIX + dataset_id.removeprefix(PREFIX)
+        return qrels
     qids, docids, grades = [], [], []
     for q in ds.qrels_iter():
         qids.append(str(q.query_id)); docids.append(str(q.doc_id)); grades.append(int(q.relevance))
