@@ -221,15 +221,20 @@ def write_delimited(result, out, delimiter: str, per_query: bool, machine=None) 
             w.writerow([name, "all", machine.name(given), repr(machine.mean(name, given))])
 
 
-def trec_eval_name(measure) -> str:
-    """trec_eval's output name for a measure, where trec_eval has it; else judged's string."""
-    return measure.trec_eval_name
+def trec_eval_name(measure, given: str | None = None) -> str:
+    """trec_eval's output name for a measure, where trec_eval has it (for one ``given`` in
+    trec_eval's own form, the name trec_eval prints for it: set_F.0.5 -> set_F); else judged's
+    string."""
+    from ..core.measures import trec_form
+
+    named = trec_form(given) if given else None
+    return named[0][0] if named and len(named) == 1 else measure.trec_eval_name
 
 
 def write_trec_eval(result, out) -> None:
     """trec_eval -q layout: ``name<TAB>qid<TAB>value`` per query, then the ``all`` lines."""
     for name, rr in result.runs.items():
-        names = {g: trec_eval_name(m) for g, m in result.measures.items()}
+        names = {g: trec_eval_name(m, g) for g, m in result.measures.items()}
         counts = {g: m.aggregate == "sum" for g, m in result.measures.items()}
 
         def line(label, qid, value, is_count):

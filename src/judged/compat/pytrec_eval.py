@@ -57,7 +57,9 @@ def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -
     Names are combined per family as pytrec_eval's ``_combine_measures`` does: the cutoffs
     of every ``family.k1,k2`` / ``family_k`` form are pooled, and the family's default
     cutoffs apply only when none is given."""
-    from ..core.measures import FAMILIES as JUDGED_FAMILIES, Measure
+    from dataclasses import replace
+
+    from ..core.measures import FAMILIES as JUDGED_FAMILIES, Measure, trec_form
     from ..core.measures.registry import PARAMS
 
     # pytrec_eval's test (relevance_level < 1); -1, which its int32 parse lets through to
@@ -66,7 +68,8 @@ def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -
         raise BadRelevanceLevel("Argument relevance_level should be positive.")
     if isinstance(measures, str):
         measures = [measures]
-    given: dict[str, set] = {}  # family -> cutoffs named (empty: the defaults), in first-seen order
+    given: dict[str, set] = {}  # family -> cutoffs or levels named (empty: the defaults), in first-seen order
+    fixed = {}  # trec_eval's parameter forms (set_F.0.5, utility.1,-1,0,0, ndcg.1=3.5): key -> Measure
     for text in measures:
         text = str(text).strip()
         if text in FAMILIES or text in STRINGS:
@@ -74,16 +77,27 @@ def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -
             continue
         m = _WITH_CUTOFFS.match(text)
         if not m:
-            raise UnsupportedMeasure(
-                f"unsupported measure {text!r} (judged.compat.pytrec_eval knows {', '.join(sorted(FAMILIES))}, "
-                "with cutoffs as P.5,10 or P_5)")
+            try:
+                named = trec_form(text)
+            except MeasureError as exc:
+                raise UnsupportedMeasure(str(exc))
+            if named is None:
+                raise UnsupportedMeasure(
+                    f"unsupported measure {text!r} (judged.compat.pytrec_eval knows {', '.join(sorted(FAMILIES))}, "
+                    "with cutoffs as P.5,10 or P_5, levels as iprec_at_recall.0.10, parameters as set_F.0.5)")
+            family = text.split(".", 1)[0]
+            if TREC[family][1].level:  # iprec_at_recall.0.10,0.50: those levels only, as pytrec_eval
+                given.setdefault(family, set()).update(m.option(TREC[family][1].level) for _, m in named)
+            else:
+                fixed.update(named)
+            continue
         cutoffs = {int(k) for k in m.group(2).split(",")}
         if 0 in cutoffs:
             raise UnsupportedMeasure(f"cutoff 0 in {text!r}: trec_eval's cutoffs are positive (trec_eval stops "
                                      "with 'Negative cutoff detected', pytrec_eval aborts)")
         given.setdefault(m.group(1), set()).update(cutoffs)
     out = {}
-    for family, cutoffs in given.items():
+    for family, cutoffs in [*given.items(), *((key, m) for key, m in fixed.items())]:
         if family in STRINGS:
             out[family] = None  # 0.0 per query, as pytrec_eval
             continue
@@ -97,8 +111,11 @@ def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -
             kw["unjudged"] = "condensed"  # trec_eval -J
         # pytrec_eval holds trec_eval 9's recall levels: floor(x * R + 0.9), not 10's lround
         rounding = (("rounding", "trec9"),) if "rounding" in allowed else ()
+        if isinstance(cutoffs, Measure):  # a parameter form: its measure under these settings
+            out[family] = replace(cutoffs, **kw, options=cutoffs.options + rounding)
+            continue
         if t.levels:  # iprec_at_recall_0.00 ... 1.00, Rprec_mult_0.20 ... 2.00
-            for level in t.levels:
+            for level in sorted(cutoffs) or t.levels:
                 options = () if level == PARAMS[t.level].default else ((t.level, float(level)),)
                 out[f"{family}_{level:.2f}"] = Measure(name, None, **kw, options=options + rounding)
             continue

@@ -18,7 +18,7 @@ from .conventions import Settings
 from .data import Qrels
 from .errors import UsageError
 from .io import read_qrels, read_run
-from .measures import Measure
+from .measures import Measure, named_measures
 from .progress import progress as progress_bar
 from .results import LazyRunResult, RunResult, max_depth  # noqa: F401  (judged.evaluation.RunResult, as before)
 from .runnames import unique_name
@@ -200,9 +200,7 @@ def _evaluate(qrels, runs, measures, settings, reader, *, scale, requirements, e
     on_duplicate = settings.on_duplicate
     if isinstance(measures, (str, Measure)):
         measures = [measures]
-    parsed = {}
-    for given in measures:
-        parsed.setdefault(str(given), Measure.parse(given))
+    parsed = named_measures(measures)  # trec_eval's P.5,10: P_5 and P_10
     # a diversity measure reads the qrels' second column as the subtopic (judged.io.subtopics)
     qrels = read_qrels(qrels, on_duplicate=on_duplicate, subtopics=any(m.family.subtopics for m in parsed.values()))
     checks, qrels = Checks.load(qrels, scale=scale, requirements=requirements, eligibility=eligibility,

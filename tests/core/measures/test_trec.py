@@ -128,3 +128,59 @@ def test_recall_and_mult_are_checked():
     assert Measure.parse("IPrec@0.5") == Measure.parse("IPrec(recall=0.5)")  # ir_measures spelling
     with pytest.raises(MeasureError, match="rounding must be one of lround, trec9"):
         Measure.parse("AP11(rounding=up)")
+
+
+# trec_eval's name.values forms pytrec_eval reads; each key and value equal to its
+FORMS = ["ndcg_cut.5,10", "P.5,10", "recall.5,100", "map_cut.10,20", "success.1,5", "relative_P.3,7",
+         "set_F.0.5", "iprec_at_recall.0.10,0.50", "Rprec_mult.0.2,1.4"]
+
+
+@pytest.mark.parametrize("collection", range(12, 24))
+def test_trec_eval_parameter_forms_equal_pytrec_eval(collection):
+    qrels, run = _collection(collection)
+    for forms in [FORMS, ["set_F.2", "P.5"]]:
+        ours = compat.RelevanceEvaluator(qrels, set(forms)).evaluate(run)
+        theirs = pytrec_eval.RelevanceEvaluator(qrels, set(forms)).evaluate(run)
+        assert set(ours) == set(theirs)
+        for q in theirs:
+            assert set(ours[q]) == set(theirs[q]), q
+            assert all(_same(ours[q][key], value) for key, value in theirs[q].items()), q
+
+
+def test_trec_eval_parameter_forms_by_hand():
+    # ndcg.1=3.5: grade 1 gains 3.5, every other grade its own (m_ndcg.c); q1 ranks a (2), an
+    # unjudged x, b (1), c (0): DCG = 2 + 3.5 / log2 4; the ideal 3.5, 3.5, 2 gives
+    # 3.5 + 3.5 / log2 3 + 2 / 2. utility.2,-1,0,0: 2 * relevant retrieved - non-relevant retrieved.
+    qrels = {"q1": {"a": 2, "b": 1, "c": 0, "d": 1}}
+    run = {"q1": {"a": 1.0, "x": 0.7, "b": 0.5, "c": 0.2}}
+    ours = compat.RelevanceEvaluator(qrels, {"ndcg.1=3.5", "utility.2,-1,0,0", "set_F.0.5"}).evaluate(run)["q1"]
+    assert ours["ndcg"] == pytest.approx(3.75 / (3.5 + 3.5 / math.log2(3) + 1), abs=1e-15)
+    assert ours["utility"] == 2 * 2 - 2
+    P, R = 2 / 4, 2 / 3
+    assert ours["set_F"] == pytest.approx(1.5 * P * R / (0.5 * P + R))  # (beta + 1) P R / (beta P + R)
+    # the same forms through judged.evaluate: one key per measure named, trec_eval's output names
+    result = judged.evaluate(qrels, {"r": run}, ["P.1,2", "ndcg.0=0,1=3.5", "set_F.0.5", "iprec_at_recall.0.5"])
+    assert list(result.measures) == ["P_1", "P_2", "ndcg.0=0,1=3.5", "set_F.0.5", "iprec_at_recall.0.5"]
+    assert [str(m) for m in result.measures.values()] == ["P@1", "P@2", "nDCG(gains={1:3.5})", "SetF(beta=0.5)",
+                                                         "IPrec(recall=0.5)"]
+    assert result.aggregate("r", "ndcg.0=0,1=3.5") == ours["ndcg"]
+
+
+def test_trec_eval_output_names_of_the_forms(tmp_path, capsys):
+    from judged.cli import main
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 a 2\nq1 0 b 1\n")
+    run.write_text("q1 Q0 a 1 2.0 r\nq1 Q0 x 2 1.0 r\n")
+    assert main(["eval", str(qrels), str(run), "-m", "P.1,2", "-m", "set_F.0.5", "-m", "ndcg.1=3.5",
+                 "--format", "trec_eval"]) == 0
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.split()[1] == "all"]
+    assert names == ["runid", "num_q", "P_1", "P_2", "set_F", "ndcg"]  # trec_eval -m ... prints these
+
+
+@pytest.mark.parametrize("text,why", [
+    ("P.5,10", "names 2 measures"), ("P.x", "cutoffs are positive integers"), ("ndcg.1", "level=gain pairs"),
+    ("utility.1,-1,0,1", "collection's size"), ("utility.1,2", "4 values"), ("map.5", "without parameters")])
+def test_trec_eval_parameter_forms_refused_with_a_reason(text, why):
+    with pytest.raises(judged.core.errors.MeasureError, match=why):
+        Measure.parse(text)

@@ -24,6 +24,9 @@ _TREC_NAME = re.compile(r"^(%s)[._](\d+)$" % "|".join(
 # ... and with a level: iprec_at_recall.0.30, iprec_at_recall_0.30, Rprec_mult_0.20
 _TREC_LEVEL = re.compile(r"^(%s)[._](\d+(?:\.\d*)?)$" % "|".join(
     re.escape(t.name) for _, t in trec_table().values() if t.level), re.I)
+# ... and trec_eval's name.values form in general: P.5,10  iprec_at_recall.0.1,0.5  set_F.0.5
+# utility.1,-1,0,0  ndcg.0=0,1=1,2=3 (trec_form)
+_TREC_FORM = re.compile(r"^([A-Za-z0-9_]+)\.(\S+)$")
 _SYNTAX = re.compile(r"^\s*([A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*)\s*(?:\((.*)\))?\s*(?:@\s*(\d+(?:\.\d*)?))?\s*$", re.S)
 
 DCG_SPELLINGS = {  # ir_measures' dcg= parameter
@@ -64,6 +67,12 @@ class Measure:
             return text
         if not isinstance(text, str):
             raise MeasureError(f"a measure is a string like 'nDCG@10', not {text!r}")
+        named = trec_form(text)
+        if named is not None:
+            if len(named) > 1:
+                raise MeasureError(f"{text!r} names {len(named)} measures ({', '.join(k for k, _ in named)}): "
+                                   "judged eval -m and judged.evaluate take it; elsewhere give them one by one")
+            return named[0][1]
         m = _TREC_NAME.match(text.strip())
         if m:
             return Measure.parse(f"{NAMES[m.group(1).lower()]}@{m.group(2)}")
@@ -255,9 +264,69 @@ class Measure:
 
 
 def parse_measures(measures) -> list[Measure]:
+    return list(named_measures(measures).values())
+
+
+def named_measures(measures) -> dict:
+    """Measures as given -> Measure, trec_eval's forms naming several measures expanded to
+    trec_eval's output names (``P.5,10`` -> ``P_5``, ``P_10``); a measure given twice once."""
     if isinstance(measures, (str, Measure)):
         measures = [measures]
-    return [Measure.parse(m) for m in measures]
+    out = {}
+    for given in measures:
+        named = trec_form(given) if isinstance(given, str) else None
+        for key, m in named if named is not None and len(named) > 1 else [(str(given), None)]:
+            if key not in out:
+                out[key] = m or Measure.parse(given)
+    return out
+
+
+def trec_form(text: str) -> "list[tuple[str, Measure]] | None":
+    """trec_eval's ``name.values`` form as (trec_eval's output name, Measure) pairs; None
+    when ``text`` is not one. The values are cutoffs (``P.5,10`` -> P_5, P_10), recall or
+    R levels (``iprec_at_recall.0.1,0.5`` -> iprec_at_recall_0.10, iprec_at_recall_0.50),
+    parameters (``set_F.0.5``: beta; ``utility.1,-1,0,0``: the gains of a relevant retrieved,
+    non-relevant retrieved, relevant missed and non-relevant missed document) or ndcg's
+    per-level gains (``ndcg.1=3.5,2=9``; a level not listed keeps its grade as its gain).
+
+    >>> trec_form("P.5,10")
+    [('P_5', Measure('P@5')), ('P_10', Measure('P@10'))]
+    >>> trec_form("set_F.0.5"), trec_form("ndcg.1=3.5")
+    ([('set_F', Measure('SetF(beta=0.5)'))], [('ndcg', Measure('nDCG(gains={1:3.5})'))])
+    """
+    m = _TREC_FORM.match(text.strip())
+    table = {n.lower(): v for n, v in trec_table().items()}
+    if not m or m.group(1).lower() not in table:
+        return None
+    name, t = table[m.group(1).lower()]
+    values = m.group(2).split(",")
+    try:
+        if t.cutoffs is not None:
+            if not all(v.isdigit() for v in values):
+                raise ValueError("cutoffs are positive integers")
+            return [(f"{t.name}_{int(k)}", Measure.parse(f"{name}@{int(k)}")) for k in values]
+        if t.level:
+            return [(f"{t.name}_{float(x):.2f}", Measure.parse(f"{name}({t.level}={float(x)!r})")) for x in values]
+        if t.params == ("gains",):
+            gains = {}
+            for pair in values:
+                if pair.count("=") != 1:
+                    raise ValueError("its values are level=gain pairs, e.g. ndcg.1=3.5,2=9")
+                level, gain = pair.split("=")
+                gains[int(level)] = float(gain)
+            return [(t.name, Measure.parse(f"{name}(gains={gains!r})"))]
+        if t.params:
+            numbers = [float(x) for x in values]
+            if len(numbers) != len(t.params):
+                raise ValueError(f"{len(t.params)} values ({', '.join(t.params)})")
+            kw = dict(zip(t.params, numbers))
+            if kw.pop("tn", 0.0) != 0.0:
+                raise ValueError("the fourth coefficient counts non-relevant documents not retrieved, which needs "
+                                 "the collection's size (trec_eval -N): judged takes it as 0")
+            return [(t.name, Measure.parse(f"{name}({','.join(f'{k}={v!r}' for k, v in kw.items())})"))]
+    except ValueError as exc:
+        raise MeasureError(f"cannot read trec_eval's {t.name}.{m.group(2)}: {exc} ({text!r})")
+    raise MeasureError(f"judged reads trec_eval's {t.name} without parameters ({text!r})")
 
 
 def _fmt(x: float) -> str:

@@ -164,6 +164,10 @@ class TrecName:
     levels: tuple = ()  # the levels pytrec_eval expands a bare name to, keyed name_%.2f
     log: bool = False  # trec_eval reports each query's log(max(v, 1e-5)) (gm_map, gm_bpref)
     empty_nan: bool = False  # trec_eval divides 0 by 0 for a query with nothing retrieved (judged: 0)
+    # what trec_eval's ``name.values`` form sets, besides cutoffs and levels: parameters in
+    # order (set_F.0.5: beta; utility.1,-1,0,0: tp, fp, fn and tn, which must be 0), or
+    # "gains" for ndcg's level=gain pairs (ndcg.1=3.5,2=9: unlisted levels keep their grade)
+    params: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -248,7 +252,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family(
         "nDCG", dcg, "normalised discounted cumulative gain", cutoff="optional",
         params=(*_DCG, "ideal", "unjudged", "maxgrade"), boundable=True, convention=_graded,
-        aliases=("ndcg",), trec=(TrecName("ndcg_cut", DEFAULT_CUTOFFS), TrecName("ndcg")),
+        aliases=("ndcg",), trec=(TrecName("ndcg_cut", DEFAULT_CUTOFFS), TrecName("ndcg", params=("gains",))),
         examples=("nDCG@10", "nDCG@100", "nDCG"),
         explanation="""
 DCG@k of the run divided by DCG@k of the ideal ranking (0 when the ideal's is 0):
@@ -380,7 +384,7 @@ short ranking is not padded.""", source=f"{_TREC_EVAL} m_set_P.c"),
         explanation="""Relevant retrieved / R (0 when R = 0).""", source=f"{_TREC_EVAL} m_set_recall.c"),
     Family(
         "SetF", trec, "F measure of the retrieved set", params=("rel", "unjudged", "beta"),
-        trec=(TrecName("set_F"),), examples=("SetF", "SetF(beta=0.5)"),
+        trec=(TrecName("set_F", params=("beta",)),), examples=("SetF", "SetF(beta=0.5)"),
         convention=lambda m: _binary(m) + [f"beta={m.option('beta'):g}"],
         explanation="""
     SetF = (beta + 1) * P * R / (beta * P + R),  0 when nothing relevant is retrieved
@@ -450,7 +454,8 @@ for each one not retrieved, at the end of the ranking; averaged over the documen
 a positive gain. Experimental in trec_eval.""", source=f"{_TREC_EVAL} m_ndcg_rel.c"),
     Family(
         "Utility", trec, "set utility: a gain per document retrieved or missed",
-        params=("rel", "unjudged", "tp", "fp", "fn"), trec=(TrecName("utility"),), examples=("Utility",),
+        params=("rel", "unjudged", "tp", "fp", "fn"), trec=(TrecName("utility", params=("tp", "fp", "fn", "tn")),),
+        examples=("Utility",),
         convention=lambda m: _binary(m) + [f"tp={m.option('tp'):g},fp={m.option('fp'):g},fn={m.option('fn'):g},tn=0"],
         explanation="""
     Utility = tp * relret + fp * (retrieved - relret) + fn * (R - relret)
