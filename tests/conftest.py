@@ -17,6 +17,25 @@ def example(tmp_path_factory):
     return out
 
 
+@pytest.fixture
+def local_irds(tmp_path, monkeypatch):
+    """register(qrels_text, docs=..., queries=...): an ir_datasets dataset of local files
+    (TSV docs and queries, TREC qrels) registered under a fresh id, nothing downloaded."""
+    ir_datasets = pytest.importorskip("ir_datasets")
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds-home"))
+
+    def register(qrels: str, docs: str, queries: str, suffix: str = "") -> str:
+        for name, text in (("docs.tsv", docs), ("queries.tsv", queries), ("qrels.txt", qrels)):
+            (tmp_path / name).write_text(text)
+        ds = ir_datasets.create_dataset(docs_tsv=str(tmp_path / "docs.tsv"), queries_tsv=str(tmp_path / "queries.tsv"),
+                                        qrels_trec=str(tmp_path / "qrels.txt"))
+        name = f"judged-test/{tmp_path.name}{suffix}"
+        ir_datasets.registry.register(name, ds)
+        return name
+
+    return register
+
+
 @pytest.fixture(params=["compiled", "pure"])
 def backend(request):
     """The test runs once on each of judged's back ends: the compiled extension (skipped when

@@ -92,17 +92,9 @@ def test_beir_queries_and_docs(beir_dir):
 # --- ir_datasets: a local dataset registered in its registry, nothing downloaded ---------
 
 @pytest.fixture
-def irds_id(tmp_path, monkeypatch):
-    ir_datasets = pytest.importorskip("ir_datasets")
-    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds-home"))
-    (tmp_path / "docs.tsv").write_text("d1\tfirst document\nd2\tsecond document\nd3\tthird\n")
-    (tmp_path / "queries.tsv").write_text("q1\twhat is x\nq2\twhy y\n")
-    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 2\nq2 0 d3 1\n")
-    ds = ir_datasets.create_dataset(docs_tsv=str(tmp_path / "docs.tsv"), queries_tsv=str(tmp_path / "queries.tsv"),
-                                    qrels_trec=str(tmp_path / "qrels.txt"))
-    name = f"judged-test/{tmp_path.name}"
-    ir_datasets.registry.register(name, ds)
-    return name
+def irds_id(local_irds):
+    return local_irds("q1 0 d1 1\nq1 0 d2 2\nq2 0 d3 1\n", docs="d1\tfirst document\nd2\tsecond document\nd3\tthird\n",
+                      queries="q1\twhat is x\nq2\twhy y\n")
 
 
 def test_irds_qrels_equal_the_file(irds_id, tmp_path):

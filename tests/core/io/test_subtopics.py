@@ -39,19 +39,12 @@ def test_a_table_without_a_subtopic_column():
         read_subtopic_qrels(pd.DataFrame({"qid": ["1"], "docid": ["a"], "grade": [1]}))
 
 
-def test_ir_datasets_qrels_give_their_subtopics(tmp_path, monkeypatch):
+def test_ir_datasets_qrels_give_their_subtopics(local_irds, tmp_path):
     """irds: sources read the records' subtopic_id (diversity qrels) or iteration field."""
-    ir_datasets = pytest.importorskip("ir_datasets")
     import judged
 
-    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds-home"))
-    (tmp_path / "docs.tsv").write_text("a\tx\nb\ty\nc\tz\n")
-    (tmp_path / "queries.tsv").write_text("q\tquery\n")
-    (tmp_path / "qrels.txt").write_text("q 1 a 1\nq 1 b 1\nq 2 b 1\nq 2 c 1\n")
-    ir_datasets.registry.register(f"judged-test/{tmp_path.name}-sub", ir_datasets.create_dataset(
-        docs_tsv=str(tmp_path / "docs.tsv"), queries_tsv=str(tmp_path / "queries.tsv"),
-        qrels_trec=str(tmp_path / "qrels.txt")))
+    name = local_irds("q 1 a 1\nq 1 b 1\nq 2 b 1\nq 2 c 1\n", docs="a\tx\nb\ty\nc\tz\n", queries="q\tquery\n")
     run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
-    via = judged.evaluate(f"irds:judged-test/{tmp_path.name}-sub", {"r": run}, ["alpha-nDCG@3", "P-IA@3"])
+    via = judged.evaluate(f"irds:{name}", {"r": run}, ["alpha-nDCG@3", "P-IA@3"])
     file = judged.evaluate(str(tmp_path / "qrels.txt"), {"r": run}, ["alpha-nDCG@3", "P-IA@3"])
     assert via.mean().equals(file.mean()) and round(float(via.mean().loc["r", "alpha-nDCG@3"]), 4) == 0.8561
