@@ -63,6 +63,11 @@ def test_parameters_are_checked_from_the_record():
         Measure.parse("Rprec@5")
     with pytest.raises(MeasureError, match="judged measures lists them"):
         Measure.parse("nDCGG@10")
+    # a parameter is named as the measure spells it (RBP's p=, NRBP's beta=)
+    with pytest.raises(MeasureError, match=r"^p must lie in \[0, 1\], not 2"):
+        Measure.parse("RBP(p=2)")
+    with pytest.raises(MeasureError, match=r"^beta must lie in \[0, 1\], not 1.5"):
+        Measure.parse("NRBP(beta=1.5)")
 
 
 def test_completion_offers_every_family():

@@ -136,7 +136,7 @@ class Measure:
         family = FAMILIES[name]
         for key in family.params:  # the family's own parameters: checked by their record
             if key in OPTIONS and key in kw:
-                value = PARAMS[key].check(kw[key], text)
+                value = PARAMS[key].check(kw[key], text, family.spellings.get(key))
                 if value != family.default(key):
                     options.append((key, value))
             elif key in OPTIONS and family.default(key) is None:

@@ -46,29 +46,32 @@ class Param:
         default = "none: required" if self.default is None and self.name in OPTIONS else self.default
         return f"{self.name}: {self.type}{choices}, default {default}. {self.description}"
 
-    def check(self, value, text: str):
-        """``value`` as this parameter's type, or a MeasureError naming the measure ``text``."""
+    def check(self, value, text: str, spelled: str | None = None):
+        """``value`` as this parameter's type, or a MeasureError naming the parameter as the
+        measure ``text`` spells it (``spelled``: RBP's p=, NRBP's beta=)."""
         from ..errors import MeasureError
+
+        name = spelled or self.name
 
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if self.choices:
             if value not in self.choices:
-                raise MeasureError(f"{self.name} must be one of {', '.join(self.choices)}, not {value!r} ({text!r})")
+                raise MeasureError(f"{name} must be one of {', '.join(self.choices)}, not {value!r} ({text!r})")
             return value
         if self.type == "bool":
             if value in (True, False, "True", "False", "true", "false"):
                 return value in (True, "True", "true")
-            raise MeasureError(f"{self.name} must be True or False, not {value!r} ({text!r})")
+            raise MeasureError(f"{name} must be True or False, not {value!r} ({text!r})")
         if self.type == "float" and number:
             value = float(value)
         elif self.type == "int" and number and float(value).is_integer():
             value = int(value)
         else:
-            raise MeasureError(f"{self.name} must be a{'n integer' if self.type == 'int' else ' number'}, "
+            raise MeasureError(f"{name} must be a{'n integer' if self.type == 'int' else ' number'}, "
                                f"not {value!r} ({text!r})")
         low, high = self.bounds or (float("-inf"), float("inf"))
         if not low <= value <= high:
-            raise MeasureError(f"{self.name} must lie in [{low:g}, {high:g}], not {value!r} ({text!r})")
+            raise MeasureError(f"{name} must lie in [{low:g}, {high:g}], not {value!r} ({text!r})")
         return value
 
 
