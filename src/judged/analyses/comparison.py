@@ -20,7 +20,7 @@ import numpy as np
 from . import stats
 from ..core import DISPLAY
 from ..core.conventions import Settings, validate
-from ..core.errors import JudgedError
+from ..core.errors import JudgedError, MeasureError
 from ..core.progress import progress
 
 DEFAULT_MEASURES = ("nDCG@10",)
@@ -202,7 +202,6 @@ def significance_mark(p_adjusted: float, delta: float, alpha: float = ALPHA) -> 
 
 def is_coverage_measure(measure: str) -> bool:
     """A measure string naming a coverage measure (Judged@k): never tested, never marked."""
-    from ..core.errors import MeasureError
     from ..core.measures import Measure
 
     try:
@@ -272,7 +271,6 @@ def aggregate(measure: str, values) -> float:
     """The run's number on ``measure`` from its per-query values, by the measure's registered
     aggregate (mean; sum for counts; geometric mean, floored at 1e-5, for GMAP and GMBpref),
     as ``judged eval`` prints it; the mean for a name that is not a measure."""
-    from ..core.errors import MeasureError
     from ..core.measures import Measure
 
     try:

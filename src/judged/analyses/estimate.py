@@ -57,9 +57,11 @@ import numpy as np
 import pyarrow as pa
 
 from ..core.align import Aligned, Judgments, Ranked, block_offsets
-from ..core.data import arrow_indices, as_numpy, pair_keys, strings_equal
+from ..core.data import KeyTable, arrow_indices, as_numpy, pair_keys, strings_equal
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import BOUNDED, Measure
+from ..core.measures.bounds import bounds as exact_bounds
+from ..core.measures.dcg import dcg, ideal_dcg_of_counts
 
 METHOD = "loro-logit"
 SOURCE = ("continuation-ratio logistic model of hole grades fitted on leave-one-run-out pseudo-holes "
@@ -273,8 +275,6 @@ def _matches(aligned, pid, first, run, rrow, zone, zone_docid):
     """(run, pid, 0-based rank) of every ranked row, at any rank, of a pair in the zone
     (found by hash key, confirmed on the docid; after a hash collision, the rows of all
     but one of the colliding docids are not found: they only lose a vote)."""
-    from ..core.data import KeyTable
-
     if zone is None:  # every row is in the zone already
         pos = np.concatenate([aligned[i].ranked.pos[rrow[run == i]] for i in range(len(aligned))])
         return run.astype(np.int64), pid, pos.astype(np.int64), rrow
@@ -761,8 +761,6 @@ def _score_group(m: Measure, pool: HolePool, items: list) -> None:
     rows are scored once with its holes unjudged, and each draw adds its holes' gains
     times their discounts (the drawn grades change nothing else but nDCG's ideal, which
     comes from counts). Other measures score every draw's whole ranking."""
-    from ..core.measures.dcg import dcg, ideal_dcg_of_counts
-
     L = len(pool.levels)
     by_counts = m.name == "nDCG" and m.ideal == "judged"
     additive = (by_counts or m.name == "DCG") and m.unjudged != "condensed"
@@ -881,8 +879,6 @@ def _ideal_table(m: Measure, pool: HolePool, items: list):
     radix 2 x cutoff + 1 over the levels of positive gain, index every combination's
     IDCG, computed once by :func:`ideal_dcg_of_counts` (the same bits). None when the
     measure has no cutoff or the table would be large."""
-    from ..core.measures.dcg import ideal_dcg_of_counts
-
     if m.cutoff is None:
         return None
     if any(not np.array_equal(p["values"], pool.levels) for _, p in items):
@@ -1146,8 +1142,6 @@ def _point(score: CaseScore) -> float:
 def _bounds_for(measure, pool, world, targets, given, maxgrade) -> dict:
     if given is not None:
         return given
-    from ..core.measures.bounds import bounds as exact_bounds
-
     m = measure if maxgrade is None else replace(measure, maxgrade=int(maxgrade))
     out = {}
     for i in targets:

@@ -30,6 +30,7 @@ from ..core.measures import BOUNDED, Measure
 from ..core.measures.bounds import check_maxgrade, max_grade, ndcg_extremes, ranked_list, zero_filled
 from ..core.measures.bounds import bounds as measure_bounds
 from ..core.progress import progress
+from ..core.data import pair_keys, strings_equal
 
 ESTIMATE_METHOD = ("estimate, not a bound: each hole's grade drawn from a model fitted on the runs' "
                    "leave-one-run-out pseudo-holes (judged documents only one run has in its top k), "
@@ -488,8 +489,6 @@ def _extra_holes(measure, a: Aligned, b: Aligned):
 def _extra_hole_counts(a: Aligned, b: Aligned, part: list, local: list):
     """:func:`_extra_holes` on one range of queries: ``part`` holds each run's (query
     codes, rows) of its holes there; ``local`` maps a query code to each run's query index."""
-    from ..core.data import pair_keys, strings_equal
-
     keys = np.concatenate([pair_keys(code, al.run.docid_hash[rows]) for al, (code, rows) in zip((a, b), part)])
     if not len(keys):
         return np.zeros(a.n_queries, np.int64), np.zeros(b.n_queries, np.int64)

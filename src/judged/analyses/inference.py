@@ -80,6 +80,8 @@ import numpy as np
 from ..core.conventions import Settings
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import Measure
+from ..core.align import align
+from ..core.data import Qrels
 
 EPS = 0.00001  # trec_eval's INFAP_EPSILON
 OUTSIDE = -2  # stratum code of a document outside the pool (not judged, not in the design)
@@ -1134,7 +1136,6 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
     command comparing runs, :mod:`judged.querysets`); a run sharing no query id with the
     qrels is refused."""
-    from ..core.align import align
     from ..core.evaluation import named_runs
     from ..core.io import read_qrels
     from ..core.querysets import of_aligned
@@ -1257,10 +1258,8 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
     is drawn from every run; ``estimate`` (run names) limits the runs estimated. ``grow``:
     every stratum's sample is ``1 + grow`` times the design's (rounded, capped at N_h), the
     same strata: the larger sample :func:`judgments_to_decide` projects to."""
-    from ..core.align import align
     from ..core.evaluation import named_runs, evaluate
     from ..core.io import read_qrels
-    from ..core.data import Qrels
     from .pool import candidates
     from .sampling import DesignUnit, SampleDesign, allocate, draw_many
 

@@ -49,6 +49,9 @@ from ..core.measures.dcg import dcg, idcg
 from ..core.progress import progress
 from .holes import negative_as
 from .pooling.strategies import STRATEGIES, PoolContext, PoolPair, Selection, register_strategy
+from .pooling.candidates import candidates_from_aligned
+from .pooling.policies import POLICIES, make_policy
+from .sampling import UNSAMPLED_PREFIX, draw, parse_design
 
 BASE_COLUMNS = ("qid", "docid", "priority", "best_rank", "runs")
 DRAWN_COLUMNS = ("strategy", "stratum", "inclusion")  # what each pair was drawn with
@@ -223,9 +226,6 @@ def _cut(pairs: list, budget: int | None) -> list:
 def _policy_strategy(name: str):
     """``select`` for a policy of :mod:`judged.pooling.policies`: it learns from the labels
     the qrels hold for the runs' top depth and proposes the unjudged pairs in order."""
-    from .pooling.candidates import candidates_from_aligned
-    from .pooling.policies import POLICIES, make_policy
-
     info = POLICIES[name]
 
     def select(pairs, ctx):
@@ -249,8 +249,6 @@ def _policy_strategy(name: str):
 
 
 def _register_policies(names) -> None:
-    from .pooling.policies import POLICIES
-
     for name in names:
         info = POLICIES[name]
         source = info.source + ("" if info.score == "-" else f"; score: {info.score}")
@@ -281,8 +279,6 @@ def _impact(pairs, ctx):
 
 
 def _adaptive_names():
-    from .pooling.policies import POLICIES
-
     return [n for n, info in POLICIES.items() if info.adaptive]
 
 
@@ -292,8 +288,6 @@ _register_policies(_adaptive_names())
 @register_strategy("sample", "a stratified random sample of --budget pairs (seed --seed), inclusion "
                              "probabilities recorded for estimates by inference (judged infer)")
 def _sample(pairs, ctx):
-    from .sampling import draw
-
     seed = 0 if ctx.seed is None else ctx.seed
     drawn, design = draw(pairs, ctx.budget, seed, ctx.depth, ctx.options.get("strata"))
     return Selection(drawn, design=design, meta={"seed": seed})
@@ -370,7 +364,6 @@ def read_pool_file(path) -> PoolFile:
     ``strategy``, ``stratum`` and ``inclusion`` (1 and no stratum when the file predates
     them), the ``# stratum`` and ``#~`` lines as a :class:`~judged.sampling.SampleDesign`."""
     from ..core.io.text import read_raw
-    from .sampling import UNSAMPLED_PREFIX, parse_design
 
     raw = read_raw(path)
     name = raw.name

@@ -55,7 +55,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.conventions import Settings
-from .inference import satterthwaite_df
+from .inference import jeffreys_rate, satterthwaite_df, unseen_share_variance
+from ..core.align import align
+from ..core.data import Qrels, as_numpy
+from ..core.errors import ConventionError, JudgedError
+from ..core.measures import Measure
 
 VARIANCES = ("poisson", "srs")
 ESTIMATORS = ("human", "ppi", "ppi++")
@@ -227,8 +231,6 @@ def _rare_floor(c, y, f, s, groups, N_h, n_h, lam) -> tuple[np.ndarray, np.ndarr
     none was), weighted by the stratum's mean squared coefficient:
     :func:`judged.inference.unseen_share_variance`, the floor statAP's strata with no
     relevant drawn get."""
-    from .inference import jeffreys_rate, unseen_share_variance
-
     ref = np.where(np.asarray(lam)[..., None] > 0, f, 0.0)  # a unit's value when nothing surprises
     gap = np.where(s, y - ref, 0.0)
     surprise = s & (np.abs(gap) > 1e-12)
@@ -382,7 +384,6 @@ class Design:
     def from_pool(pool) -> "Design":
         """The design a pool file recorded (``judged pool --strategy sample`` or
         ``sample-queries``): its population (drawn pairs and ``#~`` lines), strata, draws."""
-        from ..core.errors import JudgedError
         from .pool import PoolFile, read_pool_file
 
         pf = pool if isinstance(pool, PoolFile) else read_pool_file(pool)
@@ -478,8 +479,6 @@ class Labels:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from ..core.data import Qrels, as_numpy
-        from ..core.errors import JudgedError
         from .machine import pair_key
 
         self.design = design
@@ -510,8 +509,6 @@ class Labels:
         (NaN: left unjudged)."""
         import pyarrow as pa
 
-        from ..core.data import Qrels
-
         ok = ~np.isnan(grades)
         d = self.design
         return Qrels(pa.concat_arrays([self.before.qid, pa.array(d.qid[ok].tolist(), type=pa.string())]),
@@ -528,8 +525,6 @@ class Labels:
 
 def units(labels: Labels, run, measure, settings) -> Units:
     """The sampling units of ``measure`` for one ``run`` (a :class:`~judged.data.Run`)."""
-    from ..core.errors import ConventionError
-
     if measure.unjudged != "zero":
         raise ConventionError(f"prediction-powered estimates label the holes: give {measure.name} with "
                               f"unjudged=zero, not unjudged={measure.unjudged}")
@@ -555,7 +550,6 @@ def _rows_in_population(labels: Labels, a, top) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..core.data import as_numpy
     from .machine import pair_key
 
     if not len(top.q):
@@ -566,8 +560,6 @@ def _rows_in_population(labels: Labels, a, top) -> np.ndarray:
 
 
 def _pair_units(labels: Labels, run, m, settings) -> Units:
-    from ..core.align import align
-
     d = labels.design
     a = align(labels.frame(settings), run, settings)
     top = a.ranked.top(m.cutoff)
@@ -591,8 +583,6 @@ def _pair_units(labels: Labels, run, m, settings) -> Units:
 
 
 def _query_units(labels: Labels, run, m, settings) -> Units:
-    from ..core.align import align
-
     d = labels.design
     frame = align(labels.frame(settings), run, settings)
     qids = frame.qids.astype(str)
@@ -687,7 +677,6 @@ def ppi_report(qrels, runs, machine, design, measures=("P@10", "DCG@10"), *, lev
     from ..core.evaluation import named_runs
     from ..core.io import read_qrels
     from .machine import read_machine
-    from ..core.measures import Measure
 
     settings = Settings.of(settings, ppi_report, ties=ties, complete=complete, no_relevant=no_relevant,
                            on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids)
@@ -700,8 +689,6 @@ def ppi_report(qrels, runs, machine, design, measures=("P@10", "DCG@10"), *, lev
     named = list(named_runs(runs, on_duplicate))
     rows, per = [], {}
     for name, run in named:
-        from ..core.align import align
-
         current = align(qrels, run, settings)
         for given, m in parsed.items():
             u = units(labels, run, m, settings)
@@ -753,8 +740,6 @@ def heavy_tail_note(measure: str, design: Design) -> str:
 def supported_measures(design: Design, measures, k: int = 10) -> tuple[list, list]:
     """(the measures the design can estimate, notes): a pair design estimates only the
     linear ones (DCG, P); when none of ``measures`` is, it falls back to P@k and DCG@k."""
-    from ..core.measures import Measure
-
     parsed = [Measure.parse(m) for m in measures]
     if design.unit == "query":
         chosen = [m for m in parsed if m.unjudged == "zero"]

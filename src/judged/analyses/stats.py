@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.errors import JudgedError
+from ..core.errors import ConventionError, JudgedError
 
 TIE = 1e-12
 TOLERANCE = "equal within 1e-12 x max(1, largest magnitude)"
@@ -447,8 +447,6 @@ def adjust(p: np.ndarray, method: str = "holm") -> np.ndarray:
 def _adjust(p: np.ndarray, method: str) -> np.ndarray:
     m = len(p)
     if method not in CORRECTIONS:
-        from ..core.errors import ConventionError
-
         raise ConventionError(f"unknown correction {method!r} (choose {', '.join(CORRECTIONS)})")
     if m == 0:
         return p.copy()

@@ -17,11 +17,12 @@ from .checks import Checks
 from .conventions import Settings
 from .data import Qrels
 from .errors import UsageError
-from .io import read_qrels, read_run
+from .io import file_kind, read_qrels, read_run
 from .measures import Measure, named_measures
 from .progress import progress as progress_bar
 from .results import LazyRunResult, RunResult, max_depth  # noqa: F401  (judged.evaluation.RunResult, as before)
 from .runnames import unique_name
+from .align import align
 
 DEFAULT_MEASURES = ("nDCG@10", "Judged@10")
 
@@ -188,7 +189,6 @@ def _first_run_reader(runs):
         first = next(iter(runs.values()), None)
     if not isinstance(first, (str, os.PathLike)) or isinstance(first, str) and first.startswith("irds:"):
         return None
-    from .io import file_kind
     from .stream import PieceReader
 
     return PieceReader.start(first) if file_kind(os.fspath(first)) == "text" else None
@@ -249,8 +249,6 @@ def _evaluate(qrels, runs, measures, settings, reader, *, scale, requirements, e
 
 def realign(qrels: Qrels, run, settings: Settings, annotate=None):
     """The alignment :func:`evaluate` scored a run read into memory with, made again."""
-    from .align import align
-
     aligned = align(qrels, run, settings)
     if annotate is not None:
         annotate(aligned)
@@ -287,8 +285,6 @@ def _in_order(results: dict, pool) -> None:
 
 def _stream(qrels, path, measures, settings, name, on_duplicate, progress, reader=None):
     """The run file scored by query blocks, or None when it must be read whole."""
-    from .io import file_kind
-
     if file_kind(os.fspath(path)) != "text" or not os.path.isfile(path):
         return None
     from . import spill, stream

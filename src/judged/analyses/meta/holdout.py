@@ -38,6 +38,8 @@ import numpy as np
 from ...core.conventions import Settings, validate
 from ...core.errors import ConventionError, JudgedError, ParseError
 from ...core.progress import progress
+from ...core.querysets import of_aligned
+from .stability import kendall_tau, tau_ap
 
 SCORINGS = ("zero", "condensed", "estimate")
 DEFAULT_GROUP_REGEX = r"[A-Za-z]+"
@@ -101,8 +103,6 @@ class HoldoutResult:
 
     def summary(self) -> dict:
         """MAE, bias and largest error per scoring; interval coverage; violations; tau."""
-        from .stability import kendall_tau, tau_ap
-
         full = np.array([r.full for r in self.runs])
         out = {"runs": len(self.runs), "held_out": len({r.group for r in self.runs}),
                "removed": int(sum(r.removed for r in self.runs)),
@@ -247,7 +247,6 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     from ..holes import negative_as
     from ...core.io import read_qrels
     from ...core.measures import BOUNDED, Measure
-    from ...core.querysets import of_aligned
 
     validate(negative=negative, on_duplicate=on_duplicate)
     if by not in ("run", "group"):

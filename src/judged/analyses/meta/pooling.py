@@ -33,6 +33,8 @@ import numpy as np
 
 from ...core.conventions import Settings
 from ...core.errors import ConventionError, JudgedError
+from ...core.querysets import of_aligned
+from .stability import kendall_tau
 
 PROTOCOLS = ("leave-one-run-out", "from-scratch")
 DEFAULT_DEPTH = 100
@@ -175,8 +177,6 @@ class StrategyReplay:
     def taus(self) -> np.ndarray:
         """Kendall's tau-b of each checkpoint's scores against the full qrels' (computed once:
         recovered(), at_budget() and versus() read it again)."""
-        from .stability import kendall_tau
-
         if self._taus is None:
             self._taus = np.array([kendall_tau(s, self.full) for s in self.scores])
         return self._taus
@@ -201,8 +201,6 @@ class StrategyReplay:
         return int(self.judgments[first]), how
 
     def at_budget(self, budget: int) -> dict:
-        from .stability import kendall_tau
-
         i = int(np.searchsorted(self.judgments, budget, side="right")) - 1
         i = max(i, 0)
         s = self.scores[i]
@@ -288,7 +286,6 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     from ...core.io import read_qrels
     from ...core.measures import Measure
     from ..pooling.candidates import build_candidates
-    from ...core.querysets import of_aligned
 
     if protocol not in PROTOCOLS:
         raise ConventionError(f"unknown protocol {protocol!r} (choose from {', '.join(PROTOCOLS)})")

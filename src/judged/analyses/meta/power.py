@@ -29,7 +29,7 @@ import numpy as np
 
 from ...core.errors import JudgedError
 from ..stats import bootstrap_pvalues, bootstrap_test, randomization_pvalues, randomization_test  # noqa: F401
-from .scores import ScoreMatrix, run_pairs, score_matrix
+from .scores import ScoreMatrix, matrix_from_result, run_pairs, score_matrix
 
 TESTS = ("randomization", "bootstrap")
 DEFAULT_ALPHA = 0.05
@@ -148,8 +148,6 @@ def power_of_comparison(comparison, measures=DEFAULT_MEASURES, *, test: str = "r
     """Discriminative power over every pair of a :class:`~judged.comparison.Comparison`'s
     runs (baseline included), the measures computed on its already aligned runs (seed:
     the comparison's)."""
-    from .scores import matrix_from_result
-
     if comparison.result is None:
         raise JudgedError("discriminative power needs the evaluated runs (not available from records)")
     return power_from_scores(matrix_from_result(comparison.result, measures), test=test, samples=samples,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.errors import JudgedError
+from ...core.querysets import refuse_disjoint_runs
 
 
 @dataclass
@@ -43,8 +44,6 @@ def score_matrix(qrels, runs, measures, **conventions) -> ScoreMatrix:
     """Evaluate ``runs`` once (see :func:`judged.evaluate`) and stack per-query values
     on the queries every run was evaluated on."""
     from ...core.evaluation import evaluate
-
-    from ...core.querysets import refuse_disjoint_runs
 
     result = evaluate(qrels, runs, list(measures), **{"complete": True, **conventions})
     refuse_disjoint_runs(result)

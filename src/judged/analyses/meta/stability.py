@@ -21,6 +21,7 @@ import numpy as np
 
 from ...core.errors import JudgedError
 from ..stats import tie_sign
+from ...core.querysets import common_queries, mean_over, refuse_disjoint_runs
 
 
 def kendall_tau(x, y) -> float:
@@ -156,8 +157,6 @@ def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels
     else:
         result_a = evaluate(qrels, runs, [measure], **conventions)
         result_b = evaluate(versus_qrels, runs, [measure_b], **conventions)
-    from ...core.querysets import refuse_disjoint_runs
-
     for r in (result_a, result_b):
         refuse_disjoint_runs(r)
     names = list(result_a.runs)
@@ -169,8 +168,6 @@ def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels
         a = np.array([result_a.aggregate(n, ga) for n in names])
         b = np.array([result_b.aggregate(n, gb) for n in names])
     else:  # two qrels versions: the queries both judge
-        from ...core.querysets import common_queries, mean_over
-
         common, query_set.left_out = common_queries([result_a.qrels, result_b.qrels])
         a = np.array([mean_over(result_a, n, ga, common) for n in names])
         b = np.array([mean_over(result_b, n, gb, common) for n in names])

@@ -27,8 +27,8 @@ from ..data import Qrels, Run
 from ..errors import ParseError
 from . import beir, frames, hf
 from .sniff import hinted, parquet_files, text_or_json
-from .text import RawFile, read_raw
-from .trec import read_trec_qrels, read_trec_run
+from .text import RawFile, iter_lines, line_of_row, open_file, read_raw
+from .trec import dedupe_qrels, parse_grade, read_trec_qrels, read_trec_run
 
 __all__ = ["read_qrels", "read_run", "dataset_qrels"]
 
@@ -133,8 +133,6 @@ def _first_fields(path: str) -> list[bytes]:
     if need be); [] when that cannot be read (the full reader then says why)."""
     import gzip
 
-    from .text import open_file
-
     with open_file(path) as fh:  # a missing or unreadable path: its ParseError
         head = fh.read(1 << 16)
     if head[:2] == b"\x1f\x8b":
@@ -147,9 +145,6 @@ def _first_fields(path: str) -> list[bytes]:
 
 
 def _read_beir_tsv(raw: RawFile, on_duplicate: str) -> Qrels:
-    from .text import iter_lines
-    from .trec import dedupe_qrels, parse_grade
-
     qids, docids, grades = [], [], []
     header_seen = False
     for lineno, f in iter_lines(raw):
@@ -161,8 +156,6 @@ def _read_beir_tsv(raw: RawFile, on_duplicate: str) -> Qrels:
         qids.append(f[0]); docids.append(f[1]); grades.append(parse_grade(raw, lineno, f[2]))
     if not qids:
         raise ParseError(raw.name, None, "no judgments after the header")
-    from .text import line_of_row
-
     q = Qrels(pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(grades, np.int64),
               source=raw.name, sha256=raw.sha256)
     return dedupe_qrels(q, on_duplicate, lambda row: line_of_row(raw, row + 1))

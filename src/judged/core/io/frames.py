@@ -15,6 +15,7 @@ from ..data import Qrels, Run
 from ..errors import ParseError
 from .text import RawFile, read_raw
 from .trec import dedupe_qrels, dedupe_run
+from .sniff import parquet_files
 
 QID_NAMES = ("qid", "query_id", "query-id", "query")
 DOCID_NAMES = ("docid", "doc_id", "corpus-id", "corpus_id", "doc", "docno")  # docno: PyTerrier
@@ -168,8 +169,6 @@ def read_parquet_table(path) -> tuple[pa.Table, RawFile]:
     import hashlib
 
     import pyarrow.parquet as pq
-
-    from .sniff import parquet_files
 
     name = os.fspath(path)
     tables, digests = [], []

@@ -31,6 +31,7 @@ import re
 import pyarrow as pa
 
 from ..errors import ParseError, UsageError
+from . import frames
 
 QRELS_CONFIGS = ("default", "qrels")
 QUERIES_CONFIGS = ("queries", "query")
@@ -260,8 +261,6 @@ def _strings(col: pa.ChunkedArray) -> list[str]:
 
 def load_qrels(folder, split: str = "test", on_duplicate: str = "error"):
     """The qrels of one split (the ``default`` or ``qrels`` config)."""
-    from . import frames
-
     folder = os.fspath(folder)
     found = config_splits(folder, QRELS_CONFIGS)
     if found is None:

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from ..data import Qrels
 from ..errors import ParseError, UsageError
+from .trec import dedupe_qrels
 
 PREFIX = "irds:"
 
@@ -40,8 +41,6 @@ def load_qrels(dataset_id: str, on_duplicate: str = "error", subtopics: bool = F
     """The dataset's qrels (``qrels_iter()``: query_id, doc_id, relevance); ``subtopics``:
     as subtopic qrels, the subtopic from the records' ``subtopic_id`` (ir_datasets' diversity
     qrels, TREC Web 2009-2012) or ``iteration`` field (:mod:`judged.io.subtopics`)."""
-    from .trec import dedupe_qrels
-
     ds = dataset(dataset_id)
     _require(ds, "qrels", dataset_id)
     if subtopics:

@@ -23,6 +23,7 @@ import json
 import os
 
 from ..errors import ParseError
+from . import frames
 
 META = "mteb_model_meta"
 
@@ -47,8 +48,6 @@ def run_from_predictions(obj: dict, source: str, subset: str | None = None, spli
     """One (subset, split) of a predictions object as a :class:`~judged.data.Run`.
 
     Without ``subset``/``split``: the only pair, else ``default``/``test`` when present."""
-    from . import frames
-
     have = pairs(obj)
     if not have:
         raise ParseError(source, None, "an MTEB predictions file with no subset/split of results")
@@ -70,8 +69,6 @@ def run_from_predictions(obj: dict, source: str, subset: str | None = None, spli
 def read_predictions(path, subset: str | None = None, split: str | None = None, name: str | None = None,
                      on_duplicate: str = "error"):
     """``<Task>_predictions.json`` -> Run (see :func:`run_from_predictions`)."""
-    from . import frames
-
     obj, raw = frames.load_json(os.fspath(path), on_duplicate)
     if not is_predictions(obj):
         raise ParseError(raw.name, None, f'not an MTEB predictions file (no "{META}" key)')

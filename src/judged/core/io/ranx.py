@@ -6,6 +6,7 @@ export to ranx objects is :mod:`judged.integrations.ranx`.
 """
 
 from __future__ import annotations
+from . import frames
 
 
 def _is(obj, cls: str) -> bool:
@@ -22,16 +23,12 @@ def is_run(obj) -> bool:
 
 
 def qrels_from_ranx(obj, on_duplicate: str = "error"):
-    from . import frames
-
     q = frames.qrels_from_dict(_plain(obj), source=f"<ranx.Qrels {getattr(obj, 'name', None) or ''}>".replace(" >", ">"),
                                on_duplicate=on_duplicate)
     return q
 
 
 def run_from_ranx(obj, name: str | None = None):
-    from . import frames
-
     run_name = name or getattr(obj, "name", None) or "run"
     return frames.run_from_dict(_plain(obj), run_name, source=f"<ranx.Run {run_name}>")
 

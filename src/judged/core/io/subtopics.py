@@ -20,8 +20,9 @@ import pyarrow as pa
 
 from ..data import Qrels, SubtopicQrels
 from ..errors import ParseError
-from .text import Layout
+from .text import Layout, iter_lines, line_of_row, read_raw, read_tokens
 from .trec import parse_grade
+from .frames import DOCID_NAMES, GRADE_NAMES, QID_NAMES, to_arrow_table
 
 SUBTOPIC_NAMES = ("subtopic", "subtopic_id", "iteration", "iter")
 
@@ -40,8 +41,6 @@ def read_subtopic_qrels(source) -> Qrels:
     """
     if isinstance(source, (str, os.PathLike)):
         return _read_file(os.fspath(source))
-    from .frames import DOCID_NAMES, GRADE_NAMES, QID_NAMES, to_arrow_table
-
     table = to_arrow_table(source)
     name = "<dataframe>"
 
@@ -77,8 +76,6 @@ LAYOUT = Layout(fields=4, strings=(0, 1, 2), number=3, kind="int", hashed=2, che
 def _read_file(path: str) -> Qrels:
     """The compiled tokenizer's columns (qid, subtopic, docid, grade); the line-by-line
     reader for a file it refuses (its error names the line)."""
-    from .text import iter_lines, line_of_row, read_raw, read_tokens
-
     read = read_tokens(path, LAYOUT)
     if read is not None:
         tokens, sha256 = read

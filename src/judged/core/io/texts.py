@@ -13,6 +13,7 @@ import os
 
 from ..errors import ParseError
 from . import beir, hf
+from .text import read_raw
 
 
 def read_queries(source) -> dict[str, str]:
@@ -43,8 +44,6 @@ def read_docs(source, doc_ids=None) -> dict[str, dict]:
 def _read_file(path: str) -> dict[str, dict]:
     if path.lower().endswith(".jsonl"):
         return {str(o["_id"]): {"title": o.get("title", ""), "text": o.get("text", "")} for o in beir.iter_jsonl(path)}
-    from .text import read_raw
-
     raw = read_raw(path)
     out = {}
     for lineno, line in enumerate(raw.data.decode("utf-8", errors="replace").split("\n"), start=1):

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..kernels import FALLBACK, kernel
 from .dcg import FEW_GRADES, MAX_GAIN_TABLE, ranking_for
+from ..align import Ranked, block_offsets
 
 CWL_DEPTH = 1000  # cwl_eval's max_n: rankings are cut or padded (gain 0) to 1000 ranks
 
@@ -151,8 +152,6 @@ def _err(measure, top, n: int) -> np.ndarray:
 
 def _ideal_ranking(aligned):
     """The ideal ranking: every judged document of the query by grade, highest first."""
-    from ..align import Ranked, block_offsets
-
     j = aligned.judgments
     order = np.lexsort((-j.grade.astype(np.float64), j.q))
     q = j.q[order]

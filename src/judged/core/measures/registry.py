@@ -22,6 +22,7 @@ from typing import Callable
 
 from ..conventions import IDEAL, UNJUDGED
 from . import beyond, binary, dcg, diversity, evidence, infap, judged, leak, trec
+from ..errors import MeasureError
 
 # trec_eval's default cutoffs of P, recall, ndcg_cut, map_cut (and pytrec_eval's)
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -49,8 +50,6 @@ class Param:
     def check(self, value, text: str, spelled: str | None = None):
         """``value`` as this parameter's type, or a MeasureError naming the parameter as the
         measure ``text`` spells it (``spelled``: RBP's p=, NRBP's beta=)."""
-        from ..errors import MeasureError
-
         name = spelled or self.name
 
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
