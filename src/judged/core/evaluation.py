@@ -8,8 +8,6 @@ import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from . import DISPLAY
 from .checks.abstention import ABSTAIN_MARKER
 from .blocks import score_block

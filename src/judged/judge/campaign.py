@@ -232,10 +232,6 @@ def reassign(session: Session, campaign: Campaign, source: str, target: str | No
             "deactivated": deactivate}
 
 
-def set_active(session: Session, campaign: Campaign, name: str, active: bool) -> None:
-    _assessor(session, campaign, name).active = active
-
-
 # --- judging ------------------------------------------------------------------------------
 
 def _pair_body(p: Pair) -> dict:

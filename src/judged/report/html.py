@@ -7,8 +7,6 @@ from html import escape
 from importlib import resources
 from string import Template
 
-import numpy as np
-
 from ..analyses.stats import TESTS, differences, format_effect, format_p
 from . import plots
 from .tables import legend, main_table, shortener

@@ -139,13 +139,6 @@ def replay(policy, truth: np.ndarray, scorers: list, checkpoints, rel: int = 1, 
     return Replay(np.asarray(at, np.int64), np.asarray(rows, np.float64), np.asarray(found, np.int64), n_pairs)
 
 
-def _value_at(r: Replay, budget: int) -> np.ndarray:
-    """Scores after ``budget`` judgments (the last checkpoint at or below it; all judged
-    when the budget exceeds the candidates)."""
-    i = int(np.searchsorted(r.judgments, budget, side="right")) - 1
-    return r.scores[max(i, 0)]
-
-
 def pairwise_agreement(x, y) -> float:
     """Share of run pairs ordered the same way by two score vectors (a pair tied under
     one and not the other disagrees)."""

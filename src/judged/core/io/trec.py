@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..conventions import validate
-from ..data import (Qrels, Run, any_repeated, arrow_indices, as_numpy, id_blocks, id_codes, pair_keys,
+from ..data import (Qrels, Run, any_repeated, arrow_indices, id_blocks, id_codes, pair_keys,
                     string_buffers, string_hash)
 from ..errors import ParseError
 from ..kernels import kernel
