@@ -279,6 +279,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     from ...core.io import read_qrels
     from ...core.measures import Measure
     from ..pooling.candidates import build_candidates
+    from ..estimate import list_depth
 
     if protocol not in PROTOCOLS:
         raise ConventionError(f"unknown protocol {protocol!r} (choose from {', '.join(PROTOCOLS)})")
@@ -319,8 +320,10 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
         for q, d in zip(a.qids[top.q].tolist(), a.docids(top.row)):
             per.setdefault(q, []).append(d)
         rankings[name] = per
-    grade_of = dict(zip(zip(qrels.to_pandas()["qid"].astype(str), qrels.to_pandas()["docid"].astype(str)),
-                        qrels.grade.tolist()))
+    grade_of = dict(zip(zip(qrels.qid.to_pylist(), qrels.docid.to_pylist()), qrels.grade.tolist()))
+    keep = list_depth(m)
+    if keep is not None:  # the replay reads each run's top `depth` and the measure's cutoff only
+        aligned = {name: replace(a, ranked=a.ranked.top(max(keep, depth))) for name, a in aligned.items()}
 
     def setting(pool_runs, scored):
         cands = build_candidates({n: rankings[n] for n in pool_runs}, depth, None, qids)
