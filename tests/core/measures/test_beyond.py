@@ -26,6 +26,7 @@ PAIRS = [
     ("SDCG(max_rel=3)@10", "cwl_eval", "SDCG(max_rel=3)@10", 1e-12),
     ("INST(max_rel=3)", "cwl_eval", "INST(max_rel=3)", 1e-12),
     ("INST(max_rel=3,T=2)", "cwl_eval", "INST(max_rel=3,T=2)", 1e-12),
+    ("INSQ(max_rel=3)", "cwl_eval", "INSQ(max_rel=3)", 1e-12), ("INSQ(max_rel=2,T=3)", "cwl_eval", "INSQ(max_rel=2,T=3)", 1e-12),
     ("Compat", "compat", "Compat(p=0.95)", 1e-12),
     ("Compat(p=0.8,normalize=False)", "compat", "Compat(p=0.8,normalize=False)", 1e-12),
 ]

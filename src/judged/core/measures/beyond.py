@@ -5,7 +5,7 @@ named there and tested in tests/core/measures/test_beyond.py.
 * ``ERR@k``, ``nERR@k``  expected reciprocal rank (Chapelle et al., CIKM 2009), as gdeval;
 * ``RBP(p)``, ``RBPResidual(p)``  rank-biased precision and its residual (Moffat & Zobel,
   TOIS 2008);
-* ``SDCG@k``, ``INST(T)``  scaled DCG and INST in the C/W/L framework (Moffat et al.;
+* ``SDCG@k``, ``INST(T)``, ``INSQ(T)``  scaled DCG, INST and INSQ in the C/W/L framework (Moffat et al.;
   Azzopardi, Thomas & Moffat, SIGIR 2019), as cwl_eval;
 * ``Compat(p)``  compatibility with the ideal ranking (Clarke, Vtyurina & Smucker, 2020).
 
@@ -68,8 +68,8 @@ def beyond_measure(measure, aligned) -> np.ndarray:
         norm = float(np.sum(1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))))
         terms = _scaled(measure, top.grade) / np.log2(top.pos + 2.0)
         return np.bincount(top.q, weights=terms, minlength=n) / norm
-    if name == "INST":
-        return _per_query(ranked, n, lambda g: _inst(_scaled(measure, g), measure.option("T")))
+    if name in ("INST", "INSQ"):
+        return _per_query(ranked, n, lambda g: _inst(_scaled(measure, g), measure.option("T"), name == "INSQ"))
     if name == "Compat":
         return _compat(measure, aligned, ranked)
     raise KeyError(name)
@@ -172,13 +172,14 @@ def _per_query(ranked, n: int, score) -> np.ndarray:
     return out
 
 
-def _inst(gains: np.ndarray, T: float) -> float:
+def _inst(gains: np.ndarray, T: float, insq: bool = False) -> float:
     """cwl_eval's INST over the ranking cut or padded to 1000 ranks: C_i =
-    ((i + T + T_i - 1) / (i + T + T_i))^2 with T_i = T - the gain up to rank i; W from C."""
+    ((i + T + T_i - 1) / (i + T + T_i))^2 with T_i = T - the gain up to rank i; W from C.
+    ``insq``: INSQ's T_i = T (Moffat, Scholer & Thomas 2012)."""
     g = np.zeros(CWL_DEPTH)
     g[:min(len(gains), CWL_DEPTH)] = gains[:CWL_DEPTH]
     i = np.arange(1, CWL_DEPTH + 1, dtype=np.float64)
-    Ti = T - np.cumsum(g)
+    Ti = np.full(CWL_DEPTH, float(T)) if insq else T - np.cumsum(g)
     c = ((i + T + Ti - 1.0) / (i + T + Ti)) ** 2.0
     prod = np.pad(np.cumprod(c[:-1]), (1, 0), "constant", constant_values=1.0)
     w1 = 1.0 / np.sum(prod)

@@ -545,6 +545,14 @@ sum_i W_i gain_i with W derived from C over 1000 ranks (the ranking cut or padde
 gain 0, as cwl_eval). Gains scaled as SDCG's; max_rel is required.""",
         source="Moffat, Bailey, Scholer & Thomas, ADCS 2015; cwl_eval"),
     Family(
+        "INSQ", beyond, "INSQ: INST's user, the target T never reduced", params=("unjudged", "T", "max_rel", "min_rel"),
+        examples=("INSQ(max_rel=3)",), convention=lambda m: FAMILIES["INST"].convention(m),
+        explanation="""
+The user goes on from rank i with probability C_i = ((i + 2T - 1) / (i + 2T))^2: INST's
+model with T_i = T at every rank, whatever the gain found. Computed as INST (W from C over
+1000 ranks, gains scaled as SDCG's; max_rel is required).""",
+        source="Moffat, Scholer & Thomas, ADCS 2012; cwl_eval"),
+    Family(
         "Compat", beyond, "compatibility with the ideal ranking (rank-biased overlap)",
         params=("persistence", "normalize", "unjudged"), spellings={"persistence": "p"},
         defaults={"persistence": 0.95}, examples=("Compat", "Compat(p=0.8)"),
