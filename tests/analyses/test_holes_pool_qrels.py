@@ -9,6 +9,7 @@ from judged.demo import holes_story
 from judged.core.evaluation import evaluate
 from judged.analyses.holes import holes_report
 from judged.core.io import read_qrels
+from judged.core.measures.registry import BOUNDED
 from judged.analyses.pool import pool, read_pool
 from judged.analyses.qrels_ops import MergeConflict, diff, merge, rejudge
 from synth import write_qrels, write_run
@@ -274,7 +275,7 @@ def test_holes_cli_table_list_and_json(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["holes", "{q}", "{r}", "-m", "Bpref"], "judged: error: bounds are defined for nDCG, DCG, P, R, RR, AP, Success, ERR, RBP, not Bpref"),
+    (["holes", "{q}", "{r}", "-m", "Bpref"], "judged: error: bounds are defined for " + ", ".join(BOUNDED) + ", not Bpref"),
     (["holes", "{q}", "{r}", "-k", "0"], "judged: error: -k must be a positive integer, got 0"),
     (["holes", "{q}", "missing.run"], "judged: error: missing.run: no such file"),
     (["pool", "{q}", "{r}", "--depth", "0", "-o", "-"], "judged: error: --depth must be a positive integer, got 0"),
