@@ -21,7 +21,7 @@ from judged.core.evaluation import evaluate
 from judged.analyses.holes import holes_report
 from judged.core.io import read_qrels, read_run
 from judged.core.measures import Measure
-from judged.core.measures.registry import BOUNDED
+from judged.core.measures.registry import BOUNDED, family
 from judged.analyses.meta.holdout import holdout, run_groups
 from judged.analyses.meta.stability import kendall_tau
 from judged.analyses.meta.synthetic import pooled_collection
@@ -383,7 +383,9 @@ def test_holes_json_keeps_its_keys_and_adds_the_method(tmp_path, capsys):
     (["-k", "0"], "judged: error: -k must be a positive integer, got 0"),
     (["--level", "1.5"], "judged: error: --level must be between 0 and 1, got 1.5"),
     (["-m", "Bpref"], "judged: error: holdout bounds and estimates are defined for "
-                      + ", ".join(BOUNDED) + ", not Bpref"),
+                      + ", ".join(n for n in BOUNDED if not family(n).subtopics) + ", not Bpref"),
+    (["-m", "P-IA@10"], "judged: error: holdout bounds and estimates are defined for nDCG, DCG, P, R, RR, AP, "
+                        "Success, ERR, RBP, not P-IA"),
     (["--by", "group", "--group-regex", "r"], "judged: error: leave-one-group-out needs at least two groups; every "
                                               "run is in 'r'"),
 ])

@@ -247,6 +247,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     from ..holes import negative_as
     from ...core.io import read_qrels
     from ...core.measures import BOUNDED, Measure
+    from ...core.measures.registry import family
 
     validate(negative=negative, on_duplicate=on_duplicate)
     if by not in ("run", "group"):
@@ -263,8 +264,9 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                            on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
     on_duplicate = settings.on_duplicate
     m = Measure.parse(measure or f"nDCG@{k}")
-    if m.name not in BOUNDED:
-        raise ConventionError(f"holdout bounds and estimates are defined for {', '.join(BOUNDED)}, not {m.name}")
+    estimable = [name for name in BOUNDED if not family(name).subtopics]  # the estimate models grades, not subtopics
+    if m.name not in estimable:
+        raise ConventionError(f"holdout bounds and estimates are defined for {', '.join(estimable)}, not {m.name}")
     m = replace(m, unjudged="zero", maxgrade=None if maxgrade is None else int(maxgrade))
     zero_m = replace(m, maxgrade=None)
     condensed_m = replace(zero_m, unjudged="condensed")
