@@ -68,7 +68,7 @@ def one_query(draw, max_k=6):
 
 @settings(max_examples=120, deadline=None)
 @given(one_query(), st.sampled_from(["nDCG", "nDCG(gain=exp)", "AP", "P", "RR", "DCG", "R", "Success", "ERR",
-                                     "RBP(p=0.6)"]),
+                                     "RBP(p=0.6)", "SDCG(max_rel=3)", "SDCG(max_rel=2,min_rel=1)"]),
        st.integers(0, 2))
 def test_bounds_equal_brute_force(case, family, extras):
     k, qrels, run = case

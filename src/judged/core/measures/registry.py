@@ -523,8 +523,8 @@ The weight RBP gives to the unjudged documents ranked plus everything below the 
 rank: RBP + residual is the largest value full judgments could give, RBP the smallest
 (Moffat & Zobel's interval, beside judged's own bounds).""", source="Moffat & Zobel, TOIS 2008"),
     Family(
-        "SDCG", beyond, "scaled DCG (C/W/L)", cutoff="required", params=("unjudged", "max_rel", "min_rel"),
-        examples=("SDCG(max_rel=3)@10",),
+        "SDCG", beyond, "scaled DCG (C/W/L)", cutoff="required", params=("unjudged", "maxgrade", "max_rel", "min_rel"),
+        examples=("SDCG(max_rel=3)@10",), boundable=True, bound_gain="grade",
         convention=lambda m: [f"gain=(grade-{m.option('min_rel')})/({m.option('max_rel')}-{m.option('min_rel')})",
                               "discount=log2(rank+1)", "norm=sum-of-discounts", _unjudged(m)],
         explanation="""
@@ -532,7 +532,8 @@ rank: RBP + residual is the largest value full judgments could give, RBP the sma
 
 with gain = (grade - min_rel) / (max_rel - min_rel), clipped to [0, 1]: DCG scaled by a
 ranking of k documents at the top grade, not by the qrels' ideal. max_rel is required,
-as in ir_measures.""", source="Moffat et al.; Azzopardi, Thomas & Moffat, SIGIR 2019 (cwl_eval)"),
+as in ir_measures. SDCG is monotone in every grade and its scale does not depend on the
+judgments: unjudged=min|max are the exact extremes over the holes' grades.""", source="Moffat et al.; Azzopardi, Thomas & Moffat, SIGIR 2019 (cwl_eval)"),
     Family(
         "INST", beyond, "INST: an adaptive user model with a target T", params=("unjudged", "T", "max_rel", "min_rel"),
         examples=("INST(max_rel=3)",),
