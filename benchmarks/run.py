@@ -4,6 +4,7 @@
     python benchmarks/run.py                      # end to end on every shape, then in memory
     python benchmarks/run.py --shape deep --repeat 3 --skip ir_measures
     python benchmarks/run.py --only memory
+    python benchmarks/run.py --only whole-process --shape deep --repeat 5 --trec-eval PATH
 
 End to end: files in, per-query values of nDCG@10, AP, P@10, RR and R@100 out. Every tool
 runs in its own child process (one process tree); the child times its work from the first
@@ -15,6 +16,17 @@ floor judged's own reader stands on).
 
 In memory: runs and qrels already read into each tool's own objects; many measures and
 conventions over several runs.
+
+Whole process (issue #19): what a user waits for, interpreter start and imports included,
+each tool a fresh process taking turns with the others: ``judged eval`` with the five
+measures (its table on stdout, to a file), pyarrow's ``read_csv`` of the run file alone
+with the options a TREC run needs, trec_eval (``--trec-eval PATH``, repeatable: e.g. the
+``make`` build and an ``-O2`` one) and pytrec_eval (import, parse both files, evaluate).
+Wall, CPU (user + system) and peak resident memory of each child (``os.wait4``), the
+median and the best of ``--repeat``, as multiples of judged's. judged's bytecode is
+compiled first and the children may read it (``PYTHONDONTWRITEBYTECODE`` is dropped from
+their environment), as for an installed package: numpy's and pyarrow's bytecode is
+compiled at install, and recompiling judged's ~100 modules at every start costs 0.1-0.2 s.
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -110,35 +123,32 @@ TIMEOUT = 1200  # seconds per child
 PURE = "JUDGED_PURE_PYTHON=1 "  # a tool name starting so runs with judged's compiled extension off
 
 
-def run_child(argv: list[str]) -> dict:
-    """Run one child; its printed JSON plus wall time, CPU time and peak memory from wait4."""
+def run_child(argv: list[str], env: dict | None = None, stdout: str | None = None) -> dict:
+    """Run one child; its printed JSON plus wall time, CPU time and peak memory from wait4.
+    ``stdout``: a file the child writes its output to instead (nothing is parsed then)."""
     import tempfile
 
-    t = time.perf_counter()
-    env = dict(os.environ)
+    env = dict(os.environ if env is None else env)
     if argv and argv[0] == PURE:
         argv, env["JUDGED_PURE_PYTHON"] = argv[1:], "1"
-    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+    with (open(stdout, "w+b") if stdout else tempfile.TemporaryFile()) as out_f, tempfile.TemporaryFile() as err_f:
+        t = time.perf_counter()
         p = subprocess.Popen(argv, stdout=out_f, stderr=err_f, env=env)
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                p.kill()
-                os.wait4(p.pid, 0)
-                return {"error": [f"timed out after {TIMEOUT} s"]}
-            time.sleep(0.05)
+        timer = threading.Timer(TIMEOUT, p.kill)  # a blocking wait: the wall time is not rounded to a poll
+        timer.start()
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t
+        timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode == -9:
+            return {"error": [f"killed (timed out after {TIMEOUT} s?)"]}
         out_f.seek(0)
         err_f.seek(0)
         out, err = out_f.read(), err_f.read()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t
     if p.returncode != 0:
         return {"error": err.decode(errors="replace").strip().splitlines()[-1:] or ["failed"]}
     try:
-        info = json.loads(out.decode().strip().splitlines()[-1])
+        info = {"seconds": wall} if stdout else json.loads(out.decode().strip().splitlines()[-1])
     except (ValueError, IndexError):
         info = {"seconds": wall}  # trec_eval: the whole process is the work
     info.update(wall=wall, cpu=usage.ru_utime + usage.ru_stime, peak_mb=usage.ru_maxrss / 1024)
@@ -304,25 +314,108 @@ def in_memory(shape: str, n_runs: int, skip: set[str], repeat: int = 1) -> dict:
     return results
 
 
+# -- whole process -------------------------------------------------------------------------
+
+PYARROW_READ = """
+import sys, pyarrow.csv as pacsv
+pacsv.read_csv(sys.argv[1], read_options=pacsv.ReadOptions(column_names=["qid", "q0", "docid", "rank", "score", "tag"]),
+               parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False))
+"""
+PYTREC_EVAL = """
+import sys, pytrec_eval
+with open(sys.argv[1]) as f:
+    qrels = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f:
+    run = pytrec_eval.parse_run(f)
+pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map", "P.10", "recip_rank", "recall.100"}).evaluate(run)
+"""
+FIVE = ["-m", "nDCG@10", "-m", "AP", "-m", "P@10", "-m", "RR", "-m", "R@100"]
+
+
+def whole_process(shape: str, repeat: int, skip: set[str], trec_evals: list[str], baseline: str | None = None) -> dict:
+    """Each tool as a whole process, round robin; prints the table and returns the runs.
+    ``baseline``: the ``src`` folder of another judged checkout (its extension built in
+    place), timed as a tool of its own, for a before/after in the same sitting."""
+    import statistics
+
+    qrels, run = os.path.join(DATA, f"{shape}.qrels"), os.path.join(DATA, f"{shape}.run")
+    if not os.path.exists(run):
+        sys.exit(f"{run} missing: run python benchmarks/generate.py --only {shape}")
+    import judged
+
+    src = os.path.dirname(judged.__file__)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True, env=env, stdout=subprocess.DEVNULL)
+    out = os.path.join(DATA, f"{shape}.judged-eval.out")
+    tools = {"judged eval": [sys.executable, "-m", "judged", "eval", qrels, run, *FIVE],
+             "pyarrow read_csv": [sys.executable, "-c", PYARROW_READ, run],
+             "pytrec_eval": [sys.executable, "-c", PYTREC_EVAL, qrels, run]}
+    envs = {name: env for name in tools}
+    if baseline:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", baseline], check=True, env=env, stdout=subprocess.DEVNULL)
+        tools["judged eval (baseline)"] = tools["judged eval"]
+        envs["judged eval (baseline)"] = dict(env, PYTHONPATH=os.path.abspath(baseline))
+    for path in trec_evals:
+        tools[f"trec_eval ({os.path.basename(path)})"] = [path, *TREC_EVAL, qrels, run]
+    tools = {k: v for k, v in tools.items() if not any(k.startswith(s) for s in skip)}
+    tries = {name: [] for name in tools}
+    load = [os.getloadavg()[0]]
+    for _ in range(repeat):
+        for name, argv in tools.items():
+            stdout = out if name == "judged eval" else os.devnull
+            tries[name].append(run_child(argv, env=envs.get(name, env), stdout=stdout))
+    load.append(os.getloadavg()[0])
+    table = {}
+    for name, runs in tries.items():
+        good = [t for t in runs if "error" not in t]
+        if not good:
+            table[name] = runs[0]
+            continue
+        table[name] = {f"{stat}_{k}": f([t[k] for t in good]) for k in ("wall", "cpu", "peak_mb")
+                       for stat, f in (("median", statistics.median), ("best", min))}
+    print(f"whole process, {shape}: {len(tries)} tools x {repeat} rounds, load average "
+          f"{load[0]:.1f} before, {load[1]:.1f} after ({os.cpu_count()} cores)")
+    print(f"  {'tool':<28} {'wall s (best)':>14} {'CPU s (best)':>13} {'peak MB':>8}   judged / tool: wall, CPU, memory")
+    j = table.get("judged eval", {})
+    for name, r in table.items():
+        if "error" in r:
+            print(f"  {name:<28} failed: {r['error']}")
+            continue
+        ratio = "" if name == "judged eval" or "median_wall" not in j else (
+            f"   {j['median_wall'] / r['median_wall']:.2f}x, {j['median_cpu'] / r['median_cpu']:.2f}x, "
+            f"{j['median_peak_mb'] / r['median_peak_mb']:.2f}x")
+        print(f"  {name:<28} {r['median_wall']:6.2f} ({r['best_wall']:5.2f}) {r['median_cpu']:6.2f} ({r['best_cpu']:4.2f}) "
+              f"{r['median_peak_mb']:8.0f}{ratio}")
+    print("  (medians; best in parentheses; ratios of medians)")
+    return {"load": load, "table": table, "runs": tries}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shape", action="append", choices=["deep", "wide", "small"])
-    ap.add_argument("--only", choices=["end-to-end", "memory"])
+    ap.add_argument("--only", choices=["end-to-end", "memory", "whole-process"])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip", action="append", default=[], help="a tool to leave out (repeatable)")
     ap.add_argument("--memory-shape", default="small", choices=["deep", "wide", "small"])
     ap.add_argument("--runs", type=int, default=5, help="runs for the in-memory benchmark")
+    ap.add_argument("--trec-eval", action="append", default=[],
+                    help="a trec_eval binary for --only whole-process (repeatable; default: trec_eval on PATH)")
+    ap.add_argument("--baseline", help="--only whole-process: also time the judged whose src folder this is")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     skip = set(args.skip)
     figures = {}
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
-    if args.only != "memory":
+    if args.only == "whole-process":
+        trec_evals = args.trec_eval or [p for p in [shutil.which("trec_eval")] if p]
+        for shape in args.shape or ["deep", "small"]:
+            figures[shape] = whole_process(shape, args.repeat, skip, trec_evals, args.baseline)
+    elif args.only != "memory":
         for shape in args.shape or ["small", "deep", "wide"]:
             print(f"end to end, {shape}: nDCG@10, AP, P@10, RR, R@100 per query")
             figures[shape] = end_to_end(shape, args.repeat, skip)
             print_ratios(figures[shape])
-    if args.only != "end-to-end":
+    if args.only not in ("end-to-end", "whole-process"):
         print(f"in memory, {args.memory_shape} x {args.runs} runs: 15 measures and conventions")
         figures["memory"] = in_memory(args.memory_shape, args.runs, skip, args.repeat)
     if args.json:
