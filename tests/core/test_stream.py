@@ -278,3 +278,15 @@ def test_closing_a_reader_early_ends_its_threads(tmp_path):
     next(iter(reader))
     reader.close()
     assert not [t for t in set(threading.enumerate()) - before if t.name == "judged-tokenizer"]
+
+
+def test_two_reader_threads_on_the_compiled_tokenizer_only(backend, monkeypatch):
+    # the Arrow reference holds the GIL between its calls: one reader thread there
+    import os
+
+    from judged.core.stream import tokenizer_threads
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert tokenizer_threads() == (2 if backend == "compiled" else 1)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert tokenizer_threads() == 1
