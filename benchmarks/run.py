@@ -21,7 +21,8 @@ Whole process (issue #19): what a user waits for, interpreter start and imports 
 each tool a fresh process taking turns with the others: ``judged eval`` with the five
 measures (its table on stdout, to a file), pyarrow's ``read_csv`` of the run file alone
 with the options a TREC run needs, trec_eval (``--trec-eval PATH``, repeatable: e.g. the
-``make`` build and an ``-O2`` one) and pytrec_eval (import, parse both files, evaluate).
+``make`` build and an ``-O2`` one) and pytrec_eval (import, parse both files, evaluate);
+also ``judged --help`` and ``judged --version``.
 Wall, CPU (user + system) and peak resident memory of each child (``os.wait4``), the
 median and the best of ``--repeat``, as multiples of judged's. judged's bytecode is
 compiled first and the children may read it (``PYTHONDONTWRITEBYTECODE`` is dropped from
@@ -349,7 +350,9 @@ def whole_process(shape: str, repeat: int, skip: set[str], trec_evals: list[str]
     out = os.path.join(DATA, f"{shape}.judged-eval.out")
     tools = {"judged eval": [sys.executable, "-m", "judged", "eval", qrels, run, *FIVE],
              "pyarrow read_csv": [sys.executable, "-c", PYARROW_READ, run],
-             "pytrec_eval": [sys.executable, "-c", PYTREC_EVAL, qrels, run]}
+             "pytrec_eval": [sys.executable, "-c", PYTREC_EVAL, qrels, run],
+             "judged --help": [sys.executable, "-m", "judged", "--help"],
+             "judged --version": [sys.executable, "-m", "judged", "--version"]}
     envs = {name: env for name in tools}
     if baseline:
         subprocess.run([sys.executable, "-m", "compileall", "-q", baseline], check=True, env=env, stdout=subprocess.DEVNULL)
