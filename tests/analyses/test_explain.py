@@ -34,4 +34,6 @@ def test_a_diversity_measure_reads_the_subtopics(tmp_path):
     q.write_text("q 1 a 1\nq 1 b 1\nq 2 b 1\nq 2 c 1\n")
     r = tmp_path / "r.txt"
     r.write_text("q Q0 a 1 3 x\nq Q0 b 2 2 x\nq Q0 c 3 1 x\n")
-    assert round(explain(str(q), str(r), "q", "alpha-nDCG@3").value, 4) == 0.8561
+    e = explain(str(q), str(r), "q", "alpha-nDCG@3")
+    assert round(e.value, 4) == 0.8561
+    assert [row["subtopics"] for row in e.rows] == [["1"], ["1", "2"], ["2"]]

@@ -2,7 +2,7 @@
 
 For the DCG family every rank shows grade, gain, discount, discounted gain and the
 running DCG, then the ideal grade sequence and IDCG; other measures show which ranked
-documents count as relevant. Warnings say when the number means less than it seems
+documents count as relevant (the diversity measures: which subtopics each covers). Warnings say when the number means less than it seems
 (a single relevant document, unjudged documents in the top k, nothing relevant).
 """
 
@@ -24,7 +24,7 @@ class Explanation:
     qid: str
     measure: Measure
     convention: str
-    rows: list  # dicts: rank, docid, grade (None = unjudged), gain, discount, discounted, running
+    rows: list  # dicts: rank, docid, grade (None = unjudged), gain, discount, discounted, running (subtopics)
     ideal_grades: list
     ideal_gains: list
     dcg: float | None
@@ -45,15 +45,17 @@ class Explanation:
         dcg_family = m.name in ("nDCG", "DCG")
         t = Table()
         for col in ["rank", "docid", "grade"] + (["gain", "discount", "discounted gain", "running DCG"]
-                                                  if dcg_family else ["relevant"]):
-            t.add_column(col, justify="left" if col == "docid" else "right")
+                                                  if dcg_family else ["relevant"]) + \
+                (["subtopics covered"] if m.family.subtopics else []):
+            t.add_column(col, justify="left" if col in ("docid", "subtopics covered") else "right")
         for r in self.rows:
             grade = "unjudged" if r["grade"] is None else str(r["grade"])
             if dcg_family:
                 t.add_row(str(r["rank"]), r["docid"], grade, _n(r["gain"]), _n(r["discount"]),
                           _n(r["discounted"]), _n(r["running"]))
             else:
-                t.add_row(str(r["rank"]), r["docid"], grade, "yes" if r["relevant"] else "")
+                t.add_row(str(r["rank"]), r["docid"], grade, "yes" if r["relevant"] else "",
+                          *([", ".join(r["subtopics"])] if m.family.subtopics else []))
         console.print(t)
         if dcg_family:
             console.print(f"DCG = {self.dcg:.3f}", highlight=False)
@@ -69,6 +71,18 @@ class Explanation:
             console.print(f"{m} = [bold]{self.value:.4f}[/]", highlight=False)
         for w in self.warnings:
             console.print(f"[yellow]warning:[/] {w}", highlight=False)
+
+
+def _subtopics_covered(qrels, qid: str, rel: int) -> dict:
+    """docid -> the subtopics (in qrels order) it is judged relevant to, for one query."""
+    from ..core.io.subtopics import subtopics_of
+
+    sub = subtopics_of(qrels)
+    out = {}
+    for q, s, d, g in zip(sub.qid.to_pylist(), sub.subtopic.to_pylist(), sub.docid.to_pylist(), sub.grade.tolist()):
+        if q == qid and g >= rel:
+            out.setdefault(d, []).append(s)
+    return out
 
 
 def _n(x: float) -> str:
@@ -129,10 +143,13 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
         positive = [g for g in ideal_gains if g > 0]
         idcg = float(np.sum(m.discount.divide(np.array(positive), np.arange(1, len(positive) + 1, dtype=np.float64))))
     else:
+        covers = _subtopics_covered(qrels, qid, m.rel) if m.family.subtopics else {}
         for i in range(shown):
             g = grades[i]
             rows.append({"rank": i + 1, "docid": docids[i], "grade": None if np.isnan(g) else int(g),
                          "relevant": bool(g >= m.rel)})
+            if m.family.subtopics:  # the grade is the largest over the subtopics; these are the ones >= rel
+                rows[-1]["subtopics"] = covers.get(docids[i], [])
     warnings = []
     k = m.cutoff
     label = m.short
