@@ -342,8 +342,8 @@ class ComparisonHoles:
 def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = None,
                      negative: str = "nonrelevant") -> ComparisonHoles:
     """Holes of an evaluated :class:`~judged.evaluation.Result` (its runs already aligned):
-    per run Judged@k and the holes in its top k; per bounded measure (nDCG, DCG, P, R,
-    RR, AP, Success) and run, the interval of mean(run) - mean(baseline) over the grades
+    per run Judged@k and the holes in its top k; per bounded measure (the registry's
+    ``boundable`` families) and run, the interval of mean(run) - mean(baseline) over the grades
     the holes of either could get (exact for nDCG and DCG, else conservative)."""
     aligned = {name: negative_as(rr.aligned, negative) for name, rr in result.runs.items()}
     judged_m = Measure.parse(f"Judged@{k}")

@@ -41,7 +41,8 @@ def register(sub) -> None:
                         "score and Judged@k under each version, the order of the runs, the pairs that flipped "
                         "(--qrels: the old spelling, kept)")
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
-                   help="measure in ir_measures syntax, repeatable: nDCG@10, AP, P(rel=2)@10, nDCG(gain=exp)@10")
+                   help="measure in ir_measures syntax, repeatable: nDCG@10, AP, P(rel=2)@10, nDCG(gain=exp)@10; or "
+                        "trec_eval's: ndcg_cut.10, P.5,10, set_F.0.5 (`judged measures` lists them all)")
     p.add_argument("--per-query", action="store_true", help="also print every query's value")
     p.add_argument("--format", choices=["table", "json", "tsv", "csv", "trec_eval"], default="table", help=format_help(["table", "json", "tsv", "csv", "trec_eval"]))
     p.add_argument("--engine", choices=["local", "spark"], default="local",

@@ -53,8 +53,8 @@ def register(sub) -> None:
     p.add_argument("-k", "--depth", dest="k", type=int, default=10, metavar="K",
                    help="the top K examined: holes are counted and Judged@K taken there (default 10)")
     p.add_argument("-m", "--measure", action="append", default=None,
-                   help="measure to bound: nDCG, DCG, P, R, RR, AP, Success (default nDCG@k); repeat -m for "
-                        "several: one report each (--format json: a list of the reports)")
+                   help="measure to bound: one with exact bounds, marked 'bounds' by `judged measures` (default "
+                        "nDCG@k); repeat -m for several: one report each (--format json: a list of the reports)")
     p.add_argument("--list", action="store_true", help="list every hole as: run qid rank docid")
     p.add_argument("--samples", type=int, default=200, help="draws for the estimate (default 200, seed 0)")
     p.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")

@@ -42,11 +42,13 @@ def run(args) -> int:
             cut = {"required": "@k", "optional": "[@k]", "none": ""}[f.cutoff]
             params = f"({', '.join(f.spellings.get(p, p) for p in f.params)})" if f.params else ""
             out.write(f"{f.name:<{width}}  {f.summary}\n{'':<{width}}    {f.name}{params}{cut}"
-                      f"{'  aggregate=' + f.aggregate if f.aggregate != 'mean' else ''}\n")
+                      f"{'  aggregate=' + f.aggregate if f.aggregate != 'mean' else ''}"
+                      f"{'  bounds' if f.boundable else ''}\n")
         out.write("\nparameters:\n")
         for p in PARAMS.values():
             out.write(f"  {p.describe()}\n")
-        out.write("\njudged measures NAME explains one (formula, source, the convention judged applies).\n")
+        out.write("\nbounds: unjudged=min|max gives its exact extremes over the holes (judged holes -m).\n"
+                  "judged measures NAME explains one (formula, source, the convention judged applies).\n")
         return 0
     name = NAMES.get(args.name.strip().lower())
     measure = None

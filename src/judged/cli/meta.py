@@ -77,7 +77,7 @@ def register(sub) -> None:
     ho.add_argument("-k", "--depth", dest="k", type=int, default=10, metavar="K",
                     help="the top K examined: holes are counted there, and the measure's default cutoff (default 10)")
     ho.add_argument("-m", "--measure", default=None,
-                    help="measure: nDCG, DCG, P, R, RR, AP, Success (default nDCG@k)")
+                    help="measure: one with exact bounds, marked 'bounds' by `judged measures` (default nDCG@k)")
     ho.add_argument("--by", choices=["run", "group"], default="run",
                     help="hold out one run at a time (default) or one group of runs (a team's submissions)")
     ho.add_argument("--groups", metavar="FILE",

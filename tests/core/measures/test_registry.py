@@ -108,3 +108,13 @@ def test_bounded_measures_are_averaged():
     # another aggregate (sum, geometric mean) would need its own rule there first
     assert {f.name: f.aggregate for f in FAMILIES.values() if f.boundable} == \
         {f.name: "mean" for f in FAMILIES.values() if f.boundable}
+
+
+def test_the_listing_marks_the_bounded_families(capsys):
+    # judged holes' and meta holdout's -m help points here rather than listing names by hand
+    from judged.core.measures.registry import BOUNDED
+
+    assert main(["measures"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    marked = [lines[i - 1].split()[0] for i, line in enumerate(lines) if line.endswith("  bounds")]
+    assert marked == list(BOUNDED)
