@@ -207,6 +207,8 @@ def test_query_cut_finds_where_the_last_query_begins():
     one = b"# only\nq1 Q0 a 1 1 t\n\nq1 Q0 b 2 0 t\n# the end\n\n"
     assert query_cut(one, len(one)) == 0  # one query all through: read on before cutting
     assert query_cut(b"\n# nothing\n", 11) == 0
+    ungrouped = b"q1 Q0 a 1 1 t\nq2 Q0 a 1 1 t\nq1 Q0 b 2 0 t\n"  # q1 first and last, q2 between
+    assert query_cut(ungrouped, len(ungrouped)) == ungrouped.rindex(b"q1")  # not 0: no reading on
     many = b"".join(f"q{i // 3} Q0 d{i} 1 1 t\r\n".encode() for i in range(3001))
     assert query_cut(many, len(many)) == many.index(b"q1000 ")  # CRLF; a prefix of q1000's id
     assert query_cut(many, many.index(b"q999 ")) == many.index(b"q998 ")

@@ -85,7 +85,11 @@ def query_cut(text, end: int) -> int:
                 return 0
             last = text.rfind(b"\n", 0, last - 1) + 1
     if first_qid(0)[0] == qid:
-        return 0
+        # one query all through, if the file is grouped; a line between with another query
+        # says it is not: a cut before the last line then lets the checks find the repeat,
+        # where reading on would take in the whole file
+        middle = first_qid(text.rfind(b"\n", 0, last // 2) + 1)
+        return last if middle[0] not in (qid, None) and middle[1] < last else 0
     lo, hi = 0, last  # lo: a line start whose next data line is another query's; hi: the query's
     while True:
         mid = text.rfind(b"\n", 0, (lo + hi) // 2) + 1
