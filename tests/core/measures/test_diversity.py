@@ -201,3 +201,19 @@ def test_bounds_by_brute_force_on_generated_collections():
             assert float(got[text("max")][0]) == pytest.approx(max(values), abs=1e-12), (base, q)
             checked += 1
     assert checked >= 40, checked
+
+
+def test_an_ineligible_document_leaves_the_ideal_and_S(tmp_path):
+    """--eligibility grades an ineligible pair 0: no diversity measure rewards it, and the
+    ideal ranking and S leave it out, as nDCG's ideal does."""
+    q = tmp_path / "q.txt"
+    q.write_text("q 1 a 1\nq 1 b 1\nq 2 b 1\nq 2 c 1\nq 3 d 1\n")
+    r = tmp_path / "r.txt"
+    r.write_text("q Q0 a 1 3 x\nq Q0 b 2 2 x\nq Q0 c 3 1 x\n")
+    e = tmp_path / "e.txt"
+    e.write_text("q d false\n")  # d, the only document of subtopic 3, is ineligible
+    plain = judged.evaluate(str(q), str(r), ["alpha-nDCG@3", "P-IA@3"]).runs[str(r)].values
+    restricted = judged.evaluate(str(q), str(r), ["alpha-nDCG@3", "P-IA@3"], eligibility=str(e)).runs[str(r)].values
+    assert float(plain["P-IA@3"][0]) == pytest.approx(4 / 9)  # S = 3
+    assert float(restricted["P-IA@3"][0]) == pytest.approx(4 / 6)  # S = 2: the worked example
+    assert round(float(restricted["alpha-nDCG@3"][0]), 4) == 0.8561

@@ -106,9 +106,17 @@ class _Table:
     code (0.. in order of first appearance in the qrels, as pyndeval numbers them), and
     per query S, its subtopics with a relevant judgment."""
 
-    def __init__(self, sub, rel: int):
-        self.sub, self.rel = sub, rel
+    def __init__(self, sub, rel: int, flat=None):
+        self.sub, self.rel, self.flat = sub, rel, flat
         keep = np.flatnonzero(sub.grade >= rel)
+        if flat is not None and len(keep):  # a pair the flat qrels grade lower (eligibility) is not relevant
+            left = pa.table({"q": sub.qid.take(arrow_indices(keep)), "d": sub.docid.take(arrow_indices(keep)),
+                             "i": arrow_indices(np.arange(len(keep), dtype=np.int64))})
+            right = pa.table({"q": flat.qid, "d": flat.docid, "g": pa.array(flat.grade)})
+            joined = left.join(right, keys=["q", "d"], join_type="inner", use_threads=False)
+            ok = np.zeros(len(keep), bool)
+            ok[np.asarray(joined["i"].to_numpy(), np.int64)[np.asarray(joined["g"].to_numpy()) >= rel]] = True
+            keep = keep[ok]
         idx = arrow_indices(keep)
         self.qid, self.docid = sub.qid.take(idx), sub.docid.take(idx)
         order_of = pc.unique(sub.subtopic)  # first appearance order
@@ -190,9 +198,11 @@ def _table(measure, aligned) -> _Table:
         raise MeasureError(f"{measure} needs subtopic qrels (qid subtopic docid grade, the second column the "
                            "subtopic): judged reads them so when a diversity measure is asked for; these qrels were "
                            "read without (a dict, or a Qrels read before)")
-    key = ("table", measure.rel)
-    if key not in sub._memo:
-        sub._memo[key] = _Table(sub, measure.rel)
+    key = ("table", measure.rel, id(aligned.qrels))
+    if key not in sub._memo or sub._memo[key].flat is not aligned.qrels:
+        # a pair the qrels being evaluated grade below rel (eligibility grades an ineligible pair 0)
+        # leaves the ranking's gains, the ideal and S, as it leaves nDCG's ideal
+        sub._memo[key] = _Table(sub, measure.rel, aligned.qrels)
     return sub._memo[key]
 
 
