@@ -25,7 +25,7 @@ import pyarrow as pa
 from ..conventions import validate
 from ..data import Qrels, Run
 from ..errors import ParseError
-from . import beir, frames, hf
+from . import frames
 from .sniff import hinted, parquet_files, text_or_json
 from .text import RawFile, iter_lines, line_of_row, open_file, read_raw
 from .trec import dedupe_qrels, parse_grade, read_trec_qrels, read_trec_run
@@ -123,6 +123,8 @@ def dataset_qrels(folder, split: str = "test", on_duplicate: str = "error") -> Q
     """The qrels of one split of a dataset folder: a Hugging Face ``datasets`` folder
     (:mod:`judged.io.hf`: README configs, ``save_to_disk``, mteb/* files) or a BEIR folder
     (:mod:`judged.io.beir`: ``qrels/<split>.tsv``)."""
+    from . import beir, hf  # read only here: not imported by every evaluation
+
     if hf.is_dataset_folder(folder):
         return hf.load_qrels(folder, split, on_duplicate=on_duplicate)
     return read_qrels(beir.qrels_path(folder, split), on_duplicate=on_duplicate)

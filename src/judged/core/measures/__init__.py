@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 
 from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
 from ..errors import MeasureError
-from .bounds import bound
 from .registry import (MIN_GEO_MEAN, BOUNDED, FAMILIES, NAMES, NEEDS_CUTOFF, OPTIONS, PARAMS, SPELLINGS, Family,
                        trec_names, trec_table)
 
@@ -259,6 +258,8 @@ class Measure:
     def compute(self, aligned) -> "object":
         """Per-query values (numpy float64, one per evaluated query)."""
         if self.unjudged in ("min", "max"):  # the extremes over the holes' grades
+            from .bounds import bound  # imported when asked: not by every evaluation
+
             return bound(self, aligned)
         return self.family.kernel.compute(self, aligned)
 
