@@ -223,3 +223,11 @@ def test_run_numbers_use_each_measures_aggregate_as_judged_eval():
     assert (numret.mean_baseline, numret.mean_run) == (5.0, 3.0)
     result = judged.evaluate(qrels, {"base": base, "new": new}, ["GMAP", "NumRet"])
     assert gmap.mean_run == result.aggregate("new", "GMAP") and numret.mean_run == result.aggregate("new", "NumRet")
+
+
+def test_trec_eval_forms_naming_several_measures_compare_each():
+    # P.1,2 is trec_eval's P_1 and P_2: one comparison each, as judged eval gives one column each
+    c = compare(QRELS, {"base": BASE, "new": NEW}, ["P.1,2", "ndcg_cut.3"], permutations=100)
+    assert [x.measure for x in c.comparisons] == ["P_1", "P_2", "ndcg_cut.3"]
+    assert c.get("P_1", "new").mean_run == judged.evaluate(QRELS, {"new": NEW}, ["P@1"], complete=True).aggregate(
+        "new", "P@1")

@@ -21,6 +21,7 @@ from . import stats
 from ..core import DISPLAY
 from ..core.conventions import Settings, validate
 from ..core.errors import JudgedError, MeasureError
+from ..core.measures import named_measures
 from ..core.progress import progress
 
 DEFAULT_MEASURES = ("nDCG@10",)
@@ -341,7 +342,8 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
         manifest = Manifest.load(manifest)
         result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=settings.on_duplicate, **checks)
     else:
-        measures = DEFAULT_MEASURES if measures is None else measures
+        # trec_eval's P.5,10: P_5 and P_10, as judged eval names them
+        measures = list(named_measures(DEFAULT_MEASURES if measures is None else measures))
         result = evaluate(qrels, runs, measures, settings=settings, whole_runs=holes or regressions > 0,
                           keep_ranks=None if deep else ranks_read(measures, depth),
                           progress=sys.stderr.isatty() if show_progress is None else show_progress, **checks)

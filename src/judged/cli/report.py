@@ -47,8 +47,9 @@ def register(sub) -> None:
 
 def with_judged_at_k(measures: list) -> list:
     """The measures plus Judged@k, k = the first measure's cutoff (else 10), unless a Judged@ is there."""
-    from ..core.measures import Measure
+    from ..core.measures import Measure, named_measures
 
+    measures = list(named_measures(measures))  # trec_eval's P.5,10: P_5 and P_10
     parsed = [Measure.parse(m) for m in measures]
     if any(m.name == "Judged" for m in parsed):
         return list(measures)

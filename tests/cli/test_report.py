@@ -1,0 +1,8 @@
+"""judged report's measure list (judged.cli.report)."""
+
+from judged.cli.report import with_judged_at_k
+
+
+def test_trec_eval_forms_expand_and_judged_at_the_first_cutoff_is_added():
+    assert with_judged_at_k(["P.5,10", "map"]) == ["P_5", "P_10", "map", "Judged@5"]
+    assert with_judged_at_k(["nDCG@20", "Judged@10"]) == ["nDCG@20", "Judged@10"]
