@@ -242,3 +242,47 @@ def test_diversity_measures_are_refused_before_spark_starts(tmp_path):
     (tmp_path / "run").write_text("1 Q0 a 1 1.0 t\n")
     with pytest.raises(judged.MeasureError, match="alpha-nDCG@20 reads subtopic qrels, which the Spark engine"):
         evaluate_files(str(tmp_path / "qrels"), [str(tmp_path / "run")], ["nDCG@10", "alpha-nDCG@20"])
+
+
+def test_parquet_parts_holding_whole_queries_are_scored_without_a_shuffle(spark, tmp_path):
+    """Issue #19: a run stored as Parquet parts that each hold whole queries is scored part
+    by part (no shuffle); a run whose parts split queries is shuffled by qid. Both give the
+    local engine's values, bit for bit."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from judged.spark import evaluate_files, read_run_table
+
+    run, qrels = collection(seed=13, queries=24)
+    for folder, key in (("grouped", run["qid"]), ("split", pd.Series(range(len(run))) % 3)):
+        (tmp_path / folder).mkdir()
+        for i, part in enumerate(sorted(set(key.map(lambda q: hash(q) % 3)))):
+            rows = run[key.map(lambda q: hash(q) % 3) == part][["qid", "docid", "score"]]
+            pq.write_table(pa.Table.from_pandas(rows, preserve_index=False), tmp_path / folder / f"part-{i}.parquet")
+    qrels.to_parquet(tmp_path / "qrels.parquet", index=False)
+    assert read_run_table(spark, str(tmp_path / "grouped"))[2] is True
+    assert read_run_table(spark, str(tmp_path / "split"))[2] is False
+    measures = ["nDCG@10", "AP", "NumRet"]
+    want = judged.evaluate(qrels, {"run": judged.read_run(run[["qid", "docid", "score"]])}, measures).runs["run"]
+    for folder in ("grouped", "split"):
+        got = evaluate_files(str(tmp_path / "qrels.parquet"), [str(tmp_path / folder)], measures)
+        res = got.runs[str(tmp_path / folder)]
+        assert list(res.qids) == list(want.qids) and res.counts == want.counts
+        assert all(np.array_equal(res.values[m], want.values[m]) for m in measures)
+
+
+def test_partitions_that_split_a_query_are_seen_and_shuffled(spark):
+    """score_run told the partitions hold whole queries when they do not (rows dealt round
+    robin): the driver sees a query named by two buckets and scores the run again, shuffled."""
+    from judged.core.conventions import Settings
+    from judged.spark import _parsed, broadcast_qrels, score_run
+
+    run, qrels = collection(seed=17, queries=20)
+    parsed = _parsed(["AP", "P@10"])
+    whole = judged.read_qrels(qrels)
+    shared = broadcast_qrels(spark, whole)
+    dealt = spark.createDataFrame(run[["qid", "docid", "score"]]).repartition(4)  # round robin: queries split
+    got = score_run(dealt, whole, shared, parsed, Settings(), "error", "run", grouped=True)
+    want = judged.evaluate(qrels, {"run": judged.read_run(run[["qid", "docid", "score"]])}, list(parsed)).runs["run"]
+    assert list(got.qids) == list(want.qids) and got.counts == want.counts
+    assert all(np.array_equal(got.values[m], want.values[m]) for m in parsed)

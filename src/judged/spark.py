@@ -124,13 +124,18 @@ def broadcast_qrels(spark, qrels):
 
 
 def score_run(run_df, qrels, shared, parsed: dict, settings: Settings, on_duplicate: str, name: str,
-              source: str | None = None, blocks: int | None = None):
+              source: str | None = None, blocks: int | None = None, grouped: bool = False):
     """One run's :class:`judged.results.RunResult`, the local engine's numbers: the run
     shuffled once into buckets of whole queries (``repartition(blocks, qid)``), each bucket
     scored in an executor on Arrow batches (``mapInArrow``, :func:`block_scorer`) by the
     local block engine, the buckets' per-query values brought back and put together on the
     driver by :func:`judged.core.blocks.assemble` with the whole qrels (the queries the run
-    lacks, the refusal of queries with nothing relevant, the query counts)."""
+    lacks, the refusal of queries with nothing relevant, the query counts).
+
+    ``grouped``: the run's input partitions are thought to hold whole queries (each query
+    in one Parquet part, :func:`read_run_table`): they are scored as they are read, with
+    no shuffle. Every bucket names every query it saw, so a query met in two partitions is
+    seen on the driver; the run is then scored again, shuffled."""
     import numpy as np
     import pyarrow.compute as pc
 
@@ -140,12 +145,11 @@ def score_run(run_df, qrels, shared, parsed: dict, settings: Settings, on_duplic
     if settings.ties == "rank":
         run_cols["rank"] = "double"
     run = _columns(run_df, run_cols, "run")
-    spark = run.sparkSession
-    n = int(blocks or max(run.rdd.getNumPartitions(), spark.sparkContext.defaultParallelism))
-    out = run.repartition(n, "qid").mapInArrow(block_scorer(shared, parsed, settings, on_duplicate, source or name),
-                                               block_schema(parsed)).toArrow()
-    if pc.count_distinct(out["qid"]).as_py() != out.num_rows:
-        raise JudgedError("a query was split between two buckets")  # cannot happen after repartition by qid
+    scorer, schema = block_scorer(shared, parsed, settings, on_duplicate, source or name), block_schema(parsed)
+    out = run.mapInArrow(scorer, schema).toArrow() if grouped else None
+    if out is None or pc.count_distinct(out["qid"]).as_py() != out.num_rows:
+        n = int(blocks or max(run.rdd.getNumPartitions(), run.sparkSession.sparkContext.defaultParallelism))
+        out = run.repartition(n, "qid").mapInArrow(scorer, schema).toArrow()
     known = out["known"].to_numpy(zero_copy_only=False)
     rows = out.filter(known)
     codes = pc.index_in(rows["qid"], value_set=qrels.index.query_vocab).to_numpy(zero_copy_only=False)
@@ -242,6 +246,39 @@ def read_table(spark, path: str, kind: str):
                         fields.getItem(3).cast("long").alias("grade"))
 
 
+ROWS_PER_BUCKET = 2_000_000  # a bucket's run rows: about 300 MB in its Python worker
+SPARK_TYPES = {"string": "string", "large_string": "string", "int8": "tinyint", "int16": "smallint", "int32": "int",
+               "int64": "bigint", "float": "float", "double": "double", "bool": "boolean"}
+
+
+def read_run_table(spark, path: str):
+    """A run file as :func:`read_table` reads it, with what the driver can tell cheaply from
+    the files themselves: (DataFrame, buckets, grouped). For Parquet, the footers give the
+    schema (so Spark runs no inference job) and the row count (buckets of about
+    :data:`ROWS_PER_BUCKET` rows, at least one per core), and the qid column of each part
+    says whether every query lies in one part (``grouped``: then no shuffle is needed, see
+    :func:`score_run`). For text, buckets of about 64 MB of the file."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from .core.io.sniff import parquet_files
+
+    cores = spark.sparkContext.defaultParallelism
+    files = parquet_files(path)
+    if not files:
+        return read_table(spark, path, "run"), max(cores, -(-os.path.getsize(path) // (64 << 20))), False
+    schema = pq.read_schema(files[0])
+    types = [SPARK_TYPES.get(str(f.type)) for f in schema]
+    reader = spark.read.schema(", ".join(f"`{f.name}` {t}" for f, t in zip(schema, types))) if all(types) else spark.read
+    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    grouped = len(files) == 1
+    if not grouped and "qid" in schema.names:
+        per_file = [pc.unique(pq.read_table(f, columns=["qid"])["qid"]) for f in files]
+        grouped = sum(len(u) for u in per_file) == len(pc.unique(pa.chunked_array(per_file)))
+    return reader.parquet(path), max(cores, -(-rows // ROWS_PER_BUCKET)), grouped
+
+
 def spark_logs(logs: bool | None = None) -> bool:
     """Whether Spark's own logs go to stderr: ``logs``, else ``JUDGED_SPARK_LOGS=1``."""
     return os.environ.get(LOGS_ENV, "") not in ("", "0") if logs is None else bool(logs)
@@ -336,8 +373,9 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
         for path in run_paths:
             name = unique_name(path, seen)  # the local engine's names: the same file twice is 'a.run (2)'
             try:
-                runs[name] = score_run(read_table(spark, path, "run"), qrels, shared, parsed, settings, on_duplicate,
-                                       name, source=path, blocks=blocks)
+                run, buckets, grouped = read_run_table(spark, path)
+                runs[name] = score_run(run, qrels, shared, parsed, settings, on_duplicate, name, source=path,
+                                       blocks=blocks or buckets, grouped=grouped and not blocks)
             except JudgedError:
                 raise
             except Exception as exc:  # an error raised in an executor (or by Spark's parser) arrives wrapped
