@@ -286,3 +286,47 @@ def test_partitions_that_split_a_query_are_seen_and_shuffled(spark):
     want = judged.evaluate(qrels, {"run": judged.read_run(run[["qid", "docid", "score"]])}, list(parsed)).runs["run"]
     assert list(got.qids) == list(want.qids) and got.counts == want.counts
     assert all(np.array_equal(got.values[m], want.values[m]) for m in parsed)
+
+
+def test_a_standalone_cluster_on_loopback_gives_the_local_numbers(tmp_path):
+    """Issue #19: a real standalone master and worker (judged.spark.local_cluster, 127.0.0.1
+    only), `judged eval --engine spark --spark-master spark://...` in a child process as a user
+    runs it, on two Parquet-part runs (one of whole queries per part, scored part by part; one
+    dealt round robin, shuffled by qid): its --per-query JSON is the local engine's."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from judged.cli import main
+    from judged.spark import local_cluster
+
+    run, qrels = collection(seed=19, queries=30)
+    for folder, part_of in (("grouped", lambda i, q: int(q.split("-")[0] if q[0].isdigit() else 0) % 2),
+                            ("dealt", lambda i, q: i % 2)):
+        (tmp_path / folder).mkdir()
+        parts = np.array([part_of(i, q) for i, q in enumerate(run["qid"])])
+        for p in (0, 1):
+            pq.write_table(pa.Table.from_pandas(run[parts == p][["qid", "docid", "score"]], preserve_index=False),
+                           tmp_path / folder / f"part-{p}.parquet")
+    qrels.to_parquet(tmp_path / "qrels.parquet", index=False)
+    args = [str(tmp_path / "qrels.parquet"), str(tmp_path / "grouped"), str(tmp_path / "dealt"),
+            "-m", "nDCG@10", "-m", "AP", "-m", "NumRet", "--per-query", "--format", "json"]
+    judged_cli = str(Path(sys.executable).parent / "judged")
+    with local_cluster(workers=1, memory="1g", executor_memory="1g") as master:
+        assert master.startswith("spark://127.0.0.1:")
+        done = subprocess.run([judged_cli, "eval", "--engine", "spark", "--spark-master", master, *args],
+                              capture_output=True, text=True, timeout=600, env=os.environ)
+    assert done.returncode == 0, done.stderr
+    remote = json.loads(done.stdout)
+    import io
+    from contextlib import redirect_stdout
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["eval", *args]) == 0
+    local = json.loads(out.getvalue())
+    assert remote["runs"] == local["runs"] and len(local["runs"]) == 2

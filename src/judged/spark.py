@@ -23,6 +23,7 @@ unless ``JUDGED_SPARK_LOGS=1`` (``judged eval --spark-logs``); judged shows its 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -343,6 +344,97 @@ def check_workers(spark) -> None:
         python = os.environ.get("PYSPARK_PYTHON", "python3")
         raise JudgedError(f"the Spark workers cannot import judged ({_executor_message(exc)}): install judged "
                           f"where the workers run, or set PYSPARK_PYTHON to a Python that has it (now: {python})")
+
+
+LOOPBACK = "127.0.0.1"
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int = 2, cores: int = 1, memory: str = "2g", executor_memory: str = "1g"):
+    """A Spark standalone cluster on this machine, for trying ``--spark-master`` and for
+    measuring: a master and ``workers`` workers (``cores`` and ``memory`` each) started from
+    the pyspark install (``bin/spark-class org.apache.spark.deploy.master.Master`` and
+    ``...deploy.worker.Worker``; pip's pyspark has no ``sbin/start-master.sh``), every
+    daemon, the driver and the executors bound to 127.0.0.1 only. Yields the master URL
+    (``spark://127.0.0.1:PORT``); while it is open, this process's environment points Spark
+    at it (``SPARK_LOCAL_IP``, a ``spark-defaults.conf`` in ``SPARK_CONF_DIR``, and this
+    interpreter as the workers' Python), so a session or a ``judged`` child process started
+    inside uses it. Stops the daemons on exit, errors and Ctrl-C included."""
+    import json
+    import shutil
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    try:
+        import pyspark
+    except ImportError:
+        raise JudgedError("the Spark engine needs pyspark: pip install 'judged[spark]'")
+
+    def free_port() -> int:
+        with socket.socket() as sock:
+            sock.bind((LOOPBACK, 0))
+            return sock.getsockname()[1]
+
+    def state(ui: int):
+        try:
+            with urllib.request.urlopen(f"http://{LOOPBACK}:{ui}/json/", timeout=2) as answer:
+                return json.load(answer)
+        except OSError:
+            return None
+
+    spark_class = os.path.join(os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__), "bin", "spark-class")
+    tmp = tempfile.mkdtemp(prefix="judged-spark-cluster-")
+    with open(os.path.join(tmp, "spark-defaults.conf"), "w") as f:
+        f.write(f"spark.driver.host {LOOPBACK}\nspark.driver.bindAddress {LOOPBACK}\n"
+                f"spark.executor.memory {executor_memory}\n")
+    env = {"SPARK_LOCAL_IP": LOOPBACK, "SPARK_MASTER_HOST": LOOPBACK, "SPARK_CONF_DIR": tmp,
+           "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    port, ui = free_port(), free_port()
+    url = f"spark://{LOOPBACK}:{port}"
+    log = open(os.path.join(tmp, "daemons.log"), "ab")
+    daemons = []
+
+    def start(*args):
+        daemons.append(subprocess.Popen([spark_class, *args], stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                        env={**os.environ, **env, "SPARK_WORKER_DIR": os.path.join(tmp, "work")}))
+
+    def wait(ready, what: str, timeout: float = 180):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if ready():
+                return
+            if any(d.poll() is not None for d in daemons):
+                break
+            time.sleep(0.3)
+        raise JudgedError(f"the local Spark cluster did not start ({what}); its log: {log.name}")
+
+    saved = {k: os.environ.get(k) for k in env}
+    try:
+        start("org.apache.spark.deploy.master.Master", "--host", LOOPBACK, "--port", str(port), "--webui-port", str(ui))
+        wait(lambda: state(ui), "the master")
+        for _ in range(workers):
+            start("org.apache.spark.deploy.worker.Worker", url, "--host", LOOPBACK, "--cores", str(cores),
+                  "--memory", memory, "--webui-port", str(free_port()))
+        wait(lambda: (state(ui) or {}).get("aliveworkers", 0) >= workers, f"{workers} workers")
+        os.environ.update(env)
+        yield url
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        for d in reversed(daemons):
+            d.terminate()
+        for d in daemons:
+            try:
+                d.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                d.kill()
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: str = "local[2]",
