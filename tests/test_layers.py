@@ -202,3 +202,11 @@ def test_a_public_name_is_the_module_itself():
         if name != "_native":
             assert importlib.import_module(f"judged.{name}") is importlib.import_module(home), name
     assert importlib.import_module("judged.meta.power") is importlib.import_module("judged.analyses.meta.power")
+
+
+def test_test_modules_have_unique_names():
+    # tests/ has no packages, so pytest imports each test file by its basename: two files of one
+    # name in different folders stop the whole suite at collection ("import file mismatch")
+    tests = Path(__file__).resolve().parent
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
