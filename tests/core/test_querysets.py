@@ -134,6 +134,18 @@ def test_a_small_partial_overlap_is_named(coll, capsys):
     assert any("only" in w and "of its" in w and "query ids are in the qrels" in w for w in d["warnings"])
 
 
+def test_many_runs_with_the_same_small_overlap_get_one_warning(coll, capsys):
+    # TREC DL 2019's official runs rank 200 queries, 43 of them judged: one line, not one per run
+    text = open("part.run").read()[:2000] + "".join(re.sub(r"^q0*", "", line) for line in open("full.run"))
+    for name in ("m1.run", "m2.run", "m3.run"):
+        open(name, "w").write(text)
+    d = cli_json(capsys, "eval", "qrels.txt", "m1.run", "m2.run", "m3.run")
+    small = [w for w in d["warnings"] if "query ids are in the qrels" in w]
+    assert len(small) == 1 and small[0].startswith("3 runs (m1.run, m2.run, m3.run): only 9 of each run's 59 query ids"), small
+    d = cli_json(capsys, "eval", "qrels.txt", "m1.run", "m2.run")
+    assert sum("query ids are in the qrels" in w for w in d["warnings"]) == 2
+
+
 def deep_runs(out):
     """Two runs over the same 5 queries: one ranks 1001 documents per query, one 100."""
     rng = np.random.default_rng(3)

@@ -38,6 +38,7 @@ RULES = {
 }
 COMPARED = "runs compared with each other are scored over every qrels query (queries=qrels)"
 SMALL_OVERLAP = 0.5  # warn when fewer than this share of a run's query ids are in the qrels
+MANY_ALIKE = 3  # that many runs with the same overlap get one warning, not one each
 SAMPLE = 3  # ids quoted in a message
 
 
@@ -84,11 +85,21 @@ class QuerySet:
         whose means are over different queries, runs of different depths."""
         out = []
         names = list(self.runs)
+        alike = {}  # (ranked, only_in_run) -> the runs with that small overlap: one line for many alike runs
         for name, r in self.runs.items():
             own = r["ranked"] + r["only_in_run"]
             if r["only_in_run"] and own and r["ranked"] / own < SMALL_OVERLAP:
-                out.append(f"run {name}: only {r['ranked']} of its {own} query ids are in the qrels "
-                           f"({r['only_in_run']} are not: check that the run and the qrels name queries alike)")
+                alike.setdefault((r["ranked"], r["only_in_run"]), []).append(name)
+        for (ranked, only), group in alike.items():
+            own = ranked + only
+            if len(group) < MANY_ALIKE:
+                out += [f"run {name}: only {ranked} of its {own} query ids are in the qrels ({only} are not: check "
+                        "that the run and the qrels name queries alike)" for name in group]
+            else:
+                shown = ", ".join(group[:3]) + (", ..." if len(group) > 3 else "")
+                out.append(f"{len(group)} runs ({shown}): only {ranked} of each run's {own} query "
+                           f"ids are in the qrels ({only} are not: check that the runs and the qrels name queries "
+                           "alike)")
         missing = {n: r for n, r in self.runs.items() if r["missing_from_run"]}
         if self.rule == QRELS and missing:
             for name, r in missing.items():
