@@ -80,7 +80,7 @@ def test_holdout_scores_are_those_of_the_reduced_qrels_file(by):
         assert row.full == evaluate(qrels, {row.run: runs[row.run]}, ["nDCG@5"]).mean().loc[row.run, "nDCG@5"]
 
 
-@pytest.mark.parametrize("measure", ["nDCG@5", "AP@5", "P@5", "nDCG(gain=exp)@5", "R@5", "RR@5", "DCG@5"])
+@pytest.mark.parametrize("measure", ["nDCG@5", "AP@5", "P@5", "nDCG(gain=exp)@5", "R@5", "RR@5", "DCG@5", "ERR@5", "nERR@5"])
 def test_stacked_scoring_equals_the_kernel_bit_for_bit(measure):
     """score_cases (cases stacked as pseudo-queries; nDCG's ideal from counts per grade)
     gives the kernel's per-query values on the reduced alignment, to the last bit."""
@@ -376,6 +376,10 @@ def test_holes_json_keeps_its_keys_and_adds_the_method(tmp_path, capsys):
     assert d["estimate"]["fit"]["pseudo_holes"] > 0 and "not a bound" in d["conventions"]["estimate"]
 
 
+# holdout's measures: bounded exactly, by grade (nERR's bounds are conservative, the diversity ones by subtopic)
+HOLDOUT = [n for n in BOUNDED if not family(n).subtopics and family(n).bounds == "exact"]
+
+
 @pytest.mark.parametrize("argv,message", [
     (["--by", "group", "--group-regex", "zzz"], "judged: error: --group-regex 'zzz' does not match run 'run1'"),
     (["--by", "group", "--group-regex", "("], "judged: error: --group-regex '(' is not a regular expression"),
@@ -383,9 +387,11 @@ def test_holes_json_keeps_its_keys_and_adds_the_method(tmp_path, capsys):
     (["-k", "0"], "judged: error: -k must be a positive integer, got 0"),
     (["--level", "1.5"], "judged: error: --level must be between 0 and 1, got 1.5"),
     (["-m", "Bpref"], "judged: error: holdout bounds and estimates are defined for "
-                      + ", ".join(n for n in BOUNDED if not family(n).subtopics) + ", not Bpref"),
+                      + ", ".join(HOLDOUT) + ", not Bpref"),
     (["-m", "P-IA@10"], "judged: error: holdout bounds and estimates are defined for "
-                        + ", ".join(n for n in BOUNDED if not family(n).subtopics) + ", not P-IA"),
+                        + ", ".join(HOLDOUT) + ", not P-IA"),
+    (["-m", "nERR@10"], "judged: error: holdout bounds and estimates are defined for "
+                        + ", ".join(HOLDOUT) + ", not nERR"),
     (["--by", "group", "--group-regex", "r"], "judged: error: leave-one-group-out needs at least two groups; every "
                                               "run is in 'r'"),
 ])
@@ -432,7 +438,7 @@ def test_reference_runs_are_evidence_not_reported(tmp_path, capsys):
     assert list(d["runs"]) == [paths["runs"][0]] and d["estimate"]["fit"]["reference_runs"] == len(c.names) - 1
 
 
-@pytest.mark.parametrize("measure", ["nDCG@5", "nDCG(gain=exp)@5", "AP@5"])
+@pytest.mark.parametrize("measure", ["nDCG@5", "nDCG(gain=exp)@5", "AP@5", "nERR@5"])
 def test_capped_draws_count_as_the_capped_grade_in_the_ideal(measure):
     """A model sure of the top grade, with maxgrade=1: every hole is a 1 in the ranking
     and in the ideal, so the drawn score is the kernel's on the qrels with the holes

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from judged.core.evaluation import evaluate
 from judged.core.align import Judgments, Ranked, align, block_offsets
-from judged.core.errors import MeasureError
+from judged.core.errors import ConventionError, MeasureError
 from judged.analyses.holes import bounds
 from judged.core.io import read_qrels, read_run
 from judged.core.measures import Measure
@@ -277,3 +277,72 @@ def test_extra_holes_by_keys_equal_the_sets(seed, measure):
         index = {q: i for i, q in enumerate(other.qids.tolist())}
         want = [len(keys_other[index[q]] - keys_self[i]) if q in index else 0 for i, q in enumerate(al.qids.tolist())]
         assert counts.tolist() == want
+
+
+# ---------------------------------------------------------------------------
+# nERR: conservative bounds (ERR and the ideal's ERR both rise with the holes' grades)
+
+
+@settings(max_examples=150, deadline=None)
+@given(one_query(), st.integers(0, 2))
+def test_nerr_bounds_hold_every_assignment(case, extras):
+    """nERR's bounds are conservative, not exact: the nERR of every assignment of grades to
+    the holes (and to another run's holes, ``extras``, which move only the ideal) lies inside."""
+    k, qrels, run = case
+    holes = sum(1 for d in run["q"] if d not in qrels["q"] and d.startswith("d") and int(d[1:]) < k)
+    if holes + extras > 6:
+        extras = 0
+    lo, hi = bounds(f"nERR@{k}", align(read_qrels(qrels), read_run(run)), np.array([extras]))
+    blo, bhi = brute_force(f"nERR@{k}", qrels, run, extras)
+    assert 0.0 <= lo[0] <= blo + 1e-12 and bhi - 1e-12 <= hi[0] <= 1.0
+
+
+def test_nerr_bounds_hold_on_generated_collections():
+    """Per query of generated collections (grades 0..3, at most 4 holes in the top 5): every
+    assignment's nERR@5 lies inside the bounds, which are often tighter than [0, 1]."""
+    from synth import make_collection
+
+    checked = tighter = 0
+    for seed in range(10):
+        c = make_collection(seed, max_docs=14, max_ranked=8, negative=False)
+        for q, docs in c.run.items():
+            qrels = {q: c.qrels.get(q) or {"u-none": 0}}
+            ranked = sorted(docs, key=lambda d: -docs[d])[:5]
+            if sum(d not in qrels[q] for d in ranked) > 4:
+                continue
+            run = {q: docs}
+            lo, hi = bounds("nERR@5", align(read_qrels(qrels), read_run(run)))
+            blo, bhi = brute_force("nERR@5", qrels, run)
+            assert lo[0] <= blo + 1e-12 and bhi <= hi[0] + 1e-12, (seed, q)
+            checked += 1
+            tighter += bool(lo[0] > 0 or hi[0] < 1)
+    assert checked >= 30 and tighter >= 10, (checked, tighter)
+
+
+def test_nerr_bounds_by_hand():
+    """A judged 2, a hole, a judged 0 at k=3 (holes get 0..2, max_rel 4: chance 3/16 for a 2).
+    ERR_min = 3/16 (the hole at 0); the ideal with the hole at 2 is 3/16 + 13/16 * 3/16 / 2
+    = 135/512, so unjudged=min = (96/512) / (135/512) = 96/135; unjudged=max = min(1, ...) = 1.
+    Every real assignment gives 1 (the ranking is ideal whatever the hole's grade): inside,
+    and the minimum is conservative, not exact."""
+    qrels = {"q": {"a": 2, "b": 0}}
+    run = {"q": {"a": 3.0, "hole": 2.0, "b": 1.0}}
+    r = evaluate(qrels, run, ["nERR@3", "nERR(unjudged=min)@3", "nERR(unjudged=max)@3"]).mean()
+    assert r.loc["run", "nERR(unjudged=min)@3"] == pytest.approx(96 / 135, abs=1e-15)
+    assert r.loc["run", "nERR(unjudged=max)@3"] == 1.0 == r.loc["run", "nERR@3"]
+    assert brute_force("nERR@3", qrels, run) == (1.0, 1.0)
+    # nothing judged relevant (holes get 0..2): the ideal of the holes at 0 is 0, so the maximum is 1
+    # (the truth: 0.5, the hole at 2 below a judged 0); the minimum, with every hole at 0, is 0
+    qrels, run = {"q": {"b": 0}}, {"q": {"b": 2.0, "hole": 1.0}}
+    lo, hi = bounds("nERR(maxgrade=2,unjudged=max)@2", align(read_qrels(qrels), read_run(run)))
+    assert (lo[0], hi[0]) == (0.0, 1.0) and brute_force("nERR@2", qrels, run, maxgrade=2) == (0.0, 0.5)
+
+
+def test_err_bounds_refuse_grades_above_max_rel():
+    """A grade above max_rel makes ERR's stopping chance exceed 1, and ERR is no longer
+    monotone: the bounds refuse rather than give a wrong interval."""
+    a = align(read_qrels({"q": {"a": 2}}), read_run({"q": {"a": 2.0, "hole": 1.0}}))
+    for m in ("nERR(max_rel=1)@2", "ERR(max_rel=1)@2", "nERR(maxgrade=5,unjudged=max)@2"):
+        with pytest.raises(ConventionError, match="up to max_rel"):
+            bounds(m, a)
+    assert bounds("nERR(max_rel=2)@2", a)[1][0] == 1.0

@@ -272,6 +272,25 @@ def test_holes_cli_table_list_and_json(tmp_path, capsys):
     assert d["measure"] == "AP@2" and len(d["pairs"]) == 1 and d["holes"][0]["run"] == ra
     assert set(d["runs"][ra]) >= {"judged", "holes", "queries_with_holes", "share_queries_with_holes", "score",
                                   "min", "max", "estimate", "worst"}
+    assert d["bounds"] == "exact" and d["bounds_method"].startswith("exact: ")
+
+
+def test_holes_cli_labels_conservative_bounds(tmp_path, capsys):
+    # nERR's bounds hold the extremes but are not them (docs/measures.md): the table's first
+    # line, the estimate's interval note, the conventions and the JSON say so
+    q = write_qrels(tmp_path / "q.txt", QRELS)
+    ra = write_run(tmp_path / "a.run", RUN_A)
+    assert main(["holes", q, ra, "-k", "3", "-m", "nERR@3"]) == 0
+    out = capsys.readouterr().out
+    assert "nERR@3 with holes counted as not relevant, its conservative min and max (bounds that hold the " \
+           "extremes, not exact) over grades 0..2" in " ".join(out.split())
+    assert "(the conservative bounds)" in out and "exact min" not in out
+    assert "unjudged=min(grades=0..qrels-max,ideal-recomputed,conservative)" in out
+    assert main(["holes", q, ra, "-k", "3", "-m", "nERR@3", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["bounds"] == "conservative" and d["bounds_method"].startswith("conservative, not exact")
+    s = d["runs"][ra]
+    assert 0 <= s["min"] <= s["score"] <= s["max"] <= 1
 
 
 @pytest.mark.parametrize("argv,message", [

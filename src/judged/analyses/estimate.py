@@ -729,9 +729,10 @@ def _prepare(measure, pool, world, case: Case, seed, maxgrade) -> dict:
 
 def _needed_counts(m: Measure, jc: np.ndarray, levels: np.ndarray) -> np.ndarray:
     """Judgments per query and level the measure reads: for nDCG (ideal=judged) the
-    cutoff largest positive gains, for AP and R every level >= rel, else none."""
-    if m.name == "nDCG" and m.ideal == "judged":
-        gains = m.gain(levels.astype(np.float64))
+    cutoff largest positive gains (nERR's ideal: the cutoff largest positive grades), for AP
+    and R every level >= rel, else none."""
+    if m.name == "nDCG" and m.ideal == "judged" or m.name == "nERR":
+        gains = m.gain(levels.astype(np.float64)) if m.name == "nDCG" else levels.astype(np.float64)
         order = np.argsort(-gains, kind="stable")
         c = jc[:, order] * (gains[order] > 0)
         if m.cutoff is not None:

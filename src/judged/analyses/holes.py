@@ -185,6 +185,18 @@ class HolesReport:
         df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["qid", "rank", "docid", "run"])
         return df[["run", "qid", "rank", "docid"]]
 
+    @property
+    def bounds_kind(self) -> str:
+        """'exact' (the extremes over the holes' grades) or 'conservative' (an interval that
+        holds them: nERR), as the measure's registry record says."""
+        return self.measure.family.bounds
+
+    def bounds_method(self) -> str:
+        if self.bounds_kind == "exact":
+            return f"exact: the min and max of {self.measure} over every grade 0..{self.maxgrade} of the holes"
+        return (f"conservative, not exact: an interval holding the min and max of {self.measure} over every grade "
+                f"0..{self.maxgrade} of the holes (judged.core.measures.bounds)")
+
     def conventions(self) -> dict:
         lo, hi = replace(self.measure, unjudged="min"), replace(self.measure, unjudged="max")
         return {"measure": self.measure.convention(self.settings), "min": lo.convention(self.settings),
@@ -194,6 +206,7 @@ class HolesReport:
     def to_dict(self, holes: bool = False) -> dict:
         out = {"qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256},
                "k": self.k, "measure": str(self.measure), "maxgrade": self.maxgrade, "negative": self.negative,
+               "bounds": self.bounds_kind, "bounds_method": self.bounds_method(),
                "conventions": self.conventions(),
                "runs": {name: {**rh.summary(), "worst": rh.worst()} for name, rh in self.runs.items()},
                "pairs": [p.to_dict() for p in self.pairs]}

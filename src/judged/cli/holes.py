@@ -172,11 +172,11 @@ def print_machine(machine, console=None) -> None:
         console.print(f"  {name}: {conv}", highlight=False, markup=False, soft_wrap=True)
 
 
-def _interval_note(rh) -> str:
+def _interval_note(rh, kind: str = "exact") -> str:
     d = rh.estimate_detail
     if d is None or d.interval == "conformal":
         return ""
-    return " (no holes: exact)" if d.interval == "exact" else " (the exact bounds)"
+    return " (no holes: exact)" if d.interval == "exact" else f" (the {kind} bounds)"
 
 
 def print_report(report, console=None) -> None:
@@ -186,8 +186,10 @@ def print_report(report, console=None) -> None:
 
     console = console or Console(width=None if is_terminal() else 120)
     m, k = report.measure, report.k
+    how = ("exact min and max" if report.bounds_kind == "exact" else
+           "conservative min and max (bounds that hold the extremes, not exact)")
     console.print(f"holes in the top {k} (qrels {report.qrels.source}); {m} with holes counted as not relevant, "
-                  f"its exact min and max over grades 0..{report.maxgrade} for the holes, and an estimate"
+                  f"its {how} over grades 0..{report.maxgrade} for the holes, and an estimate"
                   + (" (none for a diversity measure: the estimator models a document's grade, not its subtopics)"
                      if report.estimates is None else ""), highlight=False, markup=False)
     t = Table(box=box.SIMPLE, padding=(0, 1), pad_edge=False, collapse_padding=True)
@@ -206,7 +208,8 @@ def print_report(report, console=None) -> None:
     if est is not None:
         console.print(f"estimate (not a bound), {level}: " + "; ".join(
             f"{name} {rh.summary()['estimate']['low']:.4f}-{rh.summary()['estimate']['high']:.4f}"
-            + _interval_note(rh) for name, rh in report.runs.items()), highlight=False, markup=False)
+            + _interval_note(rh, report.bounds_kind) for name, rh in report.runs.items()), highlight=False,
+            markup=False)
         console.print(est.sentence(), highlight=False, markup=False)
     for p in report.pairs:
         console.print(p.sentence(), highlight=False, markup=False)

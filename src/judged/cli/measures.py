@@ -47,7 +47,9 @@ def run(args) -> int:
         out.write("\nparameters:\n")
         for p in PARAMS.values():
             out.write(f"  {p.describe()}\n")
-        out.write("\nbounds: unjudged=min|max gives its exact extremes over the holes (judged holes -m).\n"
+        loose = [f.name for f in FAMILIES.values() if f.boundable and f.bounds != "exact"]
+        out.write("\nbounds: unjudged=min|max gives its exact extremes over the holes (judged holes -m)"
+                  + (f"; for {', '.join(loose)} a conservative interval that holds them" if loose else "") + ".\n"
                   "judged measures NAME explains one (formula, source, the convention judged applies).\n")
         return 0
     name = NAMES.get(args.name.strip().lower())

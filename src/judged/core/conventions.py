@@ -309,8 +309,9 @@ class Discount:
 
 
 # zero: not relevant (trec_eval); condensed: removed (Sakai 2007; trec_eval -J);
-# min / max: the exact extremes over every grade 0..maxgrade the holes could get
-# (judged.holes, for nDCG, DCG, P, R, RR, AP, Success).
+# min / max: the extremes over every grade 0..maxgrade the holes could get (judged.holes,
+# for the registry's boundable families; exact, or an interval holding them where the
+# family's bounds are "conservative": nERR).
 UNJUDGED = ("zero", "condensed", "min", "max")
 IDEAL = ("judged", "retrieved")
 

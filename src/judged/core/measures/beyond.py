@@ -47,7 +47,7 @@ def beyond_measure(measure, aligned) -> np.ndarray:
         value = _err(measure, ranked.top(measure.cutoff), n)
         if name == "ERR":
             return value
-        ideal = _ideal_err(measure, aligned)
+        ideal = ideal_err(measure, aligned)
         out = np.zeros(n)
         np.divide(value, ideal, out=out, where=ideal > 0)
         return out
@@ -160,7 +160,7 @@ def _ideal_ranking(aligned):
     return Ranked(aligned.n_queries, q, pos, j.grade[order].astype(np.float64), order, offsets)
 
 
-def _ideal_err(measure, aligned) -> np.ndarray:
+def ideal_err(measure, aligned) -> np.ndarray:
     """ERR@k of the ideal ranking."""
     return _err(measure, _ideal_ranking(aligned).top(measure.cutoff), aligned.n_queries)
 

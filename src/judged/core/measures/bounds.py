@@ -17,6 +17,13 @@ list (the top k), the ideal ranking recomputed for each assignment.
   how many holes got a larger gain; the transition separates, so each level is a
   prefix maximum, O(levels * holes). lambda <- DCG/IDCG of the optimum until
   max(DCG - lambda * IDCG) = 0 (Dinkelbach, Management Science 1967).
+* nERR's bounds are conservative, not exact (the registry says so, and ``judged holes``):
+  ERR and the ideal ranking's ERR both rise with every hole's grade (the ideal now holds
+  the labelled holes too), so nERR = ERR / IERR lies in [ERR_min / IERR_max,
+  min(1, ERR_max / IERR_min)], _min with every hole at grade 0 and _max at maxgrade
+  (other runs' holes, ``extras``, raise IERR_max only). nERR <= 1 since sorting by grade
+  maximises ERR; an ideal of 0 gives 0, and a bound over an ideal of 0 is 0 for the
+  minimum and 1 for the maximum when a hole can be relevant.
 
 Here the measures' side: what the holes are (the measure's top k), filling them with
 grades, and the extremes; the loops are kernels (:mod:`judged.core.kernels.bounds`).
@@ -32,6 +39,7 @@ import numpy as np
 from ..align import Aligned, Judgments, Ranked, block_offsets
 from ..errors import ConventionError, MeasureError
 from ..kernels.bounds import ap_extremes, dinkelbach
+from .beyond import ideal_err
 from .registry import BOUNDED
 
 
@@ -107,6 +115,10 @@ def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarr
     if M > MAX_BOUND_GRADE:
         raise ConventionError(f"bounds try every grade 0..{M} for the holes, at most {MAX_BOUND_GRADE}: give a "
                               "smaller --maxgrade (maxgrade=), or skip the holes (compare/report: --no-holes)")
+    if measure.name in ("ERR", "nERR") and M > measure.option("max_rel"):
+        raise ConventionError(f"{measure.name} bounds need holes' grades up to max_rel={measure.option('max_rel')} "
+                              f"(a grade above it makes the stopping chance exceed 1 and ERR no longer monotone), "
+                              f"got maxgrade {M}: give a smaller --maxgrade (maxgrade=) or a larger max_rel")
     grades = np.arange(M + 1, dtype=np.float64)
     if measure.name in ("nDCG", "DCG"):
         gains = base.gain(grades)
@@ -122,6 +134,8 @@ def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarr
     n_extra = np.zeros(aligned.n_queries, np.int64) if extras is None else np.asarray(extras, np.int64)
     if measure.name in ("nDCG", "AP"):
         lo, hi = (_ndcg_bounds if measure.name == "nDCG" else _ap_bounds)(base, aligned, top, n_extra, M, gains)
+    elif measure.name == "nERR":
+        lo, hi = _nerr_bounds(base, aligned, top, n_extra, g_lo, g_hi)
     else:  # monotone: every hole at the lowest / highest gain (extras only move R's denominator)
         eq_lo, eg_lo = _extra_arrays(n_extra, int(g_hi))
         eq_hi, eg_hi = _extra_arrays(n_extra, int(g_lo))
@@ -146,6 +160,20 @@ def _ap_bounds(measure, aligned, top, n_extra, M, rel_gain):
     R = aligned.judgments.count_at_least(measure.rel).astype(np.float64)
     return ap_extremes(top.offsets, top.grade, float(measure.rel), R, n_extra, bool(rel_gain.max() > 0),
                        bool(rel_gain.min() == 0))
+
+
+def _nerr_bounds(measure, aligned, top, n_extra, g_lo, g_hi):
+    """nERR: [ERR_min / IERR_max, min(1, ERR_max / IERR_min)], conservative (module doc)."""
+    holes = ~top.judged
+    err = replace(measure, name="ERR")
+    low = fill(aligned, top, np.where(holes, g_lo, np.nan))
+    high = fill(aligned, top, np.where(holes, g_hi, np.nan), *_extra_arrays(n_extra, int(g_hi)))
+    err_lo, err_hi = err.compute(low), err.compute(high)
+    ideal_lo, ideal_hi = ideal_err(measure, low), ideal_err(measure, high)
+    lo, hi = np.zeros(len(err_lo)), (err_hi > 0).astype(np.float64)
+    np.divide(err_lo, ideal_hi, out=lo, where=ideal_hi > 0)
+    np.divide(err_hi, ideal_lo, out=hi, where=ideal_lo > 0)
+    return lo, np.minimum(hi, 1.0)
 
 
 def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):

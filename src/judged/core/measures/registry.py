@@ -88,8 +88,9 @@ PARAMS = {p.name: p for p in (
     Param("ideal", "str", "judged", "the ideal ranking: every judged document of the query (trec_eval) or only "
                                     "the run's own (retrieved; scikit-learn's ndcg_score)", IDEAL),
     Param("unjudged", "str", "zero", "unjudged documents: zero (not relevant, trec_eval), condensed (removed "
-                                     "from the ranking, Sakai 2007; trec_eval -J), min / max (the exact extremes "
-                                     "over every grade the holes could get; judged.holes)", UNJUDGED),
+                                     "from the ranking, Sakai 2007; trec_eval -J), min / max (the extremes over "
+                                     "every grade the holes could get, exact unless the measure says conservative; "
+                                     "judged.holes)", UNJUDGED),
     Param("maxgrade", "int", None, "with unjudged=min|max: holes get grades 0..maxgrade (default: the qrels' "
                                    "largest)"),
     # the families' own parameters (Measure.options)
@@ -126,7 +127,8 @@ def _unjudged(m) -> str:
     if m.unjudged not in ("min", "max"):
         return f"unjudged={m.unjudged}"
     grades = "qrels-max" if m.maxgrade is None else str(m.maxgrade)
-    return f"unjudged={m.unjudged}(grades=0..{grades},ideal-recomputed)"
+    how = ",conservative" if m.family.bounds == "conservative" else ""  # an interval holding the extremes
+    return f"unjudged={m.unjudged}(grades=0..{grades},ideal-recomputed{how})"
 
 
 def _graded(m) -> list[str]:
@@ -184,6 +186,7 @@ class Family:
     params: tuple = ()  # names in PARAMS
     aggregate: str = "mean"  # mean | sum | geometric-mean
     boundable: bool = False  # unjudged=min|max bounds it (judged.holes)
+    bounds: str = "exact"  # boundable: "exact" extremes, or "conservative" (an interval that holds them)
     at_param: str | None = None  # the parameter NAME@x sets (ir_measures' IPrec@0.5), if not a cutoff
     bound_gain: str = "relevance"  # what a hole's grade moves, monotonely: relevance (grade >= rel) or grade
     coverage: bool = False  # how much was judged, not how good the ranking is: never tested for significance
@@ -219,8 +222,11 @@ class Family:
             lines.append(f"also spelled: {', '.join(self.aliases)}")
         if self.trec:
             lines.append("trec_eval names: " + ", ".join(t.name + (".k" if t.cutoffs else "") for t in self.trec))
-        if self.boundable:
+        if self.boundable and self.bounds == "exact":
             lines.append("bounds: unjudged=min|max gives the exact extremes over the holes (judged holes)")
+        elif self.boundable:
+            lines.append("bounds: unjudged=min|max gives a conservative interval, not the exact extremes, over "
+                         "the holes (judged holes)")
         if self.source:
             lines.append(f"source: {self.source}")
         lines += ["", f"the convention judged applies ({measure}):", f"  {measure.convention()}"]
@@ -229,6 +235,7 @@ class Family:
     def to_dict(self) -> dict:
         return {"name": self.name, "summary": self.summary, "explanation": "\n".join(_wrap(self.explanation)),
                 "cutoff": self.cutoff, "aggregate": self.aggregate, "boundable": self.boundable,
+                "bounds": self.bounds if self.boundable else None,
                 "parameters": [{"name": self.spellings.get(p, p), "type": PARAMS[p].type, "default": self.default(p),
                                 "choices": list(PARAMS[p].choices) if PARAMS[p].choices else None,
                                 "description": PARAMS[p].description} for p in self.params],
@@ -492,12 +499,16 @@ grades (every hole at 0, every hole at maxgrade).""",
         source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; gdeval.pl"),
     Family(
         "nERR", beyond, "ERR normalised by the ideal ranking's", cutoff="optional",
-        params=("unjudged", "max_rel"), defaults={"max_rel": 4}, examples=("nERR@10",),
+        params=("unjudged", "maxgrade", "max_rel"), defaults={"max_rel": 4}, examples=("nERR@10",),
+        boundable=True, bounds="conservative", bound_gain="grade",
         convention=lambda m: [f"gain=(2^grade-1)/2^{m.option('max_rel')}", "ideal=judged", _unjudged(m)],
         explanation="""
 ERR@k divided by the ERR@k of the ideal ranking (every judged document of the query by
 grade, highest first); 0 when that is 0. Worked example (docs/measures.md): grades 0, 2
-ranked over an ideal of 2, 0 with max_rel 4 give ERR 3/16/2 = 0.09375 and nERR 0.5.""",
+ranked over an ideal of 2, 0 with max_rel 4 give ERR 3/16/2 = 0.09375 and nERR 0.5.
+Bounds are conservative, not exact: ERR and the ideal's ERR both rise with every hole's
+grade, so unjudged=min is ERR(holes 0) / ideal(holes at maxgrade) and unjudged=max is
+min(1, ERR(holes at maxgrade) / ideal(holes 0)); the true extremes lie inside.""",
         source="Chapelle et al., CIKM 2009 (normalised as nDCG is)"),
     Family(
         "RBP", beyond, "rank-biased precision", params=("rel", "unjudged", "maxgrade", "persistence"),
