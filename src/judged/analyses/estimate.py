@@ -965,16 +965,21 @@ class HoleEstimates:
         """The method, its source, what it was fitted on, the interval's nominal level and
         its measured coverage (the JSON ``estimate`` object)."""
         return {"method": self.method, "source": SOURCE if self.method == METHOD else
-                "holes counted as not relevant (trec_eval); interval = the exact bounds",
+                f"holes counted as not relevant (trec_eval); interval = the {self.bounds} bounds",
                 "level": self.level, **self.info,
                 "model": self.model.to_dict() if self.model is not None else None}
+
+    @property
+    def bounds(self) -> str:
+        """What the interval falls back to: the measure's 'exact' or 'conservative' bounds."""
+        return self.measure.family.bounds
 
     def sentence(self) -> str:
         """One line: the method, what it was fitted on, the interval and its coverage."""
         i = self.info
         if self.method != METHOD:
-            return (f"estimate: fallback ({FALLBACK}: holes counted as not relevant; interval = the exact bounds): "
-                    f"{i['fallback']}")
+            return (f"estimate: fallback ({FALLBACK}: holes counted as not relevant; interval = the {self.bounds} "
+                    f"bounds): {i['fallback']}")
         fit = i["fit"]
         refs = f", {fit['reference_runs']} of them reference runs" if fit.get("reference_runs") else ""
         text = (f"estimate: {METHOD}, a grade model of holes fitted on {fit['pseudo_holes']} leave-one-run-out "
@@ -982,7 +987,7 @@ class HoleEstimates:
                 f"({fit['relevant_share']:.1%} relevant; pool depth {fit['depth']})")
         cal = i["calibration"]
         if cal["coverage"] is None:
-            text += (f"; interval = the exact bounds ({cal['units']} {fit['unit']}s with leave-one-out residuals, "
+            text += (f"; interval = the {self.bounds} bounds ({cal['units']} {fit['unit']}s with leave-one-out residuals, "
                      f"a {self.level:.0%} conformal interval needs {cal['units_needed']})")
         else:
             text += (f"; {self.level:.0%} conformal interval, measured coverage {cal['coverage']:.1%} "

@@ -201,7 +201,8 @@ class HolesReport:
         lo, hi = replace(self.measure, unjudged="min"), replace(self.measure, unjudged="max")
         return {"measure": self.measure.convention(self.settings), "min": lo.convention(self.settings),
                 "max": hi.convention(self.settings), "judged": Measure.parse(f"Judged@{self.k}").convention(self.settings),
-                "negative": f"negative grades: {self.negative}", "estimate": ESTIMATE_METHOD}
+                "negative": f"negative grades: {self.negative}",
+                "estimate": ESTIMATE_METHOD.replace("the exact bounds", f"the {self.bounds_kind} bounds")}
 
     def to_dict(self, holes: bool = False) -> dict:
         out = {"qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256},
