@@ -27,7 +27,7 @@ from .progress import ByteProgress
 from .results import RunResult
 from .io.text import file_size, line_of_row, read_raw, tokenize
 from .io.trec import RUN_LAYOUT, dedupe_run, duplicate_rows, run_from_tokens
-from .native import compiled, note_slow_path
+from .native import note_slow_path
 
 BLOCK_SIZE = 1 << 22  # bytes of text per piece
 
@@ -239,7 +239,7 @@ def tokenizer_threads() -> int:
     releases the GIL) and this process may use two cores or more, else one (the Arrow
     reference holds the GIL between its many calls: a second thread added CPU time, 8.2
     against 6.9 CPU-s on deep at load 14, without a faster wall clock)."""
-    if compiled() is None:
+    if not tokenize.compiled:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return 2 if cores >= 2 else 1

@@ -42,6 +42,12 @@ class Kernel:
         self.bound = function
         return self
 
+    @property
+    def compiled(self) -> bool:
+        """A call now runs the compiled binding (it may still fall back for some inputs): for
+        callers whose plan depends on it, e.g. a thread count for a kernel that releases the GIL."""
+        return self.bound is not None and compiled() is not None
+
     def __call__(self, *args, **kwargs):
         native = compiled()
         if native is not None and self.bound is not None:
