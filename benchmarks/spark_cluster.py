@@ -92,7 +92,7 @@ def score_job(spark, paths: dict, qrels=None, shared=None, shuffle: bool = False
     shared = shared or broadcast_qrels(spark, qrels)
     t = time.perf_counter()
     run, buckets, grouped = read_run_table(spark, paths["run"])
-    result = score_run(run, qrels, shared, _parsed(MEASURES), Settings(), "error", "run", blocks=buckets,
+    result = score_run(run, qrels, shared, _parsed(MEASURES), Settings(), "run", blocks=buckets,
                        grouped=grouped and not shuffle)
     return time.perf_counter() - t, result
 

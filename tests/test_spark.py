@@ -212,7 +212,7 @@ def test_buckets_count_queries_as_the_local_engine(conventions):
     class Shared:  # what an executor sees of a broadcast
         value = sink.getvalue().to_pybytes()
 
-    scorer = block_scorer(Shared(), parsed, settings, "error")
+    scorer = block_scorer(Shared(), parsed, settings)
     bucket = run["qid"].map(lambda q: hash(q) % 5)
     batches = [b for k in range(5) for b in scorer(iter(pa.Table.from_pandas(
         run[bucket == k][["qid", "docid", "score"]], preserve_index=False).to_batches()))]
@@ -282,7 +282,7 @@ def test_partitions_that_split_a_query_are_seen_and_shuffled(spark):
     whole = judged.read_qrels(qrels)
     shared = broadcast_qrels(spark, whole)
     dealt = spark.createDataFrame(run[["qid", "docid", "score"]]).repartition(4)  # round robin: queries split
-    got = score_run(dealt, whole, shared, parsed, Settings(), "error", "run", grouped=True)
+    got = score_run(dealt, whole, shared, parsed, Settings(), "run", grouped=True)
     want = judged.evaluate(qrels, {"run": judged.read_run(run[["qid", "docid", "score"]])}, list(parsed)).runs["run"]
     assert list(got.qids) == list(want.qids) and got.counts == want.counts
     assert all(np.array_equal(got.values[m], want.values[m]) for m in parsed)

@@ -73,12 +73,12 @@ def evaluate(run_df, qrels_df, measures=("nDCG@10", "Judged@10"), *, ties: str =
 
     settings = _settings(Settings.of(settings, evaluate, ties=ties, complete=complete, no_relevant=no_relevant,
                                      on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids))
-    parsed, on_duplicate = _parsed(measures), settings.on_duplicate
+    parsed = _parsed(measures)
     spark = run_df.sparkSession
-    qrels = read_qrels(_columns(qrels_df, QRELS_COLUMNS, "qrels").toArrow(), on_duplicate=on_duplicate)
+    qrels = read_qrels(_columns(qrels_df, QRELS_COLUMNS, "qrels").toArrow(), on_duplicate=settings.on_duplicate)
     shared = broadcast_qrels(spark, qrels)
     try:
-        result = score_run(run_df, qrels, shared, parsed, settings, on_duplicate, "run", blocks=blocks)
+        result = score_run(run_df, qrels, shared, parsed, settings, "run", blocks=blocks)
     finally:
         shared.destroy()
     n = len(result.qids)
@@ -124,7 +124,7 @@ def broadcast_qrels(spark, qrels):
     return spark.sparkContext.broadcast(sink.getvalue().to_pybytes())
 
 
-def score_run(run_df, qrels, shared, parsed: dict, settings: Settings, on_duplicate: str, name: str,
+def score_run(run_df, qrels, shared, parsed: dict, settings: Settings, name: str,
               source: str | None = None, blocks: int | None = None, grouped: bool = False):
     """One run's :class:`judged.results.RunResult`, the local engine's numbers: the run
     shuffled once into buckets of whole queries (``repartition(blocks, qid)``), each bucket
@@ -146,7 +146,7 @@ def score_run(run_df, qrels, shared, parsed: dict, settings: Settings, on_duplic
     if settings.ties == "rank":
         run_cols["rank"] = "double"
     run = _columns(run_df, run_cols, "run")
-    scorer, schema = block_scorer(shared, parsed, settings, on_duplicate, source or name), block_schema(parsed)
+    scorer, schema = block_scorer(shared, parsed, settings, source or name), block_schema(parsed)
     out = run.mapInArrow(scorer, schema).toArrow() if grouped else None
     if out is None or pc.count_distinct(out["qid"]).as_py() != out.num_rows:
         n = int(blocks or max(run.rdd.getNumPartitions(), run.sparkSession.sparkContext.defaultParallelism))
@@ -170,7 +170,7 @@ def block_schema(parsed: dict) -> str:
                      + [f"v{i} double" for i in range(len(parsed))])
 
 
-def block_scorer(shared, parsed: dict, settings: Settings, on_duplicate: str, source: str = "run"):
+def block_scorer(shared, parsed: dict, settings: Settings, source: str = "run"):
     """The function each executor runs on one bucket of whole queries (an iterator of Arrow
     record batches): the bucket read as a run, the broadcast judgments of its queries as
     qrels, and :func:`judged.core.blocks.score_block` on them, the local engine unchanged."""
@@ -189,7 +189,7 @@ def block_scorer(shared, parsed: dict, settings: Settings, on_duplicate: str, so
             return
         table = pa.Table.from_batches(batches)
         try:
-            run = run_from_table(table, "run", source=source, on_duplicate=on_duplicate)
+            run = run_from_table(table, "run", source=source, on_duplicate=settings.on_duplicate)
         except ParseError as exc:  # a row of a bucket is no line of the file: the file and the why
             raise ParseError(source, None, exc.why) from None
         judgments = judgments_table(shared)
@@ -455,8 +455,8 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
 
     settings = _settings(Settings.of(settings, evaluate_files, ties=ties, complete=complete, no_relevant=no_relevant,
                                      on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids))
-    parsed, on_duplicate = _parsed(measures), settings.on_duplicate
-    qrels = read_qrels(qrels_path, on_duplicate=on_duplicate)
+    parsed = _parsed(measures)
+    qrels = read_qrels(qrels_path, on_duplicate=settings.on_duplicate)
     spark = session(master, logs=logs)
     shared = broadcast_qrels(spark, qrels)
     runs, seen = {}, set()
@@ -466,7 +466,7 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
             name = unique_name(path, seen)  # the local engine's names: the same file twice is 'a.run (2)'
             try:
                 run, buckets, grouped = read_run_table(spark, path)
-                runs[name] = score_run(run, qrels, shared, parsed, settings, on_duplicate, name, source=path,
+                runs[name] = score_run(run, qrels, shared, parsed, settings, name, source=path,
                                        blocks=blocks or buckets, grouped=grouped and not blocks)
             except JudgedError:
                 raise

@@ -632,8 +632,8 @@ def test_streaming_in_tiny_pieces_gives_the_whole_file_numbers(tmp_path, shape):
         with pure_path():
             assert whole_file(qrels_path, run_path, on_duplicate, ties=ties) == expected
         for block_size in (16, 64, 200, 5000):
-            got = evaluate_run_file(qrels, run_path, measures, Settings(ties=ties), name="run",
-                                    on_duplicate=on_duplicate, block_size=block_size)
+            got = evaluate_run_file(qrels, run_path, measures, Settings(ties=ties, on_duplicate=on_duplicate),
+                                    name="run", block_size=block_size)
             assert isinstance(got, LazyRunResult), block_size
             assert numbers(got) == expected
 

@@ -8,7 +8,7 @@ documents count as relevant (the diversity measures: which subtopics each covers
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -90,16 +90,16 @@ def _n(x: float) -> str:
 
 
 def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_duplicate: str = "error",
-            max_rows: int = 1000) -> Explanation:
+            max_rows: int = 1000, settings: Settings | None = None) -> Explanation:
+    settings = Settings.of(settings, explain, ties=ties, on_duplicate=on_duplicate)
     m = Measure.parse(measure)
-    qrels = read_qrels(qrels, on_duplicate=on_duplicate, subtopics=m.family.subtopics)
-    run = read_run(run, on_duplicate=on_duplicate)
+    qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate, subtopics=m.family.subtopics)
+    run = read_run(run, on_duplicate=settings.on_duplicate)
     if m.unjudged in ("min", "max"):  # the table shows one grade assignment; a bound is an optimum over many
         raise MeasureError(f"explain works {m.short} with its holes as not relevant (unjudged=zero) or removed "
                            f"(unjudged=condensed); for unjudged={m.unjudged}, run: judged holes QRELS RUN -m '{measure}'")
     qid = str(qid)
-    settings = Settings(ties=ties, complete=True)
-    aligned = align(qrels, run, settings)
+    aligned = align(qrels, run, replace(settings, complete=True))
     where = np.flatnonzero(aligned.qids == qid)
     if len(where) == 0:
         raise ConventionError(f"query {qid!r} is not in the qrels {qrels.source} (it has {len(qrels.query_ids)} queries)")
@@ -167,5 +167,5 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
     if unjudged and m.unjudged == "zero":
         warnings.append(f"{unjudged} of the top {top} documents are unjudged and counted as not relevant "
                         f"(Judged@{top} = {1 - unjudged / top:.2f}); judging them could change this score")
-    return Explanation(qid, m, m.convention(Settings(ties=ties), one_query=True), rows, ideal_grades, ideal_gains, dcg, idcg,
+    return Explanation(qid, m, m.convention(settings, one_query=True), rows, ideal_grades, ideal_gains, dcg, idcg,
                        value, relevant, warnings)

@@ -1248,7 +1248,8 @@ def sample_decisions(qrels, aligned: dict, sample, measures, pairs, *, level: fl
 
 
 def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seeds, estimators=None, *,
-                     k: int = 10, strata=None, ties: str = "trec", estimate=None, grow: float = 0.0):
+                     k: int = 10, strata=None, ties: str = "trec", estimate=None, grow: float = 0.0,
+                     settings: Settings | None = None):
     """Draw ``judged pool --strategy sample`` samples of the holes of ``base_qrels`` (one
     per seed), "judge" them with ``full_qrels`` (a hole it does not judge is not
     relevant), and estimate with every sample at once. Returns (:class:`Estimates` with
@@ -1265,8 +1266,8 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
 
     ests = [Estimator.parse(e) for e in (estimators or default_estimators(k))]
     base, full = read_qrels(base_qrels), read_qrels(full_qrels)
-    settings = Settings(ties=ties)
-    named = list(named_runs(runs, "error"))
+    settings = Settings.of(settings, repeated_samples, ties=ties)
+    named = list(named_runs(runs, settings.on_duplicate))
     aligned = {name: align(base, run, settings) for name, run in named}
     seeds = list(seeds)
     cands, strata, members = allocate(candidates(aligned, depth), budget, seeds[0], depth, strata)
@@ -1295,7 +1296,7 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
     lists = {name: run_items(pop, aligned[name]) for name in wanted}
     E = estimate_states(pop, lists, ests)
     truth_res = evaluate(merged, {name: run for name, run in named if name in wanted},
-                         [str(e.measure) for e in ests], ties=ties)
+                         [str(e.measure) for e in ests], settings=settings)
     means = truth_res.mean()
     truth = {str(e): {name: float(means.loc[name, str(e.measure)]) for name in lists} for e in ests}
     return E, truth, d0

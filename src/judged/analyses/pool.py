@@ -160,7 +160,7 @@ def default_strategy(budget: int | None) -> str:
 
 def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: str | None = None,
          maxgrade: int | None = None, negative: str = "nonrelevant", ties: str = "trec",
-         on_duplicate: str = "error", seed: int | None = None, **options) -> Pool:
+         on_duplicate: str = "error", seed: int | None = None, settings: Settings | None = None, **options) -> Pool:
     """The unjudged pairs in the runs' top ``depth``, chosen and ordered by ``strategy``
     (a name in :data:`STRATEGIES`; default :func:`default_strategy`), at most ``budget``
     of them. ``seed`` (random
@@ -170,7 +170,8 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     from ..core.io import read_qrels
     from ..core.querysets import refuse_disjoint, run_query_sample
 
-    validate(negative=negative, on_duplicate=on_duplicate, ties=ties)
+    validate(negative=negative)
+    settings = Settings.of(settings, pool, ties=ties, on_duplicate=on_duplicate)
     if strategy is None:
         strategy = default_strategy(budget)
     if strategy not in STRATEGIES:
@@ -180,12 +181,11 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     check_maxgrade(maxgrade)
     if budget is not None and budget < 0:
         raise ConventionError(f"--budget must be 0 or more, got {budget}")
-    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
-    settings = Settings(ties=ties)
+    qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate)
     aligned = {}
     sized = len(runs) if isinstance(runs, (list, tuple, dict)) else None
     with progress(sized, "reading and aligning runs") as advance:
-        for name, run in named_runs(runs, on_duplicate):
+        for name, run in named_runs(runs, settings.on_duplicate):
             a = align(qrels, run, settings)
             refuse_disjoint(name, a.counts, qrels, lambda run=run: run_query_sample(run))  # else nothing to pool
             aligned[name] = negative_as(a, negative)

@@ -108,12 +108,12 @@ def assemble(qrels: Qrels, blocks: list, measures: dict, settings: Settings, nam
                          max((b.max_depth for b in blocks), default=0), source)
 
 
-def file_realigner(qrels: Qrels, source: str, name: str, settings: Settings, on_duplicate: str):
+def file_realigner(qrels: Qrels, source: str, name: str, settings: Settings):
     """``realign()`` for :func:`assemble`: the whole run file read in memory and aligned."""
 
     def realign() -> Aligned:
         from .io import read_run
 
-        return align(qrels, read_run(source, name=name, on_duplicate=on_duplicate), settings)
+        return align(qrels, read_run(source, name=name, on_duplicate=settings.on_duplicate), settings)
 
     return realign

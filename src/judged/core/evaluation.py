@@ -205,7 +205,7 @@ def _evaluate(qrels, runs, measures, settings, reader, *, scale, requirements, e
                                 principal=principal, unanswerable=unanswerable, abstain_marker=abstain_marker,
                                 score_unanswerable=score_unanswerable)
     stream = None if checks.needs_whole_run or whole_runs else (lambda name, path: _stream(
-        qrels, path, parsed, settings, name, on_duplicate, progress,
+        qrels, path, parsed, settings, name, progress,
         reader if reader is not None and not reader.used and reader.source == os.fspath(path) else None))
 
     def score(name: str, run) -> RunResult:
@@ -281,7 +281,7 @@ def _in_order(results: dict, pool) -> None:
                 raise
 
 
-def _stream(qrels, path, measures, settings, name, on_duplicate, progress, reader=None):
+def _stream(qrels, path, measures, settings, name, progress, reader=None):
     """The run file scored by query blocks, or None when it must be read whole."""
     if file_kind(os.fspath(path)) != "text" or not os.path.isfile(path):
         return None
@@ -290,7 +290,7 @@ def _stream(qrels, path, measures, settings, name, on_duplicate, progress, reade
     large = os.path.getsize(path) > 64 << 20
     if reader is not None:
         reader.used = True
-    options = dict(name=name, on_duplicate=on_duplicate, progress=progress and large)
+    options = dict(name=name, progress=progress and large)
     result = stream.evaluate_run_file(qrels, path, measures, settings, reader=reader, **options)
     if result is None:  # not grouped by query: partitioned on disk when large (judged.spill)
         result = spill.evaluate_run_file(qrels, path, measures, settings, **options)

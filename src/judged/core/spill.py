@@ -87,8 +87,7 @@ class _NotSpillable(Exception):
 
 
 def evaluate_run_file(qrels, path, measures: dict, settings: Settings, *, name: str | None = None,
-                      on_duplicate: str = "error", progress: bool = False,
-                      threshold: int | None = None, budget: int | None = None) -> RunResult | None:
+                      progress: bool = False, threshold: int | None = None, budget: int | None = None) -> RunResult | None:
     """Per-query values of ``measures`` (given string -> Measure) for the run file at ``path``,
     partitioned by qid on disk; None when the file is not larger than ``threshold`` (default
     :func:`spill_bytes`) or needs the in-memory reader. ``budget``: bytes per partition
@@ -106,9 +105,8 @@ def evaluate_run_file(qrels, path, measures: dict, settings: Settings, *, name: 
         except _NotSpillable:
             return None
         with ByteProgress(source, progress, "scoring") as advance:
-            scored = _score(qrels, source, name, parts, measures, settings, on_duplicate, advance)
-    return assemble(qrels, scored, measures, settings, name, file_realigner(qrels, source, name, settings, on_duplicate),
-                    source)
+            scored = _score(qrels, source, name, parts, measures, settings, advance)
+    return assemble(qrels, scored, measures, settings, name, file_realigner(qrels, source, name, settings), source)
 
 
 def _most_partitions() -> int:
@@ -227,14 +225,14 @@ def _first_fields(chunk, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray):
 
 
 def _score(qrels, source: str, name: str, parts: list[Partition], measures: dict, settings: Settings,
-           on_duplicate: str, advance) -> list:
+           advance) -> list:
     """Each partition read and scored by the in-memory engine, as :func:`judged.blocks.assemble`'s blocks. A
     bad partition does not stop the reading of the others: the error raised is the one
     reading the whole file raises (the earliest bad line, else the earliest repeated pair)."""
     scored, errors = [], []
     for part in parts:
         try:
-            done = _score_partition(qrels, part, name, measures, settings, on_duplicate, check_only=bool(errors))
+            done = _score_partition(qrels, part, name, measures, settings, check_only=bool(errors))
         except _PartitionError as failed:
             errors.append(_located(failed.error, source, part, failed.stage))
             done = None
@@ -251,17 +249,16 @@ class _PartitionError(Exception):
         self.stage, self.error = stage, error
 
 
-def _score_partition(qrels, part: Partition, name: str, measures: dict, settings: Settings, on_duplicate: str,
-                     check_only: bool):
+def _score_partition(qrels, part: Partition, name: str, measures: dict, settings: Settings, check_only: bool):
     """One partition's :class:`judged.blocks.Block`; None when ``check_only`` (another
     partition failed: only an earlier error matters). Its run is freed on return."""
     from .io import read_run
     from .io.trec import rank_column
 
     try:
-        run = read_run(part.path, name=name, on_duplicate=on_duplicate)
+        run = read_run(part.path, name=name, on_duplicate=settings.on_duplicate)
     except ParseError as exc:
-        raise _PartitionError(_reading_error_stage(part, name, on_duplicate), exc)
+        raise _PartitionError(_reading_error_stage(part, name, settings.on_duplicate), exc)
     try:
         if check_only:
             if settings.ties == "rank":

@@ -37,7 +37,7 @@ class _NotStreamable(Exception):
 
 
 def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *, name: str | None = None,
-                      on_duplicate: str = "error", block_size: int | None = None, progress: bool = False,
+                      block_size: int | None = None, progress: bool = False,
                       reader: PieceReader | None = None) -> RunResult | None:
     """Per-query values of ``measures`` (given string -> Measure) for the run file at ``path``,
     streamed by query blocks; None when the file cannot be streamed (see the module)."""
@@ -49,12 +49,10 @@ def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *,
     note_slow_path(file_size(source), source)
     try:
         with ByteProgress(source, progress) as advance:
-            parts = list(_scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size, advance,
-                                        reader))
+            parts = list(_scored_blocks(qrels, source, name, measures, settings, block_size, advance, reader))
     except _NotStreamable:
         return None
-    return assemble(qrels, parts, measures, settings, name, file_realigner(qrels, source, name, settings, on_duplicate),
-                    source)
+    return assemble(qrels, parts, measures, settings, name, file_realigner(qrels, source, name, settings), source)
 
 
 
@@ -284,9 +282,9 @@ def _runs(source: str, name: str, block_size: int, advance, reader: PieceReader 
         raise _NotStreamable  # no data lines: the whole-file reader says so
 
 
-def _scored_blocks(qrels, source, name, measures, settings, on_duplicate, block_size, advance, reader=None):
+def _scored_blocks(qrels, source, name, measures, settings, block_size, advance, reader=None):
     """Each block of whole queries scored by :func:`judged.blocks.score_block`."""
-    settings = block_settings(settings)
+    on_duplicate, settings = settings.on_duplicate, block_settings(settings)
     for row0, run, dup in _runs(source, name, block_size, advance, reader):
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row), dup)
         yield score_block(qrels, run, measures, settings)[1]
