@@ -598,19 +598,6 @@ def _newton(Z, t, w, ridge, start=None, iterations: int = 50, tolerance: float =
         if np.abs(step).max() < tolerance:
             break
     return b
-    if start is not None:
-        b = start.copy()
-    penalty = np.full(d, ridge)
-    penalty[0] = 0.0
-    for _ in range(iterations):
-        p = _sigmoid(Z @ b)
-        W = w * p * (1 - p)
-        H = (Z * W[:, None]).T @ Z + np.diag(penalty) + 1e-9 * np.eye(d)
-        step = np.linalg.solve(H, Z.T @ (w * (t - p)) - penalty * b)
-        b = b + step
-        if np.abs(step).max() < 1e-9:
-            break
-    return b
 
 
 # ---------------------------------------------------------------------------
