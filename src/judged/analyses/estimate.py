@@ -1,51 +1,26 @@
 """The hole estimate: what judging the holes will probably show, learnt from the
 collection's own leave-one-run-out evidence, with a calibrated interval. An estimate,
-never a bound: the exact bounds stay in :mod:`judged.holes`.
+never a bound: the exact bounds stay in :mod:`judged.holes`. docs/holes.md ("Estimating
+what judging will show") states the method in full and measures it.
 
-Holes are not like the judged documents beside them: a pooled collection judged what
-the pooled systems found, so a document only one run retrieved is rarer, and less
-often relevant, than the judged ones at the same ranks (on TREC-COVID 20-42% of holes
-were relevant against 86-87% of judged documents). The collection shows how such
-documents fare. For each run (or group of runs, the *units*), its **pseudo-holes** are
-the judged documents it alone contributed to a depth-D pool of the given runs: remove
-the run and they would be holes (Zobel, SIGIR 1998; Voorhees, CLEF 2001; Buttcher et
-al., SIGIR 2007, who also learn the relevance of unjudged documents from the judged ones).
+A run's (or group's: a *unit*'s) **pseudo-holes** are the judged documents it alone
+contributed to a depth-D pool of the given runs: remove it and they would be holes
+(Zobel, SIGIR 1998; Buttcher et al., SIGIR 2007). Method ``loro-logit``:
 
-Method ``loro-logit``:
-
-1. **Model.** Each pseudo-hole's grade is modelled from what is known about a hole
-   without judging it (:data:`FEATURES`): its rank; the share of the other units'
-   runs that retrieved the document anywhere, and the best rank they gave it; the
-   run's relevant share among its judged top k, over all queries and in this query;
-   the query's relevant share among its judgments. Features are read in the world
-   where the pseudo-hole's own unit is left out (its unique judgments removed), as a
-   real hole's are. The grade is a continuation-ratio logistic regression (Agresti,
-   *Categorical Data Analysis*, 3rd ed., 8.3.5): one ridge-penalised logistic
-   regression per grade level l for P(grade >= l | grade >= l-1), fitted by Newton's
+1. **Model**: each pseudo-hole's grade from :data:`FEATURES`, read without its own unit's
+   judgments, by a continuation-ratio logistic regression (Agresti, *Categorical Data
+   Analysis*, 8.3.5): one ridge-penalised logistic regression per grade level, Newton's
    method on standardised features.
-2. **Point estimate.** Every hole of the measure's ranked list (to the hole depth)
-   gets the model's grade distribution; the measure is recomputed over seeded draws
-   of those grades (the ideal ranking and R recomputed per draw); the estimate is the
-   median over draws of the mean over queries (it minimises the expected absolute
-   error). Holes deeper than the hole depth count as not relevant.
-3. **Interval** (split-conformal with a per-run scale; Vovk et al., *Algorithmic
-   Learning in a Random World*, 2005; Lei et al., JASA 2018). For every other unit u
-   the collection gives a leave-one-out residual: its runs scored with u's
-   pseudo-holes made holes, by a model fitted without u (one Newton step from the
-   whole fit with u's gradient and Hessian removed, Rad & Maleki, JRSS-B 2020; to
-   convergence for a unit holding more than :data:`LARGE_GROUP` of the pseudo-holes),
-   against their score with them judged. Each residual is divided by the run's own
-   draw standard deviation (the model's per-hole uncertainty); the interval is the
-   estimate +- the ceil((n+1) level)-th smallest of these n ratios times the run's
-   own standard deviation (units of several runs weigh as one: Dunn, Wasserman &
-   Ramdas, JASA 2022), clipped to the exact [min, max] bounds. With too few units for
-   that quantile the interval is the exact bounds. Its coverage on the collection
-   itself (each unit's residual against the quantile of the others) is reported.
+2. **Point estimate**: the median over seeded draws of the holes' grades (ideal and R
+   recomputed per draw) of the mean over queries; holes below the hole depth count 0.
+3. **Interval**: split-conformal with a per-run scale (Vovk et al. 2005; Lei et al., JASA
+   2018) over the other units' leave-one-out residuals (one Newton step, Rad & Maleki,
+   JRSS-B 2020; units of several runs weigh as one, Dunn, Wasserman & Ramdas, JASA 2022),
+   clipped to the exact bounds, with its coverage on the collection itself.
 
 **Fallback** (stated as such): with fewer than two units or fewer than
-:data:`MIN_PSEUDO_HOLES` judged pseudo-holes there is nothing to learn from; the
-estimate is then the score with holes counted as not relevant (trec_eval's reading)
-and the interval is the exact bounds.
+:data:`MIN_PSEUDO_HOLES` judged pseudo-holes, the score with holes as not relevant
+(trec_eval's reading) and the exact bounds as the interval.
 """
 
 from __future__ import annotations

@@ -1,73 +1,25 @@
-"""Estimates by inference from a judged sample of the holes: what judging every hole of
-the sampling design would show, with design-based intervals.
+"""Estimates by inference from a judged sample of the holes: what judging every pair of the
+sampling design would show, with design-based intervals (docs/holes.md, "Judging a sample,
+inferring the rest", states the method in full and checks it).
 
-A sample drawn by ``judged pool --strategy sample`` (:mod:`judged.sampling`) records,
-for every hole of the pool, its stratum h and the stratum's population N_h and sample
-size n_h. Once the drawn pairs are judged and merged into the qrels, every document a
-run retrieves is one of: **judged** outside the design (the earlier qrels: known, with
-certainty), **drawn** and judged (known, inclusion probability pi_h = n_h/N_h), **not
-drawn** (unknown, in stratum h), or **outside** the pool (neither judged nor in the
-design: not relevant, as the full-judgment value of a depth pool counts it). The target
-is the measure with every pair of the design judged.
+A sample drawn by ``judged pool --strategy sample`` (:mod:`judged.sampling`) gives each hole
+its stratum h, N_h and n_h. A ranked document is then judged outside the design (known),
+drawn and judged (known, inclusion pi_h = n_h/N_h), not drawn (unknown, in stratum h) or
+outside the pool (not relevant, as a depth pool's full judgment counts it).
 
-Estimators (``Estimator.parse``), per query, then averaged over the run's queries:
-
-* ``statAP`` (Aslam, Pavlu & Yilmaz, "A statistical method for system evaluation using
-  incomplete judgments", SIGIR 2006): Horvitz-Thompson estimates of R and of AP's
-  numerator sum_(i<=j, both relevant) 1/rank_j, each pair weighted by its joint
-  inclusion probability (pi_h pi_g across strata, n_h (n_h-1)/(N_h (N_h-1)) within one):
-  statAP = numerator / R. Both are unbiased; their ratio is consistent (bias O(1/n)).
-* ``xinfAP`` (Yilmaz, Kanoulas & Aslam, "A simple and efficient sampling method for
-  estimating AP and NDCG", SIGIR 2008): at each known relevant document at rank r,
-  E[prec@r] = (1 + rel_J + sum_h pooled_h * p_h) / r, with rel_J the relevant judged
-  documents above r, pooled_h the run's documents of stratum h above r and p_h =
-  (rel_h + eps)/(drawn_h + 2 eps) over the drawn documents of h above r (eps = 1e-5, as
-  trec_eval: 1/2 when none is drawn above). xinfAP = sum over known relevant of
-  E[prec@r] / pi, divided by R estimated by Horvitz-Thompson. With one stratum per
-  query holding its whole pool, sampled uniformly, and no judgments outside it, this is
-  trec_eval's infAP (``judged.measures.infap``).
-* ``infNDCG@k`` (Yilmaz, Kanoulas & Aslam 2008): DCG@k with every not-drawn document of
-  stratum h in the top k given the mean gain of the drawn documents of h in the run's
-  top k (else of the query's drawn documents of h, else of the stratum's); the ideal
-  DCG@k from the estimated number of documents of each grade (judged + Horvitz-Thompson
-  over the drawn), fractional counts placed by linear interpolation between ranks.
-
-Intervals: the **stratified jackknife** (Wolter, *Introduction to Variance Estimation*,
-2nd ed. 2007, ch. 4; Rao & Wu, JASA 1985): for each drawn unit i of stratum h, the
-estimate with i removed from the sample (n_h - 1 drawn, inclusion (n_h - 1)/N_h);
-v = sum_h (1 - n_h/N_h) (n_h - 1)/n_h sum_(i in h) (theta_(hi) - mean_h theta_(h.))^2, and
-estimate +- t_(1-alpha/2, df) sqrt(v), df by Satterthwaite. Strata with a single judged unit
-add nothing (noted). A stratum whose sample holds no relevant document has a jackknife
-variance of 0, though its not-drawn documents may hold some (with few relevant
-documents and small samples, the usual case at a 10% sample, intervals then miss far
-more often than they should: on robust03, 89% coverage for a nominal 95%). Its variance
-is floored at what a relevant share P_h = (1 - n_h/N_h) q_h would give, q_h the rate of
-relevant documents drawn at that rank in other queries (Jeffreys' prior), the effect of
-one more relevant document measured by re-estimating with a not-drawn unit made
-relevant (:meth:`Estimates.floor`). The same replicates give the variance of a
-difference between two runs (their covariance through the shared sample included).
-
-Simultaneous intervals (:meth:`Estimates.simultaneous`, the default of ``judged infer``
-and ``--sample``): every run of an estimator is estimated from the same sample, so their
-errors are correlated, and R marginal 95% intervals all hold far less often than 95%
-(robust03, 17 runs, 10% sampled: in 50-65% of samples). The runs' joint covariance
-comes from the same replicates (per stratum the cross-products of the runs' jackknife
-contributions, and of the floor's Delta), and the intervals estimate -+ t se use the
-critical value c of max_r |Z_r|, Z normal with that correlation, simulated (Hothorn,
-Bretz & Westfall, "Simultaneous inference in general parametric models", Biometrical
-Journal 2008): every run inside at once with probability ``level``. Each run's t keeps
-its degrees of freedom at the tail probability p = 2 (1 - Phi(c)). Bonferroni's
-z_(1 - (1 - level)/2R) is the fallback where a correlation cannot be formed.
-
-When to stop judging (:func:`judgments_to_decide`): the per-unit variance of each
-stratum, S_h^2 = v_h n_h / (1 - n_h/N_h), projects the variance after m more judgments
-spread over the strata in proportion to their sample sizes (the design's rates scaled,
-each capped at N_h): v_h(n') = (1 - n'_h/N_h) S_h^2 / n'_h (Cochran, *Sampling
-Techniques*, 3rd ed. 1977, ch. 5). The order of two runs is decided at level 1 - alpha
-when their difference's interval excludes 0; the judgments still needed are the fewest
-m with |difference| >= (z_(1-alpha/2) + z_power) sqrt(v(m)): enough to decide with
-probability ``power`` if the true difference is the one estimated (the usual sample-size
-rule with power; Cochran 1977 §4.4).
+* Estimators (:class:`Estimator`), per query, then averaged: ``statAP`` and ``statNDCG@k``,
+  Horvitz-Thompson ratios (Aslam, Pavlu & Yilmaz, SIGIR 2006); ``xinfAP`` and ``infNDCG@k``
+  (Yilmaz, Kanoulas & Aslam, SIGIR 2008; ``xinfAP`` is trec_eval's infAP for one uniform
+  stratum per query).
+* Intervals: the stratified jackknife with the finite-population correction and
+  Satterthwaite's degrees of freedom (Wolter, *Introduction to Variance Estimation*, 2007,
+  ch. 4), a stratum's variance floored where its sample drew nothing relevant
+  (:meth:`Estimates.floor`); simultaneous over the runs of one estimator by the simulated
+  max-|Z| critical value (Hothorn, Bretz & Westfall, Biometrical Journal 2008), Bonferroni
+  where no correlation can be formed (:meth:`Estimates.simultaneous`).
+* When to stop (:func:`judgments_to_decide`): the variance projected to a larger sample,
+  v_h(n') = (1 - n'_h/N_h) S_h^2 / n'_h, and the fewest more judgments deciding the order
+  with probability ``power`` (Cochran, *Sampling Techniques*, 1977, ch. 4-5).
 """
 
 from __future__ import annotations
@@ -616,7 +568,7 @@ class Estimates:
     def simultaneous(self, e, level: float = 0.95, runs=None, draws: int = SIMULTANEOUS_DRAWS,
                      seed: int = 0) -> "Simultaneous":
         """Intervals holding for every run of ``runs`` at once with probability ``level``
-        (module docstring, *Simultaneous intervals*): estimate -+ t_(df_r, 1 - p/2) se_r,
+        (docs/holes.md, *Simultaneous intervals*): estimate -+ t_(df_r, 1 - p/2) se_r,
         p = 2 (1 - Phi(c)), c the ``level`` quantile of max_r |Z_r| for Z normal with the
         correlation of :meth:`covariance` (simulated, ``draws`` draws of ``seed``); where
         that correlation cannot be formed, Bonferroni's c = z_(1 - (1 - level)/(2m))."""
@@ -945,8 +897,8 @@ def judgments_to_decide(difference: float, v_h: np.ndarray, n: np.ndarray, N: np
                         level: float = 0.95, power: float = 0.8, df: float = np.inf) -> dict:
     """Whether the sign of ``difference`` is decided at ``level`` (its interval excludes
     0) and, if not, the extra sampled judgments m for which |difference| >=
-    (z_level + z_power) sqrt(v(m)) (module docstring). ``more`` is None when judging every
-    remaining pair of the design is needed (``remaining`` of them)."""
+    (z_level + z_power) sqrt(v(m)) (docs/holes.md, *When to stop judging*). ``more`` is None
+    when judging every remaining pair of the design is needed (``remaining`` of them)."""
     n = np.asarray(n)
     N = np.asarray(N)
     za = NormalDist().inv_cdf(1 - (1 - level) / 2)

@@ -1,51 +1,27 @@
 """Prediction-powered inference (PPI): a small human sample of known design corrects a
-machine judge's labels, with intervals that stay valid however biased the machine is.
+machine judge's labels, with intervals that stay valid however biased the machine is
+(docs/machine-labels.md states the method in full and measures it).
 
-**Setting.** A finite population of units (the pairs a sample of holes was drawn from, or
-the queries), each with a coefficient ``c_i``, a machine value ``f_i``, an inclusion
-probability ``pi_i`` and a human value ``y_i`` known where the unit was sampled. The
-estimand is the total ``T = sum_i c_i y_i`` (the measure with every unit labelled by a
-person, less what the people already judged). For a tuning ``lam``::
+A finite population of units (the pairs a sample of holes was drawn from, or the queries)
+has coefficients ``c_i``, machine values ``f_i``, inclusion probabilities ``pi_i`` and human
+values ``y_i`` where sampled. The estimand is ``T = sum_i c_i y_i``; for a tuning ``lam``::
 
     T(lam) = lam * sum_all c_i f_i + sum_sampled c_i (y_i - lam * f_i) / pi_i
 
-* ``lam = 0``: the Horvitz-Thompson estimator, the human sample alone (**human-only**);
-* ``lam = 1``: **PPI** (Angelopoulos, Bates, Fannjiang, Jordan & Zrnic, "Prediction-powered
-  inference", Science 2023), the *difference estimator* of survey sampling (Särndal,
-  Swensson & Wretman, *Model Assisted Survey Sampling*, 1992, §6.3), in its
-  inverse-probability form for unequal inclusion probabilities (Zrnic & Candès, "Active
-  Statistical Inference", ICML 2024);
-* ``lam`` tuned: **PPI++** (Angelopoulos, Duchi & Zrnic, "PPI++: Efficient
-  Prediction-Powered Inference", 2023): the ``lam`` that minimises the estimated variance,
-  clipped to [0, 1] (so never the machine's labels trusted beyond the plain PPI weight).
+``lam = 0`` is Horvitz-Thompson (**human-only**); ``lam = 1`` **PPI** (Angelopoulos, Bates,
+Fannjiang, Jordan & Zrnic, Science 2023; the difference estimator of Särndal, Swensson &
+Wretman 1992, §6.3, with inverse inclusion probabilities as Zrnic & Candès, ICML 2024);
+``lam`` tuned to the least estimated variance, clipped to [0, 1], **PPI++** (Angelopoulos,
+Duchi & Zrnic 2023). Each is design-unbiased for a fixed ``lam``; the machine's errors only
+widen the interval. Applied to IR with queries as units by Oosterhuis et al., KDD 2024.
 
-For every fixed ``lam`` the estimator is unbiased under the design whatever the machine
-says: its errors only widen the interval. The machine total is known exactly (every unit
-has a machine label), so the only randomness is the draw of the sample.
-
-**Variance** (design-based, of the realised sample):
-
-* ``poisson`` (independent inclusions, probability ``pi_i``): ``V = sum_sampled (1 - pi_i)
-  / pi_i^2 * z_i^2`` with ``z_i = c_i (y_i - lam f_i)``; normal interval.
-* ``srs`` (simple random sampling without replacement of ``n_h`` of the ``N_h`` units of
-  each stratum ``h``; ``pi_i = n_h / N_h``): ``V = sum_h v_h``, ``v_h = N_h^2 (1 - n_h/N_h)
-  s_h^2 / n_h`` with ``s_h^2`` the sample variance of ``z`` in ``h``; Student t interval with
-  Satterthwaite's (Welch's) degrees of freedom ``(sum v_h)^2 / sum v_h^2/(n_h - 1)``
-  (Satterthwaite 1946; Cochran 1977, 5.4), not ``n - H``: with 3-5 draws per stratum and
-  the variance in a few strata, ``n - H`` claimed 100 degrees of freedom where there were 5.
-  **Small samples**: with a good machine the units where the people and the machine differ
-  (*surprises*) are rare, so a sample may draw none or one among the units a run's measure
-  reads, and ``s_h^2`` is then 0 or rests on one value (DL 2019, P@10 from 125 pairs in 21
-  strata: PPI covered 82%). When fewer than ``MIN_SURPRISES`` (2) were drawn, ``V`` is
-  floored at the variance had the surprises been spread over every stratum at the rate of
-  the whole sample (Jeffreys' prior), the floor statAP's strata with no relevant drawn get
-  (:func:`judged.inference.unseen_share_variance`). Now 93-100% on every real-data pair
-  cell (docs/machine-labels.md).
-
-Applied to IR evaluation with LLM relevance labels by Oosterhuis, Jagerman, Qin, Wang &
-Bendersky, "Reliable Confidence Intervals for Information Retrieval Evaluation Using
-Generative A.I.", KDD 2024 (queries as units). Every function here takes a leading batch
-axis, so a simulation of many samples is one call.
+Variance of the realised sample: ``poisson`` (independent inclusions), ``V = sum_sampled
+(1 - pi_i) / pi_i^2 z_i^2`` with ``z_i = c_i (y_i - lam f_i)``, normal interval; ``srs``
+(``n_h`` of ``N_h`` per stratum), ``V = sum_h N_h^2 (1 - n_h/N_h) s_h^2 / n_h``, Student t
+with Satterthwaite's degrees of freedom (Satterthwaite 1946; Cochran 1977, 5.4). With fewer
+than ``MIN_SURPRISES`` units where people and machine differ, ``V`` is floored at the whole
+sample's rate of them (Jeffreys' prior; :func:`judged.inference.unseen_share_variance`).
+Every function takes a leading batch axis, so a simulation of many samples is one call.
 """
 
 from __future__ import annotations

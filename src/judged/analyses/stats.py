@@ -1,51 +1,25 @@
-"""Paired significance tests over per-query differences d = run - baseline.
+"""Paired significance tests over per-query differences d = run - baseline: each takes the
+vector of differences and returns a two-sided p-value, NaN where the test is not defined on
+the data; identical runs give p = 1. docs/comparing.md ("The statistics, precisely") states
+every method in full; :data:`TESTS_METHOD` is the statement printed with the results.
 
-Every test here takes the same vector of per-query differences (one query = one
-pair) and returns a two-sided p-value, NaN where the test is not defined on the data.
+One tolerance rule (:func:`tolerance`) decides every "equal": at most ``TIE`` (1e-12) times
+max(1, the largest magnitude involved): ties, constant differences, tied ranks, sums as
+extreme as the observed one.
 
-One tolerance rule (:func:`tolerance`) decides every "equal" here: two numbers are
-equal when they differ by at most ``TIE`` (1e-12) times max(1, the largest magnitude
-involved). So a difference within it of 0 is a tie (0 in every test, dropped by the
-sign and Wilcoxon tests), differences whose spread is within it are constant (zero
-variance), |d| within it of each other are tied ranks, and sums of flipped signs within
-it of the observed sum are as extreme. Floating-point rounding (about 1e-16 relative)
-never separates numbers that are equal in exact arithmetic.
+* paired t-test: Student t, n-1 degrees of freedom;
+* Wilcoxon signed-rank (Wilcoxon 1945): exact over the 2^n sign assignments of the
+  (average) ranks up to ``WILCOXON_EXACT_MAX`` nonzero differences, else the tie-corrected
+  normal approximation;
+* sign test: exact binomial, ties dropped;
+* randomization: |sum of d| under sign flips, exact when 2^n <= the draws, else
+  p = (b + 1) / (m + 1) (Phipson & Smyth 2010; Smucker, Allan & Carterette, CIKM 2007);
+* bootstrap: studentized, mean-shifted resampling (Sakai, SIGIR 2006);
+* the t interval of the mean difference, Cohen's d_z, and the corrections Holm (1979,
+  default), Bonferroni and Benjamini-Hochberg (1995), a NaN left out of its family.
 
-* paired t-test: t = mean(d) / (sd(d)/sqrt(n)), n-1 degrees of freedom. Not defined
-  (NaN) for one query or constant nonzero differences (zero variance: R's t.test refuses
-  such "essentially constant" data).
-* Wilcoxon signed-rank (Wilcoxon 1945): zero differences dropped; |d| ranked, tied |d|
-  given their average rank; W+ = the rank sum of the positive differences. Exact when
-  at most ``WILCOXON_EXACT_MAX`` (50) differences are nonzero: the distribution of W+
-  over all 2^n sign assignments of the (average) ranks, so tied ranks keep an exact p
-  (the conditional permutation distribution); else the normal approximation with the
-  tie-corrected variance n(n+1)(2n+1)/24 - sum(t^3 - t)/48, no continuity correction
-  (scipy's ``method='asymptotic'``). p = min(1, 2 min(P(W+ <= w), P(W+ >= w))).
-* sign test: wins vs losses, ties dropped, exact two-sided binomial with p = 1/2 (as scipy's binomtest).
-* randomization (permutation) test: under the null each query's difference is as
-  likely to have either sign; statistic |sum of d|. When 2^n <= the draws asked for,
-  every one of the 2^n sign assignments is enumerated and p is exact (the share at
-  least as extreme); else m random sign flips and p = (b + 1) / (m + 1) where b counts
-  draws at least as extreme (Phipson & Smyth 2010). Smucker, Allan & Carterette
-  (CIKM 2007) recommend it for IR.
-* bootstrap test (Sakai, SIGIR 2006): the differences shifted to mean 0 are resampled
-  with replacement m times; statistic |t| = |mean / (sd/sqrt(n))|; p = (b + 1) / (m + 1).
-  Not defined (NaN) for constant nonzero differences: the shifted differences are all 0,
-  so there is no null distribution to resample (one query is always constant).
-
-Identical runs (every difference 0) give p = 1 in every test.
-
-The randomization and bootstrap tests are vectorised over many pairs of runs at once
-(``*_pvalues``, used by :mod:`judged.meta` for discriminative power) and over blocks of
-draws, so memory stays bounded.
-* 95% confidence interval of the mean difference: Student t interval,
-  mean ± t(0.975, n-1) · sd/sqrt(n) (a point when n < 2 or the differences are constant).
-* effect size: Cohen's d_z = mean(d) / sd(d) (paired; sd with n-1); ±inf for constant
-  nonzero differences, NaN for one query.
-
-Corrections across the comparisons of one measure: Holm (1979, default), Bonferroni,
-Benjamini-Hochberg (1995); a test not defined on a comparison (NaN) is left out of its
-family.
+The randomization and bootstrap tests are vectorised over many pairs (``*_pvalues``,
+:mod:`judged.meta`'s discriminative power) and over blocks of draws, in bounded memory.
 """
 
 from __future__ import annotations
