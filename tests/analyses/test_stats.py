@@ -104,6 +104,24 @@ def test_bootstrap_counting_and_indexing_agree():
     assert [stats.bootstrap_test(row, 2000, 3) for row in d] == many.tolist()
 
 
+def test_bootstrap_of_one_pair_indexes_as_a_pair_among_others():
+    # one pair gathers its resampled values as a matrix; two or more as a third axis: the same p
+    d = np.random.default_rng(12).normal(0.01, 0.2, (2, 1000))
+    assert stats.bootstrap_pvalues(d, 3000, 5).tolist() == [stats.bootstrap_test(row, 3000, 5) for row in d]
+
+
+def test_paired_tests_in_threads_give_the_one_by_one_numbers():
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(13)
+    pairs = [(rng.random(60), rng.random(60)) for _ in range(4)] + [(np.ones(5), np.ones(5))]
+    one = [stats.paired_test(b, r, 2000, 7) for b, r in pairs]
+    with ThreadPoolExecutor(2) as pool:
+        threaded = stats.paired_tests(pairs, 2000, 7, pool=pool)
+    assert threaded == one
+    assert one[-1].p_values["randomization"] == 1.0
+
+
 def test_ci95_matches_scipy(pair):
     d = stats.differences(*pair)
     ci = sp.ttest_1samp(d, 0).confidence_interval(0.95)

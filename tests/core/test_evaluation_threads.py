@@ -100,3 +100,37 @@ def test_a_bad_thread_count_is_a_one_line_cli_error(tmp_path, monkeypatch, capsy
     code = main(["eval", str(tmp_path / "q"), str(tmp_path / "r"), str(tmp_path / "r")])
     err = capsys.readouterr().err
     assert code == 2 and err.strip().splitlines() == ["judged: error: JUDGED_THREADS='many' is not a number of threads"]
+
+
+def _write_runs(tmp_path, runs: dict) -> list:
+    paths = []
+    for name, run in runs.items():
+        path = tmp_path / f"{name}.run"
+        path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in run.items() for d, s in docs.items()))
+        paths.append(str(path))
+    return paths
+
+
+def test_run_files_read_ahead_come_in_order_with_the_same_names_and_rows(tmp_path):
+    # named_runs(ahead=True) reads two files at a time in threads: the same (name, Run) pairs
+    # in the same order, a file given twice named a.run, then a.run (2)
+    _, runs = _runs(11, n=4)
+    paths = _write_runs(tmp_path, runs)
+    given = [paths[0], *paths, paths[0]]
+    one = list(evaluation.named_runs(given, "error"))
+    ahead = list(evaluation.named_runs(given, "error", ahead=True))
+    assert [n for n, _ in ahead] == [n for n, _ in one] == [paths[0], paths[0] + " (2)", *paths[1:], paths[0] + " (3)"]
+    for (_, a), (_, b) in zip(one, ahead):
+        assert a.qid.equals(b.qid) and a.docid.equals(b.docid) and np.array_equal(a.score, b.score)
+
+
+def test_a_run_file_read_ahead_raises_its_parse_error_in_its_turn(tmp_path):
+    _, runs = _runs(12, n=3)
+    paths = _write_runs(tmp_path, runs)
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d1 1 not-a-score tag\n")
+    got = []
+    with pytest.raises(ParseError, match="bad.run:1"):
+        for name, _ in evaluation.named_runs([paths[0], str(bad), paths[1]], "error", ahead=True):
+            got.append(name)
+    assert got == [paths[0]]  # the run before it came first

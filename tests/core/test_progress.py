@@ -46,3 +46,27 @@ def test_no_bar_off_a_terminal(capsys):
     with ByteProgress(__file__, False) as read:
         read(10)
     assert capsys.readouterr().err == ""
+
+
+def test_phases_in_threads_share_the_display_until_the_last_ends():
+    # compare runs its holes' bounds in a thread while the paired tests run: the phase that
+    # began first may end first, and the other's bar goes on being drawn
+    from judged.core import progress as module
+
+    buf, console = _console()
+    started = threading.Event()
+
+    def holes():
+        with progress(None, "first phase", enabled=True, delay=0.0, console=console):
+            started.set()
+            _wait(0.1)
+
+    t = threading.Thread(target=holes)
+    t.start()
+    started.wait()
+    with progress(None, "second phase", enabled=True, delay=0.05):
+        t.join()  # the first phase ends here
+        assert module._SHARED["bar"] is not None and module._SHARED["bar"].live.is_started
+        _wait(0.3)
+    assert module._SHARED["bar"] is None
+    assert "first phase" in buf.getvalue() and "second phase" in buf.getvalue()

@@ -11,6 +11,7 @@ documents newly in its top k.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from dataclasses import dataclass, field, replace
@@ -226,23 +227,27 @@ def _json_default(x):
 
 def paired_comparisons(values: dict, baseline: str, measures, *, correction: str = "holm",
                        permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
-                       show_progress: bool | None = None) -> list:
+                       show_progress: bool | None = None, pool=None) -> list:
     """Every run in ``values`` (run -> measure -> per-query array, same queries) against
     ``baseline``, per measure; p-values corrected across the runs of each measure. A
-    coverage measure (Judged@k) gets the descriptive statistics only, no test."""
+    coverage measure (Judged@k) gets the descriptive statistics only, no test. The random
+    draws of the tests run in ``pool`` (an executor; default: two threads), the same numbers
+    as one by one (:func:`judged.stats.paired_tests`)."""
     check_stats_options(correction, permutations, seed)
     others = [r for r in values if r != baseline]
     if not others:
         raise JudgedError("compare needs a baseline and at least one other run")
+    tested = [(m, r) for m in measures if not is_coverage_measure(m) for r in others]
     out = []
-    with progress(len(others) * len(measures), "paired tests", show_progress) as advance:
+    with progress(len(others) * len(measures), "paired tests", show_progress) as advance, \
+            _threads(2) if pool is None else contextlib.nullcontext(pool) as pool:
+        tests = dict(zip(tested, stats.paired_tests([(values[baseline][m], values[r][m]) for m, r in tested],
+                                                    permutations, seed, pool=pool)))
         for m in measures:
             family = []
             base = values[baseline][m]
-            coverage = is_coverage_measure(m)
             for r in others:
-                t = (stats.described_pair(base, values[r][m], NOT_TESTED) if coverage
-                     else stats.paired_test(base, values[r][m], permutations, seed))
+                t = tests.get((m, r)) or stats.described_pair(base, values[r][m], NOT_TESTED)
                 family.append(PairedComparison(m, baseline, r, aggregate(m, base), aggregate(m, values[r][m]), t))
                 advance()
             for test in stats.TESTS:
@@ -251,6 +256,13 @@ def paired_comparisons(values: dict, baseline: str, measures, *, correction: str
                     c.p_adjusted[test] = p
             out += family
     return out
+
+
+def _threads(n: int):
+    """An executor of ``n`` threads (numpy and the kernels release the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(n, thread_name_prefix="judged-compare")
 
 
 def check_stats_options(correction: str, permutations, seed) -> None:
@@ -396,23 +408,27 @@ def compare_result(result, baseline: str | None = None, *, correction: str = "ho
             raise JudgedError(f"runs {baseline!r} and {name!r} were scored over different queries; "
                               "compare them with complete=True")
     values = {name: dict(result.runs[name].values) for name in names}
-    rows = paired_comparisons(values, baseline, list(result.measures), correction=correction,
-                              permutations=permutations, seed=seed, show_progress=show_progress)
-    comparison = Comparison(baseline, [n for n in names if n != baseline], result.conventions, rows, correction,
-                            permutations, seed, qids, values, {n: dict(result.runs[n].counts) for n in names},
-                            provenance={"qrels": {"path": result.qrels.source, "sha256": result.qrels.sha256}},
-                            result=result)
-    if not result.measures:
-        return comparison
-    first = next(iter(result.measures))
-    k = depth or result.measures[first].cutoff or DEFAULT_DEPTH
-    if regressions:
-        for name in comparison.runs:
-            comparison.regressions += find_regressions(result, baseline, name, first, regressions, k)
-    if holes:
-        from .holes import comparison_holes
+    first = next(iter(result.measures), None)
+    k = depth or (result.measures[first].cutoff if first is not None else None) or DEFAULT_DEPTH
+    with _threads(2) as pool:
+        # the holes' bounds, the tests' random draws and the regressions at once (numpy and the
+        # kernels release the GIL); each computed as alone, so the numbers are the same
+        found = None
+        if holes and first is not None:
+            from .holes import comparison_holes
 
-        comparison.holes = comparison_holes(result, baseline, k, maxgrade=maxgrade, negative=negative)
+            found = pool.submit(comparison_holes, result, baseline, k, maxgrade=maxgrade, negative=negative)
+        rows = paired_comparisons(values, baseline, list(result.measures), correction=correction,
+                                  permutations=permutations, seed=seed, show_progress=show_progress, pool=pool)
+        comparison = Comparison(baseline, [n for n in names if n != baseline], result.conventions, rows, correction,
+                                permutations, seed, qids, values, {n: dict(result.runs[n].counts) for n in names},
+                                provenance={"qrels": {"path": result.qrels.source, "sha256": result.qrels.sha256}},
+                                result=result)
+        if regressions and first is not None:
+            for name in comparison.runs:
+                comparison.regressions += find_regressions(result, baseline, name, first, regressions, k)
+        if found is not None:
+            comparison.holes = found.result()
     return comparison
 
 

@@ -260,7 +260,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     aligned, counts = {}, {}
     sized = len(runs) if isinstance(runs, (list, tuple, dict)) else None
     with progress(sized, "reading and aligning runs") as advance:
-        for name, run in named_runs(runs, on_duplicate):
+        for name, run in named_runs(runs, on_duplicate, ahead=True):  # every alignment is kept
             a = align(qrels, run, settings)
             refuse_disjoint(name, a.counts, qrels, lambda: run_query_sample(run))
             aligned[name], counts[name] = a, {**a.counts, "max_depth": max_depth(a)}

@@ -66,6 +66,25 @@ def _scipy_special():
     return special
 
 
+def import_ahead() -> None:
+    """Start importing scipy.special in a thread (0.25 CPU-s, most of it numpy submodules
+    that scipy's array-API layer touches), for a command that will run the paired tests
+    after reading its runs: the import runs while the runs are tokenized, which releases
+    the GIL. :func:`_scipy_special` then waits for it (Python's import lock)."""
+    import sys
+    import threading
+
+    if "scipy.special" in sys.modules:
+        return
+
+    def load():
+        try:
+            from scipy import special  # noqa: F401
+        except Exception:  # noqa: BLE001  (no scipy: _scipy_special says so when the tests need it)
+            pass
+    threading.Thread(target=load, name="judged-import-scipy", daemon=True).start()
+
+
 def _binomial_half_cdf(k: int, n: int) -> float:
     """P(X <= k) for X ~ Binomial(n, 1/2): exact (sum of C(n, i) over i <= k, / 2^n, in
     integers) up to n = 5,000, else scipy.special.bdtr (the regularized incomplete beta)."""
@@ -325,7 +344,11 @@ def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed) -> np.ndarray:
             counts = np.bincount(flat, minlength=k * n).reshape(k, n).astype(np.float64)
         for lo in range(0, len(diffs), _PAIRS):
             block = centred[lo:lo + _PAIRS]
-            if counts is None:  # resamples x pairs
+            if counts is None and len(block) == 1:  # one pair: resamples x n, the same sums as below
+                picked = block[0][draws]
+                mean = picked.mean(axis=1)[:, None]
+                square = np.square(picked, out=picked).mean(axis=1)[:, None]
+            elif counts is None:  # resamples x pairs
                 picked = block.T[draws]  # resamples x n x pairs
                 mean = picked.mean(axis=1)
                 square = np.square(picked, out=picked).mean(axis=1)  # in place, as picked ** 2
@@ -480,24 +503,41 @@ def paired_test(baseline: np.ndarray, run: np.ndarray, permutations: int = DEFAU
     The randomization and bootstrap draws are seeded by ``seed`` and the differences
     themselves, so the same data gives the same numbers whatever the runs are called,
     in whichever order they are compared."""
+    return paired_tests([(baseline, run)], permutations, seed)[0]
+
+
+def paired_tests(pairs: list, permutations: int = DEFAULT_PERMUTATIONS, seed=DEFAULT_SEED,
+                 pool=None) -> list:
+    """:func:`paired_test` of every (baseline, run) of ``pairs``, in order. With ``pool`` (a
+    ``concurrent.futures`` executor) the randomization and bootstrap draws of every pair
+    run there, each test on its own seeded draws (the same numbers as one by one: numpy
+    releases the GIL while it draws and sums)."""
     if permutations < 1:
         raise ValueError("permutations must be positive")
-    d = differences(baseline, run)
-    digest = hashlib.sha256(np.ascontiguousarray(d).tobytes()).digest()
-    ss = np.random.SeedSequence([int(seed), *np.frombuffer(digest[:16], dtype=np.uint32).tolist()])
-    r_seed, b_seed = ss.spawn(2)
-    wins, losses, ties = wins_losses_ties(d)
-    p, how = {}, {}
-    p["t-test"], how["t-test"] = paired_t_test(d)
-    p["wilcoxon"], how["wilcoxon"] = wilcoxon_test(d)
-    p["sign"], how["sign"] = sign_test(d), "exact binomial, ties dropped"
-    p["randomization"], p["bootstrap"] = 1.0, 1.0
-    how["randomization"] = how["bootstrap"] = "every difference 0"
-    if len(d) and not _all_ties(d):
-        p["randomization"] = randomization_test(d, permutations, r_seed)
-        how["randomization"] = randomization_method(len(d), permutations)
-        p["bootstrap"] = bootstrap_test(d, permutations, b_seed)
-        how["bootstrap"] = ("not defined: constant differences" if math.isnan(p["bootstrap"])
-                            else f"{permutations} resamples, p=(b+1)/(m+1)")
-    return PairedTest(len(d), float(d.mean()) if len(d) else 0.0, ci95(d), wins, losses, ties, effect_size(d), p,
-                      how)
+    parts = []
+    for baseline, run in pairs:
+        d = differences(baseline, run)
+        digest = hashlib.sha256(np.ascontiguousarray(d).tobytes()).digest()
+        ss = np.random.SeedSequence([int(seed), *np.frombuffer(digest[:16], dtype=np.uint32).tolist()])
+        r_seed, b_seed = ss.spawn(2)
+        drawn = len(d) and not _all_ties(d)
+        random = ((randomization_test, (d, permutations, r_seed)), (bootstrap_test, (d, permutations, b_seed)))
+        parts.append((d, [pool.submit(f, *a) for f, a in random] if drawn and pool is not None else
+                      [f(*a) for f, a in random] if drawn else None))
+    out = []
+    for d, random in parts:
+        wins, losses, ties = wins_losses_ties(d)
+        p, how = {}, {}
+        p["t-test"], how["t-test"] = paired_t_test(d)
+        p["wilcoxon"], how["wilcoxon"] = wilcoxon_test(d)
+        p["sign"], how["sign"] = sign_test(d), "exact binomial, ties dropped"
+        p["randomization"], p["bootstrap"] = 1.0, 1.0
+        how["randomization"] = how["bootstrap"] = "every difference 0"
+        if random is not None:
+            p["randomization"], p["bootstrap"] = (x if isinstance(x, float) else x.result() for x in random)
+            how["randomization"] = randomization_method(len(d), permutations)
+            how["bootstrap"] = ("not defined: constant differences" if math.isnan(p["bootstrap"])
+                                else f"{permutations} resamples, p=(b+1)/(m+1)")
+        out.append(PairedTest(len(d), float(d.mean()) if len(d) else 0.0, ci95(d), wins, losses, ties,
+                              effect_size(d), p, how))
+    return out

@@ -109,7 +109,9 @@ def stats_kwargs(args) -> dict:
 def comparison_from_args(args):
     """Evaluate and compare as the CLI options say (shared by compare and report)."""
     from ..analyses.comparison import DEFAULT_MEASURES, compare
+    from ..analyses.stats import import_ahead
 
+    import_ahead()  # the paired tests' scipy, imported while the runs are read
     manifest = load_manifest(args)
     qrels, runs = split_inputs(manifest, args.inputs)
     if len(runs) < 2:

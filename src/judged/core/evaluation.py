@@ -227,7 +227,9 @@ def _evaluate(qrels, runs, measures, settings, reader, *, scale, requirements, e
     with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool, \
             progress_bar(count, "reading and scoring runs", enabled=progress) as advance:
         try:
-            for name, run in named_runs(runs, on_duplicate, streamed=stream or (lambda name, path: None)):
+            # runs kept whole (their alignments too): read two at a time, ahead of the scoring
+            for name, run in named_runs(runs, on_duplicate, streamed=stream or (lambda name, path: None),
+                                        ahead=whole_runs and keep_ranks is None):
                 if isinstance(run, RunResult):
                     results[name] = run
                 elif pool is not None:
@@ -297,26 +299,55 @@ def _stream(qrels, path, measures, settings, name, progress, reader=None):
     return result
 
 
-def named_runs(runs, on_duplicate, streamed=lambda name, path: None):
-    """(name, Run) pairs; (name, RunResult) for run files ``streamed`` could score on the way."""
+def named_runs(runs, on_duplicate, streamed=lambda name, path: None, ahead: bool = False):
+    """(name, Run) pairs; (name, RunResult) for run files ``streamed`` could score on the way.
+    ``ahead``: run files are read two at a time in threads (the tokenizer releases the GIL),
+    the next one while the caller works on the one before: for callers that keep every run
+    anyway (memory holds one run more meanwhile); the pairs come in the same order."""
     if isinstance(runs, dict) and runs and all(isinstance(v, dict) for v in runs.values()) and _looks_like_run_dict(runs):
         runs = [runs]
     if isinstance(runs, dict):
-        for name, r in runs.items():
-            done = streamed(str(name), r) if isinstance(r, (str, os.PathLike)) else None
-            yield str(name), done or read_run(r, name=str(name), on_duplicate=on_duplicate)
+        def read(name, r):
+            done = streamed(name, r) if isinstance(r, (str, os.PathLike)) else None
+            return done or read_run(r, name=name, on_duplicate=on_duplicate)
+        yield from _read_ahead([str(name) for name in runs], list(runs.values()), read, ahead)
         return
     if not isinstance(runs, (list, tuple)):
         runs = [runs]
     seen = set()
+    if all(isinstance(r, (str, os.PathLike)) for r in runs):
+        names = [unique_name(os.fspath(r), seen) for r in runs]  # the same file twice: a.run, then a.run (2)
+        yield from _read_ahead(names, runs, lambda name, r: streamed(name, r) or read_run(r, on_duplicate=on_duplicate),
+                               ahead)
+        return
     for r in runs:
         if isinstance(r, (str, os.PathLike)):
-            name = unique_name(os.fspath(r), seen)  # the same file twice: a.run, then a.run (2)
+            name = unique_name(os.fspath(r), seen)
             yield name, streamed(name, r) or read_run(r, on_duplicate=on_duplicate)
             continue
         run = read_run(r, on_duplicate=on_duplicate)
         name = unique_name(run.name, seen)
         yield name, run
+
+
+def _read_ahead(names: list, sources: list, read, ahead: bool):
+    """(name, read(name, source)) in order; with ``ahead``, the files among the sources are
+    read two at a time in threads, each at most one ahead of the one the caller holds."""
+    files = [i for i, r in enumerate(sources) if isinstance(r, (str, os.PathLike)) and os.path.isfile(r)]
+    if not ahead or len(files) < 2:
+        yield from ((name, read(name, r)) for name, r in zip(names, sources))
+        return
+    pool, started = ThreadPoolExecutor(2, thread_name_prefix="judged-reader"), {}
+    try:
+        for i, (name, r) in enumerate(zip(names, sources)):
+            for j in [f for f in files if f >= i][:2]:  # this file and the next
+                if j not in started:
+                    started[j] = pool.submit(read, names[j], sources[j])
+            yield name, started.pop(i).result() if i in started else read(name, r)
+    finally:
+        for f in started.values():
+            f.cancel()
+        pool.shutdown(wait=True)
 
 
 def _looks_like_run_dict(d: dict) -> bool:

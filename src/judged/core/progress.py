@@ -11,7 +11,8 @@ from contextlib import contextmanager
 DELAY = 1.0  # seconds a phase runs before its bar appears
 
 
-_SHARED = {"bar": None}  # the one Rich display of the phases running now (nested phases share it)
+_SHARED = {"bar": None, "phases": 0}  # the one Rich display of the phases running now (nested phases, and
+# phases running at once in threads, share it; it stops when the last of them ends)
 _LOCK = threading.Lock()
 
 
@@ -22,8 +23,8 @@ def progress(total: int | None, description: str, enabled: bool | None = None, d
     drawn as a pulsing bar with the time elapsed). A transient bar is drawn on stderr if it
     is a terminal (``enabled=None``; ``True`` forces it, ``False`` turns it off) once the
     phase has run ``delay`` seconds (default :data:`DELAY`). Phases inside a phase are lines
-    of the same display; ``console``: a Rich console to draw on instead of stderr (the
-    outermost phase's); ``unit="bytes"`` counts the steps as bytes."""
+    of the same display, as are phases running at once in threads; ``console``: a Rich
+    console to draw on instead of stderr (the first phase's); ``unit="bytes"`` counts the steps as bytes."""
     if enabled is None:
         enabled = sys.stderr.isatty()
     if not enabled or total is not None and total <= 0:
@@ -34,11 +35,11 @@ def progress(total: int | None, description: str, enabled: bool | None = None, d
 
     delay = DELAY if delay is None else delay
     with _LOCK:
-        owner = _SHARED["bar"] is None
-        if owner:
+        if _SHARED["bar"] is None:
             _SHARED["bar"] = Progress(TextColumn("{task.description}"), BarColumn(), _count_column(),
                                       TimeElapsedColumn(), console=console or Console(stderr=True), transient=True)
         bar = _SHARED["bar"]
+        _SHARED["phases"] += 1
         task = bar.add_task(description, total=total, visible=False, unit=unit)
     over = []
 
@@ -65,7 +66,8 @@ def progress(total: int | None, description: str, enabled: bool | None = None, d
             if bar.live.is_started and any(t.id == task and t.visible for t in bar.tasks):
                 bar.refresh()  # its last state drawn once before it goes
             bar.remove_task(task)
-            if owner:
+            _SHARED["phases"] -= 1
+            if not _SHARED["phases"]:
                 if bar.live.is_started:
                     bar.stop()
                 _SHARED["bar"] = None
