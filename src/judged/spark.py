@@ -1,24 +1,20 @@
-"""The Spark engine: the same kernels, run on blocks of queries in Spark executors.
+"""The Spark engine: the local block engine run on buckets of whole queries in executors.
 
-Every measure is a function of one query's ranked documents and judgments, so the work
-splits by query with no communication between queries. Both tables are shuffled into
-``blocks`` buckets by a hash of the qid (co-partitioned: a query's run rows and its
-judgments meet in the same bucket), and each bucket is handed, as pandas DataFrames, to
-``judged.align`` and the measure kernels exactly as the local engine runs them
-(``groupBy(bucket).cogroup(...).applyInPandas``). Per-query values are therefore the
-local engine's numbers; means are Spark aggregates over them.
+The qrels are read on the driver and broadcast once (:func:`broadcast_qrels`); each run is
+shuffled into buckets of whole queries (or read from Parquet parts that already hold them,
+:func:`read_run_table`), each bucket scored in an executor by
+:func:`judged.core.blocks.score_block` (:func:`block_scorer`), and the per-query values put
+together on the driver by :func:`judged.core.blocks.assemble`: the local engine's numbers,
+bit for bit (docs/scaling.md).
 
     from judged.spark import evaluate
     scores = evaluate(run_df, qrels_df, ["nDCG@10", "AP"])   # qid, measure, value
     scores.filter("qid = 'all'").show()                      # the means (trec_eval's "all")
 
-Needs the ``spark`` extra (``pip install 'judged[spark]'``) and Java 17.
-
-:func:`session` runs a local master's Python workers on this interpreter (judged is
-importable there whether or not a virtual environment is activated); on a cluster it
-checks once that the workers' Python can import judged, and says to set PYSPARK_PYTHON if
-not. Spark's own log lines, stage bars and pandas warnings go to a log file (:data:`LOG`)
-unless ``JUDGED_SPARK_LOGS=1`` (``judged eval --spark-logs``); judged shows its own progress.
+Needs the ``spark`` extra (``pip install 'judged[spark]'``) and Java 17. :func:`session`
+runs a local master's Python workers on this interpreter and, on a cluster, checks once
+that the workers can import judged. Spark's own logs go to :data:`LOG` unless
+``JUDGED_SPARK_LOGS=1`` (``judged eval --spark-logs``).
 """
 
 from __future__ import annotations
