@@ -240,9 +240,9 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     :mod:`judged.querysets`), so each pair's difference is over one set of queries, as in
     ``judged compare``. A run sharing no query id with the qrels is refused. ``settings``: the
     conventions as one value (``ties``, ``complete``, ... are its sugar)."""
-    from ..core.evaluation import named_runs, max_depth
+    from ..core.evaluation import aligned_runs, named_runs
     from ..core.io import read_qrels
-    from ..core.querysets import query_set, refuse_disjoint, run_query_sample
+    from ..core.querysets import of_aligned
 
     settings = Settings.of(settings, holes_report, ties=ties, complete=complete, no_relevant=no_relevant,
                            on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
@@ -257,14 +257,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
     if maxgrade is not None:
         m = replace(m, maxgrade=int(maxgrade))
-    aligned, counts = {}, {}
-    sized = len(runs) if isinstance(runs, (list, tuple, dict)) else None
-    with progress(sized, "reading and aligning runs") as advance:
-        for name, run in named_runs(runs, on_duplicate, ahead=True):  # every alignment is kept
-            a = align(qrels, run, settings)
-            refuse_disjoint(name, a.counts, qrels, lambda: run_query_sample(run))
-            aligned[name], counts[name] = a, {**a.counts, "max_depth": max_depth(a)}
-            advance()
+    aligned = aligned_runs(qrels, runs, settings)
     out = {}
     with progress(len(aligned), f"bounds of {m} per run") as advance:
         for name, a in aligned.items():
@@ -284,7 +277,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     with progress(None, "intervals of every pair of runs"):
         pairs = pair_flips(m, [out[n] for n in names], list(combinations(range(len(names)), 2)))
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
-                       out, pairs, estimates, query_set(settings, len(qrels.query_ids), counts, measures=[m]))
+                       out, pairs, estimates, of_aligned(settings, qrels, aligned, measures=[m]))
 
 
 def run_holes(name: str, aligned: Aligned, measure: Measure, k: int, samples: int = 200, seed: int = 0) -> RunHoles:

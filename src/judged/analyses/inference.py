@@ -1088,15 +1088,14 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
     command comparing runs, :mod:`judged.querysets`); a run sharing no query id with the
     qrels is refused."""
-    from ..core.evaluation import named_runs
+    from ..core.evaluation import aligned_runs
     from ..core.io import read_qrels
     from ..core.querysets import of_aligned
 
     settings = Settings.of(settings, infer, ties=ties, complete=complete, no_relevant=no_relevant,
                            on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
-    on_duplicate = settings.on_duplicate
-    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
-    aligned = {name: align(qrels, run, settings) for name, run in named_runs(runs, on_duplicate)}
+    qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate)
+    aligned = aligned_runs(qrels, runs, settings)
     ests = estimators or default_estimators(k)
     query_set = of_aligned(settings, qrels, aligned, measures=[Estimator.parse(e).measure for e in ests])
     out = infer_aligned(qrels, aligned, sample, ests, level=level, power=power, settings=settings,

@@ -40,7 +40,6 @@ from itertools import combinations
 
 import numpy as np
 
-from ..core.align import align
 from ..core.conventions import Settings, validate
 from ..core.errors import ConventionError, ParseError
 from ..core.measures import Measure
@@ -163,12 +162,11 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
          on_duplicate: str = "error", seed: int | None = None, settings: Settings | None = None, **options) -> Pool:
     """The unjudged pairs in the runs' top ``depth``, chosen and ordered by ``strategy``
     (a name in :data:`STRATEGIES`; default :func:`default_strategy`), at most ``budget``
-    of them. ``seed`` (random
-    strategies; default 0) and ``options`` go to the strategy (``sample``: ``strata``,
-    the best-rank bin starts)."""
-    from ..core.evaluation import named_runs
+    of them (a run sharing no query id with the qrels is refused: nothing to pool). ``seed``
+    (random strategies; default 0) and ``options`` go to the strategy (``sample``:
+    ``strata``, the best-rank bin starts)."""
+    from ..core.evaluation import aligned_runs
     from ..core.io import read_qrels
-    from ..core.querysets import refuse_disjoint, run_query_sample
 
     validate(negative=negative)
     settings = Settings.of(settings, pool, ties=ties, on_duplicate=on_duplicate)
@@ -182,14 +180,7 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     if budget is not None and budget < 0:
         raise ConventionError(f"--budget must be 0 or more, got {budget}")
     qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate)
-    aligned = {}
-    sized = len(runs) if isinstance(runs, (list, tuple, dict)) else None
-    with progress(sized, "reading and aligning runs") as advance:
-        for name, run in named_runs(runs, settings.on_duplicate):
-            a = align(qrels, run, settings)
-            refuse_disjoint(name, a.counts, qrels, lambda run=run: run_query_sample(run))  # else nothing to pool
-            aligned[name] = negative_as(a, negative)
-            advance()
+    aligned = {name: negative_as(a, negative) for name, a in aligned_runs(qrels, runs, settings).items()}
     with progress(None, f"pooling: the unjudged pairs of the top {depth}, strategy {strategy}"):
         pairs = candidates(aligned, depth)
         ctx = PoolContext(qrels, aligned, depth, budget, maxgrade, seed, dict(options))

@@ -18,6 +18,7 @@ from .errors import UsageError
 from .io import file_kind, read_qrels, read_run
 from .measures import Measure, named_measures
 from .progress import progress as progress_bar
+from .querysets import refuse_disjoint, run_query_sample
 from .results import LazyRunResult, RunResult, max_depth  # noqa: F401  (judged.evaluation.RunResult, as before)
 from .runnames import unique_name
 from .align import align
@@ -297,6 +298,21 @@ def _stream(qrels, path, measures, settings, name, progress, reader=None):
     if result is None:  # not grouped by query: partitioned on disk when large (judged.spill)
         result = spill.evaluate_run_file(qrels, path, measures, settings, **options)
     return result
+
+
+def aligned_runs(qrels: Qrels, runs, settings: Settings) -> dict:
+    """name -> each run read and aligned with ``qrels`` under ``settings``, with a progress
+    bar; a run sharing no query id with the qrels is refused as soon as it is read
+    (:func:`judged.querysets.refuse_disjoint`): what every analysis of several runs reads
+    (every alignment kept: run files are read ahead, :func:`named_runs`)."""
+    aligned = {}
+    with progress_bar(len(runs) if isinstance(runs, (list, tuple, dict)) else None,
+                      "reading and aligning runs") as advance:
+        for name, run in named_runs(runs, settings.on_duplicate, ahead=True):
+            aligned[name] = align(qrels, run, settings)
+            refuse_disjoint(name, aligned[name].counts, qrels, lambda run=run: run_query_sample(run))
+            advance()
+    return aligned
 
 
 def named_runs(runs, on_duplicate, streamed=lambda name, path: None, ahead: bool = False):

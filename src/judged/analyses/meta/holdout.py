@@ -239,10 +239,9 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
     command comparing runs, :mod:`judged.querysets`); a run sharing no query id with the
     qrels is refused."""
-    from ...core.align import align
     from ..estimate import DEFAULT_LEVEL, build_pool, estimate_runs, list_depth, make_world, unit_removal, \
         world_aligned
-    from ...core.evaluation import named_runs
+    from ...core.evaluation import aligned_runs
     from ...core.measures.bounds import bounds, check_maxgrade
     from ..holes import negative_as
     from ...core.io import read_qrels
@@ -262,7 +261,6 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     level = DEFAULT_LEVEL if level is None else float(level)
     settings = Settings.of(settings, holdout, ties=ties, complete=complete, no_relevant=no_relevant,
                            on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
-    on_duplicate = settings.on_duplicate
     m = Measure.parse(measure or f"nDCG@{k}")
     # the estimate models grades, not subtopics; holdout reports exact bounds (not nERR's conservative ones)
     estimable = [name for name in BOUNDED if not family(name).subtopics and family(name).bounds == "exact"]
@@ -271,8 +269,8 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     m = replace(m, unjudged="zero", maxgrade=None if maxgrade is None else int(maxgrade))
     zero_m = replace(m, maxgrade=None)
     condensed_m = replace(zero_m, unjudged="condensed")
-    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
-    aligned = {name: align(qrels, run, settings) for name, run in named_runs(runs, on_duplicate)}
+    qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate)
+    aligned = aligned_runs(qrels, runs, settings)
     query_set = of_aligned(settings, qrels, aligned, measures=[m])
     named = [(name, negative_as(a, negative)) for name, a in aligned.items()]
     if len(named) < 2:
