@@ -297,25 +297,30 @@ def test_nerr_bounds_hold_every_assignment(case, extras):
     assert 0.0 <= lo[0] <= blo + 1e-12 and bhi - 1e-12 <= hi[0] <= 1.0
 
 
+def generated_queries(depth, max_docs=14, max_ranked=8):
+    """(seed, qrels, run, bounds, brute force) of every one-query case of generated collections
+    (grades 0..3) with at most 4 holes in the top ``depth`` (None: the whole ranking), as a
+    function of the measure."""
+    from synth import make_collection
+
+    for seed in range(10):
+        c = make_collection(seed, max_docs=max_docs, max_ranked=max_ranked, negative=False)
+        for q, docs in c.run.items():
+            qrels, run = {q: c.qrels.get(q) or {"u-none": 0}}, {q: docs}
+            if sum(d not in qrels[q] for d in sorted(docs, key=lambda d: -docs[d])[:depth]) <= 4:
+                yield seed, qrels, run, lambda m, qrels=qrels, run=run: (
+                    bounds(m, align(read_qrels(qrels), read_run(run))), brute_force(m, qrels, run))
+
+
 def test_nerr_bounds_hold_on_generated_collections():
     """Per query of generated collections (grades 0..3, at most 4 holes in the top 5): every
     assignment's nERR@5 lies inside the bounds, which are often tighter than [0, 1]."""
-    from synth import make_collection
-
     checked = tighter = 0
-    for seed in range(10):
-        c = make_collection(seed, max_docs=14, max_ranked=8, negative=False)
-        for q, docs in c.run.items():
-            qrels = {q: c.qrels.get(q) or {"u-none": 0}}
-            ranked = sorted(docs, key=lambda d: -docs[d])[:5]
-            if sum(d not in qrels[q] for d in ranked) > 4:
-                continue
-            run = {q: docs}
-            lo, hi = bounds("nERR@5", align(read_qrels(qrels), read_run(run)))
-            blo, bhi = brute_force("nERR@5", qrels, run)
-            assert lo[0] <= blo + 1e-12 and bhi <= hi[0] + 1e-12, (seed, q)
-            checked += 1
-            tighter += bool(lo[0] > 0 or hi[0] < 1)
+    for seed, _, _, both in generated_queries(5):
+        (lo, hi), (blo, bhi) = both("nERR@5")
+        assert lo[0] <= blo + 1e-12 and bhi <= hi[0] + 1e-12, seed
+        checked += 1
+        tighter += bool(lo[0] > 0 or hi[0] < 1)
     assert checked >= 30 and tighter >= 10, (checked, tighter)
 
 
@@ -346,3 +351,75 @@ def test_err_bounds_refuse_grades_above_max_rel():
         with pytest.raises(ConventionError, match="up to max_rel"):
             bounds(m, a)
     assert bounds("nERR(max_rel=2)@2", a)[1][0] == 1.0
+
+
+# ---------------------------------------------------------------------------
+# INST, INSQ (exact: monotone) and Compat (conservative) over the whole ranking
+
+
+@settings(max_examples=80, deadline=None)
+@given(one_query(max_k=3), st.sampled_from(["INST(max_rel=3)", "INST(max_rel=2,T=0.5)", "INST(max_rel=3,min_rel=1,T=2)",
+                                            "INSQ(max_rel=3)", "INSQ(max_rel=2,T=0.3)"]))
+def test_inst_and_insq_bounds_equal_brute_force(case, measure):
+    """INST (T >= 1/2) and INSQ rise with every gain: every hole of the ranking at grade 0
+    and at the top grade are the least and greatest value over every assignment."""
+    _, qrels, run = case
+    if sum(1 for d in run["q"] if d not in qrels["q"]) > 4:
+        return
+    lo, hi = bounds(measure, align(read_qrels(qrels), read_run(run)))
+    blo, bhi = brute_force(measure, qrels, run)
+    assert lo[0] == pytest.approx(blo, abs=1e-12) and hi[0] == pytest.approx(bhi, abs=1e-12)
+
+
+def test_inst_below_half_a_target_is_refused():
+    """INST with T < 1/2 is not monotone: gains 2/3 then 1/3 more at rank 1 of a one-document
+    ranking lowers it (T = 0.1); its bounds refuse rather than give a wrong interval."""
+    from judged.core.measures.beyond import _inst
+
+    assert _inst(np.array([1.0]), 0.1) < _inst(np.array([2 / 3]), 0.1)
+    a = align(read_qrels({"q": {"a": 2}}), read_run({"q": {"a": 2.0, "hole": 1.0}}))
+    with pytest.raises(ConventionError, match="T >= 0.5"):
+        bounds("INST(max_rel=3,T=0.1)", a)
+    assert bounds("INST(max_rel=3,T=0.5)", a)[0][0] < bounds("INST(max_rel=3,T=0.5)", a)[1][0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(one_query(max_k=4), st.sampled_from(["Compat", "Compat(p=0.5)", "Compat(normalize=False)"]), st.integers(0, 2))
+def test_compat_bounds_hold_every_assignment(case, measure, extras):
+    """Compat's bounds are conservative: the value of every assignment of grades to the holes
+    (and to another run's holes, ``extras``, which join only the ideal) lies inside."""
+    _, qrels, run = case
+    holes = sum(1 for d in run["q"] if d not in qrels["q"])
+    if holes > 4:
+        return
+    extras = min(extras, 5 - holes)
+    lo, hi = bounds(measure, align(read_qrels(qrels), read_run(run)), np.array([extras]))
+    blo, bhi = brute_force(measure, qrels, run, extras)
+    assert lo[0] <= blo + 1e-12 and bhi <= hi[0] + 1e-12
+
+
+def test_compat_bounds_on_generated_collections():
+    """Per query of generated collections (at most 4 holes in the ranking): every assignment's
+    Compat lies inside, the bounds tighter than [0, 1] on some queries, and the zero-filled
+    value is not always the minimum (a relevant hole can push the others down the ideal)."""
+    checked = tighter = below = 0
+    for seed, qrels, run, both in generated_queries(None, max_docs=12, max_ranked=6):
+        (lo, hi), (blo, bhi) = both("Compat")
+        assert lo[0] <= blo + 1e-12 and bhi <= hi[0] + 1e-12, seed
+        checked += 1
+        tighter += bool(lo[0] > 0 or hi[0] < 1)
+        below += bool(blo < evaluate(qrels, run, ["Compat"]).runs["run"].values["Compat"][0] - 1e-12)
+    assert checked >= 30 and tighter >= 10 and below >= 1, (checked, tighter, below)
+
+
+def test_docs_figures_of_inst_and_compat():
+    """docs/measures.md's figures: dense.run of docs/examples, INST(max_rel=3) 0.5390 .. 0.9133
+    (its zero-filled value the minimum), Compat 0.4649 in [0.1594, 0.8739]."""
+    from pathlib import Path
+
+    ex = Path(__file__).resolve().parents[2] / "docs" / "examples"
+    a = align(read_qrels(str(ex / "qrels.txt")), read_run(str(ex / "dense.run")))
+    for measure, expected in (("INST(max_rel=3)", (0.5390, 0.5390, 0.9133)), ("Compat", (0.4649, 0.1594, 0.8739))):
+        lo, hi = bounds(measure, a)
+        value = Measure.parse(measure).compute(a)
+        assert (round(value.mean(), 4), round(lo.mean(), 4), round(hi.mean(), 4)) == expected, measure

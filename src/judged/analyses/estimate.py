@@ -692,7 +692,7 @@ def _prepare(measure, pool, world, case: Case, seed, maxgrade) -> dict:
 def _needed_counts(m: Measure, jc: np.ndarray, levels: np.ndarray) -> np.ndarray:
     """Judgments per query and level the measure reads: for nDCG (ideal=judged) the
     cutoff largest positive gains (nERR's ideal: the cutoff largest positive grades), for AP
-    and R every level >= rel, else none."""
+    and R every level >= rel, for Compat every level > 0, else none."""
     if m.name == "nDCG" and m.ideal == "judged" or m.name == "nERR":
         gains = m.gain(levels.astype(np.float64)) if m.name == "nDCG" else levels.astype(np.float64)
         order = np.argsort(-gains, kind="stable")
@@ -705,6 +705,8 @@ def _needed_counts(m: Measure, jc: np.ndarray, levels: np.ndarray) -> np.ndarray
         return out
     if m.name in ("AP", "R"):
         return jc * (levels >= m.rel)[None, :]
+    if m.name == "Compat":  # its ideal: every relevant judgment (grade > 0)
+        return jc * (levels > 0)[None, :]
     return np.zeros_like(jc)
 
 

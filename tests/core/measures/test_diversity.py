@@ -217,3 +217,106 @@ def test_an_ineligible_document_leaves_the_ideal_and_S(tmp_path):
     assert float(plain["P-IA@3"][0]) == pytest.approx(4 / 9)  # S = 3
     assert float(restricted["P-IA@3"][0]) == pytest.approx(4 / 6)  # S = 2: the worked example
     assert round(float(restricted["alpha-nDCG@3"][0]), 4) == 0.8561
+
+
+def _coverage_brute_force(name, k, q, docs, mine, extras):
+    """(bounds, every value) of ``name@k`` for one query: the bounds of
+    :func:`judged.analyses.holes.bounds` (with ``extras`` further holes outside the ranking),
+    and the value under every way the holes and the extras could cover the query's relevant
+    subtopics (each any subset, S fixed)."""
+    from itertools import chain, combinations, product
+
+    import pandas as pd
+
+    from judged.analyses.holes import bounds
+    from judged.core.align import align
+    from judged.core.io import read_run
+    from judged.core.io.subtopics import read_subtopic_qrels
+
+    relevant = sorted({s for _, s, _, g in mine if g >= 1})
+    judged_docs = {d for _, _, d, _ in mine}
+    ranked = sorted(docs, key=lambda d: -docs[d])
+    holes = [d for d in (ranked[:k] if k else ranked) if d not in judged_docs]
+    if not 0 < len(holes) + extras <= 2:  # every coverage of at most two holes (8 subsets each)
+        return None, None, None
+    frame = lambda extra: read_subtopic_qrels(pd.DataFrame(mine + extra, columns=["qid", "subtopic", "docid", "grade"]))
+    measure = name + (f"@{k}" if k else "")
+    lo, hi = bounds(measure, align(frame([]), read_run({q: docs})), np.array([extras]))
+    subsets = list(chain.from_iterable(combinations(relevant, n) for n in range(len(relevant) + 1)))
+    labelled = holes + [f"extra-{i}" for i in range(extras)]
+    values = []
+    for labels in product(subsets, repeat=len(labelled)):
+        extra = [(q, s, d, 1) for d, subs in zip(labelled, labels) for s in subs]
+        extra += [(q, "never-relevant", d, 0) for d in labelled]  # judged, S unchanged
+        values.append(float(judged.evaluate(frame(extra), {q: docs}, [measure]).runs["run"].values[measure][0]))
+    return (float(lo[0]), float(hi[0])), values, len(holes)
+
+
+def _generated_queries(seeds, max_subtopics=3):
+    for c in (make_subtopic_collection(seed, max_docs=12, max_ranked=8, max_subtopics=max_subtopics) for seed in seeds):
+        for q, docs in c.run.items():
+            mine = [r for r in c.qrels if r[3] >= 0 and r[0] == q]
+            if any(g >= 1 for *_, g in mine):
+                yield q, docs, mine
+
+
+def test_ap_ia_bounds_are_exact_by_brute_force():
+    """AP-IA is not monotone (a relevant hole raises R too), but each subtopic's AP reads its
+    own labels only: the mean of each AP's extremes is attained, and equals the least and
+    greatest value over every coverage of the holes and of another run's holes (extras)."""
+    checked = 0
+    for q, docs, mine in _generated_queries(range(8)):
+        for extras in (0, 1):
+            bound, values, _ = _coverage_brute_force("AP-IA", None, q, docs, mine, extras)
+            if bound is None:
+                continue
+            lo, hi = bound
+            assert lo == pytest.approx(min(values), abs=1e-12) and hi == pytest.approx(max(values), abs=1e-12), q
+            checked += 1
+    assert checked >= 15, checked
+
+
+@pytest.mark.parametrize("name,k", [("alpha-nDCG", 5), ("alpha-nDCG(alpha=0.3)", 4), ("alpha-nDCG(alpha=1)", 3),
+                                    ("nERR-IA", 5), ("nNRBP", None), ("nNRBP(alpha=0.3,beta=0.8)", None)])
+def test_greedy_normalised_bounds_hold_every_coverage(name, k):
+    """alpha-nDCG, nERR-IA and nNRBP divide by ndeval's greedy ideal, which moves with the
+    holes' labels (and not monotonely): their bounds are conservative. Every coverage of the
+    holes and of another run's holes gives a value inside; the bounds are tighter than the
+    trivial ones (0, and the cap 1 / (1 - (1 - 1/k)^k)) on some queries."""
+    checked = tighter = 0
+    for q, docs, mine in _generated_queries(range(10)):
+        for extras in (0, 1):
+            bound, values, _ = _coverage_brute_force(name, k, q, docs, mine, extras)
+            if bound is None:
+                continue
+            lo, hi = bound
+            assert lo <= min(values) + 1e-12 and max(values) <= hi + 1e-12, (name, q, lo, hi, min(values), max(values))
+            checked += 1
+            tighter += lo > 0 and hi < 1.0
+    assert checked >= 15 and tighter >= 3, (checked, tighter)
+
+
+def test_the_greedy_ideal_can_be_beaten():
+    """Why alpha-nDCG's upper bound is neither min(1, ...) nor read off the ideal with the
+    holes uncovered: at alpha = 1 (coverage only), k = 2, the run b, c covers 3 + 3 subtopics
+    and is the ideal (value 1). Let another run's hole x cover 1, 2, 4, 5: the greedy ideal
+    takes x first, then 1 more subtopic, 4 + 1/log2(3), below the run's 3 + 3/log2(3), so
+    the run scores above 1. The bound with that hole (extras) holds it."""
+    import pandas as pd
+
+    from judged.analyses.holes import bounds
+    from judged.core.align import align
+    from judged.core.io import read_run
+    from judged.core.io.subtopics import read_subtopic_qrels
+
+    rows = [("q", s, "b", 1) for s in "123"] + [("q", s, "c", 1) for s in "456"]
+    frame = lambda extra: read_subtopic_qrels(pd.DataFrame(rows + extra, columns=["qid", "subtopic", "docid", "grade"]))
+    run = {"q": {"b": 2.0, "c": 1.0}}
+    m = "alpha-nDCG(alpha=1)@2"
+    assert float(judged.evaluate(frame([]), run, [m]).runs["run"].values[m][0]) == 1.0
+    labelled = judged.evaluate(frame([("q", s, "x", 1) for s in "1245"]), run, [m])
+    value = float(labelled.runs["run"].values[m][0])
+    lg3 = math.log2(3)
+    assert value == pytest.approx((3 + 3 / lg3) / (4 + 1 / lg3), abs=1e-12) and value > 1
+    lo, hi = bounds(m, align(frame([]), read_run(run)), np.array([1]))
+    assert lo[0] <= 1.0 and hi[0] >= value

@@ -201,6 +201,18 @@ def _rbo(ranking_rank, ideal_rank, p: float, depth: int) -> float:
     return float(score / np.cumsum(weight)[-1])
 
 
+def _ideal_ranks(g: np.ndarray, relevant: np.ndarray) -> np.ndarray:
+    """The 0-based rank in the ideal ranking of each retrieved relevant document (grades
+    ``g``, in rank order): after every ``relevant`` judgment of a higher grade and every
+    retrieved one of its grade ranked above it."""
+    above = len(relevant) - np.searchsorted(np.sort(relevant), g, side="right")
+    order = np.argsort(g, kind="stable")  # within a grade, in rank order
+    first = np.searchsorted(g[order], g[order], side="left")
+    same_before = np.empty(len(g), np.int64)
+    same_before[order] = np.arange(len(g)) - first
+    return above + same_before
+
+
 def _compat(measure, aligned, ranked) -> np.ndarray:
     """Rank-biased overlap of the ranking with the ideal one (the relevant documents by
     grade; those retrieved in the run's order, ahead of the unretrieved ones of their grade),
@@ -217,17 +229,62 @@ def _compat(measure, aligned, ranked) -> np.ndarray:
         judged = j.grade[j.offsets[i]:j.offsets[i + 1]]
         relevant = judged[judged > 0]
         hit = np.flatnonzero(grade > 0)  # NaN (unjudged) compares False
-        g = grade[hit]
-        above = len(relevant) - np.searchsorted(np.sort(relevant), g, side="right")
-        order = np.argsort(g, kind="stable")  # within a grade, in rank order
-        first = np.searchsorted(g[order], g[order], side="left")
-        same_before = np.empty(len(g), np.int64)
-        same_before[order] = np.arange(len(g)) - first
         depth = max(hi - lo, len(relevant))
-        score = _rbo(hit, above + same_before, p, depth)
+        score = _rbo(hit, _ideal_ranks(grade[hit], relevant), p, depth)
         if normalize:
             every = np.arange(len(relevant))
             best = _rbo(every, every, p, depth)
             score = score / best if best > 0.0 else score
         out[i] = score
     return out
+
+
+def compat_bounds(measure, aligned, extras: np.ndarray, can_relevant: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Conservative (min, max) per query of Compat over every grade of the holes of the
+    ranking, and of ``extras[q]`` further holes outside it (they only join the ideal): for
+    each number s of holes labelled relevant, a lower and an upper bound of the overlap at
+    every depth, over the exact normaliser of R + s relevant documents; the least and the
+    greatest over s. The proof: :mod:`judged.core.measures.bounds`."""
+    p, normalize = measure.option("persistence"), measure.option("normalize")
+    ranked = ranking_for(measure, aligned)
+    n = aligned.n_queries
+    j = aligned.judgments
+    lo, hi = np.zeros(n), np.zeros(n)
+    for i in range(n):
+        a, b = ranked.offsets[i], ranked.offsets[i + 1]
+        grade = ranked.grade[a:b]
+        judged = j.grade[j.offsets[i]:j.offsets[i + 1]]
+        relevant = judged[judged > 0]
+        R = len(relevant)
+        hit = np.flatnonzero(grade > 0)
+        ideal = _ideal_ranks(grade[hit], relevant)
+        hole = np.isnan(grade)
+        s = np.arange((int(hole.sum()) + int(extras[i]) if can_relevant else 0) + 1)
+        D = np.maximum(b - a, R + s)  # the depth with R + s relevant documents
+        depth = int(D.max())
+        if depth == 0:
+            lo[i] = hi[i] = float("nan")  # nothing ranked, nothing relevant: 0/0, as the kernel
+            continue
+        d = np.arange(1, depth + 1, dtype=np.float64)
+        weight = np.cumprod(np.concatenate(([1.0], np.full(depth - 1, p))))
+        inside = d[None, :] <= D[:, None]
+        wd = np.where(inside, (weight / d)[None, :], 0.0)  # (s, depth)
+        # lower: a ranked relevant document's ideal rank moves down by at most s
+        tail = np.concatenate(([0.0], np.cumsum(weight / d)))
+        joins = np.maximum(hit[None, :], ideal[None, :] + s[:, None]) + 1  # first depth holding it in both
+        low = np.where(joins <= D[:, None], tail[D][:, None] - tail[np.minimum(joins, depth) - 1], 0.0).sum(axis=1)
+        # upper: those joined at s = 0 (ideal ranks only move down), plus at most min(s, holes above d)
+        fixed = np.cumsum(np.bincount(np.maximum(hit, ideal), minlength=depth)[:depth])
+        holes_above = np.cumsum(np.concatenate((hole, np.zeros(max(depth - len(hole), 0), bool))))[:depth]
+        overlap = np.minimum(np.minimum(d[None, :], (R + s)[:, None]),
+                             fixed[None, :] + np.minimum(s[:, None], holes_above[None, :]))
+        high = (wd * overlap).sum(axis=1)
+        if normalize:
+            norm = (wd * np.minimum(d[None, :], (R + s)[:, None])).sum(axis=1)
+        else:
+            norm = np.where(inside, weight[None, :], 0.0).sum(axis=1)
+        low_v, high_v = np.zeros(len(s)), np.zeros(len(s))
+        np.divide(low, norm, out=low_v, where=norm > 0)
+        np.divide(high, norm, out=high_v, where=norm > 0)
+        lo[i], hi[i] = float(low_v.min()), float(high_v.max())
+    return lo, hi

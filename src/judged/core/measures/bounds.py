@@ -24,6 +24,43 @@ list (the top k), the ideal ranking recomputed for each assignment.
   (other runs' holes, ``extras``, raise IERR_max only). nERR <= 1 since sorting by grade
   maximises ERR; an ideal of 0 gives 0, and a bound over an ideal of 0 is 0 for the
   minimum and 1 for the maximum when a hole can be relevant.
+* INSQ: its weights W do not depend on the gains, so it is linear in them with W >= 0:
+  exact, as the monotone ones.
+* INST (T >= 1/2) rises with every gain, so the monotone rule is exact. Proof: write
+  INST = sum_i P_i g_i / sum_i P_i with P_1 = 1, P_{i+1} = P_i C(x_i), C(x) = (1 - 1/x)^2,
+  x_i = i + 2T - G_i (G_i the gain up to rank i, gains in [0, 1]), so x_i >= 2T >= 1 and C
+  rises with x, C' = 2(x - 1)/x^3. From a rank j with x = x_j, the expected gain still to
+  come is Phi(x) = C(x) (h + Phi+(x + 1 - h)) (h the next gain, Phi+ the same one rank on). By
+  induction from the end: (a) 0 <= Phi <= psi(x) = C/(1 - C), as C(x)(1 + psi(x)) = psi(x)
+  and h + psi(x + 1 - h) <= 1 + psi(x) (psi' < 1/2 < 1); (b) 0 <= dPhi/dx <= 1/2, as
+  C'(1 + psi) + C/2 <= 1/2 is C' <= (1 - C)^2 / 2, i.e. 2x(x - 1) <= (2x - 1)^2 / 2. With
+  A_j = g_j + Phi(c - g_j) the gain from j on and B_j the expected ranks read from j on
+  (falling in g_j: C falls, by the same induction), INST = (a + P_j A_j) / (b + P_j B_j)
+  with a, b, P_j free of g_j, so dINST/dg_j has the sign of dA_j - INST dB_j >= 1 - 1/2 > 0
+  (per unit of g_j). Below T = 1/2 (x < 1 possible) it is not monotone
+  (tests/analyses/test_holes_bounds.py): refused.
+* Compat is conservative. For s holes (and other runs' holes) labelled relevant, R + s fixes
+  the depth max(n, R + s) and the normaliser exactly. A relevant ranked document's ideal
+  rank only moves down when documents join the ideal, and by at most s, so counting it in
+  the overlap from depth max(its rank, its ideal rank + s) is a lower bound; the overlap at
+  depth d is at most min(d, R + s, those counted at s = 0 + min(s, holes above d)). The
+  interval: the least lower and the greatest upper bound over s = 0..holes.
+* AP-IA is exact though not monotone: each subtopic's AP reads only its labels, and a hole
+  may cover any subset of S, so the extremes of the mean are the means of each subtopic's
+  AP extremes (the AP kernel, a block per query and subtopic).
+* alpha-nDCG, nERR-IA and nNRBP are conservative: ndeval's greedy ideal moves with the
+  labels, and not monotonely (a label can mislead the greedy, lower its value and let a
+  run score above 1: tests/core/measures/test_diversity.py). Their raw value (alpha-DCG,
+  ERR-IA, NRBP with discounts w_r non-increasing) rises with every label. With f(X) =
+  sum_s sum_{j < n_s(X)} (1 - alpha)^j, monotone submodular, a ranking's raw value is
+  sum_m (w_{m-1} - w_m) F_m, F_m the f of its top m, at most OPT_m (the best m documents).
+  Any ranking, the greedy ideal too, is at most U = sum_s sum_{j < min(k, n_s)} (1 -
+  alpha)^j w_j (the j-th document covering s sits at rank >= j), n_s the judged documents
+  covering s plus every hole and extra; and the greedy's
+  F_m >= (1 - (1 - 1/m)^m) OPT_m (Nemhauser, Wolsey & Fisher, Math. Programming 1978),
+  with OPT_m >= the F_m of the ideal and of the run with no hole covering anything. So the
+  value lies in [raw(no hole covers) / U, raw(every hole covers all S) / L] with L that
+  weighted sum, and at most 1 / (1 - (1 - 1/k)^k) (1 / (1 - 1/e) without a cutoff).
 
 Here the measures' side: what the holes are (the measure's top k), filling them with
 grades, and the extremes; the loops are kernels (:mod:`judged.core.kernels.bounds`).
@@ -39,8 +76,11 @@ import numpy as np
 from ..align import Aligned, Judgments, Ranked, block_offsets
 from ..errors import ConventionError, MeasureError
 from ..kernels.bounds import ap_extremes, dinkelbach
-from .beyond import ideal_err
+from .beyond import compat_bounds, ideal_err
+from .diversity import GREEDY_NORMALISED, hole_bounds
 from .registry import BOUNDED
+
+MIN_INST_TARGET = 0.5  # INST is monotone in every gain for T >= 1/2 (module doc); below, refused
 
 
 def ranked_list(measure, aligned: Aligned) -> Ranked:
@@ -119,6 +159,10 @@ def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarr
         raise ConventionError(f"{measure.name} bounds need holes' grades up to max_rel={measure.option('max_rel')} "
                               f"(a grade above it makes the stopping chance exceed 1 and ERR no longer monotone), "
                               f"got maxgrade {M}: give a smaller --maxgrade (maxgrade=) or a larger max_rel")
+    if measure.name == "INST" and measure.option("T") < MIN_INST_TARGET:
+        raise ConventionError(f"INST bounds need T >= {MIN_INST_TARGET:g} (below it a larger gain can make INST "
+                              f"smaller, so every hole at 0 or at maxgrade is no longer an extreme), got T="
+                              f"{measure.option('T'):g}")
     grades = np.arange(M + 1, dtype=np.float64)
     if measure.name in ("nDCG", "DCG"):
         gains = base.gain(grades)
@@ -136,6 +180,12 @@ def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarr
         lo, hi = (_ndcg_bounds if measure.name == "nDCG" else _ap_bounds)(base, aligned, top, n_extra, M, gains)
     elif measure.name == "nERR":
         lo, hi = _nerr_bounds(base, aligned, top, n_extra, g_lo, g_hi)
+    elif measure.name == "Compat":
+        lo, hi = compat_bounds(base, aligned, n_extra, M >= 1)
+    elif measure.name in GREEDY_NORMALISED and M < measure.rel:  # no hole can cover a subtopic
+        lo = hi = base.compute(aligned)
+    elif measure.name == "AP-IA" or measure.name in GREEDY_NORMALISED:
+        lo, hi = hole_bounds(base, aligned, n_extra, M >= measure.rel)
     else:  # monotone: every hole at the lowest / highest gain (extras only move R's denominator)
         eq_lo, eg_lo = _extra_arrays(n_extra, int(g_hi))
         eq_hi, eg_hi = _extra_arrays(n_extra, int(g_lo))

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from ..data import arrow_indices
 from ..errors import MeasureError
+from ..kernels.bounds import ap_extremes
 from .dcg import ranking_for
 
 
@@ -230,9 +231,14 @@ def _hits(table: _Table, aligned, ranked, S: np.ndarray):
         per = S[ranked.q[filled]]
         row = np.concatenate([row, np.repeat(filled, per)])
         sub = np.concatenate([sub, np.concatenate([np.arange(p) for p in per]) if per.sum() else np.zeros(0, np.int64)])
+    return _counted(ranked, row, sub)
+
+
+def _counted(ranked, row: np.ndarray, sub: np.ndarray):
+    """(row, sub, c) of the hits (ranked row, dense subtopic) in (rank, subtopic) order, c the
+    number of earlier hits of the same subtopic in the same query."""
     order = np.lexsort((sub, row))
     row, sub = row[order], sub[order]
-    # the number of earlier hits of the same subtopic in the same query
     q = ranked.q[row]
     by = np.lexsort((row, sub, q))
     qs, ss = q[by], sub[by]
@@ -336,3 +342,113 @@ def _divide(a, b, where) -> np.ndarray:
     out = np.zeros(len(a))
     np.divide(a, b, out=out, where=where & (b != 0))
     return out
+
+
+# ---------------------------------------------------------------------------
+# Bounds over the holes (judged.core.measures.bounds has the proofs)
+
+GREEDY_NORMALISED = {"alpha-nDCG": "dcg", "nERR-IA": "err", "nNRBP": "nrbp"}
+
+
+def hole_bounds(measure, aligned, extras: np.ndarray, can_relevant: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(min, max) per query of AP-IA (exact) or alpha-nDCG, nERR-IA, nNRBP (conservative)
+    over every way the holes of the measure's list, and ``extras[q]`` further holes outside
+    it (another run's: they move only the ideal and R), could cover the query's S subtopics
+    (each any subset; S fixed). ``can_relevant``: maxgrade >= rel (else no hole covers any).
+    The method and its proof: :mod:`judged.core.measures.bounds`."""
+    table = _table(measure, aligned)
+    n = aligned.n_queries
+    S = table.subtopic_count(aligned.qids)
+    ranked = ranking_for(measure, aligned).top(measure.cutoff)
+    hits = _hits(table, aligned, ranked, S)
+    hole = np.isnan(ranked.grade)
+    extras = np.asarray(extras, np.int64)
+    if measure.name == "AP-IA":
+        return _ap_ia_extremes(table, aligned, ranked, hits, S, hole, extras, can_relevant)
+    kind = GREEDY_NORMALISED[measure.name]
+    alpha = measure.option("alpha") if "alpha" in measure.family.params else 0.5
+    k = measure.cutoff
+    beta = measure.option("patience") if kind == "nrbp" else None
+
+    def weight(length: int) -> np.ndarray:  # the discount of 0-based ranks 0..length-1
+        if kind == "dcg":
+            return _discounts(length)[:length]
+        if kind == "err":
+            return 1.0 / (np.arange(length) + 1.0)
+        return _decay(beta, length)[:length]
+
+    n_rows = len(ranked.q)
+    gain0 = _scores(hits, n_rows, alpha)  # every hole covering nothing (the zero-filled run)
+    full = np.flatnonzero(hole)
+    per = S[ranked.q[full]]
+    row = np.concatenate([hits[0], np.repeat(full, per)])
+    sub = np.concatenate([hits[1], _ranges(per)])
+    gainf = _scores(_counted(ranked, row, sub), n_rows, alpha)  # every hole covering all S
+    longest = int(ranked.pos.max()) + 1 if n_rows else 0
+    w_rank = weight(longest)[ranked.pos] if n_rows else np.zeros(0)
+    raw0 = np.bincount(ranked.q, weights=gain0 * w_rank, minlength=n)
+    rawf = np.bincount(ranked.q, weights=gainf * w_rank, minlength=n)
+    holes = np.bincount(ranked.q[full], minlength=n)
+    lo, hi = np.zeros(n), np.zeros(n)
+    for i, qid in enumerate(aligned.qids.tolist()):
+        if S[i] == 0:  # S fixed: no subtopic, 0 whatever the holes
+            continue
+        ideal = table.ideal(qid, alpha)
+        run0 = gain0[ranked.offsets[i]:ranked.offsets[i + 1]]
+        N = k if k is not None else max(len(ideal), len(run0), 1)
+        # the greedy ideal's and the zero-filled run's prefix sums F_m, m = 1..N
+        F = np.maximum(_prefix(ideal, N), _prefix(run0, N))
+        m = np.arange(1, N + 1, dtype=np.float64)
+        c = 1.0 - (1.0 - 1.0 / m) ** m  # greedy's share of the best m-set (Nemhauser et al. 1978)
+        w = np.concatenate((weight(N), [0.0 if k is not None else weight(N + 1)[N]]))
+        low_ideal = float(np.sum((w[:-1] - w[1:]) * c * F))
+        if k is None:  # m > N: the prefix sums stay >= F_N and c_m >= 1 - 1/e
+            low_ideal += float(w[N] * (1.0 - math.exp(-1.0)) * F[-1])
+        cap = 1.0 / (c[-1] if k is not None else 1.0 - math.exp(-1.0))
+        hi[i] = min(cap, rawf[i] / low_ideal) if low_ideal > 0 else (cap if rawf[i] > 0 else 0.0)
+        # the most any ranking can gain: per subtopic, its n_s covering documents at the top
+        covering = table.relevant_count([qid] * int(S[i]), np.arange(S[i]))
+        covering = covering + (holes[i] + extras[i] if can_relevant else 0)
+        depth = int(covering.max()) if k is None else min(k, int(covering.max()))
+        per_rank = weight(depth) * _gains(alpha, depth)[:depth]
+        top = np.concatenate(([0.0], np.cumsum(per_rank)))
+        high_ideal = float(top[np.minimum(covering.astype(np.int64), depth)].sum())
+        lo[i] = raw0[i] / high_ideal if high_ideal > 0 else 0.0
+    return lo, hi
+
+
+def _ranges(per: np.ndarray) -> np.ndarray:
+    """0..p-1 for each p of ``per``, concatenated."""
+    per = np.asarray(per, np.int64)
+    total = int(per.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    return np.arange(total) - np.repeat(np.cumsum(per) - per, per)
+
+
+def _prefix(gains: np.ndarray, N: int) -> np.ndarray:
+    """Prefix sums F_1..F_N of ``gains`` (constant past its end)."""
+    F = np.cumsum(np.asarray(gains, np.float64)[:N])
+    return np.concatenate((F, np.full(N - len(F), F[-1] if len(F) else 0.0)))
+
+
+def _ap_ia_extremes(table, aligned, ranked, hits, S, hole, extras, can_relevant):
+    """AP-IA's exact extremes: each subtopic's AP reads only its own labels, and a hole may
+    cover any subset, so min and max of the mean are the means of each AP's extremes
+    (:func:`judged.core.kernels.bounds.ap_extremes`, one block per query and subtopic)."""
+    n = aligned.n_queries
+    block_q = np.repeat(np.arange(n), S)
+    first = np.concatenate(([0], np.cumsum(S)))
+    block_s = np.arange(len(block_q)) - first[block_q]
+    length = np.diff(ranked.offsets)[block_q]
+    offsets = np.concatenate(([0], np.cumsum(length))).astype(np.int64)
+    at = np.repeat(ranked.offsets[block_q] - offsets[:-1], length) + np.arange(offsets[-1])
+    grade = np.where(hole[at], np.nan, 0.0)
+    row, sub, _ = hits
+    hq = ranked.q[row]
+    grade[offsets[first[hq] + sub] + row - ranked.offsets[hq]] = 1.0
+    R = table.relevant_count(aligned.qids[block_q], block_s) if len(block_q) else np.zeros(0)
+    lo_b, hi_b = ap_extremes(offsets, grade, 1.0, R, extras[block_q], can_relevant, True)
+    has = S > 0
+    return (_divide(np.bincount(block_q, weights=lo_b, minlength=n), S.astype(np.float64), has),
+            _divide(np.bincount(block_q, weights=hi_b, minlength=n), S.astype(np.float64), has))

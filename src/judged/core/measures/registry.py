@@ -151,9 +151,19 @@ def _diversity(*words):
         given += [f"beta={m.option('patience'):g}"] if "patience" in m.family.params else []
         return ["qrels=subtopics(second-column)", f"rel>={m.rel}(binary-per-subtopic)", *given, *words,
                 "S=subtopics-with-a-relevant-judgment", "no-subtopics=0",
-                f"unjudged={m.unjudged}(holes-cover-{'no' if m.unjudged == 'min' else 'every'}-subtopic,S-fixed)"
-                if m.unjudged in ("min", "max") else _unjudged(m)]
+                _diversity_bound(m) if m.unjudged in ("min", "max") else _unjudged(m)]
     return convention
+
+
+def _diversity_bound(m) -> str:
+    """A diversity measure's unjudged=min|max: all holes covering no / every subtopic where the
+    measure rises with every label, else the extremes over every coverage (AP-IA: exact;
+    the greedy-normalised ones: a conservative interval)."""
+    if m.name not in ("AP-IA", "alpha-nDCG", "nERR-IA", "nNRBP"):
+        return f"unjudged={m.unjudged}(holes-cover-{'no' if m.unjudged == 'min' else 'every'}-subtopic,S-fixed)"
+    grades = "qrels-max" if m.maxgrade is None else str(m.maxgrade)
+    how = ",conservative" if m.family.bounds == "conservative" else ""
+    return f"unjudged={m.unjudged}(grades=0..{grades},holes-cover-any-subtopics,S-fixed{how})"
 
 
 @dataclass(frozen=True)
@@ -546,38 +556,49 @@ ranking of k documents at the top grade, not by the qrels' ideal. max_rel is req
 as in ir_measures. SDCG is monotone in every grade and its scale does not depend on the
 judgments: unjudged=min|max are the exact extremes over the holes' grades.""", source="Moffat et al.; Azzopardi, Thomas & Moffat, SIGIR 2019 (cwl_eval)"),
     Family(
-        "INST", beyond, "INST: an adaptive user model with a target T", params=("unjudged", "T", "max_rel", "min_rel"),
-        examples=("INST(max_rel=3)",),
+        "INST", beyond, "INST: an adaptive user model with a target T",
+        params=("unjudged", "maxgrade", "T", "max_rel", "min_rel"), examples=("INST(max_rel=3)",), boundable=True,
+        bound_gain="grade",
         convention=lambda m: [f"gain=(grade-{m.option('min_rel')})/({m.option('max_rel')}-{m.option('min_rel')})",
                               f"T={m.option('T'):g}", "depth=1000", _unjudged(m)],
         explanation="""
 The user goes on from rank i with probability C_i = ((i + T + T_i - 1) / (i + T + T_i))^2,
 T_i = T - the gain found up to rank i; the value is the expected gain per document read,
 sum_i W_i gain_i with W derived from C over 1000 ranks (the ranking cut or padded with
-gain 0, as cwl_eval). Gains scaled as SDCG's; max_rel is required.""",
+gain 0, as cwl_eval). Gains scaled as SDCG's; max_rel is required. For T >= 1/2 INST
+rises with every gain (judged.core.measures.bounds proves it): unjudged=min|max, every
+hole at grade 0 / at maxgrade, are the exact extremes; below 1/2 the bounds are refused.""",
         source="Moffat, Bailey, Scholer & Thomas, ADCS 2015; cwl_eval"),
     Family(
-        "INSQ", beyond, "INSQ: INST's user, the target T never reduced", params=("unjudged", "T", "max_rel", "min_rel"),
-        examples=("INSQ(max_rel=3)",), convention=lambda m: FAMILIES["INST"].convention(m),
+        "INSQ", beyond, "INSQ: INST's user, the target T never reduced",
+        params=("unjudged", "maxgrade", "T", "max_rel", "min_rel"), examples=("INSQ(max_rel=3)",), boundable=True,
+        bound_gain="grade", convention=lambda m: FAMILIES["INST"].convention(m),
         explanation="""
 The user goes on from rank i with probability C_i = ((i + 2T - 1) / (i + 2T))^2: INST's
 model with T_i = T at every rank, whatever the gain found. Computed as INST (W from C over
-1000 ranks, gains scaled as SDCG's; max_rel is required).""",
+1000 ranks, gains scaled as SDCG's; max_rel is required). The weights W do not depend on
+the gains, so INSQ rises with every grade: unjudged=min|max are the exact extremes.""",
         source="Moffat, Scholer & Thomas, ADCS 2012; cwl_eval"),
     Family(
         "Compat", beyond, "compatibility with the ideal ranking (rank-biased overlap)",
-        params=("persistence", "normalize", "unjudged"), spellings={"persistence": "p"},
-        defaults={"persistence": 0.95}, examples=("Compat", "Compat(p=0.8)"),
+        params=("persistence", "normalize", "unjudged", "maxgrade"), spellings={"persistence": "p"},
+        defaults={"persistence": 0.95}, examples=("Compat", "Compat(p=0.8)"), boundable=True, bounds="conservative",
         convention=lambda m: [f"p={m.option('persistence'):g}", f"normalize={m.option('normalize')}",
                               "ideal=relevant-by-grade,ties=run-order", _unjudged(m)],
         explanation="""
 Rank-biased overlap, to depth max(|ranking|, |ideal|), of the ranking with the ideal
 ranking of the query's relevant documents (by grade, ties in the run's order, then docid);
-with normalize, divided by the ideal's overlap with itself.""",
+with normalize, divided by the ideal's overlap with itself. Bounds are conservative, not
+exact: a hole labelled relevant also joins the ideal, moving the others down. For s holes
+labelled relevant, R + s fixes the normaliser; a ranked relevant document's ideal rank moves
+down by at most s (a lower bound of every overlap) and at most min(s, holes above d) labelled
+holes join the overlap at depth d (an upper bound); unjudged=min|max are the least and
+greatest over s.""",
         source="Clarke, Vtyurina & Smucker, TOIS 2020; ir_measures' compat provider"),
     Family(
         "alpha-nDCG", diversity, "novelty-aware nDCG over subtopics", cutoff="required",
-        params=("rel", "unjudged", "alpha"), subtopics=True, aliases=("alpha_nDCG",), examples=("alpha-nDCG@20",),
+        params=("rel", "unjudged", "maxgrade", "alpha"), subtopics=True, aliases=("alpha_nDCG",),
+        examples=("alpha-nDCG@20",), boundable=True, bounds="conservative",
         convention=_diversity("ideal=greedy(ties=docid-desc)", "norm=ideal"),
         explanation="""
 Over subtopic qrels (qid subtopic docid grade: the qrels' second column is the subtopic,
@@ -592,7 +613,13 @@ with c_s(r) the documents above r covering s. The ideal ranking is ndeval's gree
 over the query's judged documents (at each rank the largest G, ties to the largest docid
 by strcmp). A query's subtopics are those with a relevant judgment; one without any
 scores 0. Equal to ndeval's alpha-nDCG@k (TREC Web 2009-2012; ir_measures' alpha_nDCG
-through pyndeval). No bound: the greedy ideal moves with the holes' labels. Worked
+through pyndeval). Bounds are conservative: the greedy ideal moves with the holes' labels,
+and not monotonely (a label can lower it), so unjudged=min is the value with no hole covering
+anything over the most any ranking could gain (every hole covering every subtopic, n_s
+documents per subtopic at the top), and unjudged=max the value with every hole covering all S
+over the least the greedy ideal can gain (at least 1 - (1 - 1/m)^m of the best m documents at
+every depth m, Nemhauser, Wolsey & Fisher 1978), at most 1 / (1 - (1 - 1/k)^k): the greedy
+ideal is not always the best ranking, so a run can score above 1. Worked
 example (docs/measures.md): run a, b, c; a covers s1, b covers s1 and s2, c covers s2:
 G = 1, 1.5, 0.5, alpha-DCG@3 = 2.1964; the ideal b, c, a gives 2.5655; alpha-nDCG@3 = 0.8561.""",
         source="Clarke et al., SIGIR 2008; ndeval 4.5 (TREC Web track)"),
@@ -624,11 +651,13 @@ Monotone in every label with S fixed: unjudged=min|max are exact.""",
         source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; Agrawal et al., WSDM 2009; ndeval 4.5"),
     Family(
         "nERR-IA", diversity, "ERR-IA normalised by the greedy ideal ranking's", cutoff="required",
-        params=("rel", "unjudged"), subtopics=True, aliases=("nERR_IA",), examples=("nERR-IA@20",),
+        params=("rel", "unjudged", "maxgrade"), subtopics=True, aliases=("nERR_IA",), examples=("nERR-IA@20",),
+        boundable=True, bounds="conservative",
         convention=_diversity("stop=0.5", "ideal=greedy(ties=docid-desc)", "norm=ideal"),
         explanation="""
 ERR-IA@k divided by the ERR-IA@k of ndeval's greedy ideal ranking (alpha-nDCG's, with
-alpha = 0.5); 0 when nothing is relevant. No bound: the ideal moves with the holes.""",
+alpha = 0.5); 0 when nothing is relevant. Bounds conservative, as alpha-nDCG's (the greedy
+ideal moves with the holes).""",
         source="Chapelle et al., CIKM 2009; ndeval 4.5"),
     Family(
         "NRBP", diversity, "novelty- and rank-biased precision", params=("rel", "unjudged", "maxgrade", "alpha",
@@ -642,13 +671,14 @@ G(r) as alpha-nDCG's; over the whole ranking (beta, the patience, default 0.5). 
 in every label with S fixed: unjudged=min|max are exact.""",
         source="Clarke, Kolla & Vechtomova, ICTIR 2009; ndeval 4.5"),
     Family(
-        "nNRBP", diversity, "NRBP normalised by the greedy ideal ranking's", params=("rel", "unjudged", "alpha",
-                                                                                     "patience"),
-        subtopics=True, spellings={"patience": "beta"}, examples=("nNRBP",),
+        "nNRBP", diversity, "NRBP normalised by the greedy ideal ranking's",
+        params=("rel", "unjudged", "maxgrade", "alpha", "patience"), subtopics=True, spellings={"patience": "beta"},
+        examples=("nNRBP",), boundable=True, bounds="conservative",
         convention=_diversity("ideal=greedy(ties=docid-desc)", "norm=ideal", "depth=run"),
         explanation="""
 NRBP divided by the NRBP of ndeval's greedy ideal ranking; 0 when nothing is relevant
-(ndeval: 0/0). No bound: the ideal moves with the holes.""",
+(ndeval: 0/0). Bounds conservative, as alpha-nDCG's (over the whole ranking, the greedy
+ideal's share at least 1 - 1/e; unjudged=max at most e / (e - 1)).""",
         source="Clarke, Kolla & Vechtomova, ICTIR 2009; ndeval 4.5"),
     Family(
         "P-IA", diversity, "intent-aware precision at k", cutoff="required", params=("rel", "unjudged", "maxgrade"),
@@ -660,11 +690,14 @@ the mean over the S subtopics of P@k (a ranking shorter than k padded). Monotone
 label with S fixed: unjudged=min|max are the exact extremes (every hole covering none /
 all of the query's subtopics).""", source="Agrawal, Gollapudi, Halverson & Ieong, WSDM 2009; ndeval 4.5"),
     Family(
-        "AP-IA", diversity, "intent-aware average precision", params=("rel", "unjudged"), subtopics=True,
+        "AP-IA", diversity, "intent-aware average precision", params=("rel", "unjudged", "maxgrade"), subtopics=True,
         aliases=("AP_IA", "MAP-IA"), examples=("AP-IA",), convention=_diversity("R=relevant-per-subtopic"),
+        boundable=True,
         explanation="""
 The mean over the S subtopics of AP with the subtopic's relevant judgments as R, over the
-whole ranking (ndeval's MAP-IA). No bound: a relevant hole also raises R.""",
+whole ranking (ndeval's MAP-IA). Not monotone (a relevant hole also raises R), but each
+subtopic's AP reads only its own labels and a hole may cover any subset of S: unjudged=min|max
+are the exact extremes, the mean over the subtopics of AP's own (judged holes).""",
         source="Agrawal et al., WSDM 2009; ndeval 4.5"),
     Family(
         "StRecall", diversity, "subtopic recall: share of the subtopics covered in the top k", cutoff="required",
