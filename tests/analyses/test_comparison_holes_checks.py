@@ -36,6 +36,39 @@ def test_flip_interval_by_hand():
     assert nd.exact and not nd.can_flip
 
 
+def test_compare_skips_holes_a_measure_cannot_bound(capsys):
+    """ERR and nERR bounds refuse grades above max_rel (the stopping chance would pass 1): on
+    such qrels compare still compares, and says in one line (text) / one key (JSON) why
+    that measure's holes were not bounded; the other measures keep their intervals."""
+    qrels = {"q1": {"a": 3, "b": 1}, "q2": {"c": 2}, "q3": {"d": 1}}
+    base = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 1.0}, "q3": {"d": 1.0}}
+    new = {"q1": {"zz": 3.0, "b": 2.0}, "q2": {"c": 1.0}, "q3": {"yy": 2.0, "d": 1.0}}
+    measures = ["ERR(max_rel=2)@5", "nERR(max_rel=2)@5", "P@5"]
+    c = compare(qrels, {"base": base, "new": new}, measures, permutations=100)
+    assert [x.measure for x in c.comparisons] == measures  # every comparison stands
+    h = c.to_dict()["holes"]
+    assert set(h["skipped_measures"]) == {"ERR(max_rel=2)@5", "nERR(max_rel=2)@5"}
+    assert all("up to max_rel=2" in why and "got maxgrade 3" in why for why in h["skipped_measures"].values())
+    assert list(h["bounded_measures"]) == ["P@5"] and [f["measure"] for f in h["comparisons"]] == ["P@5"]
+    assert c.flip(c.get("ERR(max_rel=2)@5", "new")) is None
+    with_room = compare(qrels, {"base": base, "new": new}, measures, permutations=100, maxgrade=2).to_dict()["holes"]
+    assert "skipped_measures" not in with_room and len(with_room["comparisons"]) == 3
+
+
+def test_compare_table_says_which_holes_were_not_bounded(example, capsys, monkeypatch):
+    monkeypatch.chdir(example)
+    assert main(["compare", "qrels.txt", "bm25.run", "dense.run", "-m", "ERR(max_rel=2)@10", "-m", "nDCG@10",
+                 "--permutations", "100", "--regressions", "0"]) == 0
+    out = capsys.readouterr().out
+    notes = [line for line in out.splitlines() if "holes not bounded for" in line]
+    assert len(notes) == 1 and notes[0].startswith("  holes not bounded for ERR(max_rel=2)@10: ERR bounds need")
+    assert "Δ dense.run could become anything in" in out  # nDCG@10 keeps its interval
+    assert main(["compare", "qrels.txt", "bm25.run", "dense.run", "-m", "ERR(max_rel=2)@10", "--format", "json",
+                 "--permutations", "100"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert list(d["holes"]["skipped_measures"]) == ["ERR(max_rel=2)@10"] and len(d["comparisons"]) == 1
+
+
 def test_compare_json_adds_holes_and_checks_keys_only(example, capsys, monkeypatch):
     monkeypatch.chdir(example)
     assert main(["compare", "qrels.txt", "bm25.run", "dense.run", "tuned.run", "-m", "nDCG@10", "-m", "AP",

@@ -335,15 +335,21 @@ class ComparisonHoles:
     runs: dict  # run name -> {"judged", "holes", "queries_with_holes", "share_queries_with_holes", "queries"}
     flips: dict  # (measure as given, run) -> PairFlip of run vs baseline (difference = run - baseline)
     bounded: dict  # measure as given -> the zero-filled measure whose bounds were taken
+    # measure as given -> why its holes were not bounded here (a bounded family whose bounds refuse
+    # these data, e.g. ERR on grades above max_rel); its comparison still stands
+    skipped: dict = field(default_factory=dict)
 
     def flip(self, measure: str, run: str) -> "PairFlip | None":
         return self.flips.get((measure, run))
 
     def to_dict(self) -> dict:
-        return {"k": self.k, "maxgrade": self.maxgrade, "negative": self.negative,
-                "judged": f"Judged@{self.k} judged=grade-for-this-query",
-                "runs": {name: dict(r) for name, r in self.runs.items()},
-                "bounded_measures": {g: str(m) for g, m in self.bounded.items()}}
+        out = {"k": self.k, "maxgrade": self.maxgrade, "negative": self.negative,
+               "judged": f"Judged@{self.k} judged=grade-for-this-query",
+               "runs": {name: dict(r) for name, r in self.runs.items()},
+               "bounded_measures": {g: str(m) for g, m in self.bounded.items()}}
+        if self.skipped:
+            out["skipped_measures"] = dict(self.skipped)
+        return out
 
 
 def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = None,
@@ -351,11 +357,13 @@ def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = No
     """Holes of an evaluated :class:`~judged.evaluation.Result` (its runs already aligned):
     per run Judged@k and the holes in its top k; per bounded measure (the registry's
     ``boundable`` families) and run, the interval of mean(run) - mean(baseline) over the grades
-    the holes of either could get (exact for nDCG and DCG, else conservative)."""
+    the holes of either could get (exact for nDCG and DCG, else conservative). A measure whose
+    bounds refuse the data (ERR on grades above max_rel, INST with T < 1/2) is skipped, with
+    the reason (``skipped``), not an error: its comparison stands without the holes' interval."""
     aligned = {name: negative_as(rr.aligned, negative) for name, rr in result.runs.items()}
     judged_m = Measure.parse(f"Judged@{k}")
     runs = {name: hole_counts(judged_m.compute(a), holes_per_query(a, k)) for name, a in aligned.items()}
-    flips, bounded, top = {}, {}, 0
+    flips, bounded, skipped, top = {}, {}, {}, 0
     with progress(len(result.measures), "holes: what judging them could change") as advance:
         for given, measure in result.measures.items():
             advance()
@@ -369,15 +377,20 @@ def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = No
             # pairs solve both runs at once; the conservative ones bound over the union of holes)
             per_run = {name: RunHoles(name, a, None, None, m.compute(a), None, None, None, None)
                        for name, a in aligned.items()}
-            top = max(top, max_grade(m, aligned[baseline]))
             others = [name for name in per_run if name != baseline]
             order = others + [baseline]
-            done = pair_flips(m, [per_run[n] for n in order], [(i, len(others)) for i in range(len(others))])
+            try:
+                done = pair_flips(m, [per_run[n] for n in order], [(i, len(others)) for i in range(len(others))])
+            except ConventionError as e:
+                del bounded[given]
+                skipped[given] = str(e)
+                continue
+            top = max(top, max_grade(m, aligned[baseline]))
             for name, flip in zip(others, done):
                 flips[(given, name)] = flip
     if not bounded:
         top = maxgrade if maxgrade is not None else max_grade(judged_m, aligned[baseline])
-    return ComparisonHoles(k, int(top), negative, runs, flips, bounded)
+    return ComparisonHoles(k, int(top), negative, runs, flips, bounded, skipped)
 
 
 def _hole_keys(measure, aligned) -> list[set]:

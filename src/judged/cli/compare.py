@@ -248,6 +248,9 @@ def render(c, all_tests: bool = False, console=None) -> None:
                       x.mark + (FLIP if flip and flip.can_flip else ""))
         console.print(t)
         console.print(f"  {convention}", highlight=False, markup=False)
+        if c.holes is not None and measure in c.holes.skipped:
+            console.print(f"  holes not bounded for {measure}: {c.holes.skipped[measure]}", highlight=False,
+                          markup=False)
         render_machine(c, measure, console)
         for x in rows:
             flip = c.flip(x)
