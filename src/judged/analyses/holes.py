@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from itertools import combinations
 
@@ -257,25 +258,30 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
     if maxgrade is not None:
         m = replace(m, maxgrade=int(maxgrade))
-    aligned = aligned_runs(qrels, runs, settings)
     out = {}
-    with progress(len(aligned), f"bounds of {m} per run") as advance:
-        for name, a in aligned.items():
-            out[name] = run_holes(name, negative_as(a, negative), m, k, samples=0)
-            advance()
-    refs = {}
-    if isinstance(reference, dict):
-        reference = {name: r for name, r in reference.items() if str(name) not in out}
-    else:
-        reference = [r for r in reference or [] if not isinstance(r, (str, os.PathLike)) or os.fspath(r) not in out]
-    for name, run in named_runs(reference, on_duplicate):
-        refs[name] = negative_as(align(qrels, run, settings), negative)
-    with progress(None, "estimating the holes"):  # the estimator's model grades documents, not subtopics
-        estimates = None if m.family.subtopics else estimate_holes(m, out, k, samples=samples, seed=seed, level=level,
-                                                                   reference=refs)
-    names = list(out)
-    with progress(None, "intervals of every pair of runs"):
-        pairs = pair_flips(m, [out[n] for n in names], list(combinations(range(len(names)), 2)))
+    with ThreadPoolExecutor(2, thread_name_prefix="judged-holes") as pool:
+        # each run's bounds in a thread as soon as it is aligned, while the next one is read
+        aligned = aligned_runs(qrels, runs, settings, each=lambda name, a: out.__setitem__(
+            name, pool.submit(run_holes, name, negative_as(a, negative), m, k, samples=0)))
+        with progress(len(aligned), f"bounds of {m} per run") as advance:
+            for name, done in out.items():
+                out[name] = done.result()
+                advance()
+        refs = {}
+        if isinstance(reference, dict):
+            reference = {name: r for name, r in reference.items() if str(name) not in out}
+        else:
+            reference = [r for r in reference or [] if not isinstance(r, (str, os.PathLike)) or os.fspath(r) not in out]
+        for name, run in named_runs(reference, on_duplicate, ahead=True):
+            refs[name] = negative_as(align(qrels, run, settings), negative)
+        names = list(out)
+        # the pairs' intervals in a thread while the estimate is made (each as alone: the same numbers)
+        pairs = pool.submit(pair_flips, m, [out[n] for n in names], list(combinations(range(len(names)), 2)))
+        with progress(None, "estimating the holes"):  # the estimator's model grades documents, not subtopics
+            estimates = None if m.family.subtopics else estimate_holes(m, out, k, samples=samples, seed=seed,
+                                                                       level=level, reference=refs)
+        with progress(None, "intervals of every pair of runs"):
+            pairs = pairs.result()
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
                        out, pairs, estimates, of_aligned(settings, qrels, aligned, measures=[m]))
 

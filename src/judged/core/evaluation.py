@@ -300,17 +300,20 @@ def _stream(qrels, path, measures, settings, name, progress, reader=None):
     return result
 
 
-def aligned_runs(qrels: Qrels, runs, settings: Settings) -> dict:
+def aligned_runs(qrels: Qrels, runs, settings: Settings, each=None) -> dict:
     """name -> each run read and aligned with ``qrels`` under ``settings``, with a progress
     bar; a run sharing no query id with the qrels is refused as soon as it is read
     (:func:`judged.querysets.refuse_disjoint`): what every analysis of several runs reads
-    (every alignment kept: run files are read ahead, :func:`named_runs`)."""
+    (every alignment kept: run files are read ahead, :func:`named_runs`). ``each(name,
+    aligned)`` is called as each run is aligned (e.g. to start work on it meanwhile)."""
     aligned = {}
     with progress_bar(len(runs) if isinstance(runs, (list, tuple, dict)) else None,
                       "reading and aligning runs") as advance:
         for name, run in named_runs(runs, settings.on_duplicate, ahead=True):
             aligned[name] = align(qrels, run, settings)
             refuse_disjoint(name, aligned[name].counts, qrels, lambda run=run: run_query_sample(run))
+            if each is not None:
+                each(name, aligned[name])
             advance()
     return aligned
 
