@@ -190,8 +190,29 @@ def any_repeated(keys: np.ndarray) -> bool:
     return bool((shared[1:] == shared[:-1]).any())
 
 
+class _Pairs:
+    """What :class:`Qrels` and :class:`Run` share: values per (qid, docid) row, in the column
+    named ``_values`` (grade, score), and what is computed from the ids once, on first use."""
+
+    @cached_property
+    def query_ids(self) -> np.ndarray:
+        """Sorted distinct query ids (strcmp order, as trec_eval)."""
+        return np.array(sorted(pc.unique(self.qid).to_pylist()), dtype=object)
+
+    @cached_property
+    def docid_hash(self) -> np.ndarray:
+        """:func:`string_hash` of each docid (shared by the duplicate check and the qrels lookup)."""
+        return string_hash(self.docid)
+
+    def to_pandas(self):
+        import pandas as pd
+
+        return pd.DataFrame({"qid": self.qid.to_pylist(), "docid": self.docid.to_pylist(),
+                             self._values: getattr(self, self._values)})
+
+
 @dataclass(eq=False)
-class Qrels:
+class Qrels(_Pairs):
     """Relevance judgments: one integer grade per (qid, docid).
 
     A grade >= 1 is relevant at trec_eval's default level; 0 is judged not relevant;
@@ -200,6 +221,7 @@ class Qrels:
     is unjudged: a hole.
     """
 
+    _values = "grade"
     qid: pa.Array
     docid: pa.Array
     grade: np.ndarray
@@ -222,11 +244,6 @@ class Qrels:
     def __repr__(self) -> str:
         return f"Qrels({self.source!r}, {len(self)} judgments, {len(self.query_ids)} queries)"
 
-    @cached_property
-    def query_ids(self) -> np.ndarray:
-        """Sorted distinct query ids (strcmp order, as trec_eval)."""
-        return np.array(sorted(pc.unique(self.qid).to_pylist()), dtype=object)
-
     def known(self, docid_hash: np.ndarray | None = None, query_ids: np.ndarray | None = None) -> "Qrels":
         """The qrels, with :attr:`docid_hash` and :attr:`query_ids` as already computed (by a
         reader, or by the index), instead of computing them again on first use."""
@@ -237,22 +254,12 @@ class Qrels:
         return self
 
     @cached_property
-    def docid_hash(self) -> np.ndarray:
-        """:func:`string_hash` of each docid."""
-        return string_hash(self.docid)
-
-    @cached_property
     def index(self) -> "QrelsIndex":
         return QrelsIndex.build(self)
 
-    def to_pandas(self):
-        import pandas as pd
-
-        return pd.DataFrame({"qid": self.qid.to_pylist(), "docid": self.docid.to_pylist(), "grade": self.grade})
-
 
 @dataclass(eq=False)
-class Run:
+class Run(_Pairs):
     """One system's ranked results: a score per (qid, docid), rows in input order.
 
     ``rank`` (the run file's rank column, as numbers) is needed only for ``ties='rank'``;
@@ -263,6 +270,7 @@ class Run:
     to :meth:`known`.
     """
 
+    _values = "score"
     qid: pa.Array
     docid: pa.Array
     score: np.ndarray
@@ -290,15 +298,6 @@ class Run:
         return f"Run({self.name!r}, {len(self)} rows)"
 
     @cached_property
-    def query_ids(self) -> np.ndarray:
-        return np.array(sorted(pc.unique(self.qid).to_pylist()), dtype=object)
-
-    @cached_property
-    def docid_hash(self) -> np.ndarray:
-        """:func:`string_hash` of each docid (shared by the duplicate check and the qrels lookup)."""
-        return string_hash(self.docid)
-
-    @cached_property
     def qid_blocks(self) -> tuple[np.ndarray, pa.Array]:
         """:func:`id_blocks` of the qids (the compiled tokenizer finds them while reading)."""
         return id_blocks(self.qid)
@@ -311,11 +310,6 @@ class Run:
         if qid_blocks is not None:
             self.__dict__["qid_blocks"] = qid_blocks
         return self
-
-    def to_pandas(self):
-        import pandas as pd
-
-        return pd.DataFrame({"qid": self.qid.to_pylist(), "docid": self.docid.to_pylist(), "score": self.score})
 
 
 @dataclass(eq=False)
