@@ -225,6 +225,51 @@ def test_run_numbers_use_each_measures_aggregate_as_judged_eval():
     assert gmap.mean_run == result.aggregate("new", "GMAP") and numret.mean_run == result.aggregate("new", "NumRet")
 
 
+def test_gmap_is_tested_on_the_logs_and_its_delta_is_of_the_geometric_means():
+    """GMAP's paired tests run on log(max(AP, 1e-5)) per query (trec_eval's gm_map floor), its
+    Δ is GM(run) - GM(base), its CI the t interval of the mean log ratio r as GM(base) x
+    (exp(r) - 1). By hand, four queries:
+        base AP: 1, 5/6, 0 (floored 1e-5), 1/2    new AP: 1/2, 1, 1, 1/3"""
+    from scipy import stats as sps
+
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1, "c": 1}, "q3": {"d": 1}, "q4": {"e": 1}}
+    base = {"q1": {"a": 1.0}, "q2": {"b": 3.0, "x": 2.0, "c": 1.0}, "q3": {"x": 1.0}, "q4": {"y": 2.0, "e": 1.0}}
+    new = {"q1": {"x": 2.0, "a": 1.0}, "q2": {"b": 2.0, "c": 1.0}, "q3": {"d": 1.0},
+           "q4": {"y": 3.0, "z": 2.0, "e": 1.0}}
+    ap_base, ap_new = np.array([1, 5 / 6, 1e-5, 1 / 2]), np.array([1 / 2, 1, 1, 1 / 3])
+    logs = np.log(ap_new) - np.log(ap_base)
+    gm_base, gm_new = np.exp(np.log(ap_base).mean()), np.exp(np.log(ap_new).mean())
+    half = sps.t.ppf(0.975, 3) * logs.std(ddof=1) / 2
+    c = compare(qrels, {"base": base, "new": new}, ["GMAP"], permutations=100)
+    g = c.get("GMAP", "new")
+    assert (g.mean_baseline, g.mean_run) == (pytest.approx(gm_base, rel=1e-12), pytest.approx(gm_new, rel=1e-12))
+    assert g.test.mean_delta == pytest.approx(gm_new - gm_base, rel=1e-12)  # 0.7598 - 0.0672: not mean(AP) 0.1
+    assert g.log_ratio["mean_delta"] == pytest.approx(logs.mean(), rel=1e-12)
+    assert g.log_ratio["ci95"] == pytest.approx([logs.mean() - half, logs.mean() + half], rel=1e-12)
+    assert g.test.ci95 == pytest.approx((gm_base * np.expm1(logs.mean() - half), gm_base * np.expm1(logs.mean() + half)),
+                                        rel=1e-12)
+    assert g.test.p_values["t-test"] == pytest.approx(sps.ttest_1samp(logs, 0).pvalue, rel=1e-9)
+    assert g.test.p_values["t-test"] != pytest.approx(sps.ttest_1samp(ap_new - ap_base, 0).pvalue, rel=1e-3)
+    assert (g.test.wins, g.test.losses) == (2, 2)
+    d = json.loads(c.to_json())["comparisons"][0]
+    assert d["paired_on"].startswith("paired tests, W/L/T and d_z on log(max(value, 1e-05))") and d["log_ratio"]
+    assert "paired_on" not in compare(qrels, {"base": base, "new": new}, ["AP"], permutations=100).to_dict()[
+        "comparisons"][0]
+
+
+def test_compare_table_says_how_gmap_was_tested(example, capsys, monkeypatch):
+    """The table's GMAP row: both geometric means and their difference (docs/examples: 0.6340,
+    0.2997, -0.3343, where the arithmetic AP difference is -0.3218), and one line saying the
+    tests ran on the logs."""
+    monkeypatch.chdir(example)
+    assert main(["compare", "qrels.txt", "bm25.run", "dense.run", "-m", "GMAP", "--permutations", "100",
+                 "--regressions", "0", "--no-holes"]) == 0
+    out = capsys.readouterr().out
+    row = next(line.split() for line in out.splitlines() if line.strip().startswith("dense.run"))
+    assert row[1:3] == ["0.2997", "-0.3343"] and "0.6340" in out
+    assert sum("GMAP: paired tests, W/L/T and d_z on log(max(value, 1e-05))" in line for line in out.splitlines()) == 1
+
+
 def test_trec_eval_forms_naming_several_measures_compare_each():
     # P.1,2 is trec_eval's P_1 and P_2: one comparison each, as judged eval gives one column each
     c = compare(QRELS, {"base": BASE, "new": NEW}, ["P.1,2", "ndcg_cut.3"], permutations=100)

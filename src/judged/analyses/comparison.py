@@ -22,7 +22,7 @@ from . import stats
 from ..core import DISPLAY
 from ..core.conventions import Settings, validate
 from ..core.errors import JudgedError, MeasureError
-from ..core.measures import named_measures
+from ..core.measures import MIN_GEO_MEAN, named_measures
 from ..core.progress import progress
 
 DEFAULT_MEASURES = ("nDCG@10",)
@@ -31,6 +31,9 @@ MARK_TEST = "randomization"  # the test behind the marks (its p corrected across
 NOT_TESTED = "not tested: Judged@k measures how much of the ranking was judged (coverage), not its quality"
 DEFAULT_REGRESSIONS = 5
 DEFAULT_DEPTH = 10  # ranks shown for a measure without a cutoff
+ON_LOGS = ("paired tests, W/L/T and d_z on log(max(value, 1e-05)) per query (trec_eval's gm_map floor); Δ mean = "
+           "the difference of the geometric means; 95% CI = the t interval of the mean log ratio r, as "
+           "GM(baseline) x (exp(r) - 1)")
 
 
 @dataclass
@@ -44,6 +47,9 @@ class PairedComparison:
     mean_run: float
     test: stats.PairedTest
     p_adjusted: dict = field(default_factory=dict)
+    # a geometric-mean measure (GMAP): the tests ran on log(max(value, 1e-5)) per query, whose mean
+    # difference and interval are kept here; test.mean_delta / ci95 are on the geometric means (ON_LOGS)
+    log_ratio: dict | None = None
 
     @property
     def mark(self) -> str:
@@ -58,7 +64,8 @@ class PairedComparison:
                 "ci95": [t.ci95[0], t.ci95[1]], "wins": t.wins, "losses": t.losses, "ties": t.ties,
                 "effect_size": t.effect_size if np.isfinite(t.effect_size) else None,  # sd 0: no finite d_z
                 "p_values": _defined(t.p_values), "p_adjusted": _defined(self.p_adjusted),
-                "methods": dict(t.methods), "queries": t.n}
+                "methods": dict(t.methods), "queries": t.n,
+                **({"paired_on": ON_LOGS, "log_ratio": dict(self.log_ratio)} if self.log_ratio else {})}
 
 
 @dataclass
@@ -238,17 +245,20 @@ def paired_comparisons(values: dict, baseline: str, measures, *, correction: str
     if not others:
         raise JudgedError("compare needs a baseline and at least one other run")
     tested = [(m, r) for m in measures if not is_coverage_measure(m) for r in others]
+    logged = {m for m in measures if _geometric(m)}
+    paired = (lambda m, v: np.log(np.maximum(np.asarray(v, np.float64), MIN_GEO_MEAN)) if m in logged else v)
     out = []
     with progress(len(others) * len(measures), "paired tests", show_progress) as advance, \
             _threads(2) if pool is None else contextlib.nullcontext(pool) as pool:
-        tests = dict(zip(tested, stats.paired_tests([(values[baseline][m], values[r][m]) for m, r in tested],
-                                                    permutations, seed, pool=pool)))
+        tests = dict(zip(tested, stats.paired_tests([(paired(m, values[baseline][m]), paired(m, values[r][m]))
+                                                     for m, r in tested], permutations, seed, pool=pool)))
         for m in measures:
             family = []
             base = values[baseline][m]
             for r in others:
-                t = tests.get((m, r)) or stats.described_pair(base, values[r][m], NOT_TESTED)
-                family.append(PairedComparison(m, baseline, r, aggregate(m, base), aggregate(m, values[r][m]), t))
+                t = tests.get((m, r)) or stats.described_pair(paired(m, base), paired(m, values[r][m]), NOT_TESTED)
+                c = PairedComparison(m, baseline, r, aggregate(m, base), aggregate(m, values[r][m]), t)
+                family.append(_on_geometric_means(c) if m in logged else c)
                 advance()
             for test in stats.TESTS:
                 adjusted = stats.adjust(np.array([c.test.p_values[test] for c in family]), correction)
@@ -256,6 +266,27 @@ def paired_comparisons(values: dict, baseline: str, measures, *, correction: str
                     c.p_adjusted[test] = p
             out += family
     return out
+
+
+def _geometric(measure: str) -> bool:
+    """A measure aggregated by its geometric mean (GMAP, GMBpref)."""
+    from ..core.measures import Measure
+
+    try:
+        return Measure.parse(measure).aggregate == "geometric-mean"
+    except MeasureError:
+        return False
+
+
+def _on_geometric_means(c: PairedComparison) -> PairedComparison:
+    """``c`` tested on the logs: its delta becomes GM(run) - GM(baseline) (exp of the mean log
+    ratio r is GM(run) / GM(baseline)) and its interval the t interval of r as GM(baseline) x
+    (exp(r) - 1); the log-scale figures move to ``log_ratio`` (ON_LOGS)."""
+    t = c.test
+    scale = lambda r: c.mean_baseline * float(np.expm1(r))
+    c.log_ratio = {"mean_delta": t.mean_delta, "ci95": [t.ci95[0], t.ci95[1]]}
+    c.test = replace(t, mean_delta=c.mean_run - c.mean_baseline, ci95=(scale(t.ci95[0]), scale(t.ci95[1])))
+    return c
 
 
 def _threads(n: int):
