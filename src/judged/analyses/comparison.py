@@ -251,15 +251,18 @@ def paired_comparisons(values: dict, baseline: str, measures, *, correction: str
     with progress(len(others) * len(measures), "paired tests", show_progress) as advance, \
             _threads(2) if pool is None else contextlib.nullcontext(pool) as pool:
         tests = dict(zip(tested, stats.paired_tests([(paired(m, values[baseline][m]), paired(m, values[r][m]))
-                                                     for m, r in tested], permutations, seed, pool=pool)))
+                                                     for m, r in tested], permutations, seed, pool=pool,
+                                                    done=advance)))
         for m in measures:
             family = []
             base = values[baseline][m]
             for r in others:
-                t = tests.get((m, r)) or stats.described_pair(paired(m, base), paired(m, values[r][m]), NOT_TESTED)
+                t = tests.get((m, r))
+                if t is None:
+                    t = stats.described_pair(paired(m, base), paired(m, values[r][m]), NOT_TESTED)
+                    advance()
                 c = PairedComparison(m, baseline, r, aggregate(m, base), aggregate(m, values[r][m]), t)
                 family.append(_on_geometric_means(c) if m in logged else c)
-                advance()
             for test in stats.TESTS:
                 adjusted = stats.adjust(np.array([c.test.p_values[test] for c in family]), correction)
                 for c, p in zip(family, adjusted.tolist()):

@@ -66,25 +66,6 @@ def _scipy_special():
     return special
 
 
-def import_ahead() -> None:
-    """Start importing scipy.special in a thread (0.25 CPU-s, most of it numpy submodules
-    that scipy's array-API layer touches), for a command that will run the paired tests
-    after reading its runs: the import runs while the runs are tokenized, which releases
-    the GIL. :func:`_scipy_special` then waits for it (Python's import lock)."""
-    import sys
-    import threading
-
-    if "scipy.special" in sys.modules:
-        return
-
-    def load():
-        try:
-            from scipy import special  # noqa: F401
-        except Exception:  # noqa: BLE001  (no scipy: _scipy_special says so when the tests need it)
-            pass
-    threading.Thread(target=load, name="judged-import-scipy", daemon=True).start()
-
-
 def _binomial_half_cdf(k: int, n: int) -> float:
     """P(X <= k) for X ~ Binomial(n, 1/2): exact (sum of C(n, i) over i <= k, / 2^n, in
     integers) up to n = 5,000, else scipy.special.bdtr (the regularized incomplete beta)."""
@@ -507,11 +488,12 @@ def paired_test(baseline: np.ndarray, run: np.ndarray, permutations: int = DEFAU
 
 
 def paired_tests(pairs: list, permutations: int = DEFAULT_PERMUTATIONS, seed=DEFAULT_SEED,
-                 pool=None) -> list:
+                 pool=None, done=None) -> list:
     """:func:`paired_test` of every (baseline, run) of ``pairs``, in order. With ``pool`` (a
     ``concurrent.futures`` executor) the randomization and bootstrap draws of every pair
     run there, each test on its own seeded draws (the same numbers as one by one: numpy
-    releases the GIL while it draws and sums)."""
+    releases the GIL while it draws and sums). ``done()`` is called as each pair is
+    finished (a progress bar's advance)."""
     if permutations < 1:
         raise ValueError("permutations must be positive")
     parts = []
@@ -540,4 +522,6 @@ def paired_tests(pairs: list, permutations: int = DEFAULT_PERMUTATIONS, seed=DEF
                                 else f"{permutations} resamples, p=(b+1)/(m+1)")
         out.append(PairedTest(len(d), float(d.mean()) if len(d) else 0.0, ci95(d), wins, losses, ties,
                               effect_size(d), p, how))
+        if done is not None:
+            done()
     return out

@@ -122,3 +122,24 @@ MACHINE_HELP = ("a machine judge's labels (e.g. an LLM's), in any qrels format: 
 def add_machine_option(p) -> None:
     """``--machine LABELS`` (eval, holes, compare, report, pool)."""
     p.add_argument("--machine", metavar="LABELS", help=MACHINE_HELP)
+
+
+def import_ahead(*modules: str) -> None:
+    """Import ``modules`` in a thread, in order, for a command that needs them only after
+    reading its runs: the imports run while the runs are tokenized (which releases the
+    GIL), and the command's own import of each later waits for it (Python's import lock).
+    A module that cannot be imported is left to that later import to report."""
+    import importlib
+    import threading
+
+    missing = [m for m in modules if m not in sys.modules]
+    if not missing:
+        return
+
+    def load():
+        for name in missing:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001  (the command's own import says why)
+                pass
+    threading.Thread(target=load, name="judged-import-ahead", daemon=True).start()
