@@ -459,3 +459,19 @@ def test_capped_draws_count_as_the_capped_grade_in_the_ideal(measure):
     want = Measure.parse(measure).compute(fill(a, r, grade))
     assert got.holes > 0 and L == 4
     np.testing.assert_allclose(got.per_query, want, rtol=0, atol=1e-12)
+
+
+def test_drawn_levels_are_the_count_of_levels_each_draw_passes():
+    # a hole's level is how many of its cumulative probabilities the uniform draw exceeds;
+    # counted in bytes up to 256 levels, in int64 beyond: the same integers either way
+    from judged.analyses import estimate
+
+    for levels in (2, 4, 300):
+        rng = np.random.default_rng(levels)
+        probs = rng.dirichlet(np.ones(levels), size=50)
+        got = estimate._draw(probs, 30, np.random.default_rng(1))
+        cum = np.cumsum(probs, axis=1)
+        cum[:, -1] = 1.0
+        u = np.random.default_rng(1).random((30, 50))
+        assert got.dtype == np.int64
+        assert np.array_equal(got, (u[:, :, None] > cum[None, :, :-1]).sum(axis=2))

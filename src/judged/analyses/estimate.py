@@ -871,10 +871,13 @@ def _draw(probs: np.ndarray, draws: int, rng) -> np.ndarray:
     cum = np.cumsum(probs, axis=1)
     cum[:, -1] = 1.0
     u = rng.random((draws, len(probs)))
-    out = np.zeros((draws, len(probs)), np.int64)
+    # the levels each draw passes, counted in bytes (up to 256 levels) through one buffer of
+    # flags: the same integers as int64 sums of the comparisons, in half the time
+    count = np.zeros((draws, len(probs)), np.uint8 if probs.shape[1] <= 256 else np.int64)
+    above = np.empty((draws, len(probs)), bool)
     for l in range(probs.shape[1] - 1):
-        out += u > cum[None, :, l]
-    return out
+        count += np.greater(u, cum[:, l], out=above)
+    return count.astype(np.int64)
 
 
 def _finish(prep) -> CaseScore:
