@@ -36,7 +36,8 @@ MEASURES = ["nDCG@10", "nDCG", "DCG@5", "nDCG(gain=exp)@5", "nDCG(unjudged=conde
 
 BOUNDS = ["ERR(unjudged=max)@10", "RBP(unjudged=min)", "RBP(unjudged=max,p=0.9)", "nDCG(unjudged=min)@10", "nDCG(unjudged=max)@5", "nDCG(gain=exp,unjudged=max)@20", "AP(unjudged=min)",
           "AP(unjudged=max)", "AP(rel=2,unjudged=max)", "nDCG(unjudged=max,maxgrade=0)@3",
-          "nERR(unjudged=min)@10", "nERR(unjudged=max)@5"]
+          "nERR(unjudged=min)@10", "nERR(unjudged=max)@5", "INST(max_rel=3,unjudged=max)",
+          "INSQ(max_rel=3,unjudged=min)", "Compat(unjudged=min)", "Compat(unjudged=max,p=0.8)"]
 
 
 def _same(a, b) -> bool:

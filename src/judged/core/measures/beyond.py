@@ -239,12 +239,15 @@ def _compat(measure, aligned, ranked) -> np.ndarray:
     return out
 
 
-def compat_bounds(measure, aligned, extras: np.ndarray, can_relevant: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Conservative (min, max) per query of Compat over every grade of the holes of the
-    ranking, and of ``extras[q]`` further holes outside it (they only join the ideal): for
-    each number s of holes labelled relevant, a lower and an upper bound of the overlap at
-    every depth, over the exact normaliser of R + s relevant documents; the least and the
-    greatest over s. The proof: :mod:`judged.core.measures.bounds`."""
+COMPAT_BOUND_CELLS = 1 << 18  # (labelled count, depth) cells Compat's bounds hold at once
+
+
+def compat_bounds(measure, aligned, extras: np.ndarray, top_grade: int) -> tuple[np.ndarray, np.ndarray]:
+    """Conservative (min, max) per query of Compat over every grade 0..``top_grade`` of the
+    holes of the ranking, and of ``extras[q]`` further holes outside it (they only join the
+    ideal): for each number s of holes labelled relevant, a lower and an upper bound of the
+    overlap at every depth, over the exact normaliser of R + s relevant documents; the least
+    and the greatest over s. The proof: :mod:`judged.core.measures.bounds`."""
     p, normalize = measure.option("persistence"), measure.option("normalize")
     ranked = ranking_for(measure, aligned)
     n = aligned.n_queries
@@ -259,32 +262,40 @@ def compat_bounds(measure, aligned, extras: np.ndarray, can_relevant: bool) -> t
         hit = np.flatnonzero(grade > 0)
         ideal = _ideal_ranks(grade[hit], relevant)
         hole = np.isnan(grade)
-        s = np.arange((int(hole.sum()) + int(extras[i]) if can_relevant else 0) + 1)
-        D = np.maximum(b - a, R + s)  # the depth with R + s relevant documents
-        depth = int(D.max())
-        if depth == 0:
+        labelled = int(hole.sum()) + int(extras[i]) if top_grade >= 1 else 0
+        D_max = max(b - a, R + labelled)  # the depth with R + s relevant documents is max(n, R + s)
+        if D_max == 0:
             lo[i] = hi[i] = float("nan")  # nothing ranked, nothing relevant: 0/0, as the kernel
             continue
-        d = np.arange(1, depth + 1, dtype=np.float64)
-        weight = np.cumprod(np.concatenate(([1.0], np.full(depth - 1, p))))
-        inside = d[None, :] <= D[:, None]
-        wd = np.where(inside, (weight / d)[None, :], 0.0)  # (s, depth)
-        # lower: a ranked relevant document's ideal rank moves down by at most s
-        tail = np.concatenate(([0.0], np.cumsum(weight / d)))
-        joins = np.maximum(hit[None, :], ideal[None, :] + s[:, None]) + 1  # first depth holding it in both
-        low = np.where(joins <= D[:, None], tail[D][:, None] - tail[np.minimum(joins, depth) - 1], 0.0).sum(axis=1)
-        # upper: those joined at s = 0 (ideal ranks only move down), plus at most min(s, holes above d)
-        fixed = np.cumsum(np.bincount(np.maximum(hit, ideal), minlength=depth)[:depth])
-        holes_above = np.cumsum(np.concatenate((hole, np.zeros(max(depth - len(hole), 0), bool))))[:depth]
-        overlap = np.minimum(np.minimum(d[None, :], (R + s)[:, None]),
-                             fixed[None, :] + np.minimum(s[:, None], holes_above[None, :]))
-        high = (wd * overlap).sum(axis=1)
-        if normalize:
-            norm = (wd * np.minimum(d[None, :], (R + s)[:, None])).sum(axis=1)
-        else:
-            norm = np.where(inside, weight[None, :], 0.0).sum(axis=1)
-        low_v, high_v = np.zeros(len(s)), np.zeros(len(s))
-        np.divide(low, norm, out=low_v, where=norm > 0)
-        np.divide(high, norm, out=high_v, where=norm > 0)
-        lo[i], hi[i] = float(low_v.min()), float(high_v.max())
+        d = np.arange(1, D_max + 1, dtype=np.float64)
+        weight = np.cumprod(np.concatenate(([1.0], np.full(D_max - 1, p))))
+        W = np.concatenate(([0.0], np.cumsum(weight)))
+        V = np.concatenate(([0.0], np.cumsum(weight / d)))  # V[m]: sum of p^(d-1) / d for d <= m
+        holes_above = np.cumsum(np.concatenate((hole, np.zeros(max(D_max - len(hole), 0), bool))))[:D_max]
+        # how far a labelled hole can push each ranked relevant document down the ideal: any s,
+        # but at the top grade only the holes ranked above it (ties go in run order, unranked
+        # last), and above it none
+        cap = np.where(grade[hit] > top_grade, 0, np.where(grade[hit] == top_grade, holes_above[hit],
+                                                           labelled))
+        fixed = np.cumsum(np.bincount(np.maximum(hit, ideal), minlength=D_max)[:D_max])  # joined, none labelled
+        low_v, high_v = [], []
+        rows = max(1, COMPAT_BOUND_CELLS // max(D_max, len(hit), 1))
+        for s0 in range(0, labelled + 1, rows):
+            s = np.arange(s0, min(s0 + rows, labelled + 1))
+            c = R + s
+            D = np.maximum(b - a, c)
+            # lower: each ranked relevant document joins the overlap at max(its rank, its ideal rank + shift)
+            joins = np.maximum(hit[None, :], ideal[None, :] + np.minimum(s[:, None], cap[None, :])) + 1
+            low = np.where(joins <= D[:, None], V[D][:, None] - V[np.minimum(joins, D_max) - 1], 0.0).sum(axis=1)
+            # upper: those joined with none labelled (ideal ranks only move down), plus at most min(s,
+            # holes above d) labelled ones, and never more than min(d, R + s)
+            overlap = np.minimum(np.minimum(d[None, :], c[:, None]),
+                                 fixed[None, :] + np.minimum(s[:, None], holes_above[None, :]))
+            high = (np.where(d[None, :] <= D[:, None], (weight / d)[None, :], 0.0) * overlap).sum(axis=1)
+            norm = W[c] + c * (V[D] - V[c]) if normalize else W[D]  # sum_{d <= D} p^(d-1) min(d, c) / d
+            for part, out in ((low, low_v), (high, high_v)):
+                v = np.zeros(len(s))
+                np.divide(part, norm, out=v, where=norm > 0)
+                out.append(v)
+        lo[i], hi[i] = float(np.concatenate(low_v).min()), float(np.concatenate(high_v).max())
     return lo, hi

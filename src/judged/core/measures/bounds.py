@@ -41,8 +41,10 @@ list (the top k), the ideal ranking recomputed for each assignment.
   (tests/analyses/test_holes_bounds.py): refused.
 * Compat is conservative. For s holes (and other runs' holes) labelled relevant, R + s fixes
   the depth max(n, R + s) and the normaliser exactly. A relevant ranked document's ideal
-  rank only moves down when documents join the ideal, and by at most s, so counting it in
-  the overlap from depth max(its rank, its ideal rank + s) is a lower bound; the overlap at
+  rank only moves down when documents join the ideal, by at most s (at the top grade a hole
+  can take, only by the holes ranked above it: ties go in run order, unranked documents
+  last; above that grade, not at all), so counting it in the overlap from depth max(its
+  rank, its ideal rank + that shift) is a lower bound; the overlap at
   depth d is at most min(d, R + s, those counted at s = 0 + min(s, holes above d)). The
   interval: the least lower and the greatest upper bound over s = 0..holes.
 * AP-IA is exact though not monotone: each subtopic's AP reads only its labels, and a hole
@@ -181,7 +183,7 @@ def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarr
     elif measure.name == "nERR":
         lo, hi = _nerr_bounds(base, aligned, top, n_extra, g_lo, g_hi)
     elif measure.name == "Compat":
-        lo, hi = compat_bounds(base, aligned, n_extra, M >= 1)
+        lo, hi = compat_bounds(base, aligned, n_extra, M)
     elif measure.name in GREEDY_NORMALISED and M < measure.rel:  # no hole can cover a subtopic
         lo = hi = base.compute(aligned)
     elif measure.name == "AP-IA" or measure.name in GREEDY_NORMALISED:

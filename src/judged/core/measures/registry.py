@@ -591,7 +591,8 @@ ranking of the query's relevant documents (by grade, ties in the run's order, th
 with normalize, divided by the ideal's overlap with itself. Bounds are conservative, not
 exact: a hole labelled relevant also joins the ideal, moving the others down. For s holes
 labelled relevant, R + s fixes the normaliser; a ranked relevant document's ideal rank moves
-down by at most s (a lower bound of every overlap) and at most min(s, holes above d) labelled
+down by at most s (at the top grade a hole can take, by at most the holes ranked above it: a
+lower bound of every overlap) and at most min(s, holes above d) labelled
 holes join the overlap at depth d (an upper bound); unjudged=min|max are the least and
 greatest over s.""",
         source="Clarke, Vtyurina & Smucker, TOIS 2020; ir_measures' compat provider"),
