@@ -531,9 +531,13 @@ def _extra_hole_counts(a: Aligned, b: Aligned, part: list, local: list):
     has_a, has_b = n_b < last + 1 - start, n_b > 0
     both = np.flatnonzero(has_a & has_b)
     if len(both):  # one docid per key: a key both runs hold is the same document
-        at = np.arange(len(order))
-        ia = np.maximum.accumulate(np.where(in_b, -1, at))[last[both]]  # the key's last row of A
-        ib = np.maximum.accumulate(np.where(in_b, at, -1))[last[both]]
+        first = start[both]
+        if (last[both] == first + 1).all():  # each such key once in each run: its two rows
+            ia, ib = np.where(in_b[first], first + 1, first), np.where(in_b[first], first, first + 1)
+        else:
+            at = np.arange(len(order))
+            ia = np.maximum.accumulate(np.where(in_b, -1, at))[last[both]]  # the key's last row of A
+            ib = np.maximum.accumulate(np.where(in_b, at, -1))[last[both]]
         if not strings_equal(a.run.docid, part[0][1][order[ia]], b.run.docid, part[1][1][order[ib] - na]).all():
             return None
     out = []
