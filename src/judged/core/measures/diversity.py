@@ -266,14 +266,16 @@ def _scores(hits, n_rows: int, alpha: float) -> np.ndarray:
     return np.bincount(row, weights=g[c], minlength=n_rows) if n_rows else np.zeros(0)
 
 
-_DISCOUNTS = [1.0]
+_DISCOUNTS = [np.ones(1)]  # the longest table yet: replaced whole, never appended to (bounds run in threads)
 
 
 def _discounts(n: int) -> np.ndarray:
     """ndeval's discount of 0-based rank i: 1 at rank 0, log(2) / log(i + 2) after (C's log)."""
-    while len(_DISCOUNTS) < n:
-        _DISCOUNTS.append(math.log(2.0) / math.log(len(_DISCOUNTS) + 2.0))
-    return np.array(_DISCOUNTS[:max(n, 1)])
+    table = _DISCOUNTS[0]
+    if len(table) < n:
+        table = np.array([1.0] + [math.log(2.0) / math.log(i + 2.0) for i in range(1, max(n, 2 * len(table)))])
+        _DISCOUNTS[0] = table
+    return table[:max(n, 1)].copy()
 
 
 def _decay(beta: float, n: int) -> np.ndarray:
