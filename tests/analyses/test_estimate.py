@@ -475,3 +475,16 @@ def test_drawn_levels_are_the_count_of_levels_each_draw_passes():
         u = np.random.default_rng(1).random((30, 50))
         assert got.dtype == np.int64
         assert np.array_equal(got, (u[:, :, None] > cum[None, :, :-1]).sum(axis=2))
+
+
+def test_compat_estimate_reads_its_ideal(example):
+    """The estimate scores Compat with every relevant judgment in its ideal: a query with no
+    hole to fill keeps its zero-filled value, and no estimate passes 1 (the stacked
+    judgments once left Compat's ideal out: bm25.run of the example scored 1.59)."""
+    r = holes_report(str(example / "qrels.txt"), [str(example / "bm25.run"), str(example / "dense.run")], k=10,
+                     measure="Compat", samples=20)
+    for rh in r.runs.values():
+        unfilled = rh.holes == 0
+        assert unfilled.any() or rh.name.endswith("dense.run")
+        np.testing.assert_allclose(rh.estimate[unfilled], rh.score[unfilled], rtol=1e-12, atol=0)
+        assert (rh.estimate <= 1 + 1e-12).all() and rh.estimate.mean() >= rh.low.mean() - 1e-12
