@@ -152,6 +152,16 @@ def test_report_shows_holes_and_flip_marks(example, tmp_path, monkeypatch):
            "(exact): order cannot flip" in text
 
 
+def test_report_says_which_holes_were_not_bounded_and_how_gmap_was_tested(example, tmp_path, monkeypatch):
+    monkeypatch.chdir(example)
+    out = tmp_path / "r.html"
+    assert main(["report", "qrels.txt", "bm25.run", "dense.run", "-m", "ERR(max_rel=2)@10", "-m", "GMAP", "-o",
+                 str(out), "--permutations", "100", "--regressions", "0"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "<li>ERR(max_rel=2)@10: holes not bounded (ERR bounds need holes&#x27; grades up to max_rel=2" in text
+    assert text.count("paired tests, W/L/T and d_z on log(max(value, 1e-05)) per query") == 1
+
+
 def test_report_checks_section_and_paper_table_flags_leaks(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(BEYOND)
     out = tmp_path / "r.html"

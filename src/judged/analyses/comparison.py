@@ -52,6 +52,11 @@ class PairedComparison:
     log_ratio: dict | None = None
 
     @property
+    def paired_on(self) -> str | None:
+        """How the tests read the per-query values when not as they are (GMAP: ON_LOGS), else None."""
+        return ON_LOGS if self.log_ratio else None
+
+    @property
     def mark(self) -> str:
         """▲/▼ when :data:`MARK_TEST`'s corrected p is below :data:`ALPHA`; blank otherwise,
         for an undefined p and for a coverage measure (Judged@k, never tested)."""
@@ -65,7 +70,7 @@ class PairedComparison:
                 "effect_size": t.effect_size if np.isfinite(t.effect_size) else None,  # sd 0: no finite d_z
                 "p_values": _defined(t.p_values), "p_adjusted": _defined(self.p_adjusted),
                 "methods": dict(t.methods), "queries": t.n,
-                **({"paired_on": ON_LOGS, "log_ratio": dict(self.log_ratio)} if self.log_ratio else {})}
+                **({"paired_on": self.paired_on, "log_ratio": dict(self.log_ratio)} if self.log_ratio else {})}
 
 
 @dataclass

@@ -246,10 +246,9 @@ def render(c, all_tests: bool = False, console=None) -> None:
                       x.mark + (FLIP if flip and flip.can_flip else ""))
         console.print(t)
         console.print(f"  {convention}", highlight=False, markup=False)
-        if any(x.log_ratio for x in rows):
-            from ..analyses.comparison import ON_LOGS
-
-            console.print(f"  {measure}: {ON_LOGS}", highlight=False, markup=False)
+        logs = next((x.paired_on for x in rows if x.log_ratio), None)
+        if logs:
+            console.print(f"  {measure}: {logs}", highlight=False, markup=False)
         if c.holes is not None and measure in c.holes.skipped:
             console.print(f"  holes not bounded for {measure}: {c.holes.skipped[measure]}", highlight=False,
                           markup=False)

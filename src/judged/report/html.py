@@ -51,9 +51,11 @@ def _comparisons(c) -> str:
                         f"<td>[{s.ci95[0]:+.4f}, {s.ci95[1]:+.4f}]</td><td>{s.wins}/{s.losses}/{s.ties}</td>"
                         f"<td>{format_effect(s.effect_size)}</td>{ps}{_flip_cell(c.flip(x)) if bounded else ''}</tr>")
         base = next((x.mean_baseline for x in c.comparisons if x.measure == m), float("nan"))
+        logs = next((x.paired_on for x in c.comparisons if x.measure == m and x.log_ratio), None)
         out.append(f"<h3>{escape(m)} <span class='sub'>baseline {escape(c.baseline)}: {base:.4f}; "
                    f"{c.comparisons[0].test.n if c.comparisons else 0} queries</span></h3>"
-                   f"<p class='sub'><code>{escape(convention)}</code></p><table>{head}{''.join(rows)}</table>")
+                   f"<p class='sub'><code>{escape(convention)}</code></p><table>{head}{''.join(rows)}</table>"
+                   + (f"<p class='note'>{escape(logs)}</p>" if logs else ""))
     return "\n".join(out)
 
 
@@ -81,6 +83,7 @@ def _holes(c) -> str:
             verdict = "<span class='flip'>order can flip</span>" if f.can_flip else "order cannot flip"
             flips.append(f"<li>{escape(x.measure)}: {escape(x.run)} − {escape(c.baseline)} = {f.difference:+.4f}; "
                          f"with the holes judged anything in [{f.low:+.4f}, {f.high:+.4f}] ({how}): {verdict}</li>")
+    flips += [f"<li>{escape(m)}: holes not bounded ({escape(why)})</li>" for m, why in h.skipped.items()]
     notes = "".join(f"<br>{escape(m)}" for m in methods.values())
     return (f"<h2 id='holes'>Holes</h2><p class='note'>A hole is a document in a run's top {h.k} with no judgment "
             f"for that query; the scores count it as not relevant. Judging the holes (grades 0..{h.maxgrade}; "
