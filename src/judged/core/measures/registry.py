@@ -556,7 +556,7 @@ ranking of k documents at the top grade, not by the qrels' ideal. max_rel is req
 as in ir_measures. SDCG is monotone in every grade and its scale does not depend on the
 judgments: unjudged=min|max are the exact extremes over the holes' grades.""", source="Moffat et al.; Azzopardi, Thomas & Moffat, SIGIR 2019 (cwl_eval)"),
     Family(
-        "INST", beyond, "INST: an adaptive user model with a target T",
+        "INST", beyond, "an adaptive user model with a target T",
         params=("unjudged", "maxgrade", "T", "max_rel", "min_rel"), examples=("INST(max_rel=3)",), boundable=True,
         bound_gain="grade",
         convention=lambda m: [f"gain=(grade-{m.option('min_rel')})/({m.option('max_rel')}-{m.option('min_rel')})",
