@@ -11,7 +11,7 @@ from judged.analyses.holes import holes_report
 from judged.core.io import read_qrels
 from judged.core.measures.registry import BOUNDED
 from judged.analyses.pool import pool, read_pool
-from judged.analyses.qrels_ops import MergeConflict, diff, merge, rejudge
+from judged.analyses.qrels_ops import MergeConflict, diff, evaluate_versions, merge, rejudge
 from synth import write_qrels, write_run
 
 QRELS = {"q1": {"a": 2, "b": 0, "c": 1, "x": 0}, "q2": {"a": 1, "e": 2}}
@@ -253,6 +253,28 @@ def test_rejudge_needs_two_versions(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == "judged: error: a rejudging report needs two or more qrels versions"
     report = rejudge([q, q], [r])
     assert report.flips() == [] and report.order(0) == [r]
+
+
+def test_evaluate_versions_is_one_evaluate_per_version(tmp_path):
+    """Runs read once, scored under each version as they come: the Results (names, order,
+    per-query values, counts) of one evaluate per version; a file given twice is two runs."""
+    s = holes_story()
+    s.write(tmp_path)
+    q, lex, den = (str(tmp_path / n) for n in ("qrels.txt", "lexical.run", "dense.run"))
+    v2 = read_qrels(q).to_pandas()
+    v2 = v2[v2.qid != v2.qid.iloc[0]]  # a version without the first query
+    runs, measures = [lex, den, lex], [["nDCG@10", "Judged@10"], ["AP"]]
+    got = evaluate_versions([q, v2], runs, measures, complete=True)
+    for res, qrels, ms in zip(got, [q, v2], measures):
+        want = evaluate(qrels, runs, ms, complete=True)
+        assert list(res.runs) == list(want.runs) == [lex, den, f"{lex} (2)"]
+        assert list(res.measures) == ms and res.query_set.to_dict() == want.query_set.to_dict()
+        for name, rr in want.runs.items():
+            assert (res.runs[name].qids == rr.qids).all() and res.runs[name].counts == rr.counts
+            for m in ms:
+                assert res.runs[name].values[m].tolist() == rr.values[m].tolist()
+    assert got[0].runs[den].values["nDCG@10"].tolist() != got[0].runs[lex].values["nDCG@10"].tolist()
+    assert len(got[1].runs[lex].qids) == len(got[0].runs[lex].qids) - 1
 
 
 # ---------------------------------------------------------------------------

@@ -258,6 +258,28 @@ def _above(pair, sign) -> str:
     return f"{pair[0]} = {pair[1]}" if sign == 0 else f"{pair[0]} > {pair[1]}"
 
 
+def evaluate_versions(qrels_versions, runs, measures: list, **conventions) -> list:
+    """One :class:`~judged.evaluation.Result` per qrels version (``measures[v]``: the
+    measures of version v), every run scored under every version by :func:`judged.evaluate`.
+    Run files are read two at a time in threads, and each run is scored under every version
+    as soon as it is read, one alignment at a time, while the next one is read: the runs are
+    read once, and two alignments are never held at once."""
+    from dataclasses import replace
+
+    from ..core.evaluation import evaluate, named_runs
+
+    per_version = [[] for _ in qrels_versions]
+    qrels = list(qrels_versions)
+    for name, run in named_runs(runs, conventions.get("on_duplicate", "error"), ahead=True):
+        for v, results in enumerate(per_version):
+            results.append(evaluate(qrels[v], {name: run}, measures[v], **conventions))
+            qrels[v] = results[-1].qrels  # read once (as evaluate reads it), on the first run
+    if not per_version[0]:
+        return [evaluate(q, runs, m, **conventions) for q, m in zip(qrels, measures)]  # no run: evaluate says so
+    return [replace(results[0], runs={name: rr for r in results for name, rr in r.runs.items()})
+            for results in per_version]
+
+
 def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, **conventions) -> Rejudged:
     """Score every run under every qrels version: the BEIR TREC-COVID table.
 
@@ -265,21 +287,18 @@ def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, **conve
     (``complete=True``: 0 where a run ranks nothing), and every version over the queries
     all versions judge (queries only some hold are left out, with a warning), so a flip
     is a change of labels, never of queries."""
-    from ..core.evaluation import evaluate
-    from ..core.io import read_qrels, read_run
+    from ..core.io import read_qrels
     from ..core.querysets import common_queries, mean_over, of_result, refuse_disjoint_runs
 
     if len(qrels_versions) < 2:
         raise ConventionError("a rejudging report needs two or more qrels versions")
     conventions = {**conventions, "complete": True}
     on_dup = conventions.get("on_duplicate", "error")
-    runs = [read_run(r, on_duplicate=on_dup) for r in runs] if isinstance(runs, (list, tuple)) else runs
     judged_m = f"Judged@{k}"
     qrels = [read_qrels(v, on_duplicate=on_dup) for v in qrels_versions]
     common, left_out = common_queries(qrels)
     versions, shas, scores, judged_at_k, convs, query_set, warnings = [], [], {}, {}, {}, None, []
-    for q in qrels:
-        res = evaluate(q, runs, [measure, judged_m], **conventions)
+    for q, res in zip(qrels, evaluate_versions(qrels, runs, [[measure, judged_m]] * len(qrels), **conventions)):
         refuse_disjoint_runs(res)
         versions.append(q.source)
         shas.append(q.sha256)

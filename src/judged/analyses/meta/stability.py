@@ -144,19 +144,18 @@ def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels
     every run over every qrels query (``complete=True`` unless given); two qrels versions
     are compared over the queries both judge (:mod:`judged.querysets`).
     """
-    from ...core.evaluation import evaluate, named_runs
+    from ...core.evaluation import evaluate
+    from ..qrels_ops import evaluate_versions
 
     if versus_measure is None and versus_qrels is None:
         raise JudgedError("stability compares two conditions: give a second measure or a second qrels")
     measure_b = measure if versus_measure is None else versus_measure
     conventions = {"complete": True, **conventions}
-    runs = dict(named_runs(runs, conventions.get("on_duplicate", "error")))  # read once, scored twice
     if versus_qrels is None:
         result_a = result_b = evaluate(qrels, runs, list(dict.fromkeys([str(measure), str(measure_b)])),
                                        **conventions)
-    else:
-        result_a = evaluate(qrels, runs, [measure], **conventions)
-        result_b = evaluate(versus_qrels, runs, [measure_b], **conventions)
+    else:  # each run read once and scored under both versions, one alignment at a time
+        result_a, result_b = evaluate_versions([qrels, versus_qrels], runs, [[measure], [measure_b]], **conventions)
     for r in (result_a, result_b):
         refuse_disjoint_runs(r)
     names = list(result_a.runs)
