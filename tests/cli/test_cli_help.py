@@ -103,3 +103,29 @@ def test_lazy_parsers_still_parse_every_command():
     assert args.strategy == "mm" and args.ties == "trec"
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert "mm-ns" in sub.choices["pool"].format_help()
+
+
+# what `judged eval` on TREC files imports is charged to its start (issue #19: a small file
+# under 0.3 s for the whole process): pyarrow.compute builds a wrapper per function when
+# imported (0.05 s) and the compiled reading and scoring calls none of them
+EVAL_NEVER = ("pyarrow.compute", "pyarrow.csv", "pandas", "scipy", "polars", "matplotlib")
+
+
+def test_eval_of_trec_files_imports_no_compute_module():
+    from pathlib import Path
+
+    import pytest
+
+    from judged.core.native import compiled
+
+    if compiled() is None:
+        pytest.skip("the pure path tokenizes with pyarrow.compute")
+    examples = Path(__file__).resolve().parents[2] / "docs" / "examples"
+    argv = ["eval", "qrels.txt", "bm25.run", "dense.run", "-m", "nDCG@10", "-m", "AP", "-m", "P@10", "-m", "RR",
+            "-m", "R@100"]
+    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps([argv, argv[:3] + ["--format", "json"]])],
+                          capture_output=True, text=True, check=True, cwd=examples)
+    report = json.loads(done.stdout.rsplit("\nMODULES ", 1)[1])
+    assert "nDCG@10" in done.stdout
+    for argv, modules in report:
+        assert not [m for m in modules if m.startswith(EVAL_NEVER)], argv

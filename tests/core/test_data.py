@@ -102,3 +102,39 @@ def test_qrels_index_of_grouped_qrels_equals_the_sorted_build(layout, monkeypatc
     assert got.grade.tolist() == expected.grade.tolist()
     assert got.docid.to_pylist() == expected.docid.to_pylist()
     assert got.docid_hash.tolist() == expected.docid_hash.tolist()
+
+
+def _strings(rng, n: int, alphabet=("q", "1", "2", "Z", "é", "ü", "_", "0")) -> list[str]:
+    return ["".join(rng.choice(alphabet, size=rng.integers(0, 6))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 300])
+def test_string_takes_and_byte_order_give_arrows_answers(n):
+    """The numpy string helpers eval's reading uses (so that it never imports
+    pyarrow.compute) give Arrow's take and sort_indices, on sliced arrays too."""
+    from judged.core.data import byte_order, take_runs, take_strings
+
+    rng = np.random.default_rng(n)
+    values = pa.array(["pad", *_strings(rng, n), "tail"], pa.string()).slice(1, n)
+    rows = rng.integers(0, max(n, 1), size=2 * n) if n else np.zeros(0, np.int64)
+    assert take_strings(values, rows).to_pylist() == values.take(pa.array(rows, pa.int64())).to_pylist()
+    starts = rng.integers(0, max(n, 1), size=n // 2) if n else np.zeros(0, np.int64)
+    lengths = rng.integers(0, n - starts + 1) if n else np.zeros(0, np.int64)
+    expected = [values[int(s) + i].as_py() for s, k in zip(starts, lengths) for i in range(k)]
+    assert take_runs(values, starts, lengths).to_pylist() == expected
+    order, increasing = byte_order(values)
+    assert order.tolist() == pc.sort_indices(values).to_pylist()
+    assert increasing == (len(set(values.to_pylist())) == n)
+
+
+def test_byte_order_of_many_ids_and_of_ids_holding_nul_is_arrows():
+    from judged.core import data
+
+    rng = np.random.default_rng(5)
+    many = pa.array(_strings(rng, data.FEW_STRINGS + 5), pa.string())
+    for values in (many, pa.array(["b\x00", "b", "a\x00b", "a"], pa.string())):
+        order, increasing = data.byte_order(values)
+        assert order.tolist() == pc.sort_indices(values).to_pylist()
+        assert increasing == (len(set(values.to_pylist())) == len(values))
+    starts = np.arange(0, len(many), 2)
+    assert data.take_runs(many, starts, np.ones(len(starts), np.int64)).to_pylist() == many.to_pylist()[::2]  # Arrow take

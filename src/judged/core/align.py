@@ -13,12 +13,14 @@ from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .conventions import Settings
 from .data import Qrels, Run, arrow_indices, as_numpy, string_buffers
 from .errors import ConventionError
 from .kernels import FALLBACK, kernel
+from .lazy import lazy
+
+pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)
 
 
 def block_offsets(q: np.ndarray, n: int) -> np.ndarray:

@@ -13,9 +13,11 @@ from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .kernels import FALLBACK, kernel
+from .lazy import lazy
+
+pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)
 
 
 def as_string_array(values) -> pa.Array:
@@ -77,6 +79,69 @@ def arrow_strings(values: list[str]) -> pa.Array:
     offsets = np.zeros(len(data) + 1, dtype=np.int32)
     np.cumsum([len(b) for b in data], out=offsets[1:])
     return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+
+
+def take_strings(values: pa.Array, rows: np.ndarray) -> pa.Array:
+    """``values.take(rows)`` for a string array, gathered by numpy from its buffers: Arrow's
+    ``take`` imports ``pyarrow.compute`` (see :mod:`judged.core.lazy`). For a few rows (a
+    query's first line), where both cost microseconds."""
+    rows = np.asarray(rows, dtype=np.int64)
+    offsets, body = string_buffers(values)
+    start = offsets[rows].astype(np.int64)
+    length = offsets[rows + 1] - start
+    out = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(length, out=out[1:])
+    gather = np.repeat(start - out[:-1], length) + np.arange(int(out[-1]), dtype=np.int64)
+    data = np.frombuffer(body, dtype=np.uint8)[gather] if len(gather) else np.zeros(0, np.uint8)
+    return pa.Array.from_buffers(pa.string(), len(rows), [None, pa.py_buffer(out.astype(np.int32)),
+                                                          pa.py_buffer(data)])
+
+
+FEW_STRINGS = 10_000  # up to this many runs or strings, take_runs and byte_order work without pyarrow.compute
+
+
+def take_runs(values: pa.Array, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """The rows ``starts[i]`` to ``starts[i] + lengths[i] - 1`` of a string array, run after
+    run: its blocks in another order. Up to :data:`FEW_STRINGS` runs, each run's bytes are
+    copied whole (Arrow's ``take`` imports ``pyarrow.compute``, 0.05 s); more, with Arrow's
+    ``take``, faster then."""
+    offsets, body = string_buffers(values)
+    starts, lengths = np.asarray(starts, dtype=np.int64), np.asarray(lengths, dtype=np.int64)
+    before = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=before[1:])
+    rows = np.repeat(starts - before[:-1], lengths) + np.arange(int(before[-1]), dtype=np.int64)
+    if len(starts) > FEW_STRINGS:
+        return values.take(arrow_indices(rows))
+    out = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(offsets[rows + 1] - offsets[rows], out=out[1:])
+    first, last = offsets[starts].tolist(), offsets[starts + lengths].tolist()
+    with memoryview(body) as view:
+        data = b"".join([view[a:b] for a, b in zip(first, last)])
+    return pa.Array.from_buffers(pa.string(), len(rows), [None, pa.py_buffer(out.astype(np.int32)), pa.py_buffer(data)])
+
+
+def byte_order(values: pa.Array) -> tuple[np.ndarray, bool]:
+    """(the stable order of a string array by its bytes, which is Arrow's ``sort_indices``
+    order and code point order; whether the sorted strings strictly increase, i.e. are
+    distinct). Up to :data:`FEW_STRINGS` strings (query ids), numpy sorts them as fixed-width
+    bytes padded with NUL; Arrow's ``sort_indices`` (``pyarrow.compute``, 0.05 s to import)
+    sorts more, or strings holding a NUL byte or longer than 1,000 bytes."""
+    n = len(values)
+    offsets, body = string_buffers(values)
+    data = np.frombuffer(body, dtype=np.uint8)[offsets[0]:offsets[-1]] if n else np.zeros(0, np.uint8)
+    length = np.diff(offsets).astype(np.int64)
+    width = int(length.max()) if n else 0
+    if n > FEW_STRINGS or width > 1000 or not data.all():
+        order = as_numpy(pc.sort_indices(values)).astype(np.int64)
+        ordered = values.take(arrow_indices(order))
+        return order, n < 2 or bool(pc.all(pc.less(ordered[:-1], ordered[1:])).as_py())
+    grid = np.zeros((n, max(width, 1)), dtype=np.uint8)
+    row = np.repeat(np.arange(n, dtype=np.int64), length)
+    grid[row, np.arange(len(data), dtype=np.int64) - (offsets[:-1].astype(np.int64) - offsets[0])[row]] = data
+    keys = grid.view(f"S{max(width, 1)}").ravel()
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    return order, bool((ordered[1:] > ordered[:-1]).all())
 
 
 def id_blocks(ids: pa.Array) -> tuple[np.ndarray, pa.Array]:
@@ -204,6 +269,11 @@ class _Pairs:
         """:func:`string_hash` of each docid (shared by the duplicate check and the qrels lookup)."""
         return string_hash(self.docid)
 
+    @cached_property
+    def qid_blocks(self) -> tuple[np.ndarray, pa.Array]:
+        """:func:`id_blocks` of the qids (the compiled tokenizer finds them while reading)."""
+        return id_blocks(self.qid)
+
     def to_pandas(self):
         import pandas as pd
 
@@ -244,13 +314,17 @@ class Qrels(_Pairs):
     def __repr__(self) -> str:
         return f"Qrels({self.source!r}, {len(self)} judgments, {len(self.query_ids)} queries)"
 
-    def known(self, docid_hash: np.ndarray | None = None, query_ids: np.ndarray | None = None) -> "Qrels":
-        """The qrels, with :attr:`docid_hash` and :attr:`query_ids` as already computed (by a
-        reader, or by the index), instead of computing them again on first use."""
+    def known(self, docid_hash: np.ndarray | None = None, query_ids: np.ndarray | None = None,
+              qid_blocks: tuple | None = None) -> "Qrels":
+        """The qrels, with :attr:`docid_hash`, :attr:`query_ids` and :attr:`qid_blocks` as
+        already computed (by a reader, or by the index), instead of computing them again on
+        first use."""
         if docid_hash is not None:
             self.__dict__["docid_hash"] = docid_hash
         if query_ids is not None and "query_ids" not in self.__dict__:
             self.__dict__["query_ids"] = query_ids
+        if qid_blocks is not None:
+            self.__dict__["qid_blocks"] = qid_blocks
         return self
 
     @cached_property
@@ -296,11 +370,6 @@ class Run(_Pairs):
 
     def __repr__(self) -> str:
         return f"Run({self.name!r}, {len(self)} rows)"
-
-    @cached_property
-    def qid_blocks(self) -> tuple[np.ndarray, pa.Array]:
-        """:func:`id_blocks` of the qids (the compiled tokenizer finds them while reading)."""
-        return id_blocks(self.qid)
 
     def known(self, docid_hash: np.ndarray | None = None, qid_blocks: tuple | None = None) -> "Run":
         """The run, with its :attr:`docid_hash` and :attr:`qid_blocks` as a reader already
@@ -349,11 +418,11 @@ class QrelsIndex:
         """The same index without sorting the rows, when each query's judgments form one
         block of lines (as qrels files list them): the blocks are ordered, not the rows.
         None when a query has more than one block."""
-        starts, values = id_blocks(qrels.qid)
-        by_id = as_numpy(pc.sort_indices(values))
-        query_vocab = values.take(arrow_indices(by_id))
-        if len(query_vocab) > 1 and not pc.all(pc.less(query_vocab[:-1], query_vocab[1:])).as_py():
+        starts, values = qrels.qid_blocks
+        by_id, increasing = byte_order(values)
+        if not increasing:
             return None  # a query id in two blocks
+        query_vocab = take_strings(values, by_id)
         lengths = np.diff(np.append(starts, len(qrels.qid)))
         offsets = np.zeros(len(starts) + 1, dtype=np.int64)
         np.cumsum(lengths[by_id], out=offsets[1:])
@@ -363,7 +432,7 @@ class QrelsIndex:
             return QrelsIndex(qrels.query_ids, query_vocab, offsets, qrels.grade, qrels.docid, qrels.docid_hash)
         order = np.repeat(starts[by_id] - offsets[:-1], lengths[by_id]) + np.arange(len(qrels.qid))
         return QrelsIndex(qrels.query_ids, query_vocab, offsets, qrels.grade[order],
-                          qrels.docid.take(arrow_indices(order)), qrels.docid_hash[order])
+                          take_runs(qrels.docid, starts[by_id], lengths[by_id]), qrels.docid_hash[order])
 
     @cached_property
     def table(self) -> "KeyTable | None":
@@ -389,13 +458,13 @@ class QrelsIndex:
     def query_codes(self, ids: pa.Array, blocks: tuple | None = None) -> np.ndarray:
         """Each id's query code (its position in ``query_ids``; -1 when the qrels lack it),
         looked up once per run of equal consecutive ids (``blocks``: :func:`id_blocks`).
-        Few runs are hashed and looked up in a table of the query ids kept with the index
-        (every match confirmed on the strings); many, with one Arrow ``index_in`` (which
-        hashes the whole vocabulary on every call)."""
+        The runs are hashed and looked up in a table of the query ids kept with the index
+        (every match confirmed on the strings); after a hash collision among the query ids,
+        with one Arrow ``index_in``."""
         if len(ids) == 0:
             return np.empty(0, dtype=np.int64)
         starts, values = blocks if blocks is not None else id_blocks(ids)
-        if len(values) * 4 < len(self.query_vocab) and self._vocab_table is not None:
+        if self._vocab_table is not None:
             code = self._vocab_table.find(string_hash(values))
             hit = np.flatnonzero(code >= 0)
             code[hit[~strings_equal(values, hit, self.query_vocab, code[hit])]] = -1

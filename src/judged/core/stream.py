@@ -21,7 +21,7 @@ import os
 import numpy as np
 
 from .conventions import Settings
-from .data import Qrels, any_repeated, arrow_indices, string_hash
+from .data import Qrels, any_repeated, string_hash, take_strings
 from .blocks import assemble, block_settings, file_realigner, score_block
 from .progress import ByteProgress
 from .results import RunResult
@@ -251,7 +251,7 @@ def _tokenized(buf: bytearray, read: int, length: int):
     if isinstance(tokens, int):
         raise _NotStreamable  # a line to explain: the whole-file reader names it
     qid = tokens.strings[0]
-    blocks = (tokens.blocks, qid.take(arrow_indices(tokens.blocks)))
+    blocks = (tokens.blocks, take_strings(qid, tokens.blocks))
     # each query in one block, checked on 64-bit hashes of the qids: a collision
     # (or a repeat) only sends the file to the whole-file reader
     qhash = string_hash(blocks[1])

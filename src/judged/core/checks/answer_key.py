@@ -22,11 +22,13 @@ from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from ..data import Qrels, Run, arrow_strings, as_numpy
+from ..data import Qrels, Run, arrow_strings, as_numpy, string_hash, strings_equal
 from ..errors import ParseError
+from ..lazy import lazy
 from .sidefiles import read_records
+
+pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)
 
 UNANSWERABLE_MARKER = "__UNANSWERABLE__"  # a qrels docid: "judged: nothing in the corpus answers this"
 THIN_KEY_MEAN = 1.5  # relevant documents per query (among queries with any) at or below which we warn
@@ -43,9 +45,11 @@ def read_query_list(source) -> list[str]:
 def split_marker(qrels: Qrels, keep_rows: bool = False) -> tuple[Qrels, list[str]]:
     """(qrels without the marker lines, the marked qids). With ``keep_rows`` the marker
     lines stay (grade 0) so the query remains in the qrels, judged with nothing relevant."""
-    is_marker = as_numpy(pc.is_in(qrels.docid, value_set=arrow_strings([UNANSWERABLE_MARKER])))
-    if not is_marker.any():
+    marker = arrow_strings([UNANSWERABLE_MARKER])
+    maybe = np.flatnonzero(qrels.docid_hash == string_hash(marker)[0])  # the hashes the reader computed
+    if not len(maybe) or not strings_equal(qrels.docid, maybe, marker, np.zeros(len(maybe), np.int64)).any():
         return qrels, []
+    is_marker = as_numpy(pc.is_in(qrels.docid, value_set=marker))
     marked = sorted(set(qrels.qid.filter(pa.array(is_marker)).to_pylist()))
     bad = is_marker & (qrels.grade > 0)
     if bad.any():

@@ -26,11 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..data import Qrels
 from ..errors import ConventionError, ParseError
+from ..lazy import lazy
 from .sidefiles import match_pairs, parse_bool, ranked_pairs, read_records, run_in_rank_order
+
+pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)
 
 ANY_QUERY = "*"
 

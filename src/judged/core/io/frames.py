@@ -9,13 +9,15 @@ import os
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..data import Qrels, Run
 from ..errors import ParseError
+from ..lazy import lazy
 from .text import RawFile, read_raw
 from .trec import dedupe_qrels, dedupe_run
 from .sniff import parquet_files
+
+pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)
 
 QID_NAMES = ("qid", "query_id", "query-id", "query")
 DOCID_NAMES = ("docid", "doc_id", "corpus-id", "corpus_id", "doc", "docno")  # docno: PyTerrier

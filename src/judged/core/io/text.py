@@ -21,12 +21,14 @@ from typing import Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import ParseError
 from ..data import as_numpy, string_hash
 from ..kernels import kernel
+from ..lazy import lazy
 from ..native import note_slow_path
+
+pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)
 
 
 @dataclass

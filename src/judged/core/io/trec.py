@@ -9,14 +9,16 @@ import os
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..conventions import validate
-from ..data import (Qrels, Run, any_repeated, arrow_indices, id_blocks, id_codes, pair_keys,
-                    string_buffers, string_hash)
+from ..data import (Qrels, Run, any_repeated, id_blocks, id_codes, pair_keys, string_buffers, string_hash,
+                    take_strings)
 from ..errors import ParseError
 from ..kernels import kernel
+from ..lazy import lazy
 from .text import Layout, RawFile, Tokens, iter_lines, line_of_row, read_raw, read_tokens, require_rows
+
+pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)
 
 
 def parse_score(raw: RawFile, lineno: int, token: str) -> float:
@@ -68,7 +70,7 @@ def run_from_tokens(tokens: Tokens, name: str, source: str, sha256: str | None =
     qid, docid, rank_text = tokens.strings
     run = Run(qid, docid, tokens.number, name=name, source=source, sha256=sha256, rank_text=rank_text,
               reread=lambda: read_raw(source), distinct_blocks=distinct_blocks)
-    return run.known(tokens.hashes, qid_blocks or (tokens.blocks, qid.take(arrow_indices(tokens.blocks))))
+    return run.known(tokens.hashes, qid_blocks or (tokens.blocks, take_strings(qid, tokens.blocks)))
 
 
 def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") -> Run:
@@ -120,7 +122,7 @@ def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None
     if len(qid) < 2:
         return np.empty(0, dtype=np.int64)
     starts, values = blocks if blocks is not None else id_blocks(qid)  # cheap when grouped
-    vocab = values if distinct_blocks else pc.unique(values)
+    vocab = values if distinct_blocks or not any_repeated(string_hash(values)) else pc.unique(values)
     if len(vocab) == len(values):  # each query in one block: the block number is its code
         qcode = np.repeat(np.arange(len(vocab)), np.diff(np.append(starts, len(qid))))
     else:
@@ -188,7 +190,8 @@ def read_trec_qrels(path, on_duplicate: str = "error") -> Qrels:
     tokens, sha256 = read_tokens(path, QRELS_LAYOUT) or (None, None)
     source = os.fspath(path)
     if tokens is not None:
-        qrels = Qrels(*tokens.strings, tokens.number, source=source, sha256=sha256).known(tokens.hashes)
+        qrels = Qrels(*tokens.strings, tokens.number, source=source, sha256=sha256).known(
+            tokens.hashes, qid_blocks=(tokens.blocks, take_strings(tokens.strings[0], tokens.blocks)))
         return dedupe_qrels(qrels, on_duplicate, lambda row: line_of_row(read_raw(source), row))
     raw = read_raw(path)  # a line the tokenizer refused and Python reads: the line-by-line reader
     qids, docids, grades = [], [], []
@@ -203,7 +206,7 @@ def read_trec_qrels(path, on_duplicate: str = "error") -> Qrels:
 def dedupe_qrels(qrels: Qrels, on_duplicate: str, line_of) -> Qrels:
     """Repeated identical judgments collapse to one; two different grades for one pair
     are an error unless ``on_duplicate`` is ``first`` or ``max``."""
-    dup = duplicate_rows(qrels.qid, qrels.docid, qrels.docid_hash)
+    dup = duplicate_rows(qrels.qid, qrels.docid, qrels.docid_hash, qrels.qid_blocks)
     if len(dup) == 0:
         return qrels
     t = pa.table({"q": qrels.qid, "d": qrels.docid, "g": pa.array(qrels.grade), "i": pa.array(np.arange(len(qrels)))})

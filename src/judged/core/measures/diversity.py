@@ -28,12 +28,14 @@ import math
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..data import arrow_indices
 from ..errors import MeasureError
 from ..kernels.bounds import ap_extremes
 from .dcg import ranking_for
+from ..lazy import lazy
+
+pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)
 
 
 def compute(measure, aligned) -> np.ndarray:
