@@ -107,11 +107,12 @@ def test_lazy_parsers_still_parse_every_command():
 
 # what `judged eval` on TREC files imports is charged to its start (issue #19: a small file
 # under 0.3 s for the whole process): pyarrow.compute builds a wrapper per function when
-# imported (0.05 s) and the compiled reading and scoring calls none of them
-EVAL_NEVER = ("pyarrow.compute", "pyarrow.csv", "pandas", "scipy", "polars", "matplotlib")
+# imported (0.05 s) and the compiled reading and scoring calls none of them; Rich (0.03 s)
+# only on a terminal (judged.cli.plain prints its bytes to a file or a pipe)
+EVAL_NEVER = ("pyarrow.compute", "pyarrow.csv", "pandas", "scipy", "polars", "matplotlib", "rich")
 
 
-def test_eval_of_trec_files_imports_no_compute_module():
+def test_eval_of_trec_files_to_a_pipe_imports_no_compute_module_nor_rich():
     from pathlib import Path
 
     import pytest

@@ -253,10 +253,9 @@ def write_trec_eval(result, out) -> None:
 
 
 def print_table(result, per_query: bool, machine=None) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    from .plain import Table, console as make_console
 
-    console = Console()
+    console = make_console()  # Rich on a terminal; its bytes without importing it elsewhere
     console.print(f"judged eval — qrels {result.qrels.source} "
                   f"({len(result.qrels.query_ids)} queries, {len(result.qrels)} judgments)", highlight=False, markup=False)
     table = Table()
@@ -296,7 +295,7 @@ def print_table(result, per_query: bool, machine=None) -> None:
 
 def print_machine_table(machine, console, per_query: bool = False) -> None:
     """The machine-filled scores, in a table of their own under a title that says what they are."""
-    from rich.table import Table
+    from .plain import Table
 
     k = machine.k
     console.print(f"machine-filled: the holes labelled by the machine judge {machine.machine.source} "

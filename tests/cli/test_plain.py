@@ -1,0 +1,113 @@
+"""judged.cli.plain prints Rich's bytes without Rich (issue #19: `judged eval` to a file or a
+pipe imports no Rich): random lines and tables, printed by both at random widths."""
+
+import io
+import string
+
+import numpy as np
+import pytest
+
+from judged.cli.plain import PlainConsole, Table
+
+rich_console = pytest.importorskip("rich.console")
+from rich.errors import MarkupError  # noqa: E402
+
+WORDS = ["a", "run", "0.1054", "bm25.run", "queries=run-and-qrels,", "x" * 30, "nDCG@10", "(default)", "-", "",
+         "P(rel=2)@10", "/work/a/b/c.run", "small.run:", "1000", "—", "eval—"]
+ODD = ["é", "[bold]", "[/]", "[yellow]", "[/yellow]", "[/bold]", "[1]", "a:b:", "\\", "tab\there", "\x1b[1m"]  # Rich's markup, emoji, ...
+
+
+def _pair(width: int):
+    a, b = io.StringIO(), io.StringIO()
+    return PlainConsole(file=a, width=width), a, rich_console.Console(file=b, width=width), b
+
+
+def _line(rng) -> str:
+    words = [str(rng.choice(ODD)) if rng.random() < 0.02 else str(rng.choice(WORDS)) for _ in range(rng.integers(0, 25))]
+    return "".join(w + " " * int(rng.choice([0, 1, 1, 1, 2, 3])) for w in words)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lines_are_richs(seed):
+    rng = np.random.default_rng(seed)
+    drawn = 0
+    for _ in range(150):
+        width = int(rng.integers(8, 120))
+        text = _line(rng)
+        if rng.random() < 0.2:
+            text = f"[bold]{text}[/]: {_line(rng)}"
+        if rng.random() < 0.1:
+            text += "\n" + _line(rng)
+        options = dict(highlight=bool(rng.random() < 0.5), markup=bool(rng.random() < 0.7),
+                       soft_wrap=bool(rng.random() < 0.3))
+        plain, a, rich, b = _pair(width)
+        try:
+            rich.print(text, **options)
+        except MarkupError:  # Rich refuses the markup: so does the plain console (it asks Rich)
+            with pytest.raises(MarkupError):
+                plain.print(text, **options)
+            continue
+        plain.print(text, **options)
+        assert a.getvalue() == b.getvalue(), (text, width, options)
+        drawn += plain._rich is None
+    assert drawn > 50  # most lines drawn without Rich
+
+
+@pytest.mark.parametrize("text", ["[bold]a[/yellow]: b", "[/]a", "[bold]a", "[]", "a [1] b", "[bold]x[/bold]: y",
+                                  "[yellow]warning:[/] x", "x:y:z", "tab\tx", "\\[bold]a", "é " * 50, ""])
+def test_odd_lines_are_richs(text):
+    plain, a, rich, b = _pair(30)
+    try:
+        rich.print(text)
+    except MarkupError:
+        with pytest.raises(MarkupError):
+            plain.print(text)
+        return
+    plain.print(text)
+    assert a.getvalue() == b.getvalue()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tables_are_richs(seed):
+    rng = np.random.default_rng(100 + seed)
+    alphabet = list(string.ascii_letters + string.digits + "./@()=-_ ")
+    drawn = 0
+    for _ in range(80):
+        width = int(rng.integers(20, 140))
+        table = Table(title=str(rng.choice(["per query", "per query, machine-filled", ""])) if rng.random() < 0.3 else None)
+        columns = int(rng.integers(1, 9))
+        for i in range(columns):
+            table.add_column("".join(rng.choice(alphabet, size=rng.integers(1, 12))).strip() or "h",
+                             justify=str(rng.choice(["left", "right"])), overflow=str(rng.choice(["fold", "ellipsis"])))
+        for _ in range(int(rng.integers(0, 6))):
+            cells = ["".join(rng.choice(alphabet, size=rng.integers(0, 14))) for _ in range(columns)]
+            if rng.random() < 0.1:
+                cells[0] = str(rng.choice(["é", "[x]", "a:b:", "a\tb"]))
+            table.add_row(*cells)
+        plain, a, rich, b = _pair(width)
+        plain.print(table)
+        rich.print(table)
+        assert a.getvalue() == b.getvalue(), (table.columns, table.rows, width)
+        drawn += plain._rich is None
+    assert drawn > 20
+
+
+def test_eval_to_a_pipe_prints_what_rich_prints(tmp_path, monkeypatch):
+    """The whole of `judged eval`'s table output, through the plain console and through Rich."""
+    from pathlib import Path
+
+    from judged.cli import main
+    from judged.cli import plain
+
+    examples = Path(__file__).resolve().parents[2] / "docs" / "examples"
+    argv = ["eval", str(examples / "qrels.txt"), str(examples / "bm25.run"), str(examples / "dense.run"),
+            "-m", "nDCG@10", "-m", "AP", "--per-query"]
+    out = {}
+    for name, make in (("plain", plain.PlainConsole), ("rich", rich_console.Console)):
+        monkeypatch.setattr(plain, "console", lambda file=None, make=make: make(file=file))
+        buf = io.StringIO()
+        monkeypatch.setattr("sys.stdout", buf)
+        assert main(argv) == 0
+        out[name] = buf.getvalue()
+    assert out["plain"] == out["rich"]
+    assert "┃ run " in out["plain"] and "per query" in out["plain"]
