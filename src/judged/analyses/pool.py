@@ -252,6 +252,21 @@ def _register_policies(names) -> None:
 _register_policies(["depth"])
 
 
+def _depth(pairs, ctx):
+    """The depth policy's proposals (:func:`judged.pooling.policies.depth_order`: shallowest
+    best rank first, then retrieved by more runs, then qid, then docid; every unjudged pair,
+    at most the budget) sorted here in one call: the policy builds its candidates from every
+    run's top depth and walks them one pair at a time (0.3 of pool's 0.5 CPU-s beyond
+    reading on 2 x 1M-line runs). The same pairs in the same order (tests/analyses/pooling)."""
+    chosen = _cut(sorted(pairs, key=lambda p: (p.best_rank, -len(p.runs), p.qid, p.docid)), ctx.budget)
+    for p in chosen:
+        p.inclusion = 1.0
+    return Selection(chosen)
+
+
+STRATEGIES["depth"] = replace(STRATEGIES["depth"], select=_depth)
+
+
 @register_strategy("impact", "the pairs whose labels can move the runs' nDCG@DEPTH and their differences most "
                              "(after Carterette et al.'s minimal test collections)",
                    "minimal test collections in the spirit of Carterette, Allan & Sitaraman (SIGIR 2006); impact: "
