@@ -20,16 +20,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from importlib import resources
 
 import numpy as np
 
 from ..errors import ParseError
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
 
 DEFAULT_SCALE_FILE = "default-scale.toml"
 SCALE_BESIDE_QRELS = ("{stem}.scale.toml", "scale.toml")  # looked for in the qrels' folder
@@ -116,10 +110,10 @@ def read_scale(source) -> GradeScale:
     """Read a grade scale: a TOML path, a GradeScale, or None for the default scale."""
     if isinstance(source, GradeScale):
         return source
+    from ..io.toml import read_toml, tomllib  # imported when a scale is read (0.01 s)
+
     if source is None:
-        text = resources.files("judged").joinpath("data", DEFAULT_SCALE_FILE).read_text("utf-8")
-        return parse_scale(tomllib.loads(text), source=f"<default scale: {DEFAULT_SCALE_FILE}>")
-    from ..io.toml import read_toml
+        return parse_scale(tomllib.loads(default_scale_text()), source=f"<default scale: {DEFAULT_SCALE_FILE}>")
 
     path = os.fspath(source)
     data = read_toml(path, "grade scale file")
@@ -133,6 +127,8 @@ def default_scale() -> GradeScale:
 
 def default_scale_text() -> str:
     """The default scale's TOML text (a starting point to copy and edit)."""
+    from importlib import resources
+
     return resources.files("judged").joinpath("data", DEFAULT_SCALE_FILE).read_text("utf-8")
 
 
