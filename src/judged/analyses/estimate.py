@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..core.align import Aligned, Judgments, Ranked, block_offsets
-from ..core.data import KeyTable, arrow_indices, as_numpy, pair_keys, strings_equal
+from ..core.data import KeyTable, as_numpy, pair_keys, strings_equal, take_strings
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import BOUNDED, Measure
 from ..core.measures.bounds import bounds as exact_bounds
@@ -223,11 +223,11 @@ def _docids(aligned, run, rrow) -> pa.Array:
     chunks = []
     for i in np.unique(run).tolist():
         at = rrow[order[run[order] == i]]
-        chunks.append(aligned[i].run.docid.take(arrow_indices(aligned[i].ranked.row[at])))
+        chunks.append(take_strings(aligned[i].run.docid, aligned[i].ranked.row[at]))
     docid = pa.concat_arrays(chunks) if len(chunks) > 1 else chunks[0]
     back = np.empty(len(order), np.int64)
     back[order] = np.arange(len(order))
-    return docid.take(arrow_indices(back))
+    return take_strings(docid, back)
 
 
 def _pair_ids(keys, qcode, aligned, run, rrow):
@@ -253,7 +253,7 @@ def _matches(aligned, pid, first, run, rrow, zone, zone_docid):
     if zone is None:  # every row is in the zone already
         pos = np.concatenate([aligned[i].ranked.pos[rrow[run == i]] for i in range(len(aligned))])
         return run.astype(np.int64), pid, pos.astype(np.int64), rrow
-    head_docid = zone_docid.take(arrow_indices(first))
+    head_docid = take_strings(zone_docid, first)
     head_keys = _zone_keys(aligned, run, rrow, first)
     order = np.argsort(head_keys)
     keys_sorted = head_keys[order]

@@ -41,6 +41,7 @@ from itertools import combinations
 import numpy as np
 
 from ..core.conventions import Settings, validate
+from ..core.data import take_strings
 from ..core.errors import ConventionError, ParseError
 from ..core.measures import Measure
 from ..core.measures.bounds import check_maxgrade, fill, max_grade
@@ -199,7 +200,8 @@ def candidates(aligned: dict, depth: int) -> list:
     for name, a in aligned.items():
         top = a.ranked.top(depth)
         h = ~top.judged
-        for qid, rank, docid in zip(a.qids[top.q[h]].tolist(), (top.pos[h] + 1).tolist(), a.docids(top.row[h])):
+        docids = take_strings(a.run.docid, top.row[h]).to_pylist()  # Arrow's take imports pyarrow.compute
+        for qid, rank, docid in zip(a.qids[top.q[h]].tolist(), (top.pos[h] + 1).tolist(), docids):
             p = found.get((qid, docid))
             if p is None:
                 found[(qid, docid)] = PoolPair(qid, docid, rank, [name], ranks=[rank])

@@ -296,9 +296,10 @@ def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, **conve
     on_dup = conventions.get("on_duplicate", "error")
     judged_m = f"Judged@{k}"
     qrels = [read_qrels(v, on_duplicate=on_dup) for v in qrels_versions]
-    common, left_out = common_queries(qrels)
+    results = evaluate_versions(qrels, runs, [[measure, judged_m]] * len(qrels), **conventions)
+    common, left_out = common_queries(qrels)  # after scoring: the index has each version's query ids
     versions, shas, scores, judged_at_k, convs, query_set, warnings = [], [], {}, {}, {}, None, []
-    for q, res in zip(qrels, evaluate_versions(qrels, runs, [[measure, judged_m]] * len(qrels), **conventions)):
+    for q, res in zip(qrels, results):
         refuse_disjoint_runs(res)
         versions.append(q.source)
         shas.append(q.sha256)

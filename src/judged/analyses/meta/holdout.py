@@ -315,6 +315,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                     full_holes=int((~a.ranked.top(m.cutoff).judged).sum()), full=_mean(zero_m.compute(a)),
                     zero=_mean(zero_m.compute(r)), condensed=_mean(condensed_m.compute(r)), min=bound[i][0],
                     max=bound[i][1], estimate=e.mean, low=e.low, high=e.high, interval=e.interval, method=est.method))
+            del reduced, top, r  # this unit's grades: freed before the next unit's are made
             advance()
     order = {n: j for j, n in enumerate(names)}
     rows.sort(key=lambda r: order[r.run])

@@ -1,0 +1,47 @@
+"""What the workflow commands after `judged eval` import (issue #19: each within 2x of eval's
+time and memory on the same files): pyarrow.compute builds a wrapper per function when
+imported (0.05 CPU-s, 9 MB resident), and pool, rejudge, meta holdout and meta stability
+call none of them on TREC files (docids gathered by judged.core.data.take_strings)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CHILD = """
+import json, sys
+from judged.cli import main
+try:
+    main(json.loads(sys.argv[1]))
+except SystemExit:
+    pass
+sys.stdout.flush()
+print("\\nMODULES " + json.dumps(sorted(sys.modules)))
+"""
+
+COMMANDS = [  # V2: the qrels without every fifth judgment
+    ["pool", "qrels.txt", "bm25.run", "dense.run", "--depth", "10", "-o", "-"],
+    ["rejudge", "qrels.txt", "bm25.run", "dense.run", "--versus-qrels", "V2", "--format", "json"],
+    ["meta", "holdout", "qrels.txt", "bm25.run", "dense.run", "tuned.run", "--format", "json"],
+    ["meta", "stability", "qrels.txt", "bm25.run", "dense.run", "-m", "nDCG@10", "--versus-qrels", "V2",
+     "--format", "json"],
+]
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=lambda argv: " ".join(argv[:2]))
+def test_workflow_command_imports_no_compute_module(argv, tmp_path):
+    from judged.core.native import compiled
+
+    if compiled() is None:
+        pytest.skip("the pure path tokenizes with pyarrow.compute")
+    examples = Path(__file__).resolve().parents[2] / "docs" / "examples"
+    lines = (examples / "qrels.txt").read_text().splitlines(keepends=True)
+    (tmp_path / "v2.txt").write_text("".join(line for i, line in enumerate(lines) if i % 5))
+    argv = [str(tmp_path / "v2.txt") if a == "V2" else a for a in argv]
+    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(argv)], capture_output=True, text=True,
+                          cwd=examples)
+    out, modules = done.stdout.rsplit("\nMODULES ", 1)
+    assert done.returncode == 0 and out.strip(), done.stderr
+    assert "pyarrow.compute" not in json.loads(modules)
