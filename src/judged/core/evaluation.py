@@ -296,7 +296,7 @@ def _stream(qrels, path, measures, settings, name, progress, reader=None):
     """The run file scored by query blocks, or None when it must be read whole."""
     if file_kind(os.fspath(path)) != "text" or not os.path.isfile(path):
         return None
-    from . import spill, stream
+    from . import stream
 
     large = os.path.getsize(path) > 64 << 20
     if reader is not None:
@@ -304,6 +304,8 @@ def _stream(qrels, path, measures, settings, name, progress, reader=None):
     options = dict(name=name, progress=progress and large)
     result = stream.evaluate_run_file(qrels, path, measures, settings, reader=reader, **options)
     if result is None:  # not grouped by query: partitioned on disk when large (judged.spill)
+        from . import spill
+
         result = spill.evaluate_run_file(qrels, path, measures, settings, **options)
     return result
 
