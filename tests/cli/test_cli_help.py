@@ -130,3 +130,20 @@ def test_eval_of_trec_files_to_a_pipe_imports_no_compute_module_nor_rich():
     assert "nDCG@10" in done.stdout
     for argv, modules in report:
         assert not [m for m in modules if m.startswith(EVAL_NEVER)], argv
+
+
+def test_a_run_of_eval_reads_its_defaults_from_its_imported_engine():
+    """`judged eval` run (not asked for help) imports its engine first (judged.cli.ENGINES),
+    and the defaults its options show come from those modules, not from their text."""
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "docs" / "examples"
+    child = ("import sys\nimport judged.cli.declared as d\n"
+             "def refuse(module, name):\n    raise AssertionError(f'read {name} from the text of {module}')\n"
+             "d._literal = refuse\nfrom judged.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    done = subprocess.run([sys.executable, "-c", child, "eval", "qrels.txt", "bm25.run", "--format", "json"],
+                          capture_output=True, text=True, cwd=examples)
+    assert done.returncode == 0, done.stderr
+    assert '"nDCG@10"' in done.stdout
+    helped = subprocess.run([sys.executable, "-c", child, "eval", "--help"], capture_output=True, text=True)
+    assert "read ABSTAIN_MARKER from the text" in helped.stderr  # --help still reads the text

@@ -8,20 +8,20 @@ pyarrow or registry and answer in well under 0.15 s.
 A module's docstring and its top-level names bound once to a literal (strings, numbers,
 tuples, lists, dicts and sets of them: :func:`ast.literal_eval`) are read from its text;
 any other name (a computed value, one rebound or changed in place) imports the module and
-is its attribute, the same value, only slower. The value has one home, its module; the
-help test (``tests/cli/test_cli_help.py``) fails when building any command's help imports a
-heavy module.
+is its attribute, the same value, only slower. A module already imported (a command about
+to run: ``judged.cli.ENGINES``) answers for itself: reading its text would only cost time
+(0.1 G instructions for eval's options). The value has one home, its module; the help test
+(``tests/cli/test_cli_help.py``) fails when building any command's help imports a heavy
+module.
 """
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib
-import io
 import os
 import re
-import tokenize
+import sys
 
 _COMPUTED = object()  # a name not bound once to a literal in the module's text
 # methods that change a list, dict or set in place: a name they are called on is not a constant
@@ -41,9 +41,9 @@ def _text(module: str) -> str:
 
 
 # one pass of each pattern over a module's text (a pattern per name would cost more to compile)
-_TARGETS = re.compile(r"^[ \t]*((?:[\w.]+(?:\[[^\]\n]*\])?[ \t]*,[ \t]*)*[\w.]+(?:\[[^\]\n]*\])?)[ \t]*"
-                      r"(?::[^=\n]*)?[-+*/|&%@^]?=(?!=)", re.M)  # the targets of every assignment line
-_CHANGED = re.compile(rf"\b(\w+)\.(?:{_MUTATORS})\(|\b(?:global|nonlocal|as|for|del)[ \t]+(\w+)\b")
+_TARGETS = (r"^[ \t]*((?:[\w.]+(?:\[[^\]\n]*\])?[ \t]*,[ \t]*)*[\w.]+(?:\[[^\]\n]*\])?)[ \t]*"
+            r"(?::[^=\n]*)?[-+*/|&%@^]?=(?!=)")  # the targets of every assignment line
+_CHANGED = rf"\b(\w+)\.(?:{_MUTATORS})\(|\b(?:global|nonlocal|as|for|del)[ \t]+(\w+)\b"
 
 
 @functools.lru_cache(maxsize=None)
@@ -51,7 +51,7 @@ def _scan(module: str):
     """(text, {name: offset of its top-level binding}, names bound more than once or changed)."""
     text = _text(module)
     top, seen, changed = {}, set(), set()
-    for m in _TARGETS.finditer(text):
+    for m in re.finditer(_TARGETS, text, re.M):
         for target in m.group(1).split(","):
             target = target.strip()
             name = re.match(r"\w+", target).group(0)
@@ -63,7 +63,7 @@ def _scan(module: str):
                 seen.add(name)
                 if m.start(1) == m.start() and "," not in m.group(1):
                     top[name] = m.start()
-    for m in _CHANGED.finditer(text):
+    for m in re.finditer(_CHANGED, text):
         changed.add(m.group(1) or m.group(2))
     return text, top, changed
 
@@ -72,6 +72,10 @@ def _scan(module: str):
 def _literal(module: str, name: str):
     """The value of ``name`` in ``module``'s text, or _COMPUTED. Only the statement that binds
     it is parsed (parsing whole modules would cost a good part of the 0.15 s)."""
+    import ast
+    import io
+    import tokenize
+
     if name == "__doc__":  # the first token that is not a comment or a blank line
         for tok in tokenize.generate_tokens(io.StringIO(_text(module)).readline):
             if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENCODING):
@@ -100,9 +104,13 @@ class Declared:
 
     @property
     def __doc__(self):  # the module's docstring (this class's own is in the module docstring)
+        if self._module in sys.modules:
+            return sys.modules[self._module].__doc__
         return _literal(self._module, "__doc__")
 
     def __getattr__(self, name: str):
+        if self._module in sys.modules:
+            return getattr(sys.modules[self._module], name)
         value = _literal(self._module, name)
         if value is _COMPUTED:
             return getattr(importlib.import_module(self._module), name)
