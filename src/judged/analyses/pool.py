@@ -302,7 +302,18 @@ def _sample(pairs, ctx):
 
 
 def score_impact(pairs, aligned, measure, depth) -> None:
-    deltas = np.zeros((len(pairs), len(aligned)))
+    """Each pair's ``impact`` (the module's formula), by :func:`impact_scores`."""
+    impact = impact_scores([p.qid for p in pairs], [p.docid for p in pairs], aligned, measure, depth)
+    for p, v in zip(pairs, impact.tolist()):
+        p.impact = v
+
+
+def impact_scores(qids: list, docids: list, aligned, measure, depth) -> np.ndarray:
+    """impact of the pairs (``qids[i]``, ``docids[i]``): sum_r |delta_r| + sum_{r<s}
+    |delta_r - delta_s| (the module's formula), whole columns at a time; the second sum
+    adds the run pairs in order, one at a time, as a loop over them would."""
+    P = len(qids)
+    deltas = np.zeros((P, len(aligned)))
     for j, (name, a) in enumerate(aligned.items()):
         M = max_grade(measure, a)
         g_top = float(measure.gain(np.array([float(M)]))[0])
@@ -318,18 +329,20 @@ def score_impact(pairs, aligned, measure, depth) -> None:
         qindex = {q: i for i, q in enumerate(a.qids.tolist())}
         top = a.ranked.top(depth)
         rank = dict(zip(zip(a.qids[top.q].tolist(), a.docids(top.row)), (top.pos + 1).tolist()))
-        for i, p in enumerate(pairs):
-            q = qindex.get(p.qid)
-            if q is None:
-                continue
-            r = rank.get((p.qid, p.docid))
-            w = 0.0 if r is None else float(measure.discount.divide(np.ones(1), np.array([float(r)]))[0])
-            after = (d[q] + g_top * w) / i1[q] if i1[q] > 0 else 0.0
-            deltas[i, j] = (after - before[q]) / n
-    for i, p in enumerate(pairs):
-        row = deltas[i]
-        p.impact = float(np.abs(row).sum() + sum(abs(row[x] - row[y]) for x, y in combinations(range(len(row)), 2)))
-
+        q = np.fromiter((qindex.get(x, -1) for x in qids), np.int64, P)
+        r = np.fromiter((rank.get(key, 0) for key in zip(qids, docids)), np.int64, P)
+        # the discount at each rank, computed one rank at a time as a pair's would be
+        at = {k: float(measure.discount.divide(np.ones(1), np.array([float(k)]))[0]) for k in set(r.tolist()) - {0}}
+        w = np.fromiter((at.get(k, 0.0) for k in r.tolist()), np.float64, P)
+        ok = np.flatnonzero(q >= 0)
+        qq = q[ok]
+        after = np.zeros(len(ok))
+        np.divide(d[qq] + g_top * w[ok], i1[qq], out=after, where=i1[qq] > 0)
+        deltas[ok, j] = (after - before[qq]) / n
+    pairwise = np.zeros(P)
+    for x, y in combinations(range(deltas.shape[1]), 2):
+        pairwise += np.abs(deltas[:, x] - deltas[:, y])
+    return np.abs(deltas).sum(axis=1) + pairwise
 
 
 # ---------------------------------------------------------------------------

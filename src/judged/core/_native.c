@@ -20,6 +20,7 @@
  *   trec_rank       trec_eval's ranking order: query, score descending, docid descending
  *   ap_extremes     AP's exact minimum and maximum per query over the labels of its holes
  *   dinkelbach      nDCG's exact extremes: Dinkelbach's method over a DP on the gain levels
+ *   turn_picks      a pooling replay's picks per query: move-to-front or the bandit MM
  *
  * Tokenizing follows Python's bytes.split() on each b"\n"-separated line (white space:
  * space, \t, \r, \v, \f); blank lines and lines whose first field starts with '#' are
@@ -1551,6 +1552,108 @@ static PyObject *dinkelbach(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* turn_picks(query_offsets, list_offsets, lists, label, truth, rel, rule, discount, picks, counts):
+ * per query, its unlabelled pairs in the order move-to-front (rule 0) or the bandit MM
+ * (rule 1, its evidence discounted by `discount` per outcome) draws them when each label
+ * (`truth`) arrives as soon as its pair is drawn, as judged.core.kernels.pooling.turn_picks
+ * computes them, operation for operation. `label` (the labels known, NaN: none) is written
+ * to as pairs are drawn; query q's picks go from picks[query_offsets[q]], counts[q] of them. */
+static inline void turn_outcome(int relevant, int rule, double discount, double *a, double *b, int64_t *prio)
+{
+    if (rule == 0) {
+        if (!relevant) *prio -= 1;
+        return;
+    }
+    const double x = discount * *a, y = discount * *b;
+    *a = x + (relevant ? 1.0 : 0.0);
+    *b = y + (relevant ? 0.0 : 1.0);
+}
+
+/* run r's next unlabelled pair (-1: none left); the labelled ones passed are its outcomes */
+static int64_t turn_head(const int64_t *lst, int64_t len, int64_t *ptr, const double *label, double rel,
+                         int rule, double discount, double *a, double *b, int64_t *prio)
+{
+    int64_t p = *ptr;
+    for (; p < len; p++) {
+        const double g = label[lst[p]];
+        if (isnan(g)) {
+            *ptr = p;
+            return lst[p];
+        }
+        turn_outcome(g >= rel, rule, discount, a, b, prio);
+    }
+    *ptr = p;
+    return -1;
+}
+
+static PyObject *turn_picks(PyObject *self, PyObject *args)
+{
+    Py_buffer qb, lob, lb, labb, tb, pb, cb;
+    double rel, discount;
+    int rule;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*y*didw*w*", &qb, &lob, &lb, &labb, &tb, &rel, &rule, &discount, &pb, &cb))
+        return NULL;
+    const int64_t *qoff = qb.buf, *loff = lob.buf, *lists = lb.buf;
+    const double *truth = tb.buf;
+    double *label = labb.buf;
+    int64_t *picks = pb.buf, *counts = cb.buf;
+    const Py_ssize_t nq = cb.len / 8;
+    const Py_ssize_t R = nq ? (lob.len / 8 - 1) / nq : 0;
+    int64_t *ptr = malloc((R + 1) * sizeof(int64_t)), *heads = malloc((R + 1) * sizeof(int64_t));
+    int64_t *prio = malloc((R + 1) * sizeof(int64_t));
+    double *a = malloc((R + 1) * sizeof(double)), *b = malloc((R + 1) * sizeof(double));
+    int failed = !ptr || !heads || !prio || !a || !b;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q < nq && !failed; q++) {
+        int64_t n = 0, *out = picks + qoff[q];
+        for (Py_ssize_t r = 0; r < R; r++) {
+            ptr[r] = 0; prio[r] = 0; a[r] = 0.0; b[r] = 0.0;
+        }
+        for (Py_ssize_t r = 0; r < R; r++) {
+            const int64_t *lst = lists + loff[q * R + r];
+            heads[r] = turn_head(lst, loff[q * R + r + 1] - loff[q * R + r], ptr + r, label, rel, rule, discount,
+                                 a + r, b + r, prio + r);
+        }
+        for (;;) {
+            Py_ssize_t arm = -1;
+            double best = 0.0;
+            int64_t top = 0;
+            for (Py_ssize_t r = 0; r < R; r++) {
+                if (heads[r] < 0) continue;
+                if (!isnan(label[heads[r]])) {  /* labelled meanwhile (drawn by another run): walk on */
+                    const int64_t *lst = lists + loff[q * R + r];
+                    heads[r] = turn_head(lst, loff[q * R + r + 1] - loff[q * R + r], ptr + r, label, rel, rule,
+                                         discount, a + r, b + r, prio + r);
+                    if (heads[r] < 0) continue;
+                }
+                if (rule == 0) {
+                    if (arm < 0 || prio[r] > top) { arm = r; top = prio[r]; }
+                } else {
+                    const double alpha = 1.0 + a[r], beta = 1.0 + b[r];
+                    const double value = alpha / (alpha + beta);
+                    if (arm < 0 || value > best) { arm = r; best = value; }
+                }
+            }
+            if (arm < 0) break;
+            const int64_t pid = heads[arm];
+            const int64_t *lst = lists + loff[q * R + arm];
+            ptr[arm] += 1;
+            heads[arm] = turn_head(lst, loff[q * R + arm + 1] - loff[q * R + arm], ptr + arm, label, rel, rule,
+                                   discount, a + arm, b + arm, prio + arm);
+            label[pid] = truth[pid];
+            turn_outcome(truth[pid] >= rel, rule, discount, a + arm, b + arm, prio + arm);
+            out[n++] = pid;
+        }
+        counts[q] = n;
+    }
+    Py_END_ALLOW_THREADS
+    free(ptr); free(heads); free(prio); free(a); free(b);
+    PyBuffer_Release(&qb); PyBuffer_Release(&lob); PyBuffer_Release(&lb); PyBuffer_Release(&labb);
+    PyBuffer_Release(&tb); PyBuffer_Release(&pb); PyBuffer_Release(&cb);
+    if (failed) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef METHODS[] = {
     {"tokenize", tokenize, METH_VARARGS,
      "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line, extra)"},
@@ -1573,6 +1676,8 @@ static PyMethodDef METHODS[] = {
     {"ideal_err", ideal_err, METH_VARARGS, "ideal_err(k, offsets, grade, chance, out) -> bool"},
     {"rbp_measure", rbp_measure, METH_VARARGS,
      "rbp_measure(residual, k, rel, condensed, offsets, pos, grade, weights, powers, out) -> bool"},
+    {"turn_picks", turn_picks, METH_VARARGS,
+     "turn_picks(query_offsets, list_offsets, lists, label, truth, rel, rule, discount, picks, counts)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_native", "judged's compiled fast path", -1, METHODS};

@@ -292,3 +292,40 @@ def test_max_over_multisets_is_ndcg_extreme(seed):
     full[:k] = disc[: len(full)]
     want = ndcg_extreme(own, dcg, jg, full, np.arange(top + 1, dtype=float), "max")
     assert _max_over_multisets(own, dcg, jg, disc, top) == pytest.approx(want)
+
+
+# ---------------------------------------------------------------------------
+# the offline replay: a policy's whole order at once
+
+
+def _random_candidates(rng, known: bool):
+    nd, R, Q = int(rng.integers(3, 30)), int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    docs = [f"d{i}" for i in range(nd)]
+    rankings = {f"r{r}": {f"q{q}": list(rng.choice(docs, int(rng.integers(0, nd)), replace=False))
+                          for q in range(Q) if rng.random() < 0.9} for r in range(R)}
+    labels = {(f"q{q}", d): float(rng.integers(0, 3)) for q in range(Q) for d in docs if rng.random() < 0.2}
+    c = build_candidates(rankings, int(rng.integers(1, 25)), labels if known else None, [f"q{q}" for q in range(Q)])
+    return c, rng.integers(0, 4, c.n_pairs).astype(float)
+
+
+@pytest.mark.parametrize("name", list(POLICIES))
+def test_replay_gives_the_order_of_select_then_observe(name, backend):
+    """``replay`` (the kernel's draws per query and the queries' turns, Thompson sampling turn
+    by turn, a static order as one array) hands out the pairs in the order the policy's
+    select/observe loop does, labels known or not, stopped or not: pair by pair the same."""
+    from judged.analyses.pooling.policies import Policy
+
+    rng = np.random.default_rng(11)
+    for trial in range(25):
+        c, truth = _random_candidates(rng, known=trial % 2 == 1)
+        for limit in (None, int(rng.integers(1, 8))):
+            want = Policy.replay(make_policy(name, c, maxgrade=3).start(), truth, limit)
+            got = make_policy(name, c, maxgrade=3).start().replay(truth, limit)
+            assert got.dtype == np.int64 and got.tolist() == want.tolist(), (trial, limit)
+
+
+def test_replay_interleaves_the_queries_turns():
+    # q1 holds a label already: its first draw comes in the second turn, after q2's
+    c = build_candidates({"A": {"q1": ["a", "b", "c"], "q2": ["x", "y"]}}, 3, {("q1", "a"): 1.0})
+    order = make_policy("mm", c).start().replay(np.zeros(c.n_pairs))
+    assert [c.docids[p] for p in order] == ["x", "b", "y", "c"]

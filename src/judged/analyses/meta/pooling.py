@@ -57,7 +57,9 @@ class LabelScorer:
     """One run's measure on the full qrels' queries when only some candidate pairs are
     labelled: the run aligned once against the full qrels; per call, every ranked row
     whose pair is labelled gets its grade, every other row is a hole (zero-filled), and
-    the judgments are the labelled pairs'."""
+    the judgments are the labelled pairs'. A query's value depends on its own rows and
+    judgments only (every measure is a function of one query, as the block engine has
+    it), so along a replay only the queries that gained a label are scored again."""
 
     def __init__(self, measure, aligned, index: dict, truth: np.ndarray, candidate_qids: list, pair_query):
         self.m, self.a, self.truth = measure, aligned, truth
@@ -69,28 +71,70 @@ class LabelScorer:
         position = {q: i for i, q in enumerate(aligned.qids.tolist())}
         cq = np.array([position.get(q, -1) for q in candidate_qids], np.int64)
         self.pair_aq = cq[pair_query] if len(pair_query) else np.zeros(0, np.int64)
+        # the judgments' rows, sorted once: the pairs of the run's queries by (query, pair)
+        has = np.flatnonzero(self.pair_aq >= 0)
+        self.jpid = has[np.argsort(self.pair_aq[has], kind="stable")]
+        self.jq = self.pair_aq[self.jpid]
+        self.jgrade = truth[self.jpid].astype(np.int64)
 
-    def per_query(self, labelled: np.ndarray) -> np.ndarray:
+    def per_query(self, labelled: np.ndarray, queries: np.ndarray | None = None) -> np.ndarray:
+        """The value of every query (or of ``queries`` only: sorted query indices)."""
         from ...core.align import Judgments, Ranked, block_offsets
 
-        top, pid = self.top, self.pid
+        top, pid, a = self.top, self.pid, self.a
+        jq, jpid, jgrade = self.jq, self.jpid, self.jgrade
+        if queries is None:
+            n, rows = a.n_queries, slice(None)
+            tq, offsets = top.q, top.offsets
+        else:
+            n = len(queries)
+            inside = np.zeros(a.n_queries, bool)
+            inside[queries] = True
+            renumber = np.zeros(a.n_queries, np.int64)
+            renumber[queries] = np.arange(n)
+            rows = inside[top.q]
+            tq = renumber[top.q[rows]]
+            offsets = block_offsets(tq, n)
+            mine = inside[jq]
+            jq, jpid, jgrade = renumber[jq[mine]], jpid[mine], jgrade[mine]
+            a = replace(a, qids=a.qids[queries],
+                        qid_codes=None if a.qid_codes is None else a.qid_codes[queries])
+        pid = pid[rows]
         grade = np.full(len(pid), np.nan)
         ok = pid >= 0
         hit = np.zeros(len(pid), bool)
         hit[ok] = labelled[pid[ok]]
         grade[hit] = self.truth[pid[hit]]
-        ranked = Ranked(top.n_queries, top.q, top.pos, grade, top.row, top.offsets)
-        sel = np.flatnonzero(labelled & (self.pair_aq >= 0))
-        jq = self.pair_aq[sel]
-        order = np.argsort(jq, kind="stable")
-        jq = jq[order]
-        n = self.a.n_queries
-        judgments = Judgments(n, jq, self.truth[sel][order].astype(np.int64), block_offsets(jq, n))
-        return self.m.compute(replace(self.a, ranked=ranked, judgments=judgments))
+        ranked = Ranked(n, tq, top.pos[rows], grade, top.row[rows], offsets)
+        keep = labelled[jpid]
+        jq = jq[keep]
+        judgments = Judgments(n, jq, jgrade[keep], block_offsets(jq, n))
+        return self.m.compute(replace(a, ranked=ranked, judgments=judgments))
 
     def mean(self, labelled: np.ndarray) -> float:
         """The run's number (the measure's aggregate: mean, sum or geometric mean)."""
         return self.m.aggregate_of(self.per_query(labelled))
+
+    def means(self, order: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """The run's number once the first ``k`` pairs of ``order`` are labelled, for each
+        ``k`` of ``at`` (ascending): each step scores only the queries that gained a label."""
+        labelled = np.zeros(len(self.pair_aq), bool)
+        values, done, out = None, 0, np.zeros(len(at))
+        for i, k in enumerate(at.tolist()):
+            new = order[done:k]
+            labelled[new] = True
+            done = k
+            if values is None:
+                values = self.per_query(labelled)
+            elif len(new):
+                changed = np.unique(self.pair_aq[new])
+                changed = changed[changed >= 0]
+                if len(changed) == len(values):
+                    values = self.per_query(labelled)
+                elif len(changed):
+                    values[changed] = self.per_query(labelled, changed)
+            out[i] = self.m.aggregate_of(values)
+        return out
 
 
 @dataclass
@@ -106,37 +150,16 @@ class Replay:
 def replay(policy, truth: np.ndarray, scorers: list, checkpoints, rel: int = 1, limit: int | None = None) -> Replay:
     """Run ``policy`` (started) until every candidate is labelled (or ``limit`` judgments),
     answering with ``truth``; score with every scorer at each checkpoint (judgment counts)
-    passed."""
-    n_pairs = len(truth)
-    labelled = np.zeros(n_pairs, bool)
-    marks = sorted({int(k) for k in checkpoints if k >= 0})
-    at, rows, found, done, relevant = [], [], [], 0, 0
-
-    def record():
-        at.append(done)
-        rows.append([s.mean(labelled) for s in scorers])
-        found.append(relevant)
-
-    k = 0
-    while k < len(marks) and marks[k] <= 0:
-        k += 1
-    record()
-    while limit is None or done < limit:
-        pid = policy.select()
-        if pid is None:
-            break
-        g = float(truth[pid])
-        policy.observe(pid, g)
-        labelled[pid] = True
-        done += 1
-        relevant += g >= rel
-        if k < len(marks) and done == marks[k]:
-            record()
-            while k < len(marks) and marks[k] <= done:
-                k += 1
-    if at[-1] != done:
-        record()
-    return Replay(np.asarray(at, np.int64), np.asarray(rows, np.float64), np.asarray(found, np.int64), n_pairs)
+    passed, and at the end. The policy gives its whole order at once
+    (:meth:`judged.pooling.policies.Policy.replay`); the scorers then read it."""
+    order = policy.replay(truth, limit)
+    done = len(order)
+    at = np.asarray(sorted({0, done} | {int(k) for k in checkpoints if 0 < k <= done}), np.int64)
+    found = np.concatenate(([0], np.cumsum(truth[order] >= rel)))[at]
+    scores = np.zeros((len(at), len(scorers)))
+    for j, s in enumerate(scorers):
+        scores[:, j] = s.means(order, at)
+    return Replay(at, scores, found.astype(np.int64), len(truth))
 
 
 def pairwise_agreement(x, y) -> float:
@@ -370,8 +393,8 @@ def _impact_policy(cands, aligned, depth):
     """``impact`` as ``judged pool`` computes it, on the replay's start: no label yet."""
     from ...core.align import Judgments, Ranked, block_offsets
     from ...core.measures import Measure
-    from ..pool import PoolPair, score_impact
-    from ..pooling.policies import StaticOrder
+    from ..pool import impact_scores
+    from ..pooling.policies import StaticOrder, string_ranks
 
     empty = {}
     for n, a in aligned.items():
@@ -379,16 +402,13 @@ def _impact_policy(cands, aligned, depth):
         ranked = Ranked(r.n_queries, r.q, r.pos, np.full(len(r.q), np.nan), r.row, r.offsets)
         jq = np.zeros(0, np.int64)
         empty[n] = replace(a, ranked=ranked, judgments=Judgments(a.n_queries, jq, jq.copy(), block_offsets(jq, a.n_queries)))
-    pairs = []
-    for p in range(cands.n_pairs):
-        ranks = cands.ranks_of(p)
-        pairs.append(PoolPair(cands.qids[int(cands.pair_query[p])], cands.docids[p], min(k for _, k in ranks),
-                              [r for r, _ in ranks], ranks=[k for _, k in ranks]))
-    if pairs:
-        score_impact(pairs, empty, Measure.parse(f"nDCG@{depth}"), depth)
-    scores = np.array([p.impact for p in pairs], np.float64)
-    order = sorted(range(len(pairs)), key=lambda i: (-pairs[i].impact, pairs[i].best_rank, -len(pairs[i].runs),
-                                                     pairs[i].qid, pairs[i].docid))
+    P = cands.n_pairs
+    qids = [cands.qids[q] for q in cands.pair_query.tolist()]
+    scores = impact_scores(qids, cands.docids, empty, Measure.parse(f"nDCG@{depth}"), depth) if P else np.zeros(0)
+    # highest impact first, then best rank, retrieved by more runs, qid, docid
+    off, _, _ = cands.pair_runs()
+    order = np.lexsort((string_ranks(cands.docids), string_ranks(cands.qids)[cands.pair_query], -np.diff(off),
+                        cands.best_rank(), -scores)) if P else np.zeros(0, np.int64)
     return StaticOrder(cands, np.asarray(order, np.int64), scores)
 
 

@@ -59,6 +59,14 @@ class Candidates:
             self._pair_runs = (offsets, run[order].astype(np.int64), rank[order].astype(np.int64))
         return self._pair_runs
 
+    def list_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every run's list of every query as one CSR: (offsets over queries x runs, query-major,
+        pair ids)."""
+        lists = [self.run_lists[q][r] for q in range(self.n_queries) for r in range(self.n_runs)]
+        offsets = np.zeros(len(lists) + 1, np.int64)
+        np.cumsum([len(x) for x in lists], out=offsets[1:])
+        return offsets, (np.concatenate(lists).astype(np.int64) if lists else np.zeros(0, np.int64))
+
     def best_rank(self) -> np.ndarray:
         off, _, rank = self.pair_runs()
         return np.minimum.reduceat(rank, off[:-1]) if len(rank) else np.zeros(0, np.int64)

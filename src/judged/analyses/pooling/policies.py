@@ -93,6 +93,20 @@ class Policy:
     def _taken(self, pid: int) -> None:
         pass
 
+    def replay(self, truth: np.ndarray, limit: int | None = None) -> np.ndarray:
+        """The pairs in the order the policy has them judged when each label arrives as soon
+        as its pair is handed out, ``truth[pair]`` (the offline replay of ``judged meta
+        pooling``), at most ``limit`` of them: ``select()`` then ``observe()``, pair after
+        pair. Subclasses give the same order faster; the policy is spent afterwards."""
+        out = []
+        while limit is None or len(out) < limit:
+            pid = self.select()
+            if pid is None:
+                break
+            self.observe(pid, float(truth[pid]))
+            out.append(pid)
+        return np.asarray(out, np.int64)
+
     def propose(self, n: int | None = None) -> list[tuple[int, float]]:
         """Up to ``n`` (all, if None) next pairs and the policy's score for each, while no
         label arrives."""
@@ -120,6 +134,20 @@ class StaticOrder(Policy):
         self.scores = None if scores is None else np.asarray(scores, np.float64)
         self._at = 0
 
+    def replay(self, truth, limit=None):
+        """The order's pairs not yet labelled nor handed out, each at its first place."""
+        if self.pending.any():
+            return super().replay(truth, limit)
+        rest = self.order[self._at:]
+        rest = rest[np.isnan(self.label[rest])]
+        first = np.unique(rest, return_index=True)[1]
+        if len(first) < len(rest):
+            rest = rest[np.sort(first)]
+        rest = rest[:limit] if limit is not None else rest
+        self._at = len(self.order)
+        self.label[rest] = truth[rest]
+        return rest.astype(np.int64)
+
     def _select(self):
         while self._at < len(self.order):
             pid = int(self.order[self._at])
@@ -135,9 +163,17 @@ def depth_order(c: Candidates) -> np.ndarray:
     off, _, _ = c.pair_runs()
     n_runs = np.diff(off)
     best = c.best_rank()
-    qid = np.array(c.qids, dtype=object)[c.pair_query] if c.n_pairs else np.zeros(0, object)
-    keys = sorted(range(c.n_pairs), key=lambda p: (best[p], -n_runs[p], qid[p], c.docids[p]))
-    return np.asarray(keys, np.int64)
+    if not c.n_pairs:
+        return np.zeros(0, np.int64)
+    # the strings by their rank in Python's order (a pair is one docid of one query: no ties)
+    qrank = string_ranks(c.qids)[c.pair_query]
+    return np.lexsort((string_ranks(c.docids), qrank, -n_runs, best)).astype(np.int64)
+
+
+def string_ranks(strings: list) -> np.ndarray:
+    """Each string's rank among the distinct strings, in Python's order."""
+    rank = {v: i for i, v in enumerate(sorted(set(strings)))}
+    return np.fromiter((rank[v] for v in strings), np.int64, len(strings))
 
 
 class Depth(StaticOrder):
@@ -250,6 +286,37 @@ class QueryTurns(Policy):
     def _outcome(self, q: int, r: int, relevant: bool) -> None:
         pass
 
+    def _fresh(self) -> bool:
+        """Started and nothing drawn yet (no run walked, nothing handed out)."""
+        return not self.pulled_by and not self.pending.any() and all(h is None for h in self._head_cache)
+
+    def _turn_rule(self) -> tuple[str, float] | None:
+        """(rule, discount) of :func:`judged.core.kernels.pooling.turn_picks` when it draws
+        as this policy does (None: it does not)."""
+        return None
+
+    def replay(self, truth, limit=None):
+        """Each query's draws by the compiled kernel (the queries share no state), then the
+        queries' turns: the k-th draw of query q comes at turn (labels q had at the start)
+        + k, the turns in order, queries by index inside a turn."""
+        from ...core.kernels.pooling import turn_picks
+
+        if not self._started:
+            self.start()
+        rule = self._turn_rule()
+        if rule is None or not self._fresh() or np.isnan(truth).any():
+            return super().replay(truth, limit)
+        c = self.c
+        list_offsets, lists = c.list_csr()
+        picks, counts = turn_picks(c.query_offsets, list_offsets, lists, self.label, truth, self.rel, *rule)
+        q = np.repeat(np.arange(c.n_queries), counts)
+        k = np.arange(len(q)) - np.repeat(np.cumsum(counts) - counts, counts)
+        order = picks[c.query_offsets[q] + k][np.lexsort((q, self.spent[q] + k))]
+        order = order[:limit] if limit is not None else order
+        self.label[order] = truth[order]
+        self._done[:] = True
+        return order
+
 
 class MoveToFront(QueryTurns):
     """Move-to-front pooling (Cormack, Palmer & Clarke, SIGIR 1998): per query every run
@@ -268,6 +335,9 @@ class MoveToFront(QueryTurns):
     def _outcome(self, q, r, relevant):
         if not relevant:
             self.priority[q, r] -= 1
+
+    def _turn_rule(self):
+        return "mtf", 1.0
 
     def _select_in(self, q):
         heads = self._heads(q)
@@ -303,9 +373,80 @@ class BayesianBandit(QueryTurns):
         self.b = np.zeros((candidates.n_queries, candidates.n_runs))
         self.rng = np.random.default_rng(self.seed)
 
+    def _turn_rule(self):
+        return ("mm", self.discount) if self.rule == "mm" else None
+
     def _outcome(self, q, r, relevant):
         self.a[q, r] = self.discount * self.a[q, r] + (1.0 if relevant else 0.0)
         self.b[q, r] = self.discount * self.b[q, r] + (0.0 if relevant else 1.0)
+
+    def replay(self, truth, limit=None):
+        """MM by the compiled kernel; Thompson sampling turn by turn, every query of a turn at
+        once: the runs walked with whole-array steps (each run's outcomes in its list's
+        order, as one by one), one draw of every query's posteriors in query order (the
+        generator's stream as query after query)."""
+        if self.rule != "ts":
+            return super().replay(truth, limit)
+        if not self._started:
+            self.start()
+        if not self._fresh() or np.isnan(truth).any():
+            return super().replay(truth, limit)
+        c, R = self.c, self.c.n_runs
+        offsets, lists = c.list_csr()
+        end = offsets[1:]
+        pos = offsets[:-1].copy()  # per cell (query x run, flat): where its walk stands in lists
+        head = np.full(c.n_queries * R, -2, np.int64)  # -2: not walked yet, -1: list done
+        a, b, label, rel, d = self.a.reshape(-1), self.b.reshape(-1), self.label, self.rel, self.discount
+
+        def outcome(cells, relevant):
+            a[cells] = d * a[cells] + np.where(relevant, 1.0, 0.0)
+            b[cells] = d * b[cells] + np.where(relevant, 0.0, 1.0)
+
+        def walk(cells):
+            while len(cells):
+                p = pos[cells]
+                over = p >= end[cells]
+                head[cells[over]] = -1
+                cells, p = cells[~over], p[~over]
+                pid = lists[p]
+                g = label[pid]
+                free = np.isnan(g)
+                head[cells[free]] = pid[free]
+                cells, g = cells[~free], g[~free]
+                outcome(cells, g >= rel)
+                pos[cells] += 1
+
+        spent, done, out, n = self.spent.copy(), np.zeros(c.n_queries, bool), [], 0
+        runs = np.arange(R)
+        while (limit is None or n < limit) and not done.all():
+            turn = spent[~done].min()
+            act = np.flatnonzero(~done & (spent == turn))
+            cells = (act[:, None] * R + runs).ravel()
+            h = head[cells]
+            stale = (h == -2) | (h >= 0) & ~np.isnan(label[np.maximum(h, 0)])
+            walk(cells[stale])
+            H = head[cells].reshape(len(act), R)
+            live = H >= 0
+            has = live.any(axis=1)
+            done[act[~has]] = True
+            act, H, live = act[has], H[has], live[has]
+            if not len(act):
+                continue
+            cell = act[:, None] * R + runs
+            value = np.full(H.shape, -np.inf)
+            value[live] = self.rng.beta(1.0 + a[cell[live]], 1.0 + b[cell[live]])
+            arm = value.argmax(axis=1)  # the first of the highest: the runs' order
+            pid = H[np.arange(len(act)), arm]
+            drawn = act * R + arm
+            pos[drawn] += 1
+            walk(drawn)
+            label[pid] = truth[pid]
+            outcome(drawn, truth[pid] >= rel)
+            spent[act] += 1
+            out.append(pid)
+            n += len(pid)
+        order = np.concatenate(out) if out else np.zeros(0, np.int64)
+        return order[:limit] if limit is not None else order
 
     def _select_in(self, q):
         heads = self._heads(q)
@@ -505,6 +646,7 @@ class Bounds(Policy):
         self._undecided = None
         self._hi_stale: dict = {}  # query -> runs whose own holes changed since their maximum was computed
         self._hi_gains: dict = {}  # query -> the k largest judged gains when the maxima were computed
+        self._ideals: dict = {}  # query -> {None or one more gain: the ideal}, until q's gains change
 
     # labels ------------------------------------------------------------------------
     def _observed(self, pid, grade, was_pending):
@@ -528,6 +670,7 @@ class Bounds(Policy):
                 self.dcg[q] += g * W[:, j]
         if g > 0:
             self.gains[q].append(g)
+            self._ideals.pop(q, None)
         self._dirty.add(q)
         self._bounds_dirty.add(q)
 
@@ -535,6 +678,14 @@ class Bounds(Policy):
         self._dirty.add(int(self.c.pair_query[pid]))
 
     # bounds ------------------------------------------------------------------------
+    def _query_ideal(self, q: int, more: float | None = None) -> float:
+        """The ideal of query q's labelled gains (with one more document of gain ``more``),
+        kept until a relevant label arrives in q."""
+        memo = self._ideals.setdefault(q, {})
+        if more not in memo:
+            memo[more] = self._ideal(self.gains[q] if more is None else self.gains[q] + [more])
+        return memo[more]
+
     def _ideal(self, gains) -> float:
         g = np.sort(np.asarray(gains, np.float64))[::-1][: self.k]
         return float((g * self.disc[: len(g)]).sum())
@@ -552,7 +703,7 @@ class Bounds(Policy):
         ids, W = self._top[q]
         open_ = np.isnan(self.label[ids])
         jg = np.asarray(self.gains[q], np.float64)
-        ideal = self._ideal(jg)
+        ideal = self._query_ideal(q)
         n_open = int(open_.sum())
         if not n_open:
             self.lo[q] = self.hi[q] = self.dcg[q] / ideal if ideal > 0 else 0.0
@@ -605,6 +756,8 @@ class Bounds(Policy):
 
     def undecided(self) -> np.ndarray:
         """runs x runs: True where the intervals of the two runs' mean nDCG@k overlap."""
+        if self.c.n_runs == 1:
+            return np.zeros((1, 1), bool)
         LO, HI = self.lo.mean(axis=0), self.hi.mean(axis=0)
         U = (LO[:, None] < HI[None, :] - 1e-12) & (LO[None, :] < HI[:, None] - 1e-12)
         np.fill_diagonal(U, False)
@@ -622,7 +775,7 @@ class Bounds(Policy):
         self._version[q] += 1
         c = self.c
         s = int(c.query_offsets[q])
-        I0 = self._ideal(self.gains[q])
+        I0 = self._query_ideal(q)
         D = self.dcg[q]
         base = D / I0 if I0 > 0 else np.zeros_like(D)
         ri, si = np.nonzero(U)
@@ -631,7 +784,7 @@ class Bounds(Policy):
         move_deep = 0.0
         R = max(c.n_runs, 1)
         for g, pg in zip(grades, weights):
-            I1 = self._ideal(self.gains[q] + [g])
+            I1 = self._query_ideal(q, g)
             d = (D[:, None] + g * W) / I1 - base[:, None]  # runs x top holes
             dd = D / I1 - base  # runs: a relevant document in no run's top k
             move_top += pg * (np.abs(d[ri] - d[si]).sum(axis=0) + np.abs(d).sum(axis=0) / R)

@@ -33,7 +33,9 @@ def dcg(measure, ranked, n: int, condensed: bool = False) -> np.ndarray:
     """DCG@k per query of ``ranked`` (of its condensed ranking when ``condensed``)."""
     top = (ranked.condensed if condensed else ranked).top(measure.cutoff)
     gains = measure.gain(top.grade)
-    return np.bincount(top.q, weights=measure.discount.divide(gains, top.pos + 1), minlength=n)
+    # float even for no row at all (bincount gives integer zeros then, the compiled kernel floats)
+    out = np.bincount(top.q, weights=measure.discount.divide(gains, top.pos + 1), minlength=n)
+    return out.astype(np.float64, copy=False)
 
 
 @dcg.binding
