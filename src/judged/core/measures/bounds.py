@@ -236,33 +236,35 @@ def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):
     j = aligned.judgments
     if measure.ideal == "judged":
         pool_q, pool_g = j.q, measure.gain(j.grade.astype(np.float64))
-        pool_off = block_offsets(pool_q, n)
     else:  # ideal over the run's judged retrieved documents (holes beyond k stay 0)
         r = aligned.ranked
         keep = r.judged
         pool_q, pool_g = r.q[keep], measure.gain(r.grade[keep])
-        pool_off = block_offsets(pool_q, n)
     if (pool_g < 0).any():
         raise ConventionError(f"bounds need non-negative gains; gain={measure.gain} gives negative gains")
     lo, hi = np.zeros(n), np.zeros(n)
     open_queries = np.bincount(top.q[~top.judged], minlength=n) + n_extra > 0
-    gain_levels = np.unique(pool_g[pool_g > 0])
+    positive = pool_g > 0
+    gain_levels = np.unique(pool_g[positive])
+    # element by element for every ranked row at once (the same bits as query by query):
+    # each rank's discount weight, each judged row's discounted gain; per query, how many
+    # judged gains sit at each gain level
+    hole_all = np.isnan(top.grade)
+    w_all = measure.discount.divide(np.ones(len(top.grade)), top.pos + 1.0)
+    fixed_all = measure.gain(top.grade) * w_all  # holes: gain 0, never summed
+    level_counts = np.bincount(pool_q[positive] * len(gain_levels) + np.searchsorted(gain_levels, pool_g[positive]),
+                               minlength=n * len(gain_levels)).reshape(n, len(gain_levels))
     problems, at = [], []
     longest = 0
     for q, s, e in _query_blocks(top, n):
         if not open_queries[q]:  # no hole: bounds() gives the kernel's zero-filled value
             continue
-        g = top.grade[s:e]
-        ranks = top.pos[s:e] + 1.0
-        w = measure.discount.divide(np.ones(len(g)), ranks)
-        hole = np.isnan(g)
-        dfix = float((measure.gain(g[~hole]) * w[~hole]).sum())
+        w, hole = w_all[s:e], hole_all[s:e]
+        dfix = float(fixed_all[s:e][~hole].sum())
         hw = np.concatenate((w[hole], np.zeros(n_extra[q])))
-        jg = pool_g[pool_off[q]:pool_off[q + 1]]
-        jg = jg[jg > 0]
-        problems.append((hw, dfix, (jg[:, None] == gain_levels[None, :]).sum(axis=0)))
+        problems.append((hw, dfix, level_counts[q]))
         at.append(q)
-        longest = max(longest, len(jg) + len(hw))
+        longest = max(longest, int(level_counts[q].sum()) + len(hw))
     disc = measure.discount.divide(np.ones(longest), np.arange(1, longest + 1, dtype=np.float64))
     disc[k:] = 0.0
     lo[at], hi[at] = solve_extremes(problems, disc, values, gain_levels)
