@@ -147,3 +147,19 @@ def test_a_run_of_eval_reads_its_defaults_from_its_imported_engine():
     assert '"nDCG@10"' in done.stdout
     helped = subprocess.run([sys.executable, "-c", child, "eval", "--help"], capture_output=True, text=True)
     assert "read ABSTAIN_MARKER from the text" in helped.stderr  # --help still reads the text
+
+
+def test_the_collector_paused_for_the_start_runs_for_the_command():
+    """run() pauses the garbage collector while a command's modules load; main() resumes
+    it once the command line is parsed, with what was loaded frozen: a command that runs
+    long (judged judge serve, a large compare) collects as usual."""
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "docs" / "examples"
+    child = ("import gc, sys\nimport judged.core.evaluation as ev\nfrom judged.cli import main\nseen = []\n"
+             "real = ev.evaluate\nev.evaluate = lambda *a, **k: (seen.append((gc.isenabled(), gc.get_freeze_count())),"
+             " real(*a, **k))[1]\ngc.disable()\nmain(sys.argv[1:])\nprint('collector', *seen[0])\n")
+    done = subprocess.run([sys.executable, "-c", child, "eval", "qrels.txt", "bm25.run"], capture_output=True,
+                          text=True, cwd=examples)
+    enabled, frozen = done.stdout.rsplit("collector ", 1)[1].split()
+    assert enabled == "True" and int(frozen) > 10_000, done.stdout
