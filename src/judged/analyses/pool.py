@@ -308,27 +308,21 @@ def score_impact(pairs, aligned, measure, depth) -> None:
         p.impact = v
 
 
-def impact_scores(qids: list, docids: list, aligned, measure, depth) -> np.ndarray:
+def impact_scores(qids: list, docids: list, aligned, measure, depth, memo: dict | None = None) -> np.ndarray:
     """impact of the pairs (``qids[i]``, ``docids[i]``): sum_r |delta_r| + sum_{r<s}
     |delta_r - delta_s| (the module's formula), whole columns at a time; the second sum
-    adds the run pairs in order, one at a time, as a loop over them would."""
+    adds the run pairs in order, one at a time, as a loop over them would. ``memo``: what
+    each run contributes whatever the pairs (its scores, ideals, ranks), kept by run name
+    for later calls with the same runs."""
     P = len(qids)
     deltas = np.zeros((P, len(aligned)))
+    memo = {} if memo is None else memo
     for j, (name, a) in enumerate(aligned.items()):
-        M = max_grade(measure, a)
-        g_top = float(measure.gain(np.array([float(M)]))[0])
-        n = a.n_queries
-        if n == 0:
+        if a.n_queries == 0:
             continue
-        base = replace(measure, maxgrade=None)
-        d = dcg(base, a.ranked, n)
-        i0 = idcg(base, a, a.ranked)
-        plus = fill(a, a.ranked, np.full(len(a.ranked.q), np.nan), np.arange(n), np.full(n, M))
-        i1 = idcg(base, plus, plus.ranked)
-        before = np.divide(d, i0, out=np.zeros(n), where=i0 > 0)
-        qindex = {q: i for i, q in enumerate(a.qids.tolist())}
-        top = a.ranked.top(depth)
-        rank = dict(zip(zip(a.qids[top.q].tolist(), a.docids(top.row)), (top.pos + 1).tolist()))
+        if name not in memo:
+            memo[name] = _impact_run(a, measure, depth)
+        n, g_top, d, i1, before, qindex, rank = memo[name]
         q = np.fromiter((qindex.get(x, -1) for x in qids), np.int64, P)
         r = np.fromiter((rank.get(key, 0) for key in zip(qids, docids)), np.int64, P)
         # the discount at each rank, computed one rank at a time as a pair's would be
@@ -343,6 +337,24 @@ def impact_scores(qids: list, docids: list, aligned, measure, depth) -> np.ndarr
     for x, y in combinations(range(deltas.shape[1]), 2):
         pairwise += np.abs(deltas[:, x] - deltas[:, y])
     return np.abs(deltas).sum(axis=1) + pairwise
+
+
+def _impact_run(a, measure, depth) -> tuple:
+    """One run's part of the impact: (queries, top gain, DCG, ideal with one more document of
+    the top grade, nDCG, query index by qid, rank by (qid, docid) in its top ``depth``)."""
+    n = a.n_queries
+    M = max_grade(measure, a)
+    g_top = float(measure.gain(np.array([float(M)]))[0])
+    base = replace(measure, maxgrade=None)
+    d = dcg(base, a.ranked, n)
+    i0 = idcg(base, a, a.ranked)
+    plus = fill(a, a.ranked, np.full(len(a.ranked.q), np.nan), np.arange(n), np.full(n, M))
+    i1 = idcg(base, plus, plus.ranked)
+    before = np.divide(d, i0, out=np.zeros(n), where=i0 > 0)
+    qindex = {q: i for i, q in enumerate(a.qids.tolist())}
+    top = a.ranked.top(depth)
+    rank = dict(zip(zip(a.qids[top.q].tolist(), a.docids(top.row)), (top.pos + 1).tolist()))
+    return n, g_top, d, i1, before, qindex, rank
 
 
 # ---------------------------------------------------------------------------

@@ -368,11 +368,12 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     marks = sorted(set(range(0, top_count + step, step)) | set(budgets))
     out = PoolingReplay(qrels, run_names, m, m.convention(settings), protocol, depth, step, float(tolerance),
                         seed, budgets, full, max_judgments, query_set=query_set)
+    impact_memo: dict = {}
     for name in names:
         reps = []
         for k, (cands, truth, scorers) in enumerate(prepared):
             policy = _policy(name, cands, prepared_runs=settings_list[k][0], aligned=aligned, seed=seed, rel=rel,
-                             depth=depth, maxgrade=maxgrade).start()
+                             depth=depth, maxgrade=maxgrade, memo=impact_memo).start()
             reps.append(replay(policy, truth, scorers, marks, rel, max_judgments))
             if progress is not None:
                 progress(name, k + 1, len(prepared))
@@ -380,16 +381,17 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     return out
 
 
-def _policy(name, cands, *, prepared_runs, aligned, seed, rel, depth, maxgrade):
-    """The strategy's policy for a replay (impact: scored from the replay's empty start)."""
+def _policy(name, cands, *, prepared_runs, aligned, seed, rel, depth, maxgrade, memo=None):
+    """The strategy's policy for a replay (impact: scored from the replay's empty start;
+    ``memo`` keeps each run's part of it from one replay to the next)."""
     from ..pooling.policies import make_policy
 
     if name != "impact":
         return make_policy(name, cands, seed=seed, rel=rel, maxgrade=maxgrade)
-    return _impact_policy(cands, {n: aligned[n] for n in prepared_runs}, depth)
+    return _impact_policy(cands, {n: aligned[n] for n in prepared_runs}, depth, memo)
 
 
-def _impact_policy(cands, aligned, depth):
+def _impact_policy(cands, aligned, depth, memo=None):
     """``impact`` as ``judged pool`` computes it, on the replay's start: no label yet."""
     from ...core.align import Judgments, Ranked, block_offsets
     from ...core.measures import Measure
@@ -404,7 +406,8 @@ def _impact_policy(cands, aligned, depth):
         empty[n] = replace(a, ranked=ranked, judgments=Judgments(a.n_queries, jq, jq.copy(), block_offsets(jq, a.n_queries)))
     P = cands.n_pairs
     qids = [cands.qids[q] for q in cands.pair_query.tolist()]
-    scores = impact_scores(qids, cands.docids, empty, Measure.parse(f"nDCG@{depth}"), depth) if P else np.zeros(0)
+    scores = (impact_scores(qids, cands.docids, empty, Measure.parse(f"nDCG@{depth}"), depth, memo) if P
+              else np.zeros(0))
     # highest impact first, then best rank, retrieved by more runs, qid, docid
     off, _, _ = cands.pair_runs()
     order = np.lexsort((string_ranks(cands.docids), string_ranks(cands.qids)[cands.pair_query], -np.diff(off),

@@ -171,7 +171,12 @@ def depth_order(c: Candidates) -> np.ndarray:
 
 
 def string_ranks(strings: list) -> np.ndarray:
-    """Each string's rank among the distinct strings, in Python's order."""
+    """Each string's rank among the distinct strings, in Python's order (numpy's, code
+    point by code point, but for trailing NULs, which numpy's strings drop)."""
+    if not strings:
+        return np.zeros(0, np.int64)
+    if not any(s.endswith("\0") for s in strings):
+        return np.unique(np.array(strings, dtype=str), return_inverse=True)[1].astype(np.int64).ravel()
     rank = {v: i for i, v in enumerate(sorted(set(strings)))}
     return np.fromiter((rank[v] for v in strings), np.int64, len(strings))
 
