@@ -652,6 +652,7 @@ class Bounds(Policy):
         self._hi_stale: dict = {}  # query -> runs whose own holes changed since their maximum was computed
         self._hi_gains: dict = {}  # query -> the k largest judged gains when the maxima were computed
         self._ideals: dict = {}  # query -> {None or one more gain: the ideal}, until q's gains change
+        self._terms: dict = {}  # query -> {gain: the priorities' terms for a label of that gain}
 
     # labels ------------------------------------------------------------------------
     def _observed(self, pid, grade, was_pending):
@@ -659,7 +660,8 @@ class Bounds(Policy):
         q = int(c.pair_query[pid])
         s = int(c.query_offsets[q])
         g = max(float(grade), 0.0)
-        if int(g) >= len(self.grade_counts):
+        grew = int(g) >= len(self.grade_counts)
+        if grew:
             self.grade_counts = np.concatenate((self.grade_counts, np.zeros(int(g) + 1 - len(self.grade_counts))))
             self.maxgrade = int(g)
         self.grade_counts[int(g)] += 1
@@ -669,15 +671,18 @@ class Bounds(Policy):
             self.n_rel[q, runs] += 1
         ids, W = self._top[q]
         j = np.searchsorted(ids, pid)
-        if j < len(ids) and ids[j] == pid:  # a hole of these runs' top k is closed
+        in_top = j < len(ids) and ids[j] == pid
+        if in_top:  # a hole of these runs' top k is closed
             self._hi_stale.setdefault(q, set()).update(np.flatnonzero(W[:, j] > 0).tolist())
             if g > 0:
                 self.dcg[q] += g * W[:, j]
         if g > 0:
             self.gains[q].append(g)
             self._ideals.pop(q, None)
+            self._terms.pop(q, None)
         self._dirty.add(q)
-        self._bounds_dirty.add(q)
+        if in_top or g > 0 or grew:  # else the bounds of q read nothing that changed: kept
+            self._bounds_dirty.add(q)
 
     def _taken(self, pid):
         self._dirty.add(int(self.c.pair_query[pid]))
@@ -788,12 +793,17 @@ class Bounds(Policy):
         move_top = np.zeros(len(ids))
         move_deep = 0.0
         R = max(c.n_runs, 1)
+        terms = self._terms.setdefault(q, {})  # per grade, until q's gains or the undecided pairs change
         for g, pg in zip(grades, weights):
-            I1 = self._query_ideal(q, g)
-            d = (D[:, None] + g * W) / I1 - base[:, None]  # runs x top holes
-            dd = D / I1 - base  # runs: a relevant document in no run's top k
-            move_top += pg * (np.abs(d[ri] - d[si]).sum(axis=0) + np.abs(d).sum(axis=0) / R)
-            move_deep += pg * (float(np.abs(dd[ri] - dd[si]).sum()) + float(np.abs(dd).sum()) / R)
+            if g not in terms:
+                I1 = self._query_ideal(q, g)
+                d = (D[:, None] + g * W) / I1 - base[:, None]  # runs x top holes
+                dd = D / I1 - base  # runs: a relevant document in no run's top k
+                terms[g] = (np.abs(d[ri] - d[si]).sum(axis=0) + np.abs(d).sum(axis=0) / R,
+                            float(np.abs(dd[ri] - dd[si]).sum()) + float(np.abs(dd).sum()) / R)
+            top_term, deep_term = terms[g]
+            move_top += pg * top_term
+            move_deep += pg * deep_term
         share = (1.0 + self.n_rel[q]) / (2.0 + self.n_lab[q])  # per run
         M = self._member[q]
         p_rel = np.where(M, share[:, None], 0.0).max(axis=0)  # per pair of the query
@@ -823,6 +833,7 @@ class Bounds(Policy):
         if self._undecided is None or not np.array_equal(U, self._undecided):
             self._undecided = U
             self._dirty = set(range(self.c.n_queries))
+            self._terms.clear()
             self._heap = []
         grades, weights = self._grade_weights()
         for q in self._dirty:
