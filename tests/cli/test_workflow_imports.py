@@ -1,7 +1,8 @@
 """What the workflow commands after `judged eval` import (issue #19: each within 2x of eval's
 time and memory on the same files): pyarrow.compute builds a wrapper per function when
 imported (0.05 CPU-s, 9 MB resident), and pool, rejudge, meta holdout and meta stability
-call none of them on TREC files (docids gathered by judged.core.data.take_strings)."""
+call none of them on TREC files (docids gathered by judged.core.data.take_strings); nor do
+holes, compare and report, whose hole bounds read the docids of the runs' top k."""
 
 import json
 import subprocess
@@ -27,10 +28,17 @@ COMMANDS = [  # V2: the qrels without every fifth judgment
     ["meta", "holdout", "qrels.txt", "bm25.run", "dense.run", "tuned.run", "--format", "json"],
     ["meta", "stability", "qrels.txt", "bm25.run", "dense.run", "-m", "nDCG@10", "--versus-qrels", "V2",
      "--format", "json"],
+    ["holes", "qrels.txt", "bm25.run", "dense.run", "--format", "json"],
+    ["holes", "qrels.txt", "bm25.run", "dense.run"],
+    ["compare", "qrels.txt", "bm25.run", "dense.run", "-m", "nDCG@10", "-m", "AP", "--format", "json"],
+    ["report", "qrels.txt", "bm25.run", "dense.run"],
 ]
 
 
-@pytest.mark.parametrize("argv", COMMANDS, ids=lambda argv: " ".join(argv[:2]))
+FILES = {"qrels.txt", "bm25.run", "dense.run", "tuned.run", "V2"}
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=lambda argv: " ".join(a for a in argv if a not in FILES))
 def test_workflow_command_imports_no_compute_module(argv, tmp_path):
     from judged.core.native import compiled
 
