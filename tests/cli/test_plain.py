@@ -3,6 +3,7 @@ pipe imports no Rich): random lines and tables, printed by both at random widths
 
 import io
 import string
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -67,18 +68,23 @@ def test_odd_lines_are_richs(text):
     assert a.getvalue() == b.getvalue()
 
 
+@pytest.mark.parametrize("simple", [False, True], ids=["default box", "simple (holes)"])
 @pytest.mark.parametrize("seed", range(4))
-def test_tables_are_richs(seed):
-    rng = np.random.default_rng(100 + seed)
+def test_tables_are_richs(seed, simple):
+    rng = np.random.default_rng(100 + seed + 100 * simple)
     alphabet = list(string.ascii_letters + string.digits + "./@()=-_ ")
     drawn = 0
     for _ in range(80):
         width = int(rng.integers(20, 140))
-        table = Table(title=str(rng.choice(["per query", "per query, machine-filled", ""])) if rng.random() < 0.3 else None)
+        table = Table(simple=True) if simple else \
+            Table(title=str(rng.choice(["per query", "per query, machine-filled", ""])) if rng.random() < 0.3 else None)
         columns = int(rng.integers(1, 9))
         for i in range(columns):
+            options = {"no_wrap": bool(rng.random() < 0.7),
+                       "min_width": int(rng.integers(0, 14)) if rng.random() < 0.3 else None} if simple else \
+                {"overflow": str(rng.choice(["fold", "ellipsis"]))}
             table.add_column("".join(rng.choice(alphabet, size=rng.integers(1, 12))).strip() or "h",
-                             justify=str(rng.choice(["left", "right"])), overflow=str(rng.choice(["fold", "ellipsis"])))
+                             justify=str(rng.choice(["left", "right"])), **options)
         for _ in range(int(rng.integers(0, 6))):
             cells = ["".join(rng.choice(alphabet, size=rng.integers(0, 14))) for _ in range(columns)]
             if rng.random() < 0.1:
@@ -87,27 +93,40 @@ def test_tables_are_richs(seed):
         plain, a, rich, b = _pair(width)
         plain.print(table)
         rich.print(table)
-        assert a.getvalue() == b.getvalue(), (table.columns, table.rows, width)
+        assert a.getvalue() == b.getvalue(), (table.columns, table.options, table.rows, width)
         drawn += plain._rich is None
     assert drawn > 20
 
 
-def test_eval_to_a_pipe_prints_what_rich_prints(tmp_path, monkeypatch):
-    """The whole of `judged eval`'s table output, through the plain console and through Rich."""
-    from pathlib import Path
-
+def _through_both(argv, monkeypatch) -> dict:
+    """A command's output to a pipe, through the plain console and through Rich."""
     from judged.cli import main
     from judged.cli import plain
 
-    examples = Path(__file__).resolve().parents[2] / "docs" / "examples"
-    argv = ["eval", str(examples / "qrels.txt"), str(examples / "bm25.run"), str(examples / "dense.run"),
-            "-m", "nDCG@10", "-m", "AP", "--per-query"]
     out = {}
     for name, make in (("plain", plain.PlainConsole), ("rich", rich_console.Console)):
-        monkeypatch.setattr(plain, "console", lambda file=None, make=make: make(file=file))
+        monkeypatch.setattr(plain, "console", lambda file=None, width=None, make=make: make(file=file, width=width))
         buf = io.StringIO()
         monkeypatch.setattr("sys.stdout", buf)
         assert main(argv) == 0
         out[name] = buf.getvalue()
+    return out
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+
+
+def test_eval_to_a_pipe_prints_what_rich_prints(monkeypatch):
+    """The whole of `judged eval`'s table output, through the plain console and through Rich."""
+    out = _through_both(["eval", str(EXAMPLES / "qrels.txt"), str(EXAMPLES / "bm25.run"), str(EXAMPLES / "dense.run"),
+                         "-m", "nDCG@10", "-m", "AP", "--per-query"], monkeypatch)
     assert out["plain"] == out["rich"]
     assert "┃ run " in out["plain"] and "per query" in out["plain"]
+
+
+def test_holes_to_a_pipe_prints_what_rich_prints(monkeypatch):
+    """The whole of `judged holes`' table output (two measures: two tables)."""
+    out = _through_both(["holes", str(EXAMPLES / "qrels.txt"), str(EXAMPLES / "bm25.run"), str(EXAMPLES / "dense.run"),
+                         "-m", "nDCG@10", "-m", "AP@100"], monkeypatch)
+    assert out["plain"] == out["rich"]
+    assert " run " in out["plain"] and "Judged@10" in out["plain"] and "AP@100" in out["plain"]

@@ -162,11 +162,10 @@ def machine_filled_holes(report, labels):
 
 
 def print_machine(machine, console=None) -> None:
-    from rich.console import Console
-
     from .eval import print_machine_table
+    from .plain import console as make_console
 
-    console = console or Console(width=None if is_terminal() else 120)
+    console = console or make_console(width=None if is_terminal() else 120)
     print_machine_table(machine, console)
     for name, conv in machine.conventions().items():
         console.print(f"  {name}: {conv}", highlight=False, markup=False, soft_wrap=True)
@@ -180,11 +179,9 @@ def _interval_note(rh, kind: str = "exact") -> str:
 
 
 def print_report(report, console=None) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
+    from .plain import Table, console as make_console
 
-    console = console or Console(width=None if is_terminal() else 120)
+    console = console or make_console(width=None if is_terminal() else 120)  # Rich on a terminal only
     m, k = report.measure, report.k
     how = ("exact min and max" if report.bounds_kind == "exact" else
            "conservative min and max (bounds that hold the extremes, not exact)")
@@ -192,7 +189,7 @@ def print_report(report, console=None) -> None:
                   f"its {how} over grades 0..{report.maxgrade} for the holes, and an estimate"
                   + (" (none for a diversity measure: the estimator models a document's grade, not its subtopics)"
                      if report.estimates is None else ""), highlight=False, markup=False)
-    t = Table(box=box.SIMPLE, padding=(0, 1), pad_edge=False, collapse_padding=True)
+    t = Table(simple=True)
     for col in ["run", f"Judged@{k}", "holes", "with holes", str(m), "min", "max", "estimate"]:
         t.add_column(col, justify="left" if col == "run" else "right", no_wrap=True,
                      min_width=min(12, max(len(n) for n in report.runs)) if col == "run" else None)

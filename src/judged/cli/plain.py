@@ -22,18 +22,18 @@ _EMOJI = re.compile(r":\S*?:")  # what Rich may read as an emoji code (:smile:)
 _WORD = re.compile(r"\s*\S+\s*")  # Rich's words: a word and the spaces after it
 
 
-def console(file=None):
+def console(file=None, width: int | None = None):
     """A Rich console on a terminal (or when Rich is asked for colour: FORCE_COLOR,
-    TTY_COMPATIBLE); else a :class:`PlainConsole`."""
+    TTY_COMPATIBLE); else a :class:`PlainConsole`. ``width``: the console's, else Rich's."""
     out = sys.stdout if file is None else file
     env = os.environ
     plain = env.get("FORCE_COLOR") is None and env.get("TTY_COMPATIBLE", "") in ("", "0") and not _isatty(out) \
         and (getattr(out, "encoding", None) or "utf-8").lower().replace("-", "") == "utf8"
     if plain:
-        return PlainConsole(file)
+        return PlainConsole(file, width)
     from rich.console import Console
 
-    return Console(file=file)
+    return Console(file=file, width=width)
 
 
 def _isatty(out) -> bool:
@@ -62,15 +62,22 @@ def console_width() -> int:
 class Table:
     """The rows and columns of a table: a Rich ``Table`` (``rich.table.Table()``, default
     box) when a Rich console prints it (``__rich__``), drawn by :class:`PlainConsole` when
-    it is not."""
+    it is not. ``simple``: ``Table(box=box.SIMPLE, padding=(0, 1), pad_edge=False,
+    collapse_padding=True)`` instead, no title (``judged holes``' table); its columns may
+    have a ``min_width`` and ``no_wrap``."""
 
-    def __init__(self, title: str | None = None):
-        self.title = title
+    def __init__(self, title: str | None = None, simple: bool = False):
+        if simple and title is not None:
+            raise ValueError("a simple table has no title")
+        self.title, self.simple = title, simple
         self.columns = []  # (header, justify, overflow)
+        self.options = []  # per column: min_width, no_wrap
         self.rows = []
 
-    def add_column(self, header: str, justify: str = "left", overflow: str = "ellipsis") -> None:
+    def add_column(self, header: str, justify: str = "left", overflow: str = "ellipsis", min_width: int | None = None,
+                   no_wrap: bool = False) -> None:
         self.columns.append((header, justify, overflow))
+        self.options.append({"min_width": min_width, "no_wrap": no_wrap})
 
     def add_row(self, *cells: str) -> None:
         self.rows.append(cells)
@@ -78,9 +85,14 @@ class Table:
     def __rich__(self):
         from rich.table import Table as RichTable
 
-        table = RichTable(title=self.title)
-        for header, justify, overflow in self.columns:
-            table.add_column(header, justify=justify, overflow=overflow)
+        if self.simple:
+            from rich import box
+
+            table = RichTable(box=box.SIMPLE, padding=(0, 1), pad_edge=False, collapse_padding=True)
+        else:
+            table = RichTable(title=self.title)
+        for (header, justify, overflow), options in zip(self.columns, self.options):
+            table.add_column(header, justify=justify, overflow=overflow, **options)
         for row in self.rows:
             table.add_row(*row)
         return table
@@ -128,6 +140,10 @@ class PlainConsole:
         if not table.columns or any(len(row) != len(table.columns) for row in table.rows) or \
                 not all(_cell(c) for row in cells for c in row):
             return None
+        if table.simple:
+            return self._simple(table, cells)
+        if any(o["min_width"] is not None or o["no_wrap"] for o in table.options):
+            return None
         widths = [max(len(row[i]) for row in cells) + 2 for i in range(len(table.columns))]
         if sum(widths) + len(widths) + 1 > self.width:
             return None  # Rich would shrink and wrap the columns
@@ -153,6 +169,26 @@ class PlainConsole:
         out.extend(row(r, "│") for r in table.rows)
         out.append(line("└", "─", "┴", "┘"))
         return "".join(out)
+
+
+    def _simple(self, table: Table, cells: list) -> str | None:
+        """Rich's SIMPLE box with padding (0, 1), collapsed, none at the edges: a space at
+        each edge and between columns, one space of padding right of every column but the
+        last, a line of spaces above and below, dashes under the header."""
+        if not table.rows:
+            return None
+        n = len(table.columns)
+        widths = [max(max(len(row[i]) for row in cells), table.options[i]["min_width"] or 0) for i in range(n)]
+        total = sum(widths) + 2 * n
+        if total > self.width:
+            return None  # Rich would shrink and wrap the columns
+        blank = " " * total + "\n"
+
+        def row(cells):
+            return " " + "  ".join(c.rjust(w) if justify == "right" else c.ljust(w)
+                                   for c, w, (_, justify, _) in zip(cells, widths, table.columns)) + " \n"
+
+        return "".join([blank, row(cells[0]), " " + "─" * (total - 2) + " \n", *map(row, table.rows), blank])
 
 
 ONE_CELL = frozenset("—")  # beyond ASCII, what judged's lines print (the dash of eval's first line)
