@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 from .conventions import Settings
 from .data import Qrels, any_repeated, string_hash, take_strings
 from .blocks import assemble, block_settings, file_realigner, score_block
