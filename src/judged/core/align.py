@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from .conventions import Settings
-from .data import FEW_STRINGS, Qrels, Run, arrow_indices, as_numpy, string_buffers, take_strings
+from .data import Qrels, Run, arrow_indices, as_numpy, string_buffers, take_strings
 from .errors import ConventionError
 from .kernels import FALLBACK, kernel
 from .lazy import lazy
@@ -154,12 +154,9 @@ class Aligned:
         return len(self.qids)
 
     def docids(self, rows: np.ndarray) -> list[str]:
-        """The run's docids at ``rows``. Up to :data:`~judged.core.data.FEW_STRINGS` rows
-        (a top 10 of 1,000 queries) gathered by numpy: Arrow's ``take`` imports
-        ``pyarrow.compute`` (0.04 s of ``judged holes``' start)."""
-        docid = self.run.docid
-        taken = take_strings(docid, rows) if len(rows) <= FEW_STRINGS else docid.take(arrow_indices(rows))
-        return taken.to_pylist()
+        """The run's docids at ``rows`` (:func:`~judged.core.data.take_strings`: a few
+        without importing ``pyarrow.compute``, 0.04 s of ``judged holes``' start)."""
+        return take_strings(self.run.docid, rows).to_pylist()
 
 
 def no_relevant_error(no_rel_qids: list) -> ConventionError:
