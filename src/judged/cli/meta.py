@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 
+from ..core.jsonsafe import json_safe
 from . import Formatter
 from .common import add_convention_options, format_help, settings_kwargs
 
@@ -202,19 +202,6 @@ examples:
   judged meta holdout qrels.txt runs/*.run -m AP@100 --pool-depth 100
   judged meta holdout qrels.txt runs/*.run --by group --groups teams.txt --format json
 """
-
-
-def json_safe(obj):
-    """NaN -> null and numpy scalars -> Python numbers, so the output is strict JSON."""
-    if isinstance(obj, dict):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
 
 
 def _print_json(obj) -> None:

@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..core.errors import JudgedError
+from ..core.jsonsafe import json_safe
 from ..core.naturalsort import natural_key
 from . import auth
 from ..analyses.agreement import cohen_kappa, krippendorff_alpha
@@ -38,17 +39,6 @@ class Refused(JudgedError):
 
 def iso(t: datetime | None) -> str | None:
     return None if t is None else t.isoformat(timespec="milliseconds") + "Z"
-
-
-def json_safe(obj):
-    """NaN (an undefined agreement) -> None, so the result is valid JSON."""
-    if isinstance(obj, float) and math.isnan(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [json_safe(v) for v in obj]
-    return obj
 
 
 def _median(values) -> float | None:
