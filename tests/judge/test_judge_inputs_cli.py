@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 
@@ -11,7 +12,7 @@ from judge_helpers import EXAMPLE
 from judged.cli import main
 from judged.core.errors import ParseError
 from judged.judge.db import public_url as db_url
-from judged.judge.inputs import read_corpus, read_judging_scale, read_pool, read_queries
+from judged.judge.inputs import read_corpus, read_judging_scale, read_pool, read_topics
 
 
 def test_pool_format_of_judged_pool(tmp_path):
@@ -27,13 +28,20 @@ def test_pool_format_of_judged_pool(tmp_path):
 
 
 def test_queries_tsv_and_beir_jsonl(tmp_path):
+    # read by judged.core.io's readers of texts (texts.tsv_texts, beir.iter_jsonl): FILE:LINE errors
+    texts = lambda topics: {q: t.text for q, t in topics.items()}
     (tmp_path / "q.tsv").write_text("1\tfirst query\n2\tsecond\twith tab\n")
-    assert read_queries(tmp_path / "q.tsv") == {"1": "first query", "2": "second\twith tab"}
+    assert texts(read_topics(tmp_path / "q.tsv")) == {"1": "first query", "2": "second\twith tab"}
+    (tmp_path / "q.tsv.gz").write_bytes(gzip.compress((tmp_path / "q.tsv").read_bytes()))
+    assert texts(read_topics(tmp_path / "q.tsv.gz")) == {"1": "first query", "2": "second\twith tab"}
     (tmp_path / "queries.jsonl").write_text('{"_id": "1", "text": "a"}\n{"_id": 2, "text": "b"}\n')
-    assert read_queries(tmp_path / "queries.jsonl", {"2"}) == {"2": "b"}
-    (tmp_path / "bad.jsonl").write_text('{"text": "no id"}\n')
-    with pytest.raises(ParseError, match="_id"):
-        read_queries(tmp_path / "bad.jsonl")
+    assert texts(read_topics(tmp_path / "queries.jsonl", {"2"})) == {"2": "b"}
+    (tmp_path / "bad.jsonl").write_text('{"_id": "1", "text": "a"}\n{"text": "no id"}\n')
+    with pytest.raises(ParseError, match='bad.jsonl:2: expected an object with an "_id"'):
+        read_topics(tmp_path / "bad.jsonl")
+    (tmp_path / "bad.tsv").write_text("1\tfine\n2 no tab\n")
+    with pytest.raises(ParseError, match="bad.tsv:2: expected id<TAB>text"):
+        read_topics(tmp_path / "bad.tsv")
 
 
 def test_corpus_reads_only_wanted(tmp_path):

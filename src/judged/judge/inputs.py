@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import html
-import json
 import re
 import sys
 from contextlib import nullcontext
@@ -63,14 +62,11 @@ def _checked(path, line: int | None, what: str, text: str, max_length: int | Non
 def _decoded_lines(path: Path, raw: bytes | None = None):
     """(line number, text without its end of line) of a UTF-8 file, streamed unless ``raw``
     holds its bytes; a line that is not UTF-8 is a ParseError naming it."""
+    from ..core.io.text import utf8_line
+
     with (open(path, "rb") if raw is None else nullcontext(raw.splitlines(keepends=True))) as lines:
         for n, line in enumerate(lines, 1):
-            line = line.rstrip(b"\r\n")
-            try:
-                yield n, line.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ParseError(str(path), n, f"not UTF-8 text (byte 0x{line[exc.start]:02x} "
-                                                f"at column {exc.start + 1})") from None
+            yield n, utf8_line(path, n, line)
 
 
 @dataclass(frozen=True)
@@ -116,19 +112,6 @@ def read_pool(path: str | Path) -> Pool:
     return Pool(pairs, hashlib.sha256(raw).hexdigest(), dups)
 
 
-def _jsonl(path: Path):
-    for n, line in _decoded_lines(path):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ParseError(str(path), n, f"not JSON: {exc.msg}") from None
-        if not isinstance(obj, dict) or "_id" not in obj:
-            raise ParseError(str(path), n, 'a JSON line needs an "_id" field')
-        yield n, obj
-
-
 @dataclass(frozen=True)
 class Topic:
     """What the assessor reads about a query: ``text`` first (the query as typed: a TREC
@@ -141,13 +124,11 @@ class Topic:
     narrative: str = ""
 
 
-def read_queries(path: str | Path, wanted: set[str] | None = None) -> dict[str, str]:
-    """qid -> query text, from any topic file :func:`read_topics` reads."""
-    return {q: t.text for q, t in read_topics(path, wanted).items()}
-
-
 def read_topics(path: str | Path, wanted: set[str] | None = None) -> dict[str, Topic]:
     """qid -> :class:`Topic`, from TSV, BEIR JSON lines or a TREC topic file (by content)."""
+    from ..core.io.beir import iter_jsonl
+    from ..core.io.texts import tsv_texts
+
     path = Path(path)
     with open(path, "rb") as fh:
         head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -155,7 +136,7 @@ def read_topics(path: str | Path, wanted: set[str] | None = None) -> dict[str, T
         out = _trec_topics(path)
     elif path.suffix == ".jsonl" or head.startswith(b"{"):
         out = {}
-        for n, obj in _jsonl(path):
+        for n, obj in iter_jsonl(path):
             qid = _checked(path, n, "the _id", str(obj["_id"]), MAX_ID_LENGTH)
             meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
 
@@ -169,12 +150,7 @@ def read_topics(path: str | Path, wanted: set[str] | None = None) -> dict[str, T
                              field("narrative", "narr"))
     else:
         out = {}
-        for n, line in _decoded_lines(path):
-            if not line.strip():
-                continue
-            if "\t" not in line:
-                raise ParseError(str(path), n, "a query line is qid<TAB>text")
-            qid, text = line.split("\t", 1)
+        for n, qid, text in tsv_texts(path, text=False):      # NUL is named by _checked
             qid = _checked(path, n, "the qid", qid.strip(), MAX_ID_LENGTH)
             out[qid] = Topic(qid, _checked(path, n, "the text", text))
     return out if wanted is None else {q: t for q, t in out.items() if q in wanted}
@@ -244,8 +220,10 @@ def read_guidelines(path: str | Path) -> str:
 
 def read_corpus(path: str | Path, wanted: set[str]) -> dict[str, tuple[str, str]]:
     """docid -> (title, text) for the wanted docids, streamed from BEIR ``corpus.jsonl``."""
+    from ..core.io.beir import iter_jsonl
+
     out: dict[str, tuple[str, str]] = {}
-    for n, obj in _jsonl(Path(path)):
+    for n, obj in iter_jsonl(Path(path)):
         docid = str(obj["_id"])
         if docid in wanted:
             out[docid] = (_checked(path, n, "the title", str(obj.get("title") or "")),

@@ -145,6 +145,12 @@ def test_texts_from_any_source(beir_dir, irds_id, tmp_path):
     (tmp_path / "bad.tsv").write_text("q1 no tab here\n")
     with pytest.raises(ParseError, match="bad.tsv:1: expected id<TAB>text"):
         read_queries(tmp_path / "bad.tsv")
+    (tmp_path / "latin1.tsv").write_bytes("q1\tok\nq2\tcaf\xe9\n".encode("latin-1"))
+    with pytest.raises(ParseError, match=r"latin1.tsv:2: not UTF-8 text \(byte 0xe9 at column 7\)"):
+        read_queries(tmp_path / "latin1.tsv")
+    (tmp_path / "latin1.jsonl").write_bytes('{"_id": "q1", "text": "caf\xe9"}\n'.encode("latin-1"))
+    with pytest.raises(ParseError, match="latin1.jsonl:1: not UTF-8 text"):
+        read_queries(tmp_path / "latin1.jsonl")
 
 
 def test_irds_without_the_package_says_how_to_install(monkeypatch, capsys):

@@ -14,6 +14,7 @@ import json
 import os
 
 from ..errors import ParseError
+from .text import utf8_line
 
 
 def qrels_path(folder, split: str = "test") -> str:
@@ -29,26 +30,28 @@ def qrels_path(folder, split: str = "test") -> str:
 
 
 def iter_jsonl(path):
+    """(line number, object) of each non-blank line of a JSON-lines file, streamed; a line
+    that is not UTF-8, not JSON or not an object with an ``_id`` is a ParseError naming it."""
     try:
-        fh = open(path, encoding="utf-8")
+        fh = open(path, "rb")
     except FileNotFoundError:
-        raise ParseError(path, None, "no such file")
+        raise ParseError(os.fspath(path), None, "no such file")
     with fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(utf8_line(path, lineno, line))
             except json.JSONDecodeError as exc:
-                raise ParseError(path, lineno, f"invalid JSON: {exc.msg}")
+                raise ParseError(os.fspath(path), lineno, f"invalid JSON: {exc.msg}") from None
             if not isinstance(obj, dict) or "_id" not in obj:
-                raise ParseError(path, lineno, 'expected an object with an "_id"')
-            yield obj
+                raise ParseError(os.fspath(path), lineno, 'expected an object with an "_id"')
+            yield lineno, obj
 
 
 def load_queries(folder) -> dict[str, str]:
     """Query id -> query text, from ``DIR/queries.jsonl``."""
-    return {str(o["_id"]): o.get("text", "") for o in iter_jsonl(os.path.join(os.fspath(folder), "queries.jsonl"))}
+    return {str(o["_id"]): o.get("text", "") for _, o in iter_jsonl(os.path.join(os.fspath(folder), "queries.jsonl"))}
 
 
 def load_docs(folder, doc_ids=None) -> dict[str, dict]:
@@ -56,7 +59,7 @@ def load_docs(folder, doc_ids=None) -> dict[str, dict]:
     when given (the corpus is streamed, never held whole)."""
     wanted = None if doc_ids is None else {str(d) for d in doc_ids}
     out = {}
-    for o in iter_jsonl(os.path.join(os.fspath(folder), "corpus.jsonl")):
+    for _, o in iter_jsonl(os.path.join(os.fspath(folder), "corpus.jsonl")):
         docid = str(o["_id"])
         if wanted is None or docid in wanted:
             out[docid] = {"title": o.get("title", ""), "text": o.get("text", "")}

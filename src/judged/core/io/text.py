@@ -119,6 +119,16 @@ def _fields(raw: RawFile, lineno: int, line: bytes) -> list[str]:
         raise ParseError(raw.name, lineno, "not valid UTF-8 text")
 
 
+def utf8_line(name, lineno: int, line: bytes) -> str:
+    """A line's text without its end of line; not UTF-8 is a ParseError naming the byte."""
+    line = line.rstrip(b"\r\n")
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(os.fspath(name), lineno, f"not UTF-8 text (byte 0x{line[exc.start]:02x} "
+                                                  f"at column {exc.start + 1})") from None
+
+
 def require_rows(raw: RawFile, n: int) -> None:
     """A file whose lines are all blank or comments is as empty as an empty file."""
     if n == 0:

@@ -13,7 +13,7 @@ import os
 
 from ..errors import ParseError
 from . import beir, hf
-from .text import read_raw
+from .text import read_raw, utf8_line
 
 
 def read_queries(source) -> dict[str, str]:
@@ -41,16 +41,22 @@ def read_docs(source, doc_ids=None) -> dict[str, dict]:
     return docs if doc_ids is None else {str(d): docs[str(d)] for d in doc_ids if str(d) in docs}
 
 
+def tsv_texts(path, text: bool = True):
+    """(line number, id, text) of each ``id<TAB>text`` line (gzip and a BOM taken, blank
+    lines skipped); a line not UTF-8 or without a tab is a ParseError naming FILE:LINE.
+    ``text=False`` lets a NUL byte through, for the caller to name."""
+    raw = read_raw(path, text=text)
+    for lineno, line in enumerate(raw.data.split(b"\n"), start=1):
+        if line.strip():
+            line = utf8_line(raw.name, lineno, line)
+            if "\t" not in line:
+                raise ParseError(raw.name, lineno, "expected id<TAB>text")
+            key, value = line.split("\t", 1)
+            yield lineno, key, value
+
+
 def _read_file(path: str) -> dict[str, dict]:
     if path.lower().endswith(".jsonl"):
-        return {str(o["_id"]): {"title": o.get("title", ""), "text": o.get("text", "")} for o in beir.iter_jsonl(path)}
-    raw = read_raw(path)
-    out = {}
-    for lineno, line in enumerate(raw.data.decode("utf-8", errors="replace").split("\n"), start=1):
-        if not line.strip():
-            continue
-        if "\t" not in line:
-            raise ParseError(raw.name, lineno, "expected id<TAB>text")
-        key, text = line.rstrip("\r").split("\t", 1)
-        out[key] = {"title": "", "text": text}
-    return out
+        return {str(o["_id"]): {"title": o.get("title", ""), "text": o.get("text", "")}
+                for _, o in beir.iter_jsonl(path)}
+    return {key: {"title": "", "text": value} for _, key, value in tsv_texts(path)}
