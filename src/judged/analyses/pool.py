@@ -29,8 +29,8 @@ where it is not known (an adaptive randomised strategy); ``ranks`` the pair's ra
 each of ``runs``, comma-separated), after ``#`` header lines; the line ``# qid docid
 ...`` names the columns and the line before it the strategy's source. A sampling design
 adds ``# stratum`` header lines and lists the pairs it did not draw as ``#~`` lines.
-Every reader that takes the first two fields of the non-``#`` lines (the judging app,
-:func:`read_pool`) reads every version of the file.
+Every reader that takes the first two fields of the non-``#`` lines (the judging app's
+``judged.judge.inputs.read_pool``) reads every version of the file.
 """
 
 from __future__ import annotations
@@ -359,19 +359,6 @@ def _impact_run(a, measure, depth) -> tuple:
 
 # ---------------------------------------------------------------------------
 # reading pool files
-
-
-def read_pool(path) -> list[tuple[str, str]]:
-    """(qid, docid) pairs of a pool file: the first two fields of each non-``#`` line."""
-    from ..core.io.text import iter_lines, read_raw
-
-    raw = read_raw(path)
-    out = []
-    for lineno, f in iter_lines(raw):
-        if len(f) < 2:
-            raise ParseError(raw.name, lineno, "a pool line needs at least qid and docid")
-        out.append((f[0], f[1]))
-    return out
 
 
 @dataclass
