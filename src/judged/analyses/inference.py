@@ -133,7 +133,6 @@ class Population:
     unit_stratum: np.ndarray
     known: np.ndarray  # states x units: drawn and judged
     notes: list = field(default_factory=list)
-    stratum_ids: list = field(default_factory=list)  # as the pool file names them
     stratum_rank: np.ndarray | None = None  # per stratum: its first best rank (the strata of one rank bin)
 
     @property
@@ -192,7 +191,7 @@ def population_from_sample(qrels, design) -> Population:
     if unused:
         notes.append(f"{unused} labels on pairs the sample did not draw were not used (they would bias the design)")
     pop = Population(queries, N, uq, np.array(ui, np.int64), np.array(us, np.int64),
-                     np.array([known], bool).reshape(1, -1), notes, ids,
+                     np.array([known], bool).reshape(1, -1), notes,
                      np.array([design.strata[s].ranks[0] for s in ids], np.int64))
     n = pop.n[0]
     empty = [ids[h] for h in range(len(N)) if n[h] == 0 and N[h] > 0]

@@ -66,7 +66,6 @@ class Pool:
     budget: int | None
     unjudged: int  # unjudged pairs in the runs' top depth, before the budget
     runs: list = field(default_factory=list)
-    impact_measure: str | None = None
     label: str | None = None  # the strategy as the header names it
     columns: tuple = ()  # strategy-specific columns
     design: object = None  # judged.sampling.SampleDesign, for a sample
@@ -188,9 +187,8 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
         chosen = STRATEGIES[strategy].select(pairs, ctx)
     for p in chosen.pairs:
         p.strategy = p.strategy or strategy
-    return Pool(chosen.pairs, depth, strategy, budget, len(pairs), list(aligned),
-                chosen.label if strategy == "impact" else None, chosen.label, tuple(chosen.columns),
-                chosen.design, dict(chosen.meta), STRATEGIES[strategy].source)
+    return Pool(chosen.pairs, depth, strategy, budget, len(pairs), list(aligned), chosen.label,
+                tuple(chosen.columns), chosen.design, dict(chosen.meta), STRATEGIES[strategy].source)
 
 
 def candidates(aligned: dict, depth: int) -> list:
