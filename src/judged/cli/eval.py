@@ -264,18 +264,12 @@ def print_table(result, per_query: bool, machine=None) -> None:
         table.add_column(given, justify="right")
     table.add_column("queries", justify="right")
     for name, rr in result.runs.items():
-        table.add_row(name, *[_cell(result, name, g) for g in result.measures], str(rr.counts["evaluated"]))
+        table.add_row(name, *[_number(result.aggregate(name, g), result.measures[g]) for g in result.measures],
+                      str(rr.counts["evaluated"]))
     console.print(table)
     if per_query:
-        pq = Table(title="per query")
-        pq.add_column("run", overflow="fold")
-        pq.add_column("qid")
-        for given in result.measures:
-            pq.add_column(given, justify="right")
-        for name, rr in result.runs.items():
-            for i, q in enumerate(rr.qids.tolist()):
-                pq.add_row(name, q, *[f"{float(rr.values[g][i]):.4f}" for g in result.measures])
-        console.print(pq)
+        _print_per_query(console, "per query", {g: g for g in result.measures},
+                         [(name, rr.qids, rr.values) for name, rr in result.runs.items()])
     for name, rr in result.runs.items():
         c = rr.counts
         console.print(f"[bold]{name}[/]: {c['evaluated']} evaluated, {c['skipped']} skipped, "
@@ -312,21 +306,25 @@ def print_machine_table(machine, console, per_query: bool = False) -> None:
                       *[_number(machine.mean(name, g), machine.measures[g]) for g in machine.measures])
     console.print(table)
     if per_query:
-        pq = Table(title="per query, machine-filled")
-        pq.add_column("run", overflow="fold")
-        pq.add_column("qid")
-        for given in machine.measures:
-            pq.add_column(machine.name(given), justify="right")
-        for name in machine.values:
-            for i, q in enumerate(machine.qids[name].tolist()):
-                pq.add_row(name, q, *[f"{float(machine.values[name][g][i]):.4f}" for g in machine.measures])
-        console.print(pq)
+        _print_per_query(console, "per query, machine-filled", {g: machine.name(g) for g in machine.measures},
+                         [(name, machine.qids[name], machine.values[name]) for name in machine.values])
+
+
+def _print_per_query(console, title: str, columns: dict, runs: list) -> None:
+    """The per-query table: run, qid and a column per measure (``columns``: measure -> its
+    title), from ``runs``: (name, qids, measure -> per-query values) each."""
+    from .plain import Table
+
+    pq = Table(title=title)
+    pq.add_column("run", overflow="fold")
+    pq.add_column("qid")
+    for heading in columns.values():
+        pq.add_column(heading, justify="right")
+    for name, qids, values in runs:
+        for i, q in enumerate(qids.tolist()):
+            pq.add_row(name, q, *[f"{float(values[g][i]):.4f}" for g in columns])
+    console.print(pq)
 
 
 def _number(v: float, measure) -> str:
     return str(int(v)) if measure.aggregate == "sum" else f"{v:.4f}"
-
-
-def _cell(result, run, given) -> str:
-    v = result.aggregate(run, given)
-    return str(int(v)) if result.measures[given].aggregate == "sum" else f"{v:.4f}"
