@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from judged.cli import plain as plain_module
 from judged.cli.plain import PlainConsole, Table
 
 rich_console = pytest.importorskip("rich.console")
@@ -68,34 +69,62 @@ def test_odd_lines_are_richs(text):
     assert a.getvalue() == b.getvalue()
 
 
-@pytest.mark.parametrize("simple", [False, True], ids=["default box", "simple (holes)"])
+BOXES = [dict(), dict(box="simple", pad_edge=False, collapse_padding=True),  # eval's, holes'
+         dict(box="simple_head", pad_edge=False), dict(box="simple_head", collapse_padding=True)]  # compare's, ...
+
+
+def _random_table(rng, box: dict) -> Table:
+    """Columns of every kind (justify, overflow, no_wrap, min_width), cells from a word
+    (empty) to a path longer than the console, with spaces to wrap at and compare's marks."""
+    alphabet = list(string.ascii_letters + string.digits + "./@()=-_ ") + ["Δ", "▲", "▼", "⇄", "—", "±"]
+    table = Table(title=str(rng.choice(["per query", "per query, machine-filled", ("a much longer title " * 4).strip(), ""]))
+                  if rng.random() < 0.3 else None, **box)
+    columns = int(rng.integers(1, 9))
+    for _ in range(columns):
+        table.add_column("".join(rng.choice(alphabet, size=rng.integers(1, 12))).strip() or "h",
+                         justify=str(rng.choice(["left", "right", "center"])),
+                         overflow=str(rng.choice(["fold", "ellipsis"])), no_wrap=bool(rng.random() < 0.4),
+                         min_width=int(rng.integers(0, 26)) if rng.random() < 0.3 else None)
+    for _ in range(int(rng.integers(0, 6))):
+        cells = ["".join(rng.choice(alphabet, size=rng.integers(0, 14 if rng.random() < 0.7 else 70))).strip()
+                 for _ in range(columns)]
+        if rng.random() < 0.2:
+            cells[0] = str(rng.choice(["/work/wt/workflow/bench-data/1000x1000-j60-v2/a.run", "[+0.0012, -0.0034]",
+                                       "a.run (base) (3 leaks)", ""]))
+        if rng.random() < 0.03:
+            cells[-1] = str(rng.choice(["é", "[x]", "a:b:", "a\tb", "a\\b", "[bold]x[/]"]))  # Rich reads these
+        table.add_row(*cells)
+    return table
+
+
+@pytest.mark.parametrize("box", range(len(BOXES)), ids=["default box", "simple (holes)", "simple head (compare)",
+                                                      "simple head, collapsed"])
 @pytest.mark.parametrize("seed", range(4))
-def test_tables_are_richs(seed, simple):
-    rng = np.random.default_rng(100 + seed + 100 * simple)
-    alphabet = list(string.ascii_letters + string.digits + "./@()=-_ ")
-    drawn = 0
-    for _ in range(80):
-        width = int(rng.integers(20, 140))
-        table = Table(simple=True) if simple else \
-            Table(title=str(rng.choice(["per query", "per query, machine-filled", ""])) if rng.random() < 0.3 else None)
-        columns = int(rng.integers(1, 9))
-        for i in range(columns):
-            options = {"no_wrap": bool(rng.random() < 0.7),
-                       "min_width": int(rng.integers(0, 14)) if rng.random() < 0.3 else None} if simple else \
-                {"overflow": str(rng.choice(["fold", "ellipsis"]))}
-            table.add_column("".join(rng.choice(alphabet, size=rng.integers(1, 12))).strip() or "h",
-                             justify=str(rng.choice(["left", "right"])), **options)
-        for _ in range(int(rng.integers(0, 6))):
-            cells = ["".join(rng.choice(alphabet, size=rng.integers(0, 14))) for _ in range(columns)]
-            if rng.random() < 0.1:
-                cells[0] = str(rng.choice(["é", "[x]", "a:b:", "a\tb"]))
-            table.add_row(*cells)
+def test_tables_are_richs(seed, box):
+    """Tables that fit and tables Rich shrinks (collapsing the widest wrapable columns,
+    then all), wraps, folds and cuts with an ellipsis, at widths from 20 to 160."""
+    rng = np.random.default_rng(100 + seed + 100 * box)
+    drawn = shrunk = 0
+    for _ in range(100):
+        width = int(rng.integers(20, 160))
+        table = _random_table(rng, BOXES[box])
         plain, a, rich, b = _pair(width)
         plain.print(table)
         rich.print(table)
-        assert a.getvalue() == b.getvalue(), (table.columns, table.options, table.rows, width)
+        assert a.getvalue() == b.getvalue(), (table.columns, table.options, table.rows, table.title, width)
         drawn += plain._rich is None
-    assert drawn > 20
+        shrunk += plain._rich is None and table._widths([[h for h, _, _ in table.columns], *table.rows],
+                                                         [table._padding(i) for i in range(len(table.columns))],
+                                                         width - len(table.columns) - 1) != \
+            table._widths([[h for h, _, _ in table.columns], *table.rows],
+                          [table._padding(i) for i in range(len(table.columns))], 10 ** 6)
+    assert drawn > 50 and shrunk > 20  # most drawn without Rich (not columns narrower than their padding), many narrowed
+
+
+def test_one_cell_characters_are_one_cell_for_rich():
+    from rich.cells import cell_len
+
+    assert all(cell_len(c) == 1 for c in plain_module.ONE_CELL)
 
 
 def _through_both(argv, monkeypatch) -> dict:
@@ -130,3 +159,18 @@ def test_holes_to_a_pipe_prints_what_rich_prints(monkeypatch):
                          "-m", "nDCG@10", "-m", "AP@100"], monkeypatch)
     assert out["plain"] == out["rich"]
     assert " run " in out["plain"] and "Judged@10" in out["plain"] and "AP@100" in out["plain"]
+
+
+@pytest.mark.parametrize("command", [["eval", "-m", "nDCG@10", "-m", "AP"], ["holes", "-m", "nDCG@10"]])
+def test_long_run_names_print_what_rich_prints(command, tmp_path, monkeypatch):
+    """Run names as long paths: the tables are wider than the page and Rich narrows them
+    (eval folds the run column; holes' no_wrap columns are cut with an ellipsis)."""
+    deep = tmp_path / ("a-long-folder-name-" * 4) / "runs"
+    deep.mkdir(parents=True)
+    runs = []
+    for name in ("bm25.run", "dense.run"):
+        (deep / name).write_bytes((EXAMPLES / name).read_bytes())
+        runs.append(str(deep / name))
+    out = _through_both([command[0], str(EXAMPLES / "qrels.txt"), *runs, *command[1:]], monkeypatch)
+    assert out["plain"] == out["rich"]
+    assert "…" in out["plain"] if command[0] == "holes" else "│ " + runs[0][:20] in out["plain"]

@@ -189,7 +189,7 @@ def print_report(report, console=None) -> None:
                   f"its {how} over grades 0..{report.maxgrade} for the holes, and an estimate"
                   + (" (none for a diversity measure: the estimator models a document's grade, not its subtopics)"
                      if report.estimates is None else ""), highlight=False, markup=False)
-    t = Table(simple=True)
+    t = Table(box="simple", pad_edge=False, collapse_padding=True)
     for col in ["run", f"Judged@{k}", "holes", "with holes", str(m), "min", "max", "estimate"]:
         t.add_column(col, justify="left" if col == "run" else "right", no_wrap=True,
                      min_width=min(12, max(len(n) for n in report.runs)) if col == "run" else None)

@@ -3,12 +3,15 @@
 Importing Rich's console and table costs 0.03 s, a tenth of ``judged eval``'s whole process
 on a small file (issue #19). Written to a file or a pipe, Rich draws no colour: what it
 prints is the text, word-wrapped to the console's width, and tables in box characters.
-:class:`PlainConsole` prints the same bytes for what ``judged eval`` prints (lines of
-printable ASCII text and dashes, with or without the markup tags ``[bold]``/``[yellow]``,
-and tables of ASCII whose columns fit the width); anything else (wider tables, other
-characters, markup or emoji codes it does not know, a non-UTF-8 stdout) goes to a Rich
-console made on first use, so the output is Rich's either way. ``tests/cli/test_plain.py``
-compares the two on random text and tables.
+:class:`PlainConsole` prints the same bytes for lines of printable text (ASCII and the few
+one-cell characters judged prints, :data:`ONE_CELL`), with or without the markup tags
+``[bold]``/``[yellow]``, and for :class:`Table` s of such cells, narrowed as Rich narrows a
+table wider than the page (``Table._calculate_column_widths``: the widest wrapable columns
+first, then all evenly), their cells wrapped, folded or cut with an ellipsis as Rich's
+``Text.wrap`` does. Anything else (other characters, markup or emoji codes it does not
+know, a column narrower than its padding, a non-UTF-8 stdout) goes to a Rich console made
+on first use, so the output is Rich's either way. ``tests/cli/test_plain.py`` compares the
+two on random text and tables.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import sys
 _TAG = re.compile(r"\[(/?)(bold|yellow|)\]")  # the markup judged's own lines use
 _EMOJI = re.compile(r":\S*?:")  # what Rich may read as an emoji code (:smile:)
 _WORD = re.compile(r"\s*\S+\s*")  # Rich's words: a word and the spaces after it
+_RICH_TAG = re.compile(r"\[[a-z#/@][^[]*?]")  # what Rich's markup reads as a tag (rich.markup.RE_TAGS)
 
 
 def console(file=None, width: int | None = None):
@@ -59,17 +63,26 @@ def console_width() -> int:
     return width or 80
 
 
-class Table:
-    """The rows and columns of a table: a Rich ``Table`` (``rich.table.Table()``, default
-    box) when a Rich console prints it (``__rich__``), drawn by :class:`PlainConsole` when
-    it is not. ``simple``: ``Table(box=box.SIMPLE, padding=(0, 1), pad_edge=False,
-    collapse_padding=True)`` instead, no title (``judged holes``' table); its columns may
-    have a ``min_width`` and ``no_wrap``."""
+BOXES = {  # Rich's boxes (rich.box) judged's tables use: (top, header row, rule under it, rows, bottom) as
+    # (left, fill or divider, right); SIMPLE and SIMPLE_HEAD draw alike without a footer or lines between rows
+    "heavy_head": (("┏", "━", "┳", "┓"), ("┃", "┃", "┃"), ("┡", "━", "╇", "┩"), ("│", "│", "│"), ("└", "─", "┴", "┘")),
+    "simple": ((" ", " ", " ", " "), (" ", " ", " "), (" ", "─", "─", " "), (" ", " ", " "), (" ", " ", " ", " ")),
+}
+BOXES["simple_head"] = BOXES["simple"]
 
-    def __init__(self, title: str | None = None, simple: bool = False):
-        if simple and title is not None:
-            raise ValueError("a simple table has no title")
-        self.title, self.simple = title, simple
+
+class Table:
+    """The rows and columns of a table: a Rich ``Table`` (``rich.table.Table(title=title,
+    box=box.HEAVY_HEAD | SIMPLE | SIMPLE_HEAD, pad_edge=..., collapse_padding=...)``, padding
+    (0, 1)) when a Rich console prints it (``__rich__``), drawn by :class:`PlainConsole`
+    when it is not. Columns: a header, ``justify`` (left, right, center), ``overflow``
+    (ellipsis, fold), ``min_width`` and ``no_wrap``, as Rich's ``add_column``."""
+
+    def __init__(self, title: str | None = None, box: str = "heavy_head", pad_edge: bool = True,
+                 collapse_padding: bool = False):
+        if box not in BOXES:
+            raise ValueError(f"box: one of {', '.join(BOXES)}, not {box!r}")
+        self.title, self.box, self.pad_edge, self.collapse_padding = title, box, pad_edge, collapse_padding
         self.columns = []  # (header, justify, overflow)
         self.options = []  # per column: min_width, no_wrap
         self.rows = []
@@ -83,19 +96,198 @@ class Table:
         self.rows.append(cells)
 
     def __rich__(self):
+        from rich import box
         from rich.table import Table as RichTable
 
-        if self.simple:
-            from rich import box
-
-            table = RichTable(box=box.SIMPLE, padding=(0, 1), pad_edge=False, collapse_padding=True)
-        else:
-            table = RichTable(title=self.title)
+        table = RichTable(title=self.title, box=getattr(box, self.box.upper()), pad_edge=self.pad_edge,
+                          collapse_padding=self.collapse_padding)
         for (header, justify, overflow), options in zip(self.columns, self.options):
             table.add_column(header, justify=justify, overflow=overflow, **options)
         for row in self.rows:
             table.add_row(*row)
         return table
+
+    def draw(self, width: int) -> str | None:
+        """The table as Rich prints it on a console ``width`` cells wide, or None where this
+        drawing is not known to be Rich's (a cell beyond :func:`_cell`, a column too narrow
+        for its padding): :class:`PlainConsole` asks Rich then."""
+        n = len(self.columns)
+        cells = [[h for h, _, _ in self.columns], *self.rows]
+        if not n or any(len(row) != n for row in self.rows) or not all(_cell(c) for row in cells for c in row) or \
+                any(j not in ("left", "right", "center") or o not in ("ellipsis", "fold") for _, j, o in self.columns):
+            return None
+        pads = [self._padding(i) for i in range(n)]
+        widths = self._widths(cells, pads, width - (n + 1))
+        if any(w < a + b for w, (a, b) in zip(widths, pads)):
+            return None  # Rich pads past the column's width there
+        lines = []
+        if self.title:
+            total = sum(widths) + n + 1
+            if not _cell(self.title):
+                return None
+            lines.extend(_justify(line, total, "center", "fold") for line in wrap(self.title, total))
+        top, head, rule, row, bottom = BOXES[self.box]
+        edge = (lambda left, fill, middle, right: left + middle.join(fill * w for w in widths) + right)
+        lines.append(edge(*top))
+        for at, texts in enumerate(cells):
+            drawn = []
+            for text, w, (a, b), (_, justify, overflow), option in zip(texts, widths, pads, self.columns, self.options):
+                if w == a + b and text:
+                    return None  # no room for a character: Rich's own cropping rules then
+                drawn.append([" " * a + line + " " * b
+                              for line in _cell_lines(text, w - a - b, justify, overflow, option["no_wrap"])])
+            height = max(map(len, drawn))
+            if height > 1:  # the header row aligned at its bottom, other rows at their top
+                drawn = [[" " * w] * (height - len(d)) + d if at == 0 else d + [" " * w] * (height - len(d))
+                         for d, w in zip(drawn, widths)]
+            left, middle, right = head if at == 0 else row
+            lines.extend(left + middle.join(d[i] for d in drawn) + right for i in range(height))
+            if at == 0:
+                lines.append(edge(*rule))
+        lines.append(edge(*bottom))
+        return "".join(line[:width] + "\n" for line in lines)  # the console crops what it cannot show
+
+    def _padding(self, i: int) -> tuple:
+        """(left, right) padding of column ``i``'s cells, as Rich's ``Table._get_cells``."""
+        left, right = 1, 1
+        if self.collapse_padding and i:
+            left = 0
+        if not self.pad_edge:
+            left = 0 if i == 0 else left
+            right = 0 if i == len(self.columns) - 1 else right
+        return left, right
+
+    def _padding_width(self, i: int) -> int:
+        """Rich's ``Table._get_padding_width`` (which collapses the padding otherwise)."""
+        left, right = (0, 1) if self.collapse_padding else (1, 1)
+        if not self.pad_edge:
+            left = 0 if i == 0 else left
+            right = 0 if i == len(self.columns) - 1 else right
+        return left + right
+
+    def _measure(self, i: int, cells: list, pad: tuple, max_width: int) -> tuple:
+        """(min, max) width of column ``i`` on ``max_width`` cells: Rich's ``_measure_column``."""
+        if max_width < 1:
+            return 0, 0
+        lo, hi = [], []
+        for row in cells:
+            a, b = _measure_padded(row[i], pad, max_width)
+            lo.append(a)
+            hi.append(b)
+        low, high = min(max(lo), max_width), min(max(hi), max_width)
+        min_width = self.options[i]["min_width"]
+        if min_width is not None:
+            floor = max(0, min_width + self._padding_width(i))
+            low, high = max(low, floor), max(high, floor)
+        return low, high
+
+    def _widths(self, cells: list, pads: list, max_width: int) -> list:
+        """Each column's width, padding included, on ``max_width`` cells: Rich's
+        ``Table._calculate_column_widths`` (no expand, no fixed widths): the widest wrapable
+        columns narrowed first, then all evenly, then each measured again on its width."""
+        n = len(self.columns)
+        widths = [self._measure(i, cells, pads[i], max_width)[1] or 1 for i in range(n)]
+        if sum(widths) <= max_width:
+            return widths
+        widths = _collapse_widths(widths, [not o["no_wrap"] for o in self.options], max_width)
+        if sum(widths) > max_width:
+            widths = _ratio_reduce(sum(widths) - max_width, [1] * n, widths, widths)
+        return [self._measure(i, cells, pads[i], w)[1] or 0 for i, w in enumerate(widths)]
+
+
+def _measure_padded(text: str, pad: tuple, max_width: int) -> tuple:
+    """Rich's ``Measurement.get`` of a cell (a ``Padding`` of a ``Text``: its longest word,
+    its length) on ``max_width`` (>= 1) cells."""
+    extra = pad[0] + pad[1]
+    if max_width - extra < 1:
+        low, high = max_width, max_width
+    else:
+        words = text.split()
+        low, high = _normal(max(map(len, words)) if words else len(text), len(text), max_width)
+        low, high = min(low + extra, max_width), min(high + extra, max_width)
+    return _normal(low, high, max_width)
+
+
+def _normal(low: int, high: int, max_width: int) -> tuple:
+    """Rich's ``measurement.normalize().with_maximum(max_width)``, (0, 0) if under a cell,
+    else normalized again."""
+    low = min(max(0, low), high)
+    low, high = min(max(0, low), max_width), min(max(0, max(low, high)), max_width)
+    if high < 1:
+        return 0, 0
+    low = min(max(0, low), high)
+    return max(0, low), max(0, max(low, high))
+
+
+def _collapse_widths(widths: list, wrapable: list, max_width: int) -> list:
+    """Rich's ``Table._collapse_widths``: the widest wrapable columns narrowed first."""
+    total = sum(widths)
+    excess = total - max_width
+    if any(wrapable):
+        while total and excess > 0:
+            widest = max(w for w, ok in zip(widths, wrapable) if ok)
+            second = max(w if ok and w != widest else 0 for w, ok in zip(widths, wrapable))
+            ratios = [1 if (w == widest and ok) else 0 for w, ok in zip(widths, wrapable)]
+            if not any(ratios) or not widest - second:
+                break
+            widths = _ratio_reduce(excess, ratios, [min(excess, widest - second)] * len(widths), widths)
+            total = sum(widths)
+            excess = total - max_width
+    return widths
+
+
+def _ratio_reduce(total: int, ratios: list, maximums: list, values: list) -> list:
+    """Rich's ``rich._ratio.ratio_reduce``."""
+    ratios = [r if m else 0 for r, m in zip(ratios, maximums)]
+    total_ratio = sum(ratios)
+    if not total_ratio:
+        return values[:]
+    remaining, out = total, []
+    for ratio, maximum, value in zip(ratios, maximums, values):
+        if ratio and total_ratio > 0:
+            step = min(maximum, round(ratio * remaining / total_ratio))
+            out.append(value - step)
+            remaining -= step
+            total_ratio -= ratio
+        else:
+            out.append(value)
+    return out
+
+
+def _cell_lines(text: str, width: int, justify: str, overflow: str, no_wrap: bool) -> list[str]:
+    """A cell's lines on ``width`` cells: Rich's ``Text.wrap`` (word wrap, or none with
+    ``no_wrap``; long words folded or cut with an ellipsis), justified to the width."""
+    if no_wrap or len(text) <= width:
+        lines = [text]
+    else:
+        breaks = _breaks(text, width, fold=overflow == "fold")
+        lines = [_rstrip_end(text[a:b], width) for a, b in zip([0, *breaks], [*breaks, len(text)])]
+    return [_justify(line, width, justify, overflow) for line in lines]
+
+
+def _rstrip_end(line: str, width: int) -> str:
+    """Rich's ``Text.rstrip_end``: the spaces past the width dropped."""
+    if len(line) > width:
+        spaces = len(line) - len(line.rstrip())
+        return line[:len(line) - min(spaces, len(line) - width)]
+    return line
+
+
+def _truncate(line: str, width: int, overflow: str) -> str:
+    if len(line) > width:
+        return line[:width - 1] + "…" if overflow == "ellipsis" else line[:width]
+    return line
+
+
+def _justify(line: str, width: int, justify: str, overflow: str) -> str:
+    """Rich's ``Lines.justify`` of one line, then its truncation."""
+    if justify == "left":
+        return _truncate(line, width, overflow).ljust(width)
+    line = _truncate(line.rstrip(), width, overflow)
+    if justify == "right":
+        return line.rjust(width)
+    line = " " * ((width - len(line)) // 2) + line
+    return line.ljust(width)
 
 
 class PlainConsole:
@@ -112,7 +304,7 @@ class PlainConsole:
         return sys.stdout if self._file is None else self._file
 
     def print(self, obj, *, highlight: bool | None = None, markup: bool | None = None, soft_wrap: bool = False):
-        text = self._table(obj) if isinstance(obj, Table) else \
+        text = obj.draw(self.width) if isinstance(obj, Table) else \
             self._text(obj, markup is not False, soft_wrap) if isinstance(obj, str) else None
         if text is None:
             return self.rich().print(obj, highlight=highlight, markup=markup, soft_wrap=soft_wrap)
@@ -135,63 +327,8 @@ class PlainConsole:
             return text + "\n"
         return "".join(line + "\n" for part in text.split("\n") for line in wrap(part, self.width))
 
-    def _table(self, table: Table) -> str | None:
-        cells = [[h for h, _, _ in table.columns], *table.rows]
-        if not table.columns or any(len(row) != len(table.columns) for row in table.rows) or \
-                not all(_cell(c) for row in cells for c in row):
-            return None
-        if table.simple:
-            return self._simple(table, cells)
-        if any(o["min_width"] is not None or o["no_wrap"] for o in table.options):
-            return None
-        widths = [max(len(row[i]) for row in cells) + 2 for i in range(len(table.columns))]
-        if sum(widths) + len(widths) + 1 > self.width:
-            return None  # Rich would shrink and wrap the columns
 
-        def line(left, fill, middle, right):
-            return left + middle.join(fill * w for w in widths) + right + "\n"
-
-        def row(cells, bar):
-            return bar + bar.join(" " + (c.rjust(w - 2) if justify == "right" else c.ljust(w - 2)) + " "
-                                  for c, w, (_, justify, _) in zip(cells, widths, table.columns)) + bar + "\n"
-
-        out = []
-        if table.title:
-            total = sum(widths) + len(widths) + 1
-            title = table.title
-            if not _cell(title) or len(title) > total:
-                return None
-            left = (total - len(title)) // 2
-            out.append(" " * left + title + " " * (total - left - len(title)) + "\n")
-        out.append(line("┏", "━", "┳", "┓"))
-        out.append(row(cells[0], "┃"))
-        out.append(line("┡", "━", "╇", "┩"))
-        out.extend(row(r, "│") for r in table.rows)
-        out.append(line("└", "─", "┴", "┘"))
-        return "".join(out)
-
-
-    def _simple(self, table: Table, cells: list) -> str | None:
-        """Rich's SIMPLE box with padding (0, 1), collapsed, none at the edges: a space at
-        each edge and between columns, one space of padding right of every column but the
-        last, a line of spaces above and below, dashes under the header."""
-        if not table.rows:
-            return None
-        n = len(table.columns)
-        widths = [max(max(len(row[i]) for row in cells), table.options[i]["min_width"] or 0) for i in range(n)]
-        total = sum(widths) + 2 * n
-        if total > self.width:
-            return None  # Rich would shrink and wrap the columns
-        blank = " " * total + "\n"
-
-        def row(cells):
-            return " " + "  ".join(c.rjust(w) if justify == "right" else c.ljust(w)
-                                   for c, w, (_, justify, _) in zip(cells, widths, table.columns)) + " \n"
-
-        return "".join([blank, row(cells[0]), " " + "─" * (total - 2) + " \n", *map(row, table.rows), blank])
-
-
-ONE_CELL = frozenset("—")  # beyond ASCII, what judged's lines print (the dash of eval's first line)
+ONE_CELL = frozenset("—Δ▲▼⇄±")  # beyond ASCII, what judged prints (eval's dash, compare's marks): one cell each
 
 
 def _plain(text: str) -> bool:
@@ -201,8 +338,10 @@ def _plain(text: str) -> bool:
 
 
 def _cell(text: str) -> bool:
-    """Printable ASCII a table shows as it is: no markup, emoji code or outer spaces."""
-    return text.isascii() and _plain(text) and text == text.strip() and "[" not in text and not _EMOJI.search(text)
+    """What a table shows as it is: :func:`_plain`, without markup (a ``[`` Rich reads as a
+    tag, a backslash), emoji code or outer spaces."""
+    return _plain(text) and text == text.strip() and not _RICH_TAG.search(text) and "\\" not in text \
+        and not _EMOJI.search(text)
 
 
 def _without_tags(text: str) -> str | None:
@@ -223,9 +362,17 @@ def _without_tags(text: str) -> str | None:
 
 
 def wrap(text: str, width: int) -> list[str]:
-    """Rich's word wrap of one line of printable ASCII (``rich._wrap.divide_line``, then
+    """Rich's word wrap of one line of printable text (``rich._wrap.divide_line``, then
     each line cut at the width: Rich drops the spaces past it, then crops): words longer
     than the width are folded."""
+    breaks = _breaks(text, width)
+    return [text[a:b][:width] for a, b in zip([0, *breaks], [*breaks, len(text)])]
+
+
+def _breaks(text: str, width: int, fold: bool = True) -> list[int]:
+    """Where Rich breaks a line of one-cell characters ``width`` cells wide
+    (``rich._wrap.divide_line``): before a word that does not fit, and inside a word longer
+    than the width if ``fold`` (else that word stays whole on its line)."""
     breaks, offset = [], 0
     for m in _WORD.finditer(text):
         start, word = m.start(), m.group(0)
@@ -233,6 +380,11 @@ def wrap(text: str, width: int) -> list[str]:
         if width - offset >= length:
             offset += len(word)
         elif length > width:
+            if not fold:
+                if start:
+                    breaks.append(start)
+                offset = len(word)
+                continue
             pieces = [word[i:i + width] for i in range(0, len(word), width)]
             for last, piece in ((i == len(pieces) - 1, p) for i, p in enumerate(pieces)):
                 if start:
@@ -244,4 +396,4 @@ def wrap(text: str, width: int) -> list[str]:
         elif offset and start:
             breaks.append(start)
             offset = len(word)
-    return [text[a:b][:width] for a, b in zip([0, *breaks], [*breaks, len(text)])]
+    return breaks
