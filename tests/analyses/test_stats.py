@@ -302,3 +302,41 @@ def test_adjust_leaves_undefined_tests_out_of_the_family():
     out = stats.adjust(p, "holm")
     assert np.isnan(out[1])
     assert out[[0, 2, 3]] == pytest.approx(multitest.multipletests(p[[0, 2, 3]], method="holm")[1])
+
+
+def test_special_functions_are_scipy_specials_own_without_its_package():
+    """The t-test's and the interval's scipy functions are loaded without scipy.special's
+    package (its __init__ costs a third of compare's time) and are the very ufuncs that
+    scipy.special and scipy.stats use, so every p and interval keeps its bits; a thread
+    importing scipy.special meanwhile gets the whole package (a fresh process: this one has
+    imported scipy.stats)."""
+    import subprocess
+    import sys
+
+    code = """
+import sys, threading
+from judged import stats
+u = stats.special_functions()
+assert "scipy.special" not in sys.modules and u.__name__ == "scipy.special._ufuncs", sorted(sys.modules)
+import scipy.special, scipy.stats
+assert (scipy.special.stdtr, scipy.special.stdtrit, scipy.special.bdtr) == (u.stdtr, u.stdtrit, u.bdtr)
+assert stats.special_functions() is u
+assert 2 * u.stdtr(29, -2.1) == 2 * scipy.stats.t.sf(2.1, 29) and u.stdtrit(29, 0.975) == scipy.stats.t.ppf(0.975, 29)
+"""
+    race = """
+import sys, threading
+from judged import stats
+got = []
+def load(): got.append(stats.special_functions().stdtr)
+def real():
+    import scipy.special
+    got.append(scipy.special.stdtr)
+threads = [threading.Thread(target=f) for f in (load, real, load, real)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+import scipy.special
+assert got == [scipy.special.stdtr] * 4, got
+"""
+    for source in (code, race):
+        done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr

@@ -124,22 +124,23 @@ def add_machine_option(p) -> None:
     p.add_argument("--machine", metavar="LABELS", help=MACHINE_HELP)
 
 
-def import_ahead(*modules: str) -> None:
+def import_ahead(*modules) -> None:
     """Import ``modules`` in a thread, in order, for a command that needs them only after
     reading its runs: the imports run while the runs are tokenized (which releases the
     GIL), and the command's own import of each later waits for it (Python's import lock).
-    A module that cannot be imported is left to that later import to report."""
+    A module that cannot be imported is left to that later import to report. A callable
+    among ``modules`` is called there instead (a loader that keeps its own lock)."""
     import importlib
     import threading
 
-    missing = [m for m in modules if m not in sys.modules]
+    missing = [m for m in modules if callable(m) or m not in sys.modules]
     if not missing:
         return
 
     def load():
         for name in missing:
             try:
-                importlib.import_module(name)
+                name() if callable(name) else importlib.import_module(name)
             except Exception:  # noqa: BLE001  (the command's own import says why)
                 pass
     threading.Thread(target=load, name="judged-import-ahead", daemon=True).start()

@@ -109,7 +109,9 @@ def stats_kwargs(args) -> dict:
 def comparison_from_args(args):
     """Evaluate and compare as the CLI options say (shared by compare and report)."""
     from ..analyses.comparison import DEFAULT_MEASURES, compare
-    import_ahead("scipy.special")  # the paired tests' (0.25 CPU-s), imported while the runs are read
+    from ..analyses.stats import special_functions
+
+    import_ahead(special_functions)  # the paired tests' scipy functions, loaded while the runs are read
     manifest = load_manifest(args)
     qrels, runs = split_inputs(manifest, args.inputs)
     if len(runs) < 2:
