@@ -214,35 +214,23 @@ def _rndcg(results, gains) -> float:
     ideal = _Ideal(gains)
     results_dcg = ideal_dcg = total = 0.0
     old, changes, i = ideal.gain, 0, 0
-    while i < len(results) and ideal.gain > 0.0:
-        gain = results[i]
+    while ideal.gain > 0.0:                # the ranks of the ideal ranking, the results' beside them
         ig = ideal.step()
         if old != ig:
             if ideal_dcg > 0.0:
                 total += results_dcg / ideal_dcg
                 changes += 1
             old = ig
-        if gain != 0:
-            results_dcg += gain / math.log2(i + 2)
+        if i < len(results) and results[i] != 0:
+            results_dcg += results[i] / math.log2(i + 2)
         if ig > 0.0:
             ideal_dcg += ig / math.log2(i + 2)
         i += 1
-    if i < len(results):
+    if i < len(results):                   # results past the ideal's end: their DCG at once
         results_dcg = _running(results_dcg, results[i:], i)[-1]
-        i = len(results)
         if ideal_dcg > 0.0:
             total += results_dcg / ideal_dcg
             changes += 1
-    while ideal.gain > 0.0:
-        ig = ideal.step()
-        if old != ig:
-            if ideal_dcg > 0.0:
-                total += results_dcg / ideal_dcg
-                changes += 1
-            old = ig
-        if ig > 0.0:
-            ideal_dcg += ig / math.log2(i + 2)
-        i += 1
     return total / changes if changes else 0.0
 
 
