@@ -277,6 +277,31 @@ class _Pairs:
         """:func:`id_blocks` of the qids (the compiled tokenizer finds them while reading)."""
         return id_blocks(self.qid)
 
+    def _columns(self, dtype) -> None:
+        """The ids as Arrow strings, the values as ``dtype``; every column one length."""
+        self.qid = as_string_array(self.qid)
+        self.docid = as_string_array(self.docid)
+        values = np.asarray(getattr(self, self._values), dtype=dtype)
+        setattr(self, self._values, values)
+        if not (len(self.qid) == len(self.docid) == len(values)):
+            raise ValueError(f"qid, docid and {self._values} must have the same length")
+
+    def __len__(self) -> int:
+        return len(getattr(self, self._values))
+
+    def known(self, docid_hash: np.ndarray | None = None, qid_blocks: tuple | None = None,
+              query_ids: np.ndarray | None = None):
+        """The same object, with :attr:`docid_hash`, :attr:`qid_blocks` and :attr:`query_ids`
+        as a reader (or the qrels index) already computed them, instead of computing them
+        again on first use."""
+        if docid_hash is not None:
+            self.__dict__["docid_hash"] = docid_hash
+        if query_ids is not None and "query_ids" not in self.__dict__:
+            self.__dict__["query_ids"] = query_ids
+        if qid_blocks is not None:
+            self.__dict__["qid_blocks"] = qid_blocks
+        return self
+
     def to_pandas(self):
         import pandas as pd
 
@@ -303,32 +328,12 @@ class Qrels(_Pairs):
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.qid = as_string_array(self.qid)
-        self.docid = as_string_array(self.docid)
-        self.grade = np.asarray(self.grade, dtype=np.int64)
-        if not (len(self.qid) == len(self.docid) == len(self.grade)):
-            raise ValueError("qid, docid and grade must have the same length")
+        self._columns(np.int64)
         if self.sha256 is None:
             self.sha256 = content_hash(self.qid, self.docid, self.grade)
 
-    def __len__(self) -> int:
-        return len(self.grade)
-
     def __repr__(self) -> str:
         return f"Qrels({self.source!r}, {len(self)} judgments, {len(self.query_ids)} queries)"
-
-    def known(self, docid_hash: np.ndarray | None = None, query_ids: np.ndarray | None = None,
-              qid_blocks: tuple | None = None) -> "Qrels":
-        """The qrels, with :attr:`docid_hash`, :attr:`query_ids` and :attr:`qid_blocks` as
-        already computed (by a reader, or by the index), instead of computing them again on
-        first use."""
-        if docid_hash is not None:
-            self.__dict__["docid_hash"] = docid_hash
-        if query_ids is not None and "query_ids" not in self.__dict__:
-            self.__dict__["query_ids"] = query_ids
-        if qid_blocks is not None:
-            self.__dict__["qid_blocks"] = qid_blocks
-        return self
 
     @cached_property
     def index(self) -> "QrelsIndex":
@@ -360,28 +365,12 @@ class Run(_Pairs):
     distinct_blocks: bool = False
 
     def __post_init__(self):
-        self.qid = as_string_array(self.qid)
-        self.docid = as_string_array(self.docid)
-        self.score = np.asarray(self.score, dtype=np.float64)
-        if not (len(self.qid) == len(self.docid) == len(self.score)):
-            raise ValueError("qid, docid and score must have the same length")
+        self._columns(np.float64)
         if self.rank is not None:
             self.rank = np.asarray(self.rank, dtype=np.float64)
 
-    def __len__(self) -> int:
-        return len(self.score)
-
     def __repr__(self) -> str:
         return f"Run({self.name!r}, {len(self)} rows)"
-
-    def known(self, docid_hash: np.ndarray | None = None, qid_blocks: tuple | None = None) -> "Run":
-        """The run, with its :attr:`docid_hash` and :attr:`qid_blocks` as a reader already
-        computed them (instead of computing them again on first use)."""
-        if docid_hash is not None:
-            self.__dict__["docid_hash"] = docid_hash
-        if qid_blocks is not None:
-            self.__dict__["qid_blocks"] = qid_blocks
-        return self
 
 
 @dataclass(eq=False)
