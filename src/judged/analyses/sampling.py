@@ -121,12 +121,6 @@ class Stratum:
         """pi_h = n_h / N_h: every pair's probability of being drawn."""
         return self.sampled / self.population if self.population else 0.0
 
-    @property
-    def joint_inclusion(self) -> float:
-        """Two distinct pairs of the stratum both drawn: n_h (n_h - 1) / (N_h (N_h - 1))."""
-        N, n = self.population, self.sampled
-        return n * (n - 1) / (N * (N - 1)) if N > 1 else 0.0
-
     def line(self) -> str:
         return (f"# stratum id={self.id} best_rank={self.ranks[0]}-{self.ranks[1]} queries={self.queries} "
                 f"population={self.population} sampled={self.sampled} inclusion={self.inclusion:.10g}")

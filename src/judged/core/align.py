@@ -143,7 +143,6 @@ class Aligned:
     ranked: Ranked
     judgments: Judgments
     counts: dict = field(default_factory=dict)
-    no_relevant_qids: list = field(default_factory=list)
     # side data for kernels beyond the grades, by name ('requirements', 'eligibility'); set by evaluate()
     annotations: dict = field(default_factory=dict)
     run_queries: np.ndarray | None = None  # qrels query codes of the queries the run lists
@@ -185,9 +184,8 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
     relevant = index.has_relevant
     candidates = np.arange(nq_all) if settings.complete else run_queries
     no_rel = candidates[~relevant[candidates]]
-    no_rel_qids = index.query_ids[no_rel].tolist()
     if len(no_rel) and settings.no_relevant == "error":
-        raise no_relevant_error(no_rel_qids)
+        raise no_relevant_error(index.query_ids[no_rel].tolist())
     evaluated = candidates[relevant[candidates]] if settings.no_relevant == "skip" else candidates
     n = len(evaluated)
 
@@ -219,7 +217,7 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
         "only_in_run": int(only_in_run),
         "no_relevant": len(no_rel),
     }
-    return Aligned(run, qrels, settings, index.query_ids[evaluated], ranked, judgments, counts, no_rel_qids,
+    return Aligned(run, qrels, settings, index.query_ids[evaluated], ranked, judgments, counts,
                    run_queries=run_queries, qid_codes=evaluated)
 
 

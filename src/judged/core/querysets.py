@@ -36,7 +36,6 @@ RULES = {
     QRELS: "every qrels query, 0 where a run ranks nothing (trec_eval -c)",
     RUN_AND_QRELS: "each run over the qrels queries it ranks (trec_eval's default)",
 }
-COMPARED = "runs compared with each other are scored over every qrels query (queries=qrels)"
 SMALL_OVERLAP = 0.5  # warn when fewer than this share of a run's query ids are in the qrels
 MANY_ALIKE = 3  # that many runs with the same overlap get one warning, not one each
 SAMPLE = 3  # ids quoted in a message

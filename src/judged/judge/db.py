@@ -19,7 +19,6 @@ from sqlalchemy.orm import sessionmaker
 from ..core.errors import JudgedError
 from .models import SCHEMA_VERSION, Base, SchemaVersion
 
-DEFAULT_DB = "judging.db"
 SQLITE_BUSY_TIMEOUT_MS = 60_000
 READ_ONLY = "judged_read_only"
 # connections kept open: as many as the server has worker threads (anyio: 40), so none is
