@@ -97,6 +97,29 @@ def test_blocks_of_draws_give_the_same_p_values(monkeypatch, per_block):
     assert np.array_equal(stats.bootstrap_pvalues(d, 3000, 4), whole[1])
 
 
+@pytest.mark.parametrize("n, blocks", [(7, [(0, 4), (4, 12), (12, 15)]), (40, [(0, 3000)]), (3, [(0, 1), (1, 2)]),
+                                       (1001, [(0, 8), (8, 16), (16, 21)])])
+def test_sign_flips_from_raw_words_are_numpys_coins(monkeypatch, n, blocks):
+    """The sign flips taken from the generator's raw words are rng.integers' coins x 2 - 1,
+    block after block, and the p-values are those of numpy's own draws (the raw words are
+    used only where they were checked to agree: judged.stats._raw_coins_agree)."""
+    seed = np.random.SeedSequence([4, 2]).spawn(2)[0]
+    rng = np.random.default_rng(seed)
+    whole = rng.integers(0, 2, size=(blocks[-1][1], n), dtype=np.int8) * 2.0 - 1
+    if all((d1 - d0) % 4 == 0 for d0, d1 in blocks[:-1]):  # numpy's blocks continue its stream
+        rng = np.random.default_rng(seed)
+        assert np.array_equal(np.concatenate([rng.integers(0, 2, size=(d1 - d0, n), dtype=np.int8) * 2.0 - 1
+                                              for d0, d1 in blocks]), whole)
+    assert stats._raw_coins_agree()
+    raw = list(stats._sign_blocks(np.random.default_rng(seed), n, blocks))
+    assert np.array_equal(np.concatenate(raw), whole) and all(s.dtype == np.float64 for s in raw)
+    d = np.random.default_rng(n).normal(0.01, 0.2, (2, n))
+    fast = stats.randomization_pvalues(d, 3001, seed)
+    monkeypatch.setattr(stats, "_RAW_AGREE", [False])
+    assert np.array_equal(np.concatenate(list(stats._sign_blocks(np.random.default_rng(seed), n, blocks))), whole)
+    assert stats.randomization_pvalues(d, 3001, seed).tolist() == fast.tolist()
+
+
 def test_bootstrap_counting_and_indexing_agree():
     # many pairs share query counts per resample; one pair indexes its values: the same p
     d = np.random.default_rng(10).normal(0.01, 0.2, (6, 50))

@@ -291,28 +291,19 @@ def randomization_method(n: int, permutations: int) -> str:
 
 def randomization_pvalues(diffs: np.ndarray, permutations: int, seed) -> np.ndarray:
     """:func:`randomization_test` for every row of ``diffs`` (pairs x queries) at once,
-    all rows sharing the same sign-flip draws (one byte per draw and query; the float
-    signs are made a block of draws at a time)."""
+    all rows sharing the same sign-flip draws (made a block of draws at a time,
+    :func:`_sign_blocks`)."""
     diffs = _check(diffs, permutations)
     n = diffs.shape[1]
     if n < 63 and 2 ** n <= permutations:
         return _randomization_exact_rows(diffs)
-    rng = np.random.default_rng(seed)
     # blocks of a quarter of _CHUNK (2 MB of signs): as fast, and compare runs these draws
     # beside the holes' bounds (a block's size changes no number: the same draws, in order)
     blocks = list(_blocks(permutations, n, _CHUNK // 4))
-    # one byte per coin, taken four to a 32-bit draw: blocks of a multiple of four draws
-    # continue the same stream, so the coins are drawn a block at a time (else all at once)
-    whole = None if (blocks[0][1] - blocks[0][0]) % 4 == 0 else rng.integers(0, 2, size=(permutations, n),
-                                                                            dtype=np.int8)
     observed = np.abs(diffs.sum(axis=1))
     slack = _sum_tolerance(diffs)
     b = np.zeros(len(diffs), dtype=np.int64)
-    for d0, d1 in blocks:
-        coins = rng.integers(0, 2, size=(d1 - d0, n), dtype=np.int8) if whole is None else whole[d0:d1]
-        signs = coins.astype(np.float64)
-        signs *= 2  # in place: one block of floats in memory, the same values as signs * 2 - 1
-        signs -= 1
+    for (d0, d1), signs in zip(blocks, _sign_blocks(np.random.default_rng(seed), n, blocks)):
         for lo in range(0, len(diffs), _PAIRS):
             flipped = np.abs(signs @ diffs[lo:lo + _PAIRS].T)  # draws x pairs
             b[lo:lo + _PAIRS] += (flipped >= observed[lo:lo + _PAIRS] - slack[lo:lo + _PAIRS]).sum(axis=0)
@@ -404,6 +395,62 @@ def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed) -> np.ndarray:
     spread = diffs.max(axis=1) - diffs.min(axis=1)
     constant = spread <= TIE * scale
     return np.where(_zero_rows(diffs), 1.0, np.where(constant, np.nan, p))
+
+
+def _sign_blocks(rng, n: int, blocks: list):
+    """Per block of draws [d0, d1), the sign flips (d1 - d0) x n as -1.0 / 1.0: the values of
+    ``rng.integers(0, 2, size=(d1 - d0, n), dtype=np.int8) * 2 - 1``, block after block, which
+    is also all of them drawn at once (one byte per coin, four to a 32-bit draw: blocks of a
+    multiple of four draws continue the same stream). The coins are taken from the bit
+    generator's raw words (:func:`_coin_stream`, a sixth of the time) when
+    :func:`_raw_coins_agree`, else from ``rng.integers``."""
+    raw = _raw_coins_agree()
+    coins = _coin_stream(rng) if raw else None
+    whole = None if raw or (blocks[0][1] - blocks[0][0]) % 4 == 0 else rng.integers(
+        0, 2, size=(blocks[-1][1], n), dtype=np.int8)
+    for d0, d1 in blocks:
+        if raw:
+            block = coins((d1 - d0) * n).reshape(d1 - d0, n)
+        else:
+            block = rng.integers(0, 2, size=(d1 - d0, n), dtype=np.int8) if whole is None else whole[d0:d1]
+        signs = block.astype(np.float64)
+        signs *= 2  # in place: one block of floats in memory, the same values as signs * 2 - 1
+        signs -= 1
+        yield signs
+
+
+def _coin_stream(rng):
+    """``take(count)``: the next ``count`` coins (0 or 1, uint8) of ``rng`` as numpy's
+    ``integers(0, 2, dtype=np.int8)`` makes them (``buffered_bounded_lemire_uint8``, range 0..1:
+    nothing rejected): from one byte b of the 32-bit draws each, low byte first, the coin
+    (2 b) >> 8, b's top bit; a 64-bit word of the generator gives its low half first, so the
+    bytes are the raw words' bytes in order (little-endian: :func:`_raw_coins_agree` checks)."""
+    raw, carry = rng.bit_generator.random_raw, np.empty(0, np.uint8)
+
+    def take(count: int) -> np.ndarray:
+        nonlocal carry
+        fresh = raw(-(-(count - len(carry)) // 8)).view(np.uint8) if count > len(carry) else carry[:0]
+        stream = np.concatenate((carry, fresh)) if len(carry) else fresh
+        carry = stream[count:]  # the rest of the last word starts the next take
+        return stream[:count] >> 7
+
+    return take
+
+
+def _raw_coins_agree() -> bool:
+    """Whether :func:`_coin_stream` gives ``rng.integers``' coins on this numpy and machine:
+    checked once, on takes of 28, 56 and 20 coins."""
+    if not _RAW_AGREE:
+        try:
+            coins, rng = _coin_stream(np.random.default_rng(12345)), np.random.default_rng(12345)
+            _RAW_AGREE.append(all(np.array_equal(rng.integers(0, 2, size=size, dtype=np.int8), coins(size))
+                                  for size in (28, 56, 20)))
+        except Exception:  # noqa: BLE001  (anything unexpected: numpy's own draws)
+            _RAW_AGREE.append(False)
+    return _RAW_AGREE[0]
+
+
+_RAW_AGREE: list = []
 
 
 def _blocks(draws: int, n: int, chunk: int | None = None):
