@@ -56,3 +56,25 @@ def test_workflow_command_imports_no_compute_module(argv, tmp_path):
     assert "pyarrow.compute" not in json.loads(modules)
     if argv[0] == "compare":  # scipy.special's compiled functions, not its package (judged.stats.special_functions)
         assert "scipy.special._ufuncs" in json.loads(modules) and "scipy.special" not in json.loads(modules)
+
+
+def test_holes_on_a_pool_of_more_than_few_strings_imports_no_compute_module(tmp_path):
+    """The estimate's pool of two runs' top 10 over 700 queries (14,000 rows, more than
+    judged.core.data.FEW_STRINGS) gathers its docids run by run, and matches the runs'
+    rows against them in place: no Arrow take, so no pyarrow.compute."""
+    from judged.core.data import FEW_STRINGS
+    from judged.core.native import compiled
+
+    if compiled() is None:
+        pytest.skip("the pure path tokenizes with pyarrow.compute")
+    queries = 700
+    assert 2 * 10 * queries > FEW_STRINGS >= 10 * queries
+    for name, shift in (("a.run", 0), ("b.run", 3)):
+        (tmp_path / name).write_text("".join(f"q{q} Q0 d{(d + shift) % 20} {d + 1} {20 - d} {name}\n"
+                                             for q in range(queries) for d in range(12)))
+    (tmp_path / "qrels.txt").write_text("".join(f"q{q} 0 d{d} {d % 3}\n" for q in range(queries) for d in range(0, 20, 2)))
+    argv = ["holes", "qrels.txt", "a.run", "b.run"]
+    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(argv)], capture_output=True, text=True, cwd=tmp_path)
+    out, modules = done.stdout.rsplit("\nMODULES ", 1)
+    assert done.returncode == 0 and "estimate: " in out, done.stderr
+    assert "pyarrow.compute" not in json.loads(modules)

@@ -225,6 +225,8 @@ def _docids(aligned, run, rrow) -> pa.Array:
         at = rrow[order[run[order] == i]]
         chunks.append(take_strings(aligned[i].run.docid, aligned[i].ranked.row[at]))
     docid = pa.concat_arrays(chunks) if len(chunks) > 1 else chunks[0]
+    if (run[1:] >= run[:-1]).all():  # rows run by run already (build_pool's): no reordering
+        return docid
     back = np.empty(len(order), np.int64)
     back[order] = np.arange(len(order))
     return take_strings(docid, back)
@@ -253,7 +255,6 @@ def _matches(aligned, pid, first, run, rrow, zone, zone_docid):
     if zone is None:  # every row is in the zone already
         pos = np.concatenate([aligned[i].ranked.pos[rrow[run == i]] for i in range(len(aligned))])
         return run.astype(np.int64), pid, pos.astype(np.int64), rrow
-    head_docid = take_strings(zone_docid, first)
     head_keys = _zone_keys(aligned, run, rrow, first)
     order = np.argsort(head_keys)
     keys_sorted = head_keys[order]
@@ -269,7 +270,7 @@ def _matches(aligned, pid, first, run, rrow, zone, zone_docid):
             found = table.find(pair_keys(qid_codes[r.q[s:s + MATCH_ROWS]], a.run.docid_hash[rows]))
             hit = np.flatnonzero(found >= 0)
             p = to_pid[found[hit]]
-            ok = strings_equal(a.run.docid, rows[hit], head_docid, p) if len(hit) else np.zeros(0, bool)
+            ok = strings_equal(a.run.docid, rows[hit], zone_docid, first[p]) if len(hit) else np.zeros(0, bool)
             out_run.append(np.full(int(ok.sum()), i, np.int64))
             out_pid.append(p[ok])
             out_pos.append(r.pos[s + hit[ok]].astype(np.int64))
