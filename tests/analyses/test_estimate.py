@@ -461,11 +461,14 @@ def test_capped_draws_count_as_the_capped_grade_in_the_ideal(measure):
     np.testing.assert_allclose(got.per_query, want, rtol=0, atol=1e-12)
 
 
-def test_drawn_levels_are_the_count_of_levels_each_draw_passes():
+@pytest.mark.parametrize("chunk", [1 << 18, 7 * 50, 1], ids=["all draws at once", "7 draws at a time", "one"])
+def test_drawn_levels_are_the_count_of_levels_each_draw_passes(chunk, monkeypatch):
     # a hole's level is how many of its cumulative probabilities the uniform draw exceeds;
-    # counted in bytes up to 256 levels, in int64 beyond: the same integers either way
+    # counted in bytes up to 256 levels, in int64 beyond: the same integers either way, and
+    # the same draws whether the uniforms are drawn all at once or a few draws at a time
     from judged.analyses import estimate
 
+    monkeypatch.setattr(estimate, "DRAW_CHUNK", chunk)
     for levels in (2, 4, 300):
         rng = np.random.default_rng(levels)
         probs = rng.dirichlet(np.ones(levels), size=50)
@@ -473,8 +476,22 @@ def test_drawn_levels_are_the_count_of_levels_each_draw_passes():
         cum = np.cumsum(probs, axis=1)
         cum[:, -1] = 1.0
         u = np.random.default_rng(1).random((30, 50))
-        assert got.dtype == np.int64
+        assert got.dtype == (np.uint8 if levels <= 256 else np.int64)
         assert np.array_equal(got, (u[:, :, None] > cum[None, :, :-1]).sum(axis=2))
+
+
+def test_per_draw_sums_are_the_same_bits_a_few_draws_at_a_time(monkeypatch):
+    """np.bincount adds each bin's terms in order: summing a few draws at a time changes no bit."""
+    from judged.analyses import estimate
+
+    rng = np.random.default_rng(3)
+    d, nq, q = 40, 7, rng.integers(0, 7, 300)
+    w = rng.random((d, 300)) / np.log2(rng.integers(2, 12, 300) + 1.0)
+    at = (np.arange(d)[:, None] * nq + q[None, :]).ravel()
+    whole = np.bincount(at, weights=w.ravel(), minlength=d * nq).reshape(d, nq)
+    for chunk in (1 << 18, 3 * 300, 1):
+        monkeypatch.setattr(estimate, "DRAW_CHUNK", chunk)
+        assert estimate._per_draw_sums(d, nq, q, lambda s, e: w[s:e]).tobytes() == whole.tobytes()
 
 
 def test_compat_estimate_reads_its_ideal(example):

@@ -741,11 +741,10 @@ def _score_group(m: Measure, pool: HolePool, items: list) -> None:
             rank_d = 1
             f = part["fill"]
             fpos, fq = part["pos"][f], part["q"][f]
-            gains = m.gain(part["values"].astype(np.float64))[drawn]  # (d, holes)
+            gain = m.gain(part["values"].astype(np.float64))
             inside = np.ones(len(f), bool) if m.cutoff is None else fpos < m.cutoff
-            w = m.discount.divide(gains[:, inside], (fpos[inside] + 1)[None, :])
-            at = (np.arange(d, dtype=np.int64)[:, None] * nq + fq[inside][None, :]).ravel()
-            added = np.bincount(at, weights=w.ravel(), minlength=d * nq).reshape(d, nq)
+            drawn_in, rank = drawn[:, inside], (fpos[inside] + 1)[None, :]
+            added = _per_draw_sums(d, nq, fq[inside], lambda s, e: m.discount.divide(gain[drawn_in[s:e]], rank))
         else:
             rank_d = d
         shift = base + np.arange(rank_d, dtype=np.int64)[:, None] * nq
@@ -755,9 +754,8 @@ def _score_group(m: Measure, pool: HolePool, items: list) -> None:
         if table is not None:  # the ideal's key: the judgments' and the drawn holes' counts in radix
             key = np.tile(needed @ table[1], d)
             if drawn is not None:
-                hole_q = np.arange(d, dtype=np.int64)[:, None] * nq + part["q"][part["fill"]][None, :]
-                key += np.bincount(hole_q.ravel(), weights=table[1][drawn].ravel(),
-                                   minlength=d * nq).astype(np.int64)
+                key += _per_draw_sums(d, nq, part["q"][part["fill"]], lambda s, e: table[1][drawn[s:e]]).ravel() \
+                    .astype(np.int64)
             need = table[0][key]
         else:
             need = np.tile(needed, (d, 1))
@@ -867,18 +865,39 @@ def _ideal_table(m: Measure, pool: HolePool, items: list):
     return pool._memo[memo_key]
 
 
+DRAW_CHUNK = 1 << 18  # (draw, hole) cells drawn or summed at once: a few MB, not (draws x holes) x 8 bytes
+
+
 def _draw(probs: np.ndarray, draws: int, rng) -> np.ndarray:
-    """(draws, holes) level indices drawn from each hole's distribution."""
+    """(draws, holes) level indices drawn from each hole's distribution (bytes up to 256
+    levels: indices for numpy, not numbers to add). Uniforms drawn a few draws at a time
+    (:data:`DRAW_CHUNK`): the generator fills them in order, so the same numbers."""
     cum = np.cumsum(probs, axis=1)
     cum[:, -1] = 1.0
-    u = rng.random((draws, len(probs)))
+    n = len(probs)
     # the levels each draw passes, counted in bytes (up to 256 levels) through one buffer of
     # flags: the same integers as int64 sums of the comparisons, in half the time
-    count = np.zeros((draws, len(probs)), np.uint8 if probs.shape[1] <= 256 else np.int64)
-    above = np.empty((draws, len(probs)), bool)
-    for l in range(probs.shape[1] - 1):
-        count += np.greater(u, cum[:, l], out=above)
-    return count.astype(np.int64)
+    count = np.zeros((draws, n), np.uint8 if probs.shape[1] <= 256 else np.int64)
+    step = max(1, DRAW_CHUNK // max(n, 1))
+    above = np.empty((min(step, draws), n), bool)
+    for s in range(0, draws, step):
+        u = rng.random((min(draws, s + step) - s, n))
+        for l in range(probs.shape[1] - 1):
+            count[s:s + len(u)] += np.greater(u, cum[:, l], out=above[:len(u)])
+    return count
+
+
+def _per_draw_sums(d: int, nq: int, q: np.ndarray, weights_of) -> np.ndarray:
+    """(d, nq): per draw and query, the sum of ``weights_of(s, e)`` ((e - s, len(q)): draws
+    s..e-1 of the holes of queries ``q``), a few draws at a time (:data:`DRAW_CHUNK`); each
+    sum adds its terms in np.bincount's order, so the same bits as all draws at once."""
+    out = np.empty((d, nq))
+    step = max(1, DRAW_CHUNK // max(len(q), 1))
+    for s in range(0, d, step):
+        e = min(d, s + step)
+        at = (np.arange(e - s, dtype=np.int64)[:, None] * nq + q[None, :]).ravel()
+        out[s:e] = np.bincount(at, weights=weights_of(s, e).ravel(), minlength=(e - s) * nq).reshape(e - s, nq)
+    return out
 
 
 def _finish(prep) -> CaseScore:
