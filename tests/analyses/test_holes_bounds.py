@@ -250,11 +250,12 @@ def test_other_conventions_against_brute_force(case, family):
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["AP", "P@5", "R@3", "RR"]))
 def test_extra_holes_by_keys_equal_the_sets(seed, measure):
-    """The other run's holes a run lacks, per query, counted on hashed keys (the fast
-    path of the conservative pair interval) equal the count over docid sets, whether
-    the queries are taken all at once or a few holes at a time."""
-    from judged.analyses import holes
+    """The other run's holes a run lacks, per query (the fast path of the conservative pair
+    interval), equal the count over docid sets: compiled, and by the numpy reference whether
+    it takes the queries all at once or a few holes at a time."""
     from judged.analyses.holes import _extra_holes, _hole_keys
+    from judged.core.measures import bounds as kernel
+    from judged.core.native import pure
 
     rng = np.random.default_rng(seed)
     docs = [f"d{i}" for i in range(12)]
@@ -265,18 +266,41 @@ def test_extra_holes_by_keys_equal_the_sets(seed, measure):
     a, b = (align(qr, read_run(r)) for r in runs)
     m = Measure.parse(measure)
     got = _extra_holes(m, a, b)
-    chunk = holes.HOLE_CHUNK
-    try:
-        holes.HOLE_CHUNK = 3  # ranges of one or two queries
-        in_ranges = _extra_holes(m, a, b)
-    finally:
-        holes.HOLE_CHUNK = chunk
-    assert [c.tolist() for c in in_ranges] == [c.tolist() for c in got]
+    with pure():
+        ways = [_extra_holes(m, a, b)]
+        chunk = kernel.HOLE_CHUNK
+        try:
+            kernel.HOLE_CHUNK = 3  # ranges of one or two queries
+            ways.append(_extra_holes(m, a, b))
+        finally:
+            kernel.HOLE_CHUNK = chunk
+    for other in ways:
+        assert [c.tolist() for c in other] == [c.tolist() for c in got]
     ka, kb = _hole_keys(m, a), _hole_keys(m, b)
     for al, keys_self, keys_other, other, counts in ((a, ka, kb, b, got[0]), (b, kb, ka, a, got[1])):
         index = {q: i for i, q in enumerate(other.qids.tolist())}
         want = [len(keys_other[index[q]] - keys_self[i]) if q in index else 0 for i, q in enumerate(al.qids.tolist())]
         assert counts.tolist() == want
+
+
+def test_holes_only_in_counts_docids_not_hashes():
+    """Two docids of one query sharing a hash are two holes (the reference counts that
+    range on sets; the compiled sets confirm every match on the bytes); a docid a run
+    holds twice is one."""
+    import pyarrow as pa
+
+    from judged.core.measures.bounds import holes_only_in
+    from judged.core.native import pure
+
+    a_doc, b_doc = pa.array(["x", "y", "y", "z"]), pa.array(["x", "w", "v"])
+    a_hash = np.array([1, 2, 2, 3], np.uint64)
+    b_hash = np.array([1, 2, 3], np.uint64)  # "w" shares "y"'s hash, "v" shares "z"'s
+    args = (np.array([0, 4]), np.arange(4), a_hash, a_doc, np.array([0, 3]), np.arange(3), b_hash, b_doc)
+    for way in (holes_only_in, holes_only_in.reference):
+        only_a, only_b = way(*args)
+        assert only_a.tolist() == [2] and only_b.tolist() == [2]  # y, z; w, v
+    with pure():
+        assert [c.tolist() for c in holes_only_in(*args)] == [[2], [2]]
 
 
 # ---------------------------------------------------------------------------

@@ -28,10 +28,9 @@ from ..core.align import Aligned, Judgments, Ranked, align, block_offsets
 from ..core.conventions import Settings, validate
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import BOUNDED, Measure
-from ..core.measures.bounds import check_maxgrade, max_grade, ndcg_extremes, ranked_list, zero_filled
+from ..core.measures.bounds import check_maxgrade, holes_only_in, max_grade, ndcg_extremes, ranked_list, zero_filled
 from ..core.measures.bounds import bounds as measure_bounds
 from ..core.progress import progress
-from ..core.data import pair_keys, strings_equal
 
 ESTIMATE_METHOD = ("estimate, not a bound: each hole's grade drawn from a model fitted on the runs' "
                    "leave-one-run-out pseudo-holes (judged documents only one run has in its top k), "
@@ -459,92 +458,30 @@ def _conservative_pair(measure, a: RunHoles, b: RunHoles) -> PairFlip:
     return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
 
 
-HOLE_CHUNK = 1 << 16  # holes of both runs whose keys are sorted together (under a MB per array)
-
-
-class _RunHoles:
-    """One run's holes in a measure's ranked list, by query code (its queries in code
-    order, as :func:`judged.core.align.align` lists them): ``count[c]`` holes of query code
-    c; ``between(c0, c1)`` their (codes, rows) for the codes c0 <= c < c1."""
-
-    def __init__(self, measure, aligned: Aligned, n_codes: int):
-        self.top, self.codes = ranked_list(measure, aligned), np.asarray(aligned.qid_codes, np.int64)
-        judged = np.concatenate(([0], np.cumsum(self.top.judged)))[self.top.offsets]
-        self.count = np.zeros(n_codes, np.int64)
-        self.count[self.codes] = np.diff(self.top.offsets) - np.diff(judged)
-
-    def between(self, c0: int, c1: int) -> tuple:
-        top = self.top
-        q0, q1 = np.searchsorted(self.codes, [c0, c1]).tolist()
-        s, e = int(top.offsets[q0]), int(top.offsets[q1])
-        h = s + np.flatnonzero(~top.judged[s:e])
-        return self.codes[top.q[h]], top.row[h]
+def _hole_rows(measure, aligned: Aligned, n_codes: int) -> tuple:
+    """One run's holes in a measure's ranked list by query code (its queries in code order,
+    as :func:`judged.core.align.align` lists them): (start per code, n_codes + 1; rows of
+    the run's docid column), query code c's holes ``rows[start[c]:start[c + 1]]``."""
+    top, codes = ranked_list(measure, aligned), np.asarray(aligned.qid_codes, np.int64)
+    h = np.flatnonzero(~top.judged)
+    start = np.zeros(n_codes + 1, np.int64)
+    np.cumsum(np.bincount(codes[top.q[h]], minlength=n_codes), out=start[1:])
+    return start, top.row[h]
 
 
 def _extra_holes(measure, a: Aligned, b: Aligned):
     """(per query of A, B's holes that are not A's; per query of B, A's that are not B's),
-    counted on (query, docid hash) keys and confirmed on the docids; None when the runs
-    were aligned with different qrels, list their queries out of code order, or two docids
-    share a hash (the sets decide). Both runs' holes are sorted together, a range of
-    queries (about :data:`HOLE_CHUNK` holes) at a time; a key either run holds twice counts
-    once."""
+    distinct docids counted by :func:`judged.core.measures.bounds.holes_only_in`; None when
+    the runs were aligned with different qrels or list their queries out of code order
+    (the sets decide)."""
     if a.qrels is not b.qrels or a.qid_codes is None or b.qid_codes is None or not all(
             (np.diff(np.asarray(al.qid_codes, np.int64)) > 0).all() for al in (a, b)):
         return None
     nq = len(a.qrels.index.query_ids)
-    holes = [_RunHoles(measure, al, nq) for al in (a, b)]
-    out = [np.zeros(a.n_queries, np.int64), np.zeros(b.n_queries, np.int64)]
-    local = []
-    for al in (a, b):
-        index = np.full(nq, -1, np.int64)
-        index[np.asarray(al.qid_codes, np.int64)] = np.arange(al.n_queries)
-        local.append(index)
-    per_code = np.cumsum(holes[0].count + holes[1].count)
-    total = int(per_code[-1]) if nq else 0
-    edges = np.unique(np.concatenate(([0, nq], np.searchsorted(per_code, np.arange(HOLE_CHUNK, total, HOLE_CHUNK),
-                                                                "right"))))
-    for c0, c1 in zip(edges[:-1].tolist(), edges[1:].tolist()):
-        counted = _extra_hole_counts(a, b, [h.between(c0, c1) for h in holes], local)
-        if counted is None:
-            return None
-        out[0] += counted[0]
-        out[1] += counted[1]
-    return tuple(out)
-
-
-def _extra_hole_counts(a: Aligned, b: Aligned, part: list, local: list):
-    """:func:`_extra_holes` on one range of queries: ``part`` holds each run's (query
-    codes, rows) of its holes there; ``local`` maps a query code to each run's query index."""
-    keys = np.concatenate([pair_keys(code, al.run.docid_hash[rows]) for al, (code, rows) in zip((a, b), part)])
-    if not len(keys):
-        return np.zeros(a.n_queries, np.int64), np.zeros(b.n_queries, np.int64)
-    na = len(part[0][0])
-    code = np.concatenate([part[0][0], part[1][0]])
-    order = np.argsort(keys)
-    sorted_keys, in_b = keys[order], order >= na
-    start = np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))  # each distinct key
-    last = np.append(start[1:], len(order)) - 1  # each distinct key's last row
-    # per key, whether each run holds it: B's rows counted by a running sum (one pass, where
-    # a reduction per key costs a call per key)
-    from_b = np.concatenate(([0], np.cumsum(in_b)))
-    n_b = from_b[last + 1] - from_b[start]
-    has_a, has_b = n_b < last + 1 - start, n_b > 0
-    both = np.flatnonzero(has_a & has_b)
-    if len(both):  # one docid per key: a key both runs hold is the same document
-        first = start[both]
-        if (last[both] == first + 1).all():  # each such key once in each run: its two rows
-            ia, ib = np.where(in_b[first], first + 1, first), np.where(in_b[first], first, first + 1)
-        else:
-            at = np.arange(len(order))
-            ia = np.maximum.accumulate(np.where(in_b, -1, at))[last[both]]  # the key's last row of A
-            ib = np.maximum.accumulate(np.where(in_b, at, -1))[last[both]]
-        if not strings_equal(a.run.docid, part[0][1][order[ia]], b.run.docid, part[1][1][order[ib] - na]).all():
-            return None
-    out = []
-    for al, index, mine, other in ((a, local[0], has_a, has_b), (b, local[1], has_b, has_a)):
-        q = index[code[order[start[other & ~mine]]]]  # the queries of the keys only the other run holds
-        out.append(np.bincount(q[q >= 0], minlength=al.n_queries).astype(np.int64))
-    return tuple(out)
+    (a_start, a_rows), (b_start, b_rows) = (_hole_rows(measure, al, nq) for al in (a, b))
+    only_a, only_b = holes_only_in(a_start, a_rows, a.run.docid_hash, a.run.docid,
+                                   b_start, b_rows, b.run.docid_hash, b.run.docid)
+    return only_b[np.asarray(a.qid_codes, np.int64)], only_a[np.asarray(b.qid_codes, np.int64)]
 
 
 def _exact_pairs(measure, aligned: list, pairs: list) -> list:

@@ -14,6 +14,7 @@
  *   repeated_rows   rows that repeat an earlier (query, id) pair
  *   lookup          grades of (query, docid) pairs from judged.data.KeyTable
  *   lookup_blocks   the same, one small table per query (rows grouped by query)
+ *   holes_only_in   per query, the docids among one run's holes that the other's lack
  *   binary_measure  P, R, RR, AP, Rprec, Success, Bpref and the counts, per query
  *   dcg_measure     DCG@k per query under a gain table and a discount
  *   ideal_dcg       IDCG@k of every query of a qrels index (the ideal over its judgments)
@@ -658,6 +659,83 @@ static PyObject *lookup_blocks(PyObject *self, PyObject *args)
     PyBuffer_Release(&qb); PyBuffer_Release(&hb); PyBuffer_Release(&rb); PyBuffer_Release(&ro);
     PyBuffer_Release(&rd); PyBuffer_Release(&js); PyBuffer_Release(&jh); PyBuffer_Release(&jo);
     PyBuffer_Release(&jd); PyBuffer_Release(&jg); PyBuffer_Release(&out);
+    if (failed) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+/* ---- holes_only_in --------------------------------------------------------------------- */
+
+/* Insert row r (hash h, bytes of string r) into an open-addressing set of rows of one run;
+ * 1 when it is new, 0 when an equal string is there already. */
+static inline int set_insert(int64_t *table, Py_ssize_t size, int shift, const uint64_t *hash,
+                             const int32_t *off, const unsigned char *data, int64_t r)
+{
+    for (Py_ssize_t slot = (Py_ssize_t)(hash[r] >> shift);; slot = (slot + 1) & (size - 1)) {
+        int64_t other = table[slot];
+        if (other < 0) { table[slot] = r; return 1; }
+        if (hash[other] == hash[r] && same_string(off, data, other, off, data, r)) return 0;
+    }
+}
+
+/* holes_only_in(a_start, a_rows, a_hash, a_offsets, a_data, b_start, b_rows, b_hash,
+ * b_offsets, b_data, only_a, only_b): per query code c, the distinct docids among run A's
+ * holes of c that are not among B's (only_a[c]), and B's not among A's (only_b[c]). Each
+ * run's holes of c are the rows x_rows[x_start[c]..x_start[c+1]] of its docid column
+ * (Arrow string offsets and data), x_hash a hash per row of the run. Each query's holes go
+ * into a small open-addressing set per run (a docid held twice counts once); B's new ones
+ * are looked up in A's set; a hash match is confirmed on the bytes. The numpy reference is
+ * judged.core.measures.bounds.holes_only_in. */
+static PyObject *holes_only_in(PyObject *self, PyObject *args)
+{
+    Py_buffer as, ar, ah, ao, ad, bs, br, bh, bo, bd, oa, ob;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*w*w*", &as, &ar, &ah, &ao, &ad, &bs, &br, &bh, &bo, &bd,
+                          &oa, &ob))
+        return NULL;
+    const int64_t *astart = as.buf, *arows = ar.buf, *bstart = bs.buf, *brows = br.buf;
+    const uint64_t *ahash = ah.buf, *bhash = bh.buf;
+    const int32_t *aoff = ao.buf, *boff = bo.buf;
+    const unsigned char *adata = ad.buf, *bdata = bd.buf;
+    int64_t *only_a = oa.buf, *only_b = ob.buf;
+    Py_ssize_t nq = oa.len / 8, cap = 0;
+    int64_t *ta = NULL, *tb = NULL;
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t c = 0; c < nq; c++) {
+        const int64_t a0 = astart[c], a1 = astart[c + 1], b0 = bstart[c], b1 = bstart[c + 1];
+        const int64_t m = a1 - a0 > b1 - b0 ? a1 - a0 : b1 - b0;
+        only_a[c] = only_b[c] = 0;
+        if (m == 0) continue;
+        Py_ssize_t size = 8;
+        while (size < 2 * m) size <<= 1;  /* at most half full */
+        if (size > cap) {
+            free(ta); free(tb);
+            ta = malloc(size * sizeof(int64_t));
+            tb = malloc(size * sizeof(int64_t));
+            if (!ta || !tb) { failed = 1; break; }
+            cap = size;
+        }
+        for (Py_ssize_t s = 0; s < size; s++) ta[s] = tb[s] = -1;
+        const int shift = 64 - __builtin_ctzll((unsigned long long)size);
+        int64_t na = 0, nb = 0, both = 0;
+        for (int64_t j = a0; j < a1; j++) na += set_insert(ta, size, shift, ahash, aoff, adata, arows[j]);
+        for (int64_t j = b0; j < b1; j++) {
+            const int64_t r = brows[j];
+            if (!set_insert(tb, size, shift, bhash, boff, bdata, r)) continue;
+            nb++;
+            for (Py_ssize_t slot = (Py_ssize_t)(bhash[r] >> shift);; slot = (slot + 1) & (size - 1)) {
+                const int64_t other = ta[slot];
+                if (other < 0) break;
+                if (ahash[other] == bhash[r] && same_string(aoff, adata, other, boff, bdata, r)) { both++; break; }
+            }
+        }
+        only_a[c] = na - both;
+        only_b[c] = nb - both;
+    }
+    free(ta); free(tb);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&as); PyBuffer_Release(&ar); PyBuffer_Release(&ah); PyBuffer_Release(&ao);
+    PyBuffer_Release(&ad); PyBuffer_Release(&bs); PyBuffer_Release(&br); PyBuffer_Release(&bh);
+    PyBuffer_Release(&bo); PyBuffer_Release(&bd); PyBuffer_Release(&oa); PyBuffer_Release(&ob);
     if (failed) return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
@@ -1666,6 +1744,8 @@ static PyMethodDef METHODS[] = {
     {"repeated_rows", repeated_rows, METH_VARARGS, "repeated_rows(qcode, nq, hash, offsets, data) -> int64 rows"},
     {"lookup_blocks", lookup_blocks, METH_VARARGS,
      "lookup_blocks(qcode, hash, run_rows, run_offsets, run_data, j_start, j_hash, j_offsets, j_data, j_grade, out)"},
+    {"holes_only_in", holes_only_in, METH_VARARGS,
+     "holes_only_in(a_start, a_rows, a_hash, a_offsets, a_data, b_start, b_rows, b_hash, b_offsets, b_data, only_a, only_b)"},
     {"trec_rank", trec_rank, METH_VARARGS, "trec_rank(query_index, n_queries, score, offsets, data) -> (rows, q, pos, offsets)"},
     {"ap_extremes", ap_extremes, METH_VARARGS, "ap_extremes(offsets, grade, rel, R, extras, can_rel, can_non, lo, hi)"},
     {"dinkelbach", dinkelbach, METH_VARARGS,

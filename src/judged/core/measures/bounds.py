@@ -65,7 +65,14 @@ list (the top k), the ideal ranking recomputed for each assignment.
   weighted sum, and at most 1 / (1 - (1 - 1/k)^k) (1 / (1 - 1/e) without a cutoff).
 
 Here the measures' side: what the holes are (the measure's top k), filling them with
-grades, and the extremes; the loops are kernels (:mod:`judged.core.kernels.bounds`).
+grades, and the extremes; the loops are kernels (:mod:`judged.core.kernels.bounds`). And
+which holes one run has that another lacks (:func:`holes_only_in`, the extras of a pair's
+conservative interval): per query, the distinct docids among run A's holes that are not
+among run B's and the other way round. Its numpy reference sorts (query, docid hash) keys
+of both runs' holes together, a range of queries (about :data:`HOLE_CHUNK` holes) at a
+time, and confirms every key's docids on the strings (two docids of one query sharing a
+hash: that range is counted on sets of docids); the C function keeps a small hash set per
+query and run, a match confirmed on the bytes.
 :mod:`judged.holes` reads them for runs and pairs of runs.
 """
 
@@ -75,8 +82,12 @@ from dataclasses import replace
 
 import numpy as np
 
+import pyarrow as pa
+
 from ..align import Aligned, Judgments, Ranked, block_offsets
+from ..data import pair_keys, string_buffers, strings_equal, take_strings
 from ..errors import ConventionError, MeasureError
+from ..kernels import kernel
 from ..kernels.bounds import ap_extremes, dinkelbach
 from .beyond import compat_bounds, ideal_err
 from .diversity import GREEDY_NORMALISED, hole_bounds
@@ -330,3 +341,85 @@ def solve_extremes(problems: list, disc: np.ndarray, values, gain_levels: np.nda
         lo[idx] = ndcg_extremes(hw, dfix, counts, gain_levels, disc, values, "min")
         hi[idx] = ndcg_extremes(hw, dfix, counts, gain_levels, disc, values, "max")
     return lo, hi
+
+
+# ---------------------------------------------------------------------------
+# The other run's holes: a pair's conservative interval bounds each run over the union of
+# both runs' holes (judged.holes), the other run's holes a run lacks counted as its extras
+
+
+HOLE_CHUNK = 1 << 16  # holes of both runs whose keys are sorted together (under a MB per array)
+
+
+@kernel
+def holes_only_in(a_start: np.ndarray, a_rows: np.ndarray, a_hash: np.ndarray, a_docid: pa.Array,
+                  b_start: np.ndarray, b_rows: np.ndarray, b_hash: np.ndarray, b_docid: pa.Array) -> tuple:
+    """(only_a, only_b): per query code c, how many distinct docids among A's holes of c are
+    not among B's holes of c, and the other way round. A run's holes of c are rows
+    ``rows[start[c]:start[c + 1]]`` of its ``docid`` column, ``hash`` its docid hash per row
+    (:func:`judged.core.data.string_hash`)."""
+    nq = len(a_start) - 1
+    only = (np.zeros(nq, np.int64), np.zeros(nq, np.int64))
+    per_code = np.cumsum(np.diff(a_start) + np.diff(b_start))
+    total = int(per_code[-1]) if nq else 0
+    edges = np.unique(np.concatenate(([0, nq], np.searchsorted(per_code, np.arange(HOLE_CHUNK, total, HOLE_CHUNK),
+                                                                "right"))))
+    runs = ((a_start, a_rows, a_hash, a_docid), (b_start, b_rows, b_hash, b_docid))
+    for c0, c1 in zip(edges[:-1].tolist(), edges[1:].tolist()):
+        _only_in_range(c0, c1, runs, only)
+    return only
+
+
+def _only_in_range(c0: int, c1: int, runs: tuple, only: tuple) -> None:
+    """:func:`holes_only_in` for the query codes c0 <= c < c1, added to ``only``."""
+    codes, docids = [], []
+    for start, rows, _, docid in runs:
+        codes.append(np.repeat(np.arange(c0, c1, dtype=np.int64), np.diff(start[c0:c1 + 1])))
+        docids.append(take_strings(docid, rows[start[c0]:start[c1]]))
+    keys = np.concatenate([pair_keys(code, h[rows[start[c0]:start[c1]]])
+                           for code, (start, rows, h, _) in zip(codes, runs)])
+    if not len(keys):
+        return
+    if docids[0].type != docids[1].type:
+        docids = [d.cast(pa.large_string()) for d in docids]
+    na, code, docs = len(codes[0]), np.concatenate(codes), pa.concat_arrays(docids)
+    order = np.argsort(keys, kind="stable")
+    sorted_keys, in_b = keys[order], order >= na
+    first = np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1]))
+    start = np.flatnonzero(first)  # each distinct key
+    group = np.cumsum(first) - 1
+    repeated = np.flatnonzero(~first)  # a key's later rows: the same docid as its first row?
+    if len(repeated) and not strings_equal(docs, order[repeated], docs, order[start[group[repeated]]]).all():
+        _only_in_sets(code, docs.to_pylist(), na, only)  # two docids of one query share a hash
+        return
+    last = np.append(start[1:], len(order)) - 1  # each distinct key's last row
+    # per key, whether each run holds it: B's rows counted by a running sum (one pass, where
+    # a reduction per key costs a call per key)
+    from_b = np.concatenate(([0], np.cumsum(in_b)))
+    n_b = from_b[last + 1] - from_b[start]
+    has_a, has_b = n_b < last + 1 - start, n_b > 0
+    key_code = code[order[start]]
+    for out, mine, other in ((only[0], has_a, has_b), (only[1], has_b, has_a)):
+        out += np.bincount(key_code[mine & ~other], minlength=len(out))
+
+
+def _only_in_sets(code: np.ndarray, docs: list, na: int, only: tuple) -> None:
+    """The same counts over sets of docids, per query code."""
+    sets = ({}, {})
+    for i, (c, d) in enumerate(zip(code.tolist(), docs)):
+        sets[i >= na].setdefault(c, set()).add(d)
+    for c in set(sets[0]) | set(sets[1]):
+        a, b = sets[0].get(c, set()), sets[1].get(c, set())
+        only[0][c] += len(a - b)
+        only[1][c] += len(b - a)
+
+
+@holes_only_in.binding
+def _(native, a_start, a_rows, a_hash, a_docid, b_start, b_rows, b_hash, b_docid):
+    nq = len(a_start) - 1
+    only = (np.zeros(nq, np.int64), np.zeros(nq, np.int64))
+    as_int = (lambda x: np.ascontiguousarray(x, np.int64))
+    native.holes_only_in(as_int(a_start), as_int(a_rows), np.ascontiguousarray(a_hash, np.uint64),
+                         *string_buffers(a_docid), as_int(b_start), as_int(b_rows),
+                         np.ascontiguousarray(b_hash, np.uint64), *string_buffers(b_docid), *only)
+    return only
