@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 
-from ..core.jsonsafe import json_safe
 from . import Formatter
 from .common import add_convention_options, format_help, settings_kwargs
 
@@ -205,6 +204,8 @@ examples:
 
 
 def _print_json(obj) -> None:
+    from ..core.jsonsafe import json_safe
+
     json.dump(json_safe(obj), sys.stdout, indent=2)
     sys.stdout.write("\n")
 
