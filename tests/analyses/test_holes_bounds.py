@@ -295,7 +295,12 @@ def test_holes_only_in_counts_docids_not_hashes():
     a_doc, b_doc = pa.array(["x", "y", "y", "z"]), pa.array(["x", "w", "v"])
     a_hash = np.array([1, 2, 2, 3], np.uint64)
     b_hash = np.array([1, 2, 3], np.uint64)  # "w" shares "y"'s hash, "v" shares "z"'s
-    args = (np.array([0, 4]), np.arange(4), a_hash, a_doc, np.array([0, 3]), np.arange(3), b_hash, b_doc)
+    a_grade, b_grade = np.full(5, np.nan), np.full(4, np.nan)
+    a_grade[4] = b_grade[3] = 1.0  # a judged document ("u") is no hole
+    a_doc, b_doc = pa.array(["x", "y", "y", "z", "u"]), pa.array(["x", "w", "v", "u"])
+    a_hash, b_hash = np.append(a_hash, 9).astype(np.uint64), np.array([1, 2, 3, 8], np.uint64)
+    args = (np.array([0, 5]), a_grade, np.arange(5), a_hash, a_doc, np.array([0, 4]), b_grade, np.arange(4), b_hash,
+            b_doc)
     for way in (holes_only_in, holes_only_in.reference):
         only_a, only_b = way(*args)
         assert only_a.tolist() == [2] and only_b.tolist() == [2]  # y, z; w, v

@@ -458,15 +458,14 @@ def _conservative_pair(measure, a: RunHoles, b: RunHoles) -> PairFlip:
     return PairFlip(a.name, b.name, difference, mean(lo_a) - mean(hi_b), mean(hi_a) - mean(lo_b))
 
 
-def _hole_rows(measure, aligned: Aligned, n_codes: int) -> tuple:
-    """One run's holes in a measure's ranked list by query code (its queries in code order,
-    as :func:`judged.core.align.align` lists them): (start per code, n_codes + 1; rows of
-    the run's docid column), query code c's holes ``rows[start[c]:start[c + 1]]``."""
-    top, codes = ranked_list(measure, aligned), np.asarray(aligned.qid_codes, np.int64)
-    h = np.flatnonzero(~top.judged)
+def _code_starts(top: Ranked, aligned: Aligned, n_codes: int) -> np.ndarray:
+    """Where each query code's rows of ``top`` (a run's ranked list, its queries in code
+    order as :func:`judged.core.align.align` lists them) start: n_codes + 1 offsets."""
+    lengths = np.zeros(n_codes, np.int64)
+    lengths[np.asarray(aligned.qid_codes, np.int64)] = np.diff(top.offsets)
     start = np.zeros(n_codes + 1, np.int64)
-    np.cumsum(np.bincount(codes[top.q[h]], minlength=n_codes), out=start[1:])
-    return start, top.row[h]
+    np.cumsum(lengths, out=start[1:])
+    return start
 
 
 def _extra_holes(measure, a: Aligned, b: Aligned):
@@ -478,9 +477,9 @@ def _extra_holes(measure, a: Aligned, b: Aligned):
             (np.diff(np.asarray(al.qid_codes, np.int64)) > 0).all() for al in (a, b)):
         return None
     nq = len(a.qrels.index.query_ids)
-    (a_start, a_rows), (b_start, b_rows) = (_hole_rows(measure, al, nq) for al in (a, b))
-    only_a, only_b = holes_only_in(a_start, a_rows, a.run.docid_hash, a.run.docid,
-                                   b_start, b_rows, b.run.docid_hash, b.run.docid)
+    tops = [ranked_list(measure, al) for al in (a, b)]
+    only_a, only_b = holes_only_in(*[x for al, top in zip((a, b), tops) for x in (
+        _code_starts(top, al, nq), top.grade, top.row, al.run.docid_hash, al.run.docid)])
     return only_b[np.asarray(a.qid_codes, np.int64)], only_a[np.asarray(b.qid_codes, np.int64)]
 
 

@@ -677,21 +677,22 @@ static inline int set_insert(int64_t *table, Py_ssize_t size, int shift, const u
     }
 }
 
-/* holes_only_in(a_start, a_rows, a_hash, a_offsets, a_data, b_start, b_rows, b_hash,
- * b_offsets, b_data, only_a, only_b): per query code c, the distinct docids among run A's
- * holes of c that are not among B's (only_a[c]), and B's not among A's (only_b[c]). Each
- * run's holes of c are the rows x_rows[x_start[c]..x_start[c+1]] of its docid column
- * (Arrow string offsets and data), x_hash a hash per row of the run. Each query's holes go
- * into a small open-addressing set per run (a docid held twice counts once); B's new ones
- * are looked up in A's set; a hash match is confirmed on the bytes. The numpy reference is
- * judged.core.measures.bounds.holes_only_in. */
+/* holes_only_in(a_start, a_grade, a_row, a_hash, a_offsets, a_data, b_start, b_grade, b_row,
+ * b_hash, b_offsets, b_data, only_a, only_b): per query code c, the distinct docids among
+ * run A's holes of c that are not among B's (only_a[c]), and B's not among A's (only_b[c]).
+ * A run's ranked rows of c are x_start[c]..x_start[c+1] of x_grade (NaN: a hole) and x_row
+ * (the row of its docid column: Arrow string offsets and data), x_hash a hash per row of
+ * the run. Each query's holes go into a small open-addressing set per run (a docid held
+ * twice counts once); B's new ones are looked up in A's set; a hash match is confirmed on
+ * the bytes. The numpy reference is judged.core.measures.bounds.holes_only_in. */
 static PyObject *holes_only_in(PyObject *self, PyObject *args)
 {
-    Py_buffer as, ar, ah, ao, ad, bs, br, bh, bo, bd, oa, ob;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*w*w*", &as, &ar, &ah, &ao, &ad, &bs, &br, &bh, &bo, &bd,
-                          &oa, &ob))
+    Py_buffer as, ag, ar, ah, ao, ad, bs, bg, br, bh, bo, bd, oa, ob;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*y*w*w*", &as, &ag, &ar, &ah, &ao, &ad, &bs, &bg, &br, &bh,
+                          &bo, &bd, &oa, &ob))
         return NULL;
-    const int64_t *astart = as.buf, *arows = ar.buf, *bstart = bs.buf, *brows = br.buf;
+    const int64_t *astart = as.buf, *arow = ar.buf, *bstart = bs.buf, *brow = br.buf;
+    const double *agrade = ag.buf, *bgrade = bg.buf;
     const uint64_t *ahash = ah.buf, *bhash = bh.buf;
     const int32_t *aoff = ao.buf, *boff = bo.buf;
     const unsigned char *adata = ad.buf, *bdata = bd.buf;
@@ -717,10 +718,11 @@ static PyObject *holes_only_in(PyObject *self, PyObject *args)
         for (Py_ssize_t s = 0; s < size; s++) ta[s] = tb[s] = -1;
         const int shift = 64 - __builtin_ctzll((unsigned long long)size);
         int64_t na = 0, nb = 0, both = 0;
-        for (int64_t j = a0; j < a1; j++) na += set_insert(ta, size, shift, ahash, aoff, adata, arows[j]);
+        for (int64_t j = a0; j < a1; j++)
+            if (isnan(agrade[j])) na += set_insert(ta, size, shift, ahash, aoff, adata, arow[j]);
         for (int64_t j = b0; j < b1; j++) {
-            const int64_t r = brows[j];
-            if (!set_insert(tb, size, shift, bhash, boff, bdata, r)) continue;
+            const int64_t r = brow[j];
+            if (!isnan(bgrade[j]) || !set_insert(tb, size, shift, bhash, boff, bdata, r)) continue;
             nb++;
             for (Py_ssize_t slot = (Py_ssize_t)(bhash[r] >> shift);; slot = (slot + 1) & (size - 1)) {
                 const int64_t other = ta[slot];
@@ -733,9 +735,10 @@ static PyObject *holes_only_in(PyObject *self, PyObject *args)
     }
     free(ta); free(tb);
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&as); PyBuffer_Release(&ar); PyBuffer_Release(&ah); PyBuffer_Release(&ao);
-    PyBuffer_Release(&ad); PyBuffer_Release(&bs); PyBuffer_Release(&br); PyBuffer_Release(&bh);
-    PyBuffer_Release(&bo); PyBuffer_Release(&bd); PyBuffer_Release(&oa); PyBuffer_Release(&ob);
+    PyBuffer_Release(&as); PyBuffer_Release(&ag); PyBuffer_Release(&ar); PyBuffer_Release(&ah);
+    PyBuffer_Release(&ao); PyBuffer_Release(&ad); PyBuffer_Release(&bs); PyBuffer_Release(&bg);
+    PyBuffer_Release(&br); PyBuffer_Release(&bh); PyBuffer_Release(&bo); PyBuffer_Release(&bd);
+    PyBuffer_Release(&oa); PyBuffer_Release(&ob);
     if (failed) return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
@@ -1745,7 +1748,8 @@ static PyMethodDef METHODS[] = {
     {"lookup_blocks", lookup_blocks, METH_VARARGS,
      "lookup_blocks(qcode, hash, run_rows, run_offsets, run_data, j_start, j_hash, j_offsets, j_data, j_grade, out)"},
     {"holes_only_in", holes_only_in, METH_VARARGS,
-     "holes_only_in(a_start, a_rows, a_hash, a_offsets, a_data, b_start, b_rows, b_hash, b_offsets, b_data, only_a, only_b)"},
+     "holes_only_in(a_start, a_grade, a_row, a_hash, a_offsets, a_data, b_start, b_grade, b_row, b_hash, b_offsets, "
+     "b_data, only_a, only_b)"},
     {"trec_rank", trec_rank, METH_VARARGS, "trec_rank(query_index, n_queries, score, offsets, data) -> (rows, q, pos, offsets)"},
     {"ap_extremes", ap_extremes, METH_VARARGS, "ap_extremes(offsets, grade, rel, R, extras, can_rel, can_non, lo, hi)"},
     {"dinkelbach", dinkelbach, METH_VARARGS,

@@ -348,23 +348,24 @@ def solve_extremes(problems: list, disc: np.ndarray, values, gain_levels: np.nda
 # both runs' holes (judged.holes), the other run's holes a run lacks counted as its extras
 
 
-HOLE_CHUNK = 1 << 16  # holes of both runs whose keys are sorted together (under a MB per array)
+HOLE_CHUNK = 1 << 16  # ranked rows of both runs whose holes' keys are sorted together (under a MB per array)
 
 
 @kernel
-def holes_only_in(a_start: np.ndarray, a_rows: np.ndarray, a_hash: np.ndarray, a_docid: pa.Array,
-                  b_start: np.ndarray, b_rows: np.ndarray, b_hash: np.ndarray, b_docid: pa.Array) -> tuple:
+def holes_only_in(a_start: np.ndarray, a_grade: np.ndarray, a_row: np.ndarray, a_hash: np.ndarray,
+                  a_docid: pa.Array, b_start: np.ndarray, b_grade: np.ndarray, b_row: np.ndarray,
+                  b_hash: np.ndarray, b_docid: pa.Array) -> tuple:
     """(only_a, only_b): per query code c, how many distinct docids among A's holes of c are
-    not among B's holes of c, and the other way round. A run's holes of c are rows
-    ``rows[start[c]:start[c + 1]]`` of its ``docid`` column, ``hash`` its docid hash per row
-    (:func:`judged.core.data.string_hash`)."""
+    not among B's holes of c, and the other way round. A run's ranked rows of c are
+    ``start[c]:start[c + 1]`` of its ``grade`` (NaN: a hole) and ``row`` (the row of its
+    ``docid`` column) arrays; ``hash`` its docid hash per row (:func:`judged.core.data.string_hash`)."""
     nq = len(a_start) - 1
     only = (np.zeros(nq, np.int64), np.zeros(nq, np.int64))
     per_code = np.cumsum(np.diff(a_start) + np.diff(b_start))
     total = int(per_code[-1]) if nq else 0
     edges = np.unique(np.concatenate(([0, nq], np.searchsorted(per_code, np.arange(HOLE_CHUNK, total, HOLE_CHUNK),
                                                                 "right"))))
-    runs = ((a_start, a_rows, a_hash, a_docid), (b_start, b_rows, b_hash, b_docid))
+    runs = ((a_start, a_grade, a_row, a_hash, a_docid), (b_start, b_grade, b_row, b_hash, b_docid))
     for c0, c1 in zip(edges[:-1].tolist(), edges[1:].tolist()):
         _only_in_range(c0, c1, runs, only)
     return only
@@ -372,12 +373,15 @@ def holes_only_in(a_start: np.ndarray, a_rows: np.ndarray, a_hash: np.ndarray, a
 
 def _only_in_range(c0: int, c1: int, runs: tuple, only: tuple) -> None:
     """:func:`holes_only_in` for the query codes c0 <= c < c1, added to ``only``."""
-    codes, docids = [], []
-    for start, rows, _, docid in runs:
-        codes.append(np.repeat(np.arange(c0, c1, dtype=np.int64), np.diff(start[c0:c1 + 1])))
-        docids.append(take_strings(docid, rows[start[c0]:start[c1]]))
-    keys = np.concatenate([pair_keys(code, h[rows[start[c0]:start[c1]]])
-                           for code, (start, rows, h, _) in zip(codes, runs)])
+    codes, docids, keys = [], [], []
+    for start, grade, row, h, docid in runs:
+        s, e = start[c0], start[c1]
+        hole = np.isnan(grade[s:e])
+        rows = row[s:e][hole]
+        codes.append(np.repeat(np.arange(c0, c1, dtype=np.int64), np.diff(start[c0:c1 + 1]))[hole])
+        docids.append(take_strings(docid, rows))
+        keys.append(pair_keys(codes[-1], h[rows]))
+    keys = np.concatenate(keys)
     if not len(keys):
         return
     if docids[0].type != docids[1].type:
@@ -415,11 +419,11 @@ def _only_in_sets(code: np.ndarray, docs: list, na: int, only: tuple) -> None:
 
 
 @holes_only_in.binding
-def _(native, a_start, a_rows, a_hash, a_docid, b_start, b_rows, b_hash, b_docid):
+def _(native, a_start, a_grade, a_row, a_hash, a_docid, b_start, b_grade, b_row, b_hash, b_docid):
     nq = len(a_start) - 1
     only = (np.zeros(nq, np.int64), np.zeros(nq, np.int64))
-    as_int = (lambda x: np.ascontiguousarray(x, np.int64))
-    native.holes_only_in(as_int(a_start), as_int(a_rows), np.ascontiguousarray(a_hash, np.uint64),
-                         *string_buffers(a_docid), as_int(b_start), as_int(b_rows),
+    as_int, as_float = (lambda x: np.ascontiguousarray(x, np.int64)), (lambda x: np.ascontiguousarray(x, np.float64))
+    native.holes_only_in(as_int(a_start), as_float(a_grade), as_int(a_row), np.ascontiguousarray(a_hash, np.uint64),
+                         *string_buffers(a_docid), as_int(b_start), as_float(b_grade), as_int(b_row),
                          np.ascontiguousarray(b_hash, np.uint64), *string_buffers(b_docid), *only)
     return only
