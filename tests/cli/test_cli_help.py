@@ -10,6 +10,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from judged.cli import SUMMARIES, build_parser
 from judged.cli import declared as declared_module
 from judged.cli.declared import _COMPUTED, _literal, declared
@@ -133,20 +135,39 @@ def test_eval_of_trec_files_to_a_pipe_imports_no_compute_module_nor_rich():
 
 
 def test_a_run_of_eval_reads_its_defaults_from_its_imported_engine():
-    """`judged eval` run (not asked for help) imports its engine first (judged.cli.ENGINES),
-    and the defaults its options show come from those modules, not from their text."""
+    """`judged eval` run (not asked for help) imports its engine once its command line is
+    parsed (judged.cli.ENGINES), and the values its options declare come from those modules,
+    not from their text: a choice checked while parsing (--ties) imports its module."""
     from pathlib import Path
 
     examples = Path(__file__).resolve().parents[2] / "docs" / "examples"
     child = ("import sys\nimport judged.cli.declared as d\n"
              "def refuse(module, name):\n    raise AssertionError(f'read {name} from the text of {module}')\n"
              "d._literal = refuse\nfrom judged.cli import main\nsys.exit(main(sys.argv[1:]))\n")
-    done = subprocess.run([sys.executable, "-c", child, "eval", "qrels.txt", "bm25.run", "--format", "json"],
-                          capture_output=True, text=True, cwd=examples)
-    assert done.returncode == 0, done.stderr
-    assert '"nDCG@10"' in done.stdout
+    for extra in ([], ["--ties", "input", "--high", "0.7"]):
+        done = subprocess.run([sys.executable, "-c", child, "eval", "qrels.txt", "bm25.run", "--format", "json", *extra],
+                              capture_output=True, text=True, cwd=examples)
+        assert done.returncode == 0, done.stderr
+        assert '"nDCG@10"' in done.stdout
     helped = subprocess.run([sys.executable, "-c", child, "eval", "--help"], capture_output=True, text=True)
-    assert "read ABSTAIN_MARKER from the text" in helped.stderr  # --help still reads the text
+    assert "from the text of judged.core" in helped.stderr  # --help still reads the text
+
+
+@pytest.mark.parametrize("bad", [["--bogus"], ["--depth-cut", "x"], ["--format", "xml"], ["--ties"]])
+def test_a_command_line_eval_refuses_imports_no_engine(bad):
+    """argparse refuses a bad command line before `judged eval` imports its engine (numpy,
+    pyarrow, the measures: 0.2 s), and before it reads a module's text for a value."""
+    child = ("import json, sys\nimport judged.cli.declared as d\n"
+             "def refuse(module, name):\n    raise AssertionError(f'read {name} from the text of {module}')\n"
+             "d._literal = refuse\nfrom judged.cli import main\n"
+             "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    print('exit', exc.code)\n"
+             "print('MODULES ' + json.dumps(sorted(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", child, "eval", "qrels.txt", "bm25.run", *bad],
+                          capture_output=True, text=True)
+    assert "exit 2" in done.stdout and done.stderr.startswith("judged: error: "), done.stderr
+    assert "Traceback" not in done.stderr
+    modules = json.loads(done.stdout.rsplit("MODULES ", 1)[1])
+    assert _offending(modules) == [], _offending(modules)
 
 
 def test_the_collector_paused_for_the_start_runs_for_the_command():

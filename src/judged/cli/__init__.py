@@ -12,6 +12,8 @@ import importlib
 import os
 import sys
 
+from . import declared
+
 # judged calls no BLAS routine; OpenBLAS's worker threads, started when numpy is imported,
 # would only spin on the cores the evaluation uses (2-3% of its CPU). A user's setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -43,9 +45,10 @@ SUMMARIES = {
     "completion": "print a shell completion script (bash, zsh)",
 }
 MODULES = {name: name for name in COMMANDS} | {"compare-records": "compare"}  # subcommand -> module
-# what a command runs on, imported before its parser is built when it is run (not asked for
-# help): the defaults its options show are then read from these modules, not from their text
-# (judged.cli.declared), which would cost `judged eval` a tenth of its start on a small file
+# what a command runs on, imported once its command line is parsed (a command line argparse
+# refuses costs no such import): the values its options declare (judged.cli.declared.later)
+# are then read from these modules, not from their text, which would cost `judged eval` a
+# tenth of its start on a small file
 ENGINES = {"eval": "judged.core.evaluation"}
 
 EPILOG = """examples:
@@ -133,10 +136,13 @@ def _command(argv) -> str | None:
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
-    if command in ENGINES and not {"-h", "--help"} & set(argv):
-        importlib.import_module(ENGINES[command])
+    run = command in ENGINES and not {"-h", "--help"} & set(argv)
+    declared.IMPORT_ON_USE = run  # a value needed while parsing: from its module, imported
     parser = build_parser(command)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # a command line refused here imports no engine
+    if run:
+        importlib.import_module(ENGINES[command])
+    declared.settle(args)
     if not gc.isenabled():  # run() paused the collector for the start: what it loaded is kept for good
         gc.freeze()
         gc.enable()

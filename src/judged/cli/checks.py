@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .declared import declared
+from .declared import later
 
-# read from their modules' text, not imported: `--help` stays fast
-ABSTAIN_MARKER = declared("judged.core.checks.abstention").ABSTAIN_MARKER
-HIGH_SCORE = declared("judged.core.checks.evidence").HIGH_SCORE
+# looked up when first used (help reads the module's text; a run, the module it imports)
+ABSTAIN_MARKER = later("judged.core.checks.abstention", "ABSTAIN_MARKER")
+HIGH_SCORE = later("judged.core.checks.evidence", "HIGH_SCORE")
 
 
 def add_check_options(p, depth: bool = True):
@@ -28,7 +28,7 @@ def add_check_options(p, depth: bool = True):
                    help="queries nothing answers, one qid per line (also: qrels lines with docid __UNANSWERABLE__): "
                         "abstention precision/recall; kept out of the ranking measures")
     g.add_argument("--abstain-marker", default=ABSTAIN_MARKER, metavar="DOCID",
-                   help=f"a run abstains by returning nothing or ranking this docid first (default {ABSTAIN_MARKER})")
+                   help="a run abstains by returning nothing or ranking this docid first (default %(default)s)")
     g.add_argument("--score-unanswerable", action="store_true",
                    help="also score unanswerable queries in the ranking measures (as judged, nothing relevant)")
     if depth:
@@ -36,7 +36,7 @@ def add_check_options(p, depth: bool = True):
                        help="the top K examined: k of the leak and evidence-gap lists (default: the first nDCG@k's k, "
                             "else 10)")
     g.add_argument("--high", type=float, default=HIGH_SCORE, metavar="SCORE",
-                   help=f"a 'high' nDCG in the gap and answer lists is >= this (default {HIGH_SCORE})")
+                   help="a 'high' nDCG in the gap and answer lists is >= this (default %(default)s)")
     return g
 
 

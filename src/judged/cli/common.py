@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from .declared import declared
+from .declared import later
 
-_conventions = declared("judged.core.conventions")  # read, not imported: `--help` stays fast
-NO_RELEVANT, ON_DUPLICATE, TIES = _conventions.NO_RELEVANT, _conventions.ON_DUPLICATE, _conventions.TIES
+# looked up when first used (help reads the module's text; a run, the module it imports)
+NO_RELEVANT, ON_DUPLICATE, TIES = (later("judged.core.conventions", name) for name in ("NO_RELEVANT", "ON_DUPLICATE",
+                                                                                         "TIES"))
 
 
 FORMATS = {"table": "a table to read", "json": "JSON, its documented layout", "tsv": "tab-separated run qid measure value",
@@ -27,7 +28,7 @@ def add_convention_options(p, compared: bool = False, depth_cut: bool = True) ->
     so they are always scored over every qrels query (judged.querysets); ``--complete`` is
     then accepted and has nothing left to change. ``depth_cut``: offer ``--depth-cut``."""
     g = p.add_argument_group("conventions (defaults are trec_eval's)")
-    g.add_argument("--ties", choices=list(TIES), default="trec", help=TIES_HELP)
+    g.add_argument("--ties", choices=TIES, default="trec", help=TIES_HELP)
     g.add_argument("--complete", action="store_true",
                    help="always on here: runs compared with each other are scored over every qrels query, 0 where "
                         "a run ranks nothing (trec_eval -c)" if compared else
@@ -37,9 +38,9 @@ def add_convention_options(p, compared: bool = False, depth_cut: bool = True) ->
         g.add_argument("--depth-cut", type=int, default=None, metavar="N",
                        help="score only each query's top N documents in every run (trec_eval -M N), so runs of "
                             "different depths read the same depth (default: every ranked document)")
-    g.add_argument("--no-relevant", choices=list(NO_RELEVANT), default="zero",
+    g.add_argument("--no-relevant", choices=NO_RELEVANT, default="zero",
                    help="queries whose qrels hold nothing relevant: zero (default, as trec_eval), skip, error")
-    g.add_argument("--on-duplicate", choices=list(ON_DUPLICATE), default="error", help=ON_DUPLICATE_HELP)
+    g.add_argument("--on-duplicate", choices=ON_DUPLICATE, default="error", help=ON_DUPLICATE_HELP)
     g.add_argument("--ignore-identical-ids", action="store_true",
                    help="drop ranked documents whose id equals the query id (BEIR's default); "
                         "default: keep them (trec_eval, pytrec_eval, MTEB)")

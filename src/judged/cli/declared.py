@@ -123,3 +123,62 @@ class Declared:
 def declared(module: str) -> Declared:
     """The values ``module`` declares, for ``--help`` (see the module)."""
     return Declared(module)
+
+
+# set by judged.cli.main for a command that imports its engine when it runs (judged.cli.ENGINES):
+# a Later value then comes from its imported module, never from the module's text
+IMPORT_ON_USE = False
+
+
+class Later:
+    """``declared(module).name`` looked up when first used, not when the parser is built: an
+    option's choices (argparse iterates them for help and checks a value given with ``in``)
+    or default (its ``str`` in help; :func:`settle` puts the value itself in the parsed
+    arguments). So a command line argparse refuses is refused before any module is read or
+    imported for its values."""
+
+    def __init__(self, module: str, name: str):
+        self._module, self._name = module, name
+
+    @property
+    def value(self):
+        if IMPORT_ON_USE and self._module not in sys.modules:
+            importlib.import_module(self._module)
+        return getattr(Declared(self._module), self._name)
+
+    def __iter__(self):
+        return iter(self.value)
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __getitem__(self, i):
+        return self.value[i]
+
+    def __contains__(self, item) -> bool:
+        return item in self.value
+
+    def __eq__(self, other) -> bool:
+        return self.value == other
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+def later(module: str, name: str) -> Later:
+    """``declared(module).name``, looked up when first used (see :class:`Later`)."""
+    return Later(module, name)
+
+
+def settle(namespace):
+    """The parsed arguments with every :class:`Later` default replaced by its value."""
+    for name, value in vars(namespace).items():
+        if isinstance(value, Later):
+            setattr(namespace, name, value.value)
+    return namespace

@@ -22,8 +22,8 @@ def register(sub) -> None:
     p.add_argument("run")
     p.add_argument("--query", "-q", required=True, help="the query id")
     p.add_argument("-m", "--measure", default="nDCG@10", help="measure (default nDCG@10)")
-    p.add_argument("--ties", choices=list(TIES), default="trec", help=TIES_HELP)
-    p.add_argument("--on-duplicate", choices=list(ON_DUPLICATE), default="error", help=ON_DUPLICATE_HELP)
+    p.add_argument("--ties", choices=TIES, default="trec", help=TIES_HELP)
+    p.add_argument("--on-duplicate", choices=ON_DUPLICATE, default="error", help=ON_DUPLICATE_HELP)
     p.set_defaults(func=run)
 
 

@@ -35,12 +35,12 @@ def register(sub) -> None:
                    help="what a judgment is about (default document)")
     p.add_argument("-m", "--measure", action="append", dest="measures", required=True, metavar="MEASURE",
                    help="measure, repeatable: nDCG@10, AP, nDCG(gain=exp)@10")
-    p.add_argument("--ties", choices=list(TIES), default="trec", help="tie order (default trec)")
-    p.add_argument("--no-relevant", choices=list(NO_RELEVANT), default="zero",
+    p.add_argument("--ties", choices=TIES, default="trec", help="tie order (default trec)")
+    p.add_argument("--no-relevant", choices=NO_RELEVANT, default="zero",
                    help="queries with nothing relevant: zero (default), skip, error")
     p.add_argument("--ignore-identical-ids", action="store_true",
                    help="drop ranked documents whose id equals the query id (BEIR's default); default: keep them")
-    p.add_argument("--on-duplicate", choices=list(ON_DUPLICATE), default="error",
+    p.add_argument("--on-duplicate", choices=ON_DUPLICATE, default="error",
                    help="a pair given twice in the qrels: error (default), keep the first, keep the max")
     p.add_argument("-o", "--output", required=True, metavar="EVAL.toml", help="the manifest to write")
     p.set_defaults(func=run)
