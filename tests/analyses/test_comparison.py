@@ -207,6 +207,9 @@ def test_a_comparison_keeping_the_ranks_it_reads_says_the_same(measures, kept):
     assert slim.to_json() == whole.to_json()
     depth = max(slim.result.runs["new"].aligned.ranked.count)
     assert depth == (12 if kept is None else kept) and max(whole.result.runs["new"].aligned.ranked.count) == 12
+    # and keeps of each run only its docids (their hashes and qid blocks): no qid, score or rank
+    run = slim.result.runs["new"].aligned.run
+    assert run.qid is None and run.score is None and whole.result.runs["new"].aligned.run.score is not None
 
 
 def test_run_numbers_use_each_measures_aggregate_as_judged_eval():

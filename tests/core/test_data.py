@@ -138,3 +138,16 @@ def test_byte_order_of_many_ids_and_of_ids_holding_nul_is_arrows():
         assert increasing == (len(set(values.to_pylist())) == len(values))
     starts = np.arange(0, len(many), 2)
     assert data.take_runs(many, starts, np.ones(len(starts), np.int64)).to_pylist() == many.to_pylist()[::2]  # Arrow take
+
+
+def test_a_runs_docids_only_keep_what_aligned_rows_read():
+    """Run.docids_only(): the docids, their hashes and the qid blocks (a refusal's message
+    names the run's first queries), without the qid, score and rank columns; the run itself
+    is left whole."""
+    from judged.core.data import Run
+
+    run = Run(pa.array(["q1", "q1", "q2"]), pa.array(["a", "b", "a"]), np.array([3.0, 2.0, 1.0]))
+    slim = run.docids_only()
+    assert slim.qid is None and slim.score is None and slim.rank is None and slim.rank_text is None
+    assert slim.docid.equals(run.docid) and np.array_equal(slim.docid_hash, run.docid_hash) and len(slim) == 3
+    assert slim.qid_blocks[1].to_pylist() == ["q1", "q2"] and run.score.tolist() == [3.0, 2.0, 1.0]

@@ -868,3 +868,21 @@ def test_trec_rank_ties_equal_pytrec_eval(name):
     ours = judged.evaluate(qrels, {"r": run}, list(pairs)).runs["r"].values
     for given, key in pairs.items():
         assert ours[given][0] == pytest.approx(theirs[key], abs=1e-12), given
+
+
+def test_release_pool_frees_the_readers_pooled_blocks(tmp_path):
+    """Columns the compiled reader made go back to its pool when freed (streaming reuses
+    them); release_pool() frees the pool, for a caller that reads no more files."""
+    import gc
+
+    from judged.core.native import compiled, release_pool
+
+    if compiled() is None:
+        pytest.skip("the pool belongs to the compiled reader")
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"q{i % 7} Q0 d{i} {i} {1.0 / (i + 1)!r} t\n" for i in range(5000)))
+    release_pool()
+    run = judged.read_run(str(path))
+    del run
+    gc.collect()
+    assert release_pool() > 0 and release_pool() == 0

@@ -398,6 +398,13 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
         result = evaluate(qrels, runs, measures, settings=settings, whole_runs=holes or regressions > 0,
                           keep_ranks=None if deep else ranks_read(measures, depth),
                           progress=sys.stderr.isatty() if show_progress is None else show_progress, **checks)
+        if not deep:  # nothing reads the runs' qids, scores or rank columns again, nor another file
+            from ..core.native import release_pool
+
+            for rr in result.runs.values():
+                if vars(rr).get("aligned") is not None:
+                    rr.aligned.run = rr.aligned.run.docids_only()
+            release_pool()  # the reader's pool would keep the columns' memory
     result.checks.depth = depth
     if high is not None:
         result.checks.high = high

@@ -260,6 +260,16 @@ static PyTypeObject BlockType = {
     .tp_doc = "memory for a column, returned to a pool when freed",
 };
 
+/* pool_trim(): frees the pool's blocks (for a caller that reads no more files), the bytes. */
+static PyObject *pool_trim(PyObject *self, PyObject *noargs)
+{
+    Py_ssize_t freed = pool_bytes;
+    for (int k = 0; k < pool_n; k++) free(pool_data[k]);
+    pool_n = 0;
+    pool_bytes = 0;
+    return PyLong_FromSsize_t(freed);
+}
+
 /* A block of at least `size` bytes (the smallest pooled one that fits, else new memory). */
 static Block *block_new(Py_ssize_t size)
 {
@@ -1747,6 +1757,7 @@ static PyMethodDef METHODS[] = {
     {"repeated_rows", repeated_rows, METH_VARARGS, "repeated_rows(qcode, nq, hash, offsets, data) -> int64 rows"},
     {"lookup_blocks", lookup_blocks, METH_VARARGS,
      "lookup_blocks(qcode, hash, run_rows, run_offsets, run_data, j_start, j_hash, j_offsets, j_data, j_grade, out)"},
+    {"pool_trim", pool_trim, METH_NOARGS, "pool_trim() -> bytes freed: the pool of column blocks, emptied"},
     {"holes_only_in", holes_only_in, METH_VARARGS,
      "holes_only_in(a_start, a_grade, a_row, a_hash, a_offsets, a_data, b_start, b_grade, b_row, b_hash, b_offsets, "
      "b_data, only_a, only_b)"},
