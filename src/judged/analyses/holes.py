@@ -28,7 +28,8 @@ from ..core.align import Aligned, Judgments, Ranked, align, block_offsets
 from ..core.conventions import Settings, validate
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import BOUNDED, Measure
-from ..core.measures.bounds import check_maxgrade, holes_only_in, max_grade, ndcg_extremes, ranked_list, zero_filled
+from ..core.measures.bounds import (block_sums, check_maxgrade, holes_only_in, max_grade, ndcg_extremes,
+                                    ranked_list, zero_filled)
 from ..core.measures.bounds import bounds as measure_bounds
 from ..core.progress import progress
 
@@ -500,25 +501,22 @@ def _exact_pairs(measure, aligned: list, pairs: list) -> list:
         al = aligned[i]
         top = ranked_list(measure, al)
         w = measure.discount.divide(np.ones(len(top.q)), top.pos + 1.0)
-        gains = measure.gain(top.grade)
-        docids = al.docids(top.row)
+        hole = np.isnan(top.grade)
+        # per query the judged rows' gains x discounts, summed as query by query (block_sums)
+        dfixes = block_sums(measure.gain(top.grade) * w, top.offsets, ~hole)
+        qids = al.qids.tolist()
+        qs = np.array([qindex.setdefault(qid, len(qindex)) for qid in qids], np.int64)
+        rows = np.flatnonzero(hole)
+        hole_q = np.repeat(np.arange(len(qids)), np.diff(top.offsets))[rows]
+        hd = [dindex.setdefault(key, len(dindex))
+              for key in zip([qids[q] for q in hole_q.tolist()], al.docids(top.row[rows]))]
         j = al.judgments
-        qs, dfixes, hq, hd, hw = [], [], [], [], []
-        for qi, qid in enumerate(al.qids.tolist()):
-            s, e = top.offsets[qi], top.offsets[qi + 1]
-            hole = np.isnan(top.grade[s:e])
-            g = qindex.setdefault(qid, len(qindex))
-            for i_ in np.flatnonzero(hole).tolist():
-                hq.append(g)
-                hd.append(dindex.setdefault((qid, docids[s + i_]), len(dindex)))
-                hw.append(w[s + i_])
-            qs.append(g)
-            dfixes.append(float((gains[s:e][~hole] * w[s:e][~hole]).sum()))
+        gain = measure.gain(j.grade.astype(np.float64))
+        for qi, g in enumerate(qs.tolist()):
             if g not in judged_gains:
-                jg = measure.gain(j.grade[j.offsets[qi]:j.offsets[qi + 1]].astype(np.float64))
+                jg = gain[j.offsets[qi]:j.offsets[qi + 1]]
                 judged_gains[g] = jg[jg > 0]
-        data[i] = (np.array(qs, np.int64), np.array(dfixes), max(al.n_queries, 1), np.array(hq, np.int64),
-                   np.array(hd, np.int64), np.array(hw, np.float64))
+        data[i] = (qs, dfixes, max(al.n_queries, 1), qs[hole_q], np.array(hd, np.int64), w[rows])
         return data[i]
 
     for i in sorted({x for pair in pairs for x in pair}):

@@ -212,12 +212,6 @@ def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarr
     return lo, hi
 
 
-def _query_blocks(top: Ranked, n: int):
-    for q in range(n):
-        s, e = top.offsets[q], top.offsets[q + 1]
-        yield q, s, e
-
-
 def _ap_bounds(measure, aligned, top, n_extra, M, rel_gain):
     """AP: the extremes over s newly relevant holes (:func:`judged.core.kernels.bounds.ap_extremes`)."""
     R = aligned.judgments.count_at_least(measure.rel).astype(np.float64)
@@ -265,21 +259,42 @@ def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):
     fixed_all = measure.gain(top.grade) * w_all  # holes: gain 0, never summed
     level_counts = np.bincount(pool_q[positive] * len(gain_levels) + np.searchsorted(gain_levels, pool_g[positive]),
                                minlength=n * len(gain_levels)).reshape(n, len(gain_levels))
-    problems, at = [], []
-    longest = 0
-    for q, s, e in _query_blocks(top, n):
-        if not open_queries[q]:  # no hole: bounds() gives the kernel's zero-filled value
-            continue
-        w, hole = w_all[s:e], hole_all[s:e]
-        dfix = float(fixed_all[s:e][~hole].sum())
-        hw = np.concatenate((w[hole], np.zeros(n_extra[q])))
-        problems.append((hw, dfix, level_counts[q]))
-        at.append(q)
-        longest = max(longest, int(level_counts[q].sum()) + len(hw))
+    at = np.flatnonzero(open_queries)  # no hole: bounds() gives the kernel's zero-filled value
+    dfix = block_sums(fixed_all, top.offsets, ~hole_all)
+    # per open query its problem: the weights of its holes, then a 0 per extra hole
+    hole_rows = np.flatnonzero(hole_all)
+    in_top = np.bincount(np.repeat(np.arange(n), np.diff(top.offsets))[hole_rows], minlength=n)
+    first = np.concatenate(([0], np.cumsum(in_top)[:-1]))
+    width = in_top + n_extra
+    longest = int((level_counts[at].sum(axis=1) + width[at]).max()) if len(at) else 0
     disc = measure.discount.divide(np.ones(longest), np.arange(1, longest + 1, dtype=np.float64))
     disc[k:] = 0.0
-    lo[at], hi[at] = solve_extremes(problems, disc, values, gain_levels)
+    for h in np.unique(width[at]).tolist():  # problems with as many holes solved together
+        idx = at[width[at] == h]
+        hw = np.zeros((len(idx), h))
+        col = np.arange(h)[None, :]
+        filled = col < in_top[idx][:, None]
+        hw[filled] = w_all[hole_rows[(first[idx][:, None] + col)[filled]]]
+        lo[idx] = ndcg_extremes(hw, dfix[idx], level_counts[idx], gain_levels, disc, values, "min")
+        hi[idx] = ndcg_extremes(hw, dfix[idx], level_counts[idx], gain_levels, disc, values, "max")
     return lo, hi
+
+
+def block_sums(values: np.ndarray, offsets: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Per block b (rows ``offsets[b]`` to ``offsets[b + 1] - 1``) the sum of ``values`` where
+    ``keep``, as ``values[s:e][keep[s:e]].sum()`` gives it, bit for bit, without a Python
+    step per block: the blocks keeping as many rows are summed as the rows of one matrix,
+    and numpy sums each row of a matrix as it sums that row alone (pairwise, the same
+    order); 0.0 for a block keeping none."""
+    n = len(offsets) - 1
+    out = np.zeros(n)
+    kept = np.flatnonzero(keep)
+    counts = np.bincount(np.repeat(np.arange(n), np.diff(offsets))[kept], minlength=n)
+    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    for c in np.unique(counts[counts > 0]).tolist():
+        blocks = np.flatnonzero(counts == c)
+        out[blocks] = values[kept[first[blocks][:, None] + np.arange(c)]].sum(axis=1)
+    return out
 
 
 def ndcg_extreme(hw, dfix: float, jg, disc, values, want: str) -> float:
@@ -324,23 +339,6 @@ def ndcg_extremes(hw: np.ndarray, dfix: np.ndarray, jcounts: np.ndarray, jlevels
         out[zero_possible] = np.maximum(out[zero_possible], 0.0) if want == "max" \
             else np.minimum(out[zero_possible], 0.0)
     return out
-
-
-def solve_extremes(problems: list, disc: np.ndarray, values, gain_levels: np.ndarray) -> tuple:
-    """(min, max) of every problem (hole weights, dfix, counts of the judged gains at
-    ``gain_levels``), problems with as many holes solved together."""
-    n = len(problems)
-    lo, hi = np.zeros(n), np.zeros(n)
-    by_holes = {}
-    for i, (hw, _, _) in enumerate(problems):
-        by_holes.setdefault(len(hw), []).append(i)
-    for nh, idx in by_holes.items():
-        hw = np.array([problems[i][0] for i in idx], np.float64).reshape(len(idx), nh)
-        dfix = np.array([problems[i][1] for i in idx], np.float64)
-        counts = np.array([problems[i][2] for i in idx], np.int64).reshape(len(idx), len(gain_levels))
-        lo[idx] = ndcg_extremes(hw, dfix, counts, gain_levels, disc, values, "min")
-        hi[idx] = ndcg_extremes(hw, dfix, counts, gain_levels, disc, values, "max")
-    return lo, hi
 
 
 # ---------------------------------------------------------------------------
