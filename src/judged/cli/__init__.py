@@ -136,28 +136,30 @@ def _command(argv) -> str | None:
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
-    run = command in ENGINES and not {"-h", "--help"} & set(argv)
-    declared.IMPORT_ON_USE = run  # a value needed while parsing: from its module, imported
+    running = command in ENGINES and not {"-h", "--help"} & set(argv)
+    declared.IMPORT_ON_USE = running  # a value needed while parsing: from its module, imported
     parser = build_parser(command)
     args = parser.parse_args(argv)  # a command line refused here imports no engine
-    if run:
-        importlib.import_module(ENGINES[command])
-    declared.settle(args)
-    if not gc.isenabled():  # run() paused the collector for the start: what it loaded is kept for good
-        gc.freeze()
-        gc.enable()
 
     from ..core.errors import JudgedError
 
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from ..core.progress import progress
-
     # one line with the time elapsed once a command runs past a second (on a terminal), the
     # phases it names below it; not for the judging server, which runs until stopped
     quiet = args.command in ("judge", "demo", "completion")
     try:
+        if getattr(args, "precheck", None) is not None:
+            args.precheck(args)  # what a command checks before its engine's imports (eval: its files exist)
+        if running:
+            importlib.import_module(ENGINES[command])
+        declared.settle(args)
+        if not gc.isenabled():  # run() paused the collector for the start: what it loaded is kept for good
+            gc.freeze()
+            gc.enable()
+        from ..core.progress import progress
+
         with progress(None, f"judged {args.command}", enabled=False if quiet else None):
             return int(args.func(args) or 0)
     except JudgedError as exc:

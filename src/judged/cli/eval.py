@@ -56,7 +56,24 @@ def register(sub) -> None:
     add_convention_options(p)
     add_check_options(p)
     add_record_options(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, precheck=inputs_named)
+
+
+def inputs_named(args) -> None:
+    """Before the engine's imports (0.2 s): a run is given and the qrels and run files named
+    exist, up to the first ``irds:`` id or URL (Spark's); ``--beir``, ``--manifest`` and
+    ``--versus-qrels`` are their readers'."""
+    if args.beir or args.manifest or args.qrels_versions:
+        return
+    from ..core.errors import ParseError, UsageError
+
+    if not args.runs:
+        raise UsageError("give at least one RUN after the qrels")
+    for path in (args.qrels, *args.runs):
+        if path.startswith("irds:") or "://" in path:
+            return  # read, and refused, by the engine in this order
+        if not os.path.exists(path):
+            raise ParseError(path, None, "no such file")
 
 
 def run(args) -> int:
