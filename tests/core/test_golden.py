@@ -30,6 +30,9 @@ MEASURES = [
     "RR@10", "RR(unjudged=max)", "Rprec", "Rprec(rel=2)", "Bpref", "Bpref(rel=2)", "infAP", "Success@1",
     "Success(rel=2)@5", "NumRel", "NumRel(rel=2)", "NumRet", "NumRelRet", "Judged@10", "Complete@10", "Coverage",
     "Leak@10", "ndcg_cut.10", "map_cut.100", "recip_rank", "P.5", "nDCG(dcg='exp-log2')@10",
+    # beyond trec_eval: max_rel's value is written into the gain ('2^2'), the form manifests froze
+    "ERR@10", "ERR(max_rel=2)@10", "nERR(max_rel=3)@5", "RBP", "RBP(p=0.95)@10", "RBPResidual",
+    "SDCG(max_rel=3)@10", "INST(max_rel=3)", "INSQ(max_rel=3,min_rel=1)", "Compat",
 ]
 SETTINGS = [
     Settings(), Settings(complete=True), Settings(ties="input", no_relevant="skip"), Settings(ties="rank"),
