@@ -424,9 +424,9 @@ def ranks_read(measures, depth: int | None = None) -> int | None:
     """The ranks a comparison of ``measures`` reads in each run's alignment: the deepest
     cutoff, and k (``depth``, else the first measure's cutoff, else 10) for Judged@k, the
     regressions and the holes; None when a measure reads every rank (no cutoff, the ideal
-    of the retrieved documents, condensed lists: :func:`judged.estimate.list_depth`)."""
+    of the retrieved documents, condensed lists: :func:`judged.core.measures.bounds.list_depth`)."""
     from ..core.measures import Measure
-    from .estimate import list_depth
+    from ..core.measures.bounds import list_depth
 
     parsed = [Measure.parse(m) for m in ([measures] if isinstance(measures, str) else measures)]
     depths = [list_depth(m) for m in parsed]

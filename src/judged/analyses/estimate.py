@@ -36,6 +36,7 @@ from ..core.data import KeyTable, as_numpy, pair_keys, strings_equal, take_strin
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import BOUNDED, Measure
 from ..core.measures.bounds import bounds as exact_bounds
+from ..core.measures.bounds import list_depth
 from ..core.measures.dcg import dcg, ideal_dcg_of_counts
 
 METHOD = "loro-logit"
@@ -602,13 +603,6 @@ class CaseScore:
 
 
 MAX_STACKED_ROWS = 8_000_000  # rows scored at once (draws are split to stay below)
-
-
-def list_depth(measure: Measure) -> int | None:
-    """The ranks a measure reads: its cutoff (every rank for no cutoff, ideal=retrieved or condensed)."""
-    if measure.name == "nDCG" and measure.ideal == "retrieved" or measure.unjudged == "condensed":
-        return None  # the ideal reads the whole ranking / the condensed list reaches past the cutoff
-    return measure.cutoff
 
 
 def fill_depth(measure: Measure, pool: HolePool) -> int:

@@ -28,8 +28,8 @@ from ..core.align import Aligned, Judgments, Ranked, align, block_offsets
 from ..core.conventions import Settings, validate
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import BOUNDED, Measure
-from ..core.measures.bounds import (block_sums, check_maxgrade, holes_only_in, max_grade, ndcg_extremes,
-                                    ranked_list, zero_filled)
+from ..core.measures.bounds import (block_sums, check_maxgrade, holes_only_in, list_depth, max_grade, ndcg_extremes,
+                                    ranked_list, sorted_distinct, zero_filled)
 from ..core.measures.bounds import bounds as measure_bounds
 from ..core.progress import progress
 
@@ -304,7 +304,7 @@ def estimate_holes(measure: Measure, runs: dict, k: int, *, samples: int = 200, 
     the runs' own leave-one-run-out evidence (:mod:`judged.estimate`), and that of the
     ``reference`` runs ({name: Aligned}: evidence only, not estimated); returns the
     :class:`~judged.estimate.HoleEstimates` that says how."""
-    from .estimate import DEFAULT_LEVEL, build_pool, estimate_runs, list_depth
+    from .estimate import DEFAULT_LEVEL, build_pool, estimate_runs
 
     if not runs:
         return None
@@ -489,7 +489,7 @@ def _exact_pairs(measure, aligned: list, pairs: list) -> list:
     in qid order, for every pair (i, j) of ``aligned``. Each run's per-query parts are
     read once; every pair's per-query problems are then solved together."""
     M = max_grade(measure, aligned[0])
-    values = np.unique(measure.gain(np.arange(M + 1, dtype=np.float64)))
+    values = sorted_distinct(measure.gain(np.arange(M + 1, dtype=np.float64)))
     k = measure.cutoff
     qindex, dindex, judged_gains = {}, {}, {}
     data = {}
@@ -534,7 +534,7 @@ def _exact_pairs(measure, aligned: list, pairs: list) -> list:
     for p, (a, b) in enumerate(pairs):
         qa, da, na, hqa, hda, hwa = data[a]
         qb, db, nb, hqb, hdb, hwb = data[b]
-        union = np.union1d(rank_of[qa], rank_of[qb])  # qid order
+        union = sorted_distinct(np.concatenate((rank_of[qa], rank_of[qb])))  # qid order
         fa, fb = np.zeros(len(union)), np.zeros(len(union))
         ina, inb = np.zeros(len(union), bool), np.zeros(len(union), bool)
         at_a, at_b = np.searchsorted(union, rank_of[qa]), np.searchsorted(union, rank_of[qb])
@@ -567,7 +567,7 @@ def _exact_pairs(measure, aligned: list, pairs: list) -> list:
         lo_each = (dfix + np.array(lo_each)).tolist() if len(dfix) else []
         hi_each = (dfix + np.array(hi_each)).tolist() if len(dfix) else []
     else:
-        levels = np.unique(np.concatenate([values[values > 0], *judged_gains.values()]))
+        levels = sorted_distinct(np.concatenate([values[values > 0], *judged_gains.values()]))
         jcounts = np.zeros((len(names), len(levels)), np.int64)
         for g, jg in judged_gains.items():
             jcounts[g] = np.bincount(np.searchsorted(levels, jg), minlength=len(levels))
@@ -575,7 +575,7 @@ def _exact_pairs(measure, aligned: list, pairs: list) -> list:
         disc = measure.discount.divide(np.ones(longest), np.arange(1, longest + 1, dtype=np.float64))
         disc[k:] = 0.0
         lo_v, hi_v = np.zeros(len(q)), np.zeros(len(q))
-        for h in np.unique(nh).tolist():
+        for h in sorted_distinct(nh).tolist():
             idx = np.flatnonzero(nh == h)
             hw = coef[starts[idx][:, None] + np.arange(h)[None, :]] if h else np.zeros((len(idx), 0))
             lo_v[idx] = ndcg_extremes(hw, dfix[idx], jcounts[q[idx]], levels, disc, values, "min")

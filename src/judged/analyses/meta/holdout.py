@@ -239,10 +239,10 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
     command comparing runs, :mod:`judged.querysets`); a run sharing no query id with the
     qrels is refused."""
-    from ..estimate import DEFAULT_LEVEL, build_pool, estimate_runs, list_depth, make_world, unit_removal, \
+    from ..estimate import DEFAULT_LEVEL, build_pool, estimate_runs, make_world, unit_removal, \
         world_aligned
     from ...core.evaluation import aligned_runs
-    from ...core.measures.bounds import bounds, check_maxgrade
+    from ...core.measures.bounds import bounds, check_maxgrade, list_depth
     from ..holes import negative_as
     from ...core.io import read_qrels
     from ...core.measures import BOUNDED, Measure

@@ -302,7 +302,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     from ...core.io import read_qrels
     from ...core.measures import Measure
     from ..pooling.candidates import build_candidates
-    from ..estimate import list_depth
+    from ...core.measures.bounds import list_depth
 
     if protocol not in PROTOCOLS:
         raise ConventionError(f"unknown protocol {protocol!r} (choose from {', '.join(PROTOCOLS)})")
