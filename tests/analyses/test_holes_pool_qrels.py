@@ -426,3 +426,13 @@ def test_docs_quote_the_demos_numbers():
                f"{int((labels.grade >= 1).sum())} of {len(pooled)} holes relevant"]
     for f in figures:
         assert f in doc, f
+
+
+def test_holes_report_without_the_runs_columns_is_the_same_report(example):
+    """deep=False (the CLI without --machine or --sample) drops the runs' qid, score and
+    rank columns once they are aligned, before the estimate: every number stays."""
+    paths = [str(example / "qrels.txt"), [str(example / n) for n in ("bm25.run", "dense.run", "tuned.run")]]
+    full, slim = holes_report(*paths, samples=30), holes_report(*paths, samples=30, deep=False)
+    assert slim.to_dict(holes=True) == full.to_dict(holes=True)
+    assert all(rh.aligned.run.score is None and rh.aligned.run.qid is None for rh in slim.runs.values())
+    assert all(rh.aligned.run.score is not None for rh in full.runs.values())

@@ -228,7 +228,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
                  negative: str = "nonrelevant", samples: int = 200, seed: int = 0, level: float | None = None,
                  reference=None, ties: str = "trec", complete: bool = True, no_relevant: str = "zero",
                  on_duplicate: str = "error", ignore_identical_ids: bool = False,
-                 depth_cut: int | None = None, settings: Settings | None = None) -> HolesReport:
+                 depth_cut: int | None = None, settings: Settings | None = None, deep: bool = True) -> HolesReport:
     """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
     their grades, an estimate with its interval at ``level`` (default 0.9; see
     :mod:`judged.estimate`), and for every pair of runs whether judging could flip them.
@@ -240,7 +240,10 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     for one scores 0 there: the query-set rule of every command comparing runs,
     :mod:`judged.querysets`), so each pair's difference is over one set of queries, as in
     ``judged compare``. A run sharing no query id with the qrels is refused. ``settings``: the
-    conventions as one value (``ties``, ``complete``, ... are its sugar)."""
+    conventions as one value (``ties``, ``complete``, ... are its sugar). ``deep=False``: the
+    runs' qid, score and rank columns are dropped once every run is aligned
+    (:meth:`~judged.core.data.Run.docids_only`; the CLI without --machine or --sample, which
+    read them again), their memory freed before the estimate is made."""
     from ..core.evaluation import aligned_runs, named_runs
     from ..core.io import read_qrels
     from ..core.querysets import of_aligned
@@ -274,6 +277,12 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
             reference = [r for r in reference or [] if not isinstance(r, (str, os.PathLike)) or os.fspath(r) not in out]
         for name, run in named_runs(reference, on_duplicate, ahead=True):
             refs[name] = negative_as(align(qrels, run, settings), negative)
+        if not deep:  # nothing reads the runs' qids, scores or rank columns again, nor another file
+            from ..core.native import release_pool
+
+            for a in [*aligned.values(), *(rh.aligned for rh in out.values()), *refs.values()]:
+                a.run = a.run.docids_only()
+            release_pool()  # the reader's pool would keep the columns' memory
         names = list(out)
         # the pairs' intervals in a thread while the estimate is made (each as alone: the same numbers)
         pairs = pool.submit(pair_flips, m, [out[n] for n in names], list(combinations(range(len(names)), 2)))

@@ -97,7 +97,7 @@ def _report(args, measure) -> dict | None:
 
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=measure, maxgrade=args.maxgrade,
                           negative=args.negative, samples=args.samples, level=args.level, reference=args.reference,
-                          **settings_kwargs(args, compared=True))
+                          deep=bool(args.machine or args.sample), **settings_kwargs(args, compared=True))
     machine = machine_filled_holes(report, args.machine) if args.machine else None
     from .machine import is_query_sample
 
