@@ -149,20 +149,8 @@ class Later:
     def __iter__(self):
         return iter(self.value)
 
-    def __len__(self) -> int:
-        return len(self.value)
-
-    def __getitem__(self, i):
-        return self.value[i]
-
     def __contains__(self, item) -> bool:
         return item in self.value
-
-    def __eq__(self, other) -> bool:
-        return self.value == other
-
-    def __hash__(self) -> int:
-        return hash(self.value)
 
     def __str__(self) -> str:
         return str(self.value)
