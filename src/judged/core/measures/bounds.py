@@ -244,7 +244,7 @@ def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):
     """nDCG@k: exact min and max over the holes' grades (Dinkelbach + DP, see module doc)."""
     n = aligned.n_queries
     k = measure.cutoff
-    values = np.unique(gains)
+    values = sorted_distinct(gains)
     j = aligned.judgments
     if measure.ideal == "judged":
         pool_q, pool_g = j.q, measure.gain(j.grade.astype(np.float64))
@@ -257,7 +257,7 @@ def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):
     lo, hi = np.zeros(n), np.zeros(n)
     open_queries = np.bincount(top.q[~top.judged], minlength=n) + n_extra > 0
     positive = pool_g > 0
-    gain_levels = np.unique(pool_g[positive])
+    gain_levels = sorted_distinct(pool_g[positive])
     # element by element for every ranked row at once (the same bits as query by query):
     # each rank's discount weight, each judged row's discounted gain; per query, how many
     # judged gains sit at each gain level
@@ -276,7 +276,7 @@ def _ndcg_bounds(measure, aligned, top, n_extra, M, gains):
     longest = int((level_counts[at].sum(axis=1) + width[at]).max()) if len(at) else 0
     disc = measure.discount.divide(np.ones(longest), np.arange(1, longest + 1, dtype=np.float64))
     disc[k:] = 0.0
-    for h in np.unique(width[at]).tolist():  # problems with as many holes solved together
+    for h in sorted_distinct(width[at]).tolist():  # problems with as many holes solved together
         idx = at[width[at] == h]
         hw = np.zeros((len(idx), h))
         col = np.arange(h)[None, :]
@@ -375,7 +375,7 @@ def holes_only_in(a_start: np.ndarray, a_grade: np.ndarray, a_row: np.ndarray, a
     only = (np.zeros(nq, np.int64), np.zeros(nq, np.int64))
     per_code = np.cumsum(np.diff(a_start) + np.diff(b_start))
     total = int(per_code[-1]) if nq else 0
-    edges = np.unique(np.concatenate(([0, nq], np.searchsorted(per_code, np.arange(HOLE_CHUNK, total, HOLE_CHUNK),
+    edges = sorted_distinct(np.concatenate(([0, nq], np.searchsorted(per_code, np.arange(HOLE_CHUNK, total, HOLE_CHUNK),
                                                                 "right"))))
     runs = ((a_start, a_grade, a_row, a_hash, a_docid), (b_start, b_grade, b_row, b_hash, b_docid))
     for c0, c1 in zip(edges[:-1].tolist(), edges[1:].tolist()):
