@@ -102,7 +102,7 @@ def test_blocks_of_draws_give_the_same_p_values(monkeypatch, per_block):
 def test_sign_flips_from_raw_words_are_numpys_coins(monkeypatch, n, blocks):
     """The sign flips taken from the generator's raw words are rng.integers' coins x 2 - 1,
     block after block, and the p-values are those of numpy's own draws (the raw words are
-    used only where they were checked to agree: judged.stats._raw_coins_agree)."""
+    used only where they were checked to agree: judged.stats._raw_draws_agree)."""
     seed = np.random.SeedSequence([4, 2]).spawn(2)[0]
     rng = np.random.default_rng(seed)
     whole = rng.integers(0, 2, size=(blocks[-1][1], n), dtype=np.int8) * 2.0 - 1
@@ -110,7 +110,7 @@ def test_sign_flips_from_raw_words_are_numpys_coins(monkeypatch, n, blocks):
         rng = np.random.default_rng(seed)
         assert np.array_equal(np.concatenate([rng.integers(0, 2, size=(d1 - d0, n), dtype=np.int8) * 2.0 - 1
                                               for d0, d1 in blocks]), whole)
-    assert stats._raw_coins_agree()
+    assert stats._raw_draws_agree()
     raw = list(stats._sign_blocks(np.random.default_rng(seed), n, blocks))
     assert np.array_equal(np.concatenate(raw), whole) and all(s.dtype == np.float64 for s in raw)
     d = np.random.default_rng(n).normal(0.01, 0.2, (2, n))
@@ -118,6 +118,27 @@ def test_sign_flips_from_raw_words_are_numpys_coins(monkeypatch, n, blocks):
     monkeypatch.setattr(stats, "_RAW_AGREE", [False])
     assert np.array_equal(np.concatenate(list(stats._sign_blocks(np.random.default_rng(seed), n, blocks))), whole)
     assert stats.randomization_pvalues(d, 3001, seed).tolist() == fast.tolist()
+
+
+@pytest.mark.parametrize("n, blocks", [(7, [(0, 4), (4, 12), (12, 15)]), (40, [(0, 3000)]), (2, [(0, 1), (1, 3)]),
+                                       (1001, [(0, 8), (8, 16), (16, 21)])])
+def test_resampled_indices_from_raw_words_are_numpys(monkeypatch, n, blocks):
+    """The bootstrap's indices made from the generator's raw words (judged.core.kernels.draws)
+    are rng.integers' block after block, and the p-values those of numpy's own draws; and
+    so for a range that skips half of the 32-bit draws (n = 2^31 + 1), take after take."""
+    seed = np.random.SeedSequence([4, 2]).spawn(2)[1]
+    rng = np.random.default_rng(seed)
+    want = [rng.integers(0, n, size=(d1 - d0, n)) for d0, d1 in blocks]
+    assert stats._raw_draws_agree()
+    got = list(stats._index_blocks(np.random.default_rng(seed), n, blocks))
+    assert all(np.array_equal(g, w) and g.dtype == np.int64 for g, w in zip(got, want))
+    big = (1 << 31) + 1
+    take, rng = stats._index_stream(np.random.default_rng(7), big), np.random.default_rng(7)
+    assert all(np.array_equal(take(size), rng.integers(0, big, size=size)) for size in (1, 30, 2, 500))
+    d = np.random.default_rng(n).normal(0.01, 0.2, (2, n))
+    fast = stats.bootstrap_pvalues(d, 3001, seed)
+    monkeypatch.setattr(stats, "_RAW_AGREE", [False])
+    assert stats.bootstrap_pvalues(d, 3001, seed).tolist() == fast.tolist()
 
 
 def test_bootstrap_counting_and_indexing_agree():

@@ -365,11 +365,9 @@ def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed) -> np.ndarray:
     threshold = np.where(finite, observed - TIE * np.maximum(np.where(finite, observed, 1.0), 1.0), np.inf)
     centred = diffs - diffs.mean(axis=1, keepdims=True)
     b = np.zeros(len(diffs), dtype=np.int64)
-    for d0, d1 in _blocks(samples, n, _CHUNK // 4):  # a block's indices, values and squares: 6 floats a draw
+    blocks = list(_blocks(samples, n, _CHUNK // 4))  # a block's indices, values and squares: 6 floats a draw
+    for (d0, d1), draws in zip(blocks, _index_blocks(rng, n, blocks)):
         k = d1 - d0
-        # drawn a block at a time: the same stream as all (samples, n) at once (one 32-bit draw
-        # per query index, no state kept between calls), without a samples x n matrix in memory
-        draws = rng.integers(0, n, size=(k, n))
         if len(diffs) <= _GATHER:  # few pairs: index the resampled values directly
             counts = None
         else:  # many pairs: how often each query appears in each resample, shared by all pairs
@@ -403,8 +401,8 @@ def _sign_blocks(rng, n: int, blocks: list):
     is also all of them drawn at once (one byte per coin, four to a 32-bit draw: blocks of a
     multiple of four draws continue the same stream). The coins are taken from the bit
     generator's raw words (:func:`_coin_stream`, a sixth of the time) when
-    :func:`_raw_coins_agree`, else from ``rng.integers``."""
-    raw = _raw_coins_agree()
+    :func:`_raw_draws_agree`, else from ``rng.integers``."""
+    raw = _raw_draws_agree()
     coins = _coin_stream(rng) if raw else None
     whole = None if raw or (blocks[0][1] - blocks[0][0]) % 4 == 0 else rng.integers(
         0, 2, size=(blocks[-1][1], n), dtype=np.int8)
@@ -419,12 +417,50 @@ def _sign_blocks(rng, n: int, blocks: list):
         yield signs
 
 
+def _index_blocks(rng, n: int, blocks: list):
+    """Per block of draws [d0, d1), resampled query indices (d1 - d0) x n (int64): the values
+    of ``rng.integers(0, n, size=(d1 - d0, n))`` block after block, the same stream as all at
+    once (one 32-bit draw per index, no state kept between calls but the half of a 64-bit
+    word a draw left). Made from the bit generator's raw words by
+    :func:`judged.core.kernels.draws.bounded_indices` (numpy's own method, one pass, half the
+    time) when :func:`_raw_draws_agree`, else (and for one query: numpy draws nothing) by
+    ``rng.integers``."""
+    if not (_raw_draws_agree() and 1 < n < 1 << 32):
+        for d0, d1 in blocks:
+            yield rng.integers(0, n, size=(d1 - d0, n))
+        return
+    take = _index_stream(rng, n)
+    for d0, d1 in blocks:
+        yield take((d1 - d0) * n).reshape(d1 - d0, n)
+
+
+def _index_stream(rng, n: int):
+    """``take(count)``: the next ``count`` indices 0..n-1 of ``rng`` as ``rng.integers(0, n)``
+    draws them, from its raw 64-bit words (two 32-bit draws each, the low half first)."""
+    from ..core.kernels.draws import bounded_indices
+
+    raw, pending = rng.bit_generator.random_raw, np.empty(0, np.uint32)
+
+    def take(count: int) -> np.ndarray:
+        nonlocal pending
+        out, have = np.empty(count, np.int64), 0
+        while have < count:
+            if not len(pending):  # a few spare draws: a draw is skipped now and then
+                pending = raw((count - have + 1) // 2 + 8).view(np.uint32)
+            filled, used = bounded_indices(pending, n, out[have:])
+            have += filled
+            pending = pending[used:]
+        return out
+
+    return take
+
+
 def _coin_stream(rng):
     """``take(count)``: the next ``count`` coins (0 or 1, uint8) of ``rng`` as numpy's
     ``integers(0, 2, dtype=np.int8)`` makes them (``buffered_bounded_lemire_uint8``, range 0..1:
     nothing rejected): from one byte b of the 32-bit draws each, low byte first, the coin
     (2 b) >> 8, b's top bit; a 64-bit word of the generator gives its low half first, so the
-    bytes are the raw words' bytes in order (little-endian: :func:`_raw_coins_agree` checks)."""
+    bytes are the raw words' bytes in order (little-endian: :func:`_raw_draws_agree` checks)."""
     raw, carry = rng.bit_generator.random_raw, np.empty(0, np.uint8)
 
     def take(count: int) -> np.ndarray:
@@ -437,14 +473,18 @@ def _coin_stream(rng):
     return take
 
 
-def _raw_coins_agree() -> bool:
-    """Whether :func:`_coin_stream` gives ``rng.integers``' coins on this numpy and machine:
-    checked once, on takes of 28, 56 and 20 coins."""
+def _raw_draws_agree() -> bool:
+    """Whether :func:`_coin_stream` and :func:`_index_stream` give ``rng.integers``' values on
+    this numpy and machine, checked once: coins in takes of 28, 56 and 20, indices 0..12 and
+    0..2^31 (half of the draws skipped) in takes of 13, 26 and 65."""
     if not _RAW_AGREE:
         try:
             coins, rng = _coin_stream(np.random.default_rng(12345)), np.random.default_rng(12345)
-            _RAW_AGREE.append(all(np.array_equal(rng.integers(0, 2, size=size, dtype=np.int8), coins(size))
-                                  for size in (28, 56, 20)))
+            ok = all(np.array_equal(rng.integers(0, 2, size=size, dtype=np.int8), coins(size)) for size in (28, 56, 20))
+            for n in (13, (1 << 31) + 1):
+                index, rng = _index_stream(np.random.default_rng(99), n), np.random.default_rng(99)
+                ok = ok and all(np.array_equal(rng.integers(0, n, size=size), index(size)) for size in (13, 26, 65))
+            _RAW_AGREE.append(bool(ok))
         except Exception:  # noqa: BLE001  (anything unexpected: numpy's own draws)
             _RAW_AGREE.append(False)
     return _RAW_AGREE[0]

@@ -15,6 +15,7 @@
  *   lookup          grades of (query, docid) pairs from judged.data.KeyTable
  *   lookup_blocks   the same, one small table per query (rows grouped by query)
  *   holes_only_in   per query, the docids among one run's holes that the other's lack
+ *   bounded_indices indices 0..n-1 from 32-bit draws, as numpy's Generator.integers makes them
  *   binary_measure  P, R, RR, AP, Rprec, Success, Bpref and the counts, per query
  *   dcg_measure     DCG@k per query under a gain table and a discount
  *   ideal_dcg       IDCG@k of every query of a qrels index (the ideal over its judgments)
@@ -751,6 +752,33 @@ static PyObject *holes_only_in(PyObject *self, PyObject *args)
     PyBuffer_Release(&oa); PyBuffer_Release(&ob);
     if (failed) return PyErr_NoMemory();
     Py_RETURN_NONE;
+}
+
+/* ---- bounded_indices ------------------------------------------------------------------- */
+
+/* bounded_indices(draws, n, out) -> (filled, used): indices 0..n-1 from 32-bit draws as
+ * numpy's Generator.integers(0, n) makes them (buffered_bounded_lemire_uint32): per draw u,
+ * m = u * n; skipped when m's low 32 bits are under (2^32 - n) mod n, else the index is m's
+ * high 32 bits; until out is full or the draws run out. The numpy reference is
+ * judged.core.kernels.draws.bounded_indices. */
+static PyObject *bounded_indices(PyObject *self, PyObject *args)
+{
+    Py_buffer db, ob;
+    unsigned long long n;
+    if (!PyArg_ParseTuple(args, "y*Kw*", &db, &n, &ob)) return NULL;
+    const uint32_t *u = db.buf;
+    int64_t *out = ob.buf;
+    Py_ssize_t nd = db.len / 4, count = ob.len / 8, filled = 0, i = 0;
+    const uint32_t rng_excl = (uint32_t)n, threshold = (uint32_t)((0x100000000ULL - n) % n);
+    Py_BEGIN_ALLOW_THREADS
+    for (; i < nd && filled < count; i++) {
+        const uint64_t m = (uint64_t)u[i] * rng_excl;
+        if ((uint32_t)m >= threshold) out[filled++] = (int64_t)(m >> 32);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&db);
+    PyBuffer_Release(&ob);
+    return Py_BuildValue("(nn)", filled, i);
 }
 
 /* ---- measure kernels ------------------------------------------------------------------ */
@@ -1758,6 +1786,7 @@ static PyMethodDef METHODS[] = {
     {"lookup_blocks", lookup_blocks, METH_VARARGS,
      "lookup_blocks(qcode, hash, run_rows, run_offsets, run_data, j_start, j_hash, j_offsets, j_data, j_grade, out)"},
     {"pool_trim", pool_trim, METH_NOARGS, "pool_trim() -> bytes freed: the pool of column blocks, emptied"},
+    {"bounded_indices", bounded_indices, METH_VARARGS, "bounded_indices(draws_uint32, n, out_int64) -> (filled, used)"},
     {"holes_only_in", holes_only_in, METH_VARARGS,
      "holes_only_in(a_start, a_grade, a_row, a_hash, a_offsets, a_data, b_start, b_grade, b_row, b_hash, b_offsets, "
      "b_data, only_a, only_b)"},
