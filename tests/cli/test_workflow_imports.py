@@ -62,6 +62,8 @@ def test_workflow_command_imports_no_compute_module(argv, tmp_path):
         assert not {"judged.analyses.estimate", "numpy.ma"} & loaded
     if argv[0] == "holes":  # nor numpy.ma (np.unique's and np.median's first calls: 0.01 CPU-s)
         assert "numpy.ma" not in json.loads(modules)
+    if argv[0] == "report":  # the page's template read as a file: no importlib.resources (0.01 CPU-s)
+        assert "importlib.resources" not in json.loads(modules)
 
 
 def test_holes_on_a_pool_of_more_than_few_strings_imports_no_compute_module(tmp_path):

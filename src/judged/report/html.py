@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from html import escape
-from importlib import resources
 from string import Template
 
 from ..analyses.stats import TESTS, differences, format_effect, format_p
@@ -294,7 +294,7 @@ def html(c, title: str | None = None, alpha: float = 0.05, power=None) -> str:
     :func:`judged.meta.power.power_of_comparison`) the ASL-curve section too."""
     from .. import __version__
 
-    template = Template(resources.files(__package__).joinpath("template.html").read_text(encoding="utf-8"))
+    template = Template(_template())
     shown, short = shortener(c)  # runs by file name (settings keep the paths)
     title = title or f"judged report: {', '.join(shown[r] for r in c.runs)} vs {shown[c.baseline]}"
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -305,3 +305,15 @@ def html(c, title: str | None = None, alpha: float = 0.05, power=None) -> str:
         comparisons=short(_comparisons(c)), differences=_differences(c, shown), distributions=_distributions(c, shown),
         regressions=short(_regressions(c)), regression_measure=escape(first), settings=_settings(c),
         holes=short(_holes(c)), machine=short(_machine(c)), checks=short(_checks(c)), power=short(_power(power)))
+
+
+def _template() -> str:
+    """template.html, read beside this module; through importlib.resources only where the
+    package is not plain files (a zip), as importing it costs 0.01 CPU-s of judged report."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "template.html")
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    from importlib import resources
+
+    return resources.files(__package__).joinpath("template.html").read_text(encoding="utf-8")
