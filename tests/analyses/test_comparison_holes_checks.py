@@ -36,6 +36,29 @@ def test_flip_interval_by_hand():
     assert nd.exact and not nd.can_flip
 
 
+@pytest.mark.parametrize("negative", ["nonrelevant", "unjudged"])
+def test_flip_difference_is_the_zero_filled_means_difference(negative):
+    """Each pair interval's difference is mean(run) - mean(baseline) of the zero-filled
+    measure on the (negative-adjusted) alignments: taken from the evaluation's values when
+    they are those, computed otherwise; the same bits either way."""
+    import numpy as np
+
+    from judged.analyses.holes import comparison_holes, negative_as
+    from judged.core.measures.bounds import zero_filled
+
+    rng = np.random.default_rng(3)
+    docs = [f"d{i}" for i in range(30)]
+    qrels = {f"q{q}": {d: int(rng.integers(-1, 3)) for d in rng.choice(docs, 10, replace=False)} for q in range(8)}
+    runs = {name: {f"q{q}": {d: float(rng.random()) for d in rng.choice(docs, 15, replace=False)} for q in range(8)}
+            for name in ("base", "new")}
+    c = compare(qrels, runs, ["AP", "nDCG@5", "P@5", "RR", "nDCG(unjudged=max)@5"], permutations=100,
+                negative=negative)
+    for (given, run), flip in comparison_holes(c.result, "base", 5, negative=negative).flips.items():
+        m = zero_filled(c.result.measures[given])
+        a, b = (negative_as(c.result.runs[n].aligned, negative) for n in (run, "base"))
+        assert flip.difference == float(m.compute(a).mean()) - float(m.compute(b).mean()), given
+
+
 def test_compare_skips_holes_a_measure_cannot_bound(capsys):
     """ERR and nERR bounds refuse grades above max_rel (the stopping chance would pass 1): on
     such qrels compare still compares, and says in one line (text) / one key (JSON) why

@@ -389,9 +389,11 @@ def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = No
                 m = replace(m, maxgrade=int(maxgrade))
             bounded[given] = m
             # the pair intervals need each run's zero-filled score, not its own bounds (the exact
-            # pairs solve both runs at once; the conservative ones bound over the union of holes)
-            per_run = {name: RunHoles(name, a, None, None, m.compute(a), None, None, None, None)
-                       for name, a in aligned.items()}
+            # pairs solve both runs at once; the conservative ones bound over the union of holes):
+            # the evaluation's own values when the measure is zero-filled and the alignment unchanged
+            scored = replace(m, maxgrade=measure.maxgrade) == measure and negative == "nonrelevant"
+            per_run = {name: RunHoles(name, a, None, None, result.runs[name].values[given] if scored else m.compute(a),
+                                      None, None, None, None) for name, a in aligned.items()}
             others = [name for name in per_run if name != baseline]
             order = others + [baseline]
             try:
