@@ -87,12 +87,13 @@ def _random_table(rng, box: dict) -> Table:
                          min_width=int(rng.integers(0, 26)) if rng.random() < 0.3 else None)
     for _ in range(int(rng.integers(0, 6))):
         cells = ["".join(rng.choice(alphabet, size=rng.integers(0, 14 if rng.random() < 0.7 else 70))).strip()
-                 for _ in range(columns)]
+                 + " " * int(rng.choice([0, 0, 0, 0, 1, 2])) for _ in range(columns)]  # trailing spaces too
         if rng.random() < 0.2:
             cells[0] = str(rng.choice(["/work/wt/workflow/bench-data/1000x1000-j60-v2/a.run", "[+0.0012, -0.0034]",
                                        "a.run (base) (3 leaks)", ""]))
         if rng.random() < 0.03:
-            cells[-1] = str(rng.choice(["é", "[x]", "a:b:", "a\tb", "a\\b", "[bold]x[/]"]))  # Rich reads these
+            cells[-1] = str(rng.choice(["é", "[x]", "a:b:", "a\tb", "a\\b", "[bold]x[/]", "[bold yellow]d 1[/]",
+                                        "[bold]x", "[/]x"]))  # Rich reads these: markup it drops or refuses
         table.add_row(*cells)
     return table
 
@@ -105,12 +106,17 @@ def test_tables_are_richs(seed, box):
     then all), wraps, folds and cuts with an ellipsis, at widths from 20 to 160."""
     rng = np.random.default_rng(100 + seed + 100 * box)
     drawn = shrunk = 0
-    for _ in range(100):
+    for _ in range(150):
         width = int(rng.integers(20, 160))
         table = _random_table(rng, BOXES[box])
         plain, a, rich, b = _pair(width)
+        try:
+            rich.print(table)
+        except MarkupError:  # Rich refuses the markup: so does the plain console (it asks Rich)
+            with pytest.raises(MarkupError):
+                plain.print(table)
+            continue
         plain.print(table)
-        rich.print(table)
         assert a.getvalue() == b.getvalue(), (table.columns, table.options, table.rows, table.title, width)
         drawn += plain._rich is None
         shrunk += plain._rich is None and table._widths([[h for h, _, _ in table.columns], *table.rows],
@@ -118,7 +124,7 @@ def test_tables_are_richs(seed, box):
                                                          width - len(table.columns) - 1) != \
             table._widths([[h for h, _, _ in table.columns], *table.rows],
                           [table._padding(i) for i in range(len(table.columns))], 10 ** 6)
-    assert drawn > 50 and shrunk > 20  # most drawn without Rich (not columns narrower than their padding), many narrowed
+    assert drawn > 70 and shrunk > 20  # most drawn without Rich (not columns narrower than their padding), many narrowed
 
 
 def test_one_cell_characters_are_one_cell_for_rich():
@@ -174,3 +180,38 @@ def test_long_run_names_print_what_rich_prints(command, tmp_path, monkeypatch):
     out = _through_both([command[0], str(EXAMPLES / "qrels.txt"), *runs, *command[1:]], monkeypatch)
     assert out["plain"] == out["rich"]
     assert "…" in out["plain"] if command[0] == "holes" else "│ " + runs[0][:20] in out["plain"]
+
+
+@pytest.mark.parametrize("long_names", [False, True], ids=["example names", "paths wider than the page"])
+@pytest.mark.parametrize("options", [[], ["--all-tests"]], ids=["randomization", "every test"])
+def test_compare_to_a_pipe_prints_what_rich_prints(options, long_names, tmp_path, monkeypatch):
+    """judged compare's tables (SIMPLE_HEAD, the run column folded to its min_width, Δ, ▲/▼
+    and ⇄ marks, bracketed intervals) through the plain console and through Rich."""
+    runs = [str(EXAMPLES / n) for n in ("bm25.run", "dense.run", "tuned.run")]
+    if long_names:
+        deep = tmp_path / ("a-long-folder-name-" * 5)
+        deep.mkdir()
+        for r in runs:
+            (deep / Path(r).name).write_bytes(Path(r).read_bytes())
+        runs = [str(deep / Path(r).name) for r in runs]
+    out = _through_both(["compare", str(EXAMPLES / "qrels.txt"), *runs, "-m", "nDCG@10", "-m", "AP", *options],
+                        monkeypatch)
+    assert out["plain"] == out["rich"]
+    assert "Δ mean" in out["plain"] and "▼" in out["plain"]
+
+
+@pytest.mark.parametrize("width", [30, 45, 120])
+def test_cells_with_judgeds_markup_are_drawn_as_rich_draws_them(width):
+    """compare's regression table marks newly unjudged docids [bold yellow]...[/]: Rich
+    measures and prints the text without its tags, so does the plain console."""
+    table = Table(box="simple_head", pad_edge=False)
+    for col in ["rank", "baseline docid", "grade", "run docid", "grade "]:
+        table.add_column(col, justify="right" if col.startswith("grade") or col == "rank" else "left", overflow="fold")
+    for i in range(6):
+        doc = f"clueweb09-en0000-{i:02d}-12345"
+        table.add_row(str(i + 1), doc, str(i % 3), f"[bold yellow]{doc}x[/]" if i % 2 else doc, "unjudged")
+    plain, a, rich, b = _pair(width)
+    plain.print(table)
+    rich.print(table)
+    assert a.getvalue() == b.getvalue()
+    assert plain._rich is None and "[bold" not in a.getvalue()

@@ -206,14 +206,11 @@ def mark(p_adjusted: float, delta: float, alpha: float = 0.05) -> str:
 
 
 def render(c, all_tests: bool = False, console=None) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
     from ..analyses.stats import TESTS, TOLERANCE, format_effect, format_p
+    from .plain import Table, console as make_console
 
-    if console is None:  # a wide page when piped: these tables are read, not wrapped
-        console = Console() if sys.stdout.isatty() else Console(width=200 if all_tests else 120)
+    if console is None:  # a wide page when piped: these tables are read, not wrapped (Rich on a terminal only)
+        console = make_console(width=None if sys.stdout.isatty() else 200 if all_tests else 120)
     short = {"randomization": "rand.", "bootstrap": "boot.", "wilcoxon": "wilc.", "t-test": "t", "sign": "sign"}
     if c.holes is not None:
         h = c.holes
@@ -222,7 +219,7 @@ def render(c, all_tests: bool = False, console=None) -> None:
             highlight=False, markup=False)
     for measure, convention in c.measures.items():
         console.print(f"[bold]{measure}[/] — baseline {c.baseline}", highlight=False)
-        t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        t = Table(box="simple_head", pad_edge=False)
         width = min(24, max(len(c.baseline) + 7, *(len(r) for r in c.runs)))
         t.add_column("run", min_width=width, overflow="fold")
         for col in ["mean", "Δ mean", "95% CI", "W/L/T", "d_z"]:
@@ -327,12 +324,11 @@ def render_checks(c, console) -> None:
 
 
 def render_regression(r, console) -> None:
-    from rich import box
-    from rich.table import Table
+    from .plain import Table
 
     console.print(f"[bold]{r.run}[/] lost {r.measure} on query [bold]{r.qid}[/]: {r.baseline_value:.4f} -> "
                   f"{r.run_value:.4f} ({r.delta:+.4f})", highlight=False)
-    t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    t = Table(box="simple_head", pad_edge=False)
     for col in ["rank", "baseline docid", "grade", "run docid", "grade "]:
         t.add_column(col, justify="right" if col in ("rank", "grade", "grade ") else "left", overflow="fold")
     newly = set(r.newly_unjudged)

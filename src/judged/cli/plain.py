@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-_TAG = re.compile(r"\[(/?)(bold|yellow|)\]")  # the markup judged's own lines use
+_TAG = re.compile(r"\[(/?)(bold|yellow|bold yellow|)\]")  # the markup judged's own lines and cells use
 _EMOJI = re.compile(r":\S*?:")  # what Rich may read as an emoji code (:smile:)
 _WORD = re.compile(r"\s*\S+\s*")  # Rich's words: a word and the spaces after it
 _RICH_TAG = re.compile(r"\[[a-z#/@][^[]*?]")  # what Rich's markup reads as a tag (rich.markup.RE_TAGS)
@@ -112,8 +112,10 @@ class Table:
         drawing is not known to be Rich's (a cell beyond :func:`_cell`, a column too narrow
         for its padding): :class:`PlainConsole` asks Rich then."""
         n = len(self.columns)
-        cells = [[h for h, _, _ in self.columns], *self.rows]
-        if not n or any(len(row) != n for row in self.rows) or not all(_cell(c) for row in cells for c in row) or \
+        cells = [[_without_tags(c) if _TAG.search(c) else c for c in row]  # Rich measures the text, not its tags
+                 for row in [[h for h, _, _ in self.columns], *self.rows]]
+        if not n or any(len(row) != n for row in self.rows) or \
+                not all(c is not None and _cell(c) for row in cells for c in row) or \
                 any(j not in ("left", "right", "center") or o not in ("ellipsis", "fold") for _, j, o in self.columns):
             return None
         pads = [self._padding(i) for i in range(n)]
@@ -339,8 +341,9 @@ def _plain(text: str) -> bool:
 
 def _cell(text: str) -> bool:
     """What a table shows as it is: :func:`_plain`, without markup (a ``[`` Rich reads as a
-    tag, a backslash), emoji code or outer spaces."""
-    return _plain(text) and text == text.strip() and not _RICH_TAG.search(text) and "\\" not in text \
+    tag, a backslash), emoji code or leading spaces (trailing ones Rich measures and drops
+    as :func:`_cell_lines` does: compare's header "grade ")."""
+    return _plain(text) and text == text.lstrip() and not _RICH_TAG.search(text) and "\\" not in text \
         and not _EMOJI.search(text)
 
 
