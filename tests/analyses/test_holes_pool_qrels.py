@@ -256,12 +256,24 @@ def test_rejudge_needs_two_versions(tmp_path, capsys):
     assert report.flips() == [] and report.order(0) == [r]
 
 
-def test_evaluate_versions_is_one_evaluate_per_version(tmp_path):
+@pytest.mark.parametrize("form", ["text", "ungrouped", "gzip"])
+def test_evaluate_versions_is_one_evaluate_per_version(tmp_path, form):
     """Runs read once, scored under each version as they come: the Results (names, order,
-    per-query values, counts) of one evaluate per version; a file given twice is two runs."""
+    per-query values, counts) of one evaluate per version; a file given twice is two runs.
+    Plain-text files are streamed (each block scored under every version); the dense run
+    not grouped by query is read whole, and with a gzip file every run is read whole."""
+    import gzip
+
     s = holes_story()
     s.write(tmp_path)
     q, lex, den = (str(tmp_path / n) for n in ("qrels.txt", "lexical.run", "dense.run"))
+    if form == "ungrouped":
+        lines = open(den).read().splitlines(keepends=True)
+        open(den, "w").write("".join(lines[1::2] + lines[0::2]))
+    if form == "gzip":
+        with open(den, "rb") as f, gzip.open(den + ".gz", "wb") as out:
+            out.write(f.read())
+        den += ".gz"
     v2 = read_qrels(q).to_pandas()
     v2 = v2[v2.qid != v2.qid.iloc[0]]  # a version without the first query
     runs, measures = [lex, den, lex], [["nDCG@10", "Judged@10"], ["AP"]]
@@ -276,6 +288,9 @@ def test_evaluate_versions_is_one_evaluate_per_version(tmp_path):
                 assert res.runs[name].values[m].tolist() == rr.values[m].tolist()
     assert got[0].runs[den].values["nDCG@10"].tolist() != got[0].runs[lex].values["nDCG@10"].tolist()
     assert len(got[1].runs[lex].qids) == len(got[0].runs[lex].qids) - 1
+    streamed = {"text": [lex, den, f"{lex} (2)"], "ungrouped": [lex, f"{lex} (2)"], "gzip": []}[form]
+    for res in got:
+        assert [name for name, rr in res.runs.items() if getattr(rr, "source", None)] == streamed
 
 
 @pytest.mark.parametrize("budget", [None, 37])

@@ -10,7 +10,7 @@ from judged.core.evaluation import evaluate
 from judged.core.conventions import Settings
 from judged.core.measures import Measure
 from judged.core.results import LazyRunResult
-from judged.core.stream import evaluate_run_file
+from judged.core.stream import evaluate_run_file, evaluate_run_file_versions
 
 MEASURES = ["nDCG@10", "nDCG(gain=exp)@5", "AP", "P@5", "RR", "R@20", "Rprec", "Bpref", "Judged@10",
             "NumRet", "NumRel", "nDCG(unjudged=condensed)@10"]
@@ -41,6 +41,23 @@ def write_collection(tmp_path, seed=11, queries=30, grouped=True):
 def in_memory(qrels, run, **conventions):
     r = evaluate(qrels, {"run": judged.read_run(run)}, MEASURES, **conventions)
     return r.runs["run"]
+
+
+def test_versions_are_each_versions_own_stream(tmp_path):
+    """Under several qrels at once (the file read once, each block scored under each): per
+    version the values, query ids and counts of streaming the file under that qrels alone."""
+    qrels_path, run_path = write_collection(tmp_path)
+    full = judged.read_qrels(qrels_path)
+    frame = full.to_pandas()
+    fewer = judged.read_qrels(frame[frame.qid != frame.qid.iloc[0]].iloc[::2])  # a query gone, half the rest
+    versions = [(full, {m: Measure.parse(m) for m in MEASURES}), (fewer, {"AP": Measure.parse("AP")})]
+    got = evaluate_run_file_versions(versions, run_path, Settings(complete=True), block_size=64)
+    assert len(got) == 2
+    for (qrels, measures), rr in zip(versions, got):
+        alone = evaluate_run_file(qrels, run_path, measures, Settings(complete=True), block_size=64)
+        assert rr.qids.tolist() == alone.qids.tolist() and rr.counts == alone.counts
+        assert all(np.array_equal(rr.values[m], alone.values[m]) for m in measures)
+    assert len(got[1].qids) == len(got[0].qids) - 1
 
 
 @pytest.mark.parametrize("conventions", [{}, {"complete": True}, {"no_relevant": "skip"}, {"ties": "rank"}],

@@ -261,13 +261,18 @@ def _above(pair, sign) -> str:
 def evaluate_versions(qrels_versions, runs, measures: list, **conventions) -> list:
     """One :class:`~judged.evaluation.Result` per qrels version (``measures[v]``: the
     measures of version v), every run scored under every version by :func:`judged.evaluate`.
-    Run files are read two at a time in threads, and each run is scored under every version
-    as soon as it is read, one alignment at a time, while the next one is read: the runs are
-    read once, and two alignments are never held at once."""
+    Plain-text run files are streamed by query blocks, each block scored under every version
+    (:func:`judged.core.stream.evaluate_run_file_versions`: each file read once, memory as
+    ``judged eval``'s). Other runs are read two at a time in threads, and each run is scored
+    under every version as soon as it is read, one alignment at a time, while the next one
+    is read: the runs are read once, and two alignments are never held at once."""
     from dataclasses import replace
 
     from ..core.evaluation import evaluate, named_runs
 
+    streamed = _streamed_versions(qrels_versions, runs, measures, conventions)
+    if streamed is not None:
+        return streamed
     per_version = [[] for _ in qrels_versions]
     qrels = list(qrels_versions)
     for name, run in named_runs(runs, conventions.get("on_duplicate", "error"), ahead=True):
@@ -278,6 +283,61 @@ def evaluate_versions(qrels_versions, runs, measures: list, **conventions) -> li
         return [evaluate(q, runs, m, **conventions) for q, m in zip(qrels, measures)]  # no run: evaluate says so
     return [replace(results[0], runs={name: rr for r in results for name, rr in r.runs.items()})
             for results in per_version]
+
+
+def _streamed_versions(qrels_versions, runs, measures: list, conventions: dict) -> list | None:
+    """:func:`evaluate_versions` with the run files streamed; a file not grouped by query is
+    read whole and scored by :func:`judged.evaluate` under each version. None when the runs
+    are not all plain-text files (gzip: read two at a time instead), a convention is not an
+    engine setting or a check reads whole runs (unanswerable queries marked in the qrels)."""
+    from dataclasses import fields
+
+    from ..core.checks import Checks
+    from ..core.conventions import Settings
+    from ..core.evaluation import Result, evaluate
+    from ..core.io import file_kind, read_qrels, read_run
+    from ..core.measures import named_measures
+    from ..core.runnames import unique_name
+    from ..core.stream import PieceReader, evaluate_run_file_versions
+
+    if not isinstance(runs, (list, tuple)) or not runs or not set(conventions) <= {f.name for f in fields(Settings)} \
+            or not all(isinstance(r, (str, os.PathLike)) and file_kind(os.fspath(r)) == "text" and _plain(r)
+                       for r in runs):
+        return None
+    settings = Settings(**conventions)
+    reader = PieceReader.start(runs[0])  # the first file tokenized while the qrels are read
+    try:
+        versions = []
+        for q, m in zip(qrels_versions, measures):
+            parsed = named_measures(m)
+            subtopics = any(x.family.subtopics for x in parsed.values())
+            checks, q = Checks.load(read_qrels(q, on_duplicate=settings.on_duplicate, subtopics=subtopics))
+            if checks.needs_whole_run:
+                return None
+            versions.append((q, parsed, checks))
+        seen, per_run = set(), {}
+        for i, path in enumerate(runs):
+            name = unique_name(os.fspath(path), seen)
+            got = evaluate_run_file_versions([(q, parsed) for q, parsed, _ in versions], path, settings, name=name,
+                                             reader=reader if i == 0 else None)
+            if got is None:  # not grouped by query
+                run = read_run(path, on_duplicate=settings.on_duplicate)
+                got = [evaluate(q, {name: run}, list(parsed), settings=settings).runs[name] for q, parsed, _ in versions]
+            per_run[name] = got
+    finally:
+        if reader is not None:
+            reader.close()
+    return [Result(q, parsed, settings, {name: got[v] for name, got in per_run.items()}, checks)
+            for v, (q, parsed, checks) in enumerate(versions)]
+
+
+def _plain(path) -> bool:
+    """A file, not gzip-compressed."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) != b"\x1f\x8b"
+    except OSError:
+        return False
 
 
 def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, **conventions) -> Rejudged:

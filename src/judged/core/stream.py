@@ -39,6 +39,18 @@ def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *,
                       reader: PieceReader | None = None) -> RunResult | None:
     """Per-query values of ``measures`` (given string -> Measure) for the run file at ``path``,
     streamed by query blocks; None when the file cannot be streamed (see the module)."""
+    out = evaluate_run_file_versions([(qrels, measures)], path, settings, name=name, block_size=block_size,
+                                     progress=progress, reader=reader)
+    return None if out is None else out[0]
+
+
+def evaluate_run_file_versions(versions: list, path, settings: Settings, *, name: str | None = None,
+                               block_size: int | None = None, progress: bool = False,
+                               reader: PieceReader | None = None) -> list | None:
+    """:func:`evaluate_run_file` under several qrels at once: ``versions`` is [(qrels,
+    measures)], the result one RunResult per version. The file is read once; each block is
+    aligned and scored under one version after another (one block's alignment held at a
+    time), as :func:`evaluate_run_file` scores it under each."""
     source = os.fspath(path)
     name = name or source
     with open(source, "rb") as fh:
@@ -47,10 +59,12 @@ def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *,
     note_slow_path(file_size(source), source)
     try:
         with ByteProgress(source, progress) as advance:
-            parts = list(_scored_blocks(qrels, source, name, measures, settings, block_size, advance, reader))
+            parts = list(zip(*_scored_blocks(versions, source, name, settings, block_size, advance, reader)))
     except _NotStreamable:
         return None
-    return assemble(qrels, parts, measures, settings, name, file_realigner(qrels, source, name, settings), source)
+    parts = parts or [() for _ in versions]
+    return [assemble(qrels, list(blocks), measures, settings, name, file_realigner(qrels, source, name, settings),
+                     source) for (qrels, measures), blocks in zip(versions, parts)]
 
 
 
@@ -280,9 +294,10 @@ def _runs(source: str, name: str, block_size: int, advance, reader: PieceReader 
         raise _NotStreamable  # no data lines: the whole-file reader says so
 
 
-def _scored_blocks(qrels, source, name, measures, settings, block_size, advance, reader=None):
-    """Each block of whole queries scored by :func:`judged.blocks.score_block`."""
+def _scored_blocks(versions, source, name, settings, block_size, advance, reader=None):
+    """Each block of whole queries scored by :func:`judged.blocks.score_block` under each
+    (qrels, measures) of ``versions``: a tuple of blocks, one per version."""
     on_duplicate, settings = settings.on_duplicate, block_settings(settings)
     for row0, run, dup in _runs(source, name, block_size, advance, reader):
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row), dup)
-        yield score_block(qrels, run, measures, settings)[1]
+        yield tuple(score_block(qrels, run, measures, settings)[1] for qrels, measures in versions)
