@@ -112,12 +112,16 @@ class Table:
         drawing is not known to be Rich's (a cell beyond :func:`_cell`, a column too narrow
         for its padding): :class:`PlainConsole` asks Rich then."""
         n = len(self.columns)
-        cells = [[_without_tags(c) if _TAG.search(c) else c for c in row]  # Rich measures the text, not its tags
-                 for row in [[h for h, _, _ in self.columns], *self.rows]]
+        cells = [[h for h, _, _ in self.columns], *self.rows]
         if not n or any(len(row) != n for row in self.rows) or \
-                not all(c is not None and _cell(c) for row in cells for c in row) or \
                 any(j not in ("left", "right", "center") or o not in ("ellipsis", "fold") for _, j, o in self.columns):
             return None
+        blob = "\n".join(c for row in cells for c in row)  # every cell at once: the checks of most tables
+        if any(ch in blob for ch in "[:\\") or not _plain(blob.replace("\n", "")) or blob[:1] == " " or "\n " in blob:
+            cells = [[_without_tags(c) if _TAG.search(c) else c for c in row]  # Rich measures the text, not its tags
+                     for row in cells]
+            if not all(c is not None and _cell(c) for row in cells for c in row):
+                return None
         pads = [self._padding(i) for i in range(n)]
         widths = self._widths(cells, pads, width - (n + 1))
         if any(w < a + b for w, (a, b) in zip(widths, pads)):
@@ -131,21 +135,39 @@ class Table:
         top, head, rule, row, bottom = BOXES[self.box]
         edge = (lambda left, fill, middle, right: left + middle.join(fill * w for w in widths) + right)
         lines.append(edge(*top))
-        for at, texts in enumerate(cells):
-            drawn = []
-            for text, w, (a, b), (_, justify, overflow), option in zip(texts, widths, pads, self.columns, self.options):
-                if w == a + b and text:
-                    return None  # no room for a character: Rich's own cropping rules then
-                drawn.append([" " * a + line + " " * b
-                              for line in _cell_lines(text, w - a - b, justify, overflow, option["no_wrap"])])
-            height = max(map(len, drawn))
-            if height > 1:  # the header row aligned at its bottom, other rows at their top
-                drawn = [[" " * w] * (height - len(d)) + d if at == 0 else d + [" " * w] * (height - len(d))
-                         for d, w in zip(drawn, widths)]
-            left, middle, right = head if at == 0 else row
-            lines.extend(left + middle.join(d[i] for d in drawn) + right for i in range(height))
-            if at == 0:
-                lines.append(edge(*rule))
+        columns, one_line = [], True  # per column, per row: the cell's lines, padded
+        for i, (texts, w, (a, b), (_, justify, overflow), option) in enumerate(
+                zip(zip(*cells), widths, pads, self.columns, self.options)):
+            inner, left_pad, right_pad = w - a - b, " " * a, " " * b
+            if inner == 0 and any(texts):
+                return None  # no room for a character: Rich's own cropping rules then
+            if max(map(len, texts)) <= inner:  # every cell on one line, as long as the column
+                if justify == "left":
+                    columns.append([left_pad + t.ljust(inner) + right_pad for t in texts])
+                elif justify == "right":
+                    columns.append([left_pad + t.rstrip().rjust(inner) + right_pad for t in texts])
+                else:
+                    columns.append([left_pad + _justify(t, inner, justify, overflow) + right_pad for t in texts])
+            else:
+                one_line = False
+                columns.append([[left_pad + line + right_pad for line in _cell_lines(t, inner, justify, overflow,
+                                                                                      option["no_wrap"])]
+                                for t in texts])
+        if one_line:  # most tables: a line per row
+            header, *body = zip(*columns)
+            lines += [head[0] + head[1].join(header) + head[2], edge(*rule)]
+            lines.extend(row[0] + row[1].join(r) + row[2] for r in body)
+        else:
+            columns = [[c if isinstance(c, list) else [c] for c in col] for col in columns]
+            for at, drawn in enumerate(zip(*columns)):
+                height = max(map(len, drawn))
+                if height > 1:  # the header row aligned at its bottom, other rows at their top
+                    drawn = [[" " * w] * (height - len(d)) + d if at == 0 else d + [" " * w] * (height - len(d))
+                             for d, w in zip(drawn, widths)]
+                left, middle, right = head if at == 0 else row
+                lines.extend(left + middle.join(d[i] for d in drawn) + right for i in range(height))
+                if at == 0:
+                    lines.append(edge(*rule))
         lines.append(edge(*bottom))
         return "".join(line[:width] + "\n" for line in lines)  # the console crops what it cannot show
 
@@ -167,58 +189,33 @@ class Table:
             right = 0 if i == len(self.columns) - 1 else right
         return left + right
 
-    def _measure(self, i: int, cells: list, pad: tuple, max_width: int) -> tuple:
-        """(min, max) width of column ``i`` on ``max_width`` cells: Rich's ``_measure_column``."""
+    def _widest(self, i: int, longest: int, pad: tuple, max_width: int) -> int:
+        """The maximum of Rich's measurement of column ``i`` (``_measure_column``: each cell a
+        ``Padding`` of a ``Text``, measured on ``max_width`` cells, then ``min_width``), whose
+        longest cell has ``longest`` characters: a cell measures min(its length, the width)
+        plus its padding, at most the width (the width itself when the padding leaves no
+        cell), 0 under one cell."""
         if max_width < 1:
-            return 0, 0
-        lo, hi = [], []
-        for row in cells:
-            a, b = _measure_padded(row[i], pad, max_width)
-            lo.append(a)
-            hi.append(b)
-        low, high = min(max(lo), max_width), min(max(hi), max_width)
+            return 0
+        extra = pad[0] + pad[1]
+        high = max_width if max_width - extra < 1 else min(min(longest, max_width) + extra, max_width)
+        high = high if high >= 1 else 0
         min_width = self.options[i]["min_width"]
-        if min_width is not None:
-            floor = max(0, min_width + self._padding_width(i))
-            low, high = max(low, floor), max(high, floor)
-        return low, high
+        return high if min_width is None else max(high, min_width + self._padding_width(i))
 
     def _widths(self, cells: list, pads: list, max_width: int) -> list:
         """Each column's width, padding included, on ``max_width`` cells: Rich's
         ``Table._calculate_column_widths`` (no expand, no fixed widths): the widest wrapable
         columns narrowed first, then all evenly, then each measured again on its width."""
         n = len(self.columns)
-        widths = [self._measure(i, cells, pads[i], max_width)[1] or 1 for i in range(n)]
+        longest = [max(map(len, column)) for column in zip(*cells)]
+        widths = [self._widest(i, longest[i], pads[i], max_width) or 1 for i in range(n)]
         if sum(widths) <= max_width:
             return widths
         widths = _collapse_widths(widths, [not o["no_wrap"] for o in self.options], max_width)
         if sum(widths) > max_width:
             widths = _ratio_reduce(sum(widths) - max_width, [1] * n, widths, widths)
-        return [self._measure(i, cells, pads[i], w)[1] or 0 for i, w in enumerate(widths)]
-
-
-def _measure_padded(text: str, pad: tuple, max_width: int) -> tuple:
-    """Rich's ``Measurement.get`` of a cell (a ``Padding`` of a ``Text``: its longest word,
-    its length) on ``max_width`` (>= 1) cells."""
-    extra = pad[0] + pad[1]
-    if max_width - extra < 1:
-        low, high = max_width, max_width
-    else:
-        words = text.split()
-        low, high = _normal(max(map(len, words)) if words else len(text), len(text), max_width)
-        low, high = min(low + extra, max_width), min(high + extra, max_width)
-    return _normal(low, high, max_width)
-
-
-def _normal(low: int, high: int, max_width: int) -> tuple:
-    """Rich's ``measurement.normalize().with_maximum(max_width)``, (0, 0) if under a cell,
-    else normalized again."""
-    low = min(max(0, low), high)
-    low, high = min(max(0, low), max_width), min(max(0, max(low, high)), max_width)
-    if high < 1:
-        return 0, 0
-    low = min(max(0, low), high)
-    return max(0, low), max(0, max(low, high))
+        return [self._widest(i, longest[i], pads[i], w) or 0 for i, w in enumerate(widths)]
 
 
 def _collapse_widths(widths: list, wrapable: list, max_width: int) -> list:
