@@ -212,6 +212,24 @@ def test_a_comparison_keeping_the_ranks_it_reads_says_the_same(measures, kept):
     assert run.qid is None and run.score is None and whole.result.runs["new"].aligned.run.score is not None
 
 
+
+def test_a_comparison_without_digests_hashes_no_run_file(tmp_path):
+    """digests=False (judged compare, which shows no run's hash): the run files are not
+    hashed; every number is the same."""
+    lines = {"base": ["q1 Q0 a 1 2.0 t", "q1 Q0 b 2 1.0 t", "q2 Q0 c 1 1.0 t"],
+             "new": ["q1 Q0 b 1 2.0 t", "q1 Q0 a 2 1.0 t", "q2 Q0 d 1 1.0 t"]}
+    paths = []
+    for name, rows in lines.items():
+        paths.append(tmp_path / name)
+        paths[-1].write_text("\n".join(rows) + "\n")
+    qrels = {"q1": {"a": 1, "b": 2}, "q2": {"c": 1}}
+    hashed = compare(qrels, [str(p) for p in paths], ["nDCG@10", "AP"], permutations=200)
+    bare = compare(qrels, [str(p) for p in paths], ["nDCG@10", "AP"], permutations=200, digests=False)
+    assert bare.to_json() == hashed.to_json()
+    assert [rr.aligned.run.sha256 for rr in bare.result.runs.values()] == [None, None]
+    assert None not in [rr.aligned.run.sha256 for rr in hashed.result.runs.values()]
+
+
 def test_run_numbers_use_each_measures_aggregate_as_judged_eval():
     # GMAP: the geometric mean of AP (each query floored at 1e-5), as trec_eval's gm_map;
     # NumRet: the sum. compare's numbers are judged eval's, not arithmetic means of the values.

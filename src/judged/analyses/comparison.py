@@ -338,7 +338,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
             depth_cut: int | None = None, manifest=None,
             holes: bool = True, maxgrade: int | None = None, negative: str = "nonrelevant", answers=None,
             high: float | None = None, show_progress: bool | None = None, settings=None, deep: bool = True,
-            **checks) -> Comparison:
+            digests: bool = True, **checks) -> Comparison:
     """Compare runs with the first one (the baseline) over the qrels' queries.
 
     A run missing a query scores 0 there (``complete=True``: the query-set rule of every
@@ -362,6 +362,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     ``deep=False``: the caller reads the runs' alignments (``result``) no deeper than the
     comparison does, so when every measure reads a cutoff only, each run keeps the ranks
     down to the deepest cutoff and k (:func:`ranks_read`), not the whole ranking.
+    ``digests=False``: the run files are not hashed (nothing shows their sha256).
 
     >>> c = compare({"q1": {"a": 1}, "q2": {"b": 1}},
     ...             {"base": {"q1": {"a": 1.0}, "q2": {"x": 1.0}}, "new": {"q1": {"a": 1.0}, "q2": {"b": 1.0}}},
@@ -396,7 +397,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
         # trec_eval's P.5,10: P_5 and P_10, as judged eval names them
         measures = list(named_measures(DEFAULT_MEASURES if measures is None else measures))
         result = evaluate(qrels, runs, measures, settings=settings, whole_runs=holes or regressions > 0,
-                          keep_ranks=None if deep else ranks_read(measures, depth),
+                          keep_ranks=None if deep else ranks_read(measures, depth), digests=digests,
                           progress=sys.stderr.isatty() if show_progress is None else show_progress, **checks)
         if not deep:  # nothing reads the runs' qids, scores or rank columns again, nor another file
             from ..core.native import release_pool

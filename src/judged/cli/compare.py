@@ -125,7 +125,8 @@ def comparison_from_args(args):
                 ignore_identical_ids=args.ignore_identical_ids, on_duplicate=args.on_duplicate,
                 depth_cut=args.depth_cut,
                 holes=args.holes, maxgrade=args.maxgrade, negative=args.negative, answers=args.answers,
-                high=args.high, deep=reads_deeper(args), **check_kwargs(args), **stats_kwargs(args))
+                high=args.high, deep=reads_deeper(args), **check_kwargs(args), **stats_kwargs(args),
+                digests=getattr(args, "command", None) != "compare" or reads_deeper(args))  # report shows them
     if getattr(args, "machine", None):
         from ..analyses.machine import machine_filled
 

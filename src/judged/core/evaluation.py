@@ -115,7 +115,8 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
              eligibility=None, principal: str | None = None, unanswerable=None,
              abstain_marker: str = ABSTAIN_MARKER, score_unanswerable: bool = False,
              ignore_identical_ids: bool = False, depth_cut: int | None = None, progress: bool = False,
-             whole_runs: bool = False, settings: Settings | None = None, keep_ranks: int | None = None) -> Result:
+             whole_runs: bool = False, settings: Settings | None = None, keep_ranks: int | None = None,
+             digests: bool = True) -> Result:
     """Score runs against qrels.
 
     Parameters
@@ -144,6 +145,8 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     keep_ranks : with ``whole_runs``, keep only each query's first ``keep_ranks`` ranks of
         every alignment (the values are computed on every rank first): for callers that read
         no deeper (a comparison whose measures all have that cutoff or less)
+    digests : False: a plain TREC run file read whole is not hashed (``Run.sha256`` None),
+        for callers that show no run's hash
 
     Runs that share few or no query ids with the qrels, miss qrels queries, cover
     different queries or rank different depths are named in ``Result.checks.warnings``
@@ -173,7 +176,7 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
                          requirements=requirements, eligibility=eligibility, principal=principal,
                          unanswerable=unanswerable, abstain_marker=abstain_marker,
                          score_unanswerable=score_unanswerable, progress=progress, whole_runs=whole_runs,
-                         keep_ranks=keep_ranks)
+                         keep_ranks=keep_ranks, digests=digests)
     finally:
         if reader is not None:
             reader.close()
@@ -194,7 +197,7 @@ def _first_run_reader(runs):
 
 def _evaluate(qrels, runs, measures, settings, reader, *, scale, requirements, eligibility, principal,
               unanswerable, abstain_marker, score_unanswerable, progress, whole_runs=False,
-              keep_ranks=None) -> Result:
+              keep_ranks=None, digests=True) -> Result:
     on_duplicate = settings.on_duplicate
     if isinstance(measures, (str, Measure)):
         measures = [measures]
@@ -230,7 +233,7 @@ def _evaluate(qrels, runs, measures, settings, reader, *, scale, requirements, e
         try:
             # runs kept whole (their alignments too): read two at a time, ahead of the scoring
             for name, run in named_runs(runs, on_duplicate, streamed=stream or (lambda name, path: None),
-                                        ahead=whole_runs and keep_ranks is None):
+                                        ahead=whole_runs and keep_ranks is None, digest=digests):
                 if isinstance(run, RunResult):
                     results[name] = run
                 elif pool is not None:
@@ -328,17 +331,18 @@ def aligned_runs(qrels: Qrels, runs, settings: Settings, each=None) -> dict:
     return aligned
 
 
-def named_runs(runs, on_duplicate, streamed=lambda name, path: None, ahead: bool = False):
+def named_runs(runs, on_duplicate, streamed=lambda name, path: None, ahead: bool = False, digest: bool = True):
     """(name, Run) pairs; (name, RunResult) for run files ``streamed`` could score on the way.
     ``ahead``: run files are read two at a time in threads (the tokenizer releases the GIL),
     the next one while the caller works on the one before: for callers that keep every run
-    anyway (memory holds one run more meanwhile); the pairs come in the same order."""
+    anyway (memory holds one run more meanwhile); the pairs come in the same order.
+    ``digest``: as :func:`judged.io.read_run`'s."""
     if isinstance(runs, dict) and runs and all(isinstance(v, dict) for v in runs.values()) and _looks_like_run_dict(runs):
         runs = [runs]
     if isinstance(runs, dict):
         def read(name, r):
             done = streamed(name, r) if isinstance(r, (str, os.PathLike)) else None
-            return done or read_run(r, name=name, on_duplicate=on_duplicate)
+            return done or read_run(r, name=name, on_duplicate=on_duplicate, digest=digest)
         yield from _read_ahead([str(name) for name in runs], list(runs.values()), read, ahead)
         return
     if not isinstance(runs, (list, tuple)):
@@ -346,13 +350,13 @@ def named_runs(runs, on_duplicate, streamed=lambda name, path: None, ahead: bool
     seen = set()
     if all(isinstance(r, (str, os.PathLike)) for r in runs):
         names = [unique_name(os.fspath(r), seen) for r in runs]  # the same file twice: a.run, then a.run (2)
-        yield from _read_ahead(names, runs, lambda name, r: streamed(name, r) or read_run(r, on_duplicate=on_duplicate),
-                               ahead)
+        yield from _read_ahead(names, runs, lambda name, r: streamed(name, r) or read_run(
+            r, on_duplicate=on_duplicate, digest=digest), ahead)
         return
     for r in runs:
         if isinstance(r, (str, os.PathLike)):
             name = unique_name(os.fspath(r), seen)
-            yield name, streamed(name, r) or read_run(r, on_duplicate=on_duplicate)
+            yield name, streamed(name, r) or read_run(r, on_duplicate=on_duplicate, digest=digest)
             continue
         run = read_run(r, on_duplicate=on_duplicate)
         name = unique_name(run.name, seen)

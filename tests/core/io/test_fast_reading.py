@@ -49,3 +49,17 @@ def test_gzip_reads_as_plain(tmp_path):
 def test_errors_name_the_line(tmp_path, text, line, why):
     with pytest.raises(judged.ParseError, match=rf"run:{line}: {why}"):
         values(tmp_path, text)
+
+
+def test_a_run_read_without_its_digest_is_the_same_run(tmp_path):
+    """read_run(digest=False): a plain TREC run file is not hashed (sha256 None, for a caller
+    that shows no run's hash, as judged compare); every column is the same."""
+    import hashlib
+
+    import judged
+
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"q{i % 3} Q0 d{i} {i} {10 - i / 7!r} t\n" for i in range(40)))
+    hashed, bare = judged.read_run(str(path)), judged.read_run(str(path), digest=False)
+    assert hashed.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() and bare.sha256 is None
+    assert hashed.docid.equals(bare.docid) and hashed.qid.equals(bare.qid) and hashed.score.tolist() == bare.score.tolist()

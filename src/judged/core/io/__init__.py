@@ -163,11 +163,13 @@ def _read_beir_tsv(raw: RawFile, on_duplicate: str) -> Qrels:
     return dedupe_qrels(q, on_duplicate, lambda row: line_of_row(raw, row + 1))
 
 
-def read_run(source, name: str | None = None, on_duplicate: str = "error") -> Run:
+def read_run(source, name: str | None = None, on_duplicate: str = "error", digest: bool = True) -> Run:
     """Read a run from a path (TREC run, JSON {qid: {docid: score}}, Parquet), a
     DataFrame / Arrow table (columns qid, docid, score), a dict or a ``ranx.Run``; an
     MTEB predictions file (:mod:`judged.io.mteb`). ``name`` defaults to the path as given
     (to the model's name for MTEB predictions, to its own name for a ranx Run).
+    ``digest=False``: a plain TREC run file's sha256 is not computed (``Run.sha256`` None),
+    for a caller that shows no run's hash.
 
     >>> r = read_run({"q1": {"a": 1.5, "b": 2.0}}, name="bm25")
     >>> r.name, r.docid.to_pylist(), r.score.tolist()
@@ -198,5 +200,6 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error") -> Ru
             r = frames.run_from_table(table, name or path, source=raw.name, on_duplicate=on_duplicate)
             r.sha256 = raw.sha256
             return r
-        return _read_path(path, "run", lambda: read_trec_run(path, name=name or path, on_duplicate=on_duplicate))
+        return _read_path(path, "run", lambda: read_trec_run(path, name=name or path, on_duplicate=on_duplicate,
+                                                             digest=digest))
     return frames.run_from_table(frames.to_arrow_table(source), name or "run", on_duplicate=on_duplicate)

@@ -73,8 +73,8 @@ def run_from_tokens(tokens: Tokens, name: str, source: str, sha256: str | None =
     return run.known(tokens.hashes, qid_blocks or (tokens.blocks, take_strings(qid, tokens.blocks)))
 
 
-def read_trec_run(path, name: str | None = None, on_duplicate: str = "error") -> Run:
-    tokens, sha256 = read_tokens(path, RUN_LAYOUT) or (None, None)
+def read_trec_run(path, name: str | None = None, on_duplicate: str = "error", digest: bool = True) -> Run:
+    tokens, sha256 = read_tokens(path, RUN_LAYOUT, digest) or (None, None)
     source = os.fspath(path)
     if tokens is not None:
         run = run_from_tokens(tokens, name or source, source, sha256)
