@@ -134,3 +134,26 @@ def test_a_run_file_read_ahead_raises_its_parse_error_in_its_turn(tmp_path):
         for name, _ in evaluation.named_runs([paths[0], str(bad), paths[1]], "error", ahead=True):
             got.append(name)
     assert got == [paths[0]]  # the run before it came first
+
+
+def test_aligned_runs_without_the_runs_columns_or_below_a_depth(tmp_path):
+    # docids_only: the alignments of aligned_runs, their runs without qid, score and rank
+    # (docids and their hashes kept); keep_ranks: the same rows down to that rank only
+    from judged.core.conventions import Settings
+
+    qrels, runs = _runs(13, n=3)
+    paths = _write_runs(tmp_path, runs)
+    qrels = judged.read_qrels(qrels)
+    settings = Settings(complete=True)
+    full = evaluation.aligned_runs(qrels, paths, settings)
+    slim = evaluation.aligned_runs(qrels, paths, settings, docids_only=True, keep_ranks=5)
+    assert list(slim) == list(full) == paths
+    for name, a in full.items():
+        s, top = slim[name], a.ranked.top(5)
+        assert s.run.qid is None and s.run.score is None and a.run.score is not None
+        assert s.run.docid.equals(a.run.docid) and np.array_equal(s.run.docid_hash, a.run.docid_hash)
+        assert s.ranked.pos.max() == 4 < a.ranked.pos.max()
+        for col in ("q", "pos", "row", "offsets"):
+            assert np.array_equal(getattr(s.ranked, col), getattr(top, col)), col
+        assert np.array_equal(s.ranked.grade, top.grade, equal_nan=True)
+        assert s.counts == a.counts and np.array_equal(s.qids, a.qids)

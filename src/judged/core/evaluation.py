@@ -313,21 +313,37 @@ def _stream(qrels, path, measures, settings, name, progress, reader=None):
     return result
 
 
-def aligned_runs(qrels: Qrels, runs, settings: Settings, each=None) -> dict:
+def aligned_runs(qrels: Qrels, runs, settings: Settings, each=None, docids_only: bool = False,
+                 keep_ranks: int | None = None) -> dict:
     """name -> each run read and aligned with ``qrels`` under ``settings``, with a progress
     bar; a run sharing no query id with the qrels is refused as soon as it is read
     (:func:`judged.querysets.refuse_disjoint`): what every analysis of several runs reads
     (every alignment kept: run files are read ahead, :func:`named_runs`). ``each(name,
-    aligned)`` is called as each run is aligned (e.g. to start work on it meanwhile)."""
+    aligned)`` is called as each run is aligned (e.g. to start work on it meanwhile).
+    ``docids_only``: each alignment keeps its run without the qid, score and rank columns
+    (:meth:`~judged.core.data.Run.docids_only`), for callers that read only the docids of
+    aligned rows; their memory is freed before the last run is aligned, where two runs
+    read at once would otherwise peak. ``keep_ranks``: each alignment keeps only each
+    query's first ``keep_ranks`` ranks (for callers that read no deeper)."""
+    from .native import release_pool
+
     aligned = {}
-    with progress_bar(len(runs) if isinstance(runs, (list, tuple, dict)) else None,
-                      "reading and aligning runs") as advance:
-        for name, run in named_runs(runs, settings.on_duplicate, ahead=True):
+    count = len(runs) if isinstance(runs, (list, tuple, dict)) else None
+    with progress_bar(count, "reading and aligning runs") as advance:
+        for i, (name, run) in enumerate(named_runs(runs, settings.on_duplicate, ahead=True)):
+            if docids_only and i + 1 == count:
+                release_pool()  # every file read: the columns dropped so far are not reused
             aligned[name] = align(qrels, run, settings)
+            if keep_ranks is not None:
+                aligned[name] = replace(aligned[name], ranked=aligned[name].ranked.top(keep_ranks))
             refuse_disjoint(name, aligned[name].counts, qrels, lambda run=run: run_query_sample(run))
             if each is not None:
                 each(name, aligned[name])
+            if docids_only:
+                aligned[name].run = aligned[name].run.docids_only()
             advance()
+    if docids_only:
+        release_pool()
     return aligned
 
 
