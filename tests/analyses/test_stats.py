@@ -384,3 +384,20 @@ assert got == [scipy.special.stdtr] * 4, got
     for source in (code, race):
         done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
+
+
+def test_a_callers_generator_is_left_where_numpys_draws_leave_it():
+    """Given a Generator rather than a seed, the tests draw with rng.integers itself (the raw
+    words would give the same values but leave the generator elsewhere): its next draws
+    are those it gave before this change of method."""
+    d = np.random.default_rng(3).normal(0.01, 0.2, (2, 300))
+    for test in (stats.randomization_pvalues, stats.bootstrap_pvalues):
+        mine, numpys = np.random.default_rng(8), np.random.default_rng(8)
+        p = test(d, 999, mine)
+        expected = test(d, 999, 8)  # the same draws from a fresh generator of the same seed
+        assert p.tolist() == expected.tolist()
+        if test is stats.randomization_pvalues:
+            numpys.integers(0, 2, size=(999, 300), dtype=np.int8)
+        else:
+            numpys.integers(0, 300, size=(999, 300))
+        assert mine.random() == numpys.random()

@@ -303,7 +303,7 @@ def randomization_pvalues(diffs: np.ndarray, permutations: int, seed) -> np.ndar
     observed = np.abs(diffs.sum(axis=1))
     slack = _sum_tolerance(diffs)
     b = np.zeros(len(diffs), dtype=np.int64)
-    for (d0, d1), signs in zip(blocks, _sign_blocks(np.random.default_rng(seed), n, blocks)):
+    for (d0, d1), signs in zip(blocks, _sign_blocks(np.random.default_rng(seed), n, blocks, _fresh(seed))):
         for lo in range(0, len(diffs), _PAIRS):
             flipped = np.abs(signs @ diffs[lo:lo + _PAIRS].T)  # draws x pairs
             b[lo:lo + _PAIRS] += (flipped >= observed[lo:lo + _PAIRS] - slack[lo:lo + _PAIRS]).sum(axis=0)
@@ -366,7 +366,7 @@ def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed) -> np.ndarray:
     centred = diffs - diffs.mean(axis=1, keepdims=True)
     b = np.zeros(len(diffs), dtype=np.int64)
     blocks = list(_blocks(samples, n, _CHUNK // 4))  # a block's indices, values and squares: 6 floats a draw
-    for (d0, d1), draws in zip(blocks, _index_blocks(rng, n, blocks)):
+    for (d0, d1), draws in zip(blocks, _index_blocks(rng, n, blocks, _fresh(seed))):
         k = d1 - d0
         if len(diffs) <= _GATHER:  # few pairs: index the resampled values directly
             counts = None
@@ -395,14 +395,21 @@ def bootstrap_pvalues(diffs: np.ndarray, samples: int, seed) -> np.ndarray:
     return np.where(_zero_rows(diffs), 1.0, np.where(constant, np.nan, p))
 
 
-def _sign_blocks(rng, n: int, blocks: list):
+def _fresh(seed) -> bool:
+    """Whether ``seed`` makes a generator of the test's own (a seed, not a Generator or bit
+    generator the caller goes on using): only then are draws taken from raw words, which
+    leave the generator's state elsewhere than ``rng.integers`` would (the same values)."""
+    return not isinstance(seed, (np.random.Generator, np.random.BitGenerator))
+
+
+def _sign_blocks(rng, n: int, blocks: list, fresh: bool = True):
     """Per block of draws [d0, d1), the sign flips (d1 - d0) x n as -1.0 / 1.0: the values of
     ``rng.integers(0, 2, size=(d1 - d0, n), dtype=np.int8) * 2 - 1``, block after block, which
     is also all of them drawn at once (one byte per coin, four to a 32-bit draw: blocks of a
     multiple of four draws continue the same stream). The coins are taken from the bit
-    generator's raw words (:func:`_coin_stream`, a sixth of the time) when
-    :func:`_raw_draws_agree`, else from ``rng.integers``."""
-    raw = _raw_draws_agree()
+    generator's raw words (:func:`_coin_stream`, a sixth of the time) when ``fresh``
+    (:func:`_fresh`) and :func:`_raw_draws_agree`, else from ``rng.integers``."""
+    raw = fresh and _raw_draws_agree()
     coins = _coin_stream(rng) if raw else None
     whole = None if raw or (blocks[0][1] - blocks[0][0]) % 4 == 0 else rng.integers(
         0, 2, size=(blocks[-1][1], n), dtype=np.int8)
@@ -417,15 +424,15 @@ def _sign_blocks(rng, n: int, blocks: list):
         yield signs
 
 
-def _index_blocks(rng, n: int, blocks: list):
+def _index_blocks(rng, n: int, blocks: list, fresh: bool = True):
     """Per block of draws [d0, d1), resampled query indices (d1 - d0) x n (int64): the values
     of ``rng.integers(0, n, size=(d1 - d0, n))`` block after block, the same stream as all at
     once (one 32-bit draw per index, no state kept between calls but the half of a 64-bit
     word a draw left). Made from the bit generator's raw words by
     :func:`judged.core.kernels.draws.bounded_indices` (numpy's own method, one pass, half the
-    time) when :func:`_raw_draws_agree`, else (and for one query: numpy draws nothing) by
-    ``rng.integers``."""
-    if not (_raw_draws_agree() and 1 < n < 1 << 32):
+    time) when ``fresh`` (:func:`_fresh`) and :func:`_raw_draws_agree`, else (and for one
+    query: numpy draws nothing) by ``rng.integers``."""
+    if not (fresh and _raw_draws_agree() and 1 < n < 1 << 32):
         for d0, d1 in blocks:
             yield rng.integers(0, n, size=(d1 - d0, n))
         return
