@@ -99,13 +99,15 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
         other = {q: {d: -s for d, s in docs.items()} for q, docs in run.items()}
         judged.compare(qrels, {"a": run, "b": other}, ["nDCG@5", "AP", "nDCG(gain=exp)@10"], permutations=200,
                        on_duplicate="first")
-    # a pooling replay's draws per query (judged.core.kernels.pooling): move-to-front, MM, MM-NS
+    # a pooling replay's draws per query (judged.core.kernels.pooling): move-to-front, MM, MM-NS, Hedge; the
+    # bounds strategy's whole order
     from judged.analyses.meta.pooling import pooling_replay
 
     for qrels, run in list(_collections())[:4]:
         other = {q: {d: -s for d, s in docs.items()} for q, docs in run.items()}
         pooling_replay(qrels, {"a": run, "b": other, "c": {q: docs for q, docs in list(run.items())[::2]}}, [5],
-                       ["mtf", "mm", "mm-ns"], measure="nDCG@5", depth=8, on_duplicate="first")
+                       ["mtf", "mm", "mm-ns", "hedge", "bounds"], measure="nDCG@5", depth=8, on_duplicate="first",
+                       protocol="from-scratch")
     bound = {k for k in KERNELS.values() if k.bound is not None}
     assert {k for k, n in calls.items() if n} == bound  # every binding ran (and matched) at least once
 

@@ -23,6 +23,8 @@
  *   ap_extremes     AP's exact minimum and maximum per query over the labels of its holes
  *   dinkelbach      nDCG's exact extremes: Dinkelbach's method over a DP on the gain levels
  *   turn_picks      a pooling replay's picks per query: move-to-front or the bandit MM
+ *   hedge_picks     a pooling replay's picks per query under Hedge
+ *   bounds_picks    a pooling replay's order under the `bounds` strategy (exact nDCG bounds)
  *
  * Tokenizing follows Python's bytes.split() on each b"\n"-separated line (white space:
  * space, \t, \r, \v, \f); blank lines and lines whose first field starts with '#' are
@@ -1773,6 +1775,548 @@ static PyObject *turn_picks(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- bounds_picks: the `bounds` pooling strategy's replay (judged.core.kernels.pooling.bounds_picks) ----
+ * Every sum below repeats numpy's order in the reference: np_sum a 1-D (or row) np.sum,
+ * pairwise as numpy's add.reduce; col_sum a column of a 2-D .sum(axis=0), rows in turn
+ * (pairwise when the array has a single column: numpy then reduces it as a 1-D array). */
+static double np_sum(const double *a, Py_ssize_t n, Py_ssize_t stride)
+{
+    if (n < 8) {
+        double res = 0.;
+        for (Py_ssize_t i = 0; i < n; i++) res += a[i * stride];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8], res;
+        Py_ssize_t i;
+        for (int j = 0; j < 8; j++) r[j] = a[j * stride];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) r[j] += a[(i + j) * stride];
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i * stride];
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return np_sum(a, n2, stride) + np_sum(a + n2 * stride, n - n2, stride);
+}
+
+typedef struct { double neg; int64_t pid, q, v; } BEntry;
+
+static int bentry_less(const BEntry *a, const BEntry *b)
+{
+    if (a->neg != b->neg) return a->neg < b->neg;
+    if (a->pid != b->pid) return a->pid < b->pid;
+    if (a->q != b->q) return a->q < b->q;
+    return a->v < b->v;
+}
+
+typedef struct {
+    Py_ssize_t Q, R, k, L, NG, P;  /* L grade levels 0..top; NG grades weighed by the priorities */
+    double top, rel;
+    const int64_t *qoff, *toff, *tids, *doff, *dids;
+    const double *tw, *truth, *disc;
+    const unsigned char *member;
+    double *label, *dcg, *nlab, *nrel, *lo, *hi, *grade_counts, *cd;
+    int64_t *pq, *gcount, *ngains, *version;
+    char *dirty, *bdirty, *has_stale, *stale, *key_set, *terms_ok, *U;
+    double *key, *terms_top, *terms_deep;
+    int64_t *key_len;
+    int64_t *ms_off, *ms_rows, *ms;  /* multisets of n grades: rows ms_off[n].., ms_rows[n] of them, L counts each */
+    BEntry *heap;
+    Py_ssize_t nheap, capheap;
+    /* scratch */
+    double *d, *dd, *acc, *tmp, *move_top, *prel, *iplus, *own, *wcum, *gbuf, *base, *share;
+    char *open_;
+    int64_t *ri, *si;
+    Py_ssize_t npairs;
+    int bad;  /* a run with more than k holes in its top k: the reference decides */
+} BState;
+
+static int heap_push(BState *st, BEntry e)
+{
+    if (st->nheap == st->capheap) {
+        Py_ssize_t cap = st->capheap ? 2 * st->capheap : 1024;
+        BEntry *h = realloc(st->heap, cap * sizeof(BEntry));
+        if (!h) return -1;
+        st->heap = h; st->capheap = cap;
+    }
+    Py_ssize_t i = st->nheap++;
+    while (i > 0) {  /* heapq's siftdown */
+        Py_ssize_t p = (i - 1) / 2;
+        if (!bentry_less(&e, &st->heap[p])) break;
+        st->heap[i] = st->heap[p];
+        i = p;
+    }
+    st->heap[i] = e;
+    return 0;
+}
+
+static BEntry heap_pop(BState *st)
+{
+    BEntry top = st->heap[0], last = st->heap[--st->nheap];
+    Py_ssize_t n = st->nheap, i = 0;
+    if (n) {
+        for (;;) {
+            Py_ssize_t c = 2 * i + 1;
+            if (c >= n) break;
+            if (c + 1 < n && bentry_less(&st->heap[c + 1], &st->heap[c])) c++;
+            if (!bentry_less(&st->heap[c], &last)) break;
+            st->heap[i] = st->heap[c];
+            i = c;
+        }
+        st->heap[i] = last;
+    }
+    return top;
+}
+
+/* query q's labelled gains sorted descending, with one more of value `extra` (< 0: none), the first k: gbuf */
+static Py_ssize_t b_sorted_gains(BState *st, Py_ssize_t q, double extra)
+{
+    Py_ssize_t n = 0;
+    int placed = extra < 0;
+    for (Py_ssize_t v = st->L - 1; v >= 1 && n < st->k; v--) {
+        if (!placed && extra >= (double)v) { st->gbuf[n++] = extra; placed = 1; if (n >= st->k) break; }
+        for (int64_t c = st->gcount[q * st->L + v]; c > 0 && n < st->k; c--) st->gbuf[n++] = (double)v;
+    }
+    if (!placed && n < st->k) st->gbuf[n++] = extra;
+    return n;
+}
+
+static double b_ideal(BState *st, Py_ssize_t q, double extra)
+{
+    Py_ssize_t n = b_sorted_gains(st, q, extra);
+    for (Py_ssize_t i = 0; i < n; i++) st->tmp[i] = st->gbuf[i] * st->disc[i];
+    return np_sum(st->tmp, n, 1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* the exact bounds of every run's nDCG@k on query q (the reference's query_bounds) */
+static void b_query_bounds(BState *st, Py_ssize_t q)
+{
+    const Py_ssize_t R = st->R, k = st->k, L = st->L, a = st->toff[q], nt = st->toff[q + 1] - a;
+    const int64_t *ids = st->tids + a;
+    const double *W = st->tw + R * a, top = st->top, *disc = st->disc, *cd = st->cd;
+    double *lo = st->lo + q * R, *hi = st->hi + q * R, *dcg = st->dcg + q * R;
+    Py_ssize_t n_open = 0;
+    for (Py_ssize_t j = 0; j < nt; j++) n_open += (st->open_[j] = isnan(st->label[ids[j]]) ? 1 : 0);
+    const double ideal = b_ideal(st, q, -1.0);
+    if (!n_open) {
+        for (Py_ssize_t r = 0; r < R; r++) lo[r] = hi[r] = ideal > 0 ? dcg[r] / ideal : 0.0;
+        return;
+    }
+    /* the minimum: ideal with j more documents of the top grade leading the judged */
+    Py_ssize_t ng = b_sorted_gains(st, q, -1.0);
+    for (Py_ssize_t j = 0; j <= n_open; j++) {
+        for (Py_ssize_t i = 0; i < k; i++)
+            st->tmp[i] = (j + i < k ? disc[j + i] : 0.0) * (i < ng ? st->gbuf[i] : 0.0);
+        st->iplus[j] = top * cd[j < k ? j : k] + np_sum(st->tmp, k, 1);
+    }
+    const Py_ssize_t cols = n_open < k ? n_open : k;
+    /* the maximum's runs: those whose own holes changed, or every one when the k largest gains did */
+    int all = !st->has_stale[q] || !st->key_set[q] || st->key_len[q] != ng;
+    for (Py_ssize_t i = 0; !all && i < ng; i++) all = st->key[q * k + i] != st->gbuf[i];
+    st->has_stale[q] = 0;
+    st->key_set[q] = 1;
+    st->key_len[q] = ng;
+    for (Py_ssize_t i = 0; i < ng; i++) st->key[q * k + i] = st->gbuf[i];
+    int64_t jcount[64];
+    for (Py_ssize_t l = 0; l < L; l++) jcount[l] = st->gcount[q * L + (L - 1 - l)];  /* level l: grade top - l */
+    jcount[L - 1] = 0;
+    for (Py_ssize_t r = 0; r < R; r++) {
+        Py_ssize_t n_own = 0;
+        for (Py_ssize_t j = 0; j < nt; j++)
+            if (st->open_[j] && W[r * nt + j] > 0) st->own[n_own++] = W[r * nt + j];
+        if (n_own > k) { st->bad = 1; return; }
+        qsort(st->own, n_own, sizeof(double), cmp_double);  /* ascending */
+        double cum = 0.0, best = INFINITY;
+        for (Py_ssize_t s = 0; s <= cols; s++) {
+            if (s > 0) cum = cum + (s - 1 < n_own ? st->own[s - 1] : 0.0);
+            if (s > n_own) continue;
+            const double num = dcg[r] + top * cum, den = st->iplus[n_open - n_own + s];
+            const double ratio = den > 0 ? num / den : 0.0;
+            if (ratio < best) best = ratio;
+        }
+        lo[r] = best;
+        if (!all && !st->stale[q * R + r]) continue;
+        st->stale[q * R + r] = 0;
+        if (!n_own) {
+            hi[r] = ideal > 0 ? dcg[r] / ideal : 0.0;
+            continue;
+        }
+        /* every multiset of grades of the n_own holes, the largest grades on the largest discounts */
+        st->wcum[0] = 0.0;
+        for (Py_ssize_t t = 0; t < n_own; t++) st->wcum[t + 1] = st->wcum[t] + st->own[n_own - 1 - t];
+        const int64_t *rows = st->ms + st->ms_off[n_own] * L;
+        double most = -INFINITY;
+        double terms[64];
+        for (int64_t m = 0; m < st->ms_rows[n_own]; m++) {
+            const int64_t *C = rows + m * L;
+            int64_t end = 0, cend = 0;
+            for (Py_ssize_t l = 0; l < L; l++) {
+                const int64_t start = end;
+                end += C[l];
+                terms[l] = (st->wcum[end] - st->wcum[start]) * (top - (double)l);
+            }
+            const double add = np_sum(terms, L, 1);
+            for (Py_ssize_t l = 0; l < L; l++) {
+                const int64_t c = C[l] + jcount[l], cstart = cend;
+                cend += c;
+                terms[l] = (top - (double)l) * (cd[cend < k ? cend : k] - cd[cstart < k ? cstart : k]);
+            }
+            const double idl = np_sum(terms, L, 1);
+            const double value = idl > 0 ? (dcg[r] + add) / idl : 0.0;
+            if (value > most) most = value;
+        }
+        hi[r] = most;
+    }
+    if (!all) for (Py_ssize_t r = 0; r < R; r++) st->stale[q * R + r] = 0;
+}
+
+/* sum over axis 0 of an m x n C-ordered array, column j, as numpy has it */
+static double col_sum(const double *A, Py_ssize_t m, Py_ssize_t n, Py_ssize_t j)
+{
+    if (n == 1) return np_sum(A, m, 1);
+    if (m == 0) return 0.0;
+    double acc = A[j];
+    for (Py_ssize_t i = 1; i < m; i++) acc = acc + A[i * n + j];
+    return acc;
+}
+
+/* query q's best free pair and its priority pushed on the heap (the reference's update) */
+static int b_update(BState *st, Py_ssize_t q, const double *grades, const double *weights)
+{
+    const Py_ssize_t R = st->R, a = st->toff[q], nt = st->toff[q + 1] - a, NG = st->NG, np_ = st->npairs;
+    const Py_ssize_t s = st->qoff[q], nq = st->qoff[q + 1] - s;
+    const int64_t *ids = st->tids + a;
+    const double *W = st->tw + R * a, *D = st->dcg + q * R;
+    st->version[q] += 1;
+    const double I0 = b_ideal(st, q, -1.0);
+    for (Py_ssize_t r = 0; r < R; r++) st->base[r] = I0 > 0 ? D[r] / I0 : 0.0;
+    for (Py_ssize_t j = 0; j < nt; j++) st->move_top[j] = 0.0;
+    double move_deep = 0.0;
+    for (Py_ssize_t gi = 0; gi < NG; gi++) {
+        const double g = grades[gi], pg = weights[gi];
+        double *tt = st->terms_top + NG * a + gi * nt;
+        if (!st->terms_ok[q * NG + gi]) {
+            const double I1 = b_ideal(st, q, g);
+            for (Py_ssize_t r = 0; r < R; r++) {
+                for (Py_ssize_t j = 0; j < nt; j++) st->d[r * nt + j] = (D[r] + g * W[r * nt + j]) / I1 - st->base[r];
+                st->dd[r] = D[r] / I1 - st->base[r];
+            }
+            for (Py_ssize_t p = 0; p < np_; p++)
+                for (Py_ssize_t j = 0; j < nt; j++)
+                    st->acc[p * nt + j] = fabs(st->d[st->ri[p] * nt + j] - st->d[st->si[p] * nt + j]);
+            for (Py_ssize_t r = 0; r < R * nt; r++) st->tmp[r] = fabs(st->d[r]);
+            for (Py_ssize_t j = 0; j < nt; j++)
+                tt[j] = col_sum(st->acc, np_, nt, j) + col_sum(st->tmp, R, nt, j) / (double)R;
+            for (Py_ssize_t p = 0; p < np_; p++) st->acc[p] = fabs(st->dd[st->ri[p]] - st->dd[st->si[p]]);
+            for (Py_ssize_t r = 0; r < R; r++) st->tmp[r] = fabs(st->dd[r]);
+            st->terms_deep[q * NG + gi] = np_sum(st->acc, np_, 1) + np_sum(st->tmp, R, 1) / (double)R;
+            st->terms_ok[q * NG + gi] = 1;
+        }
+        for (Py_ssize_t j = 0; j < nt; j++) st->move_top[j] += pg * tt[j];
+        move_deep += pg * st->terms_deep[q * NG + gi];
+    }
+    for (Py_ssize_t r = 0; r < R; r++) st->share[r] = (1.0 + st->nrel[q * R + r]) / (2.0 + st->nlab[q * R + r]);
+    const unsigned char *M = st->member + R * s;
+    for (Py_ssize_t j = 0; j < nq; j++) {
+        double v = M[j] ? st->share[0] : 0.0;
+        for (Py_ssize_t r = 1; r < R; r++) {
+            const double x = M[r * nq + j] ? st->share[r] : 0.0;
+            if (x > v) v = x;
+        }
+        st->prel[j] = v;
+    }
+    double best = -1.0;
+    int64_t arg = -1;
+    if (nt) {
+        double top_v = 0.0;
+        Py_ssize_t jb = -1;
+        for (Py_ssize_t j = 0; j < nt; j++) {
+            const double v = isnan(st->label[ids[j]]) ? st->prel[ids[j] - s] * st->move_top[j] : -1.0;
+            if (jb < 0 || v > top_v) { jb = j; top_v = v; }
+        }
+        if (top_v >= 0) { best = top_v; arg = ids[jb]; }
+    }
+    const int64_t *deep = st->dids + st->doff[q];
+    const Py_ssize_t ndeep = st->doff[q + 1] - st->doff[q];
+    double top_d = 0.0;
+    Py_ssize_t jd = -1;
+    for (Py_ssize_t j = 0; j < ndeep; j++) {
+        if (!isnan(st->label[deep[j]])) continue;
+        const double v = st->prel[deep[j] - s];
+        if (jd < 0 || v > top_d) { jd = j; top_d = v; }
+    }
+    if (jd >= 0 && top_d * move_deep > best) { best = top_d * move_deep; arg = deep[jd]; }
+    if (arg >= 0) {
+        BEntry e = {-best, arg, q, st->version[q]};
+        return heap_push(st, e);
+    }
+    return 0;
+}
+
+static void b_observe(BState *st, int64_t pid, double grade)
+{
+    const Py_ssize_t R = st->R, q = st->pq[pid], s = st->qoff[q], nq = st->qoff[q + 1] - s;
+    const double g = grade > 0.0 ? grade : 0.0;
+    st->label[pid] = grade;
+    st->grade_counts[(int64_t)g] += 1;
+    const unsigned char *M = st->member + R * s;
+    for (Py_ssize_t r = 0; r < R; r++) {
+        if (!M[r * nq + pid - s]) continue;
+        st->nlab[q * R + r] += 1;
+        if (grade >= st->rel) st->nrel[q * R + r] += 1;
+    }
+    const Py_ssize_t a = st->toff[q], nt = st->toff[q + 1] - a;
+    const int64_t *ids = st->tids + a;
+    Py_ssize_t lo = 0, hi = nt;
+    while (lo < hi) {
+        const Py_ssize_t mid = (lo + hi) / 2;
+        if (ids[mid] < pid) lo = mid + 1; else hi = mid;
+    }
+    const int in_top = lo < nt && ids[lo] == pid;
+    if (in_top) {
+        const double *W = st->tw + R * a;
+        st->has_stale[q] = 1;
+        for (Py_ssize_t r = 0; r < R; r++) {
+            if (W[r * nt + lo] > 0) st->stale[q * R + r] = 1;
+            if (g > 0) st->dcg[q * R + r] += g * W[r * nt + lo];
+        }
+    }
+    if (g > 0) {
+        st->gcount[q * st->L + (int64_t)g] += 1;
+        for (Py_ssize_t gi = 0; gi < st->NG; gi++) st->terms_ok[q * st->NG + gi] = 0;
+    }
+    st->dirty[q] = 1;
+    if (in_top || g > 0) st->bdirty[q] = 1;
+}
+
+/* the compositions of n into L counts, appended to ms (level 0 first) */
+static int64_t b_compositions(int64_t *out, Py_ssize_t L, int64_t n, int64_t *row, Py_ssize_t l)
+{
+    if (l == L - 1) {
+        row[l] = n;
+        if (out) memcpy(out, row, L * sizeof(int64_t));
+        return 1;
+    }
+    int64_t total = 0;
+    for (int64_t c = n; c >= 0; c--) {
+        row[l] = c;
+        total += b_compositions(out ? out + total * L : NULL, L, n - c, row, l + 1);
+    }
+    return total;
+}
+
+/* bounds_picks(query_offsets, top_offsets, top_ids, top_w, deep_offsets, deep_ids, member, truth, disc,
+ *              n_runs, maxgrade, rel, limit, out) -> the number of pairs written to out (-1: a run with
+ * more than k holes in its top k, which the reference takes). As the reference, step for step: every
+ * float operation in numpy's order (np_sum, col_sum), the heap ordered as heapq orders its tuples. */
+static PyObject *bounds_picks(PyObject *self, PyObject *args)
+{
+    Py_buffer qb, tob, tib, twb, dob, dib, mb, trb, db, ob;
+    Py_ssize_t R, maxgrade, rel, limit;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*nnnnw*", &qb, &tob, &tib, &twb, &dob, &dib, &mb, &trb, &db,
+                          &R, &maxgrade, &rel, &limit, &ob))
+        return NULL;
+    BState st;
+    memset(&st, 0, sizeof st);
+    st.Q = qb.len / 8 - 1; st.R = R; st.k = db.len / 8; st.L = maxgrade + 1; st.P = trb.len / 8;
+    st.top = (double)maxgrade; st.rel = (double)rel;
+    st.NG = rel < st.L ? st.L - rel : 1;
+    st.qoff = qb.buf; st.toff = tob.buf; st.tids = tib.buf; st.tw = twb.buf; st.doff = dob.buf; st.dids = dib.buf;
+    st.member = mb.buf; st.truth = trb.buf; st.disc = db.buf;
+    const Py_ssize_t Q = st.Q, k = st.k, L = st.L, NG = st.NG, T = st.Q >= 0 ? st.toff[Q] : 0;
+    Py_ssize_t max_nt = 1, max_nq = 1;
+    for (Py_ssize_t q = 0; q < Q; q++) {
+        if (st.toff[q + 1] - st.toff[q] > max_nt) max_nt = st.toff[q + 1] - st.toff[q];
+        if (st.qoff[q + 1] - st.qoff[q] > max_nq) max_nq = st.qoff[q + 1] - st.qoff[q];
+    }
+    const Py_ssize_t maxp = R * (R - 1) / 2 + 1, big = (maxp > R ? maxp : R) * max_nt + R + k + max_nt + 8;
+    int64_t *order = ob.buf, count = 0;
+    int failed = 0;
+    st.label = malloc((st.P + 1) * sizeof(double)); st.pq = malloc((st.P + 1) * sizeof(int64_t));
+    st.dcg = calloc(Q * R + 1, sizeof(double)); st.nlab = calloc(Q * R + 1, sizeof(double));
+    st.nrel = calloc(Q * R + 1, sizeof(double)); st.lo = calloc(Q * R + 1, sizeof(double));
+    st.hi = calloc(Q * R + 1, sizeof(double)); st.grade_counts = calloc(L + 1, sizeof(double));
+    st.cd = malloc((k + 1) * sizeof(double));
+    st.gcount = calloc(Q * L + 1, sizeof(int64_t)); st.version = calloc(Q + 1, sizeof(int64_t));
+    st.dirty = calloc(Q + 1, 1); st.bdirty = calloc(Q + 1, 1); st.has_stale = calloc(Q + 1, 1);
+    st.stale = calloc(Q * R + 1, 1); st.key_set = calloc(Q + 1, 1); st.terms_ok = calloc(Q * NG + 1, 1);
+    st.U = calloc(R * R + 1, 1);
+    st.key = calloc(Q * k + 1, sizeof(double)); st.key_len = calloc(Q + 1, sizeof(int64_t));
+    st.terms_top = malloc((NG * T + 1) * sizeof(double)); st.terms_deep = malloc((Q * NG + 1) * sizeof(double));
+    st.d = malloc((R * max_nt + 1) * sizeof(double)); st.dd = malloc((R + 1) * sizeof(double));
+    st.acc = malloc(big * sizeof(double)); st.tmp = malloc(big * sizeof(double));
+    st.move_top = malloc((max_nt + 1) * sizeof(double)); st.prel = malloc((max_nq + 1) * sizeof(double));
+    st.iplus = malloc((max_nt + 2) * sizeof(double)); st.own = malloc((max_nt + 1) * sizeof(double));
+    st.wcum = malloc((max_nt + 2) * sizeof(double)); st.gbuf = malloc((k + 2) * sizeof(double));
+    st.base = malloc((R + 1) * sizeof(double)); st.share = malloc((R + 1) * sizeof(double));
+    st.open_ = malloc(max_nt + 1);
+    st.ri = malloc(maxp * sizeof(int64_t)); st.si = malloc(maxp * sizeof(int64_t));
+    st.ms_off = calloc(k + 2, sizeof(int64_t)); st.ms_rows = calloc(k + 2, sizeof(int64_t));
+    double *LO = malloc((R + 1) * sizeof(double)), *HI = malloc((R + 1) * sizeof(double));
+    char *Unew = calloc(R * R + 1, 1);
+    double *grades = malloc((NG + 1) * sizeof(double)), *weights = malloc((NG + 1) * sizeof(double));
+    double *counts = malloc((NG + 1) * sizeof(double));
+    failed = !st.label || !st.pq || !st.dcg || !st.nlab || !st.nrel || !st.lo || !st.hi || !st.grade_counts ||
+             !st.cd || !st.gcount || !st.version || !st.dirty || !st.bdirty || !st.has_stale || !st.stale ||
+             !st.key_set || !st.terms_ok || !st.U || !st.key || !st.key_len || !st.terms_top || !st.terms_deep ||
+             !st.d || !st.dd || !st.acc || !st.tmp || !st.move_top || !st.prel || !st.iplus || !st.own ||
+             !st.wcum || !st.gbuf || !st.base || !st.share || !st.open_ || !st.ri || !st.si || !st.ms_off ||
+             !st.ms_rows || !LO || !HI || !Unew || !grades || !weights || !counts || L > 64;
+    if (!failed && R > 1) {  /* the multisets of n = 1..k grades */
+        int64_t row[64], total = 0;
+        for (Py_ssize_t n = 1; n <= k; n++) {
+            st.ms_off[n] = total;
+            st.ms_rows[n] = b_compositions(NULL, L, n, row, 0);
+            total += st.ms_rows[n];
+        }
+        st.ms = malloc((total * L + 1) * sizeof(int64_t));
+        failed = !st.ms;
+        for (Py_ssize_t n = 1; !failed && n <= k; n++) b_compositions(st.ms + st.ms_off[n] * L, L, n, row, 0);
+    }
+    if (!failed) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t p = 0; p < st.P; p++) st.label[p] = NAN;
+        for (Py_ssize_t q = 0; q < Q; q++)
+            for (int64_t p = st.qoff[q]; p < st.qoff[q + 1]; p++) st.pq[p] = q;
+        st.cd[0] = 0.0;
+        for (Py_ssize_t i = 0; i < k; i++) st.cd[i + 1] = st.cd[i] + st.disc[i];
+        for (Py_ssize_t q = 0; q < Q; q++) st.dirty[q] = st.bdirty[q] = 1;
+        for (Py_ssize_t gi = 0; gi < NG; gi++) grades[gi] = (double)(rel < L ? rel + gi : rel);
+        int have_U = 0;
+        while (limit < 0 || count < limit) {
+            if (R > 1) {
+                for (Py_ssize_t q = 0; q < Q; q++)
+                    if (st.bdirty[q]) b_query_bounds(&st, q);
+                if (st.bad) break;
+            }
+            memset(st.bdirty, 0, Q);
+            int changed = !have_U;
+            if (R > 1) {
+                for (Py_ssize_t r = 0; r < R; r++) {
+                    double a = Q ? st.lo[r] : 0.0, b = Q ? st.hi[r] : 0.0;
+                    for (Py_ssize_t q = 1; q < Q; q++) { a = a + st.lo[q * R + r]; b = b + st.hi[q * R + r]; }
+                    LO[r] = a / (double)Q; HI[r] = b / (double)Q;
+                }
+                for (Py_ssize_t r = 0; r < R; r++)
+                    for (Py_ssize_t t = 0; t < R; t++)
+                        Unew[r * R + t] = r < t && LO[r] < HI[t] - 1e-12 && LO[t] < HI[r] - 1e-12;
+                if (memcmp(Unew, st.U, R * R)) changed = 1;
+            }
+            if (changed) {
+                have_U = 1;
+                if (R > 1) memcpy(st.U, Unew, R * R);
+                st.npairs = 0;
+                for (Py_ssize_t r = 0; r < R; r++)
+                    for (Py_ssize_t t = 0; t < R; t++)
+                        if (st.U[r * R + t]) { st.ri[st.npairs] = r; st.si[st.npairs] = t; st.npairs++; }
+                memset(st.dirty, 1, Q);
+                memset(st.terms_ok, 0, Q * NG);
+                st.nheap = 0;
+            }
+            for (Py_ssize_t gi = 0; gi < NG; gi++) {
+                const int64_t g = rel < L ? rel + gi : rel;
+                counts[gi] = (g < L ? st.grade_counts[g] : 0.0) + 1.0;
+            }
+            const double total = np_sum(counts, NG, 1);
+            for (Py_ssize_t gi = 0; gi < NG; gi++) weights[gi] = counts[gi] / total;
+            for (Py_ssize_t q = 0; q < Q && !failed; q++)
+                if (st.dirty[q] && b_update(&st, q, grades, weights) < 0) failed = 1;
+            if (failed) break;
+            memset(st.dirty, 0, Q);
+            int64_t pid = -1;
+            while (st.nheap) {
+                BEntry e = heap_pop(&st);
+                if (e.v == st.version[e.q] && isnan(st.label[e.pid])) { pid = e.pid; break; }
+            }
+            if (pid < 0) break;
+            b_observe(&st, pid, st.truth[pid]);
+            order[count++] = pid;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    free(st.label); free(st.pq); free(st.dcg); free(st.nlab); free(st.nrel); free(st.lo); free(st.hi);
+    free(st.grade_counts); free(st.cd); free(st.gcount); free(st.version); free(st.dirty); free(st.bdirty);
+    free(st.has_stale); free(st.stale); free(st.key_set); free(st.terms_ok); free(st.U); free(st.key);
+    free(st.key_len); free(st.terms_top); free(st.terms_deep); free(st.d); free(st.dd); free(st.acc);
+    free(st.tmp); free(st.move_top); free(st.prel); free(st.iplus); free(st.own); free(st.wcum); free(st.gbuf);
+    free(st.base); free(st.share); free(st.open_); free(st.ri); free(st.si); free(st.ms_off); free(st.ms_rows);
+    free(st.ms); free(st.heap); free(LO); free(HI); free(Unew); free(grades); free(weights); free(counts);
+    PyBuffer_Release(&qb); PyBuffer_Release(&tob); PyBuffer_Release(&tib); PyBuffer_Release(&twb);
+    PyBuffer_Release(&dob); PyBuffer_Release(&dib); PyBuffer_Release(&mb); PyBuffer_Release(&trb);
+    PyBuffer_Release(&db); PyBuffer_Release(&ob);
+    if (failed) return PyErr_NoMemory();
+    return PyLong_FromLongLong(st.bad ? -1 : count);
+}
+
+/* hedge_picks(query_offsets, values, factor_rel, factor_non, truth, rel, n_runs, picks, counts): per query,
+ * its pairs in the order Hedge draws them from no label, as judged.core.kernels.pooling.hedge_picks
+ * computes them: the mixture's sum over the runs in turn (pairwise, as numpy, for a query of one pair). */
+static PyObject *hedge_picks(PyObject *self, PyObject *args)
+{
+    Py_buffer qb, vb, frb, fnb, tb, pb, cb;
+    double rel;
+    Py_ssize_t R;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*dnw*w*", &qb, &vb, &frb, &fnb, &tb, &rel, &R, &pb, &cb)) return NULL;
+    const int64_t *qoff = qb.buf;
+    const double *values = vb.buf, *fr = frb.buf, *fn = fnb.buf, *truth = tb.buf;
+    int64_t *picks = pb.buf, *counts = cb.buf;
+    const Py_ssize_t nq = cb.len / 8;
+    Py_ssize_t most = 1;
+    for (Py_ssize_t q = 0; q < nq; q++)
+        if (qoff[q + 1] - qoff[q] > most) most = qoff[q + 1] - qoff[q];
+    double *w = malloc((R + 1) * sizeof(double)), *tmp = malloc((R + 1) * sizeof(double));
+    char *open_ = malloc(most + 1);
+    int failed = !w || !tmp || !open_;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q < nq && !failed; q++) {
+        const Py_ssize_t s = qoff[q], n = qoff[q + 1] - s;
+        const double *V = values + R * s, *Fr = fr + R * s, *Fn = fn + R * s;
+        for (Py_ssize_t r = 0; r < R; r++) w[r] = 1.0;
+        memset(open_, 1, n);
+        for (Py_ssize_t t = 0; t < n; t++) {
+            const double wsum = np_sum(w, R, 1);
+            Py_ssize_t jb = -1;
+            double best = 0.0;
+            for (Py_ssize_t j = 0; j < n; j++) {
+                double mix;
+                if (n == 1) {
+                    for (Py_ssize_t r = 0; r < R; r++) tmp[r] = w[r] * V[r];
+                    mix = np_sum(tmp, R, 1);
+                } else {
+                    mix = w[0] * V[j];
+                    for (Py_ssize_t r = 1; r < R; r++) mix = mix + w[r] * V[r * n + j];
+                }
+                mix = open_[j] ? mix / wsum : -1.0;
+                if (jb < 0 || mix > best) { jb = j; best = mix; }
+            }
+            open_[jb] = 0;
+            picks[s + t] = s + jb;
+            const double *F = truth[s + jb] >= rel ? Fr : Fn;
+            double top = 0.0;
+            for (Py_ssize_t r = 0; r < R; r++) {  /* factors in (0, 1]: no NaN */
+                w[r] = w[r] * F[r * n + jb];
+                if (r == 0 || w[r] > top) top = w[r];
+            }
+            for (Py_ssize_t r = 0; r < R; r++) w[r] = w[r] / top;
+        }
+        counts[q] = n;
+    }
+    Py_END_ALLOW_THREADS
+    free(w); free(tmp); free(open_);
+    PyBuffer_Release(&qb); PyBuffer_Release(&vb); PyBuffer_Release(&frb); PyBuffer_Release(&fnb);
+    PyBuffer_Release(&tb); PyBuffer_Release(&pb); PyBuffer_Release(&cb);
+    if (failed) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef METHODS[] = {
     {"tokenize", tokenize, METH_VARARGS,
      "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line, extra)"},
@@ -1802,6 +2346,11 @@ static PyMethodDef METHODS[] = {
      "rbp_measure(residual, k, rel, condensed, offsets, pos, grade, weights, powers, out) -> bool"},
     {"turn_picks", turn_picks, METH_VARARGS,
      "turn_picks(query_offsets, list_offsets, lists, label, truth, rel, rule, discount, picks, counts)"},
+    {"hedge_picks", hedge_picks, METH_VARARGS,
+     "hedge_picks(query_offsets, values, factor_rel, factor_non, truth, rel, n_runs, picks, counts)"},
+    {"bounds_picks", bounds_picks, METH_VARARGS,
+     "bounds_picks(query_offsets, top_offsets, top_ids, top_w, deep_offsets, deep_ids, member, truth, disc, "
+     "n_runs, maxgrade, rel, limit, out) -> count"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_native", "judged's compiled fast path", -1, METHODS};

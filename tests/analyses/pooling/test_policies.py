@@ -278,7 +278,7 @@ def test_bounds_are_exact_against_brute_force(seed):
 @pytest.mark.parametrize("seed", range(20))
 def test_max_over_multisets_is_ndcg_extreme(seed):
     from judged.core.measures.bounds import ndcg_extreme
-    from judged.analyses.pooling.policies import _max_over_multisets
+    from judged.core.kernels.pooling import max_over_multisets as _max_over_multisets
 
     rng = np.random.default_rng(seed)
     k, top = 10, int(rng.integers(1, 4))
@@ -322,6 +322,29 @@ def test_replay_gives_the_order_of_select_then_observe(name, backend):
             want = Policy.replay(make_policy(name, c, maxgrade=3).start(), truth, limit)
             got = make_policy(name, c, maxgrade=3).start().replay(truth, limit)
             assert got.dtype == np.int64 and got.tolist() == want.tolist(), (trial, limit)
+
+
+def test_bounds_replay_takes_the_policys_steps(backend):
+    """The bounds strategy's whole order (:func:`judged.core.kernels.pooling.bounds_picks`, in C
+    when compiled) is its select/observe loop's, pair by pair: up to six runs (so pairs of
+    them undecided and decided along the way), cutoffs 1..11, grades up to 3, relevant
+    labels rare or common, the hole bounds' maxima recomputed only for the runs whose
+    holes changed."""
+    from judged.analyses.pooling.policies import Bounds, Policy
+
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        nd, R, Q = int(rng.integers(3, 40)), int(rng.integers(1, 7)), int(rng.integers(1, 6))
+        docs = [f"d{i}" for i in range(nd)]
+        rankings = {f"r{r}": {f"q{q}": list(rng.choice(docs, int(rng.integers(0, nd)), replace=False))
+                              for q in range(Q) if rng.random() < 0.9} for r in range(R)}
+        c = build_candidates(rankings, int(rng.integers(1, 25)), None, [f"q{q}" for q in range(Q)])
+        top, k = int(rng.integers(1, 4)), int(rng.integers(1, 12))
+        truth = rng.integers(0, top + 1, c.n_pairs).astype(float) * (rng.random(c.n_pairs) < rng.random())
+        limit = None if trial % 3 else int(rng.integers(0, 20))
+        want = Policy.replay(Bounds(c, k=k, maxgrade=top).start(), truth, limit)
+        got = Bounds(c, k=k, maxgrade=top).start().replay(truth, limit)
+        assert got.dtype == np.int64 and got.tolist() == want.tolist(), trial
 
 
 def test_replay_interleaves_the_queries_turns():

@@ -29,6 +29,7 @@ from typing import Callable
 import numpy as np
 
 from ...core.errors import ConventionError
+from ...core.kernels.pooling import best_hole, bounds_hi, bounds_lo, ideal_dcg, multisets
 from .candidates import Candidates
 
 
@@ -300,20 +301,28 @@ class QueryTurns(Policy):
         as this policy does (None: it does not)."""
         return None
 
+    def _draws(self, truth) -> tuple[np.ndarray, np.ndarray] | None:
+        """(picks, counts): each query's draws in order, stored from its first pair, by a
+        kernel (None: none draws as this policy does)."""
+        from ...core.kernels.pooling import turn_picks
+
+        rule = self._turn_rule()
+        if rule is None:
+            return None
+        list_offsets, lists = self.c.list_csr()
+        return turn_picks(self.c.query_offsets, list_offsets, lists, self.label, truth, self.rel, *rule)
+
     def replay(self, truth, limit=None):
         """Each query's draws by the compiled kernel (the queries share no state), then the
         queries' turns: the k-th draw of query q comes at turn (labels q had at the start)
         + k, the turns in order, queries by index inside a turn."""
-        from ...core.kernels.pooling import turn_picks
-
         if not self._started:
             self.start()
-        rule = self._turn_rule()
-        if rule is None or not self._fresh() or np.isnan(truth).any():
+        drawn = self._draws(truth) if self._fresh() and not np.isnan(truth).any() else None
+        if drawn is None:
             return super().replay(truth, limit)
+        picks, counts = drawn
         c = self.c
-        list_offsets, lists = c.list_csr()
-        picks, counts = turn_picks(c.query_offsets, list_offsets, lists, self.label, truth, self.rel, *rule)
         q = np.repeat(np.arange(c.n_queries), counts)
         k = np.arange(len(q)) - np.repeat(np.cumsum(counts) - counts, counts)
         order = picks[c.query_offsets[q] + k][np.lexsort((q, self.spent[q] + k))]
@@ -495,6 +504,9 @@ class Hedge(QueryTurns):
                 if len(lst):
                     V[r, lst - s] = (H[c.depth] - H[ranks - 1]) / H[c.depth]
             self.values.append(V)
+        # a label's factor w_r <- w_r * beta^loss per run and pair, relevant or not (computed once, so the
+        # replay's kernel multiplies by the same bits)
+        self.factors = [(self.beta ** ((1.0 - V) / 2.0), self.beta ** ((1.0 + V) / 2.0)) for V in self.values]
         self.w = np.ones((c.n_queries, c.n_runs))
         self._open = [np.ones(int(c.query_offsets[q + 1] - c.query_offsets[q]), bool) for q in range(c.n_queries)]
 
@@ -503,9 +515,7 @@ class Hedge(QueryTurns):
         q = int(self.c.pair_query[pid])
         j = pid - int(self.c.query_offsets[q])
         self._open[q][j] = False
-        v = self.values[q][:, j]
-        loss = (1.0 - v) / 2.0 if self.relevant(grade) else (1.0 + v) / 2.0
-        w = self.w[q] * self.beta ** loss
+        w = self.w[q] * self.factors[q][0 if self.relevant(grade) else 1][:, j]
         self.w[q] = w / w.max()  # rescaled: only the ratios matter, and they must not underflow
 
     def _taken(self, pid):
@@ -513,12 +523,24 @@ class Hedge(QueryTurns):
         q = int(self.c.pair_query[pid])
         self._open[q][pid - int(self.c.query_offsets[q])] = False
 
+    def _draws(self, truth):
+        """Each query's draws by :func:`judged.core.kernels.pooling.hedge_picks` (from no label)."""
+        from ...core.kernels.pooling import hedge_picks
+
+        if not np.isnan(self.label).all() or not self.c.n_runs:
+            return None
+        R = self.c.n_runs
+        flat = [np.concatenate([np.ravel(x[i]) for x in self.factors]) if self.factors else np.zeros(0)
+                for i in (0, 1)]
+        values = np.concatenate([V.ravel() for V in self.values]) if self.values else np.zeros(0)
+        return hedge_picks(self.c.query_offsets, values, flat[0], flat[1], truth, self.rel, R)
+
     def _select_in(self, q):
         open_ = self._open[q]
         if not open_.any():
             return None
         w = self.w[q]
-        mix = (w @ self.values[q]) / w.sum()
+        mix = (w[:, None] * self.values[q]).sum(axis=0) / w.sum()  # runs in turn, as the replay's kernel sums
         mix = np.where(open_, mix, -1.0)
         j = int(np.argmax(mix))  # first of the maximal: candidate order (best rank first)
         self.last_score = float(mix[j])
@@ -527,56 +549,6 @@ class Hedge(QueryTurns):
 
 # ---------------------------------------------------------------------------------------
 # judged's own: the exact bounds
-
-
-_MULTISETS: dict = {}
-MAX_MULTISETS = 5000
-
-
-def _multisets(n: int, top: int):
-    """Counts of each grade top..0 (columns) over every multiset of n grades in 0..top;
-    None when there are more than MAX_MULTISETS."""
-    key = (n, top)
-    if key not in _MULTISETS:
-        from itertools import combinations_with_replacement
-        from math import comb
-
-        if comb(n + top, top) > MAX_MULTISETS:
-            _MULTISETS[key] = None
-        else:
-            rows = [np.bincount(top - np.asarray(m, np.int64), minlength=top + 1)
-                    for m in combinations_with_replacement(range(top + 1), n)]
-            _MULTISETS[key] = np.array(rows, np.int64).reshape(-1, top + 1)
-    return _MULTISETS[key]
-
-
-def _max_over_multisets(own, dcg, jg, disc, top: int):
-    """max over the grades 0..top of the holes of (dcg + DCG of the holes) / IDCG@k, IDCG
-    over the judged gains ``jg`` (within 1..top) and the holes' grades; linear gain,
-    ``disc`` the first k discounts. ``own``: the holes' discounts, one row per run (every
-    row the same number of holes), ``dcg`` per run; returns the maximum per run (a float
-    for a single row). Only the multiset of grades matters to the ideal, and for a
-    multiset the largest grades sit on the largest discounts (rearrangement): every
-    multiset is tried. The same value as :func:`judged.core.measures.bounds.ndcg_extreme` (tested)."""
-    single = np.ndim(own) == 1
-    own = np.atleast_2d(np.asarray(own, np.float64))
-    dcg = np.atleast_1d(np.asarray(dcg, np.float64))
-    C = _multisets(own.shape[1], top)  # multisets x levels (grade top first)
-    grades = np.arange(top, -1, -1, dtype=np.float64)
-    w = np.concatenate((np.zeros((len(own), 1)), np.cumsum(-np.sort(-own, axis=1), axis=1)), axis=1)
-    end = np.cumsum(C, axis=1)
-    start = end - C
-    add = ((w[:, end] - w[:, start]) * grades[None, None, :]).sum(axis=2)  # runs x multisets
-    jg = np.asarray(jg, np.int64)
-    counts = C + np.bincount(top - jg, minlength=top + 1)[None, :] if len(jg) else C  # grades top..0
-    D = np.concatenate(([0.0], np.cumsum(disc)))  # the ideal's prefix sums; flat past k
-    D = np.concatenate((D, np.full(int(counts.sum(axis=1).max()) + 1, D[-1])))
-    cend = np.cumsum(counts, axis=1)
-    cstart = cend - counts
-    ideal = (grades[None, :] * (D[cend] - D[cstart])).sum(axis=1)
-    value = np.divide(dcg[:, None] + add, ideal[None, :], out=np.zeros(add.shape), where=ideal[None, :] > 0)
-    best = value.max(axis=1)
-    return float(best[0]) if single else best
 
 
 class Bounds(Policy):
@@ -687,6 +659,39 @@ class Bounds(Policy):
     def _taken(self, pid):
         self._dirty.add(int(self.c.pair_query[pid]))
 
+    def replay(self, truth, limit=None):
+        """From no label at all, the order of :func:`judged.core.kernels.pooling.bounds_picks`
+        (compiled: the same steps in C); else label by label."""
+        from ...core.kernels.pooling import bounds_picks
+
+        c = self.c
+        truth = np.asarray(truth, np.float64)
+        fresh = not self._undecided_seen() and np.isnan(self.label).all() and not self.pending.any()
+        if not fresh or not len(truth) or np.isnan(truth).any() or (truth != np.floor(truth)).any() \
+                or truth.max() > self.maxgrade or self.rel < 0 or self.rel != int(self.rel) \
+                or (c.n_runs > 1 and multisets(self.k, self.maxgrade) is None):
+            return super().replay(truth, limit)
+        R = c.n_runs
+        top_ids = [ids for ids, _ in self._top]
+        top_offsets = np.zeros(c.n_queries + 1, np.int64)
+        np.cumsum([len(i) for i in top_ids], out=top_offsets[1:])
+        deep_offsets = np.zeros(c.n_queries + 1, np.int64)
+        np.cumsum([len(i) for i in self._deep], out=deep_offsets[1:])
+
+        def flat(parts, dtype):
+            return np.concatenate([np.ravel(p) for p in parts]).astype(dtype) if parts else np.zeros(0, dtype)
+
+        order = bounds_picks(np.asarray(c.query_offsets, np.int64), top_offsets, flat(top_ids, np.int64),
+                             flat([W for _, W in self._top], np.float64), deep_offsets, flat(self._deep, np.int64),
+                             flat(self._member, np.uint8), truth, self.disc, R, self.maxgrade, int(self.rel),
+                             -1 if limit is None else int(limit))
+        self.label[order] = truth[order]
+        return order
+
+    def _undecided_seen(self) -> bool:
+        """Some step was taken already (a proposal made)."""
+        return self._undecided is not None
+
     # bounds ------------------------------------------------------------------------
     def _query_ideal(self, q: int, more: float | None = None) -> float:
         """The ideal of query q's labelled gains (with one more document of gain ``more``),
@@ -697,8 +702,7 @@ class Bounds(Policy):
         return memo[more]
 
     def _ideal(self, gains) -> float:
-        g = np.sort(np.asarray(gains, np.float64))[::-1][: self.k]
-        return float((g * self.disc[: len(g)]).sum())
+        return ideal_dcg(gains, self.disc)
 
     def _query_bounds(self, q):
         """Exact min and max of every run's nDCG@k on query q over the grades of the open
@@ -708,8 +712,6 @@ class Bounds(Policy):
         :func:`judged.core.measures.bounds.ndcg_extreme`, the minimum over s own holes at the top grade on
         the s smallest discounts, the others at 0 (the minimum needs only the extreme
         grades, docs/holes.md; the rearrangement inequality places them)."""
-        from ...core.measures.bounds import ndcg_extreme
-
         ids, W = self._top[q]
         open_ = np.isnan(self.label[ids])
         jg = np.asarray(self.gains[q], np.float64)
@@ -718,50 +720,22 @@ class Bounds(Policy):
         if not n_open:
             self.lo[q] = self.hi[q] = self.dcg[q] / ideal if ideal > 0 else 0.0
             return
-        top = float(self.maxgrade)
-        # the minimum, every run at once: s = 0..k own holes at the top grade
-        Wo = W[:, open_]
-        n_own = (Wo > 0).sum(axis=1)
-        S = np.sort(np.where(Wo > 0, Wo, np.inf), axis=1)[:, : self.k]
-        cols = S.shape[1]
-        cum = np.concatenate((np.zeros((len(S), 1)), np.cumsum(np.where(np.isinf(S), 0.0, S), axis=1)), axis=1)
-        # ideal with j more documents of the top grade (j = 0..n_open): they lead, the judged follow
-        k = self.k
-        best = np.zeros(k)
-        g = np.sort(jg)[::-1][:k]
-        best[: len(g)] = g
-        j = np.arange(n_open + 1)[:, None]
-        pos = j + np.arange(k)[None, :]
-        shifted = np.where(pos < k, self.disc[np.minimum(pos, k - 1)], 0.0)
-        ideal_plus = top * np.concatenate(([0.0], np.cumsum(self.disc)))[np.minimum(j[:, 0], k)] + shifted @ best
-        steps = np.arange(cols + 1)
-        valid = steps[None, :] <= n_own[:, None]
-        at = np.where(valid, n_open - n_own[:, None] + steps[None, :], 0)
-        num = self.dcg[q][:, None] + top * cum
-        den = ideal_plus[at]
-        ratio = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-        self.lo[q] = np.where(valid, ratio, np.inf).min(axis=1)
+        self.lo[q], Wo, n_own = bounds_lo(W, open_, self.dcg[q], jg, self.disc, float(self.maxgrade))
         # the maximum: only for runs whose own holes or the judged gains changed
-        values = np.arange(self.maxgrade + 1, dtype=np.float64)
-        disc = np.zeros(len(jg) + n_open)  # the ideal's discounts, 0 past k
-        disc[: self.k] = self.disc[: len(disc)]
         stale = self._hi_stale.pop(q, None)
         ideal_key = tuple(np.sort(jg)[::-1][: self.k].tolist())  # only the k largest judged gains reach an ideal
         if stale is None or self._hi_gains.get(q) != ideal_key:
             stale = range(self.c.n_runs)
         self._hi_gains[q] = ideal_key
-        stale = np.asarray(sorted(stale), np.int64)
-        none = stale[n_own[stale] == 0]
-        self.hi[q, none] = self.dcg[q, none] / ideal if ideal > 0 else 0.0
-        for n in np.unique(n_own[stale]).tolist():
-            if n == 0:
-                continue
-            runs = stale[n_own[stale] == n]
-            if _multisets(n, self.maxgrade) is not None:  # every run with n holes at once
-                own = np.sort(np.where(Wo[runs] > 0, Wo[runs], np.inf), axis=1)[:, :n]
-                self.hi[q, runs] = _max_over_multisets(own, self.dcg[q, runs], jg, self.disc, self.maxgrade)
-                continue
-            for r in runs.tolist():
+        left = bounds_hi(self.hi[q], np.asarray(sorted(stale), np.int64), Wo, n_own, self.dcg[q], jg, self.disc,
+                         self.maxgrade, ideal)
+        if left:  # too many grade multisets: the DP
+            from ...core.measures.bounds import ndcg_extreme
+
+            disc = np.zeros(len(jg) + Wo.shape[1])  # the ideal's discounts, 0 past k
+            disc[: self.k] = self.disc[: len(disc)]
+            values = np.arange(self.maxgrade + 1, dtype=np.float64)
+            for r in left:
                 self.hi[q, r] = ndcg_extreme(Wo[r][Wo[r] > 0], self.dcg[q, r], jg, disc, values, "max")
 
     def undecided(self) -> np.ndarray:
@@ -807,21 +781,9 @@ class Bounds(Policy):
         share = (1.0 + self.n_rel[q]) / (2.0 + self.n_lab[q])  # per run
         M = self._member[q]
         p_rel = np.where(M, share[:, None], 0.0).max(axis=0)  # per pair of the query
-        best, arg = -1.0, -1
-        if len(ids):
-            free = np.isnan(self.label[ids]) & ~self.pending[ids]
-            pr = np.where(free, p_rel[ids - s] * move_top, -1.0)
-            j = int(np.argmax(pr))
-            if pr[j] >= 0:
-                best, arg = float(pr[j]), int(ids[j])
         deep = self._deep[q]
-        if len(deep):
-            free = np.isnan(self.label[deep]) & ~self.pending[deep]
-            if free.any():
-                pd = np.where(free, p_rel[deep - s], -1.0)
-                j = int(np.argmax(pd))
-                if pd[j] * move_deep > best:
-                    best, arg = float(pd[j] * move_deep), int(deep[j])
+        best, arg = best_hole(ids, np.isnan(self.label[ids]) & ~self.pending[ids], move_top, deep,
+                              np.isnan(self.label[deep]) & ~self.pending[deep], move_deep, p_rel, s)
         if arg >= 0:
             heapq.heappush(self._heap, (-best, arg, q, int(self._version[q])))
 

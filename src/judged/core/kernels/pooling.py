@@ -2,6 +2,9 @@
 :mod:`judged.analyses.pooling.policies`): each a numpy reference and the C function of
 ``judged._native`` that gives the same bits.
 
+* :func:`hedge_picks` -- the same for Hedge: per query the open pair of highest mixture
+  value, the experts' weights updated by each label.
+* :func:`bounds_picks` -- the ``bounds`` strategy's whole order, step by step.
 * :func:`turn_picks` -- the pairs of each query in the order move-to-front (Cormack, Palmer
   & Clarke, SIGIR 1998) or the bandit MM (Losada, Parapar & Barreiro, SAC 2016; with a
   discount, the non-stationary MM-NS) draws them when every label arrives as soon as its
@@ -108,3 +111,343 @@ def _(native, query_offsets, list_offsets, lists, label, truth, rel, rule, disco
     native.turn_picks(query_offsets, list_offsets, lists, np.array(label, np.float64),
                       np.ascontiguousarray(truth, np.float64), float(rel), RULES[rule], float(discount), picks, counts)
     return picks, counts
+
+
+@kernel
+def hedge_picks(query_offsets: np.ndarray, values: np.ndarray, factor_rel: np.ndarray, factor_non: np.ndarray,
+                truth: np.ndarray, rel: float, n_runs: int) -> tuple[np.ndarray, np.ndarray]:
+    """(picks, counts) as :func:`turn_picks` gives them, for Hedge (Aslam, Pavlu & Savell,
+    CIKM 2003) from no label: per query every run an expert of weight 1; next the open pair
+    of highest mixture value sum_r w_r v_r / sum_r w_r (``values``: per query, runs x its
+    pairs, row-major from ``n_runs * query_offsets[q]``; the sum over the runs in turn; ties:
+    the first pair); its label multiplies each w_r by ``factor_rel`` (grade >= ``rel``) or
+    ``factor_non`` at the same place (beta^loss), then w is divided by its largest."""
+    nq, R = len(query_offsets) - 1, int(n_runs)
+    picks = np.zeros(int(query_offsets[-1]) if nq >= 0 else 0, np.int64)
+    counts = np.zeros(max(nq, 0), np.int64)
+    for q in range(nq):
+        s, e = int(query_offsets[q]), int(query_offsets[q + 1])
+        V, Fr, Fn = (x[R * s:R * e].reshape(R, e - s) for x in (values, factor_rel, factor_non))
+        w, open_ = np.ones(R), np.ones(e - s, bool)
+        for n in range(e - s):
+            mix = np.where(open_, (w[:, None] * V).sum(axis=0) / w.sum(), -1.0)
+            j = int(np.argmax(mix))
+            open_[j] = False
+            picks[s + n] = s + j
+            w = w * (Fr if truth[s + j] >= rel else Fn)[:, j]
+            w = w / w.max()
+        counts[q] = e - s
+    return picks, counts
+
+
+@hedge_picks.binding
+def _(native, query_offsets, values, factor_rel, factor_non, truth, rel, n_runs):
+    nq = len(query_offsets) - 1
+    if nq <= 0 or n_runs < 1 or len(values) != n_runs * int(query_offsets[-1]):
+        return FALLBACK
+    picks = np.zeros(int(query_offsets[-1]), np.int64)
+    counts = np.zeros(nq, np.int64)
+    native.hedge_picks(np.ascontiguousarray(query_offsets, np.int64), np.ascontiguousarray(values, np.float64),
+                       np.ascontiguousarray(factor_rel, np.float64), np.ascontiguousarray(factor_non, np.float64),
+                       np.ascontiguousarray(truth, np.float64), float(rel), int(n_runs), picks, counts)
+    return picks, counts
+
+
+# ---------------------------------------------------------------------------------------
+# the bounds strategy: exact nDCG@k bounds decide which run pairs are still undecided
+
+
+MAX_MULTISETS = 5000  # past this many grade multisets of a run's holes, ndcg_extreme's DP gives the maximum
+_MULTISETS: dict = {}
+
+
+def multisets(n: int, top: int):
+    """Counts of each grade top..0 (columns) over every multiset of n grades in 0..top;
+    None when there are more than MAX_MULTISETS."""
+    key = (n, top)
+    if key not in _MULTISETS:
+        from itertools import combinations_with_replacement
+        from math import comb
+
+        if comb(n + top, top) > MAX_MULTISETS:
+            _MULTISETS[key] = None
+        else:
+            rows = [np.bincount(top - np.asarray(m, np.int64), minlength=top + 1)
+                    for m in combinations_with_replacement(range(top + 1), n)]
+            _MULTISETS[key] = np.array(rows, np.int64).reshape(-1, top + 1)
+    return _MULTISETS[key]
+
+
+def max_over_multisets(own, dcg, jg, disc, top: int):
+    """max over the grades 0..top of the holes of (dcg + DCG of the holes) / IDCG@k, IDCG
+    over the judged gains ``jg`` (within 1..top) and the holes' grades; linear gain,
+    ``disc`` the first k discounts. ``own``: the holes' discounts, one row per run (every
+    row the same number of holes), ``dcg`` per run; returns the maximum per run (a float
+    for a single row). Only the multiset of grades matters to the ideal, and for a
+    multiset the largest grades sit on the largest discounts (rearrangement): every
+    multiset is tried. The same value as :func:`judged.core.measures.bounds.ndcg_extreme` (tested)."""
+    single = np.ndim(own) == 1
+    own = np.atleast_2d(np.asarray(own, np.float64))
+    dcg = np.atleast_1d(np.asarray(dcg, np.float64))
+    C = multisets(own.shape[1], top)  # multisets x levels (grade top first)
+    grades = np.arange(top, -1, -1, dtype=np.float64)
+    w = np.concatenate((np.zeros((len(own), 1)), np.cumsum(-np.sort(-own, axis=1), axis=1)), axis=1)
+    end = np.cumsum(C, axis=1)
+    start = end - C
+    add = ((w[:, end] - w[:, start]) * grades[None, None, :]).sum(axis=2)  # runs x multisets
+    jg = np.asarray(jg, np.int64)
+    counts = C + np.bincount(top - jg, minlength=top + 1)[None, :] if len(jg) else C  # grades top..0
+    D = np.concatenate(([0.0], np.cumsum(disc)))  # the ideal's prefix sums; flat past k
+    D = np.concatenate((D, np.full(int(counts.sum(axis=1).max()) + 1, D[-1])))
+    cend = np.cumsum(counts, axis=1)
+    cstart = cend - counts
+    ideal = (grades[None, :] * (D[cend] - D[cstart])).sum(axis=1)
+    value = np.divide(dcg[:, None] + add, ideal[None, :], out=np.zeros(add.shape), where=ideal[None, :] > 0)
+    best = value.max(axis=1)
+    return float(best[0]) if single else best
+
+
+def ideal_dcg(gains, disc: np.ndarray) -> float:
+    """IDCG@k of a query's labelled gains: the k largest on the k discounts ``disc``."""
+    g = np.sort(np.asarray(gains, np.float64))[::-1][: len(disc)]
+    return float((g * disc[: len(g)]).sum())
+
+
+def bounds_lo(W: np.ndarray, open_: np.ndarray, dcg: np.ndarray, jg, disc: np.ndarray, top: float):
+    """(lo, Wo, n_own): per run, the exact minimum of nDCG@k on a query over the grades
+    0..``top`` of the open holes (``open_``, over the columns of ``W``: runs x the query's
+    pairs in some run's top k, a run's discount there or 0): s = 0..k of the run's own
+    holes at the top grade on its s smallest discounts, every other open hole at the top
+    grade (it only raises the ideal); ``Wo`` the open columns, ``n_own`` each run's own
+    open holes. The ideal's sums are row sums (pairwise, as numpy sums), never BLAS."""
+    k = len(disc)
+    Wo = W[:, open_]
+    n_open = Wo.shape[1]
+    n_own = (Wo > 0).sum(axis=1)
+    S = np.sort(np.where(Wo > 0, Wo, np.inf), axis=1)[:, :k]
+    cols = S.shape[1]
+    cum = np.concatenate((np.zeros((len(S), 1)), np.cumsum(np.where(np.isinf(S), 0.0, S), axis=1)), axis=1)
+    # ideal with j more documents of the top grade (j = 0..n_open): they lead, the judged follow
+    best = np.zeros(k)
+    g = np.sort(np.asarray(jg, np.float64))[::-1][:k]
+    best[: len(g)] = g
+    j = np.arange(n_open + 1)[:, None]
+    pos = j + np.arange(k)[None, :]
+    shifted = np.where(pos < k, disc[np.minimum(pos, k - 1)], 0.0)
+    ideal_plus = top * np.concatenate(([0.0], np.cumsum(disc)))[np.minimum(j[:, 0], k)] + (shifted * best).sum(axis=1)
+    steps = np.arange(cols + 1)
+    valid = steps[None, :] <= n_own[:, None]
+    at = np.where(valid, n_open - n_own[:, None] + steps[None, :], 0)
+    num = dcg[:, None] + top * cum
+    den = ideal_plus[at]
+    ratio = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+    return np.where(valid, ratio, np.inf).min(axis=1), Wo, n_own
+
+
+def bounds_hi(hi: np.ndarray, runs: np.ndarray, Wo: np.ndarray, n_own: np.ndarray, dcg: np.ndarray, jg,
+              disc: np.ndarray, top: int, ideal: float) -> list:
+    """``hi[r]`` for each run of ``runs``: the exact maximum of its nDCG@k on a query over
+    the grades 0..``top`` of its own open holes (``Wo``: runs x open holes, its discounts or
+    0; the other runs' holes at 0), by every grade multiset at once
+    (:func:`max_over_multisets`); ``ideal`` the IDCG@k of the judged gains ``jg``. Returns
+    the runs with more than MAX_MULTISETS multisets, left for
+    :func:`judged.core.measures.bounds.ndcg_extreme`'s DP."""
+    none = runs[n_own[runs] == 0]
+    hi[none] = dcg[none] / ideal if ideal > 0 else 0.0
+    left = []
+    for n in np.unique(n_own[runs]).tolist():
+        if n == 0:
+            continue
+        same = runs[n_own[runs] == n]
+        if multisets(n, top) is None:
+            left.extend(same.tolist())
+            continue
+        own = np.sort(np.where(Wo[same] > 0, Wo[same], np.inf), axis=1)[:, :n]  # every run with n holes at once
+        hi[same] = max_over_multisets(own, dcg[same], jg, disc, top)
+    return left
+
+
+def best_hole(ids, free, move_top, deep, deep_free, move_deep: float, p_rel, s: int) -> tuple[float, int]:
+    """(priority, pair) of a query's free pair of highest priority (-1.0, -1: none): a pair
+    ``ids`` in some run's top k scores its chance of relevance (``p_rel``, the query's pairs
+    from pair ``s``) times ``move_top``, one in no run's top k (``deep``) times
+    ``move_deep``; ties: the first top pair, then the first deep one."""
+    best, arg = -1.0, -1
+    if len(ids):
+        pr = np.where(free, p_rel[ids - s] * move_top, -1.0)
+        j = int(np.argmax(pr))
+        if pr[j] >= 0:
+            best, arg = float(pr[j]), int(ids[j])
+    if len(deep) and deep_free.any():
+        pd = np.where(deep_free, p_rel[deep - s], -1.0)
+        j = int(np.argmax(pd))
+        if pd[j] * move_deep > best:
+            best, arg = float(pd[j] * move_deep), int(deep[j])
+    return best, arg
+
+
+@kernel
+def bounds_picks(query_offsets: np.ndarray, top_offsets: np.ndarray, top_ids: np.ndarray, top_w: np.ndarray,
+                 deep_offsets: np.ndarray, deep_ids: np.ndarray, member: np.ndarray, truth: np.ndarray,
+                 disc: np.ndarray, n_runs: int, maxgrade: int, rel: float, limit: int = -1) -> np.ndarray:
+    """The pairs in the order the ``bounds`` strategy
+    (:class:`judged.analyses.pooling.policies.Bounds`) has them judged when each label
+    (``truth``) arrives as soon as its pair is handed out, from no label at all (at most
+    ``limit`` of them; -1: every one). Query q's pairs are ``query_offsets[q]:[q + 1]``;
+    ``top_ids[top_offsets[q]:top_offsets[q + 1]]`` those in some run's top k (ascending)
+    and ``top_w`` their discounts (per query, runs x those pairs, row-major, 0 outside a
+    run's top k); ``deep_ids`` (``deep_offsets``) the others; ``member`` (per query, runs x
+    its pairs) whether a run has the pair in its top depth; ``disc`` the k discounts;
+    grades 0..``maxgrade``, relevant from ``rel``. The policy's steps, one by one: the
+    bounds of the queries whose labels moved them, the undecided run pairs, the priority
+    of every query whose labels (or the undecided pairs) changed, the pair of highest
+    priority next (ties: the smaller pair id)."""
+    import heapq
+
+    Q, R, k = len(query_offsets) - 1, int(n_runs), len(disc)
+    top_grade = float(max(int(maxgrade), 1))
+    label = np.full(int(query_offsets[-1]) if Q >= 0 else 0, np.nan)
+    tops, deeps, members = [], [], []
+    for q in range(Q):
+        a, b = int(top_offsets[q]), int(top_offsets[q + 1])
+        tops.append((top_ids[a:b], top_w[R * a:R * b].reshape(R, b - a)))
+        deeps.append(deep_ids[int(deep_offsets[q]):int(deep_offsets[q + 1])])
+        s, e = int(query_offsets[q]), int(query_offsets[q + 1])
+        members.append(member[R * s:R * e].reshape(R, e - s).astype(bool))
+    pair_query = np.repeat(np.arange(Q), np.diff(query_offsets))
+    gains = [[] for _ in range(Q)]
+    dcg, n_lab, n_rel = np.zeros((Q, R)), np.zeros((Q, R)), np.zeros((Q, R))
+    lo, hi = np.zeros((Q, R)), np.zeros((Q, R))
+    grade_counts = np.zeros(int(top_grade) + 1)
+    dirty, bounds_dirty = set(range(Q)), set(range(Q))
+    heap, version, undecided_was = [], np.zeros(Q, np.int64), None
+    hi_stale, hi_gains, terms_of = {}, {}, {}
+
+    def query_bounds(q):
+        ids, W = tops[q]
+        open_ = np.isnan(label[ids])
+        jg = np.asarray(gains[q], np.float64)
+        ideal = ideal_dcg(jg, disc)
+        if not open_.any():
+            lo[q] = hi[q] = dcg[q] / ideal if ideal > 0 else 0.0
+            return
+        lo[q], Wo, n_own = bounds_lo(W, open_, dcg[q], jg, disc, top_grade)
+        stale = hi_stale.pop(q, None)
+        key = tuple(np.sort(jg)[::-1][:k].tolist())
+        if stale is None or hi_gains.get(q) != key:
+            stale = range(R)
+        hi_gains[q] = key
+        left = bounds_hi(hi[q], np.asarray(sorted(stale), np.int64), Wo, n_own, dcg[q], jg, disc, int(top_grade),
+                         ideal)
+        if left:
+            raise ValueError(f"bounds_picks: more than {MAX_MULTISETS} grade multisets "
+                             f"(k={k}, top grade {top_grade:g})")
+
+    def undecided():
+        if R == 1:
+            return np.zeros((1, 1), bool)
+        LO, HI = lo.mean(axis=0), hi.mean(axis=0)
+        U = (LO[:, None] < HI[None, :] - 1e-12) & (LO[None, :] < HI[:, None] - 1e-12)
+        np.fill_diagonal(U, False)
+        return np.triu(U)
+
+    def update(q, ri, si, grades, weights):
+        version[q] += 1
+        s = int(query_offsets[q])
+        I0 = ideal_dcg(gains[q], disc)
+        D = dcg[q]
+        base = D / I0 if I0 > 0 else np.zeros_like(D)
+        ids, W = tops[q]
+        move_top, move_deep = np.zeros(len(ids)), 0.0
+        terms = terms_of.setdefault(q, {})
+        for g, pg in zip(grades, weights):
+            if g not in terms:
+                I1 = ideal_dcg(gains[q] + [g], disc)
+                d = (D[:, None] + g * W) / I1 - base[:, None]
+                dd = D / I1 - base
+                terms[g] = (np.abs(d[ri] - d[si]).sum(axis=0) + np.abs(d).sum(axis=0) / max(R, 1),
+                            float(np.abs(dd[ri] - dd[si]).sum()) + float(np.abs(dd).sum()) / max(R, 1))
+            top_term, deep_term = terms[g]
+            move_top += pg * top_term
+            move_deep += pg * deep_term
+        share = (1.0 + n_rel[q]) / (2.0 + n_lab[q])
+        p_rel = np.where(members[q], share[:, None], 0.0).max(axis=0) if R else np.zeros(0)
+        best, arg = best_hole(ids, np.isnan(label[ids]), move_top, deeps[q], np.isnan(label[deeps[q]]), move_deep,
+                              p_rel, s)
+        if arg >= 0:
+            heapq.heappush(heap, (-best, arg, q, int(version[q])))
+
+    def observe(pid, grade):
+        q = int(pair_query[pid])
+        s = int(query_offsets[q])
+        g = max(float(grade), 0.0)
+        label[pid] = grade
+        grade_counts[int(g)] += 1
+        runs = members[q][:, pid - s]
+        n_lab[q, runs] += 1
+        if grade >= rel:
+            n_rel[q, runs] += 1
+        ids, W = tops[q]
+        j = np.searchsorted(ids, pid)
+        in_top = j < len(ids) and ids[j] == pid
+        if in_top:
+            hi_stale.setdefault(q, set()).update(np.flatnonzero(W[:, j] > 0).tolist())
+            if g > 0:
+                dcg[q] += g * W[:, j]
+        if g > 0:
+            gains[q].append(g)
+            terms_of.pop(q, None)
+        dirty.add(q)
+        if in_top or g > 0:
+            bounds_dirty.add(q)
+
+    out = []
+    while limit < 0 or len(out) < limit:
+        if R > 1:  # with one run no pair is undecided: its bounds are never read
+            for q in bounds_dirty:
+                query_bounds(q)
+        bounds_dirty.clear()
+        U = undecided()
+        if undecided_was is None or not np.array_equal(U, undecided_was):
+            undecided_was = U
+            dirty = set(range(Q))
+            terms_of.clear()
+            heap = []
+        grades = np.arange(rel, len(grade_counts))
+        if not len(grades):
+            grades = np.array([rel])
+        counts = np.array([grade_counts[g] if g < len(grade_counts) else 0 for g in grades]) + 1.0
+        grades, weights = grades.astype(np.float64), counts / counts.sum()
+        ri, si = np.nonzero(U)
+        for q in dirty:
+            update(q, ri, si, grades, weights)
+        dirty.clear()
+        pid = None
+        while heap:
+            _, p, q, v = heapq.heappop(heap)
+            if v == version[q] and np.isnan(label[p]):
+                pid = p
+                break
+        if pid is None:
+            break
+        observe(pid, float(truth[pid]))
+        out.append(pid)
+    return np.asarray(out, np.int64)
+
+
+@bounds_picks.binding
+def _(native, query_offsets, top_offsets, top_ids, top_w, deep_offsets, deep_ids, member, truth, disc, n_runs,
+      maxgrade, rel, limit=-1):
+    top = max(int(maxgrade), 1)
+    truth = np.ascontiguousarray(truth, np.float64)
+    if len(truth) and (np.isnan(truth).any() or (truth != np.floor(truth)).any() or truth.max() > top):
+        return FALLBACK
+    if rel < 0 or rel != int(rel) or top >= 63 or (n_runs > 1 and multisets(len(disc), top) is None):
+        return FALLBACK
+    out = np.zeros(len(truth), np.int64)
+    n = native.bounds_picks(np.ascontiguousarray(query_offsets, np.int64), np.ascontiguousarray(top_offsets, np.int64),
+                            np.ascontiguousarray(top_ids, np.int64), np.ascontiguousarray(top_w, np.float64),
+                            np.ascontiguousarray(deep_offsets, np.int64), np.ascontiguousarray(deep_ids, np.int64),
+                            np.ascontiguousarray(member, np.uint8), truth, np.ascontiguousarray(disc, np.float64),
+                            int(n_runs), top, int(rel), int(limit), out)
+    return FALLBACK if n < 0 else out[:n]
