@@ -38,13 +38,23 @@ def test_depth_from_scratch_by_hand():
     assert s.candidates == [5]
 
 
-def test_replay_scores_are_evaluate_on_the_labels_gathered():
+SHORT_RANKING = pytest.mark.xfail(strict=True, reason="the replay scores each run's top k rows only: a measure "
+                                  "reading deeper rows (condensed, ideal=retrieved) differs from judged eval")
+
+
+@pytest.mark.parametrize("measure", ["nDCG@5", "DCG@5", "nDCG(gain=exp)@5", "nDCG(gains={0:0,1:1,2:5})@5", "P@5",
+                                     "Judged@5", pytest.param("nDCG(ideal=retrieved)@5", marks=SHORT_RANKING),
+                                     pytest.param("nDCG(unjudged=condensed)@5", marks=SHORT_RANKING)])
+def test_replay_scores_are_evaluate_on_the_labels_gathered(measure):
+    # at every checkpoint; for the DCG family with holes at 0, labels of gain 0 are skipped
+    # (they move nothing): the values must still be evaluate()'s, bit for bit
     rng = np.random.default_rng(5)
     docs = [f"d{i}" for i in range(30)]
     qrels = {f"q{j}": {d: int(rng.integers(0, 3)) for d in rng.choice(docs, 18, replace=False)} for j in range(3)}
     runs = {f"r{i}": {f"q{j}": {d: float(s) for d, s in zip(rng.choice(docs, 15, replace=False), range(15, 0, -1))}
                       for j in range(3)} for i in range(4)}
-    res = pooling_replay(qrels, runs, [7, 19], ["mtf"], measure="nDCG@5", protocol="from-scratch", depth=6, step=1)
+    budgets = list(range(1, 50))
+    res = pooling_replay(qrels, runs, budgets, ["mtf"], measure=measure, protocol="from-scratch", depth=6, step=1)
     s = res.strategies["mtf"]
     # rebuild the labels the policy gathered, in its order, and score them with evaluate()
     from judged.analyses.pooling.candidates import build_candidates
@@ -58,17 +68,17 @@ def test_replay_scores_are_evaluate_on_the_labels_gathered():
         g = float(qrels[c.qids[c.pair_query[pid]]].get(c.docids[pid], 0))
         order.append((c.qids[c.pair_query[pid]], c.docids[pid], g))
         policy.observe(pid, g)
-    for budget in (7, 19):
+    for budget in budgets:
         labels = {}
         for q, d, g in order[:budget]:
             labels.setdefault(q, {})[d] = int(g)
         for q in qrels:  # every query scored, as the replay does (no label yet: 0)
             labels.setdefault(q, {"never-retrieved": 0})
-        ev = evaluate(labels, runs, ["nDCG@5"])
-        want = np.array([ev.aggregate(r, "nDCG@5") for r in runs])
-        row = int(np.searchsorted(s.judgments, budget))
-        assert s.judgments[row] == budget
-        assert np.array_equal(s.scores[row], want)  # bit for bit: the same kernels
+        ev = evaluate(labels, runs, [measure])
+        want = np.array([ev.aggregate(r, measure) for r in runs])
+        row = min(int(np.searchsorted(s.judgments, budget)), len(s.judgments) - 1)
+        assert s.judgments[row] == min(budget, len(order))
+        assert np.array_equal(s.scores[row], want), budget  # bit for bit: the same kernels
 
 
 def test_leave_one_run_out_pools_the_other_runs():

@@ -71,8 +71,14 @@ class LabelScorer:
         position = {q: i for i, q in enumerate(aligned.qids.tolist())}
         cq = np.array([position.get(q, -1) for q in candidate_qids], np.int64)
         self.pair_aq = cq[pair_query] if len(pair_query) else np.zeros(0, np.int64)
+        # a label of gain 0 moves no DCG-family value with holes counted as 0: it adds nothing to the
+        # DCG (a hole there gains 0 too) nor to the ideal (positive gains only, dcg.ideal_gains); such
+        # labels are left out of the judgments and change no query's value
+        self.silent = None
+        if measure.name in ("nDCG", "DCG") and measure.unjudged == "zero" and len(truth):
+            self.silent = measure.gain(np.asarray(truth, np.float64)) == 0
         # the judgments' rows, sorted once: the pairs of the run's queries by (query, pair)
-        has = np.flatnonzero(self.pair_aq >= 0)
+        has = np.flatnonzero((self.pair_aq >= 0) if self.silent is None else (self.pair_aq >= 0) & ~self.silent)
         self.jpid = has[np.argsort(self.pair_aq[has], kind="stable")]
         self.jq = self.pair_aq[self.jpid]
         self.jgrade = truth[self.jpid].astype(np.int64)
@@ -127,7 +133,7 @@ class LabelScorer:
             if values is None:
                 values = self.per_query(labelled)
             elif len(new):
-                changed = np.unique(self.pair_aq[new])
+                changed = np.unique(self.pair_aq[new if self.silent is None else new[~self.silent[new]]])
                 changed = changed[changed >= 0]
                 if len(changed) == len(values):
                     values = self.per_query(labelled)
