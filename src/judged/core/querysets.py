@@ -164,13 +164,18 @@ def query_set(settings, qrels_queries: int, counts: dict, left_out: int = 0, mea
 def of_aligned(settings, qrels, aligned: dict, measures=()) -> QuerySet:
     """The :class:`QuerySet` of runs aligned with ``qrels`` (name -> :class:`~judged.align.Aligned`),
     once every run is known to share a query id with them (:func:`refuse_disjoint`)."""
+    counts = {name: aligned_counts(name, a, qrels) for name, a in aligned.items()}
+    return query_set(settings, len(qrels.query_ids), counts, measures=measures)
+
+
+def aligned_counts(name: str, aligned, qrels) -> dict:
+    """What :func:`of_aligned` reads of one aligned run (its query counts and longest
+    ranking), once the run is known to share a query id with the qrels: for a caller that
+    keeps only part of each run (``judged meta pooling``)."""
     from .results import max_depth
 
-    counts = {}
-    for name, a in aligned.items():
-        refuse_disjoint(name, a.counts, qrels, lambda a=a: run_query_sample(a.run))
-        counts[name] = {**a.counts, "max_depth": max_depth(a)}
-    return query_set(settings, len(qrels.query_ids), counts, measures=measures)
+    refuse_disjoint(name, aligned.counts, qrels, lambda: run_query_sample(aligned.run))
+    return {**aligned.counts, "max_depth": max_depth(aligned)}
 
 
 def of_result(result) -> QuerySet:

@@ -197,6 +197,22 @@ def test_one_run_is_refused(tmp_path, capsys):
     assert "needs at least two runs" in capsys.readouterr().err
 
 
+def test_pool_sizes_count_the_candidates_build_candidates_gathers():
+    from judged.analyses.meta.pooling import pool_sizes
+    from judged.analyses.pooling.candidates import build_candidates
+
+    rng = np.random.default_rng(3)
+    for trial in range(20):
+        docs = [f"d{i}" for i in range(int(rng.integers(1, 30)))]
+        qids = [f"q{j}" for j in range(int(rng.integers(1, 5)))]
+        rankings = {f"r{i}": {q: list(rng.choice(docs, int(rng.integers(0, len(docs) + 1)), replace=False))
+                              for q in qids + ["unscored"] if rng.random() < 0.8} for i in range(int(rng.integers(1, 6)))}
+        names = list(rankings)
+        pools = [names] + [[n for n in names if n != left] for left in names] + [names[:1]]
+        want = [build_candidates({n: rankings[n] for n in pool}, 30, None, qids).n_pairs for pool in pools]
+        assert pool_sizes(rankings, pools, qids) == want, trial
+
+
 def test_helpers():
     assert [nice_step(n) for n in (10, 250, 24156, 49146)] == [1, 2, 200, 500]
     assert pairwise_agreement([1, 2, 3], [1, 3, 2]) == pytest.approx(2 / 3)

@@ -33,7 +33,7 @@ import numpy as np
 
 from ...core.conventions import Settings
 from ...core.errors import ConventionError, JudgedError
-from ...core.querysets import of_aligned
+from ...core.querysets import aligned_counts, query_set as of_counts
 from .stability import kendall_tau
 
 PROTOCOLS = ("leave-one-run-out", "from-scratch")
@@ -41,6 +41,28 @@ DEFAULT_DEPTH = 100
 DEFAULT_TOLERANCE = 0.01
 DEFAULT_MEASURE = "nDCG@10"
 CHECKPOINTS = 200  # the default step: about this many checkpoints per replay
+
+
+def release_unused() -> None:
+    """Hand the memory Arrow's pool keeps from a run let go back to the system (mimalloc and
+    jemalloc keep it for the next allocation: a replay reads no more long columns)."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+
+
+def top_rows(aligned, k: int):
+    """The aligned run with its top ``k`` rows per query only, and the run with those rows
+    only (the rows renumbered): the rest of a long run is let go."""
+    from ...core.align import Ranked
+    from ...core.data import take_strings
+
+    top, run = aligned.ranked.top(k), aligned.run
+    rows = top.row
+    small = replace(run, qid=take_strings(run.qid, rows), docid=take_strings(run.docid, rows), score=run.score[rows],
+                    rank=None if run.rank is None else run.rank[rows], rank_text=None, reread=None)
+    ranked = Ranked(top.n_queries, top.q, top.pos, top.grade, np.arange(len(rows), dtype=np.int64), top.offsets)
+    return replace(aligned, run=small, ranked=ranked)
 
 
 def nice_step(n: int, checkpoints: int = CHECKPOINTS) -> int:
@@ -334,12 +356,24 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
                            on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
     on_duplicate = settings.on_duplicate
     qrels = read_qrels(qrels, on_duplicate=on_duplicate)
-    aligned = {name: align(qrels, run, settings) for name, run in named_runs(runs, on_duplicate)}
-    query_set = of_aligned(settings, qrels, aligned, measures=[m])
+    # each run, once aligned and scored on the full qrels, keeps only what the replay reads: its top
+    # `depth` and the measure's cutoff (the whole ranking when the measure reads it), so one run is
+    # held whole at a time
+    keep = list_depth(m)
+    aligned, counts, full = {}, {}, []
+    for name, run in named_runs(runs, on_duplicate):
+        a = align(qrels, run, settings)
+        del run
+        counts[name] = aligned_counts(name, a, qrels)
+        full.append(m.aggregate_of(m.compute(a)))
+        aligned[name] = a if keep is None else top_rows(a, max(keep, depth))
+        del a
+        release_unused()
+    query_set = of_counts(settings, len(qrels.query_ids), counts, measures=[m])
     run_names = list(aligned)
     if len(run_names) < 2:
         raise JudgedError("a pooling replay needs at least two runs")
-    full = np.array([m.aggregate_of(m.compute(a)) for a in aligned.values()])
+    full = np.array(full)
     maxgrade = int(max(qrels.grade.max(), 1)) if len(qrels.grade) else 1  # the scale, known before any label
     qids = list(dict.fromkeys(q for a in aligned.values() for q in a.qids.tolist()))
     rankings = {}
@@ -350,9 +384,6 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
             per.setdefault(q, []).append(d)
         rankings[name] = per
     grade_of = dict(zip(zip(qrels.qid.to_pylist(), qrels.docid.to_pylist()), qrels.grade.tolist()))
-    keep = list_depth(m)
-    if keep is not None:  # the replay reads each run's top `depth` and the measure's cutoff only
-        aligned = {name: replace(a, ranked=a.ranked.top(max(keep, depth))) for name, a in aligned.items()}
 
     def setting(pool_runs, scored):
         cands = build_candidates({n: rankings[n] for n in pool_runs}, depth, None, qids)
@@ -366,25 +397,55 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
         settings_list = [([n for n in run_names if n != left], [left]) for left in run_names]
     else:
         settings_list = [(run_names, run_names)]
-    prepared = [setting(p, s) for p, s in settings_list]
+    most = max(pool_sizes(rankings, [p for p, _ in settings_list], qids))
     if step is None:
-        most = max(c.n_pairs for c, _, _ in prepared)
         step = nice_step(most if max_judgments is None else min(most, max_judgments))
-    top_count = max(c.n_pairs for c, _, _ in prepared)
-    marks = sorted(set(range(0, top_count + step, step)) | set(budgets))
+    marks = sorted(set(range(0, most + step, step)) | set(budgets))
     out = PoolingReplay(qrels, run_names, m, m.convention(settings), protocol, depth, step, float(tolerance),
                         seed, budgets, full, max_judgments, query_set=query_set)
     impact_memo: dict = {}
-    for name in names:
-        reps = []
-        for k, (cands, truth, scorers) in enumerate(prepared):
-            policy = _policy(name, cands, prepared_runs=settings_list[k][0], aligned=aligned, seed=seed, rel=rel,
+    reps: dict = {name: [] for name in names}
+    # pool after pool, every strategy on it: one pool's candidates are held at a time
+    for k, (pool_runs, scored) in enumerate(settings_list):
+        cands, truth, scorers = setting(pool_runs, scored)
+        for name in names:
+            policy = _policy(name, cands, prepared_runs=pool_runs, aligned=aligned, seed=seed, rel=rel,
                              depth=depth, maxgrade=maxgrade, memo=impact_memo).start()
-            reps.append(replay(policy, truth, scorers, marks, rel, max_judgments))
+            reps[name].append(replay(policy, truth, scorers, marks, rel, max_judgments))
             if progress is not None:
-                progress(name, k + 1, len(prepared))
-        out.strategies[name] = _combine(name, reps, marks, full, tolerance, budgets, max_judgments)
+                progress(name, k + 1, len(settings_list))
+        del cands, truth, scorers
+    for name in names:
+        out.strategies[name] = _combine(name, reps[name], marks, full, tolerance, budgets, max_judgments)
     return out
+
+
+def pool_sizes(rankings: dict, pools: list, qids) -> list[int]:
+    """The candidate pairs of each pool (a list of run names): the distinct (query, document)
+    pairs of the runs' rankings over ``qids``, as :func:`build_candidates` gathers them,
+    counted without building them: the pairs of every run less those only the runs left
+    out hold."""
+    wanted = set(qids)
+    holders: dict = {}  # pair -> the runs holding it, by index
+    names = list(rankings)
+    for i, n in enumerate(names):
+        for q, docs in rankings[n].items():
+            if q in wanted:
+                for d in docs:
+                    holders.setdefault((q, d), []).append(i)
+    alone = np.bincount([h[0] for h in holders.values() if len(h) == 1], minlength=len(names))
+    sizes = []
+    for pool in pools:
+        inside = np.zeros(len(names), bool)
+        inside[[names.index(n) for n in pool]] = True
+        if inside.all():
+            sizes.append(len(holders))
+        elif inside.sum() == len(names) - 1:  # leave one out: less the pairs only that run holds
+            out = names.index(next(n for n in names if n not in pool))
+            sizes.append(len(holders) - int(alone[out]))
+        else:
+            sizes.append(sum(1 for h in holders.values() if inside[h].any()))
+    return sizes
 
 
 def _policy(name, cands, *, prepared_runs, aligned, seed, rel, depth, maxgrade, memo=None):
