@@ -84,8 +84,10 @@ class LabelScorer:
     it), so along a replay only the queries that gained a label are scored again."""
 
     def __init__(self, measure, aligned, index: dict, truth: np.ndarray, candidate_qids: list, pair_query):
+        from ..estimate import list_depth
+
         self.m, self.a, self.truth = measure, aligned, truth
-        top = aligned.ranked.top(measure.cutoff)
+        top = aligned.ranked.top(list_depth(measure))  # the ranks the measure reads
         self.top = top
         qids = aligned.qids[top.q].tolist()
         self.pid = np.fromiter((index.get((q, d), -1) for q, d in zip(qids, aligned.docids(top.row))), np.int64,
