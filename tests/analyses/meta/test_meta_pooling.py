@@ -193,20 +193,41 @@ def test_one_run_is_refused(tmp_path, capsys):
     assert "needs at least two runs" in capsys.readouterr().err
 
 
-def test_pool_sizes_count_the_candidates_build_candidates_gathers():
-    from judged.analyses.meta.pooling import pool_sizes
+def test_pool_rows_give_build_candidates_candidates():
+    # every field, for every pool of a leave-one-run-out replay and the whole pool, depth cuts
+    # included; the truth is the qrels' grade (0 for a pair they do not hold) and the index
+    # maps (qid, docid) to the pair id (-1 outside the pool)
+    from judged.analyses.meta.pooling import PoolRows
     from judged.analyses.pooling.candidates import build_candidates
 
-    rng = np.random.default_rng(3)
-    for trial in range(20):
+    rng = np.random.default_rng(4)
+    for trial in range(30):
         docs = [f"d{i}" for i in range(int(rng.integers(1, 30)))]
         qids = [f"q{j}" for j in range(int(rng.integers(1, 5)))]
         rankings = {f"r{i}": {q: list(rng.choice(docs, int(rng.integers(0, len(docs) + 1)), replace=False))
                               for q in qids + ["unscored"] if rng.random() < 0.8} for i in range(int(rng.integers(1, 6)))}
+        grade_of = {(q, d): float(rng.integers(0, 3)) for q in qids for d in docs if rng.random() < 0.3}
+        rows = PoolRows(rankings, qids, grade_of)
         names = list(rankings)
-        pools = [names] + [[n for n in names if n != left] for left in names] + [names[:1]]
-        want = [build_candidates({n: rankings[n] for n in pool}, 30, None, qids).n_pairs for pool in pools]
-        assert pool_sizes(rankings, pools, qids) == want, trial
+        depth = int(rng.integers(1, 30))
+        for pool in [names] + [[n for n in names if n != left] for left in names]:
+            want = build_candidates({n: rankings[n] for n in pool}, depth, None, qids)
+            got, truth, index = rows.candidates(pool, depth)
+            assert rows.size(pool, depth) == want.n_pairs
+            assert got.qids == want.qids and got.docids == want.docids and got.runs == want.runs
+            assert got.depth == want.depth and np.isnan(got.known).all() and len(got.known) == want.n_pairs
+            for f in ("pair_query", "query_offsets"):
+                assert getattr(got, f).dtype == np.int64 and np.array_equal(getattr(got, f), getattr(want, f))
+            for f in ("run_lists", "run_ranks"):
+                a, b = getattr(got, f), getattr(want, f)
+                assert [[x.tolist() for x in row] for row in a] == [[x.tolist() for x in row] for row in b]
+                assert all(x.dtype == np.int64 for row in a for x in row)
+            assert truth.tolist() == [grade_of.get((want.qids[q], d), 0.0)
+                                      for q, d in zip(want.pair_query.tolist(), want.docids)]
+            every = want.index()
+            for q in qids:
+                for d in docs:
+                    assert index.get((q, d), -1) == every.get((q, d), -1)
 
 
 def test_helpers():

@@ -84,7 +84,7 @@ class LabelScorer:
     it), so along a replay only the queries that gained a label are scored again."""
 
     def __init__(self, measure, aligned, index: dict, truth: np.ndarray, candidate_qids: list, pair_query):
-        from ..estimate import list_depth
+        from ...core.measures.bounds import list_depth
 
         self.m, self.a, self.truth = measure, aligned, truth
         top = aligned.ranked.top(list_depth(measure))  # the ranks the measure reads
@@ -331,7 +331,6 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     from ...core.evaluation import named_runs
     from ...core.io import read_qrels
     from ...core.measures import Measure
-    from ..pooling.candidates import build_candidates
     from ...core.measures.bounds import list_depth
 
     if protocol not in PROTOCOLS:
@@ -387,11 +386,11 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
         rankings[name] = per
     grade_of = dict(zip(zip(qrels.qid.to_pylist(), qrels.docid.to_pylist()), qrels.grade.tolist()))
 
+    rows = PoolRows(rankings, qids, grade_of)
+    del rankings, grade_of
+
     def setting(pool_runs, scored):
-        cands = build_candidates({n: rankings[n] for n in pool_runs}, depth, None, qids)
-        truth = np.array([float(grade_of.get((cands.qids[q], d), 0.0))
-                          for q, d in zip(cands.pair_query.tolist(), cands.docids)])
-        index = cands.index()
+        cands, truth, index = rows.candidates(pool_runs, depth)
         scorers = [LabelScorer(m, aligned[n], index, truth, cands.qids, cands.pair_query) for n in scored]
         return cands, truth, scorers
 
@@ -399,7 +398,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
         settings_list = [([n for n in run_names if n != left], [left]) for left in run_names]
     else:
         settings_list = [(run_names, run_names)]
-    most = max(pool_sizes(rankings, [p for p, _ in settings_list], qids))
+    most = max(rows.size(p, depth) for p, _ in settings_list)
     if step is None:
         step = nice_step(most if max_judgments is None else min(most, max_judgments))
     marks = sorted(set(range(0, most + step, step)) | set(budgets))
@@ -422,32 +421,87 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     return out
 
 
-def pool_sizes(rankings: dict, pools: list, qids) -> list[int]:
-    """The candidate pairs of each pool (a list of run names): the distinct (query, document)
-    pairs of the runs' rankings over ``qids``, as :func:`build_candidates` gathers them,
-    counted without building them: the pairs of every run less those only the runs left
-    out hold."""
-    wanted = set(qids)
-    holders: dict = {}  # pair -> the runs holding it, by index
-    names = list(rankings)
-    for i, n in enumerate(names):
-        for q, docs in rankings[n].items():
-            if q in wanted:
-                for d in docs:
-                    holders.setdefault((q, d), []).append(i)
-    alone = np.bincount([h[0] for h in holders.values() if len(h) == 1], minlength=len(names))
-    sizes = []
-    for pool in pools:
-        inside = np.zeros(len(names), bool)
-        inside[[names.index(n) for n in pool]] = True
-        if inside.all():
-            sizes.append(len(holders))
-        elif inside.sum() == len(names) - 1:  # leave one out: less the pairs only that run holds
-            out = names.index(next(n for n in names if n not in pool))
-            sizes.append(len(holders) - int(alone[out]))
-        else:
-            sizes.append(sum(1 for h in holders.values() if inside[h].any()))
-    return sizes
+class PoolRows:
+    """Every run's ranked (query, document) pairs once, as arrays, and each pool's
+    :class:`~judged.pooling.candidates.Candidates` from them by whole-array steps: the same
+    candidates as :func:`build_candidates` (tested), pair ids in its order (per query by
+    best rank over the pool's runs, then the first run that ranks the pair, then that
+    run's rank), without a pass over the pairs in Python per pool."""
+
+    def __init__(self, rankings: dict, qids: list, grade_of: dict):
+        self.names, self.qids = list(rankings), list(qids)
+        qpos = {q: i for i, q in enumerate(self.qids)}
+        self.code: list = [{} for _ in self.qids]  # per query index: docid -> pair code
+        self.docs: list = []  # docid of each code
+        truth, run, query, rank, code = [], [], [], [], []
+        for i, n in enumerate(self.names):
+            for q, docs in rankings[n].items():
+                qi = qpos.get(q)
+                if qi is None:
+                    continue
+                codes = self.code[qi]
+                for k, d in enumerate(docs, 1):
+                    c = codes.setdefault(d, len(self.docs))
+                    if c == len(self.docs):
+                        self.docs.append(d)
+                        truth.append(float(grade_of.get((q, d), 0.0)))
+                    run.append(i)
+                    query.append(qi)
+                    rank.append(k)
+                    code.append(c)
+        self.run, self.query, self.rank, self.pair = (np.asarray(x, np.int64) for x in (run, query, rank, code))
+        self.qpos = qpos
+        self.truth = np.asarray(truth, np.float64)
+
+    def _rows(self, pool: list, depth: int):
+        local = np.full(len(self.names), -1, np.int64)
+        local[[self.names.index(n) for n in pool]] = np.arange(len(pool))
+        return local, np.flatnonzero((local[self.run] >= 0) & (self.rank <= depth))
+
+    def size(self, pool: list, depth: int) -> int:
+        """The pool's candidate pairs, counted without building them."""
+        return len(np.unique(self.pair[self._rows(pool, depth)[1]]))
+
+    def candidates(self, pool: list, depth: int):
+        """(candidates, truth per pair, {(qid, docid): pair id}-like index) of the pool's runs."""
+        from ..pooling.candidates import Candidates
+
+        R, Q = len(pool), len(self.qids)
+        local, rows = self._rows(pool, depth)
+        r, q, k, c = local[self.run[rows]], self.query[rows], self.rank[rows], self.pair[rows]
+        by_pair = np.lexsort((k, r, c))  # each pair's rows: the first run ranking it first, best rank there first
+        cs = c[by_pair]
+        start = np.flatnonzero(np.concatenate(([True], cs[1:] != cs[:-1]))) if len(cs) else np.zeros(0, np.int64)
+        first = by_pair[start]
+        best = np.minimum.reduceat(k[by_pair], start) if len(start) else np.zeros(0, np.int64)
+        order = np.lexsort((k[first], r[first], best, q[first]))
+        codes = c[first][order]
+        pair_query = q[first][order]
+        pid_of = np.full(len(self.docs), -1, np.int64)
+        pid_of[codes] = np.arange(len(codes))
+        offsets = np.zeros(Q + 1, np.int64)
+        np.cumsum(np.bincount(pair_query, minlength=Q), out=offsets[1:])
+        in_lists = np.lexsort((k, r, q))
+        pids, ranks = pid_of[c[in_lists]], k[in_lists]
+        cells = np.zeros(Q * R + 1, np.int64)
+        np.cumsum(np.bincount(q[in_lists] * R + r[in_lists], minlength=Q * R), out=cells[1:])
+        run_lists = [[pids[cells[i * R + j]:cells[i * R + j + 1]].copy() for j in range(R)] for i in range(Q)]
+        run_ranks = [[ranks[cells[i * R + j]:cells[i * R + j + 1]].copy() for j in range(R)] for i in range(Q)]
+        cands = Candidates(self.qids, [self.docs[x] for x in codes.tolist()], pair_query, offsets, list(pool),
+                           run_lists, run_ranks, np.full(len(codes), np.nan), depth)
+        return cands, self.truth[codes], _PairIndex(self, pid_of)
+
+
+class _PairIndex:
+    """(qid, docid) -> pair id of one pool (``get`` as a dict's), through the pair codes."""
+
+    def __init__(self, rows: PoolRows, pid_of: np.ndarray):
+        self.rows, self.pid_of = rows, pid_of
+
+    def get(self, key, default=None):
+        qi = self.rows.qpos.get(key[0])
+        c = None if qi is None else self.rows.code[qi].get(key[1])
+        return default if c is None or self.pid_of[c] < 0 else int(self.pid_of[c])
 
 
 def _policy(name, cands, *, prepared_runs, aligned, seed, rel, depth, maxgrade, memo=None):
