@@ -1820,6 +1820,8 @@ typedef struct {
     double *label, *dcg, *nlab, *nrel, *lo, *hi, *grade_counts, *cd;
     int64_t *pq, *gcount, *ngains, *version;
     char *dirty, *bdirty, *has_stale, *stale, *key_set, *terms_ok, *U;
+    int64_t *dlist, *blist;  /* the queries flagged in dirty / bdirty, each once */
+    Py_ssize_t ndl, nbl;
     double *key, *terms_top, *terms_deep;
     int64_t *key_len;
     int64_t *ms_off, *ms_rows, *ms;  /* multisets of n grades: rows ms_off[n].., ms_rows[n] of them, L counts each */
@@ -2093,8 +2095,8 @@ static void b_observe(BState *st, int64_t pid, double grade)
         st->gcount[q * st->L + (int64_t)g] += 1;
         for (Py_ssize_t gi = 0; gi < st->NG; gi++) st->terms_ok[q * st->NG + gi] = 0;
     }
-    st->dirty[q] = 1;
-    if (in_top || g > 0) st->bdirty[q] = 1;
+    if (!st->dirty[q]) { st->dirty[q] = 1; st->dlist[st->ndl++] = q; }
+    if ((in_top || g > 0) && !st->bdirty[q]) { st->bdirty[q] = 1; st->blist[st->nbl++] = q; }
 }
 
 /* the compositions of n into L counts, appended to ms (level 0 first) */
@@ -2146,7 +2148,8 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
     st.hi = calloc(Q * R + 1, sizeof(double)); st.grade_counts = calloc(L + 1, sizeof(double));
     st.cd = malloc((k + 1) * sizeof(double));
     st.gcount = calloc(Q * L + 1, sizeof(int64_t)); st.version = calloc(Q + 1, sizeof(int64_t));
-    st.dirty = calloc(Q + 1, 1); st.bdirty = calloc(Q + 1, 1); st.has_stale = calloc(Q + 1, 1);
+    st.dirty = calloc(Q + 1, 1); st.bdirty = calloc(Q + 1, 1);
+    st.dlist = malloc((Q + 1) * sizeof(int64_t)); st.blist = malloc((Q + 1) * sizeof(int64_t)); st.has_stale = calloc(Q + 1, 1);
     st.stale = calloc(Q * R + 1, 1); st.key_set = calloc(Q + 1, 1); st.terms_ok = calloc(Q * NG + 1, 1);
     st.U = calloc(R * R + 1, 1);
     st.key = calloc(Q * k + 1, sizeof(double)); st.key_len = calloc(Q + 1, sizeof(int64_t));
@@ -2165,7 +2168,7 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
     double *grades = malloc((NG + 1) * sizeof(double)), *weights = malloc((NG + 1) * sizeof(double));
     double *counts = malloc((NG + 1) * sizeof(double));
     failed = !st.label || !st.pq || !st.dcg || !st.nlab || !st.nrel || !st.lo || !st.hi || !st.grade_counts ||
-             !st.cd || !st.gcount || !st.version || !st.dirty || !st.bdirty || !st.has_stale || !st.stale ||
+             !st.cd || !st.gcount || !st.version || !st.dirty || !st.bdirty || !st.dlist || !st.blist || !st.has_stale || !st.stale ||
              !st.key_set || !st.terms_ok || !st.U || !st.key || !st.key_len || !st.terms_top || !st.terms_deep ||
              !st.d || !st.dd || !st.acc || !st.tmp || !st.move_top || !st.prel || !st.iplus || !st.own ||
              !st.wcum || !st.gbuf || !st.base || !st.share || !st.open_ || !st.ri || !st.si || !st.ms_off ||
@@ -2188,18 +2191,23 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
             for (int64_t p = st.qoff[q]; p < st.qoff[q + 1]; p++) st.pq[p] = q;
         st.cd[0] = 0.0;
         for (Py_ssize_t i = 0; i < k; i++) st.cd[i + 1] = st.cd[i] + st.disc[i];
-        for (Py_ssize_t q = 0; q < Q; q++) st.dirty[q] = st.bdirty[q] = 1;
+        for (Py_ssize_t q = 0; q < Q; q++) {
+            st.dirty[q] = st.bdirty[q] = 1;
+            st.dlist[q] = st.blist[q] = q;
+        }
+        st.ndl = st.nbl = Q;
         for (Py_ssize_t gi = 0; gi < NG; gi++) grades[gi] = (double)(rel < L ? rel + gi : rel);
         int have_U = 0;
         while (limit < 0 || count < limit) {
-            if (R > 1) {
-                for (Py_ssize_t q = 0; q < Q; q++)
-                    if (st.bdirty[q]) b_query_bounds(&st, q);
-                if (st.bad) break;
+            const int moved = st.nbl > 0;  /* some query's bounds recomputed: the undecided pairs may change */
+            for (Py_ssize_t i = 0; i < st.nbl; i++) {
+                if (R > 1 && !st.bad) b_query_bounds(&st, st.blist[i]);
+                st.bdirty[st.blist[i]] = 0;
             }
-            memset(st.bdirty, 0, Q);
+            st.nbl = 0;
+            if (st.bad) break;
             int changed = !have_U;
-            if (R > 1) {
+            if (R > 1 && moved) {
                 for (Py_ssize_t r = 0; r < R; r++) {
                     double a = Q ? st.lo[r] : 0.0, b = Q ? st.hi[r] : 0.0;
                     for (Py_ssize_t q = 1; q < Q; q++) { a = a + st.lo[q * R + r]; b = b + st.hi[q * R + r]; }
@@ -2218,6 +2226,8 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
                     for (Py_ssize_t t = 0; t < R; t++)
                         if (st.U[r * R + t]) { st.ri[st.npairs] = r; st.si[st.npairs] = t; st.npairs++; }
                 memset(st.dirty, 1, Q);
+                for (Py_ssize_t q = 0; q < Q; q++) st.dlist[q] = q;
+                st.ndl = Q;
                 memset(st.terms_ok, 0, Q * NG);
                 st.nheap = 0;
             }
@@ -2227,10 +2237,12 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
             }
             const double total = np_sum(counts, NG, 1);
             for (Py_ssize_t gi = 0; gi < NG; gi++) weights[gi] = counts[gi] / total;
-            for (Py_ssize_t q = 0; q < Q && !failed; q++)
-                if (st.dirty[q] && b_update(&st, q, grades, weights) < 0) failed = 1;
+            for (Py_ssize_t i = 0; i < st.ndl && !failed; i++) {
+                if (b_update(&st, st.dlist[i], grades, weights) < 0) failed = 1;
+                st.dirty[st.dlist[i]] = 0;
+            }
+            st.ndl = 0;
             if (failed) break;
-            memset(st.dirty, 0, Q);
             int64_t pid = -1;
             while (st.nheap) {
                 BEntry e = heap_pop(&st);
@@ -2243,7 +2255,7 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
         Py_END_ALLOW_THREADS
     }
     free(st.label); free(st.pq); free(st.dcg); free(st.nlab); free(st.nrel); free(st.lo); free(st.hi);
-    free(st.grade_counts); free(st.cd); free(st.gcount); free(st.version); free(st.dirty); free(st.bdirty);
+    free(st.grade_counts); free(st.cd); free(st.gcount); free(st.version); free(st.dirty); free(st.bdirty); free(st.dlist); free(st.blist);
     free(st.has_stale); free(st.stale); free(st.key_set); free(st.terms_ok); free(st.U); free(st.key);
     free(st.key_len); free(st.terms_top); free(st.terms_deep); free(st.d); free(st.dd); free(st.acc);
     free(st.tmp); free(st.move_top); free(st.prel); free(st.iplus); free(st.own); free(st.wcum); free(st.gbuf);
