@@ -2285,8 +2285,9 @@ static PyObject *hedge_picks(PyObject *self, PyObject *args)
     for (Py_ssize_t q = 0; q < nq; q++)
         if (qoff[q + 1] - qoff[q] > most) most = qoff[q + 1] - qoff[q];
     double *w = malloc((R + 1) * sizeof(double)), *tmp = malloc((R + 1) * sizeof(double));
+    double *mix = malloc((most + 1) * sizeof(double));
     char *open_ = malloc(most + 1);
-    int failed = !w || !tmp || !open_;
+    int failed = !w || !tmp || !open_ || !mix;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t q = 0; q < nq && !failed; q++) {
         const Py_ssize_t s = qoff[q], n = qoff[q + 1] - s;
@@ -2297,17 +2298,19 @@ static PyObject *hedge_picks(PyObject *self, PyObject *args)
             const double wsum = np_sum(w, R, 1);
             Py_ssize_t jb = -1;
             double best = 0.0;
-            for (Py_ssize_t j = 0; j < n; j++) {
-                double mix;
-                if (n == 1) {
-                    for (Py_ssize_t r = 0; r < R; r++) tmp[r] = w[r] * V[r];
-                    mix = np_sum(tmp, R, 1);
-                } else {
-                    mix = w[0] * V[j];
-                    for (Py_ssize_t r = 1; r < R; r++) mix = mix + w[r] * V[r * n + j];
+            if (n == 1) {
+                for (Py_ssize_t r = 0; r < R; r++) tmp[r] = w[r] * V[r];
+                mix[0] = np_sum(tmp, R, 1);
+            } else {  /* each pair's sum over the runs in turn; the runs outside, the pairs inside */
+                for (Py_ssize_t j = 0; j < n; j++) mix[j] = w[0] * V[j];
+                for (Py_ssize_t r = 1; r < R; r++) {
+                    const double wr = w[r], *Vr = V + r * n;
+                    for (Py_ssize_t j = 0; j < n; j++) mix[j] = mix[j] + wr * Vr[j];
                 }
-                mix = open_[j] ? mix / wsum : -1.0;
-                if (jb < 0 || mix > best) { jb = j; best = mix; }
+            }
+            for (Py_ssize_t j = 0; j < n; j++) {
+                const double v = open_[j] ? mix[j] / wsum : -1.0;
+                if (jb < 0 || v > best) { jb = j; best = v; }
             }
             open_[jb] = 0;
             picks[s + t] = s + jb;
@@ -2322,7 +2325,7 @@ static PyObject *hedge_picks(PyObject *self, PyObject *args)
         counts[q] = n;
     }
     Py_END_ALLOW_THREADS
-    free(w); free(tmp); free(open_);
+    free(w); free(tmp); free(open_); free(mix);
     PyBuffer_Release(&qb); PyBuffer_Release(&vb); PyBuffer_Release(&frb); PyBuffer_Release(&fnb);
     PyBuffer_Release(&tb); PyBuffer_Release(&pb); PyBuffer_Release(&cb);
     if (failed) return PyErr_NoMemory();
