@@ -451,3 +451,16 @@ def test_holes_report_without_the_runs_columns_is_the_same_report(example):
     assert slim.to_dict(holes=True) == full.to_dict(holes=True)
     assert all(rh.aligned.run.score is None and rh.aligned.run.qid is None for rh in slim.runs.values())
     assert all(rh.aligned.run.score is not None for rh in full.runs.values())
+
+
+@pytest.mark.parametrize("negative", ["nonrelevant", "unjudged"])
+def test_holes_report_without_the_runs_columns_with_references(example, negative):
+    """deep=False with reference runs and negative=unjudged (alignments copied): every run
+    and reference slimmed, the report the same, the run files not hashed."""
+    runs = [str(example / n) for n in ("bm25.run", "dense.run")]
+    args = (str(example / "qrels.txt"), runs)
+    kw = dict(samples=30, negative=negative, reference=[str(example / "tuned.run")])
+    full, slim = holes_report(*args, **kw), holes_report(*args, deep=False, **kw)
+    assert slim.to_dict(holes=True) == full.to_dict(holes=True)
+    assert all(rh.aligned.run.score is None and rh.aligned.run.sha256 is None for rh in slim.runs.values())
+    assert all(rh.aligned.run.sha256 is not None for rh in full.runs.values())

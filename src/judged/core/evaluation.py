@@ -314,7 +314,7 @@ def _stream(qrels, path, measures, settings, name, progress, reader=None):
 
 
 def aligned_runs(qrels: Qrels, runs, settings: Settings, each=None, docids_only: bool = False,
-                 keep_ranks: int | None = None) -> dict:
+                 keep_ranks: int | None = None, digest: bool = True) -> dict:
     """name -> each run read and aligned with ``qrels`` under ``settings``, with a progress
     bar; a run sharing no query id with the qrels is refused as soon as it is read
     (:func:`judged.querysets.refuse_disjoint`): what every analysis of several runs reads
@@ -324,13 +324,14 @@ def aligned_runs(qrels: Qrels, runs, settings: Settings, each=None, docids_only:
     (:meth:`~judged.core.data.Run.docids_only`), for callers that read only the docids of
     aligned rows; their memory is freed before the last run is aligned, where two runs
     read at once would otherwise peak. ``keep_ranks``: each alignment keeps only each
-    query's first ``keep_ranks`` ranks (for callers that read no deeper)."""
+    query's first ``keep_ranks`` ranks (for callers that read no deeper). ``digest``: as
+    :func:`named_runs`'."""
     from .native import release_pool
 
     aligned = {}
     count = len(runs) if isinstance(runs, (list, tuple, dict)) else None
     with progress_bar(count, "reading and aligning runs") as advance:
-        for i, (name, run) in enumerate(named_runs(runs, settings.on_duplicate, ahead=True)):
+        for i, (name, run) in enumerate(named_runs(runs, settings.on_duplicate, ahead=True, digest=digest)):
             if docids_only and i + 1 == count:
                 release_pool()  # every file read: the columns dropped so far are not reused
             aligned[name] = align(qrels, run, settings)
