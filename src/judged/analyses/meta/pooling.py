@@ -43,14 +43,6 @@ DEFAULT_MEASURE = "nDCG@10"
 CHECKPOINTS = 200  # the default step: about this many checkpoints per replay
 
 
-def release_unused() -> None:
-    """Hand the memory Arrow's pool keeps from a run let go back to the system (mimalloc and
-    jemalloc keep it for the next allocation: a replay reads no more long columns)."""
-    import pyarrow as pa
-
-    pa.default_memory_pool().release_unused()
-
-
 def top_rows(aligned, k: int):
     """The aligned run with its top ``k`` rows per query only, and the run with those rows
     only (the rows renumbered): the rest of a long run is let go."""
@@ -369,7 +361,6 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
         full.append(m.aggregate_of(m.compute(a)))
         aligned[name] = a if keep is None else top_rows(a, max(keep, depth))
         del a
-        release_unused()
     query_set = of_counts(settings, len(qrels.query_ids), counts, measures=[m])
     run_names = list(aligned)
     if len(run_names) < 2:
