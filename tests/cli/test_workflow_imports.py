@@ -30,6 +30,9 @@ COMMANDS = [  # V2: the qrels without every fifth judgment
     ["meta", "holdout", "qrels.txt", "bm25.run", "dense.run", "tuned.run", "--format", "json"],
     ["meta", "stability", "qrels.txt", "bm25.run", "dense.run", "-m", "nDCG@10", "--versus-qrels", "V2",
      "--format", "json"],
+    ["meta", "holdout", "qrels.txt", "bm25.run", "dense.run", "tuned.run"],
+    ["meta", "stability", "qrels.txt", "bm25.run", "dense.run", "-m", "nDCG@10", "--versus-qrels", "V2"],
+    ["meta", "power", "qrels.txt", "bm25.run", "dense.run", "tuned.run"],
     ["holes", "qrels.txt", "bm25.run", "dense.run", "--format", "json"],
     ["holes", "qrels.txt", "bm25.run", "dense.run"],
     ["compare", "qrels.txt", "bm25.run", "dense.run", "-m", "nDCG@10", "-m", "AP", "--format", "json"],
@@ -62,6 +65,10 @@ def test_workflow_command_imports_no_compute_module(argv, tmp_path):
         assert not {"judged.analyses.estimate", "numpy.ma"} & loaded
     if argv[0] == "holes":  # nor numpy.ma (np.unique's and np.median's first calls: 0.01 CPU-s)
         assert "numpy.ma" not in json.loads(modules)
+    if argv[0] == "meta":  # tables printed without Rich off a terminal (0.03 CPU-s, judged.cli.plain); only
+        # the meta-evaluation run imported, not every one the package names
+        loaded = set(json.loads(modules))
+        assert not {"rich", "judged.analyses.meta.agreement", "judged.analyses.meta.synthetic"} & loaded
     if argv[0] == "report":  # the page's template read as a file: no importlib.resources (0.01 CPU-s)
         assert "importlib.resources" not in json.loads(modules)
 

@@ -12,15 +12,32 @@
 
 from __future__ import annotations
 
-from .agreement import AgreementResult, preference_agreement, read_preferences
-from .discount import DiscountSimulation, simulate_discount
-from .power import (PowerResult, bootstrap_pvalues, bootstrap_test, discriminative_power, randomization_pvalues,
-                    randomization_test)
-from .scores import ScoreMatrix, score_matrix
-from .stability import StabilityResult, kendall_tau, ranking_stability, tau_ap
-from .synthetic import SyntheticCollection, synthetic_collection, write_collection
+from importlib import import_module
+
+_HOME = {"agreement": ["AgreementResult", "preference_agreement", "read_preferences"],
+         "discount": ["DiscountSimulation", "simulate_discount"],
+         "power": ["PowerResult", "bootstrap_pvalues", "bootstrap_test", "discriminative_power", "randomization_pvalues",
+                   "randomization_test"],
+         "scores": ["ScoreMatrix", "score_matrix"],
+         "stability": ["StabilityResult", "kendall_tau", "ranking_stability", "tau_ap"],
+         "synthetic": ["SyntheticCollection", "synthetic_collection", "write_collection"]}
+_MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
 
 __all__ = ["discriminative_power", "PowerResult", "randomization_test", "randomization_pvalues", "bootstrap_test",
            "bootstrap_pvalues", "preference_agreement", "read_preferences", "AgreementResult", "ranking_stability",
            "StabilityResult", "kendall_tau", "tau_ap", "simulate_discount", "DiscountSimulation", "score_matrix",
            "ScoreMatrix", "synthetic_collection", "SyntheticCollection", "write_collection"]
+
+
+def __getattr__(name: str):
+    """The names above, imported from their module on first use: a command imports only the
+    meta-evaluation it runs (``judged meta holdout`` none of these)."""
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_MODULE_OF[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted([*globals(), *_MODULE_OF])
