@@ -191,8 +191,10 @@ def print_report(report, console=None) -> None:
                      if report.estimates is None else ""), highlight=False, markup=False)
     t = Table(box="simple", pad_edge=False, collapse_padding=True)
     for col in ["run", f"Judged@{k}", "holes", "with holes", str(m), "min", "max", "estimate"]:
-        t.add_column(col, justify="left" if col == "run" else "right", no_wrap=True,
-                     min_width=min(12, max(len(n) for n in report.runs)) if col == "run" else None)
+        if col == "run":  # a long name (a path) folds: the numbers are never cut
+            t.add_column(col, overflow="fold", min_width=min(12, max(len(n) for n in report.runs)))
+        else:
+            t.add_column(col, justify="right", no_wrap=True)
     for name, rh in report.runs.items():
         s = rh.summary()
         e = s.get("estimate")
