@@ -198,11 +198,13 @@ def common_queries(qrels_versions) -> tuple[set, int]:
 
 
 def mean_over(result, run: str, measure: str, queries: set) -> float:
-    """``measure``'s aggregate (mean; sum for NumRel...) for ``run`` over ``queries`` only."""
+    """``measure``'s aggregate (mean; sum for NumRel...) for ``run`` over ``queries`` only (a
+    set's lookups, where np.isin would import numpy.ma: 0.01-0.04 CPU-s of rejudge's start)."""
     import numpy as np
 
     rr = result.runs[run]
-    return result.measures[measure].aggregate_of(rr.values[measure][np.isin(rr.qids.astype(str), list(queries))])
+    keep = np.fromiter((q in queries for q in rr.qids.astype(str).tolist()), bool, len(rr.qids))
+    return result.measures[measure].aggregate_of(rr.values[measure][keep])
 
 
 def refuse_disjoint(name: str, counts: dict, qrels, run_ids=None) -> None:
