@@ -180,9 +180,9 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     if budget is not None and budget < 0:
         raise ConventionError(f"--budget must be 0 or more, got {budget}")
     qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate)
-    # every strategy reads the runs' top depth and the docids there, nothing deeper
+    # every strategy reads the runs' top depth and the docids there, nothing deeper; no run's sha256 is written
     aligned = {name: negative_as(a, negative) for name, a in
-               aligned_runs(qrels, runs, settings, docids_only=True, keep_ranks=depth).items()}
+               aligned_runs(qrels, runs, settings, docids_only=True, keep_ranks=depth, digest=False).items()}
     with progress(None, f"pooling: the unjudged pairs of the top {depth}, strategy {strategy}"):
         pairs = candidates(aligned, depth)
         ctx = PoolContext(qrels, aligned, depth, budget, maxgrade, seed, dict(options))

@@ -270,7 +270,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     zero_m = replace(m, maxgrade=None)
     condensed_m = replace(zero_m, unjudged="condensed")
     qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate)
-    aligned = aligned_runs(qrels, runs, settings, docids_only=True)
+    aligned = aligned_runs(qrels, runs, settings, docids_only=True, digest=False)  # no run's sha256 is shown
     query_set = of_aligned(settings, qrels, aligned, measures=[m])
     named = [(name, negative_as(a, negative)) for name, a in aligned.items()]
     if len(named) < 2:
