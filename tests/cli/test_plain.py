@@ -15,7 +15,8 @@ rich_console = pytest.importorskip("rich.console")
 from rich.errors import MarkupError  # noqa: E402
 
 WORDS = ["a", "run", "0.1054", "bm25.run", "queries=run-and-qrels,", "x" * 30, "nDCG@10", "(default)", "-", "",
-         "P(rel=2)@10", "/work/a/b/c.run", "small.run:", "1000", "—", "eval—"]
+         "P(rel=2)@10", "/work/a/b/c.run", "small.run:", "1000", "—", "eval—",
+         "sha256=0a1b2c3d4e5f6a7b…", "…", "Δ", "±0.01", "▲", "⇄"]
 ODD = ["é", "[bold]", "[/]", "[yellow]", "[/yellow]", "[/bold]", "[1]", "a:b:", "\\", "tab\there", "\x1b[1m"]  # Rich's markup, emoji, ...
 
 

@@ -27,6 +27,7 @@ print("\\nMODULES " + json.dumps(sorted(sys.modules)))
 COMMANDS = [  # V2: the qrels without every fifth judgment
     ["pool", "qrels.txt", "bm25.run", "dense.run", "--depth", "10", "-o", "-"],
     ["rejudge", "qrels.txt", "bm25.run", "dense.run", "--versus-qrels", "V2", "--format", "json"],
+    ["rejudge", "qrels.txt", "bm25.run", "dense.run", "--versus-qrels", "V2"],
     ["meta", "holdout", "qrels.txt", "bm25.run", "dense.run", "tuned.run", "--format", "json"],
     ["meta", "stability", "qrels.txt", "bm25.run", "dense.run", "-m", "nDCG@10", "--versus-qrels", "V2",
      "--format", "json"],
@@ -72,6 +73,8 @@ def test_workflow_command_imports_no_compute_module(argv, tmp_path):
     if argv[0] == "rejudge" or argv[:2] == ["meta", "stability"]:  # means over the common queries by a set's
         # lookups, not np.isin (which imports numpy.ma: 0.01-0.04 CPU-s)
         assert "numpy.ma" not in json.loads(modules)
+    if argv[0] == "rejudge":  # its lines and table without Rich off a terminal ("…" is one cell to plain.py)
+        assert "rich" not in json.loads(modules)
     if argv[0] == "report":  # the page's template read as a file: no importlib.resources (0.01 CPU-s)
         assert "importlib.resources" not in json.loads(modules)
 

@@ -327,7 +327,8 @@ class PlainConsole:
         return "".join(line + "\n" for part in text.split("\n") for line in wrap(part, self.width))
 
 
-ONE_CELL = frozenset("—Δ▲▼⇄±")  # beyond ASCII, what judged prints (eval's dash, compare's marks): one cell each
+ONE_CELL = frozenset("—Δ▲▼⇄±…")  # beyond ASCII, what judged prints (eval's dash, compare's marks,
+# rejudge's cut sha256): one cell each
 
 
 def _plain(text: str) -> bool:

@@ -69,10 +69,9 @@ def output(report, fmt: str) -> None:
 
 
 def print_rejudged(report, console=None, labels=None) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    from .plain import Table, console as make_console
 
-    console = console or Console()
+    console = console or make_console()  # Rich on a terminal only
     labels = labels or [f"v{i + 1}" for i in range(len(report.versions))]
     for label, path, sha in zip(labels, report.versions, report.shas):
         console.print(f"{label}: {path} sha256={sha[:16]}…", highlight=False, markup=False)
