@@ -280,8 +280,9 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
             reference = [r for r in reference or [] if not isinstance(r, (str, os.PathLike)) or os.fspath(r) not in out]
         for name, run in named_runs(reference, on_duplicate, ahead=True, digest=deep):
             refs[name] = negative_as(align(qrels, run, settings), negative)
-        if not deep and (refs or negative != "nonrelevant"):  # what aligned_runs did not slim: the
-            from ..core.native import release_pool  # reference runs, the runs negative_as copied
+        if not deep and (refs or negative != "nonrelevant"):
+            # what aligned_runs did not slim: the reference runs, the runs negative_as copied
+            from ..core.native import release_pool
 
             for a in [*(rh.aligned for rh in out.values()), *refs.values()]:
                 if a.run.score is not None:
