@@ -546,7 +546,12 @@ class GradeDesign:
         starts = np.flatnonzero(np.r_[True, gs[1:] != gs[:-1]])
         Zs, ts, ps, Ws = Z[order], t[order], p[order], W[order]
         grad = np.add.reduceat(Zs * (ts - ps)[:, None], starts, axis=0)
-        hess = np.add.reduceat(Zs[:, :, None] * Zs[:, None, :] * Ws[:, None, None], starts, axis=0)
+        # the Hessians' upper triangles, mirrored: z_i z_j = z_j z_i, so the same bits as the whole
+        iu, ju = np.triu_indices(d)
+        upper = np.add.reduceat(Zs[:, iu] * Zs[:, ju] * Ws[:, None], starts, axis=0)
+        hess = np.empty((len(starts), d, d))
+        hess[:, iu, ju] = upper
+        hess[:, ju, iu] = upper
         n_g = np.add.reduceat(np.ones(len(gs)), starts)
         pos_g = np.add.reduceat(ts, starts)
         return gs[starts], n_g, pos_g, grad, hess, H, float(len(t)), float(t.sum())
