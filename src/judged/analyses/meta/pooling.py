@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ...core.align import block_offsets
 from ...core.conventions import Settings
 from ...core.errors import ConventionError, JudgedError
 from ...core.querysets import aligned_counts, query_set as of_counts
@@ -73,7 +74,8 @@ class LabelScorer:
     whose pair is labelled gets its grade, every other row is a hole (zero-filled), and
     the judgments are the labelled pairs'. A query's value depends on its own rows and
     judgments only (every measure is a function of one query, as the block engine has
-    it), so along a replay only the queries that gained a label are scored again."""
+    it), so along a replay only the queries that gained a label are scored again, and
+    several checkpoints' queries in one call."""
 
     def __init__(self, measure, aligned, index: dict, truth: np.ndarray, candidate_qids: list, pair_query):
         from ...core.measures.bounds import list_depth
@@ -98,65 +100,95 @@ class LabelScorer:
         self.jpid = has[np.argsort(self.pair_aq[has], kind="stable")]
         self.jq = self.pair_aq[self.jpid]
         self.jgrade = truth[self.jpid].astype(np.int64)
-
-    def per_query(self, labelled: np.ndarray, queries: np.ndarray | None = None) -> np.ndarray:
-        """The value of every query (or of ``queries`` only: sorted query indices)."""
-        from ...core.align import Judgments, Ranked, block_offsets
-
-        top, pid, a = self.top, self.pid, self.a
-        jq, jpid, jgrade = self.jq, self.jpid, self.jgrade
-        if queries is None:
-            n, rows = a.n_queries, slice(None)
-            tq, offsets = top.q, top.offsets
-        else:
-            n = len(queries)
-            inside = np.zeros(a.n_queries, bool)
-            inside[queries] = True
-            renumber = np.zeros(a.n_queries, np.int64)
-            renumber[queries] = np.arange(n)
-            rows = inside[top.q]
-            tq = renumber[top.q[rows]]
-            offsets = block_offsets(tq, n)
-            mine = inside[jq]
-            jq, jpid, jgrade = renumber[jq[mine]], jpid[mine], jgrade[mine]
-            a = replace(a, qids=a.qids[queries],
-                        qid_codes=None if a.qid_codes is None else a.qid_codes[queries])
-        pid = pid[rows]
-        grade = np.full(len(pid), np.nan)
-        ok = pid >= 0
-        hit = np.zeros(len(pid), bool)
-        hit[ok] = labelled[pid[ok]]
-        grade[hit] = self.truth[pid[hit]]
-        ranked = Ranked(n, tq, top.pos[rows], grade, top.row[rows], offsets)
-        keep = labelled[jpid]
-        jq = jq[keep]
-        judgments = Judgments(n, jq, jgrade[keep], block_offsets(jq, n))
-        return self.m.compute(replace(a, ranked=ranked, judgments=judgments))
-
-    def mean(self, labelled: np.ndarray) -> float:
-        """The run's number (the measure's aggregate: mean, sum or geometric mean)."""
-        return self.m.aggregate_of(self.per_query(labelled))
+        self.joffsets = block_offsets(self.jq, aligned.n_queries)
 
     def means(self, order: np.ndarray, at: np.ndarray) -> np.ndarray:
         """The run's number once the first ``k`` pairs of ``order`` are labelled, for each
-        ``k`` of ``at`` (ascending): each step scores only the queries that gained a label."""
-        labelled = np.zeros(len(self.pair_aq), bool)
-        values, done, out = None, 0, np.zeros(len(at))
+        ``k`` of ``at`` (ascending): each step scores only the queries that gained a label.
+        Several checkpoints' queries are scored by one call of the measure, each (checkpoint,
+        query) a query of its own with the labels of its checkpoint (a query's value reads
+        its own rows and judgments only: the same bits as one call per checkpoint)."""
+        n, P = self.a.n_queries, len(self.pair_aq)
+        done = int(at[-1]) if len(at) else 0
+        when = np.full(P, np.iinfo(np.int64).max)  # the place in the order at which each pair is labelled
+        when[order[:done][::-1]] = np.arange(done)[::-1]
+        values, prev, out = None, 0, np.zeros(len(at))
+        pending: list = []  # (checkpoint index, its queries to score or None)
+        rows = 0
         for i, k in enumerate(at.tolist()):
-            new = order[done:k]
-            labelled[new] = True
-            done = k
-            if values is None:
-                values = self.per_query(labelled)
+            new = order[prev:k]
+            prev = k
+            queries = None
+            if i == 0:
+                queries = np.arange(n)
             elif len(new):
                 changed = np.unique(self.pair_aq[new if self.silent is None else new[~self.silent[new]]])
                 changed = changed[changed >= 0]
-                if len(changed) == len(values):
-                    values = self.per_query(labelled)
-                elif len(changed):
-                    values[changed] = self.per_query(labelled, changed)
-            out[i] = self.m.aggregate_of(values)
+                if len(changed):
+                    queries = np.arange(n) if len(changed) == n else changed
+            pending.append((i, k, queries))
+            if queries is not None:
+                rows += self._rows(queries)
+            if rows >= BATCH_ROWS:
+                values = self._flush(pending, when, values, out)
+                pending, rows = [], 0
+        if pending:
+            self._flush(pending, when, values, out)
         return out
+
+    def _rows(self, queries: np.ndarray) -> int:
+        t, j = self.top.offsets, self.joffsets
+        return int((t[queries + 1] - t[queries]).sum() + (j[queries + 1] - j[queries]).sum())
+
+    def _flush(self, pending: list, when: np.ndarray, values, out: np.ndarray):
+        """Score the pending checkpoints' queries in one call, then each checkpoint's number in turn."""
+        from ...core.align import Judgments, Ranked
+
+        parts = [(k, q) for _, k, q in pending if q is not None]
+        if parts:
+            pq = np.concatenate([q for _, q in parts])
+            pk = np.repeat(np.array([k for k, _ in parts], np.int64), [len(q) for _, q in parts])
+            N = len(pq)
+            top, a = self.top, self.a
+            idx, counts = _segments(top.offsets, pq)
+            pid = self.pid[idx]
+            ok = pid >= 0
+            hit = np.zeros(len(pid), bool)
+            hit[ok] = when[pid[ok]] < np.repeat(pk, counts)[ok]
+            grade = np.full(len(pid), np.nan)
+            grade[hit] = self.truth[pid[hit]]
+            tq = np.repeat(np.arange(N), counts)
+            ranked = Ranked(N, tq, top.pos[idx], grade, top.row[idx], block_offsets(tq, N))
+            jidx, jcounts = _segments(self.joffsets, pq)
+            jpid = self.jpid[jidx]
+            keep = when[jpid] < np.repeat(pk, jcounts)
+            jq = np.repeat(np.arange(N), jcounts)[keep]
+            judgments = Judgments(N, jq, self.jgrade[jidx][keep], block_offsets(jq, N))
+            stacked = replace(a, qids=a.qids[pq], qid_codes=None if a.qid_codes is None else a.qid_codes[pq],
+                              ranked=ranked, judgments=judgments)
+            scored = self.m.compute(stacked)
+        at = 0
+        for i, _, q in pending:
+            if q is not None:
+                part = scored[at:at + len(q)]
+                at += len(q)
+                if values is None or len(q) == len(values):
+                    values = part.copy()
+                else:
+                    values[q] = part
+            out[i] = self.m.aggregate_of(values)
+        return values
+
+
+BATCH_ROWS = 1 << 16  # about the rows (ranked and judged) scored by one call of the measure
+
+
+def _segments(offsets: np.ndarray, which: np.ndarray):
+    """The rows of blocks ``which`` (in that order) of a table cut by ``offsets``, and each block's count."""
+    starts, counts = offsets[which], offsets[which + 1] - offsets[which]
+    total = int(counts.sum())
+    ends = np.cumsum(counts)
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - counts), counts), counts
 
 
 @dataclass
