@@ -308,12 +308,15 @@ def score_impact(pairs, aligned, measure, depth) -> None:
         p.impact = v
 
 
-def impact_scores(qids: list, docids: list, aligned, measure, depth, memo: dict | None = None) -> np.ndarray:
+def impact_scores(qids: list, docids: list, aligned, measure, depth, memo: dict | None = None,
+                  ranks: dict | None = None) -> np.ndarray:
     """impact of the pairs (``qids[i]``, ``docids[i]``): sum_r |delta_r| + sum_{r<s}
     |delta_r - delta_s| (the module's formula), whole columns at a time; the second sum
     adds the run pairs in order, one at a time, as a loop over them would. ``memo``: what
-    each run contributes whatever the pairs (its scores, ideals, ranks), kept by run name
-    for later calls with the same runs."""
+    each run contributes whatever the pairs (its scores, ideals), kept by run name for
+    later calls with the same runs. ``ranks``: by run name, each pair's query index in the
+    run (-1: none) and its rank in the run's top ``depth`` (0: not there), when the caller
+    has them (else looked up by qid and docid)."""
     P = len(qids)
     deltas = np.zeros((P, len(aligned)))
     memo = {} if memo is None else memo
@@ -322,9 +325,13 @@ def impact_scores(qids: list, docids: list, aligned, measure, depth, memo: dict 
             continue
         if name not in memo:
             memo[name] = _impact_run(a, measure, depth)
-        n, g_top, d, i1, before, qindex, rank = memo[name]
-        q = np.fromiter((qindex.get(x, -1) for x in qids), np.int64, P)
-        r = np.fromiter((rank.get(key, 0) for key in zip(qids, docids)), np.int64, P)
+        n, g_top, d, i1, before = memo[name]
+        if ranks is not None and name in ranks:
+            q, r = ranks[name]
+        else:
+            qindex, rank = _impact_lookups(a, depth)
+            q = np.fromiter((qindex.get(x, -1) for x in qids), np.int64, P)
+            r = np.fromiter((rank.get(key, 0) for key in zip(qids, docids)), np.int64, P)
         # the discount at each rank, computed one rank at a time as a pair's would be
         at = {k: float(measure.discount.divide(np.ones(1), np.array([float(k)]))[0]) for k in set(r.tolist()) - {0}}
         w = np.fromiter((at.get(k, 0.0) for k in r.tolist()), np.float64, P)
@@ -341,7 +348,7 @@ def impact_scores(qids: list, docids: list, aligned, measure, depth, memo: dict 
 
 def _impact_run(a, measure, depth) -> tuple:
     """One run's part of the impact: (queries, top gain, DCG, ideal with one more document of
-    the top grade, nDCG, query index by qid, rank by (qid, docid) in its top ``depth``)."""
+    the top grade, nDCG)."""
     n = a.n_queries
     M = max_grade(measure, a)
     g_top = float(measure.gain(np.array([float(M)]))[0])
@@ -351,10 +358,15 @@ def _impact_run(a, measure, depth) -> tuple:
     plus = fill(a, a.ranked, np.full(len(a.ranked.q), np.nan), np.arange(n), np.full(n, M))
     i1 = idcg(base, plus, plus.ranked)
     before = np.divide(d, i0, out=np.zeros(n), where=i0 > 0)
+    return n, g_top, d, i1, before
+
+
+def _impact_lookups(a, depth) -> tuple:
+    """A run's query index by qid and rank by (qid, docid) in its top ``depth``."""
     qindex = {q: i for i, q in enumerate(a.qids.tolist())}
     top = a.ranked.top(depth)
     rank = dict(zip(zip(a.qids[top.q].tolist(), a.docids(top.row)), (top.pos + 1).tolist()))
-    return n, g_top, d, i1, before, qindex, rank
+    return qindex, rank
 
 
 # ---------------------------------------------------------------------------

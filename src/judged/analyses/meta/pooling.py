@@ -438,7 +438,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
             reps[name].append(replay(policy, truth, scorers, marks, rel, max_judgments))
             if progress is not None:
                 progress(name, k + 1, len(settings_list))
-        del cands, truth, scorers
+        del cands, truth, scorers, policy  # the last policy holds the pool's candidates too
     for name in names:
         out.strategies[name] = _combine(name, reps[name], marks, full, tolerance, budgets, max_judgments)
     return out
@@ -552,7 +552,16 @@ def _impact_policy(cands, aligned, depth, memo=None):
         empty[n] = replace(a, ranked=ranked, judgments=Judgments(a.n_queries, jq, jq.copy(), block_offsets(jq, a.n_queries)))
     P = cands.n_pairs
     qids = [cands.qids[q] for q in cands.pair_query.tolist()]
-    scores = (impact_scores(qids, cands.docids, empty, Measure.parse(f"nDCG@{depth}"), depth, memo) if P
+    # each pair's query and rank in each run, from the candidates' run lists (the same top `depth`)
+    ranks = {}
+    for j, (n, a) in enumerate(aligned.items()):
+        position = {q: i for i, q in enumerate(a.qids.tolist())}
+        q = np.array([position.get(x, -1) for x in cands.qids], np.int64)[cands.pair_query]
+        r = np.zeros(P, np.int64)
+        for lists, rks in zip(cands.run_lists, cands.run_ranks):
+            r[lists[j]] = rks[j]
+        ranks[n] = (q, r)
+    scores = (impact_scores(qids, cands.docids, empty, Measure.parse(f"nDCG@{depth}"), depth, memo, ranks) if P
               else np.zeros(0))
     # highest impact first, then best rank, retrieved by more runs, qid, docid
     off, _, _ = cands.pair_runs()
