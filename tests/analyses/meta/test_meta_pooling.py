@@ -235,6 +235,11 @@ def test_pool_rows_give_build_candidates_candidates():
             for q in qids:
                 for d in docs:
                     assert index.get((q, d), -1) == every.get((q, d), -1)
+            for n in names:  # a run's top k rows' pair ids through the codes, as looked up
+                for k in (1, depth):
+                    looked_up = [index.get((q, d), -1) for q, ranked in rankings[n].items() if q in qids
+                                 for d in ranked[:k]]
+                    assert index.pid_of[rows.run_codes(n, k)].tolist() == looked_up
 
 
 def test_helpers():

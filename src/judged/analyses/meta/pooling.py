@@ -77,15 +77,18 @@ class LabelScorer:
     it), so along a replay only the queries that gained a label are scored again, and
     several checkpoints' queries in one call."""
 
-    def __init__(self, measure, aligned, index: dict, truth: np.ndarray, candidate_qids: list, pair_query):
+    def __init__(self, measure, aligned, index: dict, truth: np.ndarray, candidate_qids: list, pair_query,
+                 pid: np.ndarray | None = None):
         from ...core.measures.bounds import list_depth
 
         self.m, self.a, self.truth = measure, aligned, truth
         top = aligned.ranked.top(list_depth(measure))  # the ranks the measure reads
         self.top = top
-        qids = aligned.qids[top.q].tolist()
-        self.pid = np.fromiter((index.get((q, d), -1) for q, d in zip(qids, aligned.docids(top.row))), np.int64,
-                               len(qids))
+        if pid is None:  # each row's pair id (-1: not a candidate), looked up unless given
+            qids = aligned.qids[top.q].tolist()
+            pid = np.fromiter((index.get((q, d), -1) for q, d in zip(qids, aligned.docids(top.row))), np.int64,
+                              len(qids))
+        self.pid = pid
         position = {q: i for i, q in enumerate(aligned.qids.tolist())}
         cq = np.array([position.get(q, -1) for q in candidate_qids], np.int64)
         self.pair_aq = cq[pair_query] if len(pair_query) else np.zeros(0, np.int64)
@@ -401,12 +404,10 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     maxgrade = int(max(qrels.grade.max(), 1)) if len(qrels.grade) else 1  # the scale, known before any label
     qids = list(dict.fromkeys(q for a in aligned.values() for q in a.qids.tolist()))
     rankings = {}
-    for name, a in aligned.items():
+    for name, a in aligned.items():  # each query's top `depth` docids, queries in the run's order
         top = a.ranked.top(depth)
-        per: dict = {}
-        for q, d in zip(a.qids[top.q].tolist(), a.docids(top.row)):
-            per.setdefault(q, []).append(d)
-        rankings[name] = per
+        docs, cut, qs = a.docids(top.row), top.offsets.tolist(), a.qids.tolist()
+        rankings[name] = {qs[i]: docs[cut[i]:cut[i + 1]] for i in range(len(qs)) if cut[i + 1] > cut[i]}
     grade_of = dict(zip(zip(qrels.qid.to_pylist(), qrels.docid.to_pylist()), qrels.grade.tolist()))
 
     rows = PoolRows(rankings, qids, grade_of)
@@ -414,7 +415,9 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
 
     def setting(pool_runs, scored):
         cands, truth, index = rows.candidates(pool_runs, depth)
-        scorers = [LabelScorer(m, aligned[n], index, truth, cands.qids, cands.pair_query) for n in scored]
+        # the rows the measure reads are among the pooled ranks: their pair ids through the codes
+        pid = (lambda n: None) if keep is None or keep > depth else (lambda n: index.pid_of[rows.run_codes(n, keep)])
+        scorers = [LabelScorer(m, aligned[n], index, truth, cands.qids, cands.pair_query, pid(n)) for n in scored]
         return cands, truth, scorers
 
     if protocol == "leave-one-run-out":
@@ -454,27 +457,48 @@ class PoolRows:
     def __init__(self, rankings: dict, qids: list, grade_of: dict):
         self.names, self.qids = list(rankings), list(qids)
         qpos = {q: i for i, q in enumerate(self.qids)}
-        self.code: list = [{} for _ in self.qids]  # per query index: docid -> pair code
-        self.docs: list = []  # docid of each code
-        truth, run, query, rank, code = [], [], [], [], []
+        run, query, lengths, docs = [], [], [], []
         for i, n in enumerate(self.names):
-            for q, docs in rankings[n].items():
+            for q, ranked in rankings[n].items():
                 qi = qpos.get(q)
-                if qi is None:
+                if qi is None or not len(ranked):
                     continue
-                codes = self.code[qi]
-                for k, d in enumerate(docs, 1):
-                    c = codes.setdefault(d, len(self.docs))
-                    if c == len(self.docs):
-                        self.docs.append(d)
-                        truth.append(float(grade_of.get((q, d), 0.0)))
-                    run.append(i)
-                    query.append(qi)
-                    rank.append(k)
-                    code.append(c)
-        self.run, self.query, self.rank, self.pair = (np.asarray(x, np.int64) for x in (run, query, rank, code))
+                run.append(i)
+                query.append(qi)
+                lengths.append(len(ranked))
+                docs.extend(ranked)
+        lengths = np.asarray(lengths, np.int64)
+        ends = np.cumsum(lengths)
+        self.run, self.query = (np.repeat(np.asarray(x, np.int64), lengths) for x in (run, query))
+        self.rank = np.arange(1, len(docs) + 1, dtype=np.int64) - np.repeat(ends - lengths, lengths)
+        # pair codes in order of first appearance (run, query, rank), as one pass over the rows gives them
+        number = {d: i for i, d in enumerate(dict.fromkeys(docs))}
+        key = self.query * max(len(number), 1) + np.fromiter(map(number.__getitem__, docs), np.int64, len(docs))
+        del number
+        _, first, back = np.unique(key, return_index=True, return_inverse=True)
+        by_first = np.argsort(first, kind="stable")
+        code_of = np.empty(len(first), np.int64)
+        code_of[by_first] = np.arange(len(first))
+        self.pair = code_of[back.ravel()] if len(docs) else np.zeros(0, np.int64)
+        first = first[by_first]
+        self.docs: list = [docs[j] for j in first.tolist()]  # docid of each code
+        self.code_query = self.query[first]
+        self.truth = np.fromiter((grade_of.get((self.qids[qi], d), 0.0) for qi, d in
+                                  zip(self.code_query.tolist(), self.docs)), np.float64, len(first))
         self.qpos = qpos
-        self.truth = np.asarray(truth, np.float64)
+        self._code = None
+
+    @property
+    def code(self) -> dict:
+        """(query index, docid) -> pair code, built when first asked."""
+        if self._code is None:
+            self._code = dict(zip(zip(self.code_query.tolist(), self.docs), range(len(self.docs))))
+        return self._code
+
+    def run_codes(self, name: str, k: int) -> np.ndarray:
+        """The pair code of each of run ``name``'s top ``k`` rows (k at most the rankings'
+        depth), in its aligned order: by query, then rank."""
+        return self.pair[(self.run == self.names.index(name)) & (self.rank <= k)]
 
     def _rows(self, pool: list, depth: int):
         local = np.full(len(self.names), -1, np.int64)
@@ -523,7 +547,7 @@ class _PairIndex:
 
     def get(self, key, default=None):
         qi = self.rows.qpos.get(key[0])
-        c = None if qi is None else self.rows.code[qi].get(key[1])
+        c = None if qi is None else self.rows.code.get((qi, key[1]))
         return default if c is None or self.pid_of[c] < 0 else int(self.pid_of[c])
 
 
