@@ -352,3 +352,13 @@ def test_replay_interleaves_the_queries_turns():
     c = build_candidates({"A": {"q1": ["a", "b", "c"], "q2": ["x", "y"]}}, 3, {("q1", "a"): 1.0})
     order = make_policy("mm", c).start().replay(np.zeros(c.n_pairs))
     assert [c.docids[p] for p in order] == ["x", "b", "y", "c"]
+
+
+def test_string_ranks_are_pythons_order():
+    # numpy's strings drop trailing NULs: with a NUL anywhere the ranks come from Python's sort
+    from judged.analyses.pooling.policies import string_ranks
+
+    for strings in (["b", "a", "c", "a"], ["a\0", "a", "b\0c", "b", "", "a"], ["x\0y", "x"], ["d1"]):
+        order = {v: i for i, v in enumerate(sorted(set(strings)))}
+        assert string_ranks(strings).tolist() == [order[v] for v in strings]
+        assert string_ranks(strings).dtype == np.int64

@@ -176,7 +176,7 @@ def string_ranks(strings: list) -> np.ndarray:
     point by code point, but for trailing NULs, which numpy's strings drop)."""
     if not strings:
         return np.zeros(0, np.int64)
-    if not any(s.endswith("\0") for s in strings):
+    if "\0" not in "".join(strings):  # no NUL at all (one anywhere: the exact path below)
         return np.unique(np.array(strings, dtype=str), return_inverse=True)[1].astype(np.int64).ravel()
     rank = {v: i for i, v in enumerate(sorted(set(strings)))}
     return np.fromiter((rank[v] for v in strings), np.int64, len(strings))
