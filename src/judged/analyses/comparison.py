@@ -372,7 +372,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     """
     import math
 
-    from ..core.evaluation import evaluate
+    from ..core.evaluation import evaluate, keep_docids_only
     from ..core.measures.bounds import check_maxgrade
 
     # the conventions as one value (settings=, or its keyword sugar), over every qrels query (judged.querysets)
@@ -400,12 +400,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
                           keep_ranks=None if deep else ranks_read(measures, depth), digests=digests,
                           progress=sys.stderr.isatty() if show_progress is None else show_progress, **checks)
         if not deep:  # nothing reads the runs' qids, scores or rank columns again, nor another file
-            from ..core.native import release_pool
-
-            for rr in result.runs.values():
-                if vars(rr).get("aligned") is not None:
-                    rr.aligned.run = rr.aligned.run.docids_only()
-            release_pool()  # the reader's pool would keep the columns' memory
+            keep_docids_only([rr.aligned for rr in result.runs.values() if vars(rr).get("aligned") is not None])
     result.checks.depth = depth
     if high is not None:
         result.checks.high = high

@@ -246,7 +246,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     read them again), as each run is aligned (the reader's pool emptied before the last
     one); nor are the run files hashed (the report shows no run's sha256: 0.02 CPU-s a
     1M-line file)."""
-    from ..core.evaluation import aligned_runs, named_runs
+    from ..core.evaluation import aligned_runs, keep_docids_only, named_runs
     from ..core.io import read_qrels
     from ..core.querysets import of_aligned
 
@@ -284,12 +284,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
             refs[name] = negative_as(align(qrels, run, settings), negative)
         if not deep and (refs or negative != "nonrelevant"):
             # what aligned_runs did not slim: the reference runs, the runs negative_as copied
-            from ..core.native import release_pool
-
-            for a in [*(rh.aligned for rh in out.values()), *refs.values()]:
-                if a.run.score is not None:
-                    a.run = a.run.docids_only()
-            release_pool()  # the reader's pool would keep the columns' memory
+            keep_docids_only([*(rh.aligned for rh in out.values()), *refs.values()])
         names = list(out)
         # the pairs' intervals in a thread while the estimate is made (each as alone: the same numbers)
         pairs = pool.submit(pair_flips, m, [out[n] for n in names], list(combinations(range(len(names)), 2)))

@@ -348,6 +348,19 @@ def aligned_runs(qrels: Qrels, runs, settings: Settings, each=None, docids_only:
     return aligned
 
 
+def keep_docids_only(alignments) -> None:
+    """Each alignment's run without its qid, score and rank columns
+    (:meth:`~judged.core.data.Run.docids_only`; a run already slimmed is left), then the
+    compiled reader's pool of freed columns emptied (it would keep their memory): for a
+    caller done reading run files that reads only the docids of aligned rows."""
+    from .native import release_pool
+
+    for a in alignments:
+        if a.run.score is not None:
+            a.run = a.run.docids_only()
+    release_pool()
+
+
 def named_runs(runs, on_duplicate, streamed=lambda name, path: None, ahead: bool = False, digest: bool = True):
     """(name, Run) pairs; (name, RunResult) for run files ``streamed`` could score on the way.
     ``ahead``: run files are read two at a time in threads (the tokenizer releases the GIL),
