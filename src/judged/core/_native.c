@@ -25,6 +25,8 @@
  *   turn_picks      a pooling replay's picks per query: move-to-front or the bandit MM
  *   hedge_picks     a pooling replay's picks per query under Hedge
  *   bounds_picks    a pooling replay's order under the `bounds` strategy (exact nDCG bounds)
+ *   replay_dcg      a pooling replay's DCG@k / nDCG@k per query at each checkpoint, the
+ *                   queries that gained a label scored again
  *
  * Tokenizing follows Python's bytes.split() on each b"\n"-separated line (white space:
  * space, \t, \r, \v, \f); blank lines and lines whose first field starts with '#' are
@@ -2332,6 +2334,80 @@ static PyObject *hedge_picks(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* replay_dcg(k, normalised, offsets, pos, pid, joffsets, jpid, pair_query, gain, denominators, order,
+ * start, at, values, out): judged.core.kernels.pooling.replay_dcg. The pairs order[:start] are
+ * labelled and ``values`` are the queries' values then; at each checkpoint c the pairs
+ * order[previous:at[c]] are labelled, every query one of them moves (pair_query >= 0, gain != 0)
+ * is scored again and the values written to out[c]. A query's DCG sums gain / denominators[rank]
+ * over its rows (offsets, pos, pid) in rank order, a row gaining only when its pair is labelled,
+ * as dcg_measure; its ideal sums the labelled positive gains of its pairs (joffsets, jpid: by gain
+ * descending), as ideal_dcg; nDCG is DCG / ideal, 0 when the ideal is 0. The caller checks every
+ * index (pairs, queries, ranks) is in range. */
+static PyObject *replay_dcg(PyObject *self, PyObject *args)
+{
+    Py_buffer ob, pb, ib, job, jb, qb, gb, db, orb, ab, vb, out;
+    long long k;
+    int normalised;
+    Py_ssize_t start;
+    if (!PyArg_ParseTuple(args, "Lpy*y*y*y*y*y*y*y*y*ny*y*w*", &k, &normalised, &ob, &pb, &ib, &job, &jb, &qb, &gb,
+                          &db, &orb, &start, &ab, &vb, &out))
+        return NULL;
+    const int64_t *off = ob.buf, *pos = pb.buf, *pid = ib.buf, *joff = job.buf, *jpid = jb.buf, *pq = qb.buf;
+    const int64_t *order = orb.buf, *at = ab.buf;
+    const double *gain = gb.buf, *denom = db.buf;
+    double *o = out.buf;
+    const Py_ssize_t P = gb.len / 8, n = vb.len / 8, na = ab.len / 8;
+    char *labelled = calloc(P + 1, 1);
+    int64_t *stamp = malloc((n + 1) * sizeof(int64_t)), *changed = malloc((n + 1) * sizeof(int64_t));
+    double *cur = malloc((n + 1) * sizeof(double));
+    const int failed = !labelled || !stamp || !changed || !cur;
+    if (!failed) memcpy(cur, vb.buf, n * sizeof(double));
+    Py_BEGIN_ALLOW_THREADS
+    if (!failed) {
+        for (Py_ssize_t j = 0; j < start; j++) labelled[order[j]] = 1;
+        for (Py_ssize_t q = 0; q < n; q++) stamp[q] = -1;
+        Py_ssize_t prev = start;
+        for (Py_ssize_t c = 0; c < na; c++) {
+            Py_ssize_t m = 0;
+            for (Py_ssize_t j = prev; j < at[c]; j++) {
+                const int64_t p = order[j], q = pq[p];
+                labelled[p] = 1;
+                if (q >= 0 && gain[p] != 0.0 && stamp[q] != c) { stamp[q] = c; changed[m++] = q; }
+            }
+            if (at[c] > prev) prev = at[c];
+            for (Py_ssize_t x = 0; x < m; x++) {
+                const int64_t q = changed[x];
+                double s = 0.0;
+                for (int64_t i = off[q]; i < off[q + 1]; i++) {
+                    const int64_t r = pos[i], p = pid[i];
+                    if (k >= 0 && r >= k) break;
+                    if (p < 0 || !labelled[p] || gain[p] == 0.0) continue;  /* a hole, or +0.0 */
+                    s += gain[p] / denom[r];
+                }
+                if (normalised) {
+                    double ideal = 0.0;
+                    int64_t r = 0;
+                    for (int64_t i = joff[q]; i < joff[q + 1] && (k < 0 || r < k); i++) {
+                        const int64_t p = jpid[i];
+                        if (!labelled[p] || !(gain[p] > 0)) continue;
+                        ideal += gain[p] / denom[r++];
+                    }
+                    s = ideal > 0 ? s / ideal : 0.0;
+                }
+                cur[q] = s;
+            }
+            memcpy(o + c * n, cur, n * sizeof(double));
+        }
+    }
+    Py_END_ALLOW_THREADS
+    free(labelled); free(stamp); free(changed); free(cur);
+    PyBuffer_Release(&ob); PyBuffer_Release(&pb); PyBuffer_Release(&ib); PyBuffer_Release(&job);
+    PyBuffer_Release(&jb); PyBuffer_Release(&qb); PyBuffer_Release(&gb); PyBuffer_Release(&db);
+    PyBuffer_Release(&orb); PyBuffer_Release(&ab); PyBuffer_Release(&vb); PyBuffer_Release(&out);
+    if (failed) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef METHODS[] = {
     {"tokenize", tokenize, METH_VARARGS,
      "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line, extra)"},
@@ -2366,6 +2442,9 @@ static PyMethodDef METHODS[] = {
     {"bounds_picks", bounds_picks, METH_VARARGS,
      "bounds_picks(query_offsets, top_offsets, top_ids, top_w, deep_offsets, deep_ids, member, truth, disc, "
      "n_runs, maxgrade, rel, limit, out) -> count"},
+    {"replay_dcg", replay_dcg, METH_VARARGS,
+     "replay_dcg(k, normalised, offsets, pos, pid, joffsets, jpid, pair_query, gain, denominators, order, start, at, "
+     "values, out)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_native", "judged's compiled fast path", -1, METHODS};

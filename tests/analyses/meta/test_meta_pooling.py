@@ -39,18 +39,21 @@ def test_depth_from_scratch_by_hand():
 
 
 @pytest.mark.parametrize("measure", ["nDCG@5", "DCG@5", "nDCG(gain=exp)@5", "nDCG(gains={0:0,1:1,2:5})@5", "P@5",
-                                     "Judged@5", "nDCG(ideal=retrieved)@5", "nDCG(unjudged=condensed)@5", "AP"])
+                                     "Judged@5", "nDCG(ideal=retrieved)@5", "nDCG(unjudged=condensed)@5", "AP",
+                                     "nDCG", "DCG", "nDCG(discount=reciprocal)@3", "nDCG(gains={0:0,1:-1,2:4})@5"])
 @pytest.mark.parametrize("batch", [1, 40, None])
 def test_replay_scores_are_evaluate_on_the_labels_gathered(measure, batch, monkeypatch):
     # at every checkpoint; for the DCG family with holes at 0, labels of gain 0 are skipped
     # (they move nothing): the values must still be evaluate()'s, bit for bit. A measure that
     # reads past its cutoff (ideal=retrieved, condensed) is scored on the whole ranking.
     # The checkpoints' queries scored one checkpoint a call (batch 1), a few checkpoints a
-    # call (40 rows) or all in one call (the default, on this small collection).
+    # call (40 rows; the DCG family's replay kernel: 40 query values) or all in one call (the
+    # default, on this small collection).
     import judged.analyses.meta.pooling as replaying
 
     if batch is not None:
         monkeypatch.setattr(replaying, "BATCH_ROWS", batch)
+        monkeypatch.setattr(replaying, "SNAPSHOT_VALUES", batch)
     rng = np.random.default_rng(5)
     docs = [f"d{i}" for i in range(30)]
     qrels = {f"q{j}": {d: int(rng.integers(0, 3)) for d in rng.choice(docs, 18, replace=False)} for j in range(3)}

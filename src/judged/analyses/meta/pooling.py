@@ -107,6 +107,11 @@ class LabelScorer:
         self.jq = self.pair_aq[self.jpid]
         self.jgrade = truth[self.jpid].astype(np.int64)
         self.joffsets = block_offsets(self.jq, aligned.n_queries)
+        # DCG@k and nDCG@k over the judgments with holes at 0 (the default): the compiled replay
+        # kernel, which scores every checkpoint's changed queries with the same sums
+        self.gain = None
+        if self.silent is not None and (measure.name == "DCG" or measure.ideal == "judged"):
+            self.gain = measure.gain(np.asarray(truth, np.float64))
 
     def means(self, order: np.ndarray, at: np.ndarray) -> np.ndarray:
         """The run's number once the first ``k`` pairs of ``order`` are labelled, for each
@@ -114,6 +119,8 @@ class LabelScorer:
         Several checkpoints' queries are scored by one call of the measure, each (checkpoint,
         query) a query of its own with the labels of its checkpoint (a query's value reads
         its own rows and judgments only: the same bits as one call per checkpoint)."""
+        if self.gain is not None:
+            return self._dcg_means(order, at)
         n, P = self.a.n_queries, len(self.pair_aq)
         done = int(at[-1]) if len(at) else 0
         when = np.full(P, np.iinfo(np.int64).max)  # the place in the order at which each pair is labelled
@@ -140,6 +147,29 @@ class LabelScorer:
                 pending, rows = [], 0
         if pending:
             self._flush(pending, when, values, out)
+        return out
+
+    def _dcg_means(self, order: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """:meth:`means` by :func:`judged.core.kernels.pooling.replay_dcg`, a few checkpoints'
+        values at a time (no label yet: every query's value is 0)."""
+        from ...core.kernels.pooling import replay_dcg
+
+        m, top, n = self.m, self.top, self.a.n_queries
+        deepest = int(np.diff(self.joffsets).max()) if n else 0
+        depth = max(int(top.pos.max()) + 1 if len(top.pos) else 0, deepest)
+        if m.cutoff is not None:
+            depth = min(depth, m.cutoff)
+        denominators = m.discount.denominator(np.arange(1, depth + 1))
+        order = np.asarray(order, np.int64)
+        values, start, out = np.zeros(n), 0, np.zeros(len(at))
+        step = max(1, SNAPSHOT_VALUES // max(n, 1))
+        for lo in range(0, len(at), step):
+            part = np.asarray(at[lo:lo + step], np.int64)
+            snap = replay_dcg(m.cutoff, m.name == "nDCG", top.offsets, top.pos, self.pid, self.joffsets, self.jpid,
+                              self.pair_aq, self.gain, denominators, order, start, part, values)
+            for i, row in enumerate(snap):
+                out[lo + i] = m.aggregate_of(row)
+            values, start = snap[-1].copy(), int(part[-1])
         return out
 
     def _rows(self, queries: np.ndarray) -> int:
@@ -187,6 +217,7 @@ class LabelScorer:
 
 
 BATCH_ROWS = 1 << 16  # about the rows (ranked and judged) scored by one call of the measure
+SNAPSHOT_VALUES = 1 << 20  # about the query values of the checkpoints one call of replay_dcg gives
 
 
 def _segments(offsets: np.ndarray, which: np.ndarray):

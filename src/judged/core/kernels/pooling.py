@@ -5,6 +5,10 @@
 * :func:`hedge_picks` -- the same for Hedge: per query the open pair of highest mixture
   value, the experts' weights updated by each label.
 * :func:`bounds_picks` -- the ``bounds`` strategy's whole order, step by step.
+* :func:`replay_dcg` -- one run's DCG@k or nDCG@k per query at each checkpoint of a replay
+  (holes counted 0, the ideal over the labels gathered), as ``judged eval`` computes them
+  (:mod:`judged.core.measures.dcg`: the same sums in the same order); only the queries
+  that gained a label of non-zero gain are scored again.
 * :func:`turn_picks` -- the pairs of each query in the order move-to-front (Cormack, Palmer
   & Clarke, SIGIR 1998) or the bandit MM (Losada, Parapar & Barreiro, SAC 2016; with a
   discount, the non-stationary MM-NS) draws them when every label arrives as soon as its
@@ -151,6 +155,94 @@ def _(native, query_offsets, values, factor_rel, factor_non, truth, rel, n_runs)
                        np.ascontiguousarray(factor_rel, np.float64), np.ascontiguousarray(factor_non, np.float64),
                        np.ascontiguousarray(truth, np.float64), float(rel), int(n_runs), picks, counts)
     return picks, counts
+
+
+@kernel
+def replay_dcg(cutoff: int | None, normalised: bool, offsets: np.ndarray, pos: np.ndarray, pid: np.ndarray,
+               joffsets: np.ndarray, jpid: np.ndarray, pair_query: np.ndarray, gain: np.ndarray,
+               denominators: np.ndarray, order: np.ndarray, start: int, at: np.ndarray,
+               values: np.ndarray) -> np.ndarray:
+    """Per checkpoint ``c`` (rows) the value of every query (columns) once the pairs
+    ``order[:at[c]]`` are labelled, given ``values``, the queries' values with ``order[:start]``
+    labelled. Query q's rows ``offsets[q]:offsets[q+1]`` (rank ``pos``, pair ``pid``, -1 for
+    none) in rank order: DCG@k = sum gain / denominators[rank] over its labelled rows (a
+    hole gains 0); its pairs ``jpid[joffsets[q]:joffsets[q+1]]``, by gain descending: the
+    ideal sums its labelled positive gains the same way (trec_eval's ``ndcg_cut``: the
+    ideal over the judgments); nDCG@k = DCG / ideal, 0 when the ideal is 0. A label of gain
+    0 moves no value, so a query is scored again only when a label of non-zero gain
+    (``pair_query`` its query, -1 for another's) arrives."""
+    n = len(values)
+    k = len(denominators) if cutoff is None else cutoff
+    labelled = np.zeros(len(gain), bool)
+    labelled[order[:start]] = True
+    cur = np.array(values, np.float64)
+    out = np.empty((len(at), n))
+    counts, jcounts = np.diff(offsets), np.diff(joffsets)
+    prev = start
+    for c, t in enumerate(np.asarray(at).tolist()):
+        new = order[prev:max(t, prev)]
+        prev = max(t, prev)
+        labelled[new] = True
+        q = pair_query[new]
+        q = q[(q >= 0) & (gain[new] != 0)]
+        changed = np.flatnonzero(np.bincount(q, minlength=n))
+        if len(changed):
+            rows = _rows_of(offsets, counts, changed)
+            p = pid[rows]
+            hit = p >= 0
+            hit[hit] = labelled[p[hit]]
+            g = np.where(hit, gain[np.maximum(p, 0)], 0.0)
+            keep = (pos[rows] < k) & (g != 0)
+            which = np.repeat(np.arange(len(changed)), counts[changed])[keep]
+            dcg = np.bincount(which, weights=g[keep] / denominators[pos[rows][keep]], minlength=len(changed))
+            if normalised:
+                jrows = _rows_of(joffsets, jcounts, changed)
+                jp = jpid[jrows]
+                ok = labelled[jp] & (gain[jp] > 0)
+                jwhich = np.repeat(np.arange(len(changed)), jcounts[changed])[ok]
+                rank = np.arange(len(jwhich)) - np.searchsorted(jwhich, jwhich)  # 0-based within its query
+                top = rank < k
+                ideal = np.bincount(jwhich[top], weights=gain[jp[ok]][top] / denominators[rank[top]],
+                                    minlength=len(changed))
+                dcg = np.divide(dcg, ideal, out=np.zeros(len(changed)), where=ideal > 0)
+            cur[changed] = dcg
+        out[c] = cur
+    return out
+
+
+def _rows_of(offsets: np.ndarray, counts: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """The rows of blocks ``which`` (in that order) of a table cut by ``offsets``."""
+    c = counts[which]
+    ends = np.cumsum(c)
+    return np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) + np.repeat(offsets[which] - (ends - c), c)
+
+
+@replay_dcg.binding
+def _(native, cutoff, normalised, offsets, pos, pid, joffsets, jpid, pair_query, gain, denominators, order, start, at,
+      values):
+    n, P = len(values), len(gain)
+    i64 = (lambda x: np.ascontiguousarray(x, np.int64))
+    offsets, pos, pid, joffsets, jpid, pair_query, order, at = map(i64, (offsets, pos, pid, joffsets, jpid, pair_query,
+                                                                         order, at))
+    # every index in range, or numpy decides (it raises where an index is out of range)
+    if (len(offsets) != n + 1 or len(joffsets) != n + 1 or len(pair_query) != P or not 0 <= start <= len(order)
+            or (len(at) and (at[0] < start or at[-1] > len(order) or (np.diff(at) < 0).any()))
+            or (len(order) and (order.min() < 0 or order.max() >= P))
+            or (len(pid) and (pid.min() < -1 or pid.max() >= P)) or (len(jpid) and (jpid.min() < 0 or jpid.max() >= P))
+            or (len(pair_query) and pair_query.max() >= n) or len(pos) != len(pid)
+            or offsets[-1] > len(pos) or joffsets[-1] > len(jpid)):
+        return FALLBACK
+    k = -1 if cutoff is None else int(cutoff)
+    read = pos if k < 0 else pos[pos < k]  # the ranks summed, and the ideal's deepest rank
+    deepest = int(np.diff(joffsets).max()) if n else 0
+    need = max(int(read.max()) + 1 if len(read) else 0, deepest if k < 0 else min(k, deepest))
+    if (len(pos) and pos.min() < 0) or need > len(denominators):
+        return FALLBACK
+    out = np.empty((len(at), n))
+    native.replay_dcg(k, bool(normalised), offsets, pos, pid, joffsets, jpid, pair_query,
+                      np.ascontiguousarray(gain, np.float64), np.ascontiguousarray(denominators, np.float64), order,
+                      int(start), at, np.ascontiguousarray(values, np.float64), out)
+    return out
 
 
 # ---------------------------------------------------------------------------------------
