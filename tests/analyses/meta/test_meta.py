@@ -144,6 +144,33 @@ def test_kendall_tau_matches_scipy(seed):
     assert kendall_tau(x, y) == pytest.approx(kendalltau(x, y).statistic, abs=1e-12)
 
 
+def test_kendall_taus_is_each_rows_tau():
+    # rows with their own tie tolerance (scores within 1e-12 x max(1, |largest|) tied), a
+    # constant row (NaN), a row with a NaN, a large-scale row; the per-pair loop written out
+    from judged.analyses.meta.stability import kendall_taus
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 5, size=9).astype(float)
+    xs = np.vstack([rng.normal(size=9), np.full(9, 0.5), y + 1e-13, y * 1e6 + rng.integers(0, 2, 9) * 1e-7,
+                    np.where(np.arange(9) == 4, np.nan, y), rng.integers(0, 3, 9).astype(float)])
+    got = kendall_taus(xs, y)
+
+    def by_pairs(x):
+        def sign(a, b, v):
+            tol = 1e-12 * max(1.0, np.nanmax(np.abs(v)))
+            return 1 if a - b > tol else (-1 if a - b < -tol else 0)
+        pairs = [(i, j) for i in range(9) for j in range(i + 1, 9)]
+        sx = [sign(x[i], x[j], x) for i, j in pairs]
+        sy = [sign(y[i], y[j], y) for i, j in pairs]
+        nx, ny = sum(s != 0 for s in sx), sum(s != 0 for s in sy)
+        return sum(a * b for a, b in zip(sx, sy)) / np.sqrt(nx * ny) if nx * ny else float("nan")
+
+    want = [by_pairs(x) for x in xs]
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.isnan(got[1]) and got[2] == 1.0 and got[0] != got[5]
+    assert [kendall_tau(x, y) for x in xs] == pytest.approx(list(got), nan_ok=True)
+
+
 def test_tau_ap_hand_computed():
     # reference A B C D. Ranking B A C D: C(2) = 0 (B above A is wrong), C(3) = 2, C(4) = 3
     # tau_AP = 2/3 * (0/1 + 2/2 + 3/3) - 1 = 1/3, while Kendall's tau = (5 - 1)/6 = 2/3

@@ -35,7 +35,7 @@ from ...core.align import block_offsets
 from ...core.conventions import Settings
 from ...core.errors import ConventionError, JudgedError
 from ...core.querysets import aligned_counts, query_set as of_counts
-from .stability import kendall_tau
+from .stability import kendall_tau, kendall_taus
 
 PROTOCOLS = ("leave-one-run-out", "from-scratch")
 DEFAULT_DEPTH = 100
@@ -285,7 +285,7 @@ class StrategyReplay:
         """Kendall's tau-b of each checkpoint's scores against the full qrels' (computed once:
         recovered(), at_budget() and versus() read it again)."""
         if self._taus is None:
-            self._taus = np.array([kendall_tau(s, self.full) for s in self.scores])
+            self._taus = kendall_taus(self.scores, self.full)
         return self._taus
 
     def recovered(self) -> tuple[int | None, str | None]:

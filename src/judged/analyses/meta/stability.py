@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.errors import JudgedError
-from ..stats import tie_sign
+from ..stats import TIE, tie_sign
 from ...core.querysets import common_queries, mean_over, refuse_disjoint_runs
 
 
@@ -29,12 +29,29 @@ def kendall_tau(x, y) -> float:
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1:
         raise JudgedError("kendall_tau needs two score vectors of the same length")
-    i, j = np.triu_indices(len(x), k=1)
-    sx, sy = tie_sign(x[i] - x[j], x), tie_sign(y[i] - y[j], y)  # judged.stats' tolerance rule
-    n0 = len(i)
-    concordant_minus_discordant = float((sx * sy).sum())
-    denom = np.sqrt(float((sx != 0).sum()) * float((sy != 0).sum()))
-    return concordant_minus_discordant / denom if denom > 0 and n0 else float("nan")
+    return float(kendall_taus(x[None, :], y)[0])
+
+
+def kendall_taus(xs, y) -> np.ndarray:
+    """:func:`kendall_tau` of each row of ``xs`` against ``y`` (the same bits: the tie
+    tolerance of each row its own, every sum a count)."""
+    xs, y = np.asarray(xs, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if xs.ndim != 2 or y.ndim != 1 or xs.shape[1] != len(y):
+        raise JudgedError("kendall_taus needs a matrix of score vectors as long as the reference")
+    i, j = np.triu_indices(len(y), k=1)
+    sy = tie_sign(y[i] - y[j], y)  # judged.stats' tolerance rule, per row of xs below
+    a = np.abs(xs)
+    finite = np.isfinite(a).any(axis=1)
+    largest = np.where(np.isnan(a), -np.inf, a).max(axis=1, initial=-np.inf)
+    tol = TIE * np.where(finite, np.maximum(1.0, largest), 1.0)[:, None]
+    d = xs[:, i] - xs[:, j]
+    sx = np.where(d > tol, 1.0, np.where(d < -tol, -1.0, 0.0))
+    concordant_minus_discordant = (sx * sy).sum(axis=1)
+    denom = np.sqrt((sx != 0).sum(axis=1).astype(np.float64) * float((sy != 0).sum()))
+    out = np.full(len(xs), np.nan)
+    if len(i):
+        np.divide(concordant_minus_discordant, denom, out=out, where=denom > 0)
+    return out
 
 
 def tau_ap(reference, ranking) -> float:
