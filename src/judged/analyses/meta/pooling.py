@@ -541,7 +541,7 @@ class PoolRows:
 
     def size(self, pool: list, depth: int) -> int:
         """The pool's candidate pairs, counted without building them."""
-        return len(np.unique(self.pair[self._rows(pool, depth)[1]]))
+        return int(np.count_nonzero(np.bincount(self.pair[self._rows(pool, depth)[1]], minlength=len(self.docs))))
 
     def candidates(self, pool: list, depth: int):
         """(candidates, truth per pair, {(qid, docid): pair id}-like index) of the pool's runs."""
