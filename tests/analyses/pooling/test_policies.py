@@ -356,7 +356,7 @@ def test_replay_interleaves_the_queries_turns():
 
 def test_string_ranks_are_pythons_order():
     # numpy's strings drop trailing NULs: with a NUL anywhere the ranks come from Python's sort
-    from judged.analyses.pooling.policies import string_ranks
+    from judged.analyses.pooling.candidates import string_ranks
 
     for strings in (["b", "a", "c", "a"], ["a\0", "a", "b\0c", "b", "", "a"], ["x\0y", "x"], ["d1"]):
         order = {v: i for i, v in enumerate(sorted(set(strings)))}

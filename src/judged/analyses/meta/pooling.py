@@ -521,6 +521,7 @@ class PoolRows:
                                   zip(self.code_query.tolist(), self.docs)), np.float64, len(first))
         self.qpos = qpos
         self._code = None
+        self._string_order = None
 
     @property
     def code(self) -> dict:
@@ -545,7 +546,7 @@ class PoolRows:
 
     def candidates(self, pool: list, depth: int):
         """(candidates, truth per pair, {(qid, docid): pair id}-like index) of the pool's runs."""
-        from ..pooling.candidates import Candidates
+        from ..pooling.candidates import Candidates, string_ranks
 
         R, Q = len(pool), len(self.qids)
         local, rows = self._rows(pool, depth)
@@ -568,8 +569,11 @@ class PoolRows:
         np.cumsum(np.bincount(q[in_lists] * R + r[in_lists], minlength=Q * R), out=cells[1:])
         run_lists = [[pids[cells[i * R + j]:cells[i * R + j + 1]].copy() for j in range(R)] for i in range(Q)]
         run_ranks = [[ranks[cells[i * R + j]:cells[i * R + j + 1]].copy() for j in range(R)] for i in range(Q)]
+        if self._string_order is None:  # the qids' and every pair code's docid's ranks, once for every pool
+            self._string_order = (string_ranks(self.qids), string_ranks(self.docs))
         cands = Candidates(self.qids, [self.docs[x] for x in codes.tolist()], pair_query, offsets, list(pool),
-                           run_lists, run_ranks, np.full(len(codes), np.nan), depth)
+                           run_lists, run_ranks, np.full(len(codes), np.nan), depth,
+                           _string_order=(self._string_order[0], self._string_order[1][codes]))
         return cands, self.truth[codes], _PairIndex(self, pid_of)
 
 
@@ -600,7 +604,7 @@ def _impact_policy(cands, aligned, depth, memo=None):
     from ...core.align import Judgments, Ranked, block_offsets
     from ...core.measures import Measure
     from ..pool import impact_scores
-    from ..pooling.policies import StaticOrder, string_ranks
+    from ..pooling.policies import StaticOrder
 
     empty = {}
     for n, a in aligned.items():
@@ -623,7 +627,8 @@ def _impact_policy(cands, aligned, depth, memo=None):
               else np.zeros(0))
     # highest impact first, then best rank, retrieved by more runs, qid, docid
     off, _, _ = cands.pair_runs()
-    order = np.lexsort((string_ranks(cands.docids), string_ranks(cands.qids)[cands.pair_query], -np.diff(off),
+    qrank, drank = cands.string_order()
+    order = np.lexsort((drank, qrank[cands.pair_query], -np.diff(off),
                         cands.best_rank(), -scores)) if P else np.zeros(0, np.int64)
     return StaticOrder(cands, np.asarray(order, np.int64), scores)
 

@@ -27,6 +27,7 @@ class Candidates:
     known: np.ndarray  # float64 per pair: the label already known (NaN: unjudged)
     depth: int
     _pair_runs: tuple | None = field(default=None, repr=False)
+    _string_order: tuple | None = field(default=None, repr=False)
 
     @property
     def n_pairs(self) -> int:
@@ -59,6 +60,14 @@ class Candidates:
             self._pair_runs = (offsets, run[order].astype(np.int64), rank[order].astype(np.int64))
         return self._pair_runs
 
+    def string_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """(each query's rank among the qids, each pair's docid's rank among the docids), in
+        Python's string order: the policies' last tie-breaks (qid, then docid). Any ranks in
+        the same order will do (e.g. among a larger set of strings)."""
+        if self._string_order is None:
+            self._string_order = (string_ranks(self.qids), string_ranks(self.docids))
+        return self._string_order
+
     def list_csr(self) -> tuple[np.ndarray, np.ndarray]:
         """Every run's list of every query as one CSR: (offsets over queries x runs, query-major,
         pair ids)."""
@@ -80,6 +89,17 @@ class Candidates:
     def index(self) -> dict:
         """(qid, docid) -> pair id."""
         return {(self.qids[q], self.docids[p]): p for q in range(self.n_queries) for p in self.pairs_of(q)}
+
+
+def string_ranks(strings: list) -> np.ndarray:
+    """Each string's rank among the distinct strings, in Python's order (numpy's, code
+    point by code point, but for trailing NULs, which numpy's strings drop)."""
+    if not strings:
+        return np.zeros(0, np.int64)
+    if "\0" not in "".join(strings):  # no NUL at all (one anywhere: the exact path below)
+        return np.unique(np.array(strings, dtype=str), return_inverse=True)[1].astype(np.int64).ravel()
+    rank = {v: i for i, v in enumerate(sorted(set(strings)))}
+    return np.fromiter((rank[v] for v in strings), np.int64, len(strings))
 
 
 def build_candidates(rankings, depth: int, known: dict | None = None, qids=None, ranks=None) -> Candidates:

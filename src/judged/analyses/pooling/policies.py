@@ -167,19 +167,8 @@ def depth_order(c: Candidates) -> np.ndarray:
     if not c.n_pairs:
         return np.zeros(0, np.int64)
     # the strings by their rank in Python's order (a pair is one docid of one query: no ties)
-    qrank = string_ranks(c.qids)[c.pair_query]
-    return np.lexsort((string_ranks(c.docids), qrank, -n_runs, best)).astype(np.int64)
-
-
-def string_ranks(strings: list) -> np.ndarray:
-    """Each string's rank among the distinct strings, in Python's order (numpy's, code
-    point by code point, but for trailing NULs, which numpy's strings drop)."""
-    if not strings:
-        return np.zeros(0, np.int64)
-    if "\0" not in "".join(strings):  # no NUL at all (one anywhere: the exact path below)
-        return np.unique(np.array(strings, dtype=str), return_inverse=True)[1].astype(np.int64).ravel()
-    rank = {v: i for i, v in enumerate(sorted(set(strings)))}
-    return np.fromiter((rank[v] for v in strings), np.int64, len(strings))
+    qrank, drank = c.string_order()
+    return np.lexsort((drank, qrank[c.pair_query], -n_runs, best)).astype(np.int64)
 
 
 class Depth(StaticOrder):
