@@ -10,6 +10,7 @@
  *                   column, the 64-bit hash of one column, the rows where the first column
  *                   changes, and the byte offset and number of the line where it last changed
  *   string_hash     the same hash over an Arrow string array (judged.data.string_hash)
+ *   gather_strings  the bytes of chosen strings of an Arrow string array, one after another
  *   equal_at        whether pairs of strings of two Arrow string arrays are equal
  *   repeated_rows   rows that repeat an earlier (query, id) pair
  *   lookup          grades of (query, docid) pairs from judged.data.KeyTable
@@ -504,6 +505,48 @@ static inline int same_string(const int32_t *ao, const unsigned char *ad, int64_
 {
     int32_t la = ao[a + 1] - ao[a], lb = bo[b + 1] - bo[b];
     return la == lb && memcmp(ad + ao[a], bd + bo[b], la) == 0;
+}
+
+/* ---- gather_strings --------------------------------------------------------------- */
+
+/* gather_strings(offsets_int32, data, rows_int64, out_offsets_int32) -> bytes or None: the bytes
+ * of strings rows[i] one after another, out_offsets[i] where each starts (n + 1 of them), as
+ * judged.core.data.take_strings gives them; None when a row is out of range or the strings
+ * take 2**31 bytes or more (int32 offsets). */
+static PyObject *gather_strings(PyObject *self, PyObject *args)
+{
+    Py_buffer ob, db, rb, pb;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*", &ob, &db, &rb, &pb)) return NULL;
+    const int32_t *off = ob.buf;
+    const char *d = db.buf;
+    const int64_t *rows = rb.buf;
+    int32_t *at = pb.buf;
+    const Py_ssize_t n = ob.len / 4 - 1, m = rb.len / 8;
+    int ok = pb.len / 4 == m + 1;
+    int64_t total = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (ok) at[0] = 0;
+    for (Py_ssize_t i = 0; i < m && ok; i++) {
+        const int64_t r = rows[i];
+        if (r < 0 || r >= n) { ok = 0; break; }
+        total += off[r + 1] - off[r];
+        if (total >= ((int64_t)1 << 31)) { ok = 0; break; }
+        at[i + 1] = (int32_t)total;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *out = ok ? PyBytes_FromStringAndSize(NULL, total) : NULL;
+    if (out) {
+        char *o = PyBytes_AS_STRING(out);
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < m; i++) {
+            const int64_t r = rows[i];
+            memcpy(o + at[i], d + off[r], (size_t)(at[i + 1] - at[i]));
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&ob); PyBuffer_Release(&db); PyBuffer_Release(&rb); PyBuffer_Release(&pb);
+    if (!ok) Py_RETURN_NONE;
+    return out;
 }
 
 /* ---- equal_at ----------------------------------------------------------------------- */
@@ -2416,6 +2459,8 @@ static PyMethodDef METHODS[] = {
     {"dcg_measure", dcg_measure, METH_VARARGS, "dcg_measure(k, condensed, offsets, pos, grade, gains, denominators, out) -> bool"},
     {"ideal_dcg", ideal_dcg, METH_VARARGS, "ideal_dcg(k, offsets, grade, gains, denominators, out) -> bool"},
     {"string_hash", string_hash, METH_VARARGS, "string_hash(offsets_int32, data, out_uint64)"},
+    {"gather_strings", gather_strings, METH_VARARGS,
+     "gather_strings(offsets_int32, data, rows_int64, out_offsets_int32) -> bytes or None"},
     {"equal_at", equal_at, METH_VARARGS, "equal_at(a_offsets, a_data, a_rows, b_offsets, b_data, b_rows, out_bool)"},
     {"repeated_rows", repeated_rows, METH_VARARGS, "repeated_rows(qcode, nq, hash, offsets, data) -> int64 rows"},
     {"lookup_blocks", lookup_blocks, METH_VARARGS,

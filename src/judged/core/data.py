@@ -82,11 +82,12 @@ def arrow_strings(values: list[str]) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
 
 
+@kernel
 def take_strings(values: pa.Array, rows: np.ndarray) -> pa.Array:
     """``values.take(rows)`` for a string array. Up to :data:`FEW_STRINGS` rows (each query's
     first line, a top 10 of 1,000 queries) gathered by numpy from its buffers, since Arrow's
     ``take`` imports ``pyarrow.compute`` (0.04-0.06 s; see :mod:`judged.core.lazy`); more,
-    with Arrow's ``take``, faster then."""
+    with Arrow's ``take``, faster then. The compiled binding copies the bytes of any number."""
     rows = np.asarray(rows, dtype=np.int64)
     if len(rows) > FEW_STRINGS:
         return values.take(arrow_indices(rows))
@@ -99,6 +100,19 @@ def take_strings(values: pa.Array, rows: np.ndarray) -> pa.Array:
     data = np.frombuffer(body, dtype=np.uint8)[gather] if len(gather) else np.zeros(0, np.uint8)
     return pa.Array.from_buffers(pa.string(), len(rows), [None, pa.py_buffer(out.astype(np.int32)),
                                                           pa.py_buffer(data)])
+
+
+@take_strings.binding
+def _(native, values: pa.Array, rows: np.ndarray):
+    if not pa.types.is_string(values.type) or values.null_count:
+        return FALLBACK  # Arrow decides (nulls kept)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    offsets, body = string_buffers(values)
+    out = np.empty(len(rows) + 1, np.int32)
+    data = native.gather_strings(offsets, body, rows, out)
+    if data is None:  # a row out of range, or 2 GiB of strings: Arrow decides
+        return FALLBACK
+    return pa.Array.from_buffers(pa.string(), len(rows), [None, pa.py_buffer(out), pa.py_buffer(data)])
 
 
 FEW_STRINGS = 10_000  # up to this many strings or runs, take_strings, take_runs and byte_order: no pyarrow.compute
