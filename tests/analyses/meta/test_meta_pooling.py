@@ -262,3 +262,16 @@ def test_full_and_replayed_scores_are_the_measures_aggregate():
     assert list(res.full) == [ev.aggregate(r, "GMAP") for r in runs]
     assert res.full == pytest.approx([0.5, math.sqrt(1 / 6)])
     assert list(res.strategies["depth"].scores[-1]) == list(res.full)  # everything judged: the full scores
+
+
+def test_row_means_are_each_rows_aggregate():
+    # the DCG family's replay takes every checkpoint's mean by one mean(axis=1): it relies on
+    # numpy summing each contiguous row as it sums the row alone (pairwise, 8 lanes, blocks of 128)
+    from judged.core.measures import Measure
+
+    m = Measure.parse("nDCG@10")
+    rng = np.random.default_rng(0)
+    for n in [1, 2, 7, 8, 9, 127, 128, 129, 255, 256, 1000, 1025, 4097]:
+        a = rng.random((5, n)) * rng.choice([1.0, 1e-3, 1e6], size=(5, 1))
+        a[rng.random((5, n)) < 0.3] = 0.0
+        assert a.mean(axis=1).tolist() == [m.aggregate_of(row) for row in a], n

@@ -167,8 +167,10 @@ class LabelScorer:
             part = np.asarray(at[lo:lo + step], np.int64)
             snap = replay_dcg(m.cutoff, m.name == "nDCG", top.offsets, top.pos, self.pid, self.joffsets, self.jpid,
                               self.pair_aq, self.gain, denominators, order, start, part, values)
-            for i, row in enumerate(snap):
-                out[lo + i] = m.aggregate_of(row)
+            if m.aggregate == "mean":  # each row's mean as aggregate_of takes it (numpy's pairwise sum per row)
+                out[lo:lo + len(part)] = snap.mean(axis=1) if n else 0.0
+            else:
+                out[lo:lo + len(part)] = [m.aggregate_of(row) for row in snap]
             values, start = snap[-1].copy(), int(part[-1])
         return out
 
