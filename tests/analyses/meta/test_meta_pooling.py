@@ -217,8 +217,12 @@ def test_pool_rows_give_build_candidates_candidates():
         rankings = {f"r{i}": {q: list(rng.choice(docs, int(rng.integers(0, len(docs) + 1)), replace=False))
                               for q in qids + ["unscored"] if rng.random() < 0.8} for i in range(int(rng.integers(1, 6)))}
         grade_of = {(q, d): float(rng.integers(0, 3)) for q in qids for d in docs if rng.random() < 0.3}
-        rows = PoolRows(rankings, qids, grade_of)
         names = list(rankings)
+        flat = [(i, qids.index(q), k + 1, d, grade_of.get((q, d), np.nan)) for i, n in enumerate(names)
+                for q, ranked in rankings[n].items() if q in qids for k, d in enumerate(ranked)]
+        run, query, rank, docids, grade = (list(x) for x in zip(*flat)) if flat else ([], [], [], [], [])
+        rows = PoolRows(names, qids, np.array(run, np.int64), np.array(query, np.int64), np.array(rank, np.int64),
+                        docids, np.array(grade, np.float64))
         depth = int(rng.integers(1, 30))
         for pool in [names] + [[n for n in names if n != left] for left in names]:
             want = build_candidates({n: rankings[n] for n in pool}, depth, None, qids)

@@ -439,15 +439,17 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     full = np.array(full)
     maxgrade = int(max(qrels.grade.max(), 1)) if len(qrels.grade) else 1  # the scale, known before any label
     qids = list(dict.fromkeys(q for a in aligned.values() for q in a.qids.tolist()))
-    rankings = {}
-    for name, a in aligned.items():  # each query's top `depth` docids, queries in the run's order
+    qpos = {q: i for i, q in enumerate(qids)}
+    parts = []
+    for i, a in enumerate(aligned.values()):  # each query's top `depth` rows, queries in the run's order
         top = a.ranked.top(depth)
-        docs, cut, qs = a.docids(top.row), top.offsets.tolist(), a.qids.tolist()
-        rankings[name] = {qs[i]: docs[cut[i]:cut[i + 1]] for i in range(len(qs)) if cut[i + 1] > cut[i]}
-    grade_of = dict(zip(zip(qrels.qid.to_pylist(), qrels.docid.to_pylist()), qrels.grade.tolist()))
-
-    rows = PoolRows(rankings, qids, grade_of)
-    del rankings, grade_of
+        counts = np.diff(top.offsets)
+        query = np.repeat(np.fromiter((qpos[q] for q in a.qids.tolist()), np.int64, a.n_queries), counts)
+        rank = np.arange(1, len(top.row) + 1, dtype=np.int64) - np.repeat(top.offsets[:-1], counts)
+        parts.append((np.full(len(top.row), i, np.int64), query, rank, a.docids(top.row), top.grade))
+    run, query, rank, grade = (np.concatenate([p[j] for p in parts]) for j in (0, 1, 2, 4))
+    rows = PoolRows(run_names, qids, run, query, rank, [d for p in parts for d in p[3]], grade)
+    del parts
 
     def setting(pool_runs, scored):
         cands, truth, index = rows.candidates(pool_runs, depth)
@@ -490,23 +492,13 @@ class PoolRows:
     best rank over the pool's runs, then the first run that ranks the pair, then that
     run's rank), without a pass over the pairs in Python per pool."""
 
-    def __init__(self, rankings: dict, qids: list, grade_of: dict):
-        self.names, self.qids = list(rankings), list(qids)
-        qpos = {q: i for i, q in enumerate(self.qids)}
-        run, query, lengths, docs = [], [], [], []
-        for i, n in enumerate(self.names):
-            for q, ranked in rankings[n].items():
-                qi = qpos.get(q)
-                if qi is None or not len(ranked):
-                    continue
-                run.append(i)
-                query.append(qi)
-                lengths.append(len(ranked))
-                docs.extend(ranked)
-        lengths = np.asarray(lengths, np.int64)
-        ends = np.cumsum(lengths)
-        self.run, self.query = (np.repeat(np.asarray(x, np.int64), lengths) for x in (run, query))
-        self.rank = np.arange(1, len(docs) + 1, dtype=np.int64) - np.repeat(ends - lengths, lengths)
+    def __init__(self, names: list, qids: list, run: np.ndarray, query: np.ndarray, rank: np.ndarray, docs: list,
+                 grade: np.ndarray):
+        """Every run's ranked rows, run by run, each run's queries in turn, in rank order:
+        the run's index in ``names``, the query's in ``qids``, the 1-based rank, the docid
+        and the pair's grade in the qrels (NaN: not there, a truth of 0)."""
+        self.names, self.qids = list(names), list(qids)
+        self.run, self.query, self.rank = (np.asarray(x, np.int64) for x in (run, query, rank))
         # pair codes in order of first appearance (run, query, rank), as one pass over the rows gives them
         number = {d: i for i, d in enumerate(dict.fromkeys(docs))}
         key = self.query * max(len(number), 1) + np.fromiter(map(number.__getitem__, docs), np.int64, len(docs))
@@ -519,9 +511,9 @@ class PoolRows:
         first = first[by_first]
         self.docs: list = [docs[j] for j in first.tolist()]  # docid of each code
         self.code_query = self.query[first]
-        self.truth = np.fromiter((grade_of.get((self.qids[qi], d), 0.0) for qi, d in
-                                  zip(self.code_query.tolist(), self.docs)), np.float64, len(first))
-        self.qpos = qpos
+        truth = np.asarray(grade, np.float64)[first]
+        self.truth = np.where(np.isnan(truth), 0.0, truth)
+        self.qpos = {q: i for i, q in enumerate(self.qids)}
         self._code = None
         self._string_order = None
 
