@@ -95,7 +95,7 @@ def _random_table(rng, box: dict) -> Table:
         if rng.random() < 0.03:
             cells[-1] = str(rng.choice(["é", "[x]", "a:b:", "a\tb", "a\\b", "[bold]x[/]", "[bold yellow]d 1[/]",
                                         "[bold]x", "[/]x"]))  # Rich reads these: markup it drops or refuses
-        table.add_row(*cells)
+        table.add_row(*cells, end_section=bool(rng.random() < 0.3))  # a line under it, but for the last row
     return table
 
 

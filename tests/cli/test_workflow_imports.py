@@ -34,6 +34,7 @@ COMMANDS = [  # V2: the qrels without every fifth judgment
     ["meta", "holdout", "qrels.txt", "bm25.run", "dense.run", "tuned.run"],
     ["meta", "stability", "qrels.txt", "bm25.run", "dense.run", "-m", "nDCG@10", "--versus-qrels", "V2"],
     ["meta", "power", "qrels.txt", "bm25.run", "dense.run", "tuned.run"],
+    ["meta", "pooling", "qrels.txt", "bm25.run", "dense.run", "tuned.run", "--budget", "20"],
     ["holes", "qrels.txt", "bm25.run", "dense.run", "--format", "json"],
     ["holes", "qrels.txt", "bm25.run", "dense.run"],
     ["compare", "qrels.txt", "bm25.run", "dense.run", "-m", "nDCG@10", "-m", "AP", "--format", "json"],

@@ -218,13 +218,10 @@ def _console(width: int | None = None):
     return console(width=width)
 
 
-def _table(title, columns, sections: bool = False):
-    """A table of left-aligned first and right-aligned other columns; ``sections``: a Rich
-    table, whose rows may end a section (``add_row(..., end_section=True)``)."""
-    if sections:
-        from rich.table import Table
-    else:
-        from .plain import Table
+def _table(title, columns):
+    """A table of left-aligned first and right-aligned other columns (rows may end a section:
+    ``add_row(..., end_section=True)``)."""
+    from .plain import Table
 
     t = Table(title=title)
     for k, c in enumerate(columns):
@@ -402,7 +399,7 @@ def run_pooling(args) -> int:
     console.print(t)
     b = _table(f"per budget, against the full qrels ({'left-out runs' if res.protocol != 'from-scratch' else 'every run'})",
                ["strategy", "budget", "mean |error|", "max |error|", "Kendall's tau", "pairs in order",
-                "relevant found"], sections=True)
+                "relevant found"])
     for name, s in res.strategies.items():
         rows = [s.at_budget(x) for x in res.budgets]
         for k, row in enumerate(rows):
@@ -439,7 +436,7 @@ def run_simulate_discount(args) -> int:
     console = _console()
     t = _table(f"nDCG of a better and a worse ranker as the collection grows — {sim.trials} collections per size, "
                f"seed {sim.seed} (better: rank by x; worse: x + U(±{sim.noise:g}); y ~ Bernoulli(0.8 x))",
-               ["discount", *[f"n={n}" for n in sim.sizes]], sections=True)
+               ["discount", *[f"n={n}" for n in sim.sizes]])
     for i, d in enumerate(sim.discounts):
         t.add_row(d, *[f"{sim.mean_better[i, k]:.3f} / {sim.mean_worse[i, k]:.3f}" for k in range(len(sim.sizes))])
         t.add_row("  better wins", *[_pct(sim.separation[i, k]) for k in range(len(sim.sizes))], end_section=True)

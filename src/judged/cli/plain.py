@@ -63,10 +63,12 @@ def console_width() -> int:
     return width or 80
 
 
-BOXES = {  # Rich's boxes (rich.box) judged's tables use: (top, header row, rule under it, rows, bottom) as
-    # (left, fill or divider, right); SIMPLE and SIMPLE_HEAD draw alike without a footer or lines between rows
-    "heavy_head": (("┏", "━", "┳", "┓"), ("┃", "┃", "┃"), ("┡", "━", "╇", "┩"), ("│", "│", "│"), ("└", "─", "┴", "┘")),
-    "simple": ((" ", " ", " ", " "), (" ", " ", " "), (" ", "─", "─", " "), (" ", " ", " "), (" ", " ", " ", " ")),
+BOXES = {  # Rich's boxes (rich.box) judged's tables use: (top, header row, rule under it, rows, bottom, the
+    # line ending a section) as (left, fill or divider, right); SIMPLE and SIMPLE_HEAD draw alike without a footer
+    "heavy_head": (("┏", "━", "┳", "┓"), ("┃", "┃", "┃"), ("┡", "━", "╇", "┩"), ("│", "│", "│"), ("└", "─", "┴", "┘"),
+                   ("├", "─", "┼", "┤")),
+    "simple": ((" ", " ", " ", " "), (" ", " ", " "), (" ", "─", "─", " "), (" ", " ", " "), (" ", " ", " ", " "),
+               (" ", " ", " ", " ")),
 }
 BOXES["simple_head"] = BOXES["simple"]
 
@@ -76,7 +78,8 @@ class Table:
     box=box.HEAVY_HEAD | SIMPLE | SIMPLE_HEAD, pad_edge=..., collapse_padding=...)``, padding
     (0, 1)) when a Rich console prints it (``__rich__``), drawn by :class:`PlainConsole`
     when it is not. Columns: a header, ``justify`` (left, right, center), ``overflow``
-    (ellipsis, fold), ``min_width`` and ``no_wrap``, as Rich's ``add_column``."""
+    (ellipsis, fold), ``min_width`` and ``no_wrap``, as Rich's ``add_column``; a row may
+    end a section (a line under it), as Rich's ``add_row(..., end_section=True)``."""
 
     def __init__(self, title: str | None = None, box: str = "heavy_head", pad_edge: bool = True,
                  collapse_padding: bool = False):
@@ -86,14 +89,16 @@ class Table:
         self.columns = []  # (header, justify, overflow)
         self.options = []  # per column: min_width, no_wrap
         self.rows = []
+        self.ends = []  # per row: it ends a section
 
     def add_column(self, header: str, justify: str = "left", overflow: str = "ellipsis", min_width: int | None = None,
                    no_wrap: bool = False) -> None:
         self.columns.append((header, justify, overflow))
         self.options.append({"min_width": min_width, "no_wrap": no_wrap})
 
-    def add_row(self, *cells: str) -> None:
+    def add_row(self, *cells: str, end_section: bool = False) -> None:
         self.rows.append(cells)
+        self.ends.append(bool(end_section))
 
     def __rich__(self):
         from rich import box
@@ -103,8 +108,8 @@ class Table:
                           collapse_padding=self.collapse_padding)
         for (header, justify, overflow), options in zip(self.columns, self.options):
             table.add_column(header, justify=justify, overflow=overflow, **options)
-        for row in self.rows:
-            table.add_row(*row)
+        for row, end in zip(self.rows, self.ends):
+            table.add_row(*row, end_section=end)
         return table
 
     def draw(self, width: int) -> str | None:
@@ -132,7 +137,9 @@ class Table:
             if not _cell(self.title):
                 return None
             lines.extend(_justify(line, total, "center", "fold") for line in wrap(self.title, total))
-        top, head, rule, row, bottom = BOXES[self.box]
+        top, head, rule, row, bottom, section = BOXES[self.box]
+        last = len(self.rows) - 1
+        ends = [i < last and end for i, end in enumerate(self.ends)]  # Rich draws no line under the last row
         edge = (lambda left, fill, middle, right: left + middle.join(fill * w for w in widths) + right)
         lines.append(edge(*top))
         columns, one_line = [], True  # per column, per row: the cell's lines, padded
@@ -156,7 +163,10 @@ class Table:
         if one_line:  # most tables: a line per row
             header, *body = zip(*columns)
             lines += [head[0] + head[1].join(header) + head[2], edge(*rule)]
-            lines.extend(row[0] + row[1].join(r) + row[2] for r in body)
+            for r, end in zip(body, ends):
+                lines.append(row[0] + row[1].join(r) + row[2])
+                if end:
+                    lines.append(edge(*section))
         else:
             columns = [[c if isinstance(c, list) else [c] for c in col] for col in columns]
             for at, drawn in enumerate(zip(*columns)):
@@ -168,6 +178,8 @@ class Table:
                 lines.extend(left + middle.join(d[i] for d in drawn) + right for i in range(height))
                 if at == 0:
                     lines.append(edge(*rule))
+                elif ends[at - 1]:
+                    lines.append(edge(*section))
         lines.append(edge(*bottom))
         return "".join(line[:width] + "\n" for line in lines)  # the console crops what it cannot show
 
