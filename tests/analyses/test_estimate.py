@@ -97,6 +97,24 @@ def test_stacked_scoring_equals_the_kernel_bit_for_bit(measure):
             assert np.array_equal(score.per_query, want), (measure, case)
 
 
+def test_pool_finds_both_docids_of_a_query_sharing_a_hash():
+    """Two docids of one query with one 64-bit hash (forced here) are two pairs: the other
+    run's rows of each, deep in its ranking, are found by the docid (votes, best rank)."""
+    qrels = read_qrels({"q1": {"a": 1, "b": 0, "c": 2}})
+    a = read_run({"q1": {"x": 9.0, "y": 8.0, "a": 7.0, "b": 6.0}}, name="A")
+    b = read_run({"q1": {"a": 9.0, "c": 8.0, "b": 7.0, "y": 6.0, "x": 5.0}}, name="B")
+    for run in (a, b):
+        h = run.docid_hash.copy()
+        h[np.isin(run.docid.to_numpy(zero_copy_only=False), ["x", "y"])] = 12345
+        run.known(docid_hash=h)
+    pool = build_pool([("A", align(qrels, a, Settings())), ("B", align(qrels, b, Settings()))], k=2)
+    at = {pool.aligned[0].run.docid[int(pool.aligned[0].ranked.row[r])].as_py(): j
+          for j, r in enumerate(pool.rrow) if pool.run[j] == 0}
+    assert pool.pid[at["x"]] != pool.pid[at["y"]]
+    assert [pool.votes[at[d]] for d in "xy"] == [1, 1]
+    assert [pool.best_other[at[d]] for d in "xy"] == [5.0, 4.0]  # B's ranks of x and y
+
+
 def test_ideal_of_counts_equals_the_kernels_ideal():
     from judged.core.measures.dcg import ideal_dcg_of_counts
 

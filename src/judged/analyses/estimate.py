@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..core.align import Aligned, Judgments, Ranked, block_offsets
-from ..core.data import KeyTable, as_numpy, pair_keys, strings_equal, take_strings
+from ..core.data import FEW_STRINGS, QrelsIndex, as_numpy, grades_of_rows, pair_keys, strings_equal, take_strings
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import BOUNDED, Measure
 from ..core.measures.bounds import bounds as exact_bounds
@@ -149,7 +149,7 @@ def build_pool(named: list, k: int, depth: int | None = None, units=None, unit_n
     levels = _levels(aligned)
 
     # the zone's rows, run by run
-    parts = {"run": [], "rrow": [], "qcode": [], "pos": [], "level": [], "key": []}
+    parts = {"run": [], "rrow": [], "qcode": [], "pos": [], "level": [], "hash": []}
     for i, a in enumerate(aligned):
         r = a.ranked
         at = np.arange(len(r.q)) if zone is None else np.flatnonzero(r.pos < zone)
@@ -159,11 +159,12 @@ def build_pool(named: list, k: int, depth: int | None = None, units=None, unit_n
         parts["qcode"].append(codes)
         parts["pos"].append(r.pos[at].astype(np.int64))
         parts["level"].append(_level_of(r.grade[at], levels))
-        parts["key"].append(pair_keys(codes, a.run.docid_hash[r.row[at]]))
+        parts["hash"].append(a.run.docid_hash[r.row[at]])
     starts = np.zeros(n + 1, np.int64)
     np.cumsum([len(p) for p in parts["run"]], out=starts[1:])
-    run, rrow, qcode, pos, level = (np.concatenate(parts[c]) for c in ("run", "rrow", "qcode", "pos", "level"))
-    pid, first, zone_docid = _pair_ids(np.concatenate(parts["key"]), qcode, aligned, run, rrow)
+    run, rrow, qcode, pos, level, hashes = (np.concatenate(parts[c]) for c in ("run", "rrow", "qcode", "pos", "level",
+                                                                                "hash"))
+    pid, first, zone_docid = _pair_ids(pair_keys(qcode, hashes), qcode, aligned, run, rrow)
     npid = len(first)
     pid_q = qcode[first]
     pid_level = np.full(npid, -1, np.int64)
@@ -180,7 +181,8 @@ def build_pool(named: list, k: int, depth: int | None = None, units=None, unit_n
     owner[(pu // nu)[alone]] = (pu % nu)[alone]
 
     # every run's rows (any rank) of the zone's pairs: other units' votes and best rank
-    m_run, m_pid, m_pos, m_rrow = _matches(aligned, pid, first, run, rrow, zone, zone_docid)
+    m_run, m_pid, m_pos, m_rrow = _matches(aligned, pid, first, run, rrow, zone, zone_docid, pid_q,
+                                          hashes[first])
     m_unit = unit[m_run]
     retrieved = np.bincount(m_pid, minlength=npid)
     same_key, same_count = np.unique(m_pid * nu + m_unit, return_counts=True)
@@ -249,50 +251,44 @@ def _pair_ids(keys, qcode, aligned, run, rrow):
     return pid, first, docid
 
 
-def _matches(aligned, pid, first, run, rrow, zone, zone_docid):
-    """(run, pid, 0-based rank) of every ranked row, at any rank, of a pair in the zone
-    (found by hash key, confirmed on the docid; after a hash collision, the rows of all
-    but one of the colliding docids are not found: they only lose a vote)."""
+def _matches(aligned, pid, first, run, rrow, zone, zone_docid, pid_q, pid_hash):
+    """(run, pid, 0-based rank, row in its ranking) of every ranked row, at any rank, of a
+    pair in the zone: the zone's pairs (query codes ``pid_q``, docid hashes ``pid_hash``)
+    indexed as a qrels whose grade is the pid, and every run's rows looked up in it by
+    :func:`judged.core.data.grades_of_rows` (one small hash table per query, every match
+    confirmed on the docid; two docids of one query with one hash are both found)."""
     if zone is None:  # every row is in the zone already
         pos = np.concatenate([aligned[i].ranked.pos[rrow[run == i]] for i in range(len(aligned))])
         return run.astype(np.int64), pid, pos.astype(np.int64), rrow
-    head_keys = _zone_keys(aligned, run, rrow, first)
-    order = np.argsort(head_keys)
-    keys_sorted = head_keys[order]
-    distinct = np.r_[True, keys_sorted[1:] != keys_sorted[:-1]]
-    table = KeyTable.build(keys_sorted[distinct])
-    to_pid = order[distinct]
+    qrels = aligned[0].qrels.index
+    by_query = np.argsort(pid_q, kind="stable")
+    offsets = np.zeros(len(qrels.query_ids) + 1, np.int64)
+    np.cumsum(np.bincount(pid_q, minlength=len(qrels.query_ids)), out=offsets[1:])
+    # the docids gathered a few thousand at a time: by numpy (take_strings), not by Arrow's
+    # take, whose first call costs the process 8 MB more for good
+    docid = [take_strings(zone_docid, first[by_query[s:s + FEW_STRINGS]]) for s in range(0, len(first), FEW_STRINGS)]
+    index = QrelsIndex(qrels.query_ids, qrels.query_vocab, offsets, by_query.astype(np.int64),
+                       pa.concat_arrays(docid) if len(docid) != 1 else docid[0], pid_hash[by_query])
     out_run, out_pid, out_pos, out_rrow = [], [], [], []
     for i, a in enumerate(aligned):
-        r = a.ranked
-        qid_codes = np.asarray(a.qid_codes, np.int64)
+        r, codes = a.ranked, np.asarray(a.qid_codes, np.int64)
+        qcode = np.full(len(a.run.docid_hash), -1, np.int64)  # per run row, as grades_of_rows reads it
         for s in range(0, len(r.q), MATCH_ROWS):  # a block of rows at a time: a few MB, not the whole run's
-            rows = r.row[s:s + MATCH_ROWS]
-            found = table.find(pair_keys(qid_codes[r.q[s:s + MATCH_ROWS]], a.run.docid_hash[rows]))
-            hit = np.flatnonzero(found >= 0)
-            p = to_pid[found[hit]]
-            ok = strings_equal(a.run.docid, rows[hit], zone_docid, first[p]) if len(hit) else np.zeros(0, bool)
-            out_run.append(np.full(int(ok.sum()), i, np.int64))
-            out_pid.append(p[ok])
-            out_pos.append(r.pos[s + hit[ok]].astype(np.int64))
-            out_rrow.append(s + hit[ok])
+            qcode[r.row[s:s + MATCH_ROWS]] = codes[r.q[s:s + MATCH_ROWS]]
+        for s in range(0, len(r.q), MATCH_ROWS):
+            found = grades_of_rows(index, r.row[s:s + MATCH_ROWS], qcode, a.run.docid, a.run.docid_hash)
+            hit = np.flatnonzero(~np.isnan(found))
+            out_run.append(np.full(len(hit), i, np.int64))
+            out_pid.append(found[hit].astype(np.int64))
+            out_pos.append(r.pos[s + hit].astype(np.int64))
+            out_rrow.append(s + hit)
+        del qcode
     if not out_run:
         return tuple(np.zeros(0, np.int64) for _ in range(4))
     return tuple(np.concatenate(x) for x in (out_run, out_pid, out_pos, out_rrow))
 
 
 MATCH_ROWS = 1 << 17  # ranked rows a run's pairs are looked up by, at a time
-
-
-def _zone_keys(aligned, run, rrow, first):
-    keys = np.empty(len(first), np.uint64)
-    for i in sorted_distinct(run[first]).tolist():
-        at = np.flatnonzero(run[first] == i)
-        a = aligned[i]
-        r = a.ranked
-        rr = rrow[first[at]]
-        keys[at] = pair_keys(np.asarray(a.qid_codes, np.int64)[r.q[rr]], a.run.docid_hash[r.row[rr]])
-    return keys
 
 
 def _best_other_rank(m_pid, m_unit, m_pos, npid, pid, u) -> np.ndarray:
