@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..core.align import Aligned, Judgments, Ranked, block_offsets
-from ..core.data import FEW_STRINGS, QrelsIndex, as_numpy, grades_of_rows, pair_keys, strings_equal, take_strings
+from ..core.data import QrelsIndex, as_numpy, grades_of_rows, pair_keys, strings_equal, take_strings
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import BOUNDED, Measure
 from ..core.measures.bounds import bounds as exact_bounds
@@ -264,11 +264,8 @@ def _matches(aligned, pid, first, run, rrow, zone, zone_docid, pid_q, pid_hash):
     by_query = np.argsort(pid_q, kind="stable")
     offsets = np.zeros(len(qrels.query_ids) + 1, np.int64)
     np.cumsum(np.bincount(pid_q, minlength=len(qrels.query_ids)), out=offsets[1:])
-    # the docids gathered a few thousand at a time: by numpy (take_strings), not by Arrow's
-    # take, whose first call costs the process 8 MB more for good
-    docid = [take_strings(zone_docid, first[by_query[s:s + FEW_STRINGS]]) for s in range(0, len(first), FEW_STRINGS)]
     index = QrelsIndex(qrels.query_ids, qrels.query_vocab, offsets, by_query.astype(np.int64),
-                       pa.concat_arrays(docid) if len(docid) != 1 else docid[0], pid_hash[by_query])
+                       take_strings(zone_docid, first[by_query]), pid_hash[by_query])
     out_run, out_pid, out_pos, out_rrow = [], [], [], []
     for i, a in enumerate(aligned):
         r, codes = a.ranked, np.asarray(a.qid_codes, np.int64)
