@@ -332,9 +332,12 @@ def impact_scores(qids: list, docids: list, aligned, measure, depth, memo: dict 
             qindex, rank = _impact_lookups(a, depth)
             q = np.fromiter((qindex.get(x, -1) for x in qids), np.int64, P)
             r = np.fromiter((rank.get(key, 0) for key in zip(qids, docids)), np.int64, P)
-        # the discount at each rank, computed one rank at a time as a pair's would be
-        at = {k: float(measure.discount.divide(np.ones(1), np.array([float(k)]))[0]) for k in set(r.tolist()) - {0}}
-        w = np.fromiter((at.get(k, 0.0) for k in r.tolist()), np.float64, P)
+        # the discount at each rank, computed one rank at a time as a pair's would be (0 for rank 0: not there)
+        seen = np.flatnonzero(np.bincount(r[r > 0])) if P else np.zeros(0, np.int64)
+        table = np.zeros(int(seen[-1]) + 1 if len(seen) else 1)
+        for k in seen.tolist():
+            table[k] = float(measure.discount.divide(np.ones(1), np.array([float(k)]))[0])
+        w = table[r]
         ok = np.flatnonzero(q >= 0)
         qq = q[ok]
         after = np.zeros(len(ok))
