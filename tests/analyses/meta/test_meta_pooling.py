@@ -236,6 +236,9 @@ def test_pool_rows_give_build_candidates_candidates():
                 a, b = getattr(got, f), getattr(want, f)
                 assert [[x.tolist() for x in row] for row in a] == [[x.tolist() for x in row] for row in b]
                 assert all(x.dtype == np.int64 for row in a for x in row)
+            for f in ("pair_runs", "list_csr"):  # given by PoolRows; built from the run lists by build_candidates
+                for x, y in zip(getattr(got, f)(), getattr(want, f)()):
+                    assert x.dtype == y.dtype == np.int64 and np.array_equal(x, y), f
             assert truth.tolist() == [grade_of.get((want.qids[q], d), 0.0)
                                       for q, d in zip(want.pair_query.tolist(), want.docids)]
             every = want.index()

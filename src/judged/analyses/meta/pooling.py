@@ -540,7 +540,7 @@ class PoolRows:
 
     def candidates(self, pool: list, depth: int):
         """(candidates, truth per pair, {(qid, docid): pair id}-like index) of the pool's runs."""
-        from ..pooling.candidates import Candidates, string_ranks
+        from ..pooling.candidates import Candidates, CellLists, string_ranks
 
         R, Q = len(pool), len(self.qids)
         local, rows = self._rows(pool, depth)
@@ -561,13 +561,19 @@ class PoolRows:
         pids, ranks = pid_of[c[in_lists]], k[in_lists]
         cells = np.zeros(Q * R + 1, np.int64)
         np.cumsum(np.bincount(q[in_lists] * R + r[in_lists], minlength=Q * R), out=cells[1:])
-        run_lists = [[pids[cells[i * R + j]:cells[i * R + j + 1]].copy() for j in range(R)] for i in range(Q)]
-        run_ranks = [[ranks[cells[i * R + j]:cells[i * R + j + 1]].copy() for j in range(R)] for i in range(Q)]
+        # the runs' lists per query and run as views of one CSR, and each pair's runs and ranks (in run order)
+        run_lists, run_ranks = CellLists(cells, pids, Q, R), CellLists(cells, ranks, Q, R)
+        pair_pid = pid_of[c]
+        runs_of_pair = np.lexsort((r, pair_pid))
+        pair_offsets = np.zeros(len(codes) + 1, np.int64)
+        np.cumsum(np.bincount(pair_pid, minlength=len(codes)), out=pair_offsets[1:])
         if self._string_order is None:  # the qids' and every pair code's docid's ranks, once for every pool
             self._string_order = (string_ranks(self.qids), string_ranks(self.docs))
         cands = Candidates(self.qids, [self.docs[x] for x in codes.tolist()], pair_query, offsets, list(pool),
                            run_lists, run_ranks, np.full(len(codes), np.nan), depth,
-                           _string_order=(self._string_order[0], self._string_order[1][codes]))
+                           _pair_runs=(pair_offsets, r[runs_of_pair], k[runs_of_pair]),
+                           _string_order=(self._string_order[0], self._string_order[1][codes]),
+                           _list_csr=(cells, pids))
         return cands, self.truth[codes], _PairIndex(self, pid_of)
 
 

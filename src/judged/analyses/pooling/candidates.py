@@ -28,6 +28,7 @@ class Candidates:
     depth: int
     _pair_runs: tuple | None = field(default=None, repr=False)
     _string_order: tuple | None = field(default=None, repr=False)
+    _list_csr: tuple | None = field(default=None, repr=False)
 
     @property
     def n_pairs(self) -> int:
@@ -71,10 +72,12 @@ class Candidates:
     def list_csr(self) -> tuple[np.ndarray, np.ndarray]:
         """Every run's list of every query as one CSR: (offsets over queries x runs, query-major,
         pair ids)."""
-        lists = [self.run_lists[q][r] for q in range(self.n_queries) for r in range(self.n_runs)]
-        offsets = np.zeros(len(lists) + 1, np.int64)
-        np.cumsum([len(x) for x in lists], out=offsets[1:])
-        return offsets, (np.concatenate(lists).astype(np.int64) if lists else np.zeros(0, np.int64))
+        if self._list_csr is None:
+            lists = [self.run_lists[q][r] for q in range(self.n_queries) for r in range(self.n_runs)]
+            offsets = np.zeros(len(lists) + 1, np.int64)
+            np.cumsum([len(x) for x in lists], out=offsets[1:])
+            self._list_csr = (offsets, np.concatenate(lists).astype(np.int64) if lists else np.zeros(0, np.int64))
+        return self._list_csr
 
     def best_rank(self) -> np.ndarray:
         off, _, rank = self.pair_runs()
@@ -89,6 +92,26 @@ class Candidates:
     def index(self) -> dict:
         """(qid, docid) -> pair id."""
         return {(self.qids[q], self.docids[p]): p for q in range(self.n_queries) for p in self.pairs_of(q)}
+
+
+class CellLists:
+    """``[q][r]``: run r's list of query q (``run_lists``, ``run_ranks``) as views of one CSR
+    (``offsets`` over queries x runs, query-major), without an array per cell."""
+
+    def __init__(self, offsets: np.ndarray, values: np.ndarray, n_queries: int, n_runs: int):
+        self.offsets, self.values, self.n_queries, self.n_runs = offsets, values, n_queries, n_runs
+
+    def __len__(self) -> int:
+        return self.n_queries
+
+    def __getitem__(self, q: int) -> list:
+        if not 0 <= q < len(self):
+            raise IndexError(q)
+        o, v, R = self.offsets, self.values, self.n_runs
+        return [v[o[q * R + r]:o[q * R + r + 1]] for r in range(R)]
+
+    def __iter__(self):
+        return (self[q] for q in range(len(self)))
 
 
 def string_ranks(strings: list) -> np.ndarray:
