@@ -268,11 +268,13 @@ def _matches(aligned, pid, first, run, rrow, zone, zone_docid, pid_q, pid_hash):
                        take_strings(zone_docid, first[by_query]), pid_hash[by_query])
     out_run, out_pid, out_pos, out_rrow = [], [], [], []
     for i, a in enumerate(aligned):
-        r, codes = a.ranked, np.asarray(a.qid_codes, np.int64)
-        qcode = np.full(len(a.run.docid_hash), -1, np.int64)  # per run row, as grades_of_rows reads it
+        r = a.ranked
+        # the query code of every run row, as grades_of_rows reads them: each block of one
+        # qid's lines (as read) looked up once, as align does (the blocks given: Arrow's
+        # run_end_encode would find them again, and cost 8 MB more for good)
+        starts, qids = a.run.qid_blocks
+        qcode = np.repeat(qrels.query_codes(qids, (np.arange(len(qids)), qids)), np.diff(np.append(starts, len(a.run))))
         for s in range(0, len(r.q), MATCH_ROWS):  # a block of rows at a time: a few MB, not the whole run's
-            qcode[r.row[s:s + MATCH_ROWS]] = codes[r.q[s:s + MATCH_ROWS]]
-        for s in range(0, len(r.q), MATCH_ROWS):
             found = grades_of_rows(index, r.row[s:s + MATCH_ROWS], qcode, a.run.docid, a.run.docid_hash)
             hit = np.flatnonzero(~np.isnan(found))
             out_run.append(np.full(len(hit), i, np.int64))
