@@ -168,7 +168,14 @@ def depth_order(c: Candidates) -> np.ndarray:
         return np.zeros(0, np.int64)
     # the strings by their rank in Python's order (a pair is one docid of one query: no ties)
     qrank, drank = c.string_order()
-    return np.lexsort((drank, qrank[c.pair_query], -n_runs, best)).astype(np.int64)
+    keys = (best, c.n_runs - n_runs, qrank[c.pair_query], drank)  # each >= 0; ascending, the first decides
+    spans = [int(k.max()) + 1 for k in keys]
+    if np.prod([float(x) for x in spans]) < 2.0 ** 62:  # one int64 key sorts as the four (no two pairs tie)
+        key = np.zeros(c.n_pairs, np.int64)
+        for k, span in zip(keys, spans):
+            key = key * span + k
+        return np.argsort(key, kind="stable").astype(np.int64)
+    return np.lexsort(keys[::-1]).astype(np.int64)
 
 
 class Depth(StaticOrder):
