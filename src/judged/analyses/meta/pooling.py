@@ -604,7 +604,7 @@ def _impact_policy(cands, aligned, depth, memo=None):
     from ...core.align import Judgments, Ranked, block_offsets
     from ...core.measures import Measure
     from ..pool import impact_scores
-    from ..pooling.policies import StaticOrder
+    from ..pooling.policies import StaticOrder, depth_keys
 
     empty = {}
     for n, a in aligned.items():
@@ -613,23 +613,22 @@ def _impact_policy(cands, aligned, depth, memo=None):
         jq = np.zeros(0, np.int64)
         empty[n] = replace(a, ranked=ranked, judgments=Judgments(a.n_queries, jq, jq.copy(), block_offsets(jq, a.n_queries)))
     P = cands.n_pairs
-    qids = [cands.qids[q] for q in cands.pair_query.tolist()]
-    # each pair's query and rank in each run, from the candidates' run lists (the same top `depth`)
+    qids = np.array(cands.qids, dtype=object)[cands.pair_query].tolist() if P else []
+    # each pair's query and rank in each run, from the candidates' pair runs (the same top `depth`)
+    off, run, rank = cands.pair_runs()
+    pid = np.repeat(np.arange(P), np.diff(off))
     ranks = {}
     for j, (n, a) in enumerate(aligned.items()):
         position = {q: i for i, q in enumerate(a.qids.tolist())}
         q = np.array([position.get(x, -1) for x in cands.qids], np.int64)[cands.pair_query]
         r = np.zeros(P, np.int64)
-        for lists, rks in zip(cands.run_lists, cands.run_ranks):
-            r[lists[j]] = rks[j]
+        mine = run == j
+        r[pid[mine]] = rank[mine]
         ranks[n] = (q, r)
     scores = (impact_scores(qids, cands.docids, empty, Measure.parse(f"nDCG@{depth}"), depth, memo, ranks) if P
               else np.zeros(0))
     # highest impact first, then best rank, retrieved by more runs, qid, docid
-    off, _, _ = cands.pair_runs()
-    qrank, drank = cands.string_order()
-    order = np.lexsort((drank, qrank[cands.pair_query], -np.diff(off),
-                        cands.best_rank(), -scores)) if P else np.zeros(0, np.int64)
+    order = np.lexsort((*depth_keys(cands), -scores)) if P else np.zeros(0, np.int64)
     return StaticOrder(cands, np.asarray(order, np.int64), scores)
 
 

@@ -161,21 +161,27 @@ class StaticOrder(Policy):
 
 def depth_order(c: Candidates) -> np.ndarray:
     """Shallowest best rank first, then retrieved by more runs, then qid, then docid."""
-    off, _, _ = c.pair_runs()
-    n_runs = np.diff(off)
-    best = c.best_rank()
     if not c.n_pairs:
         return np.zeros(0, np.int64)
-    # the strings by their rank in Python's order (a pair is one docid of one query: no ties)
+    keys = depth_keys(c)
+    return (np.argsort(keys[0], kind="stable") if len(keys) == 1 else np.lexsort(keys)).astype(np.int64)
+
+
+def depth_keys(c: Candidates) -> tuple:
+    """The keys of the depth order, for np.lexsort (last key first): best rank, fewer runs,
+    qid, docid (the strings by their rank in Python's order; a pair is one docid of one
+    query, so no two pairs tie). All small non-negative integers: as one int64 key when
+    it fits in 62 bits (its sort is theirs), else the four."""
+    off, _, _ = c.pair_runs()
     qrank, drank = c.string_order()
-    keys = (best, c.n_runs - n_runs, qrank[c.pair_query], drank)  # each >= 0; ascending, the first decides
-    spans = [int(k.max()) + 1 for k in keys]
-    if np.prod([float(x) for x in spans]) < 2.0 ** 62:  # one int64 key sorts as the four (no two pairs tie)
-        key = np.zeros(c.n_pairs, np.int64)
-        for k, span in zip(keys, spans):
-            key = key * span + k
-        return np.argsort(key, kind="stable").astype(np.int64)
-    return np.lexsort(keys[::-1]).astype(np.int64)
+    keys = (c.best_rank(), c.n_runs - np.diff(off), qrank[c.pair_query], drank)  # ascending, the first decides
+    spans = [int(k.max()) + 1 if len(k) else 1 for k in keys]
+    if np.prod([float(x) for x in spans]) >= 2.0 ** 62:
+        return keys[::-1]
+    key = np.zeros(c.n_pairs, np.int64)
+    for k, span in zip(keys, spans):
+        key = key * span + k
+    return (key,)
 
 
 class Depth(StaticOrder):
