@@ -496,19 +496,22 @@ class Hedge(QueryTurns):
         self.beta = float(beta)
         c = candidates
         H = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, c.depth + 1))))
-        self.values = []  # per query: runs x pairs of the query
-        for q in range(c.n_queries):
-            s = int(c.query_offsets[q])
-            n = int(c.query_offsets[q + 1]) - s
-            V = np.zeros((c.n_runs, n))
-            for r in range(c.n_runs):
-                lst, ranks = c.run_lists[q][r], c.run_ranks[q][r]
-                if len(lst):
-                    V[r, lst - s] = (H[c.depth] - H[ranks - 1]) / H[c.depth]
-            self.values.append(V)
+        # every query's runs x pairs values, query after query, row-major (the replay kernel's layout), and
+        # each query's as a view of them
+        R, off = c.n_runs, np.asarray(c.query_offsets, np.int64)
+        first, run, rank = c.pair_runs()
+        pid = np.repeat(np.arange(c.n_pairs), np.diff(first))
+        s = off[c.pair_query[pid]]
+        flat = np.zeros(R * c.n_pairs)
+        flat[R * s + run * (off[c.pair_query[pid] + 1] - s) + pid - s] = (H[c.depth] - H[rank - 1]) / H[c.depth]
         # a label's factor w_r <- w_r * beta^loss per run and pair, relevant or not (computed once, so the
         # replay's kernel multiplies by the same bits)
-        self.factors = [(self.beta ** ((1.0 - V) / 2.0), self.beta ** ((1.0 + V) / 2.0)) for V in self.values]
+        self._flat = (flat, self.beta ** ((1.0 - flat) / 2.0), self.beta ** ((1.0 + flat) / 2.0))
+        cut = (R * off).tolist()
+        sizes = np.diff(off).tolist()
+        self.values = [flat[a:b].reshape(R, n) for a, b, n in zip(cut, cut[1:], sizes)]  # per query: runs x pairs
+        self.factors = [(self._flat[1][a:b].reshape(R, n), self._flat[2][a:b].reshape(R, n))
+                        for a, b, n in zip(cut, cut[1:], sizes)]
         self.w = np.ones((c.n_queries, c.n_runs))
         self._open = [np.ones(int(c.query_offsets[q + 1] - c.query_offsets[q]), bool) for q in range(c.n_queries)]
 
@@ -531,11 +534,8 @@ class Hedge(QueryTurns):
 
         if not np.isnan(self.label).all() or not self.c.n_runs:
             return None
-        R = self.c.n_runs
-        flat = [np.concatenate([np.ravel(x[i]) for x in self.factors]) if self.factors else np.zeros(0)
-                for i in (0, 1)]
-        values = np.concatenate([V.ravel() for V in self.values]) if self.values else np.zeros(0)
-        return hedge_picks(self.c.query_offsets, values, flat[0], flat[1], truth, self.rel, R)
+        values, factor_rel, factor_non = self._flat
+        return hedge_picks(self.c.query_offsets, values, factor_rel, factor_non, truth, self.rel, self.c.n_runs)
 
     def _select_in(self, q):
         open_ = self._open[q]
@@ -591,25 +591,35 @@ class Bounds(Policy):
         self.k = min(int(k), c.depth) if c.depth else int(k)
         self.maxgrade = max(int(maxgrade), 1)
         self.disc = 1.0 / np.log2(np.arange(2, self.k + 2))
-        R, Q = c.n_runs, c.n_queries
-        off, run, rank = c.pair_runs()
-        pid = np.repeat(np.arange(c.n_pairs), np.diff(off))
-        self._member = []  # per query: runs x pairs of the query, True where the run has the pair
-        self._top = []  # per query: (pair ids in some run's top k, runs x those: discount or 0)
-        self._deep = []  # per query: pair ids in no run's top k
-        for q in range(Q):
-            s, e = int(c.query_offsets[q]), int(c.query_offsets[q + 1])
-            M = np.zeros((R, e - s), bool)
-            W = np.zeros((R, e - s))
-            for r in range(R):
-                lst, rk = c.run_lists[q][r], c.run_ranks[q][r]
-                M[r, lst - s] = True
-                top = rk <= self.k
-                W[r, lst[top] - s] = 1.0 / np.log2(rk[top] + 1.0)
-            in_top = W.any(axis=0)
-            self._member.append(M)
-            self._top.append((np.flatnonzero(in_top) + s, W[:, in_top]))
-            self._deep.append(np.flatnonzero(~in_top) + s)
+        R, Q, P = c.n_runs, c.n_queries, c.n_pairs
+        first, run, rank = c.pair_runs()
+        pid = np.repeat(np.arange(P), np.diff(first))
+        # per query, row-major, query after query (the replay kernel's layout), each query's a view:
+        # runs x pairs, True where the run has the pair (member); the pairs in some run's top k and runs x
+        # those, the discount where the run ranks the pair there, else 0 (top); the pairs in no run's top k
+        off = np.asarray(c.query_offsets, np.int64)
+        q_of = c.pair_query[pid]
+        s = off[q_of]
+        member = np.zeros(R * P, np.uint8)
+        member[R * s + run * (off[q_of + 1] - s) + pid - s] = 1
+        top = rank <= self.k
+        in_top = np.zeros(P, bool)
+        in_top[pid[top]] = True
+        top_ids, deep_ids = np.flatnonzero(in_top), np.flatnonzero(~in_top)
+        top_off = np.zeros(Q + 1, np.int64)
+        np.cumsum(np.bincount(c.pair_query[top_ids], minlength=Q), out=top_off[1:])
+        local = np.zeros(P, np.int64)  # each top pair's place among its query's top pairs
+        local[top_ids] = np.arange(len(top_ids)) - top_off[c.pair_query[top_ids]]
+        tq = q_of[top]
+        ts = top_off[tq]
+        top_w = np.zeros(R * len(top_ids))
+        top_w[R * ts + run[top] * (top_off[tq + 1] - ts) + local[pid[top]]] = 1.0 / np.log2(rank[top] + 1.0)
+        deep_off = off - top_off
+        self._flat = (member, top_off, top_ids, top_w, deep_off, deep_ids)
+        cut, tcut, dcut = off.tolist(), top_off.tolist(), deep_off.tolist()
+        self._member = [member[R * a:R * b].reshape(R, b - a).view(bool) for a, b in zip(cut, cut[1:])]
+        self._top = [(top_ids[a:b], top_w[R * a:R * b].reshape(R, b - a)) for a, b in zip(tcut, tcut[1:])]
+        self._deep = [deep_ids[a:b] for a, b in zip(dcut, dcut[1:])]
         self.gains = [[] for _ in range(Q)]  # labelled positive gains per query
         self.dcg = np.zeros((Q, R))
         self.n_lab = np.zeros((Q, R))
@@ -673,19 +683,9 @@ class Bounds(Policy):
                 or truth.max() > self.maxgrade or self.rel < 0 or self.rel != int(self.rel) \
                 or (c.n_runs > 1 and multisets(self.k, self.maxgrade) is None):
             return super().replay(truth, limit)
-        R = c.n_runs
-        top_ids = [ids for ids, _ in self._top]
-        top_offsets = np.zeros(c.n_queries + 1, np.int64)
-        np.cumsum([len(i) for i in top_ids], out=top_offsets[1:])
-        deep_offsets = np.zeros(c.n_queries + 1, np.int64)
-        np.cumsum([len(i) for i in self._deep], out=deep_offsets[1:])
-
-        def flat(parts, dtype):
-            return np.concatenate([np.ravel(p) for p in parts]).astype(dtype) if parts else np.zeros(0, dtype)
-
-        order = bounds_picks(np.asarray(c.query_offsets, np.int64), top_offsets, flat(top_ids, np.int64),
-                             flat([W for _, W in self._top], np.float64), deep_offsets, flat(self._deep, np.int64),
-                             flat(self._member, np.uint8), truth, self.disc, R, self.maxgrade, int(self.rel),
+        member, top_offsets, top_ids, top_w, deep_offsets, deep_ids = self._flat
+        order = bounds_picks(np.asarray(c.query_offsets, np.int64), top_offsets, top_ids, top_w, deep_offsets,
+                             deep_ids, member, truth, self.disc, c.n_runs, self.maxgrade, int(self.rel),
                              -1 if limit is None else int(limit))
         self.label[order] = truth[order]
         return order
