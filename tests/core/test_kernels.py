@@ -108,6 +108,14 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
         pooling_replay(qrels, {"a": run, "b": other, "c": {q: docs for q, docs in list(run.items())[::2]}}, [5],
                        ["mtf", "mm", "mm-ns", "hedge", "bounds"], measure="nDCG@5", depth=8, on_duplicate="first",
                        protocol="from-scratch")
+    # the hole estimate's draws summed per draw and query (judged.core.kernels.draws.drawn_sums): nDCG's
+    # gains and ideal keys, DCG's gains
+    from judged.analyses.holes import holes_report
+    from judged.analyses.meta.synthetic import pooled_collection
+
+    c = pooled_collection(8, 12, 20, pool_depth=5, seed=4)
+    for measure in ("nDCG@5", "DCG@5"):
+        assert holes_report(c.qrels(), c.runs(), k=5, measure=measure, samples=30).estimates.method == "loro-logit"
     bound = {k for k in KERNELS.values() if k.bound is not None}
     assert {k for k, n in calls.items() if n} == bound  # every binding ran (and matched) at least once
 
@@ -121,3 +129,20 @@ def test_the_fallback_rule_is_in_one_wrapper(monkeypatch):
         assert k(1) == ("reference", 1)
     KERNELS.pop(next(name for name, v in KERNELS.items() if v is k))
     assert kernels.compiled is judged.core.native.compiled and not used
+
+
+def test_drawn_sums_counts_the_levels_each_uniform_passes_and_sums_in_hole_order():
+    """Two draws of three holes (queries 0, 1, 0) over levels 0..2: a hole's level is how many
+    of its cumulative probabilities (the last one aside) its uniform exceeds; each sum adds
+    the holes' weights at their levels per draw and query, on both paths."""
+    from judged.core.kernels.draws import drawn_sums
+
+    cum = np.array([[0.5, 0.8, 1.0], [0.1, 0.2, 1.0], [0.9, 0.95, 1.0]])
+    u = np.array([[0.6, 0.05, 0.99], [0.3, 0.5, 0.92]])  # levels [1, 0, 2] and [0, 2, 1]
+    weights = np.array([[[0.0, 1.0, 2.0], [0.0, 10.0, 20.0], [0.0, 100.0, 200.0]],
+                        [[1.0, 3.0, 9.0]] * 3])
+    want = np.array([[[201.0, 0.0], [12.0, 1.0]], [[100.0, 20.0], [4.0, 9.0]]])
+    got = drawn_sums(u, cum, np.array([0, 1, 0]), weights, 2)
+    with judged.core.native.pure():
+        ref = drawn_sums(u, cum, np.array([0, 1, 0]), weights, 2)
+    assert np.array_equal(got, want) and np.array_equal(ref, want)

@@ -34,6 +34,7 @@ import pyarrow as pa
 from ..core.align import Aligned, Judgments, Ranked, block_offsets
 from ..core.data import QrelsIndex, as_numpy, grades_of_rows, pair_keys, strings_equal, take_strings
 from ..core.errors import ConventionError, MeasureError
+from ..core.kernels.draws import drawn_sums
 from ..core.measures import BOUNDED, Measure
 from ..core.measures.bounds import bounds as exact_bounds
 from ..core.measures.bounds import list_depth, sorted_distinct
@@ -729,27 +730,29 @@ def _score_group(m: Measure, pool: HolePool, items: list) -> None:
     base, ibase, spans = 0, 0, []
     for prep, part in items:
         d, nq, n = part["draws"], len(part["queries"]), len(part["q"])
-        drawn = _draw(part["probs"], d, part["rng"]) if part["probs"] is not None else None
-        added = None
+        drawn = added = drawn_keys = None
+        if part["probs"] is not None and additive and (table is not None or not by_counts):
+            # the draws only summed: the holes' gains per draw (and the ideal's keys), drawn
+            # and summed in one pass
+            added, drawn_keys = _drawn_sums(m, part, table)
+        elif part["probs"] is not None:
+            drawn = _draw(part["probs"], d, part["rng"])
         if additive and drawn is not None:  # the ranking once, the holes' gains per draw
-            rank_d = 1
             f = part["fill"]
             fpos, fq = part["pos"][f], part["q"][f]
             gain = m.gain(part["values"].astype(np.float64))
             inside = np.ones(len(f), bool) if m.cutoff is None else fpos < m.cutoff
             drawn_in, rank = drawn[:, inside], (fpos[inside] + 1)[None, :]
             added = _per_draw_sums(d, nq, fq[inside], lambda s, e: m.discount.divide(gain[drawn_in[s:e]], rank))
-        else:
-            rank_d = d
+        rank_d = 1 if added is not None else d
         shift = base + np.arange(rank_d, dtype=np.int64)[:, None] * nq
         q = (shift + part["q"][None, :]).ravel()
         grade = np.tile(part["grade"], rank_d) if rank_d > 1 else part["grade"].copy()
         needed = _needed_counts(m, part["jc"], pool.levels)
         if table is not None:  # the ideal's key: the judgments' and the drawn holes' counts in radix
             key = np.tile(needed @ table[1], d)
-            if drawn is not None:
-                key += _per_draw_sums(d, nq, part["q"][part["fill"]], lambda s, e: table[1][drawn[s:e]]).ravel() \
-                    .astype(np.int64)
+            if drawn_keys is not None:
+                key += drawn_keys.ravel().astype(np.int64)
             need = table[0][key]
         else:
             need = np.tile(needed, (d, 1))
@@ -879,6 +882,30 @@ def _draw(probs: np.ndarray, draws: int, rng) -> np.ndarray:
         for l in range(probs.shape[1] - 1):
             count[s:s + len(u)] += np.greater(u, cum[:, l], out=above[:len(u)])
     return count
+
+
+def _drawn_sums(m: Measure, part: dict, table) -> tuple:
+    """(d, nq) per draw and query of a drawn part: the sum of its holes' gains times their
+    discounts (holes ranked below the cutoff add 0.0); with nDCG's ideal ``table``, also the
+    sum of the drawn levels' radix places (the ideal's key; else None). The holes' levels
+    drawn as :func:`_draw` draws them (the same uniforms, a few draws at a time) and summed
+    as :func:`_per_draw_sums` sums them, in one pass (:func:`judged.core.kernels.draws.drawn_sums`)."""
+    d, nq, f, probs = part["draws"], len(part["queries"]), part["fill"], part["probs"]
+    fpos = part["pos"][f]
+    gain = m.gain(part["values"].astype(np.float64))
+    inside = np.ones(len(f), bool) if m.cutoff is None else fpos < m.cutoff
+    weights = np.zeros((1 if table is None else 2, len(f), len(gain)))
+    weights[0][inside] = m.discount.divide(gain[None, :], (fpos[inside] + 1)[:, None])
+    if table is not None:
+        weights[1] = table[1][None, :]
+    cum = np.cumsum(probs, axis=1)
+    cum[:, -1] = 1.0
+    out = np.empty((d, len(weights), nq))
+    step = max(1, DRAW_CHUNK // max(len(f), 1))
+    for s in range(0, d, step):
+        u = part["rng"].random((min(d, s + step) - s, len(f)))
+        out[s:s + len(u)] = drawn_sums(u, cum, part["q"][f], weights, nq)
+    return out[:, 0], (out[:, 1] if table is not None else None)
 
 
 def _per_draw_sums(d: int, nq: int, q: np.ndarray, weights_of) -> np.ndarray:

@@ -17,6 +17,7 @@
  *   lookup_blocks   the same, one small table per query (rows grouped by query)
  *   holes_only_in   per query, the docids among one run's holes that the other's lack
  *   bounded_indices indices 0..n-1 from 32-bit draws, as numpy's Generator.integers makes them
+ *   drawn_sums      the hole estimate's drawn grade levels, summed per draw and query
  *   binary_measure  P, R, RR, AP, Rprec, Success, Bpref and the counts, per query
  *   dcg_measure     DCG@k per query under a gain table and a discount
  *   ideal_dcg       IDCG@k of every query of a qrels index (the ideal over its judgments)
@@ -2451,6 +2452,42 @@ static PyObject *replay_dcg(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- drawn_sums ------------------------------------------------------------------------ */
+
+/* drawn_sums(u, cum, levels, q, sums, weights, out): the hole estimate's draws summed per
+ * draw and query (judged.analyses.estimate), c draws of nh holes. Hole h's level in draw s
+ * is the number of its first levels - 1 cumulative probabilities cum[h] that u[s, h]
+ * exceeds; out[s, t, q[h]] (sums per draw and query, the caller checks q[h] < nq) adds
+ * weights[t, h, level] over the holes in order, from 0.0. The numpy reference is
+ * judged.core.kernels.draws.drawn_sums (the levels by comparisons, each sum by np.bincount:
+ * the same additions in the same order, so the same bits). */
+static PyObject *drawn_sums(PyObject *self, PyObject *args)
+{
+    Py_buffer ub, cb, qb, wb, ob;
+    Py_ssize_t L, T;
+    if (!PyArg_ParseTuple(args, "y*y*ny*ny*w*", &ub, &cb, &L, &qb, &T, &wb, &ob)) return NULL;
+    const double *u = ub.buf, *cum = cb.buf, *w = wb.buf;
+    const int64_t *q = qb.buf;
+    double *out = ob.buf;
+    const Py_ssize_t nh = qb.len / 8, c = nh ? ub.len / 8 / nh : 0, nq = c && T ? ob.len / 8 / c / T : 0;
+    Py_BEGIN_ALLOW_THREADS
+    memset(out, 0, ob.len);
+    for (Py_ssize_t s = 0; s < c; s++) {
+        const double *us = u + s * nh;
+        double *os = out + s * T * nq;
+        for (Py_ssize_t h = 0; h < nh; h++) {
+            const double *ch = cum + h * L;
+            Py_ssize_t level = 0;
+            for (Py_ssize_t l = 0; l < L - 1; l++) level += us[h] > ch[l];
+            for (Py_ssize_t t = 0; t < T; t++) os[t * nq + q[h]] += w[(t * nh + h) * L + level];
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&ub); PyBuffer_Release(&cb); PyBuffer_Release(&qb); PyBuffer_Release(&wb);
+    PyBuffer_Release(&ob);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef METHODS[] = {
     {"tokenize", tokenize, METH_VARARGS,
      "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line, extra)"},
@@ -2467,6 +2504,7 @@ static PyMethodDef METHODS[] = {
      "lookup_blocks(qcode, hash, run_rows, run_offsets, run_data, j_start, j_hash, j_offsets, j_data, j_grade, out)"},
     {"pool_trim", pool_trim, METH_NOARGS, "pool_trim() -> bytes freed: the pool of column blocks, emptied"},
     {"bounded_indices", bounded_indices, METH_VARARGS, "bounded_indices(draws_uint32, n, out_int64) -> (filled, used)"},
+    {"drawn_sums", drawn_sums, METH_VARARGS, "drawn_sums(u, cum, levels, q, sums, weights, out): per draw and query"},
     {"holes_only_in", holes_only_in, METH_VARARGS,
      "holes_only_in(a_start, a_grade, a_row, a_hash, a_offsets, a_data, b_start, b_grade, b_row, b_hash, b_offsets, "
      "b_data, only_a, only_b)"},
