@@ -523,20 +523,3 @@ def test_compat_estimate_reads_its_ideal(example):
         assert unfilled.any() or rh.name.endswith("dense.run")
         np.testing.assert_allclose(rh.estimate[unfilled], rh.score[unfilled], rtol=1e-12, atol=0)
         assert (rh.estimate <= 1 + 1e-12).all() and rh.estimate.mean() >= rh.low.mean() - 1e-12
-
-
-def test_median_is_numpys_median_bit_for_bit():
-    """estimate._median (no numpy.ma import) against np.median: odd and even lengths,
-    repeated values, signed zeros, NaN."""
-    from judged.analyses import estimate
-
-    rng = np.random.default_rng(5)
-    for n in list(range(1, 40)) + [200, 201]:
-        for _ in range(20):
-            v = rng.normal(0, 1, n) * np.exp(rng.normal(0, 10, n))
-            if rng.random() < 0.2:
-                v = np.round(v, 1)
-            if rng.random() < 0.1:
-                v[rng.integers(0, n)] = -0.0
-            assert np.float64(estimate._median(v)).tobytes() == np.float64(np.median(v)).tobytes()
-    assert np.isnan(estimate._median(np.array([1.0, np.nan, 2.0])))

@@ -401,3 +401,24 @@ def test_a_callers_generator_is_left_where_numpys_draws_leave_it():
         else:
             numpys.integers(0, 300, size=(999, 300))
         assert mine.random() == numpys.random()
+
+
+def _samples(seed):
+    """Arrays of odd and even lengths, repeated values and signed zeros."""
+    rng = np.random.default_rng(seed)
+    for n in list(range(1, 40)) + [200, 201]:
+        for _ in range(20):
+            v = rng.normal(0, 1, n) * np.exp(rng.normal(0, 10, n))
+            if rng.random() < 0.2:
+                v = np.round(v, 1)
+            if rng.random() < 0.1:
+                v[rng.integers(0, n)] = -0.0
+            yield v
+
+
+def test_median_is_numpys_median_bit_for_bit():
+    """stats.median (no numpy.ma import) against np.median; NaN if any."""
+    for v in _samples(5):
+        assert np.float64(stats.median(v)).tobytes() == np.float64(np.median(v)).tobytes()
+    assert np.isnan(stats.median(np.array([1.0, np.nan, 2.0])))
+

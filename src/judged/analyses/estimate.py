@@ -39,6 +39,7 @@ from ..core.measures import BOUNDED, Measure
 from ..core.measures.bounds import bounds as exact_bounds
 from ..core.measures.bounds import list_depth, sorted_distinct
 from ..core.measures.dcg import dcg, ideal_dcg_of_counts
+from .stats import median
 
 METHOD = "loro-logit"
 SOURCE = ("continuation-ratio logistic model of hole grades fitted on leave-one-run-out pseudo-holes "
@@ -929,21 +930,8 @@ def _finish(prep) -> CaseScore:
         var_q = np.maximum(prep["sumsq"] - d * mean_q * mean_q, 0.0) / (d - 1)
         sd = float(math.sqrt(var_q.sum())) / nq
     mean = float(mean_q.mean()) if nq else 0.0
-    median = _median((prep["per_draw"] + prep["fixed"]) / nq) if d > 1 and nq else mean
-    return CaseScore(mean_q, mean, sd, prep["holes"], median)
-
-
-def _median(values: np.ndarray) -> float:
-    """``np.median`` of a non-empty 1-D float array, the same bits (its partition, then the
-    mean of the middle one or two; NaN if any), without importing numpy.ma as np.median's
-    NaN check does (0.01 CPU-s of judged holes' start)."""
-    n = len(values)
-    kth = [n // 2 - 1, n // 2, -1] if n % 2 == 0 else [(n - 1) // 2, -1]
-    part = np.partition(values, kth)
-    if np.isnan(part[-1]):
-        return float("nan")
-    mid = n // 2
-    return float(np.mean(part[mid:mid + 1] if n % 2 else part[mid - 1:mid + 1]))
+    middle = median((prep["per_draw"] + prep["fixed"]) / nq) if d > 1 and nq else mean
+    return CaseScore(mean_q, mean, sd, prep["holes"], middle)
 
 
 def _zero(measure: Measure) -> Measure:

@@ -538,6 +538,19 @@ def randomization_exact(d: np.ndarray) -> float:
     return float(_randomization_exact_rows(_check(d[None, :], 1))[0])
 
 
+def median(values: np.ndarray) -> float:
+    """``np.median`` of a non-empty 1-D float array, the same bits (its partition, then the
+    mean of the middle one or two; NaN if any), without importing numpy.ma as np.median's
+    NaN check does (0.01 CPU-s of a command's start)."""
+    n = len(values)
+    kth = [n // 2 - 1, n // 2, -1] if n % 2 == 0 else [(n - 1) // 2, -1]
+    part = np.partition(values, kth)
+    if np.isnan(part[-1]):
+        return float("nan")
+    mid = n // 2
+    return float(np.mean(part[mid:mid + 1] if n % 2 else part[mid - 1:mid + 1]))
+
+
 def ci95(d: np.ndarray) -> tuple[float, float]:
     """Student t 95% interval of the mean difference (a point when n < 2 or the
     differences are constant)."""

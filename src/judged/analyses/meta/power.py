@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...core.errors import JudgedError
-from ..stats import bootstrap_pvalues, bootstrap_test, randomization_pvalues, randomization_test  # noqa: F401
+from ..stats import bootstrap_pvalues, bootstrap_test, median, randomization_pvalues, randomization_test  # noqa: F401
 from .scores import ScoreMatrix, matrix_from_result, run_pairs, score_matrix
 
 TESTS = ("randomization", "bootstrap")
@@ -108,7 +108,7 @@ def _p_method(test: str, n: int, samples: int) -> str:
 
 def _median(p: np.ndarray) -> float:
     """The median ASL, an undefined ASL counted as 1 (never significant)."""
-    return float(np.median(np.where(np.isnan(p), 1.0, p)))
+    return median(np.where(np.isnan(p), 1.0, p))
 
 
 def discriminative_power(qrels, runs, measures=DEFAULT_MEASURES, *, test: str = "randomization",
