@@ -422,3 +422,11 @@ def test_median_is_numpys_median_bit_for_bit():
         assert np.float64(stats.median(v)).tobytes() == np.float64(np.median(v)).tobytes()
     assert np.isnan(stats.median(np.array([1.0, np.nan, 2.0])))
 
+
+def test_percentiles_are_numpys_bit_for_bit():
+    """stats.percentiles (no numpy.ma import) against np.percentile: quartiles, the ends and
+    points between; NaN if any."""
+    for v in _samples(6):
+        for q in ([25, 50, 75], [0, 100], [10, 33.3, 90, 99.9]):
+            assert stats.percentiles(v, q).tobytes() == np.percentile(v, q).tobytes()
+    assert np.isnan(stats.percentiles(np.array([1.0, np.nan, 2.0]), [25, 50, 75])).all()

@@ -551,6 +551,30 @@ def median(values: np.ndarray) -> float:
     return float(np.mean(part[mid:mid + 1] if n % 2 else part[mid - 1:mid + 1]))
 
 
+def percentiles(values: np.ndarray, q) -> np.ndarray:
+    """``np.percentile(values, q)`` (method 'linear') of a non-empty 1-D float array, the
+    same bits: numpy's steps (the virtual index (n - 1) q / 100, one partition at the
+    neighbouring indexes and both ends, numpy's lerp; NaN if any), without the np.unique of
+    those indexes that imports numpy.ma (0.01 CPU-s of a command's start)."""
+    arr = np.array(values, dtype=np.float64)
+    n = len(arr)
+    virtual = (n - 1) * (np.asarray(q, dtype=np.float64) / 100)
+    below = np.floor(virtual)
+    above = below + 1
+    below[virtual >= n - 1] = above[virtual >= n - 1] = -1
+    below[virtual < 0] = above[virtual < 0] = 0
+    below, above = below.astype(np.intp), above.astype(np.intp)
+    arr.partition(np.array(sorted({0, -1, *below.tolist(), *above.tolist()}), dtype=np.intp))
+    if np.isnan(arr[-1]):
+        return np.full(len(virtual), arr[-1])
+    gamma = virtual - below
+    a, b = arr[below], arr[above]
+    diff = b - a
+    out = a + diff * gamma
+    np.subtract(b, diff * (1 - gamma), out=out, where=gamma >= 0.5)
+    return out
+
+
 def ci95(d: np.ndarray) -> tuple[float, float]:
     """Student t 95% interval of the mean difference (a point when n < 2 or the
     differences are constant)."""

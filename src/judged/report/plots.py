@@ -9,6 +9,8 @@ import io
 
 import numpy as np
 
+from ..analyses.stats import percentiles
+
 BETTER, WORSE, NEUTRAL = "#2e7d32", "#c62828", "#9e9e9e"
 MAX_BARS = 300  # above this many queries, outlines and rasterized points instead of one shape per query
 
@@ -88,7 +90,7 @@ def distributions(values: dict, title: str) -> str:
         c.text(c.left - 6, c.y(i) + 4, _short(names[i - 1]), anchor="end")
         if not len(v):
             continue
-        q1, med, q3 = np.percentile(v, [25, 50, 75])
+        q1, med, q3 = percentiles(v, [25, 50, 75])
         iqr = q3 - q1
         low = float(v[v >= q1 - 1.5 * iqr].min())
         high = float(v[v <= q3 + 1.5 * iqr].max())
