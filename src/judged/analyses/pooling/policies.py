@@ -205,7 +205,7 @@ class QueryTurns(Policy):
         super().__init__(candidates, **kw)
         c = candidates
         self.spent = np.zeros(c.n_queries, np.int64)
-        self.ptr = [np.zeros(c.n_runs, np.int64) for _ in range(c.n_queries)]
+        self.ptr = np.zeros((c.n_queries, c.n_runs), np.int64)  # per query and run: where its walk stands
         self.pulled_by = {}  # pid -> run that drew it
         self._heap = []
         self._done = np.zeros(c.n_queries, bool)
@@ -214,7 +214,7 @@ class QueryTurns(Policy):
 
     def start(self):
         super().start()
-        self._heap = [(int(self.spent[q]), q) for q in range(self.c.n_queries)]
+        self._heap = list(zip(self.spent.tolist(), range(self.c.n_queries)))
         heapq.heapify(self._heap)
         self._started = True
         return self
