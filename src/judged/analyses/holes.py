@@ -512,7 +512,7 @@ def _exact_pairs(measure, aligned: list, pairs: list) -> list:
     M = max_grade(measure, aligned[0])
     values = sorted_distinct(measure.gain(np.arange(M + 1, dtype=np.float64)))
     k = measure.cutoff
-    qindex, dindex, judged_gains = {}, {}, {}
+    qindex, dindex, taken, judged = {}, {}, set(), []  # judged: (query index, positive gain) of each judgment
     data = {}
 
     def per_query(i):
@@ -533,10 +533,10 @@ def _exact_pairs(measure, aligned: list, pairs: list) -> list:
               for key in zip([qids[q] for q in hole_q.tolist()], al.docids(top.row[rows]))]
         j = al.judgments
         gain = measure.gain(j.grade.astype(np.float64))
-        for qi, g in enumerate(qs.tolist()):
-            if g not in judged_gains:
-                jg = gain[j.offsets[qi]:j.offsets[qi + 1]]
-                judged_gains[g] = jg[jg > 0]
+        fresh = np.array([g not in taken for g in qs.tolist()], bool)  # each query's judgments from one run
+        taken.update(qs.tolist())
+        keep = fresh[j.q] & (gain > 0)
+        judged.append((qs[j.q[keep]], gain[keep]))
         data[i] = (qs, dfixes, max(al.n_queries, 1), qs[hole_q], np.array(hd, np.int64), w[rows])
         return data[i]
 
@@ -588,10 +588,11 @@ def _exact_pairs(measure, aligned: list, pairs: list) -> list:
         lo_each = (dfix + np.array(lo_each)).tolist() if len(dfix) else []
         hi_each = (dfix + np.array(hi_each)).tolist() if len(dfix) else []
     else:
-        levels = sorted_distinct(np.concatenate([values[values > 0], *judged_gains.values()]))
-        jcounts = np.zeros((len(names), len(levels)), np.int64)
-        for g, jg in judged_gains.items():
-            jcounts[g] = np.bincount(np.searchsorted(levels, jg), minlength=len(levels))
+        jq = np.concatenate([part[0] for part in judged]) if judged else np.zeros(0, np.int64)
+        jg = np.concatenate([part[1] for part in judged]) if judged else np.zeros(0)
+        levels = sorted_distinct(np.concatenate([values[values > 0], jg]))
+        jcounts = np.bincount(jq * len(levels) + np.searchsorted(levels, jg), minlength=len(names) * len(levels)) \
+            .reshape(len(names), len(levels))
         longest = int((jcounts.sum(axis=1)[q] + nh).max()) if len(q) else 0
         disc = measure.discount.divide(np.ones(longest), np.arange(1, longest + 1, dtype=np.float64))
         disc[k:] = 0.0
