@@ -100,13 +100,14 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
         judged.compare(qrels, {"a": run, "b": other}, ["nDCG@5", "AP", "nDCG(gain=exp)@10"], permutations=200,
                        on_duplicate="first")
     # a pooling replay's draws per query (judged.core.kernels.pooling): move-to-front, MM, MM-NS, Hedge; the
-    # bounds strategy's whole order
+    # bounds strategy's and Thompson sampling's (TS, TS-NS) whole orders
     from judged.analyses.meta.pooling import pooling_replay
 
     for qrels, run in list(_collections())[:4]:
         other = {q: {d: -s for d, s in docs.items()} for q, docs in run.items()}
         pooling_replay(qrels, {"a": run, "b": other, "c": {q: docs for q, docs in list(run.items())[::2]}}, [5],
-                       ["mtf", "mm", "mm-ns", "hedge", "bounds"], measure="nDCG@5", depth=8, on_duplicate="first",
+                       ["mtf", "mm", "mm-ns", "hedge", "bounds", "ts", "ts-ns"], measure="nDCG@5", depth=8,
+                       on_duplicate="first",
                        protocol="from-scratch")
     # the hole estimate's draws summed per draw and query (judged.core.kernels.draws.drawn_sums): nDCG's
     # gains and ideal keys, DCG's gains

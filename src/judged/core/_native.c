@@ -26,6 +26,7 @@
  *   dinkelbach      nDCG's exact extremes: Dinkelbach's method over a DP on the gain levels
  *   turn_picks      a pooling replay's picks per query: move-to-front or the bandit MM
  *   hedge_picks     a pooling replay's picks per query under Hedge
+ *   ts_replay       a pooling replay's order under Thompson sampling (numpy draws by a callback)
  *   bounds_picks    a pooling replay's order under the `bounds` strategy (exact nDCG bounds)
  *   replay_dcg      a pooling replay's DCG@k / nDCG@k per query at each checkpoint, the
  *                   queries that gained a label scored again
@@ -2488,6 +2489,112 @@ static PyObject *drawn_sums(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ts_replay(list_offsets, lists, label, truth, a, b, spent, rel, discount, n_runs, limit, alpha, beta, draw, out)
+ * -> count: judged.core.kernels.pooling.ts_picks, each turn's Beta draws made by the Python callable
+ * draw(m), which returns m doubles drawn for the parameters alpha[:m], beta[:m] (numpy's Generator: the
+ * same stream as the reference). Cells (query x run, query-major) are walked one at a time: they share
+ * nothing, so this is the reference's whole-array steps cell by cell. label, a, b and spent are updated
+ * in place; the picks go to out (every turn whole: the caller cuts at limit). Holds the GIL. */
+static void ts_outcome(double *A, double *B, int64_t cell, int relevant, double d)
+{
+    const double x = d * A[cell], y = d * B[cell];
+    A[cell] = x + (relevant ? 1.0 : 0.0);
+    B[cell] = y + (relevant ? 0.0 : 1.0);
+}
+
+static void ts_walk(int64_t cell, const int64_t *off, const int64_t *lists, const double *label, double *A, double *B,
+                    int64_t *pos, int64_t *head, double rel, double d)
+{
+    for (;;) {
+        const int64_t p = pos[cell];
+        if (p >= off[cell + 1]) { head[cell] = -1; return; }
+        const int64_t pid = lists[p];
+        const double g = label[pid];
+        if (isnan(g)) { head[cell] = pid; return; }
+        ts_outcome(A, B, cell, g >= rel, d);
+        pos[cell] = p + 1;
+    }
+}
+
+static PyObject *ts_replay(PyObject *self, PyObject *args)
+{
+    Py_buffer ob, lb, gb, tb, ab, bb, sb, alb, beb, out;
+    double rel, d;
+    Py_ssize_t R, limit;
+    PyObject *draw;
+    if (!PyArg_ParseTuple(args, "y*y*w*y*w*w*w*ddnnw*w*Ow*", &ob, &lb, &gb, &tb, &ab, &bb, &sb, &rel, &d, &R, &limit,
+                          &alb, &beb, &draw, &out))
+        return NULL;
+    const int64_t *off = ob.buf, *lists = lb.buf;
+    double *label = gb.buf, *A = ab.buf, *B = bb.buf, *alpha = alb.buf, *beta = beb.buf;
+    const double *truth = tb.buf;
+    int64_t *spent = sb.buf, *o = out.buf;
+    const Py_ssize_t C = ab.len / 8, Q = R > 0 ? C / R : 0;
+    int64_t *pos = malloc((C + 1) * sizeof(int64_t)), *head = malloc((C + 1) * sizeof(int64_t));
+    int64_t *act = malloc((Q + 1) * sizeof(int64_t));
+    char *done = calloc(Q + 1, 1);
+    int failed = !pos || !head || !act || !done, error = 0;
+    int64_t count = 0;
+    for (Py_ssize_t c = 0; !failed && c < C; c++) { pos[c] = off[c]; head[c] = -2; }
+    while (!failed && !error && (limit < 0 || count < limit)) {
+        int64_t turn = 0, any = 0;
+        for (Py_ssize_t q = 0; q < Q; q++)
+            if (!done[q] && (!any || spent[q] < turn)) { turn = spent[q]; any = 1; }
+        if (!any) break;
+        Py_ssize_t nact = 0, m = 0;
+        for (Py_ssize_t q = 0; q < Q; q++) {
+            if (done[q] || spent[q] != turn) continue;
+            int has = 0;
+            for (Py_ssize_t r = 0; r < R; r++) {
+                const int64_t cell = q * R + r, h = head[cell];
+                if (h == -2 || (h >= 0 && !isnan(label[h]))) ts_walk(cell, off, lists, label, A, B, pos, head, rel, d);
+                if (head[cell] >= 0) has = 1;
+            }
+            if (!has) { done[q] = 1; continue; }
+            act[nact++] = q;
+            for (Py_ssize_t r = 0; r < R; r++) {
+                const int64_t cell = q * R + r;
+                if (head[cell] >= 0) { alpha[m] = 1.0 + A[cell]; beta[m] = 1.0 + B[cell]; m++; }
+            }
+        }
+        if (!nact) continue;
+        PyObject *drawn = PyObject_CallFunction(draw, "n", m);
+        Py_buffer vb;
+        if (!drawn || PyObject_GetBuffer(drawn, &vb, PyBUF_C_CONTIGUOUS) < 0) { Py_XDECREF(drawn); error = 1; break; }
+        if (vb.len != m * (Py_ssize_t)sizeof(double)) {
+            PyBuffer_Release(&vb); Py_DECREF(drawn);
+            PyErr_SetString(PyExc_ValueError, "ts_replay: draw(m) must give m doubles");
+            error = 1; break;
+        }
+        const double *v = vb.buf;
+        Py_ssize_t k = 0;
+        for (Py_ssize_t i = 0; i < nact; i++) {
+            const int64_t q = act[i];
+            Py_ssize_t arm = 0;
+            double best = 0.0;
+            for (Py_ssize_t r = 0; r < R; r++) {  /* argmax of the row, -inf where no pair is free */
+                const double x = head[q * R + r] >= 0 ? v[k++] : -INFINITY;
+                if (r == 0 || x > best) { best = x; arm = r; }
+            }
+            const int64_t cell = q * R + arm, pid = head[cell];
+            pos[cell]++;
+            ts_walk(cell, off, lists, label, A, B, pos, head, rel, d);
+            label[pid] = truth[pid];
+            ts_outcome(A, B, cell, truth[pid] >= rel, d);
+            spent[q]++;
+            o[count++] = pid;
+        }
+        PyBuffer_Release(&vb);
+        Py_DECREF(drawn);
+    }
+    free(pos); free(head); free(act); free(done);
+    PyBuffer_Release(&ob); PyBuffer_Release(&lb); PyBuffer_Release(&gb); PyBuffer_Release(&tb); PyBuffer_Release(&ab);
+    PyBuffer_Release(&bb); PyBuffer_Release(&sb); PyBuffer_Release(&alb); PyBuffer_Release(&beb); PyBuffer_Release(&out);
+    if (error) return NULL;
+    if (failed) return PyErr_NoMemory();
+    return PyLong_FromLongLong(count);
+}
+
 static PyMethodDef METHODS[] = {
     {"tokenize", tokenize, METH_VARARGS,
      "tokenize(data, nfields, string_fields, number_field, number_kind, hash_field, first_line, extra)"},
@@ -2522,6 +2629,9 @@ static PyMethodDef METHODS[] = {
      "turn_picks(query_offsets, list_offsets, lists, label, truth, rel, rule, discount, picks, counts)"},
     {"hedge_picks", hedge_picks, METH_VARARGS,
      "hedge_picks(query_offsets, values, factor_rel, factor_non, truth, rel, n_runs, picks, counts)"},
+    {"ts_replay", ts_replay, METH_VARARGS,
+     "ts_replay(list_offsets, lists, label, truth, a, b, spent, rel, discount, n_runs, limit, alpha, beta, draw, out) "
+     "-> count"},
     {"bounds_picks", bounds_picks, METH_VARARGS,
      "bounds_picks(query_offsets, top_offsets, top_ids, top_w, deep_offsets, deep_ids, member, truth, disc, "
      "n_runs, maxgrade, rel, limit, out) -> count"},

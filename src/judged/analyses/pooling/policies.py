@@ -397,72 +397,27 @@ class BayesianBandit(QueryTurns):
         self.b[q, r] = self.discount * self.b[q, r] + (0.0 if relevant else 1.0)
 
     def replay(self, truth, limit=None):
-        """MM by the compiled kernel; Thompson sampling turn by turn, every query of a turn at
-        once: the runs walked with whole-array steps (each run's outcomes in its list's
-        order, as one by one), one draw of every query's posteriors in query order (the
-        generator's stream as query after query)."""
+        """MM by the compiled kernel; Thompson sampling by
+        :func:`judged.core.kernels.pooling.ts_picks` (a turn of every query at a time, the
+        generator's stream as query after query), from the policy's own generator."""
+        from ...core.kernels.pooling import ts_picks
+
         if self.rule != "ts":
             return super().replay(truth, limit)
         if not self._started:
             self.start()
         if not self._fresh() or np.isnan(truth).any():
             return super().replay(truth, limit)
-        c, R = self.c, self.c.n_runs
+        c = self.c
         offsets, lists = c.list_csr()
-        end = offsets[1:]
-        pos = offsets[:-1].copy()  # per cell (query x run, flat): where its walk stands in lists
-        head = np.full(c.n_queries * R, -2, np.int64)  # -2: not walked yet, -1: list done
-        a, b, label, rel, d = self.a.reshape(-1), self.b.reshape(-1), self.label, self.rel, self.discount
-
-        def outcome(cells, relevant):
-            a[cells] = d * a[cells] + np.where(relevant, 1.0, 0.0)
-            b[cells] = d * b[cells] + np.where(relevant, 0.0, 1.0)
-
-        def walk(cells):
-            while len(cells):
-                p = pos[cells]
-                over = p >= end[cells]
-                head[cells[over]] = -1
-                cells, p = cells[~over], p[~over]
-                pid = lists[p]
-                g = label[pid]
-                free = np.isnan(g)
-                head[cells[free]] = pid[free]
-                cells, g = cells[~free], g[~free]
-                outcome(cells, g >= rel)
-                pos[cells] += 1
-
-        spent, done, out, n = self.spent.copy(), np.zeros(c.n_queries, bool), [], 0
-        runs = np.arange(R)
-        while (limit is None or n < limit) and not done.all():
-            turn = spent[~done].min()
-            act = np.flatnonzero(~done & (spent == turn))
-            cells = (act[:, None] * R + runs).ravel()
-            h = head[cells]
-            stale = (h == -2) | (h >= 0) & ~np.isnan(label[np.maximum(h, 0)])
-            walk(cells[stale])
-            H = head[cells].reshape(len(act), R)
-            live = H >= 0
-            has = live.any(axis=1)
-            done[act[~has]] = True
-            act, H, live = act[has], H[has], live[has]
-            if not len(act):
-                continue
-            cell = act[:, None] * R + runs
-            value = np.full(H.shape, -np.inf)
-            value[live] = self.rng.beta(1.0 + a[cell[live]], 1.0 + b[cell[live]])
-            arm = value.argmax(axis=1)  # the first of the highest: the runs' order
-            pid = H[np.arange(len(act)), arm]
-            drawn = act * R + arm
-            pos[drawn] += 1
-            walk(drawn)
-            label[pid] = truth[pid]
-            outcome(drawn, truth[pid] >= rel)
-            spent[act] += 1
-            out.append(pid)
-            n += len(pid)
-        order = np.concatenate(out) if out else np.zeros(0, np.int64)
-        return order[:limit] if limit is not None else order
+        order, label, a, b, state = ts_picks(offsets, lists, self.label, np.asarray(truth, np.float64),
+                                             self.a.reshape(-1), self.b.reshape(-1), self.spent, self.rel,
+                                             self.discount, c.n_runs, self.rng.bit_generator.state,
+                                             -1 if limit is None else int(limit))
+        self.label[:] = label
+        self.a[:], self.b[:] = a.reshape(self.a.shape), b.reshape(self.b.shape)
+        self.rng.bit_generator.state = state
+        return order
 
     def _select_in(self, q):
         heads = self._heads(q)

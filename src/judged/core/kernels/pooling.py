@@ -2,6 +2,8 @@
 :mod:`judged.analyses.pooling.policies`): each a numpy reference and the C function of
 ``judged._native`` that gives the same bits.
 
+* :func:`ts_picks` -- Thompson sampling's (and TS-NS's) whole order from no label: a turn of
+  every query at a time, the draws numpy's Generator makes (the generator's state in and out).
 * :func:`hedge_picks` -- the same for Hedge: per query the open pair of highest mixture
   value, the experts' weights updated by each label.
 * :func:`bounds_picks` -- the ``bounds`` strategy's whole order, step by step.
@@ -115,6 +117,108 @@ def _(native, query_offsets, list_offsets, lists, label, truth, rel, rule, disco
     native.turn_picks(query_offsets, list_offsets, lists, np.array(label, np.float64),
                       np.ascontiguousarray(truth, np.float64), float(rel), RULES[rule], float(discount), picks, counts)
     return picks, counts
+
+
+@kernel
+def ts_picks(list_offsets: np.ndarray, lists: np.ndarray, label: np.ndarray, truth: np.ndarray, a: np.ndarray,
+             b: np.ndarray, spent: np.ndarray, rel: float, discount: float, n_runs: int, state: dict,
+             limit: int = -1) -> tuple:
+    """(order, label, a, b, state) of Thompson sampling (Losada, Parapar & Barreiro, SAC 2016)
+    from ``label`` (NaN: unlabelled), every label answered from ``truth``: turn after turn,
+    every query with the fewest draws so far (``spent``) that still has a free pair draws
+    once. Per query and run (cells, query-major: ``list_offsets`` over queries x runs, the
+    run's pair ids in ``lists``) a walk stands at the run's next free pair, a labelled pair
+    passed on the way counting as an outcome; an outcome multiplies the cell's evidence (a
+    relevant, b not) by ``discount`` and adds 1 to one of them. A turn draws Beta(1 + a,
+    1 + b) for every live cell of the turn's queries in cell order, by numpy's Generator
+    from ``state`` (``bit_generator.state``), and each query takes its run of highest draw
+    (the first on a tie): that pair is labelled, its run's walk goes on. Until every query
+    is done or, past a turn, ``limit`` (>= 0) pairs are drawn; the inputs are left as they
+    are, the new label, a, b and generator state returned."""
+    label, a, b, spent = (np.array(x) for x in (label, a, b, spent))
+    rng = _generator(state)
+    R = int(n_runs)
+    end = list_offsets[1:]
+    pos = np.array(list_offsets[:-1], np.int64)
+    Q = len(pos) // R if R else 0
+    head = np.full(Q * R, -2, np.int64)  # -2: not walked yet, -1: list done
+
+    def outcome(cells, relevant):
+        a[cells] = discount * a[cells] + np.where(relevant, 1.0, 0.0)
+        b[cells] = discount * b[cells] + np.where(relevant, 0.0, 1.0)
+
+    def walk(cells):
+        while len(cells):
+            p = pos[cells]
+            over = p >= end[cells]
+            head[cells[over]] = -1
+            cells, p = cells[~over], p[~over]
+            pid = lists[p]
+            g = label[pid]
+            free = np.isnan(g)
+            head[cells[free]] = pid[free]
+            cells, g = cells[~free], g[~free]
+            outcome(cells, g >= rel)
+            pos[cells] += 1
+
+    done, out, n = np.zeros(Q, bool), [], 0
+    runs = np.arange(R)
+    while (limit < 0 or n < limit) and Q and not done.all():
+        turn = spent[~done].min()
+        act = np.flatnonzero(~done & (spent == turn))
+        cells = (act[:, None] * R + runs).ravel()
+        h = head[cells]
+        stale = (h == -2) | (h >= 0) & ~np.isnan(label[np.maximum(h, 0)])
+        walk(cells[stale])
+        H = head[cells].reshape(len(act), R)
+        live = H >= 0
+        has = live.any(axis=1)
+        done[act[~has]] = True
+        act, H, live = act[has], H[has], live[has]
+        if not len(act):
+            continue
+        cell = act[:, None] * R + runs
+        value = np.full(H.shape, -np.inf)
+        value[live] = rng.beta(1.0 + a[cell[live]], 1.0 + b[cell[live]])
+        arm = value.argmax(axis=1)  # the first of the highest: the runs' order
+        pid = H[np.arange(len(act)), arm]
+        drawn = act * R + arm
+        pos[drawn] += 1
+        walk(drawn)
+        label[pid] = truth[pid]
+        outcome(drawn, truth[pid] >= rel)
+        spent[act] += 1
+        out.append(pid)
+        n += len(pid)
+    order = np.concatenate(out) if out else np.zeros(0, np.int64)
+    return (order[:limit] if limit >= 0 else order), label, a, b, rng.bit_generator.state
+
+
+def _generator(state: dict):
+    """A numpy Generator over a bit generator in ``state`` (its ``bit_generator.state``)."""
+    bits = getattr(np.random, state["bit_generator"])()
+    bits.state = state
+    return np.random.Generator(bits)
+
+
+@ts_picks.binding
+def _(native, list_offsets, lists, label, truth, a, b, spent, rel, discount, n_runs, state, limit=-1):
+    R, P = int(n_runs), len(label)
+    list_offsets, lists = np.ascontiguousarray(list_offsets, np.int64), np.ascontiguousarray(lists, np.int64)
+    if (R < 1 or (len(list_offsets) - 1) % R or len(a) != len(list_offsets) - 1 or len(b) != len(a)
+            or len(spent) != len(a) // R or len(truth) != P or (len(lists) and (lists.min() < 0 or lists.max() >= P))
+            or list_offsets[0] != 0 or (np.diff(list_offsets) < 0).any() or list_offsets[-1] != len(lists)):
+        return FALLBACK
+    label, a, b = (np.array(x, np.float64) for x in (label, a, b))
+    spent = np.array(spent, np.int64)
+    rng = _generator(state)
+    alpha, beta = np.empty(len(a)), np.empty(len(a))
+    out = np.empty(P, np.int64)
+    count = native.ts_replay(list_offsets, lists, label, np.ascontiguousarray(truth, np.float64), a, b, spent,
+                             float(rel), float(discount), R, int(limit), alpha, beta,
+                             lambda m: rng.beta(alpha[:m], beta[:m]), out)
+    order = out[:count]
+    return (order[:limit] if limit >= 0 else order), label, a, b, rng.bit_generator.state
 
 
 @kernel
