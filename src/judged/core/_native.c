@@ -1875,9 +1875,9 @@ typedef struct {
     BEntry *heap;
     Py_ssize_t nheap, capheap;
     /* scratch */
-    double *d, *dd, *acc, *tmp, *move_top, *prel, *iplus, *own, *wcum, *gbuf, *base, *share;
+    double *d, *dd, *acc, *tmp, *move_top, *iplus, *own, *wcum, *gbuf, *base, *share;
     char *open_;
-    int64_t *ri, *si;
+    int64_t *ri, *si, *rorder;  /* rorder: the runs by share, largest first (b_update) */
     Py_ssize_t npairs;
     int bad;  /* a run with more than k holes in its top k: the reference decides */
 } BState;
@@ -2038,6 +2038,16 @@ static double col_sum(const double *A, Py_ssize_t m, Py_ssize_t n, Py_ssize_t j)
 }
 
 /* query q's best free pair and its priority pushed on the heap (the reference's update) */
+/* pair j's (of a query's nq) largest share over the runs having it (member M, runs x pairs), runs taken in
+ * ord (by share, largest first): the first run having it; 0 if none */
+static inline double b_prel(const unsigned char *M, Py_ssize_t nq, const int64_t *ord, const double *share,
+                            Py_ssize_t R, Py_ssize_t j)
+{
+    for (Py_ssize_t t = 0; t < R; t++)
+        if (M[ord[t] * nq + j]) return share[ord[t]];
+    return 0.0;
+}
+
 static int b_update(BState *st, Py_ssize_t q, const double *grades, const double *weights)
 {
     const Py_ssize_t R = st->R, a = st->toff[q], nt = st->toff[q + 1] - a, NG = st->NG, np_ = st->npairs;
@@ -2073,22 +2083,24 @@ static int b_update(BState *st, Py_ssize_t q, const double *grades, const double
         move_deep += pg * st->terms_deep[q * NG + gi];
     }
     for (Py_ssize_t r = 0; r < R; r++) st->share[r] = (1.0 + st->nrel[q * R + r]) / (2.0 + st->nlab[q * R + r]);
-    const unsigned char *M = st->member + R * s;
-    for (Py_ssize_t j = 0; j < nq; j++) {
-        double v = M[j] ? st->share[0] : 0.0;
-        for (Py_ssize_t r = 1; r < R; r++) {
-            const double x = M[r * nq + j] ? st->share[r] : 0.0;
-            if (x > v) v = x;
-        }
-        st->prel[j] = v;
+    /* a free pair's chance of being relevant: the largest share among the runs that have it (0 if none),
+     * found as the first run having it in the runs sorted by share, largest first (a max: the same value
+     * whatever the order among equal shares) */
+    const unsigned char *M = st->member + R * s;  /* runs x pairs */
+    int64_t *ord = st->rorder;
+    for (Py_ssize_t r = 0; r < R; r++) {
+        Py_ssize_t i = r;
+        while (i > 0 && st->share[ord[i - 1]] < st->share[r]) { ord[i] = ord[i - 1]; i--; }
+        ord[i] = r;
     }
+#define B_PREL(j) b_prel(M, nq, ord, st->share, R, (j))
     double best = -1.0;
     int64_t arg = -1;
     if (nt) {
         double top_v = 0.0;
         Py_ssize_t jb = -1;
         for (Py_ssize_t j = 0; j < nt; j++) {
-            const double v = isnan(st->label[ids[j]]) ? st->prel[ids[j] - s] * st->move_top[j] : -1.0;
+            const double v = isnan(st->label[ids[j]]) ? B_PREL(ids[j] - s) * st->move_top[j] : -1.0;
             if (jb < 0 || v > top_v) { jb = j; top_v = v; }
         }
         if (top_v >= 0) { best = top_v; arg = ids[jb]; }
@@ -2099,9 +2111,10 @@ static int b_update(BState *st, Py_ssize_t q, const double *grades, const double
     Py_ssize_t jd = -1;
     for (Py_ssize_t j = 0; j < ndeep; j++) {
         if (!isnan(st->label[deep[j]])) continue;
-        const double v = st->prel[deep[j] - s];
+        const double v = B_PREL(deep[j] - s);
         if (jd < 0 || v > top_d) { jd = j; top_d = v; }
     }
+#undef B_PREL
     if (jd >= 0 && top_d * move_deep > best) { best = top_d * move_deep; arg = deep[jd]; }
     if (arg >= 0) {
         BEntry e = {-best, arg, q, st->version[q]};
@@ -2181,10 +2194,9 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
     st.qoff = qb.buf; st.toff = tob.buf; st.tids = tib.buf; st.tw = twb.buf; st.doff = dob.buf; st.dids = dib.buf;
     st.member = mb.buf; st.truth = trb.buf; st.disc = db.buf;
     const Py_ssize_t Q = st.Q, k = st.k, L = st.L, NG = st.NG, T = st.Q >= 0 ? st.toff[Q] : 0;
-    Py_ssize_t max_nt = 1, max_nq = 1;
+    Py_ssize_t max_nt = 1;
     for (Py_ssize_t q = 0; q < Q; q++) {
         if (st.toff[q + 1] - st.toff[q] > max_nt) max_nt = st.toff[q + 1] - st.toff[q];
-        if (st.qoff[q + 1] - st.qoff[q] > max_nq) max_nq = st.qoff[q + 1] - st.qoff[q];
     }
     const Py_ssize_t maxp = R * (R - 1) / 2 + 1, big = (maxp > R ? maxp : R) * max_nt + R + k + max_nt + 8;
     int64_t *order = ob.buf, count = 0;
@@ -2203,12 +2215,13 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
     st.terms_top = malloc((NG * T + 1) * sizeof(double)); st.terms_deep = malloc((Q * NG + 1) * sizeof(double));
     st.d = malloc((R * max_nt + 1) * sizeof(double)); st.dd = malloc((R + 1) * sizeof(double));
     st.acc = malloc(big * sizeof(double)); st.tmp = malloc(big * sizeof(double));
-    st.move_top = malloc((max_nt + 1) * sizeof(double)); st.prel = malloc((max_nq + 1) * sizeof(double));
+    st.move_top = malloc((max_nt + 1) * sizeof(double));
     st.iplus = malloc((max_nt + 2) * sizeof(double)); st.own = malloc((max_nt + 1) * sizeof(double));
     st.wcum = malloc((max_nt + 2) * sizeof(double)); st.gbuf = malloc((k + 2) * sizeof(double));
     st.base = malloc((R + 1) * sizeof(double)); st.share = malloc((R + 1) * sizeof(double));
     st.open_ = malloc(max_nt + 1);
     st.ri = malloc(maxp * sizeof(int64_t)); st.si = malloc(maxp * sizeof(int64_t));
+    st.rorder = malloc((R + 1) * sizeof(int64_t));
     st.ms_off = calloc(k + 2, sizeof(int64_t)); st.ms_rows = calloc(k + 2, sizeof(int64_t));
     double *LO = malloc((R + 1) * sizeof(double)), *HI = malloc((R + 1) * sizeof(double));
     char *Unew = calloc(R * R + 1, 1);
@@ -2217,9 +2230,9 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
     failed = !st.label || !st.pq || !st.dcg || !st.nlab || !st.nrel || !st.lo || !st.hi || !st.grade_counts ||
              !st.cd || !st.gcount || !st.version || !st.dirty || !st.bdirty || !st.dlist || !st.blist || !st.has_stale || !st.stale ||
              !st.key_set || !st.terms_ok || !st.U || !st.key || !st.key_len || !st.terms_top || !st.terms_deep ||
-             !st.d || !st.dd || !st.acc || !st.tmp || !st.move_top || !st.prel || !st.iplus || !st.own ||
+             !st.d || !st.dd || !st.acc || !st.tmp || !st.move_top || !st.iplus || !st.own ||
              !st.wcum || !st.gbuf || !st.base || !st.share || !st.open_ || !st.ri || !st.si || !st.ms_off ||
-             !st.ms_rows || !LO || !HI || !Unew || !grades || !weights || !counts || L > 64;
+             !st.ms_rows || !st.rorder || !LO || !HI || !Unew || !grades || !weights || !counts || L > 64;
     if (!failed && R > 1) {  /* the multisets of n = 1..k grades */
         int64_t row[64], total = 0;
         for (Py_ssize_t n = 1; n <= k; n++) {
@@ -2305,8 +2318,8 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
     free(st.grade_counts); free(st.cd); free(st.gcount); free(st.version); free(st.dirty); free(st.bdirty); free(st.dlist); free(st.blist);
     free(st.has_stale); free(st.stale); free(st.key_set); free(st.terms_ok); free(st.U); free(st.key);
     free(st.key_len); free(st.terms_top); free(st.terms_deep); free(st.d); free(st.dd); free(st.acc);
-    free(st.tmp); free(st.move_top); free(st.prel); free(st.iplus); free(st.own); free(st.wcum); free(st.gbuf);
-    free(st.base); free(st.share); free(st.open_); free(st.ri); free(st.si); free(st.ms_off); free(st.ms_rows);
+    free(st.tmp); free(st.move_top); free(st.iplus); free(st.own); free(st.wcum); free(st.gbuf);
+    free(st.base); free(st.share); free(st.open_); free(st.ri); free(st.si); free(st.rorder); free(st.ms_off); free(st.ms_rows);
     free(st.ms); free(st.heap); free(LO); free(HI); free(Unew); free(grades); free(weights); free(counts);
     PyBuffer_Release(&qb); PyBuffer_Release(&tob); PyBuffer_Release(&tib); PyBuffer_Release(&twb);
     PyBuffer_Release(&dob); PyBuffer_Release(&dib); PyBuffer_Release(&mb); PyBuffer_Release(&trb);
