@@ -1877,7 +1877,12 @@ typedef struct {
     /* scratch */
     double *d, *dd, *acc, *tmp, *move_top, *iplus, *own, *wcum, *gbuf, *base, *share;
     char *open_;
-    int64_t *ri, *si, *rorder;  /* rorder: the runs by share, largest first (b_update) */
+    int64_t *ri, *si, *rorder, *rpos;  /* the runs by share, largest first, and each run's place there (b_update) */
+    uint64_t *runs_of;  /* per pair, the runs having it as bits (up to 64 runs; else NULL) */
+    /* with runs_of: each query's deep pairs grouped by their runs (pairs of a group share their chance of
+     * relevance): groups goff[q]..goff[q+1], group g's deep places gplace[gstart[g]..gstart[g+1]] ascending,
+     * gnext[g] the first of them maybe unlabelled (labels only come: it only moves on) */
+    int64_t *goff, *gstart, *gplace, *gnext;
     Py_ssize_t npairs;
     int bad;  /* a run with more than k holes in its top k: the reference decides */
 } BState;
@@ -2038,13 +2043,25 @@ static double col_sum(const double *A, Py_ssize_t m, Py_ssize_t n, Py_ssize_t j)
 }
 
 /* query q's best free pair and its priority pushed on the heap (the reference's update) */
-/* pair j's (of a query's nq) largest share over the runs having it (member M, runs x pairs), runs taken in
- * ord (by share, largest first): the first run having it; 0 if none */
-static inline double b_prel(const unsigned char *M, Py_ssize_t nq, const int64_t *ord, const double *share,
-                            Py_ssize_t R, Py_ssize_t j)
+/* pair j's (of a query's nq, from pair s) largest share over the runs having it (member M, runs x pairs),
+ * runs taken in ord (by share, largest first): the first run having it; 0 if none. With the pairs' run
+ * bits (runs_of), the run of smallest place (rpos) among its bits. */
+static inline double b_prel(const BState *st, const unsigned char *M, Py_ssize_t nq, Py_ssize_t s, Py_ssize_t j)
 {
+    const int64_t *ord = st->rorder;
+    const Py_ssize_t R = st->R;
+    if (st->runs_of) {
+        uint64_t bits = st->runs_of[s + j];
+        int64_t first = R;
+        while (bits) {
+            const int64_t place = st->rpos[__builtin_ctzll(bits)];
+            if (place < first) first = place;
+            bits &= bits - 1;
+        }
+        return first < R ? st->share[ord[first]] : 0.0;
+    }
     for (Py_ssize_t t = 0; t < R; t++)
-        if (M[ord[t] * nq + j]) return share[ord[t]];
+        if (M[ord[t] * nq + j]) return st->share[ord[t]];
     return 0.0;
 }
 
@@ -2093,7 +2110,8 @@ static int b_update(BState *st, Py_ssize_t q, const double *grades, const double
         while (i > 0 && st->share[ord[i - 1]] < st->share[r]) { ord[i] = ord[i - 1]; i--; }
         ord[i] = r;
     }
-#define B_PREL(j) b_prel(M, nq, ord, st->share, R, (j))
+    for (Py_ssize_t t = 0; t < R; t++) st->rpos[ord[t]] = t;
+#define B_PREL(j) b_prel(st, M, nq, s, (j))
     double best = -1.0;
     int64_t arg = -1;
     if (nt) {
@@ -2109,10 +2127,22 @@ static int b_update(BState *st, Py_ssize_t q, const double *grades, const double
     const Py_ssize_t ndeep = st->doff[q + 1] - st->doff[q];
     double top_d = 0.0;
     Py_ssize_t jd = -1;
-    for (Py_ssize_t j = 0; j < ndeep; j++) {
-        if (!isnan(st->label[deep[j]])) continue;
-        const double v = B_PREL(deep[j] - s);
-        if (jd < 0 || v > top_d) { jd = j; top_d = v; }
+    if (st->goff) {  /* the first free pair of each group of equal runs: the scan's first of the largest */
+        for (int64_t g = st->goff[q]; g < st->goff[q + 1]; g++) {
+            int64_t at = st->gnext[g];
+            while (at < st->gstart[g + 1] && !isnan(st->label[deep[st->gplace[at]]])) at++;
+            st->gnext[g] = at;
+            if (at == st->gstart[g + 1]) continue;
+            const Py_ssize_t j = st->gplace[at];
+            const double v = B_PREL(deep[j] - s);
+            if (jd < 0 || v > top_d || (v == top_d && j < jd)) { jd = j; top_d = v; }
+        }
+    } else {
+        for (Py_ssize_t j = 0; j < ndeep; j++) {
+            if (!isnan(st->label[deep[j]])) continue;
+            const double v = B_PREL(deep[j] - s);
+            if (jd < 0 || v > top_d) { jd = j; top_d = v; }
+        }
     }
 #undef B_PREL
     if (jd >= 0 && top_d * move_deep > best) { best = top_d * move_deep; arg = deep[jd]; }
@@ -2179,6 +2209,44 @@ static int64_t b_compositions(int64_t *out, Py_ssize_t L, int64_t n, int64_t *ro
  *              n_runs, maxgrade, rel, limit, out) -> the number of pairs written to out (-1: a run with
  * more than k holes in its top k, which the reference takes). As the reference, step for step: every
  * float operation in numpy's order (np_sum, col_sum), the heap ordered as heapq orders its tuples. */
+typedef struct { uint64_t bits; int64_t place; } BDeep;
+
+static int bdeep_cmp(const void *a, const void *b)
+{
+    const BDeep *x = a, *y = b;
+    if (x->bits != y->bits) return x->bits < y->bits ? -1 : 1;
+    return (x->place > y->place) - (x->place < y->place);
+}
+
+/* the groups of each query's deep pairs with the same runs (BState.goff ...); -1 when out of memory */
+static int b_deep_groups(BState *st)
+{
+    const Py_ssize_t Q = st->Q, D = Q > 0 ? st->doff[Q] : 0;
+    BDeep *tmp = malloc((D + 1) * sizeof(BDeep));
+    st->goff = malloc((Q + 1) * sizeof(int64_t)); st->gstart = malloc((D + 1) * sizeof(int64_t));
+    st->gplace = malloc((D + 1) * sizeof(int64_t)); st->gnext = malloc((D + 1) * sizeof(int64_t));
+    if (!tmp || !st->goff || !st->gstart || !st->gplace || !st->gnext) { free(tmp); return -1; }
+    int64_t ng = 0;
+    for (Py_ssize_t q = 0; q < Q; q++) {
+        const int64_t d0 = st->doff[q], nd = st->doff[q + 1] - d0;
+        st->goff[q] = ng;
+        for (int64_t j = 0; j < nd; j++) { tmp[j].bits = st->runs_of[st->dids[d0 + j]]; tmp[j].place = j; }
+        qsort(tmp, nd, sizeof(BDeep), bdeep_cmp);
+        for (int64_t j = 0; j < nd; j++) {
+            if (j == 0 || tmp[j].bits != tmp[j - 1].bits) {
+                st->gstart[ng] = d0 + j;
+                st->gnext[ng] = d0 + j;
+                ng++;
+            }
+            st->gplace[d0 + j] = tmp[j].place;
+        }
+    }
+    st->goff[Q] = ng;
+    st->gstart[ng] = D;
+    free(tmp);
+    return 0;
+}
+
 static PyObject *bounds_picks(PyObject *self, PyObject *args)
 {
     Py_buffer qb, tob, tib, twb, dob, dib, mb, trb, db, ob;
@@ -2221,7 +2289,8 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
     st.base = malloc((R + 1) * sizeof(double)); st.share = malloc((R + 1) * sizeof(double));
     st.open_ = malloc(max_nt + 1);
     st.ri = malloc(maxp * sizeof(int64_t)); st.si = malloc(maxp * sizeof(int64_t));
-    st.rorder = malloc((R + 1) * sizeof(int64_t));
+    st.rorder = malloc((R + 1) * sizeof(int64_t)); st.rpos = malloc((R + 1) * sizeof(int64_t));
+    if (R <= 64) st.runs_of = calloc(st.P + 1, sizeof(uint64_t));
     st.ms_off = calloc(k + 2, sizeof(int64_t)); st.ms_rows = calloc(k + 2, sizeof(int64_t));
     double *LO = malloc((R + 1) * sizeof(double)), *HI = malloc((R + 1) * sizeof(double));
     char *Unew = calloc(R * R + 1, 1);
@@ -2232,7 +2301,7 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
              !st.key_set || !st.terms_ok || !st.U || !st.key || !st.key_len || !st.terms_top || !st.terms_deep ||
              !st.d || !st.dd || !st.acc || !st.tmp || !st.move_top || !st.iplus || !st.own ||
              !st.wcum || !st.gbuf || !st.base || !st.share || !st.open_ || !st.ri || !st.si || !st.ms_off ||
-             !st.ms_rows || !st.rorder || !LO || !HI || !Unew || !grades || !weights || !counts || L > 64;
+             !st.ms_rows || !st.rorder || !st.rpos || (R <= 64 && !st.runs_of) || !LO || !HI || !Unew || !grades || !weights || !counts || L > 64;
     if (!failed && R > 1) {  /* the multisets of n = 1..k grades */
         int64_t row[64], total = 0;
         for (Py_ssize_t n = 1; n <= k; n++) {
@@ -2249,6 +2318,16 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
         for (Py_ssize_t p = 0; p < st.P; p++) st.label[p] = NAN;
         for (Py_ssize_t q = 0; q < Q; q++)
             for (int64_t p = st.qoff[q]; p < st.qoff[q + 1]; p++) st.pq[p] = q;
+        if (st.runs_of) {  /* each pair's runs as bits, from the runs x pairs membership of its query */
+            for (Py_ssize_t q = 0; q < Q; q++) {
+                const int64_t s0 = st.qoff[q], nq = st.qoff[q + 1] - s0;
+                const unsigned char *M = st.member + R * s0;
+                for (Py_ssize_t r = 0; r < R; r++)
+                    for (int64_t j = 0; j < nq; j++)
+                        if (M[r * nq + j]) st.runs_of[s0 + j] |= (uint64_t)1 << r;
+            }
+            if (b_deep_groups(&st) < 0) failed = 1;
+        }
         st.cd[0] = 0.0;
         for (Py_ssize_t i = 0; i < k; i++) st.cd[i + 1] = st.cd[i] + st.disc[i];
         for (Py_ssize_t q = 0; q < Q; q++) {
@@ -2258,7 +2337,7 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
         st.ndl = st.nbl = Q;
         for (Py_ssize_t gi = 0; gi < NG; gi++) grades[gi] = (double)(rel < L ? rel + gi : rel);
         int have_U = 0;
-        while (limit < 0 || count < limit) {
+        while (!failed && (limit < 0 || count < limit)) {
             const int moved = st.nbl > 0;  /* some query's bounds recomputed: the undecided pairs may change */
             for (Py_ssize_t i = 0; i < st.nbl; i++) {
                 if (R > 1 && !st.bad) b_query_bounds(&st, st.blist[i]);
@@ -2319,7 +2398,8 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
     free(st.has_stale); free(st.stale); free(st.key_set); free(st.terms_ok); free(st.U); free(st.key);
     free(st.key_len); free(st.terms_top); free(st.terms_deep); free(st.d); free(st.dd); free(st.acc);
     free(st.tmp); free(st.move_top); free(st.iplus); free(st.own); free(st.wcum); free(st.gbuf);
-    free(st.base); free(st.share); free(st.open_); free(st.ri); free(st.si); free(st.rorder); free(st.ms_off); free(st.ms_rows);
+    free(st.base); free(st.share); free(st.open_); free(st.ri); free(st.si); free(st.rorder); free(st.rpos); free(st.runs_of); free(st.goff); free(st.gstart);
+    free(st.gplace); free(st.gnext); free(st.ms_off); free(st.ms_rows);
     free(st.ms); free(st.heap); free(LO); free(HI); free(Unew); free(grades); free(weights); free(counts);
     PyBuffer_Release(&qb); PyBuffer_Release(&tob); PyBuffer_Release(&tib); PyBuffer_Release(&twb);
     PyBuffer_Release(&dob); PyBuffer_Release(&dib); PyBuffer_Release(&mb); PyBuffer_Release(&trb);
