@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
-from .kernels import FALLBACK, kernel
+from .kernels import FALLBACK, block_rows, kernel
 from .lazy import lazy
 
 pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)
@@ -521,10 +521,7 @@ class QrelsIndex:
 
     def rows_of(self, queries: np.ndarray) -> np.ndarray:
         """Block-order rows of the judgments of ``queries`` (increasing query codes), in order."""
-        starts, lengths = self.offsets[queries], self.offsets[queries + 1] - self.offsets[queries]
-        before = np.zeros(len(lengths), dtype=np.int64)
-        np.cumsum(lengths[:-1], out=before[1:])
-        return np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+        return block_rows(self.offsets, queries)
 
     def lookup(self, qcode: np.ndarray, docid: pa.Array, docid_hash: np.ndarray | None = None,
                rows: np.ndarray | None = None) -> np.ndarray:

@@ -181,6 +181,7 @@ class LabelScorer:
     def _flush(self, pending: list, when: np.ndarray, values, out: np.ndarray):
         """Score the pending checkpoints' queries in one call, then each checkpoint's number in turn."""
         from ...core.align import Judgments, Ranked
+        from ...core.kernels import block_rows
 
         parts = [(k, q) for _, k, q in pending if q is not None]
         if parts:
@@ -188,7 +189,7 @@ class LabelScorer:
             pk = np.repeat(np.array([k for k, _ in parts], np.int64), [len(q) for _, q in parts])
             N = len(pq)
             top, a = self.top, self.a
-            idx, counts = _segments(top.offsets, pq)
+            idx, counts = block_rows(top.offsets, pq), top.offsets[pq + 1] - top.offsets[pq]
             pid = self.pid[idx]
             ok = pid >= 0
             hit = np.zeros(len(pid), bool)
@@ -197,7 +198,7 @@ class LabelScorer:
             grade[hit] = self.truth[pid[hit]]
             tq = np.repeat(np.arange(N), counts)
             ranked = Ranked(N, tq, top.pos[idx], grade, top.row[idx], block_offsets(tq, N))
-            jidx, jcounts = _segments(self.joffsets, pq)
+            jidx, jcounts = block_rows(self.joffsets, pq), self.joffsets[pq + 1] - self.joffsets[pq]
             jpid = self.jpid[jidx]
             keep = when[jpid] < np.repeat(pk, jcounts)
             jq = np.repeat(np.arange(N), jcounts)[keep]
@@ -220,14 +221,6 @@ class LabelScorer:
 
 BATCH_ROWS = 1 << 16  # about the rows (ranked and judged) scored by one call of the measure
 SNAPSHOT_VALUES = 1 << 20  # about the query values of the checkpoints one call of replay_dcg gives
-
-
-def _segments(offsets: np.ndarray, which: np.ndarray):
-    """The rows of blocks ``which`` (in that order) of a table cut by ``offsets``, and each block's count."""
-    starts, counts = offsets[which], offsets[which + 1] - offsets[which]
-    total = int(counts.sum())
-    ends = np.cumsum(counts)
-    return np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - counts), counts), counts
 
 
 @dataclass

@@ -60,6 +60,18 @@ class Kernel:
         return f"<kernel {self.__module__}.{self.__qualname__}{'' if self.bound else ' (numpy only)'}>"
 
 
+def block_rows(offsets, which):
+    """The rows of blocks ``which`` (in that order) of a table cut by ``offsets`` (block b:
+    rows ``offsets[b]`` to ``offsets[b + 1] - 1``), one block after another: the gather the
+    references and their callers share."""
+    import numpy as np
+
+    starts, lengths = offsets[which], offsets[which + 1] - offsets[which]
+    before = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=before[1:])
+    return np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+
+
 def kernel(reference) -> Kernel:
     """Decorator: ``reference`` (numpy) is a kernel; see the module."""
     return Kernel(reference)

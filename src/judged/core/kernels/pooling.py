@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import FALLBACK, kernel
+from . import FALLBACK, block_rows, kernel
 
 RULES = {"mtf": 0, "mm": 1}
 
@@ -291,7 +291,7 @@ def replay_dcg(cutoff: int | None, normalised: bool, offsets: np.ndarray, pos: n
         q = q[(q >= 0) & (gain[new] != 0)]
         changed = np.flatnonzero(np.bincount(q, minlength=n))
         if len(changed):
-            rows = _rows_of(offsets, counts, changed)
+            rows = block_rows(offsets, changed)
             p = pid[rows]
             hit = p >= 0
             hit[hit] = labelled[p[hit]]
@@ -300,7 +300,7 @@ def replay_dcg(cutoff: int | None, normalised: bool, offsets: np.ndarray, pos: n
             which = np.repeat(np.arange(len(changed)), counts[changed])[keep]
             dcg = np.bincount(which, weights=g[keep] / denominators[pos[rows][keep]], minlength=len(changed))
             if normalised:
-                jrows = _rows_of(joffsets, jcounts, changed)
+                jrows = block_rows(joffsets, changed)
                 jp = jpid[jrows]
                 ok = labelled[jp] & (gain[jp] > 0)
                 jwhich = np.repeat(np.arange(len(changed)), jcounts[changed])[ok]
@@ -312,13 +312,6 @@ def replay_dcg(cutoff: int | None, normalised: bool, offsets: np.ndarray, pos: n
             cur[changed] = dcg
         out[c] = cur
     return out
-
-
-def _rows_of(offsets: np.ndarray, counts: np.ndarray, which: np.ndarray) -> np.ndarray:
-    """The rows of blocks ``which`` (in that order) of a table cut by ``offsets``."""
-    c = counts[which]
-    ends = np.cumsum(c)
-    return np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) + np.repeat(offsets[which] - (ends - c), c)
 
 
 @replay_dcg.binding
