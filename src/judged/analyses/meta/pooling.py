@@ -608,8 +608,7 @@ def _impact_policy(cands, aligned, depth, memo=None):
     P = cands.n_pairs
     qids = np.array(cands.qids, dtype=object)[cands.pair_query].tolist() if P else []
     # each pair's query and rank in each run, from the candidates' pair runs (the same top `depth`)
-    off, run, rank = cands.pair_runs()
-    pid = np.repeat(np.arange(P), np.diff(off))
+    pid, run, rank, _ = cands.pair_run_cells()
     ranks = {}
     for j, (n, a) in enumerate(aligned.items()):
         position = {q: i for i, q in enumerate(a.qids.tolist())}

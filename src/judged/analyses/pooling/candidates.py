@@ -61,6 +61,17 @@ class Candidates:
             self._pair_runs = (offsets, run[order].astype(np.int64), rank[order].astype(np.int64))
         return self._pair_runs
 
+    def pair_run_cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Each (pair, run) of :meth:`pair_runs` as (pair id, run, rank, place): ``place`` its
+        position in every query's runs x pairs, row-major, query after query (the layout the
+        replay kernels read: ``n_runs * query_offsets[q] + run * n_q + pair - query_offsets[q]``)."""
+        off, run, rank = self.pair_runs()
+        pid = np.repeat(np.arange(self.n_pairs), np.diff(off))
+        q_off = np.asarray(self.query_offsets, np.int64)
+        q = self.pair_query[pid]
+        place = self.n_runs * q_off[q] + run * (q_off[q + 1] - q_off[q]) + pid - q_off[q]
+        return pid, run, rank, place
+
     def string_order(self) -> tuple[np.ndarray, np.ndarray]:
         """(each query's rank among the qids, each pair's docid's rank among the docids), in
         Python's string order: the policies' last tie-breaks (qid, then docid). Any ranks in

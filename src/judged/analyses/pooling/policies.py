@@ -454,11 +454,9 @@ class Hedge(QueryTurns):
         # every query's runs x pairs values, query after query, row-major (the replay kernel's layout), and
         # each query's as a view of them
         R, off = c.n_runs, np.asarray(c.query_offsets, np.int64)
-        first, run, rank = c.pair_runs()
-        pid = np.repeat(np.arange(c.n_pairs), np.diff(first))
-        s = off[c.pair_query[pid]]
+        _, _, rank, place = c.pair_run_cells()
         flat = np.zeros(R * c.n_pairs)
-        flat[R * s + run * (off[c.pair_query[pid] + 1] - s) + pid - s] = (H[c.depth] - H[rank - 1]) / H[c.depth]
+        flat[place] = (H[c.depth] - H[rank - 1]) / H[c.depth]
         # a label's factor w_r <- w_r * beta^loss per run and pair, relevant or not (computed once, so the
         # replay's kernel multiplies by the same bits)
         self._flat = (flat, self.beta ** ((1.0 - flat) / 2.0), self.beta ** ((1.0 + flat) / 2.0))
@@ -547,16 +545,13 @@ class Bounds(Policy):
         self.maxgrade = max(int(maxgrade), 1)
         self.disc = 1.0 / np.log2(np.arange(2, self.k + 2))
         R, Q, P = c.n_runs, c.n_queries, c.n_pairs
-        first, run, rank = c.pair_runs()
-        pid = np.repeat(np.arange(P), np.diff(first))
+        pid, run, rank, place = c.pair_run_cells()
         # per query, row-major, query after query (the replay kernel's layout), each query's a view:
         # runs x pairs, True where the run has the pair (member); the pairs in some run's top k and runs x
         # those, the discount where the run ranks the pair there, else 0 (top); the pairs in no run's top k
         off = np.asarray(c.query_offsets, np.int64)
-        q_of = c.pair_query[pid]
-        s = off[q_of]
         member = np.zeros(R * P, np.uint8)
-        member[R * s + run * (off[q_of + 1] - s) + pid - s] = 1
+        member[place] = 1
         top = rank <= self.k
         in_top = np.zeros(P, bool)
         in_top[pid[top]] = True
@@ -565,7 +560,7 @@ class Bounds(Policy):
         np.cumsum(np.bincount(c.pair_query[top_ids], minlength=Q), out=top_off[1:])
         local = np.zeros(P, np.int64)  # each top pair's place among its query's top pairs
         local[top_ids] = np.arange(len(top_ids)) - top_off[c.pair_query[top_ids]]
-        tq = q_of[top]
+        tq = c.pair_query[pid[top]]
         ts = top_off[tq]
         top_w = np.zeros(R * len(top_ids))
         top_w[R * ts + run[top] * (top_off[tq + 1] - ts) + local[pid[top]]] = 1.0 / np.log2(rank[top] + 1.0)
