@@ -284,6 +284,14 @@ def test_tolerance_scales_with_the_scores():
     assert stats.tolerance(base, run) == pytest.approx(40.5e-12)
 
 
+def test_row_tolerances_are_each_rows_tolerance():
+    from judged.analyses.stats import row_tolerances
+
+    rows = np.array([[40.0, -41.0, 3.0], [0.1, 0.2, 0.3], [np.nan, 5.0, 2.0], [np.nan, np.nan, np.nan],
+                     [np.inf, 1.0, 2.0], [-2e6, 1.0, 0.0]])
+    assert row_tolerances(rows).tolist() == [stats.tolerance(r) for r in rows]
+
+
 def brute_wilcoxon(d):
     """The exact two-sided Wilcoxon p by enumeration of the 2^n sign assignments of the
     average ranks of |d| (zeros dropped)."""

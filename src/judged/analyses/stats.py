@@ -151,6 +151,13 @@ def tolerance(*values) -> float:
     return TIE * scale
 
 
+def row_tolerances(xs) -> np.ndarray:
+    """:func:`tolerance` of each row of the matrix ``xs``, the same rule row by row."""
+    a = np.abs(np.asarray(xs, dtype=np.float64))
+    largest = np.where(np.isnan(a), -np.inf, a).max(axis=1, initial=-np.inf)
+    return TIE * np.where(np.isfinite(a).any(axis=1), np.maximum(1.0, largest), 1.0)
+
+
 def tie_sign(d, *scale) -> np.ndarray:
     """-1, 0 or 1 per difference ``d``, 0 within :func:`tolerance` of the values it was
     taken from (``scale``; ``d`` itself when none is given): which of two scores is larger."""

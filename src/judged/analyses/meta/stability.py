@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.errors import JudgedError
-from ..stats import TIE, tie_sign
+from ..stats import row_tolerances, tie_sign
 from ...core.querysets import common_queries, mean_over, refuse_disjoint_runs
 
 
@@ -39,11 +39,8 @@ def kendall_taus(xs, y) -> np.ndarray:
     if xs.ndim != 2 or y.ndim != 1 or xs.shape[1] != len(y):
         raise JudgedError("kendall_taus needs a matrix of score vectors as long as the reference")
     i, j = np.triu_indices(len(y), k=1)
-    sy = tie_sign(y[i] - y[j], y)  # judged.stats' tolerance rule, per row of xs below
-    a = np.abs(xs)
-    finite = np.isfinite(a).any(axis=1)
-    largest = np.where(np.isnan(a), -np.inf, a).max(axis=1, initial=-np.inf)
-    tol = TIE * np.where(finite, np.maximum(1.0, largest), 1.0)[:, None]
+    sy = tie_sign(y[i] - y[j], y)  # judged.stats' tolerance rule, each row of xs its own below
+    tol = row_tolerances(xs)[:, None]
     d = xs[:, i] - xs[:, j]
     sx = np.where(d > tol, 1.0, np.where(d < -tol, -1.0, 0.0))
     concordant_minus_discordant = (sx * sy).sum(axis=1)
