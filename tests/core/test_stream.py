@@ -10,7 +10,7 @@ from judged.core.evaluation import evaluate
 from judged.core.conventions import Settings
 from judged.core.measures import Measure
 from judged.core.results import LazyRunResult
-from judged.core.stream import evaluate_run_file, evaluate_run_file_versions
+from judged.core.stream import evaluate_run_file, evaluate_run_file_versions, top_of_run_file
 
 MEASURES = ["nDCG@10", "nDCG(gain=exp)@5", "AP", "P@5", "RR", "R@20", "Rprec", "Bpref", "Judged@10",
             "NumRet", "NumRel", "nDCG(unjudged=condensed)@10"]
@@ -94,6 +94,39 @@ def test_a_file_not_grouped_by_query_is_read_whole(tmp_path):
     assert evaluate_run_file(qrels, run_path, measures, Settings(), block_size=64) is None
     result = evaluate(qrels, run_path, MEASURES)
     assert result.runs[run_path].source is None  # read whole: neither streamed nor spilled
+
+
+@pytest.mark.parametrize("conventions", [{}, {"complete": True}, {"no_relevant": "skip"}, {"ties": "rank"},
+                                         {"depth_cut": 4}], ids=["defaults", "complete", "skip", "rank-ties", "cut"])
+def test_top_of_a_run_file_is_the_top_of_the_whole_alignment(tmp_path, monkeypatch, conventions):
+    # each block's top k ranks stacked (blocks of a query or two): aligned again, the same
+    # queries, ranks, grades and docids as the whole file's alignment cut at k; the values
+    # and counts are evaluate_run_file's
+    from judged.core import stream
+    from judged.core.align import align
+
+    qrels_path, run_path = write_collection(tmp_path)
+    qrels, settings = judged.read_qrels(qrels_path), Settings(**conventions)
+    measures = {m: Measure.parse(m) for m in ("nDCG@10", "AP")}
+    monkeypatch.setattr(stream, "BLOCK_SIZE", 256)
+    result, top = top_of_run_file(qrels, run_path, measures, settings, 5, name="r")
+    whole = align(qrels, judged.read_run(run_path), settings)
+    again, cut = align(qrels, top, settings), whole.ranked.top(5)
+    assert top.name == "r" and top.source == run_path and len(top) == len(cut.row)
+    assert len(cut.row) < len(whole.ranked.row) or "depth_cut" in conventions
+    assert again.qids.tolist() == whole.qids.tolist()
+    for field in ("q", "pos", "offsets"):
+        assert np.array_equal(getattr(again.ranked, field), getattr(cut, field)), field
+    assert np.array_equal(again.ranked.grade, cut.grade, equal_nan=True)
+    assert again.docids(again.ranked.row) == whole.docids(cut.row)
+    alone = evaluate_run_file(qrels, run_path, measures, settings)
+    assert result.counts == alone.counts and all(np.array_equal(result.values[m], alone.values[m]) for m in measures)
+    (tmp_path / "u").mkdir()
+    _, ungrouped = write_collection(tmp_path / "u", grouped=False)
+    assert top_of_run_file(qrels, ungrouped, measures, settings, 5) is None  # read whole by the caller
+    gz = tmp_path / "run.gz"
+    gz.write_bytes(__import__("gzip").compress(open(run_path, "rb").read()))
+    assert top_of_run_file(qrels, gz, measures, settings, 5) is None
 
 
 def test_a_duplicate_in_a_late_block_names_its_line(tmp_path):

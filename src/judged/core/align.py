@@ -158,6 +158,20 @@ class Aligned:
         return take_strings(self.run.docid, rows).to_pylist()
 
 
+def top_run(aligned: Aligned, k: int) -> Run:
+    """The aligned run's rows among each evaluated query's top ``k`` ranks, in (query,
+    rank) order, the rest let go: :func:`align` ranks them again as they were under every
+    tie order (trec_eval's sorts a query's rows by their own score and docid; ``rank`` and
+    ``input`` keep rows of equal keys in row order, which rank order is)."""
+    from dataclasses import replace
+
+    run, rows = aligned.run, aligned.ranked.top(k).row
+    small = replace(run, qid=take_strings(run.qid, rows), docid=take_strings(run.docid, rows), score=run.score[rows],
+                    rank=None if run.rank is None else run.rank[rows], rank_text=None, reread=None)
+    known = run.__dict__.get("docid_hash")
+    return small.known(docid_hash=None if known is None else known[rows])
+
+
 def no_relevant_error(no_rel_qids: list) -> ConventionError:
     """The refusal of ``no_relevant='error'`` (qids in qrels order)."""
     n = len(no_rel_qids)

@@ -397,6 +397,20 @@ class Run(_Pairs):
         return slim
 
 
+def stack_runs(parts: list, name: str = "run", source: str = "<memory>") -> Run:
+    """The rows of the runs ``parts`` one after another, as one run (their docid hashes too,
+    when every part has them)."""
+    if not parts:
+        empty = pa.array([], pa.string())
+        return Run(empty, empty, np.zeros(0), name=name, source=source)
+    ranks = [p.rank for p in parts]
+    run = Run(pa.concat_arrays([as_string_array(p.qid) for p in parts]),
+              pa.concat_arrays([as_string_array(p.docid) for p in parts]), np.concatenate([p.score for p in parts]),
+              name=name, rank=None if any(r is None for r in ranks) else np.concatenate(ranks), source=source)
+    hashes = [p.__dict__.get("docid_hash") for p in parts]
+    return run.known(docid_hash=None if any(h is None for h in hashes) else np.concatenate(hashes))
+
+
 @dataclass(eq=False)
 class QrelsIndex:
     """Qrels sorted into per-query blocks (CSR), with sorted (query, docid) hash keys for lookups.

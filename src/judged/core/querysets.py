@@ -178,6 +178,13 @@ def aligned_counts(name: str, aligned, qrels) -> dict:
     return {**aligned.counts, "max_depth": max_depth(aligned)}
 
 
+def result_counts(name: str, result, qrels) -> dict:
+    """:func:`aligned_counts` of a run scored by query blocks (a streamed file's
+    :class:`~judged.results.RunResult`, which knows its longest ranking and its file)."""
+    refuse_disjoint(name, result.counts, qrels, lambda: file_query_sample(getattr(result, "source", None)))
+    return {**result.counts, "max_depth": result.max_depth}
+
+
 def of_result(result) -> QuerySet:
     """The :class:`QuerySet` of an :class:`~judged.evaluation.Result`."""
     counts = {name: {**rr.counts, **({"max_depth": rr.max_depth} if rr.max_depth is not None else {})}

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from .conventions import Settings
-from .data import Qrels, any_repeated, string_hash, take_strings
+from .data import Qrels, Run, any_repeated, stack_runs, string_hash, take_strings
 from .blocks import assemble, block_settings, file_realigner, score_block
 from .progress import ByteProgress
 from .results import RunResult
@@ -36,21 +36,25 @@ class _NotStreamable(Exception):
 
 def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *, name: str | None = None,
                       block_size: int | None = None, progress: bool = False,
-                      reader: PieceReader | None = None) -> RunResult | None:
+                      reader: PieceReader | None = None, each=None) -> RunResult | None:
     """Per-query values of ``measures`` (given string -> Measure) for the run file at ``path``,
-    streamed by query blocks; None when the file cannot be streamed (see the module)."""
+    streamed by query blocks; None when the file cannot be streamed (see the module).
+    ``each(aligned)`` is given every block's alignment once scored, for a caller that keeps
+    part of it (``judged meta pooling`` keeps each query's top ranks: :func:`judged.align.top_run`);
+    when None is returned, the blocks given so far are to be let go."""
     out = evaluate_run_file_versions([(qrels, measures)], path, settings, name=name, block_size=block_size,
-                                     progress=progress, reader=reader)
+                                     progress=progress, reader=reader, each=each)
     return None if out is None else out[0]
 
 
 def evaluate_run_file_versions(versions: list, path, settings: Settings, *, name: str | None = None,
                                block_size: int | None = None, progress: bool = False,
-                               reader: PieceReader | None = None) -> list | None:
+                               reader: PieceReader | None = None, each=None) -> list | None:
     """:func:`evaluate_run_file` under several qrels at once: ``versions`` is [(qrels,
     measures)], the result one RunResult per version. The file is read once; each block is
     aligned and scored under one version after another (one block's alignment held at a
-    time), as :func:`evaluate_run_file` scores it under each."""
+    time), as :func:`evaluate_run_file` scores it under each; ``each`` is given the
+    alignments under the first version."""
     source = os.fspath(path)
     name = name or source
     with open(source, "rb") as fh:
@@ -59,13 +63,34 @@ def evaluate_run_file_versions(versions: list, path, settings: Settings, *, name
     note_slow_path(file_size(source), source)
     try:
         with ByteProgress(source, progress) as advance:
-            parts = list(zip(*_scored_blocks(versions, source, name, settings, block_size, advance, reader)))
+            parts = list(zip(*_scored_blocks(versions, source, name, settings, block_size, advance, reader, each)))
     except _NotStreamable:
         return None
     parts = parts or [() for _ in versions]
     return [assemble(qrels, list(blocks), measures, settings, name, file_realigner(qrels, source, name, settings),
                      source) for (qrels, measures), blocks in zip(versions, parts)]
 
+
+
+def top_of_run_file(qrels: Qrels, path, measures: dict, settings: Settings, k: int, *,
+                    name: str | None = None) -> "tuple[RunResult, Run] | None":
+    """:func:`evaluate_run_file` that keeps each query's top ``k`` ranks: (the per-query
+    values, the run of those rows, :func:`judged.align.top_run` of every block stacked), for
+    a caller that reads only the top of each ranking (``judged meta pooling``): it holds
+    them, not the file. None when the file cannot be streamed (not plain text, gzip, not
+    grouped by query)."""
+    from .align import top_run
+    from .io import file_kind
+
+    source = os.fspath(path)
+    if not os.path.isfile(source) or file_kind(source) != "text":
+        return None
+    parts: list = []
+    result = evaluate_run_file(qrels, source, measures, settings, name=name,
+                               each=lambda aligned: parts.append(top_run(aligned, k)))
+    if result is None:
+        return None
+    return result, stack_runs(parts, name=name or source, source=source)
 
 
 def query_cut(text, end: int) -> int:
@@ -294,10 +319,17 @@ def _runs(source: str, name: str, block_size: int, advance, reader: PieceReader 
         raise _NotStreamable  # no data lines: the whole-file reader says so
 
 
-def _scored_blocks(versions, source, name, settings, block_size, advance, reader=None):
+def _scored_blocks(versions, source, name, settings, block_size, advance, reader=None, each=None):
     """Each block of whole queries scored by :func:`judged.blocks.score_block` under each
-    (qrels, measures) of ``versions``: a tuple of blocks, one per version."""
+    (qrels, measures) of ``versions``: a tuple of blocks, one per version (``each`` given
+    the first version's alignment)."""
     on_duplicate, settings = settings.on_duplicate, block_settings(settings)
     for row0, run, dup in _runs(source, name, block_size, advance, reader):
         run = dedupe_run(run, on_duplicate, lambda row, row0=row0: line_of_row(read_raw(source), row0 + row), dup)
-        yield tuple(score_block(qrels, run, measures, settings)[1] for qrels, measures in versions)
+        blocks = []
+        for qrels, measures in versions:
+            aligned, block = score_block(qrels, run, measures, settings)
+            if each is not None and not blocks:
+                each(aligned)
+            blocks.append(block)
+        yield tuple(blocks)

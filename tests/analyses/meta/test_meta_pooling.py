@@ -282,3 +282,50 @@ def test_row_means_are_each_rows_aggregate():
         a = rng.random((5, n)) * rng.choice([1.0, 1e-3, 1e6], size=(5, 1))
         a[rng.random((5, n)) < 0.3] = 0.0
         assert a.mean(axis=1).tolist() == [m.aggregate_of(row) for row in a], n
+
+
+def adversarial_files(tmp_path, seed=0):
+    """Qrels and three run files grouped by query (not in qid order), with score ties,
+    docid == qid rows, queries only in a run and queries a run lacks."""
+    rng = np.random.default_rng(seed)
+    qids = [f"q{i}" for i in range(1, 13)]
+    qrels = {q: {f"d{j}": int(rng.choice([0, 0, 1, 2])) for j in rng.choice(40, 15, replace=False)} for q in qids}
+    qrels["q12"] = {d: 0 for d in qrels["q12"]}  # nothing relevant
+    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, per in qrels.items() for d, g in per.items()))
+    paths = []
+    for r in range(3):
+        lines = []
+        for q in rng.permutation(qids + ["q99"])[: 11 + r]:  # some runs lack queries; q99 is only in runs
+            docs = [f"d{j}" for j in rng.choice(40, 25, replace=False)] + ([q] if r == 1 else [])
+            scores = rng.choice([1.0, 2.0, 3.0, 4.0], len(docs))  # many ties
+            ranks = rng.permutation(len(docs)) + 1
+            lines += [f"{q} Q0 {d} {k} {s} r{r}\n" for d, s, k in zip(docs, scores, ranks)]
+        path = tmp_path / f"r{r}.run"
+        path.write_text("".join(lines))
+        paths.append(str(path))
+    return str(tmp_path / "qrels.txt"), paths
+
+
+@pytest.mark.parametrize("options", [{}, {"ties": "rank"}, {"ties": "input"}, {"no_relevant": "skip"},
+                                     {"depth_cut": 7}, {"ignore_identical_ids": True}, {"complete": False},
+                                     {"measure": "P@5"}, {"measure": "AP"}])
+def test_streamed_run_files_replay_as_runs_read_whole(tmp_path, monkeypatch, options):
+    # run files grouped by query are streamed by query blocks, each block's top ranks kept
+    # (judged.stream.top_of_run_file); the same runs given read (whole-run path) replay to the same bits,
+    # blocks of a query or two included
+    from judged.core import stream
+    from judged.core.io import read_run
+
+    qrels, paths = adversarial_files(tmp_path)
+    options = {"measure": "nDCG@5", "depth": 6, "step": 3, **options}
+    monkeypatch.setattr(stream, "BLOCK_SIZE", 700)
+    streamed = []
+    real = stream.top_of_run_file
+    monkeypatch.setattr(stream, "top_of_run_file", lambda *a, **k: streamed.append(real(*a, **k)) or streamed[-1])
+    res = pooling_replay(qrels, paths, [10, 40], **options)
+    whole = pooling_replay(qrels, {p: read_run(p) for p in paths}, [10, 40], **options)
+    reads_whole = options["measure"] == "AP"  # it reads whole rankings: nothing to cut, the files are read whole
+    assert len(streamed) == (0 if reads_whole else 3) and all(s is not None for s in streamed)
+    a, b = res.to_dict(curve=True), whole.to_dict(curve=True)
+    assert a["runs"] == b["runs"] == paths
+    assert json.dumps(a) == json.dumps(b)  # (NaN taus of a tied start compare equal so)

@@ -34,7 +34,7 @@ import numpy as np
 from ...core.align import block_offsets
 from ...core.conventions import Settings
 from ...core.errors import ConventionError, JudgedError
-from ...core.querysets import aligned_counts, query_set as of_counts
+from ...core.querysets import aligned_counts, query_set as of_counts, result_counts
 from .stability import kendall_tau, kendall_taus
 
 PROTOCOLS = ("leave-one-run-out", "from-scratch")
@@ -47,15 +47,11 @@ CHECKPOINTS = 200  # the default step: about this many checkpoints per replay
 def top_rows(aligned, k: int):
     """The aligned run with its top ``k`` rows per query only, and the run with those rows
     only (the rows renumbered): the rest of a long run is let go."""
-    from ...core.align import Ranked
-    from ...core.data import take_strings
+    from ...core.align import Ranked, top_run
 
-    top, run = aligned.ranked.top(k), aligned.run
-    rows = top.row
-    small = replace(run, qid=take_strings(run.qid, rows), docid=take_strings(run.docid, rows), score=run.score[rows],
-                    rank=None if run.rank is None else run.rank[rows], rank_text=None, reread=None)
-    ranked = Ranked(top.n_queries, top.q, top.pos, top.grade, np.arange(len(rows), dtype=np.int64), top.offsets)
-    return replace(aligned, run=small, ranked=ranked)
+    top = aligned.ranked.top(k)
+    ranked = Ranked(top.n_queries, top.q, top.pos, top.grade, np.arange(len(top.row), dtype=np.int64), top.offsets)
+    return replace(aligned, run=top_run(aligned, k), ranked=ranked)
 
 
 def nice_step(n: int, checkpoints: int = CHECKPOINTS) -> int:
@@ -388,6 +384,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     from ...core.io import read_qrels
     from ...core.measures import Measure
     from ...core.measures.bounds import list_depth
+    from ...core.stream import top_of_run_file
 
     if protocol not in PROTOCOLS:
         raise ConventionError(f"unknown protocol {protocol!r} (choose from {', '.join(PROTOCOLS)})")
@@ -418,7 +415,17 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     # held whole at a time
     keep = list_depth(m)
     aligned, counts, full = {}, {}, []
-    for name, run in named_runs(runs, on_duplicate):
+    # a run file grouped by query is streamed by query blocks, as judged eval reads it: each
+    # block scored and its top ranks kept (judged.stream.top_of_run_file), then those rows aligned again
+    top = (lambda name, path: None) if keep is None else (
+        lambda name, path: top_of_run_file(qrels, path, {str(m): m}, settings, max(keep, depth), name=name))
+    for name, run in named_runs(runs, on_duplicate, streamed=top):
+        if isinstance(run, tuple):
+            result, run = run
+            counts[name] = result_counts(name, result, qrels)
+            full.append(m.aggregate_of(result.values[str(m)]))
+            aligned[name] = align(qrels, run, settings)
+            continue
         a = align(qrels, run, settings)
         del run
         counts[name] = aligned_counts(name, a, qrels)
