@@ -329,3 +329,35 @@ def test_streamed_run_files_replay_as_runs_read_whole(tmp_path, monkeypatch, opt
     a, b = res.to_dict(curve=True), whole.to_dict(curve=True)
     assert a["runs"] == b["runs"] == paths
     assert json.dumps(a) == json.dumps(b)  # (NaN taus of a tied start compare equal so)
+
+
+def test_strategies_replayed_in_threads_give_one_threads_bits(tmp_path, monkeypatch):
+    # each pool's strategies run in JUDGED_THREADS threads, the costliest first; the replays
+    # and the progress reports come in strategy order, the numbers those of one thread
+    qrels, paths = adversarial_files(tmp_path, seed=3)
+    out = {}
+    for threads in ("1", "2", "3"):
+        monkeypatch.setenv("JUDGED_THREADS", threads)
+        seen = []
+        res = pooling_replay(qrels, paths, [10, 40], measure="nDCG@5", depth=6, step=3,
+                             progress=lambda name, k, n: seen.append((name, k)))
+        assert seen == [(name, k) for k in (1, 2, 3) for name in replayable()]
+        out[threads] = json.dumps(res.to_dict(curve=True))
+    assert out["1"] == out["2"] == out["3"]
+
+
+def test_a_failing_replay_in_a_thread_is_raised(tmp_path, monkeypatch):
+    from judged.analyses.meta import pooling
+
+    qrels, paths = adversarial_files(tmp_path, seed=3)
+    monkeypatch.setenv("JUDGED_THREADS", "2")
+    real = pooling.replay
+
+    def failing(policy, *args):
+        if type(policy).__name__ == "Hedge":
+            raise MemoryError("hedge")
+        return real(policy, *args)
+
+    monkeypatch.setattr(pooling, "replay", failing)
+    with pytest.raises(MemoryError, match="hedge"):
+        pooling_replay(qrels, paths, [10], measure="nDCG@5", depth=6, step=3)

@@ -27,6 +27,7 @@ full-qrels score.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -380,7 +381,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     query (``complete=True``, the query-set rule of every command comparing runs,
     :mod:`judged.querysets`); a run sharing no query id with the qrels is refused."""
     from ...core.align import align
-    from ...core.evaluation import named_runs
+    from ...core.evaluation import named_runs, scoring_threads
     from ...core.io import read_qrels
     from ...core.measures import Measure
     from ...core.measures.bounds import list_depth
@@ -470,19 +471,57 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
                         seed, budgets, full, max_judgments, query_set=query_set)
     impact_memo: dict = {}
     reps: dict = {name: [] for name in names}
-    # pool after pool, every strategy on it: one pool's candidates are held at a time
-    for k, (pool_runs, scored) in enumerate(settings_list):
-        cands, truth, scorers = setting(pool_runs, scored)
-        for name in names:
-            policy = _policy(name, cands, prepared_runs=pool_runs, aligned=aligned, seed=seed, rel=rel,
-                             depth=depth, maxgrade=maxgrade, memo=impact_memo).start()
-            reps[name].append(replay(policy, truth, scorers, marks, rel, max_judgments))
-            if progress is not None:
-                progress(name, k + 1, len(settings_list))
-        del cands, truth, scorers, policy  # the last policy holds the pool's candidates too
+    workers = min(scoring_threads(), len(names))
+    # pool after pool, every strategy on it: one pool's candidates are held at a time, its
+    # strategies replayed in `workers` threads (each replay is its own policy's and reads the
+    # pool's candidates and scorers only; the kernels release the GIL), the longest first
+    with _threads(workers) as pool:
+        for k, (pool_runs, scored) in enumerate(settings_list):
+            cands, truth, scorers = setting(pool_runs, scored)
+
+            def one(name, cands=cands, truth=truth, scorers=scorers, pool_runs=pool_runs) -> Replay:
+                policy = _policy(name, cands, prepared_runs=pool_runs, aligned=aligned, seed=seed, rel=rel,
+                                 depth=depth, maxgrade=maxgrade, memo=impact_memo).start()
+                return replay(policy, truth, scorers, marks, rel, max_judgments)
+
+            for name, got in _each(pool, one, names):
+                reps[name].append(got)
+                if progress is not None:
+                    progress(name, k + 1, len(settings_list))
+            del cands, truth, scorers, one, got
     for name in names:
         out.strategies[name] = _combine(name, reps[name], marks, full, tolerance, budgets, max_judgments)
     return out
+
+
+# the strategies' replays by decreasing cost (on the workflow benchmark and robust03), started in
+# that order so that the longest do not end a pool alone in one thread
+COST_ORDER = ("bounds", "hedge", "impact", "ts", "ts-ns", "mm", "mm-ns", "mtf", "depth")
+
+
+def _threads(workers: int):
+    """A pool of ``workers`` threads, or none for one (concurrent.futures: 0.01 s to import)."""
+    if workers < 2:
+        return contextlib.nullcontext()
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(workers, thread_name_prefix="judged-replay")
+
+
+def _each(pool, work, names: list):
+    """(name, ``work(name)``) for every name, in order: in this thread without a pool; else
+    each submitted to it, the costliest first (:data:`COST_ORDER`)."""
+    if pool is None:
+        yield from ((name, work(name)) for name in names)
+        return
+    rank = {n: i for i, n in enumerate(COST_ORDER)}
+    futures = {n: pool.submit(work, n) for n in sorted(names, key=lambda n: rank.get(n, -1))}
+    try:
+        for name in names:
+            yield name, futures.pop(name).result()
+    finally:
+        for f in futures.values():  # a replay failed: the others not started are not
+            f.cancel()
 
 
 class PoolRows:
