@@ -151,3 +151,26 @@ def test_a_runs_docids_only_keep_what_aligned_rows_read():
     assert slim.qid is None and slim.score is None and slim.rank is None and slim.rank_text is None
     assert slim.docid.equals(run.docid) and np.array_equal(slim.docid_hash, run.docid_hash) and len(slim) == 3
     assert slim.qid_blocks[1].to_pylist() == ["q1", "q2"] and run.score.tolist() == [3.0, 2.0, 1.0]
+
+
+@pytest.mark.parametrize("cut", [[], [0], [3], [3, 3], [1, 4, 6], [7]])
+def test_stacked_runs_know_their_blocks_and_hashes(cut):
+    # runs stacked: the rows one after another, the docid hashes and the qid blocks as computed
+    # on the stacked columns, a block going on from one part into the next included
+    from judged.core.data import Run, id_blocks, stack_runs, string_hash
+
+    qid = ["q1", "q1", "q2", "q2", "q2", "q10", "q3"]
+    whole = Run(qid, [f"d{i}" for i in range(7)], np.arange(7.0), rank=np.arange(1.0, 8.0))
+    bounds = [0, *cut, 7]
+    parts = [Run(qid[a:b], [f"d{i}" for i in range(a, b)], np.arange(a, b, dtype=float), rank=np.arange(a + 1.0, b + 1))
+             for a, b in zip(bounds, bounds[1:])]
+    for p in parts:
+        p.docid_hash, p.qid_blocks  # computed on each part
+    run = stack_runs(parts, name="r", source="r.txt")
+    assert run.name == "r" and run.qid.to_pylist() == qid and run.docid.to_pylist() == whole.docid.to_pylist()
+    assert run.score.tolist() == whole.score.tolist() and run.rank.tolist() == whole.rank.tolist()
+    assert run.__dict__["docid_hash"].tolist() == string_hash(whole.docid).tolist()
+    starts, ids = run.__dict__["qid_blocks"]
+    expected = id_blocks(whole.qid)
+    assert starts.tolist() == expected[0].tolist() and ids.to_pylist() == expected[1].to_pylist()
+    assert "qid_blocks" not in stack_runs([Run(["q1"], ["d"], [1.0])] + parts).__dict__  # a part not knowing them

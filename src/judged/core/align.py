@@ -165,11 +165,14 @@ def top_run(aligned: Aligned, k: int) -> Run:
     ``input`` keep rows of equal keys in row order, which rank order is)."""
     from dataclasses import replace
 
-    run, rows = aligned.run, aligned.ranked.top(k).row
+    run, top = aligned.run, aligned.ranked.top(k)
+    rows = top.row
     small = replace(run, qid=take_strings(run.qid, rows), docid=take_strings(run.docid, rows), score=run.score[rows],
                     rank=None if run.rank is None else run.rank[rows], rank_text=None, reread=None)
     known = run.__dict__.get("docid_hash")
-    return small.known(docid_hash=None if known is None else known[rows])
+    starts = top.offsets[:-1][np.diff(top.offsets) > 0]  # one block of rows per query
+    return small.known(docid_hash=None if known is None else known[rows],
+                       qid_blocks=(starts, take_strings(small.qid, starts)))
 
 
 def no_relevant_error(no_rel_qids: list) -> ConventionError:

@@ -408,7 +408,28 @@ def stack_runs(parts: list, name: str = "run", source: str = "<memory>") -> Run:
               pa.concat_arrays([as_string_array(p.docid) for p in parts]), np.concatenate([p.score for p in parts]),
               name=name, rank=None if any(r is None for r in ranks) else np.concatenate(ranks), source=source)
     hashes = [p.__dict__.get("docid_hash") for p in parts]
-    return run.known(docid_hash=None if any(h is None for h in hashes) else np.concatenate(hashes))
+    return run.known(docid_hash=None if any(h is None for h in hashes) else np.concatenate(hashes),
+                     qid_blocks=_stacked_blocks(parts))
+
+
+def _stacked_blocks(parts: list) -> tuple | None:
+    """The :func:`id_blocks` of runs stacked, from each part's (None unless every part knows
+    its own): each part's shifted, the first merged into the block before when it goes on."""
+    blocks = [p.__dict__.get("qid_blocks") for p in parts]
+    if any(b is None for b in blocks):
+        return None
+    at = np.cumsum([0] + [len(p) for p in parts[:-1]]).tolist()
+    starts, ids, last = [], [], None
+    for shift, (s, v) in zip(at, blocks):
+        if not len(s):
+            continue
+        go_on = last is not None and v[0].as_py() == last
+        starts.append(s[1:] + shift if go_on else s + shift)
+        ids.append(as_string_array(v[1:] if go_on else v))
+        last = v[len(v) - 1].as_py()
+    if not starts:
+        return np.zeros(0, np.int64), pa.array([], pa.string())
+    return np.concatenate(starts).astype(np.int64), pa.concat_arrays(ids)
 
 
 @dataclass(eq=False)
