@@ -471,24 +471,42 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
                         seed, budgets, full, max_judgments, query_set=query_set)
     impact_memo: dict = {}
     reps: dict = {name: [] for name in names}
+
+    def one(name, cands, truth, scorers, pool_runs) -> Replay:
+        policy = _policy(name, cands, prepared_runs=pool_runs, aligned=aligned, seed=seed, rel=rel, depth=depth,
+                         maxgrade=maxgrade, memo=impact_memo).start()
+        return replay(policy, truth, scorers, marks, rel, max_judgments)
+
+    def take(k, results) -> None:
+        for name, got in results:
+            reps[name].append(got)
+            if progress is not None:
+                progress(name, k + 1, len(settings_list))
+
+    # pool after pool, every strategy on it. In one thread, one pool's candidates are held at a
+    # time. With `workers` threads, a pool's replays (each its own policy's, reading the pool's
+    # candidates and scorers only; the kernels release the GIL) run in them, the longest first,
+    # while this thread sets up the next pool: two pools are held at a time
     workers = min(scoring_threads(), len(names))
-    # pool after pool, every strategy on it: one pool's candidates are held at a time, its
-    # strategies replayed in `workers` threads (each replay is its own policy's and reads the
-    # pool's candidates and scorers only; the kernels release the GIL), the longest first
     with _threads(workers) as pool:
-        for k, (pool_runs, scored) in enumerate(settings_list):
-            cands, truth, scorers = setting(pool_runs, scored)
-
-            def one(name, cands=cands, truth=truth, scorers=scorers, pool_runs=pool_runs) -> Replay:
-                policy = _policy(name, cands, prepared_runs=pool_runs, aligned=aligned, seed=seed, rel=rel,
-                                 depth=depth, maxgrade=maxgrade, memo=impact_memo).start()
-                return replay(policy, truth, scorers, marks, rel, max_judgments)
-
-            for name, got in _each(pool, one, names):
-                reps[name].append(got)
-                if progress is not None:
-                    progress(name, k + 1, len(settings_list))
-            del cands, truth, scorers, one, got
+        behind = None
+        try:
+            for k, (pool_runs, scored) in enumerate(settings_list):
+                cands, truth, scorers = setting(pool_runs, scored)
+                started = (k, _start(pool, lambda name, c=(cands, truth, scorers, pool_runs): one(name, *c), names))
+                del cands, truth, scorers
+                if pool is None:
+                    take(*started)
+                    continue
+                if behind is not None:
+                    take(*behind)
+                behind = started
+            if behind is not None:
+                take(*behind)
+        except BaseException:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+            raise
     for name in names:
         out.strategies[name] = _combine(name, reps[name], marks, full, tolerance, budgets, max_judgments)
     return out
@@ -508,19 +526,22 @@ def _threads(workers: int):
     return ThreadPoolExecutor(workers, thread_name_prefix="judged-replay")
 
 
-def _each(pool, work, names: list):
-    """(name, ``work(name)``) for every name, in order: in this thread without a pool; else
-    each submitted to it, the costliest first (:data:`COST_ORDER`)."""
+def _start(pool, work, names: list):
+    """(name, ``work(name)``) for every name, in order: without a pool, computed in this
+    thread as they are taken; else all submitted to it at once, the costliest first
+    (:data:`COST_ORDER`), and taken as they end, in order."""
     if pool is None:
-        yield from ((name, work(name)) for name in names)
-        return
+        return ((name, work(name)) for name in names)
     rank = {n: i for i, n in enumerate(COST_ORDER)}
-    futures = {n: pool.submit(work, n) for n in sorted(names, key=lambda n: rank.get(n, -1))}
+    return _in_order({n: pool.submit(work, n) for n in sorted(names, key=lambda n: rank.get(n, -1))}, names)
+
+
+def _in_order(futures: dict, names: list):
     try:
         for name in names:
             yield name, futures.pop(name).result()
     finally:
-        for f in futures.values():  # a replay failed: the others not started are not
+        for f in futures.values():  # one failed: the others not started are not
             f.cancel()
 
 
