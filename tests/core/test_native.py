@@ -25,7 +25,7 @@ import judged
 import judged.core.native
 from judged.core.align import align
 from judged.core.conventions import Settings
-from judged.core.data import Qrels, Run, string_hash
+from judged.core.data import Qrels, Run, string_codes, string_hash
 from judged.core.errors import ParseError
 from judged.core.io.trec import duplicate_rows
 from judged.core.measures import Measure
@@ -413,6 +413,29 @@ def test_duplicate_rows(rows, grouped, weak):
     for i, r in enumerate(rows):
         (expected.append(i) if r in seen else seen.add(r))
     assert fast.tolist() == expected
+
+
+@FEW
+@given(rows=st.lists(st.tuples(st.integers(0, 3), st.one_of(ids, st.sampled_from(["a", "a\0", "a\0\0", "", "\0", "ab",
+                                                                                "abcdefgh", "abcdefgh\0", "abcdefghi",
+                                                                                "abcdefgg", "é", "文", "\U0001F600"]))),
+                     max_size=120),
+       cut=st.integers(0, 3))
+def test_string_codes_number_pairs_by_group_then_pythons_string_order(rows, cut):
+    # judged.core.data.string_codes: both back ends, and Python's sorted() of the distinct pairs;
+    # NULs, prefixes and strings longer than a word included; a sliced array (offsets not at 0)
+    array = pa.array([d for _, d in [(0, "x")] * cut + rows], pa.string()).slice(cut)
+    group = np.array([g for g, _ in rows], np.int64)
+    with pytest.MonkeyPatch.context() as mp:
+        spy = spy_on(mp)
+        fast = string_codes(group, array)
+    assert spy.calls == ["string_codes"]
+    slow = both(lambda: string_codes(group, array))[1]
+    assert all(x.dtype == y.dtype == np.int64 and np.array_equal(x, y) for x, y in zip(fast, slow))
+    number = {pair: i for i, pair in enumerate(sorted(set(rows)))}
+    assert fast[0].tolist() == [number[pair] for pair in rows]
+    assert fast[1].tolist() == sorted({pair: i for i, pair in reversed(list(enumerate(rows)))}.values(),
+                                      key=lambda i: number[rows[i]])
 
 
 def weak_hash(values):

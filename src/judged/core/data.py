@@ -256,6 +256,54 @@ def _(native, values):
     return out
 
 
+@kernel
+def string_codes(group: np.ndarray, values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(code, first): each row's number among the distinct (group, string) pairs of the rows,
+    ordered by group (0 or more), then by the string's bytes, a prefix first (for UTF-8 text,
+    code point order: Python's order of ``str``); ``first[c]`` the first row of pair c. Exact:
+    the strings compared whole (big-endian 8-byte words, then the length), no hash.
+
+    >>> code, first = string_codes(np.array([1, 0, 1, 0, 1]), arrow_strings(["b", "b", "a", "b", "b"]))
+    >>> code.tolist(), first.tolist()
+    ([2, 0, 1, 0, 2], [1, 2, 0])
+    """
+    group = np.asarray(group, np.int64)
+    offsets, body = string_buffers(values)
+    start, length = offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64)
+    data = np.zeros(len(body) + 8, dtype=np.uint8)
+    data[:len(body)] = np.frombuffer(body, dtype=np.uint8)
+    words = np.ndarray(shape=(len(data) - 7,), dtype=">u8", buffer=data, strides=(1,))
+    keys = [length]  # lexsort: the last key first; equal words (zero-padded) leave the shorter string first
+    longest = int(length.max()) if len(length) else 0
+    for j in range(8 * ((longest - 1) // 8), -1, -8) if longest else ():  # the 8-byte words, the last first
+        word = words[np.minimum(start + j, len(words) - 1)].astype(np.uint64)
+        keys.append(word & _HEAD_MASK[np.clip(length - j, 0, 8)])
+    keys.append(group)
+    order = np.lexsort(keys)  # stable: the rows of one pair in row order
+    same = np.ones(max(len(order) - 1, 0), dtype=bool)
+    for key in keys:
+        ordered = key[order]
+        same &= ordered[1:] == ordered[:-1]
+    new = np.concatenate(([True], ~same)) if len(order) else np.zeros(0, dtype=bool)
+    code = np.empty(len(order), dtype=np.int64)
+    code[order] = np.cumsum(new) - 1
+    return code, order[new]
+
+
+@string_codes.binding
+def _(native, group, values):
+    group = np.ascontiguousarray(group, np.int64)
+    if not pa.types.is_string(values.type) or (len(group) and group.min() < 0):
+        return FALLBACK
+    n_groups = int(group.max()) + 1 if len(group) else 0
+    code, first = np.empty(len(group), np.int64), np.empty(len(group), np.int64)
+    count = native.string_codes(group, n_groups, *string_buffers(values), code, first)
+    return code, first[:count].copy()
+
+
+_HEAD_MASK = np.array([((1 << (8 * r)) - 1) << (8 * (8 - r)) for r in range(9)], dtype=np.uint64)  # a word's first r bytes
+
+
 def pair_keys(qcode: np.ndarray, docid_hash: np.ndarray) -> np.ndarray:
     """One 64-bit key per (query code, docid hash) pair."""
     with np.errstate(over="ignore"):

@@ -213,6 +213,7 @@ def test_pool_rows_give_build_candidates_candidates():
     rng = np.random.default_rng(4)
     for trial in range(30):
         docs = [f"d{i}" for i in range(int(rng.integers(1, 30)))]
+        docs = list(dict.fromkeys(docs + ["d1\0", "é", "d10"[:int(rng.integers(0, 4))]]))  # NUL, prefixes, UTF-8
         qids = [f"q{j}" for j in range(int(rng.integers(1, 5)))]
         rankings = {f"r{i}": {q: list(rng.choice(docs, int(rng.integers(0, len(docs) + 1)), replace=False))
                               for q in qids + ["unscored"] if rng.random() < 0.8} for i in range(int(rng.integers(1, 6)))}
@@ -241,6 +242,11 @@ def test_pool_rows_give_build_candidates_candidates():
                     assert x.dtype == y.dtype == np.int64 and np.array_equal(x, y), f
             assert truth.tolist() == [grade_of.get((want.qids[q], d), 0.0)
                                       for q, d in zip(want.pair_query.tolist(), want.docids)]
+            qrank, drank = got.string_order()  # the qids', then each query's docids' order as Python's
+            assert [qids[i] for i in np.argsort(qrank)] == sorted(qids)
+            for q in range(len(qids)):
+                pids = list(got.pairs_of(q))
+                assert sorted(pids, key=lambda p: drank[p]) == sorted(pids, key=lambda p: want.docids[p])
             every = want.index()
             for q in qids:
                 for d in docs:

@@ -31,6 +31,7 @@ import contextlib
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import pyarrow as pa
 
 from ...core.align import block_offsets
 from ...core.conventions import Settings
@@ -439,18 +440,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
         raise JudgedError("a pooling replay needs at least two runs")
     full = np.array(full)
     maxgrade = int(max(qrels.grade.max(), 1)) if len(qrels.grade) else 1  # the scale, known before any label
-    qids = list(dict.fromkeys(q for a in aligned.values() for q in a.qids.tolist()))
-    qpos = {q: i for i, q in enumerate(qids)}
-    parts = []
-    for i, a in enumerate(aligned.values()):  # each query's top `depth` rows, queries in the run's order
-        top = a.ranked.top(depth)
-        counts = np.diff(top.offsets)
-        query = np.repeat(np.fromiter((qpos[q] for q in a.qids.tolist()), np.int64, a.n_queries), counts)
-        rank = np.arange(1, len(top.row) + 1, dtype=np.int64) - np.repeat(top.offsets[:-1], counts)
-        parts.append((np.full(len(top.row), i, np.int64), query, rank, a.docids(top.row), top.grade))
-    run, query, rank, grade = (np.concatenate([p[j] for p in parts]) for j in (0, 1, 2, 4))
-    rows = PoolRows(run_names, qids, run, query, rank, [d for p in parts for d in p[3]], grade)
-    del parts
+    rows = PoolRows.of(aligned, depth)
 
     def setting(pool_runs, scored):
         cands, truth, index = rows.candidates(pool_runs, depth)
@@ -552,30 +542,47 @@ class PoolRows:
     best rank over the pool's runs, then the first run that ranks the pair, then that
     run's rank), without a pass over the pairs in Python per pool."""
 
-    def __init__(self, names: list, qids: list, run: np.ndarray, query: np.ndarray, rank: np.ndarray, docs: list,
+    def __init__(self, names: list, qids: list, run: np.ndarray, query: np.ndarray, rank: np.ndarray, docids,
                  grade: np.ndarray):
         """Every run's ranked rows, run by run, each run's queries in turn, in rank order:
         the run's index in ``names``, the query's in ``qids``, the 1-based rank, the docid
-        and the pair's grade in the qrels (NaN: not there, a truth of 0)."""
+        (Arrow strings, or a list of str) and the pair's grade in the qrels (NaN: not there,
+        a truth of 0)."""
+        from ...core.data import arrow_strings, string_codes
+        from ..pooling.candidates import TakenStrings
+
         self.names, self.qids = list(names), list(qids)
         self.run, self.query, self.rank = (np.asarray(x, np.int64) for x in (run, query, rank))
-        # pair codes in order of first appearance (run, query, rank), as one pass over the rows gives them
-        number = {d: i for i, d in enumerate(dict.fromkeys(docs))}
-        key = self.query * max(len(number), 1) + np.fromiter(map(number.__getitem__, docs), np.int64, len(docs))
-        del number
-        _, first, back = np.unique(key, return_index=True, return_inverse=True)
-        by_first = np.argsort(first, kind="stable")
-        code_of = np.empty(len(first), np.int64)
-        code_of[by_first] = np.arange(len(first))
-        self.pair = code_of[back.ravel()] if len(docs) else np.zeros(0, np.int64)
-        first = first[by_first]
-        self.docs: list = [docs[j] for j in first.tolist()]  # docid of each code
-        self.code_query = self.query[first]
-        truth = np.asarray(grade, np.float64)[first]
+        self.docids = docids if isinstance(docids, pa.Array) else arrow_strings(list(docids))
+        # pair codes numbered by query, then docid in Python's string order (exact: the strings compared
+        # whole), so that within a query they are the docids' order, the policies' last tie-break
+        self.pair, self.first = string_codes(self.query, self.docids)  # and the first row of each code
+        self.code_query = self.query[self.first]
+        truth = np.asarray(grade, np.float64)[self.first]
         self.truth = np.where(np.isnan(truth), 0.0, truth)
+        self.docs = TakenStrings(self.docids, self.first)  # docid of each code, made str when read
         self.qpos = {q: i for i, q in enumerate(self.qids)}
         self._code = None
-        self._string_order = None
+        self._qid_ranks = None
+
+    @classmethod
+    def of(cls, aligned: dict, depth: int) -> "PoolRows":
+        """The top ``depth`` rows of every query of the aligned runs ({name: Aligned}), the
+        queries in order of first appearance."""
+        from ...core.data import take_strings
+
+        qids = list(dict.fromkeys(q for a in aligned.values() for q in a.qids.tolist()))
+        qpos = {q: i for i, q in enumerate(qids)}
+        parts = []
+        for i, a in enumerate(aligned.values()):  # each query's top `depth` rows, queries in the run's order
+            top = a.ranked.top(depth)
+            counts = np.diff(top.offsets)
+            query = np.repeat(np.fromiter((qpos[q] for q in a.qids.tolist()), np.int64, a.n_queries), counts)
+            rank = np.arange(1, len(top.row) + 1, dtype=np.int64) - np.repeat(top.offsets[:-1], counts)
+            parts.append((np.full(len(top.row), i, np.int64), query, rank, take_strings(a.run.docid, top.row),
+                          top.grade))
+        run, query, rank, grade = (np.concatenate([p[j] for p in parts]) for j in (0, 1, 2, 4))
+        return cls(list(aligned), qids, run, query, rank, pa.concat_arrays([p[3] for p in parts]), grade)
 
     @property
     def code(self) -> dict:
@@ -596,11 +603,11 @@ class PoolRows:
 
     def size(self, pool: list, depth: int) -> int:
         """The pool's candidate pairs, counted without building them."""
-        return int(np.count_nonzero(np.bincount(self.pair[self._rows(pool, depth)[1]], minlength=len(self.docs))))
+        return int(np.count_nonzero(np.bincount(self.pair[self._rows(pool, depth)[1]], minlength=len(self.first))))
 
     def candidates(self, pool: list, depth: int):
         """(candidates, truth per pair, {(qid, docid): pair id}-like index) of the pool's runs."""
-        from ..pooling.candidates import Candidates, CellLists, string_ranks
+        from ..pooling.candidates import Candidates, CellLists, TakenStrings, string_ranks
 
         R, Q = len(pool), len(self.qids)
         local, rows = self._rows(pool, depth)
@@ -612,28 +619,28 @@ class PoolRows:
         best = np.minimum.reduceat(k[by_pair], start) if len(start) else np.zeros(0, np.int64)
         order = np.lexsort((k[first], r[first], best, q[first]))
         codes = c[first][order]
-        pair_query = q[first][order]
-        pid_of = np.full(len(self.docs), -1, np.int64)
+        pair_query = self.code_query[codes]
+        pid_of = np.full(len(self.first), -1, np.int64)
         pid_of[codes] = np.arange(len(codes))
         offsets = np.zeros(Q + 1, np.int64)
         np.cumsum(np.bincount(pair_query, minlength=Q), out=offsets[1:])
         in_lists = np.lexsort((k, r, q))
         pids, ranks = pid_of[c[in_lists]], k[in_lists]
         cells = np.zeros(Q * R + 1, np.int64)
-        np.cumsum(np.bincount(q[in_lists] * R + r[in_lists], minlength=Q * R), out=cells[1:])
+        np.cumsum(np.bincount(q * R + r, minlength=Q * R), out=cells[1:])
         # the runs' lists per query and run as views of one CSR, and each pair's runs and ranks (in run order)
         run_lists, run_ranks = CellLists(cells, pids, Q, R), CellLists(cells, ranks, Q, R)
         pair_pid = pid_of[c]
         runs_of_pair = np.lexsort((r, pair_pid))
         pair_offsets = np.zeros(len(codes) + 1, np.int64)
         np.cumsum(np.bincount(pair_pid, minlength=len(codes)), out=pair_offsets[1:])
-        if self._string_order is None:  # the qids' and every pair code's docid's ranks, once for every pool
-            self._string_order = (string_ranks(self.qids), string_ranks(self.docs))
-        cands = Candidates(self.qids, [self.docs[x] for x in codes.tolist()], pair_query, offsets, list(pool),
+        if self._qid_ranks is None:
+            self._qid_ranks = string_ranks(self.qids)
+        # the codes, numbered by query then docid, order each query's docids as their strings
+        cands = Candidates(self.qids, TakenStrings(self.docids, self.first[codes]), pair_query, offsets, list(pool),
                            run_lists, run_ranks, np.full(len(codes), np.nan), depth,
                            _pair_runs=(pair_offsets, r[runs_of_pair], k[runs_of_pair]),
-                           _string_order=(self._string_order[0], self._string_order[1][codes]),
-                           _list_csr=(cells, pids))
+                           _string_order=(self._qid_ranks, codes), _list_csr=(cells, pids))
         return cands, self.truth[codes], _PairIndex(self, pid_of)
 
 

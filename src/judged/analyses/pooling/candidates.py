@@ -10,6 +10,7 @@ the qrels given (NaN: unjudged); policies see the candidates and the labels only
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 @dataclass
 class Candidates:
     qids: list  # query of each query index
-    docids: list  # docid of each pair
+    docids: Sequence  # docid of each pair (a list, or TakenStrings)
     pair_query: np.ndarray  # query index of each pair
     query_offsets: np.ndarray  # pairs of query q: query_offsets[q]:query_offsets[q + 1]
     runs: list  # run names
@@ -74,8 +75,9 @@ class Candidates:
 
     def string_order(self) -> tuple[np.ndarray, np.ndarray]:
         """(each query's rank among the qids, each pair's docid's rank among the docids), in
-        Python's string order: the policies' last tie-breaks (qid, then docid). Any ranks in
-        the same order will do (e.g. among a larger set of strings)."""
+        Python's string order: the policies' last tie-breaks (qid, then docid among the
+        query's pairs). Any numbers in the same order will do: ranks among a larger set of
+        strings, or numbers that order each query's docids only (the qid decides first)."""
         if self._string_order is None:
             self._string_order = (string_ranks(self.qids), string_ranks(self.docids))
         return self._string_order
@@ -103,6 +105,35 @@ class Candidates:
     def index(self) -> dict:
         """(qid, docid) -> pair id."""
         return {(self.qids[q], self.docids[p]): p for q in range(self.n_queries) for p in self.pairs_of(q)}
+
+
+class TakenStrings(Sequence):
+    """The strings of an Arrow string array at ``rows``, as a sequence of ``str`` made Python
+    strings when first read (a replay's candidates are only counted)."""
+
+    def __init__(self, values, rows: np.ndarray):
+        self.values, self.rows, self._list = values, rows, None
+
+    def tolist(self) -> list:
+        if self._list is None:
+            from ...core.data import take_strings
+
+            self._list = take_strings(self.values, self.rows).to_pylist()
+        return self._list
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        return self.tolist()[i]
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, str) and self.tolist() == list(other)
+
+    __hash__ = None
 
 
 class CellLists:
