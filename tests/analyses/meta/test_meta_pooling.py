@@ -215,8 +215,9 @@ def test_pool_rows_give_build_candidates_candidates():
         docs = [f"d{i}" for i in range(int(rng.integers(1, 30)))]
         docs = list(dict.fromkeys(docs + ["d1\0", "é", "d10"[:int(rng.integers(0, 4))]]))  # NUL, prefixes, UTF-8
         qids = [f"q{j}" for j in range(int(rng.integers(1, 5)))]
-        rankings = {f"r{i}": {q: list(rng.choice(docs, int(rng.integers(0, len(docs) + 1)), replace=False))
-                              for q in qids + ["unscored"] if rng.random() < 0.8} for i in range(int(rng.integers(1, 6)))}
+        draw = lambda: [docs[j] for j in rng.choice(len(docs), int(rng.integers(0, len(docs) + 1)), replace=False)]
+        rankings = {f"r{i}": {q: draw() for q in qids + ["unscored"] if rng.random() < 0.8}
+                    for i in range(int(rng.integers(1, 6)))}
         grade_of = {(q, d): float(rng.integers(0, 3)) for q in qids for d in docs if rng.random() < 0.3}
         names = list(rankings)
         flat = [(i, qids.index(q), k + 1, d, grade_of.get((q, d), np.nan)) for i, n in enumerate(names)

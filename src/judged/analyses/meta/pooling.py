@@ -609,29 +609,31 @@ class PoolRows:
         """(candidates, truth per pair, {(qid, docid): pair id}-like index) of the pool's runs."""
         from ..pooling.candidates import Candidates, CellLists, TakenStrings, string_ranks
 
-        R, Q = len(pool), len(self.qids)
+        R, Q, C = len(pool), len(self.qids), len(self.first)
         local, rows = self._rows(pool, depth)
         r, q, k, c = local[self.run[rows]], self.query[rows], self.rank[rows], self.pair[rows]
-        by_pair = np.lexsort((k, r, c))  # each pair's rows: the first run ranking it first, best rank there first
-        cs = c[by_pair]
-        start = np.flatnonzero(np.concatenate(([True], cs[1:] != cs[:-1]))) if len(cs) else np.zeros(0, np.int64)
-        first = by_pair[start]
-        best = np.minimum.reduceat(k[by_pair], start) if len(start) else np.zeros(0, np.int64)
-        order = np.lexsort((k[first], r[first], best, q[first]))
-        codes = c[first][order]
+        # each pair's best rank over the pool's runs, the first of them ranking it and its best rank there
+        none = np.iinfo(np.int64).max
+        best, first_run, first_rank = np.full(C, none), np.full(C, R, np.int64), np.full(C, none)
+        np.minimum.at(best, c, k)
+        np.minimum.at(first_run, c, r)
+        mine = r == first_run[c]
+        np.minimum.at(first_rank, c[mine], k[mine])
+        codes = np.flatnonzero(best < none)
+        codes = codes[_order(self.code_query[codes], best[codes], first_run[codes], first_rank[codes])]
         pair_query = self.code_query[codes]
-        pid_of = np.full(len(self.first), -1, np.int64)
+        pid_of = np.full(C, -1, np.int64)
         pid_of[codes] = np.arange(len(codes))
         offsets = np.zeros(Q + 1, np.int64)
         np.cumsum(np.bincount(pair_query, minlength=Q), out=offsets[1:])
-        in_lists = np.lexsort((k, r, q))
+        in_lists = _order(q, r, k)
         pids, ranks = pid_of[c[in_lists]], k[in_lists]
         cells = np.zeros(Q * R + 1, np.int64)
         np.cumsum(np.bincount(q * R + r, minlength=Q * R), out=cells[1:])
         # the runs' lists per query and run as views of one CSR, and each pair's runs and ranks (in run order)
         run_lists, run_ranks = CellLists(cells, pids, Q, R), CellLists(cells, ranks, Q, R)
         pair_pid = pid_of[c]
-        runs_of_pair = np.lexsort((r, pair_pid))
+        runs_of_pair = _order(pair_pid, r)
         pair_offsets = np.zeros(len(codes) + 1, np.int64)
         np.cumsum(np.bincount(pair_pid, minlength=len(codes)), out=pair_offsets[1:])
         if self._qid_ranks is None:
@@ -642,6 +644,23 @@ class PoolRows:
                            _pair_runs=(pair_offsets, r[runs_of_pair], k[runs_of_pair]),
                            _string_order=(self._qid_ranks, codes), _list_csr=(cells, pids))
         return cands, self.truth[codes], _PairIndex(self, pid_of)
+
+
+def _order(*keys) -> np.ndarray:
+    """``np.lexsort``'s order of rows by ``keys`` (non-negative integers, the first decides;
+    rows equal on all in row order): when the keys and the row number fit in one int64 key
+    (62 bits), a sort of that key, whose values are distinct (quicksort then gives the stable
+    order, faster than a stable sort of int64 or a lexsort)."""
+    n = len(keys[0])
+    keys = (*keys, np.arange(n, dtype=np.int64))
+    spans = [int(x.max()) + 1 if n else 1 for x in keys]
+    if np.prod([float(s) for s in spans]) >= 2.0 ** 62:
+        return np.lexsort(keys[::-1])
+    key = np.zeros(n, np.int64)
+    for x, span in zip(keys, spans):
+        key *= span
+        key += x
+    return np.argsort(key)
 
 
 class _PairIndex:
