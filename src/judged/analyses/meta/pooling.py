@@ -688,8 +688,10 @@ def _policy(name, cands, *, prepared_runs, aligned, seed, rel, depth, maxgrade, 
 def _impact_policy(cands, aligned, depth, memo=None):
     """``impact`` as ``judged pool`` computes it, on the replay's start: no label yet."""
     from ...core.align import Judgments, Ranked, block_offsets
+    from ...core.data import arrow_strings
     from ...core.measures import Measure
     from ..pool import impact_scores
+    from ..pooling.candidates import TakenStrings
     from ..pooling.policies import StaticOrder, depth_keys
 
     empty = {}
@@ -699,16 +701,19 @@ def _impact_policy(cands, aligned, depth, memo=None):
         jq = np.zeros(0, np.int64)
         empty[n] = replace(a, ranked=ranked, judgments=Judgments(a.n_queries, jq, jq.copy(), block_offsets(jq, a.n_queries)))
     P = cands.n_pairs
-    qids = np.array(cands.qids, dtype=object)[cands.pair_query].tolist() if P else []
-    # each pair's query and rank in each run, from the candidates' pair runs (the same top `depth`)
-    pid, run, rank, _ = cands.pair_run_cells()
+    qids = TakenStrings(arrow_strings(cands.qids), cands.pair_query)  # each pair's qid (counted only: ranks given)
+    # each pair's query and rank in each run, from the candidates' pair runs (the same top `depth`), run by run
+    off, run, rank = cands.pair_runs()  # by pair, then run: a stable sort by run (radix, as int16) is by run, pair
+    by_run = np.argsort(run.astype(np.int16) if len(aligned) < 1 << 15 else run, kind="stable")
+    pid, rank = np.repeat(np.arange(P), np.diff(off))[by_run], rank[by_run]
+    at = np.zeros(len(aligned) + 1, np.int64)
+    np.cumsum(np.bincount(run, minlength=len(aligned)), out=at[1:])
     ranks = {}
     for j, (n, a) in enumerate(aligned.items()):
         position = {q: i for i, q in enumerate(a.qids.tolist())}
         q = np.array([position.get(x, -1) for x in cands.qids], np.int64)[cands.pair_query]
         r = np.zeros(P, np.int64)
-        mine = run == j
-        r[pid[mine]] = rank[mine]
+        r[pid[at[j]:at[j + 1]]] = rank[at[j]:at[j + 1]]
         ranks[n] = (q, r)
     scores = (impact_scores(qids, cands.docids, empty, Measure.parse(f"nDCG@{depth}"), depth, memo, ranks) if P
               else np.zeros(0))
