@@ -100,13 +100,13 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
         judged.compare(qrels, {"a": run, "b": other}, ["nDCG@5", "AP", "nDCG(gain=exp)@10"], permutations=200,
                        on_duplicate="first")
     # a pooling replay's draws per query (judged.core.kernels.pooling): move-to-front, MM, MM-NS, Hedge; the
-    # bounds strategy's and Thompson sampling's (TS, TS-NS) whole orders
+    # bounds strategy's and Thompson sampling's (TS, TS-NS) whole orders; impact's pairwise sums
     from judged.analyses.meta.pooling import pooling_replay
 
     for qrels, run in list(_collections())[:4]:
         other = {q: {d: -s for d, s in docs.items()} for q, docs in run.items()}
         pooling_replay(qrels, {"a": run, "b": other, "c": {q: docs for q, docs in list(run.items())[::2]}}, [5],
-                       ["mtf", "mm", "mm-ns", "hedge", "bounds", "ts", "ts-ns"], measure="nDCG@5", depth=8,
+                       ["mtf", "mm", "mm-ns", "hedge", "bounds", "ts", "ts-ns", "impact"], measure="nDCG@5", depth=8,
                        on_duplicate="first",
                        protocol="from-scratch")
     # the hole estimate's draws summed per draw and query (judged.core.kernels.draws.drawn_sums): nDCG's
@@ -147,3 +147,27 @@ def test_drawn_sums_counts_the_levels_each_uniform_passes_and_sums_in_hole_order
     with judged.core.native.pure():
         ref = drawn_sums(u, cum, np.array([0, 1, 0]), weights, 2)
     assert np.array_equal(got, want) and np.array_equal(ref, want)
+
+
+def test_pair_gaps_adds_each_column_pairs_gap_in_order():
+    """impact's pairwise sum (judged.core.kernels.pooling.pair_gaps): per row, |a - b| over the
+    column pairs (0, 1), (0, 2), ..., (1, 2), ... added one at a time from 0, as a Python loop
+    adds them, on both back ends; a partial block of 16 rows and more than one of 256."""
+    from itertools import combinations
+
+    from judged.core.kernels.pooling import pair_gaps
+
+    rng = np.random.default_rng(5)
+    for rows, cols in ((0, 3), (3, 0), (2, 1), (5, 2), (17, 4), (600, 37)):
+        values = rng.normal(size=(rows, cols)) * 10.0 ** rng.integers(-8, 8, size=(rows, cols))
+        want = []
+        for row in values.tolist():
+            total = 0.0
+            for x, y in combinations(range(cols), 2):
+                total += abs(row[x] - row[y])
+            want.append(total)
+        got = pair_gaps(values)
+        with judged.core.native.pure():
+            ref = pair_gaps(values)
+        assert got.dtype == ref.dtype == np.float64
+        assert got.tolist() == ref.tolist() == want

@@ -36,13 +36,13 @@ Every reader that takes the first two fields of the non-``#`` lines (the judging
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from itertools import combinations
 
 import numpy as np
 
 from ..core.conventions import Settings, validate
 from ..core.data import take_strings
 from ..core.errors import ConventionError, ParseError
+from ..core.kernels.pooling import pair_gaps
 from ..core.measures import Measure
 from ..core.measures.bounds import check_maxgrade, fill, max_grade
 from ..core.measures.dcg import dcg, idcg
@@ -312,14 +312,16 @@ def impact_scores(qids: list, docids: list, aligned, measure, depth, memo: dict 
                   ranks: dict | None = None) -> np.ndarray:
     """impact of the pairs (``qids[i]``, ``docids[i]``): sum_r |delta_r| + sum_{r<s}
     |delta_r - delta_s| (the module's formula), whole columns at a time; the second sum
-    adds the run pairs in order, one at a time, as a loop over them would. ``memo``: what
+    adds the run pairs in order, one at a time, as a loop over them would (``pair_gaps``,
+    :mod:`judged.core.kernels.pooling`). ``memo``: what
     each run contributes whatever the pairs (its scores, ideals), kept by run name for
     later calls with the same runs. ``ranks``: by run name, each pair's query index in the
     run (-1: none) and its rank in the run's top ``depth`` (0: not there), when the caller
     has them (else looked up by qid and docid)."""
     P = len(qids)
-    deltas = np.zeros((P, len(aligned)))
+    columns = np.zeros((len(aligned), P))  # each run's deltas, contiguous
     memo = {} if memo is None else memo
+    table = np.zeros(1)
     for j, (name, a) in enumerate(aligned.items()):
         if a.n_queries == 0:
             continue
@@ -332,21 +334,20 @@ def impact_scores(qids: list, docids: list, aligned, measure, depth, memo: dict 
             qindex, rank = _impact_lookups(a, depth)
             q = np.fromiter((qindex.get(x, -1) for x in qids), np.int64, P)
             r = np.fromiter((rank.get(key, 0) for key in zip(qids, docids)), np.int64, P)
-        # the discount at each rank a pair has (0 for rank 0: not there), elementwise as one rank at a time
-        seen = np.flatnonzero(np.bincount(r[r > 0])) if P else np.zeros(0, np.int64)
-        table = np.zeros(int(seen[-1]) + 1 if len(seen) else 1)
-        table[seen] = measure.discount.divide(np.ones(len(seen)), seen.astype(np.float64))
+        # the discount at each rank a pair has (0 for rank 0: not there), elementwise as one rank at a
+        # time: one table of the ranks up to the deepest yet, for every run
+        deepest = int(r.max()) if P else 0
+        if deepest >= len(table):
+            table = np.zeros(deepest + 1)
+            table[1:] = measure.discount.divide(np.ones(deepest), np.arange(1, deepest + 1, dtype=np.float64))
         w = table[r]
-        ok = np.flatnonzero(q >= 0)
+        ok = slice(None) if (q >= 0).all() else np.flatnonzero(q >= 0)
         qq = q[ok]
-        after = np.zeros(len(ok))
+        after = np.zeros(len(qq))
         np.divide(d[qq] + g_top * w[ok], i1[qq], out=after, where=i1[qq] > 0)
-        deltas[ok, j] = (after - before[qq]) / n
-    pairwise = np.zeros(P)
-    columns = np.asfortranarray(deltas)  # each run's deltas contiguous: the same values, read faster
-    for x, y in combinations(range(deltas.shape[1]), 2):
-        pairwise += np.abs(columns[:, x] - columns[:, y])
-    return np.abs(deltas).sum(axis=1) + pairwise  # row sums of the C-ordered deltas, as numpy sums a row
+        columns[j, ok] = (after - before[qq]) / n
+    deltas = np.ascontiguousarray(columns.T)  # pairs x runs
+    return np.abs(deltas).sum(axis=1) + pair_gaps(deltas)  # row sums of the C-ordered deltas, as numpy sums a row
 
 
 def _impact_run(a, measure, depth) -> tuple:

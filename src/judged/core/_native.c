@@ -29,6 +29,7 @@
  *   hedge_picks     a pooling replay's picks per query under Hedge
  *   ts_replay       a pooling replay's order under Thompson sampling (numpy draws by a callback)
  *   bounds_picks    a pooling replay's order under the `bounds` strategy (exact nDCG bounds)
+ *   pair_gaps       per row, |a - b| summed over every pair of columns (pooling's impact)
  *   replay_dcg      a pooling replay's DCG@k / nDCG@k per query at each checkpoint, the
  *                   queries that gained a label scored again
  *
@@ -1939,6 +1940,53 @@ static PyObject *turn_picks(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- pair_gaps --------------------------------------------------------------------- */
+
+/* pair_gaps(values, n_columns, out): per row i of the row-major rows x n_columns values,
+ * out[i] = the sum over the column pairs x < y, in order (0,1), (0,2), ..., (1,2), ..., of
+ * |values[i][x] - values[i][y]|, added one pair at a time from 0: each row's additions are
+ * numpy's in judged.core.kernels.pooling.pair_gaps (one column pair at a time over every
+ * row), so the same bits. Rows are taken 256 at a time, copied column by column (zeros
+ * past the last row), and summed 16 rows at a time, their sums held in registers over
+ * every pair. */
+static PyObject *pair_gaps(PyObject *self, PyObject *args)
+{
+    Py_buffer vb, ob;
+    Py_ssize_t m;
+    if (!PyArg_ParseTuple(args, "y*nw*", &vb, &m, &ob)) return NULL;
+    const double *v = vb.buf;
+    double *out = ob.buf;
+    Py_ssize_t n = ob.len / 8;
+    double *block = NULL;
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    enum { B = 256, W = 16 };
+    block = calloc((m ? m : 1) * B, sizeof(double));
+    if (!block) failed = 1;
+    for (Py_ssize_t lo = 0; lo < n && !failed; lo += B) {
+        const Py_ssize_t b = n - lo < B ? n - lo : B;
+        for (Py_ssize_t i = 0; i < b; i++)
+            for (Py_ssize_t x = 0; x < m; x++) block[x * B + i] = v[(lo + i) * m + x];
+        for (Py_ssize_t i = b; i < B && b < B; i++)
+            for (Py_ssize_t x = 0; x < m; x++) block[x * B + i] = 0.0;
+        for (Py_ssize_t i0 = 0; i0 < b; i0 += W) {
+            double a[W];
+            for (int k = 0; k < W; k++) a[k] = 0.0;
+            for (Py_ssize_t x = 0; x < m; x++)
+                for (Py_ssize_t y = x + 1; y < m; y++) {
+                    const double *p = block + x * B + i0, *q = block + y * B + i0;
+                    for (int k = 0; k < W; k++) a[k] += fabs(p[k] - q[k]);
+                }
+            for (Py_ssize_t k = 0; k < W && i0 + k < b; k++) out[lo + i0 + k] = a[k];
+        }
+    }
+    free(block);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&vb); PyBuffer_Release(&ob);
+    if (failed) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 /* ---- bounds_picks: the `bounds` pooling strategy's replay (judged.core.kernels.pooling.bounds_picks) ----
  * Every sum below repeats numpy's order in the reference: np_sum a 1-D (or row) np.sum,
  * pairwise as numpy's add.reduce; col_sum a column of a 2-D .sum(axis=0), rows in turn
@@ -2847,6 +2895,7 @@ static PyMethodDef METHODS[] = {
     {"bounds_picks", bounds_picks, METH_VARARGS,
      "bounds_picks(query_offsets, top_offsets, top_ids, top_w, deep_offsets, deep_ids, member, truth, disc, "
      "n_runs, maxgrade, rel, limit, out) -> count"},
+    {"pair_gaps", pair_gaps, METH_VARARGS, "pair_gaps(values, n_columns, out): per row, |x - y| summed over column pairs"},
     {"replay_dcg", replay_dcg, METH_VARARGS,
      "replay_dcg(k, normalised, offsets, pos, pid, joffsets, jpid, pair_query, gain, denominators, order, start, at, "
      "values, out)"},

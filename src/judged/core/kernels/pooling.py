@@ -11,6 +11,8 @@
   (holes counted 0, the ideal over the labels gathered), as ``judged eval`` computes them
   (:mod:`judged.core.measures.dcg`: the same sums in the same order); only the queries
   that gained a label of non-zero gain are scored again.
+* :func:`pair_gaps` -- per row, ``|a - b|`` summed over every pair of columns (impact's
+  pairwise sum), the pairs in order.
 * :func:`turn_picks` -- the pairs of each query in the order move-to-front (Cormack, Palmer
   & Clarke, SIGIR 1998) or the bandit MM (Losada, Parapar & Barreiro, SAC 2016; with a
   discount, the non-stationary MM-NS) draws them when every label arrives as soon as its
@@ -25,11 +27,35 @@
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 
 from . import FALLBACK, block_rows, kernel
 
 RULES = {"mtf": 0, "mm": 1}
+
+
+@kernel
+def pair_gaps(values: np.ndarray) -> np.ndarray:
+    """Per row of ``values`` (rows x columns, float64): the sum over the column pairs x < y,
+    in order (0, 1), (0, 2), ..., (1, 2), ..., of ``|values[:, x] - values[:, y]|``, added
+    one pair at a time from 0 (the pairwise sum of ``impact``,
+    :func:`judged.analyses.pool.impact_scores`)."""
+    values = np.asarray(values, np.float64)
+    out = np.zeros(len(values))
+    columns = np.asfortranarray(values)  # each column contiguous: the same values, read faster
+    for x, y in combinations(range(values.shape[1]), 2):
+        out += np.abs(columns[:, x] - columns[:, y])
+    return out
+
+
+@pair_gaps.binding
+def _(native, values):
+    values = np.ascontiguousarray(values, np.float64)
+    out = np.empty(len(values))
+    native.pair_gaps(values, values.shape[1], out)
+    return out
 
 
 @kernel
