@@ -355,10 +355,11 @@ def test_replay_interleaves_the_queries_turns():
 
 
 def test_string_ranks_are_pythons_order():
-    # numpy's strings drop trailing NULs: with a NUL anywhere the ranks come from Python's sort
+    # NULs (numpy's strings drop trailing ones), prefixes, code points past the BMP, a lone surrogate
     from judged.analyses.pooling.candidates import string_ranks
 
-    for strings in (["b", "a", "c", "a"], ["a\0", "a", "b\0c", "b", "", "a"], ["x\0y", "x"], ["d1"]):
+    for strings in (["b", "a", "c", "a"], ["a\0", "a", "b\0c", "b", "", "a"], ["x\0y", "x"], ["d1"], [],
+                    ["\U0001F600", "\uffff", "é", "e", "abcdefghij", "abcdefgh", "abcdefghi\0"], ["\ud800", "a"]):
         order = {v: i for i, v in enumerate(sorted(set(strings)))}
         assert string_ranks(strings).tolist() == [order[v] for v in strings]
         assert string_ranks(strings).dtype == np.int64

@@ -157,14 +157,18 @@ class CellLists:
 
 
 def string_ranks(strings: list) -> np.ndarray:
-    """Each string's rank among the distinct strings, in Python's order (numpy's, code
-    point by code point, but for trailing NULs, which numpy's strings drop)."""
-    if not strings:
-        return np.zeros(0, np.int64)
-    if "\0" not in "".join(strings):  # no NUL at all (one anywhere: the exact path below)
-        return np.unique(np.array(strings, dtype=str), return_inverse=True)[1].astype(np.int64).ravel()
-    rank = {v: i for i, v in enumerate(sorted(set(strings)))}
-    return np.fromiter((rank[v] for v in strings), np.int64, len(strings))
+    """Each string's rank among the distinct strings, in Python's order: code point order,
+    which is the order of their UTF-8 bytes (:func:`judged.core.data.string_codes`, the
+    strings compared whole, NULs included)."""
+    from ...core.data import arrow_strings, string_codes
+
+    strings = list(strings)
+    try:
+        values = arrow_strings(strings)
+    except UnicodeEncodeError:  # a lone surrogate (no UTF-8): Python's sort
+        rank = {v: i for i, v in enumerate(sorted(set(strings)))}
+        return np.fromiter((rank[v] for v in strings), np.int64, len(strings))
+    return string_codes(np.zeros(len(strings), np.int64), values)[0]
 
 
 def build_candidates(rankings, depth: int, known: dict | None = None, qids=None, ranks=None) -> Candidates:
