@@ -460,26 +460,40 @@ class Hedge(QueryTurns):
         # a label's factor w_r <- w_r * beta^loss per run and pair, relevant or not (computed once, so the
         # replay's kernel multiplies by the same bits)
         self._flat = (flat, self.beta ** ((1.0 - flat) / 2.0), self.beta ** ((1.0 + flat) / 2.0))
-        cut = (R * off).tolist()
-        sizes = np.diff(off).tolist()
-        self.values = [flat[a:b].reshape(R, n) for a, b, n in zip(cut, cut[1:], sizes)]  # per query: runs x pairs
-        self.factors = [(self._flat[1][a:b].reshape(R, n), self._flat[2][a:b].reshape(R, n))
-                        for a, b, n in zip(cut, cut[1:], sizes)]
         self.w = np.ones((c.n_queries, c.n_runs))
-        self._open = [np.ones(int(c.query_offsets[q + 1] - c.query_offsets[q]), bool) for q in range(c.n_queries)]
+        self._queries = None  # per query: views of the values and factors, open pairs (a whole replay reads none)
+
+    def _per_query(self) -> tuple:
+        """(values, factors, open) of every query: runs x pairs views of the flat layout, and
+        which of its pairs are still open; made on first use (label by label)."""
+        if self._queries is None:
+            c, R = self.c, self.c.n_runs
+            off = np.asarray(c.query_offsets, np.int64)
+            cut, sizes = (R * off).tolist(), np.diff(off).tolist()
+            flat, rel, non = self._flat
+            self._queries = ([flat[a:b].reshape(R, n) for a, b, n in zip(cut, cut[1:], sizes)],
+                             [(rel[a:b].reshape(R, n), non[a:b].reshape(R, n)) for a, b, n in zip(cut, cut[1:], sizes)],
+                             [np.ones(n, bool) for n in sizes])
+        return self._queries
+
+    @property
+    def values(self) -> list:
+        """Per query: its runs x pairs values."""
+        return self._per_query()[0]
 
     def _observed(self, pid, grade, was_pending):
         super()._observed(pid, grade, was_pending)
+        _, factors, open_ = self._per_query()
         q = int(self.c.pair_query[pid])
         j = pid - int(self.c.query_offsets[q])
-        self._open[q][j] = False
-        w = self.w[q] * self.factors[q][0 if self.relevant(grade) else 1][:, j]
+        open_[q][j] = False
+        w = self.w[q] * factors[q][0 if self.relevant(grade) else 1][:, j]
         self.w[q] = w / w.max()  # rescaled: only the ratios matter, and they must not underflow
 
     def _taken(self, pid):
         super()._taken(pid)
         q = int(self.c.pair_query[pid])
-        self._open[q][pid - int(self.c.query_offsets[q])] = False
+        self._per_query()[2][q][pid - int(self.c.query_offsets[q])] = False
 
     def _draws(self, truth):
         """Each query's draws by :func:`judged.core.kernels.pooling.hedge_picks` (from no label)."""
@@ -491,11 +505,12 @@ class Hedge(QueryTurns):
         return hedge_picks(self.c.query_offsets, values, factor_rel, factor_non, truth, self.rel, self.c.n_runs)
 
     def _select_in(self, q):
-        open_ = self._open[q]
+        values, _, open_ = self._per_query()
+        open_ = open_[q]
         if not open_.any():
             return None
         w = self.w[q]
-        mix = (w[:, None] * self.values[q]).sum(axis=0) / w.sum()  # runs in turn, as the replay's kernel sums
+        mix = (w[:, None] * values[q]).sum(axis=0) / w.sum()  # runs in turn, as the replay's kernel sums
         mix = np.where(open_, mix, -1.0)
         j = int(np.argmax(mix))  # first of the maximal: candidate order (best rank first)
         self.last_score = float(mix[j])
