@@ -426,7 +426,8 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
             result, run = run
             counts[name] = result_counts(name, result, qrels)
             full.append(m.aggregate_of(result.values[str(m)]))
-            aligned[name] = align(qrels, run, settings)
+            # its rows come in rank order under the run's tie order: ranked as they come (no sort by score)
+            aligned[name] = replace(align(qrels, run, replace(settings, ties="input")), settings=settings)
             continue
         a = align(qrels, run, settings)
         del run
