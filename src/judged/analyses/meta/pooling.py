@@ -75,17 +75,15 @@ class LabelScorer:
     it), so along a replay only the queries that gained a label are scored again, and
     several checkpoints' queries in one call."""
 
-    def __init__(self, measure, aligned, index: dict, truth: np.ndarray, candidate_qids: list, pair_query,
+    def __init__(self, measure, aligned, index, truth: np.ndarray, candidate_qids: list, pair_query,
                  pid: np.ndarray | None = None):
         from ...core.measures.bounds import list_depth
 
         self.m, self.a, self.truth = measure, aligned, truth
         top = aligned.ranked.top(list_depth(measure))  # the ranks the measure reads
         self.top = top
-        if pid is None:  # each row's pair id (-1: not a candidate), looked up unless given
-            qids = aligned.qids[top.q].tolist()
-            pid = np.fromiter((index.get((q, d), -1) for q, d in zip(qids, aligned.docids(top.row))), np.int64,
-                              len(qids))
+        if pid is None:  # each row's pair id (-1: not a candidate), found unless given
+            pid = index.of_rows(aligned, top)
         self.pid = pid
         position = {q: i for i, q in enumerate(aligned.qids.tolist())}
         cq = np.array([position.get(q, -1) for q in candidate_qids], np.int64)
@@ -592,6 +590,23 @@ class PoolRows:
             self._code = dict(zip(zip(self.code_query.tolist(), self.docs), range(len(self.docs))))
         return self._code
 
+    def codes_of(self, aligned, top) -> np.ndarray:
+        """The pair code of each of the ranked rows ``top`` of the aligned run (-1: a pair no
+        row here has): the codes' docids and the rows' numbered together by
+        :func:`~judged.core.data.string_codes` (exact)."""
+        from ...core.data import string_codes, take_strings
+
+        qi = np.array([self.qpos.get(q, -1) for q in aligned.qids.tolist()], np.int64)[top.q]
+        rows = np.flatnonzero(qi >= 0)
+        C = len(self.first)
+        docids = [take_strings(self.docids, self.first), take_strings(aligned.run.docid, top.row[rows])]
+        joint, distinct = string_codes(np.concatenate([self.code_query, qi[rows]]), pa.concat_arrays(docids))
+        code_of = np.full(len(distinct), -1, np.int64)
+        code_of[joint[:C]] = np.arange(C)  # the codes' pairs are distinct
+        out = np.full(len(qi), -1, np.int64)
+        out[rows] = code_of[joint[C:]]
+        return out
+
     def run_codes(self, name: str, k: int) -> np.ndarray:
         """The pair code of each of run ``name``'s top ``k`` rows (k at most the rankings'
         depth), in its aligned order: by query, then rank."""
@@ -669,6 +684,11 @@ class _PairIndex:
 
     def __init__(self, rows: PoolRows, pid_of: np.ndarray):
         self.rows, self.pid_of = rows, pid_of
+
+    def of_rows(self, aligned, top) -> np.ndarray:
+        """The pair id of each of the ranked rows ``top`` of the aligned run (-1: none)."""
+        code = self.rows.codes_of(aligned, top)
+        return np.where(code >= 0, self.pid_of[code], -1)
 
     def get(self, key, default=None):
         qi = self.rows.qpos.get(key[0])
