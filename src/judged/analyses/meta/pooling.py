@@ -91,15 +91,16 @@ class LabelScorer:
         # a label of gain 0 moves no DCG-family value with holes counted as 0: it adds nothing to the
         # DCG (a hole there gains 0 too) nor to the ideal (positive gains only, dcg.ideal_gains); such
         # labels are left out of the judgments and change no query's value
-        self.silent = None
+        self.silent = gains = None
         if measure.name in ("nDCG", "DCG") and measure.unjudged == "zero" and len(truth):
-            self.silent = measure.gain(np.asarray(truth, np.float64)) == 0
+            gains = measure.gain(np.asarray(truth, np.float64))  # each pair's (elementwise: computed once)
+            self.silent = gains == 0
         # the judgments' rows, sorted once: the pairs of the run's queries by (query, pair)
         has = np.flatnonzero((self.pair_aq >= 0) if self.silent is None else (self.pair_aq >= 0) & ~self.silent)
         if self.silent is None:
             self.jpid = has[np.argsort(self.pair_aq[has], kind="stable")]
         else:  # read by the ideal only, which sorts them by gain: given so sorted, its sort has less to do
-            self.jpid = has[np.lexsort((-measure.gain(np.asarray(truth[has], np.float64)), self.pair_aq[has]))]
+            self.jpid = has[np.lexsort((-gains[has], self.pair_aq[has]))]
         self.jq = self.pair_aq[self.jpid]
         self.jgrade = truth[self.jpid].astype(np.int64)
         self.joffsets = block_offsets(self.jq, aligned.n_queries)
@@ -107,7 +108,7 @@ class LabelScorer:
         # kernel, which scores every checkpoint's changed queries with the same sums
         self.gain = None
         if self.silent is not None and (measure.name == "DCG" or measure.ideal == "judged"):
-            self.gain = measure.gain(np.asarray(truth, np.float64))
+            self.gain = gains
 
     def means(self, order: np.ndarray, at: np.ndarray) -> np.ndarray:
         """The run's number once the first ``k`` pairs of ``order`` are labelled, for each
