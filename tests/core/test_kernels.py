@@ -109,6 +109,8 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
                        ["mtf", "mm", "mm-ns", "hedge", "bounds", "ts", "ts-ns", "impact"], measure="nDCG@5", depth=8,
                        on_duplicate="first",
                        protocol="from-scratch")
+        # pools of one run (leave-one-run-out of two): Hedge's one weight stays 1
+        pooling_replay(qrels, {"a": run, "b": other}, [5], ["hedge"], measure="nDCG@5", depth=8, on_duplicate="first")
     # the hole estimate's draws summed per draw and query (judged.core.kernels.draws.drawn_sums): nDCG's
     # gains and ideal keys, DCG's gains
     from judged.analyses.holes import holes_report
@@ -171,3 +173,26 @@ def test_pair_gaps_adds_each_column_pairs_gap_in_order():
             ref = pair_gaps(values)
         assert got.dtype == ref.dtype == np.float64
         assert got.tolist() == ref.tolist() == want
+
+
+@pytest.mark.parametrize("values", ["falling", "ties", "rising", "negative", "mixed"])
+def test_hedge_with_one_run_draws_as_the_loop(values):
+    # one expert: its weight stays exactly 1 and the mixture is its value, so values falling
+    # along the pairs are drawn in pair order without the loop; any other values take the loop
+    from judged.core.kernels.pooling import hedge_picks
+
+    if hedge_picks.bound is None or native is None:
+        pytest.skip("compiled extension not built")
+    rng = np.random.default_rng(3)
+    offsets = np.array([0, 1, 6, 6, 20, 45], np.int64)
+    P = int(offsets[-1])
+    v = {"falling": -np.sort(-rng.random(P)), "ties": np.repeat([0.9, 0.5, 0.5, 0.1, 0.0], 9)[:P],
+         "rising": np.sort(rng.random(P)), "negative": -rng.random(P) * 3,
+         "mixed": np.concatenate([-np.sort(-rng.random(20)), rng.random(P - 20)])}[values]  # queries of both kinds
+    for beta in (0.1, 0.9):
+        f_rel, f_non = beta ** ((1.0 - v) / 2.0), beta ** ((1.0 + v) / 2.0)
+        for truth in (rng.integers(0, 3, P).astype(float), np.full(P, np.nan)):
+            args = (offsets, v, f_rel, f_non, truth, 1.0, 1)
+            picks, counts = hedge_picks.bound(native, *args)
+            ref_picks, ref_counts = hedge_picks.reference(*args)
+            assert picks.tolist() == ref_picks.tolist() and counts.tolist() == ref_counts.tolist()

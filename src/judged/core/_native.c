@@ -2573,9 +2573,24 @@ static PyObject *bounds_picks(PyObject *self, PyObject *args)
     return PyLong_FromLongLong(st.bad ? -1 : count);
 }
 
+/* Whether Hedge with one run draws query [s, s + n) in pair order: its one weight stays exactly 1
+ * (w * f / (w * f) with every factor finite and > 0), so the mixture is the run's value itself
+ * (1 * v, divided by a sum of 1), and pairs of values finite, >= 0 and non-increasing are drawn first
+ * to last (the first of the largest open one each time). */
+static int hedge_one_run_in_order(const double *V, const double *Fr, const double *Fn, Py_ssize_t n)
+{
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (!(V[j] >= 0.0) || !isfinite(V[j]) || (j && V[j] > V[j - 1])) return 0;
+        if (!(Fr[j] > 0.0) || !isfinite(Fr[j]) || !(Fn[j] > 0.0) || !isfinite(Fn[j])) return 0;
+    }
+    return 1;
+}
+
 /* hedge_picks(query_offsets, values, factor_rel, factor_non, truth, rel, n_runs, picks, counts): per query,
  * its pairs in the order Hedge draws them from no label, as judged.core.kernels.pooling.hedge_picks
- * computes them: the mixture's sum over the runs in turn (pairwise, as numpy, for a query of one pair). */
+ * computes them: the mixture's sum over the runs in turn (pairwise, as numpy, for a query of one pair);
+ * with one run whose values fall along the pairs, in pair order without the loop
+ * (hedge_one_run_in_order: the same picks). */
 static PyObject *hedge_picks(PyObject *self, PyObject *args)
 {
     Py_buffer qb, vb, frb, fnb, tb, pb, cb;
@@ -2597,6 +2612,11 @@ static PyObject *hedge_picks(PyObject *self, PyObject *args)
     for (Py_ssize_t q = 0; q < nq && !failed; q++) {
         const Py_ssize_t s = qoff[q], n = qoff[q + 1] - s;
         const double *V = values + R * s, *Fr = fr + R * s, *Fn = fn + R * s;
+        if (R == 1 && hedge_one_run_in_order(V, Fr, Fn, n)) {
+            for (Py_ssize_t t = 0; t < n; t++) picks[s + t] = s + t;
+            counts[q] = n;
+            continue;
+        }
         for (Py_ssize_t r = 0; r < R; r++) w[r] = 1.0;
         memset(open_, 1, n);
         for (Py_ssize_t t = 0; t < n; t++) {
