@@ -2683,10 +2683,15 @@ static PyObject *replay_dcg(PyObject *self, PyObject *args)
     char *labelled = calloc(P + 1, 1);
     int64_t *stamp = malloc((n + 1) * sizeof(int64_t)), *changed = malloc((n + 1) * sizeof(int64_t));
     double *cur = malloc((n + 1) * sizeof(double));
-    const int failed = !labelled || !stamp || !changed || !cur;
+    const int64_t rows = n ? off[n] : 0, jrows = n ? joff[n] : 0;
+    /* each row's and judgment's gain, read in their order (gain[pid] gathered once, not per rescoring) */
+    double *tg = malloc((rows + 1) * sizeof(double)), *jg = malloc((jrows + 1) * sizeof(double));
+    const int failed = !labelled || !stamp || !changed || !cur || !tg || !jg;
     if (!failed) memcpy(cur, vb.buf, n * sizeof(double));
     Py_BEGIN_ALLOW_THREADS
     if (!failed) {
+        for (int64_t i = 0; i < rows; i++) tg[i] = pid[i] < 0 ? 0.0 : gain[pid[i]];
+        for (int64_t i = 0; i < jrows; i++) jg[i] = gain[jpid[i]];
         for (Py_ssize_t j = 0; j < start; j++) labelled[order[j]] = 1;
         for (Py_ssize_t q = 0; q < n; q++) stamp[q] = -1;
         Py_ssize_t prev = start;
@@ -2702,18 +2707,17 @@ static PyObject *replay_dcg(PyObject *self, PyObject *args)
                 const int64_t q = changed[x];
                 double s = 0.0;
                 for (int64_t i = off[q]; i < off[q + 1]; i++) {
-                    const int64_t r = pos[i], p = pid[i];
+                    const int64_t r = pos[i];
                     if (k >= 0 && r >= k) break;
-                    if (p < 0 || !labelled[p] || gain[p] == 0.0) continue;  /* a hole, or +0.0 */
-                    s += gain[p] / denom[r];
+                    if (tg[i] == 0.0 || !labelled[pid[i]]) continue;  /* +0.0, a hole (pid < 0: 0.0) */
+                    s += tg[i] / denom[r];
                 }
                 if (normalised) {
                     double ideal = 0.0;
                     int64_t r = 0;
                     for (int64_t i = joff[q]; i < joff[q + 1] && (k < 0 || r < k); i++) {
-                        const int64_t p = jpid[i];
-                        if (!labelled[p] || !(gain[p] > 0)) continue;
-                        ideal += gain[p] / denom[r++];
+                        if (!(jg[i] > 0) || !labelled[jpid[i]]) continue;
+                        ideal += jg[i] / denom[r++];
                     }
                     s = ideal > 0 ? s / ideal : 0.0;
                 }
@@ -2723,7 +2727,7 @@ static PyObject *replay_dcg(PyObject *self, PyObject *args)
         }
     }
     Py_END_ALLOW_THREADS
-    free(labelled); free(stamp); free(changed); free(cur);
+    free(labelled); free(stamp); free(changed); free(cur); free(tg); free(jg);
     PyBuffer_Release(&ob); PyBuffer_Release(&pb); PyBuffer_Release(&ib); PyBuffer_Release(&job);
     PyBuffer_Release(&jb); PyBuffer_Release(&qb); PyBuffer_Release(&gb); PyBuffer_Release(&db);
     PyBuffer_Release(&orb); PyBuffer_Release(&ab); PyBuffer_Release(&vb); PyBuffer_Release(&out);
