@@ -170,7 +170,7 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     """
     settings = Settings.of(settings, evaluate, ties=ties, complete=complete, no_relevant=no_relevant,
                            ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut, on_duplicate=on_duplicate)
-    reader = _first_run_reader(runs) if isinstance(qrels, (str, os.PathLike)) and not whole_runs else None
+    reader = first_run_reader(runs) if isinstance(qrels, (str, os.PathLike)) and not whole_runs else None
     try:
         return _evaluate(qrels, runs, measures, settings, reader, scale=scale,
                          requirements=requirements, eligibility=eligibility, principal=principal,
@@ -182,7 +182,7 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
             reader.close()
 
 
-def _first_run_reader(runs):
+def first_run_reader(runs):
     """The first run file, tokenized in a second thread while the qrels are read
     (:class:`judged.stream.PieceReader`), or None."""
     first = runs[0] if isinstance(runs, (list, tuple)) and runs else runs

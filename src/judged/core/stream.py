@@ -73,12 +73,12 @@ def evaluate_run_file_versions(versions: list, path, settings: Settings, *, name
 
 
 def top_of_run_file(qrels: Qrels, path, measures: dict, settings: Settings, k: int, *,
-                    name: str | None = None) -> "tuple[RunResult, Run] | None":
+                    name: str | None = None, reader: PieceReader | None = None) -> "tuple[RunResult, Run] | None":
     """:func:`evaluate_run_file` that keeps each query's top ``k`` ranks: (the per-query
     values, the run of those rows, :func:`judged.align.top_run` of every block stacked), for
     a caller that reads only the top of each ranking (``judged meta pooling``): it holds
     them, not the file. None when the file cannot be streamed (not plain text, gzip, not
-    grouped by query)."""
+    grouped by query). ``reader``: a :class:`PieceReader` already started on the file."""
     from .align import top_run
     from .io import file_kind
 
@@ -86,7 +86,7 @@ def top_of_run_file(qrels: Qrels, path, measures: dict, settings: Settings, k: i
     if not os.path.isfile(source) or file_kind(source) != "text":
         return None
     parts: list = []
-    result = evaluate_run_file(qrels, source, measures, settings, name=name,
+    result = evaluate_run_file(qrels, source, measures, settings, name=name, reader=reader,
                                each=lambda aligned: parts.append(top_run(aligned, k)))
     if result is None:
         return None

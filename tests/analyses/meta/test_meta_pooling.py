@@ -368,3 +368,26 @@ def test_a_failing_replay_in_a_thread_is_raised(tmp_path, monkeypatch):
     monkeypatch.setattr(pooling, "replay", failing)
     with pytest.raises(MemoryError, match="hedge"):
         pooling_replay(qrels, paths, [10], measure="nDCG@5", depth=6, step=3)
+
+
+def test_the_first_run_is_read_while_the_qrels_are_and_let_go_on_an_error(tmp_path, monkeypatch):
+    # as judged eval starts: the first run file tokenized in a second thread meanwhile
+    # (judged.core.evaluation.first_run_reader), taken by its stream; a refusal after it started
+    # (an unknown strategy, a bad qrels file) closes it: no reader thread is left
+    import threading
+
+    from judged.core import stream
+    from judged.core.errors import JudgedError
+
+    qrels, paths = adversarial_files(tmp_path, seed=5)
+    taken = []
+    real = stream.top_of_run_file
+    monkeypatch.setattr(stream, "top_of_run_file", lambda *a, **k: taken.append(k.get("reader")) or real(*a, **k))
+    pooling_replay(qrels, paths, [10], ["depth"], measure="nDCG@5", depth=6)
+    assert [r is not None and r.source == paths[0] for r in taken] == [True, False, False]
+    (tmp_path / "bad.txt").write_text("q1 0 d1 1\nq1 0\n")
+    monkeypatch.setattr(stream, "BLOCK_SIZE", 64)  # many pieces: a reader not closed waits for room, alive
+    for args in ([qrels, paths, [10], ["nope"]], [str(tmp_path / "bad.txt"), paths, [10], ["depth"]]):
+        with pytest.raises(JudgedError):
+            pooling_replay(*args, measure="nDCG@5", depth=6)
+        assert not [t for t in threading.enumerate() if t.name == "judged-tokenizer"]

@@ -28,6 +28,7 @@ full-qrels score.
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -54,6 +55,42 @@ def top_rows(aligned, k: int):
     top = aligned.ranked.top(k)
     ranked = Ranked(top.n_queries, top.q, top.pos, top.grade, np.arange(len(top.row), dtype=np.int64), top.offsets)
     return replace(aligned, run=top_run(aligned, k), ranked=ranked)
+
+
+def _read_runs(qrels, runs, m, settings: Settings, keep: int | None, reader=None) -> tuple[dict, dict, list]:
+    """(name -> each run's alignment, cut to its top ``keep`` ranks (None: whole), name -> its
+    query counts, its full-qrels score per run). A run file grouped by query is streamed by
+    query blocks, as judged eval reads it (the first one from ``reader``, a
+    :class:`judged.stream.PieceReader` started on it): each block scored and its top ranks kept
+    (:func:`judged.stream.top_of_run_file`), then those rows aligned again."""
+    from ...core.align import align
+    from ...core.evaluation import named_runs
+    from ...core.stream import top_of_run_file
+
+    def top(name, path):
+        if keep is None:
+            return None
+        mine = reader is not None and not reader.used and reader.source == os.fspath(path)
+        if mine:
+            reader.used = True
+        return top_of_run_file(qrels, path, {str(m): m}, settings, keep, name=name, reader=reader if mine else None)
+
+    aligned, counts, full = {}, {}, []
+    for name, run in named_runs(runs, settings.on_duplicate, streamed=top):
+        if isinstance(run, tuple):
+            result, run = run
+            counts[name] = result_counts(name, result, qrels)
+            full.append(m.aggregate_of(result.values[str(m)]))
+            # its rows come in rank order under the run's tie order: ranked as they come (no sort by score)
+            aligned[name] = replace(align(qrels, run, replace(settings, ties="input")), settings=settings)
+            continue
+        a = align(qrels, run, settings)
+        del run
+        counts[name] = aligned_counts(name, a, qrels)
+        full.append(m.aggregate_of(m.compute(a)))
+        aligned[name] = a if keep is None else top_rows(a, keep)
+        del a
+    return aligned, counts, full
 
 
 def nice_step(n: int, checkpoints: int = CHECKPOINTS) -> int:
@@ -380,12 +417,10 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     module docstring for the protocols and the figures. Runs are scored over every qrels
     query (``complete=True``, the query-set rule of every command comparing runs,
     :mod:`judged.querysets`); a run sharing no query id with the qrels is refused."""
-    from ...core.align import align
-    from ...core.evaluation import named_runs, scoring_threads
+    from ...core.evaluation import first_run_reader, scoring_threads
     from ...core.io import read_qrels
     from ...core.measures import Measure
     from ...core.measures.bounds import list_depth
-    from ...core.stream import top_of_run_file
 
     if protocol not in PROTOCOLS:
         raise ConventionError(f"unknown protocol {protocol!r} (choose from {', '.join(PROTOCOLS)})")
@@ -402,38 +437,25 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
         raise ConventionError(f"--max-judgments must be a positive integer, got {max_judgments}")
     if not tolerance >= 0:
         raise ConventionError(f"--tolerance must be 0 or more, got {tolerance}")
-    names = replayable() if not strategies else list(dict.fromkeys(strategies))
-    for s in names:
-        if s not in replayable():
-            raise ConventionError(f"cannot replay pooling strategy {s!r} (choose from {', '.join(replayable())})")
     m = Measure.parse(measure)
-    settings = Settings.of(settings, pooling_replay, ties=ties, complete=complete, no_relevant=no_relevant,
-                           on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
-    on_duplicate = settings.on_duplicate
-    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
     # each run, once aligned and scored on the full qrels, keeps only what the replay reads: its top
     # `depth` and the measure's cutoff (the whole ranking when the measure reads it), so one run is
-    # held whole at a time
+    # held whole at a time; the first run file is tokenized in a second thread meanwhile, as judged eval starts
     keep = list_depth(m)
-    aligned, counts, full = {}, {}, []
-    # a run file grouped by query is streamed by query blocks, as judged eval reads it: each
-    # block scored and its top ranks kept (judged.stream.top_of_run_file), then those rows aligned again
-    top = (lambda name, path: None) if keep is None else (
-        lambda name, path: top_of_run_file(qrels, path, {str(m): m}, settings, max(keep, depth), name=name))
-    for name, run in named_runs(runs, on_duplicate, streamed=top):
-        if isinstance(run, tuple):
-            result, run = run
-            counts[name] = result_counts(name, result, qrels)
-            full.append(m.aggregate_of(result.values[str(m)]))
-            # its rows come in rank order under the run's tie order: ranked as they come (no sort by score)
-            aligned[name] = replace(align(qrels, run, replace(settings, ties="input")), settings=settings)
-            continue
-        a = align(qrels, run, settings)
-        del run
-        counts[name] = aligned_counts(name, a, qrels)
-        full.append(m.aggregate_of(m.compute(a)))
-        aligned[name] = a if keep is None else top_rows(a, max(keep, depth))
-        del a
+    reader = first_run_reader(runs) if keep is not None else None
+    try:
+        names = replayable() if not strategies else list(dict.fromkeys(strategies))
+        for s in names:
+            if s not in replayable():
+                raise ConventionError(f"cannot replay pooling strategy {s!r} (choose from {', '.join(replayable())})")
+        settings = Settings.of(settings, pooling_replay, ties=ties, complete=complete, no_relevant=no_relevant,
+                               on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids,
+                               depth_cut=depth_cut)
+        qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate)
+        aligned, counts, full = _read_runs(qrels, runs, m, settings, None if keep is None else max(keep, depth), reader)
+    finally:
+        if reader is not None:
+            reader.close()
     query_set = of_counts(settings, len(qrels.query_ids), counts, measures=[m])
     run_names = list(aligned)
     if len(run_names) < 2:
