@@ -690,16 +690,11 @@ def _order(*keys) -> np.ndarray:
     rows equal on all in row order): when the keys and the row number fit in one int64 key
     (62 bits), a sort of that key, whose values are distinct (quicksort then gives the stable
     order, faster than a stable sort of int64 or a lexsort)."""
-    n = len(keys[0])
-    keys = (*keys, np.arange(n, dtype=np.int64))
-    spans = [int(x.max()) + 1 if n else 1 for x in keys]
-    if np.prod([float(s) for s in spans]) >= 2.0 ** 62:
-        return np.lexsort(keys[::-1])
-    key = np.zeros(n, np.int64)
-    for x, span in zip(keys, spans):
-        key *= span
-        key += x
-    return np.argsort(key)
+    from ...core.kernels import packed_key
+
+    keys = (*keys, np.arange(len(keys[0]), dtype=np.int64))
+    key = packed_key(*keys)
+    return np.lexsort(keys[::-1]) if key is None else np.argsort(key)
 
 
 class _PairIndex:

@@ -29,6 +29,7 @@ from typing import Callable
 import numpy as np
 
 from ...core.errors import ConventionError
+from ...core.kernels import packed_key
 from ...core.kernels.pooling import best_hole, bounds_hi, bounds_lo, ideal_dcg, multisets
 from .candidates import Candidates
 
@@ -159,6 +160,15 @@ class StaticOrder(Policy):
         return None
 
 
+def query_views(flat: np.ndarray, offsets, rows: int | None = None) -> list:
+    """Each query's part of a layout cut by ``offsets`` (query after query): views, not
+    copies; with ``rows``, its part is ``rows`` x its length, row-major (runs x pairs)."""
+    cut = np.asarray(offsets, np.int64).tolist()
+    if rows is None:
+        return [flat[a:b] for a, b in zip(cut, cut[1:])]
+    return [flat[rows * a:rows * b].reshape(rows, b - a) for a, b in zip(cut, cut[1:])]
+
+
 def depth_order(c: Candidates) -> np.ndarray:
     """Shallowest best rank first, then retrieved by more runs, then qid, then docid."""
     if not c.n_pairs:
@@ -175,13 +185,8 @@ def depth_keys(c: Candidates) -> tuple:
     off, _, _ = c.pair_runs()
     qrank, drank = c.string_order()
     keys = (c.best_rank(), c.n_runs - np.diff(off), qrank[c.pair_query], drank)  # ascending, the first decides
-    spans = [int(k.max()) + 1 if len(k) else 1 for k in keys]
-    if np.prod([float(x) for x in spans]) >= 2.0 ** 62:
-        return keys[::-1]
-    key = np.zeros(c.n_pairs, np.int64)
-    for k, span in zip(keys, spans):
-        key = key * span + k
-    return (key,)
+    key = packed_key(*(np.asarray(k, np.int64) for k in keys))
+    return keys[::-1] if key is None else (key,)
 
 
 class Depth(StaticOrder):
@@ -451,9 +456,8 @@ class Hedge(QueryTurns):
         self.beta = float(beta)
         c = candidates
         H = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, c.depth + 1))))
-        # every query's runs x pairs values, query after query, row-major (the replay kernel's layout), and
-        # each query's as a view of them
-        R, off = c.n_runs, np.asarray(c.query_offsets, np.int64)
+        # every query's runs x pairs values, query after query, row-major (the replay kernel's layout)
+        R = c.n_runs
         _, _, rank, place = c.pair_run_cells()
         flat = np.zeros(R * c.n_pairs)
         flat[place] = (H[c.depth] - H[rank - 1]) / H[c.depth]
@@ -468,12 +472,10 @@ class Hedge(QueryTurns):
         which of its pairs are still open; made on first use (label by label)."""
         if self._queries is None:
             c, R = self.c, self.c.n_runs
-            off = np.asarray(c.query_offsets, np.int64)
-            cut, sizes = (R * off).tolist(), np.diff(off).tolist()
             flat, rel, non = self._flat
-            self._queries = ([flat[a:b].reshape(R, n) for a, b, n in zip(cut, cut[1:], sizes)],
-                             [(rel[a:b].reshape(R, n), non[a:b].reshape(R, n)) for a, b, n in zip(cut, cut[1:], sizes)],
-                             [np.ones(n, bool) for n in sizes])
+            self._queries = (query_views(flat, c.query_offsets, R),
+                             list(zip(query_views(rel, c.query_offsets, R), query_views(non, c.query_offsets, R))),
+                             [np.ones(n, bool) for n in np.diff(c.query_offsets).tolist()])
         return self._queries
 
     @property
@@ -581,10 +583,7 @@ class Bounds(Policy):
         top_w[R * ts + run[top] * (top_off[tq + 1] - ts) + local[pid[top]]] = 1.0 / np.log2(rank[top] + 1.0)
         deep_off = off - top_off
         self._flat = (member, top_off, top_ids, top_w, deep_off, deep_ids)
-        cut, tcut, dcut = off.tolist(), top_off.tolist(), deep_off.tolist()
-        self._member = [member[R * a:R * b].reshape(R, b - a).view(bool) for a, b in zip(cut, cut[1:])]
-        self._top = [(top_ids[a:b], top_w[R * a:R * b].reshape(R, b - a)) for a, b in zip(tcut, tcut[1:])]
-        self._deep = [deep_ids[a:b] for a, b in zip(dcut, dcut[1:])]
+        self._queries = None  # per query: views of them, made on first use (a whole replay reads none)
         self.gains = [[] for _ in range(Q)]  # labelled positive gains per query
         self.dcg = np.zeros((Q, R))
         self.n_lab = np.zeros((Q, R))
@@ -604,6 +603,29 @@ class Bounds(Policy):
         self._terms: dict = {}  # query -> {gain: the priorities' terms for a label of that gain}
 
     # labels ------------------------------------------------------------------------
+
+    def _per_query(self) -> tuple:
+        """(member, top, deep) of every query: runs x pairs flags, (top pair ids, runs x them
+        discounts), deep pair ids, as views of the flat layout; made on first use."""
+        if self._queries is None:
+            member, top_off, top_ids, top_w, deep_off, deep_ids = self._flat
+            R = self.c.n_runs
+            self._queries = ([v.view(bool) for v in query_views(member, self.c.query_offsets, R)],
+                             list(zip(query_views(top_ids, top_off), query_views(top_w, top_off, R))),
+                             query_views(deep_ids, deep_off))
+        return self._queries
+
+    @property
+    def _member(self) -> list:
+        return self._per_query()[0]
+
+    @property
+    def _top(self) -> list:
+        return self._per_query()[1]
+
+    @property
+    def _deep(self) -> list:
+        return self._per_query()[2]
     def _observed(self, pid, grade, was_pending):
         c = self.c
         q = int(c.pair_query[pid])

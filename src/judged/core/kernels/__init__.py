@@ -60,6 +60,22 @@ class Kernel:
         return f"<kernel {self.__module__}.{self.__qualname__}{'' if self.bound else ' (numpy only)'}>"
 
 
+def packed_key(*keys):
+    """One int64 per row whose ascending order is the rows' order by ``keys`` (equal-length
+    arrays of non-negative integers, the first key deciding, as ``np.lexsort(keys[::-1])``
+    orders them), or None when their spans' product does not fit in 62 bits."""
+    import numpy as np
+
+    spans = [int(k.max()) + 1 if len(k) else 1 for k in keys]
+    if np.prod([float(x) for x in spans]) >= 2.0 ** 62:
+        return None
+    key = np.zeros(len(keys[0]), np.int64)
+    for k, span in zip(keys, spans):
+        key *= span
+        key += k
+    return key
+
+
 def block_rows(offsets, which):
     """The rows of blocks ``which`` (in that order) of a table cut by ``offsets`` (block b:
     rows ``offsets[b]`` to ``offsets[b + 1] - 1``), one block after another: the gather the
