@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core.data import Qrels
 from ..core.errors import ConventionError, JudgedError, ParseError
+from ..core.io import compressed
 from ..core.naturalsort import natural_key
 
 PREFER = ("new", "base")
@@ -288,7 +289,7 @@ def evaluate_versions(qrels_versions, runs, measures: list, **conventions) -> li
 def _streamed_versions(qrels_versions, runs, measures: list, conventions: dict) -> list | None:
     """:func:`evaluate_versions` with the run files streamed; a file not grouped by query is
     read whole and scored by :func:`judged.evaluate` under each version. None when the runs
-    are not all plain-text files (gzip: read two at a time instead), a convention is not an
+    are not all plain-text files (compressed: read two at a time instead), a convention is not an
     engine setting or a check reads whole runs (unanswerable queries marked in the qrels)."""
     from dataclasses import fields
 
@@ -332,12 +333,8 @@ def _streamed_versions(qrels_versions, runs, measures: list, conventions: dict) 
 
 
 def _plain(path) -> bool:
-    """A file, not gzip-compressed."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(2) != b"\x1f\x8b"
-    except OSError:
-        return False
+    """A file, not compressed (gzip, bz2, xz)."""
+    return os.path.isfile(path) and compressed.kind_of_file(path) is None
 
 
 def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, **conventions) -> Rejudged:

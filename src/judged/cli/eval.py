@@ -28,7 +28,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("eval", help="score runs against qrels", description=HELP,
                        formatter_class=Formatter)
-    p.add_argument("qrels", help="qrels: TREC (qid iter docid grade), BEIR TSV, JSON, Parquet; .gz accepted; "
+    p.add_argument("qrels", help="qrels: TREC (qid iter docid grade), BEIR TSV, JSON, Parquet; gzip, bz2, xz accepted; "
                                  "irds:<dataset-id> (ir_datasets); omitted with --beir")
     p.add_argument("runs", nargs="*", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag), JSON or Parquet")
     p.add_argument("--beir", metavar="DIR", help="a BEIR dataset folder: the qrels are DIR/qrels/<split>.tsv; or the same "

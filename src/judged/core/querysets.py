@@ -232,20 +232,15 @@ def file_query_sample(path, count: int = SAMPLE) -> list:
     """The first distinct query ids of a TREC run file (its first field), for messages."""
     if path is None:
         return []
-    import gzip
+    from .io.compressed import head
 
     seen = []
-    try:
-        opener = gzip.open if str(path).endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-            for i, line in enumerate(fh):
-                fields = line.split()
-                if fields and not fields[0].startswith("#") and fields[0] not in seen:
-                    seen.append(fields[0])
-                if len(seen) == count or i > 10_000:
-                    break
-    except OSError:
-        return []
+    for line in head(path, 1 << 20).decode("utf-8", errors="replace").split("\n")[:10_000]:
+        fields = line.split()
+        if fields and not fields[0].startswith("#") and fields[0] not in seen:
+            seen.append(fields[0])
+        if len(seen) == count:
+            break
     return seen
 
 

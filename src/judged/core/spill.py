@@ -31,6 +31,7 @@ import pyarrow as pa
 from .conventions import Settings
 from .errors import ParseError, UsageError
 from .blocks import assemble, block_settings, file_realigner, score_block
+from .io import compressed
 from .progress import ByteProgress
 from .results import RunResult
 
@@ -150,8 +151,8 @@ def _chunks(source: str):
         carry, first = b"", True
         while block := fh.read(CHUNK):
             if first:
-                if block[:2] == b"\x1f\x8b":
-                    raise _NotSpillable  # gzip
+                if compressed.kind(block[:compressed.MAGIC_BYTES]):
+                    raise _NotSpillable  # gzip, bz2, xz: the in-memory reader
                 if block.startswith(b"\xef\xbb\xbf"):
                     block = block[3:]
                 first = False

@@ -23,6 +23,7 @@ from .data import Qrels, Run, any_repeated, stack_runs, string_hash, take_string
 from .blocks import assemble, block_settings, file_realigner, score_block
 from .progress import ByteProgress
 from .results import RunResult
+from .io import compressed
 from .io.text import file_size, line_of_row, read_raw, tokenize
 from .io.trec import RUN_LAYOUT, dedupe_run, duplicate_rows, run_from_tokens
 from .native import note_slow_path
@@ -58,7 +59,7 @@ def evaluate_run_file_versions(versions: list, path, settings: Settings, *, name
     source = os.fspath(path)
     name = name or source
     with open(source, "rb") as fh:
-        if fh.read(2) == b"\x1f\x8b":
+        if compressed.kind(fh.read(compressed.MAGIC_BYTES)):
             return None
     note_slow_path(file_size(source), source)
     try:
@@ -262,7 +263,7 @@ class PieceReader:
             return None
         try:
             with open(path, "rb") as fh:
-                if fh.read(2) == b"\x1f\x8b":
+                if compressed.kind(fh.read(compressed.MAGIC_BYTES)):
                     return None
         except OSError:
             return None

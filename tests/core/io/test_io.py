@@ -1,14 +1,17 @@
 """One collection in every input form gives the same numbers, bit for bit.
 
 The forms: TREC text (plain; CRLF; BOM; blank lines; tabs and runs of spaces; ``#``
-comments; gzip; all of those at once), BEIR qrels TSV with its header, JSON
+comments; gzip, bz2, xz; all of those at once), BEIR qrels TSV with its header, JSON
 dict-of-dicts, Parquet, pandas and polars DataFrames, Python dicts. Then the
 ``on_duplicate`` conventions: ``error`` (default), ``first``, ``max``.
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import json
+import lzma
 import re
 
 import numpy as np
@@ -72,13 +75,16 @@ def same(result, reference):
         assert np.array_equal(rr.values[m], reference.values[m]), m
 
 
-@pytest.mark.parametrize("gz", [False, True], ids=["text", "gz"])
+COMPRESSIONS = {"text": bytes, "gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
+
+
+@pytest.mark.parametrize("codec", list(COMPRESSIONS))
 @pytest.mark.parametrize("form", list(TEXT_FORMS))
-def test_trec_text_forms(tmp_path, reference, form, gz):
+def test_trec_text_forms(tmp_path, reference, form, codec):
+    """Every form, plain or compressed (told by content: the files have no suffix)."""
     q, r = tmp_path / "qrels", tmp_path / "run"
     for path, text in ((q, QRELS_TEXT), (r, RUN_TEXT)):
-        data = TEXT_FORMS[form](text)
-        write_gz(path, data) if gz else path.write_bytes(data)
+        path.write_bytes(COMPRESSIONS[codec](TEXT_FORMS[form](text)))
     same(judged.evaluate(q, {"r": r}, MEASURES), reference)
 
 

@@ -4,7 +4,7 @@ Paths are dispatched on content and name: Parquet by content (a file or a folder
 files whose first bytes are ``PAR1``, whatever their names, as Spark writes them), JSON
 dict-of-dicts (``.json``: the pytrec_eval/BEIR form), MTEB predictions (``.json`` with
 ``mteb_model_meta``), BEIR qrels TSV (a ``query-id corpus-id score`` header), TREC text (the
-default; ``.gz`` too). Another folder is a BEIR or Hugging Face ``datasets`` collection (its
+default; gzip, bz2 and xz too, by content: :mod:`.compressed`). Another folder is a BEIR or Hugging Face ``datasets`` collection (its
 ``test`` qrels; :func:`dataset_qrels` for another split). In memory: pandas or polars
 DataFrames, Arrow tables, dicts, ranx ``Qrels``/``Run`` objects, or objects already read.
 
@@ -25,7 +25,7 @@ import pyarrow as pa
 from ..conventions import validate
 from ..data import Qrels, Run
 from ..errors import ParseError
-from . import frames
+from . import compressed, frames
 from .sniff import hinted, parquet_files, text_or_json
 from .text import RawFile, iter_lines, line_of_row, open_file, read_raw
 from .trec import dedupe_qrels, parse_grade, read_trec_qrels, read_trec_run
@@ -41,8 +41,8 @@ def file_kind(path: str) -> str:
     p = path.lower()
     if parquet_files(path) or p.rstrip("/").endswith((".parquet", ".pq")):
         return "parquet"
-    if p.endswith(".gz"):
-        p = p[:-3]
+    for suffix in compressed.SUFFIXES:
+        p = p.removesuffix(suffix)
     return (text_or_json(path) if os.path.isfile(path) else None) or ("json" if p.endswith(".json") else "text")
 
 
@@ -131,19 +131,10 @@ def dataset_qrels(folder, split: str = "test", on_duplicate: str = "error") -> Q
 
 
 def _first_fields(path: str) -> list[bytes]:
-    """The fields of a text file's first non-blank line, from its first 64 KB (gunzipped
+    """The fields of a text file's first non-blank line, from its first 64 KB (decompressed
     if need be); [] when that cannot be read (the full reader then says why)."""
-    import gzip
-
-    with open_file(path) as fh:  # a missing or unreadable path: its ParseError
-        head = fh.read(1 << 16)
-    if head[:2] == b"\x1f\x8b":
-        try:
-            with gzip.open(path, "rb") as fh:
-                head = fh.read(1 << 16)
-        except (OSError, EOFError):
-            return []
-    return head.removeprefix(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0].split()
+    open_file(path).close()  # a missing or unreadable path: its ParseError
+    return compressed.head(path, 1 << 16).removeprefix(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0].split()
 
 
 def _read_beir_tsv(raw: RawFile, on_duplicate: str) -> Qrels:

@@ -2,20 +2,20 @@
 whatever their names (a TREC run named ``.json`` is read as TREC), and for saying what a
 file that fails to parse probably is (swapped qrels and run, a CSV or TSV with a header).
 
-Only the first data line is read (from the first 64 KB, gunzipped if need be), so a guess
+Only the first data line is read (from the first 64 KB, decompressed if need be), so a guess
 costs nothing; it never decides a number, only which reader runs or what an error message
 suggests.
 """
 
 from __future__ import annotations
 
-import gzip
 import math
 import os
 import re
 from dataclasses import dataclass
 
 from ..errors import ParseError
+from . import compressed
 
 PARQUET_MAGIC = b"PAR1"
 HEAD = 1 << 16
@@ -45,17 +45,9 @@ def _magic(path: str) -> bytes:
 
 
 def head(path: str) -> bytes:
-    """The first 64 KB of a file's text (gunzipped, byte-order mark removed); b"" when it
+    """The first 64 KB of a file's text (decompressed, byte-order mark removed); b"" when it
     cannot be read (the reader then says why)."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(HEAD)
-        if data[:2] == b"\x1f\x8b":
-            with gzip.open(path, "rb") as fh:
-                data = fh.read(HEAD)
-    except (OSError, EOFError):
-        return b""
-    return data.removeprefix(b"\xef\xbb\xbf")
+    return compressed.head(path, HEAD).removeprefix(b"\xef\xbb\xbf")
 
 
 def first_line(data: bytes) -> tuple[int, str] | None:

@@ -2,7 +2,7 @@
 
 The contract: each line is ``bytes.split()``; blank lines and lines whose first field starts
 with ``#`` are skipped (trec_eval 10); a bad line is an error saying FILE:LINE. Also taken:
-CRLF line ends, a UTF-8 byte-order mark and gzip-compressed files. :func:`tokenize` meets it
+CRLF line ends, a UTF-8 byte-order mark and gzip, bz2 or xz files (:mod:`.compressed`). :func:`tokenize` meets it
 with the compiled function when the extension is loaded and with its Arrow reference
 otherwise (the same bits; ``tests/core/test_kernels.py``); the line-by-line reader
 (:func:`iter_lines`) explains a line the tokenizer refused, and reads a file whose refused
@@ -11,7 +11,6 @@ line Python takes.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import mmap
 import os
@@ -27,6 +26,7 @@ from ..data import as_numpy, string_hash
 from ..kernels import kernel
 from ..lazy import lazy
 from ..native import note_slow_path
+from . import compressed
 
 pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)
 
@@ -79,17 +79,12 @@ def decode_utf8(name: str, data: bytes, what: str = "text file") -> str:
 
 
 def read_raw(path, text: bool = True) -> RawFile:
-    """Read a file's bytes (gunzipped if gzip), refusing missing and empty files, and
-    binary ones when ``text``."""
+    """Read a file's bytes (decompressed if gzip, bz2 or xz), refusing missing, empty and
+    damaged files, and binary ones when ``text``."""
     name = os.fspath(path)
     disk = read_bytes(name)
     sha = hashlib.sha256(disk).hexdigest()
-    data = disk
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise ParseError(name, None, f"corrupt gzip data ({exc})")
+    data = compressed.decompress(name, disk)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if not data.strip():
@@ -295,7 +290,7 @@ def _(native, data, layout: Layout, first_line: int = 1):
 
 
 def read_tokens(path, layout: Layout, digest: bool = True) -> "tuple[Tokens, str | None] | None":
-    """A plain or gzip text file through :func:`tokenize`: (tokens, sha256 of the bytes on
+    """A plain or compressed text file through :func:`tokenize`: (tokens, sha256 of the bytes on
     disk); a bad line raises the line-by-line reader's ParseError for it. None when the
     tokenizer refused a line that reader takes (or the file is too large for 32-bit offsets).
 
@@ -306,8 +301,8 @@ def read_tokens(path, layout: Layout, digest: bool = True) -> "tuple[Tokens, str
     name = os.fspath(path)
     with open_file(name) as fh:
         size = os.fstat(fh.fileno()).st_size
-        if size == 0 or fh.read(2) == b"\x1f\x8b":
-            raw = read_raw(name)  # gzip (or empty: read_raw says so)
+        if size == 0 or compressed.kind(fh.read(compressed.MAGIC_BYTES)):
+            raw = read_raw(name)  # compressed (or empty: read_raw says so)
             return _checked(tokenize(raw.data, layout), layout, lambda: raw), raw.sha256
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             hashed = {}
