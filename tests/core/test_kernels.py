@@ -82,18 +82,21 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
 
     monkeypatch.setattr(Kernel, "__call__", record)
     for qrels, run in _collections():
+        top = max(g for docs in qrels.values() for g in docs.values())
+        # 2^grade - 1 (exp gain, ERR's chance) has no float64 past grade 1023: refused there
+        measures = MEASURES if top <= 1023 else [m for m in MEASURES if "gain=exp" not in m and "ERR" not in m]
         for ties in ("trec", "input"):
-            judged.evaluate(qrels, {"a": run}, MEASURES, ties=ties, on_duplicate="first")
-            judged.evaluate(qrels, {"a": run}, MEASURES, ties=ties, complete=True, on_duplicate="first")
+            judged.evaluate(qrels, {"a": run}, measures, ties=ties, on_duplicate="first")
+            judged.evaluate(qrels, {"a": run}, measures, ties=ties, complete=True, on_duplicate="first")
         # a run file with a repeated pair, read in memory (gzip) and streamed
         lines = [f"{q} Q0 {d} 1 {s!r} t\n" for q, docs in run.items() for d, s in docs.items()]
         path = tmp_path / "run.txt"
         path.write_text("".join(lines + lines[-1:]))
-        judged.evaluate(qrels, str(path), MEASURES, on_duplicate="first")
-        judged.evaluate(qrels, judged.read_run(str(path), on_duplicate="first"), MEASURES)
+        judged.evaluate(qrels, str(path), measures, on_duplicate="first")
+        judged.evaluate(qrels, judged.read_run(str(path), on_duplicate="first"), measures)
         # the exact hole bounds (judged.core.kernels.bounds): each run alone, then a pair's
         # signed weights (nDCG) and the other run's holes as extras (AP)
-        if max(g for docs in qrels.values() for g in docs.values()) > 1000:  # past the bounds' grades
+        if top > 1000:  # past the bounds' grades
             continue
         judged.evaluate(qrels, {"a": run}, BOUNDS, on_duplicate="first")
         other = {q: {d: -s for d, s in docs.items()} for q, docs in run.items()}

@@ -162,6 +162,26 @@ class Settings:
 # Gains: grade -> gain. Negative grades (trec_eval's "pooled but unjudged" marker)
 # and unjudged documents always give gain 0.
 
+EXP_GAIN_MAX_GRADE = 1023  # 2^1024 - 1 is past the largest float64 (2^1024 - 2^971)
+
+
+def exp_gain(grades: np.ndarray) -> np.ndarray:
+    """2^g - 1 of each grade g >= 0 (Burges et al. 2005; gdeval's and ERR's gain): exact in
+    float64 up to g = 53, rounded to the nearest float above. A grade of 1024 or more has no
+    finite gain (2^1024 - 1 is past the largest float64, about 1.8e308): a ConventionError
+    naming it, where the sums would otherwise turn into inf, and nDCG or ERR into NaN.
+
+    >>> exp_gain(np.array([0.0, 1.0, 3.0, 1023.0])).tolist()[:3]
+    [0.0, 1.0, 7.0]
+    """
+    g = np.asarray(grades, dtype=np.float64)
+    if g.size and g.max() > EXP_GAIN_MAX_GRADE:
+        top = int(g.max())
+        raise ConventionError(f"grade {top} has no finite exp gain: 2^{top} - 1 is past the largest float64 "
+                              f"(about 1.8e308); exp gain takes grades up to {EXP_GAIN_MAX_GRADE}: use gain=linear "
+                              f"or a gain mapping for this grade scale")
+    return np.exp2(g) - 1.0
+
 
 @dataclass(frozen=True)
 class Gain:
@@ -192,6 +212,8 @@ class Gain:
                 items = tuple(sorted((int(k), float(v)) for k, v in value.items()))
             except (TypeError, ValueError):
                 raise ConventionError(f"gain mapping must map integer grades to numbers: {value!r}")
+            if not all(np.isfinite(v) for _, v in items):
+                raise ConventionError(f"gain mapping must map grades to finite numbers: {value!r}")
             if others_linear:
                 items = tuple((g, v) for g, v in items if not (g >= 0 and v == g))
                 return Gain("map", items, True) if items else Gain("linear")
@@ -219,7 +241,7 @@ class Gain:
         if self.kind == "linear":
             out[pos] = g[pos]
         elif self.kind == "exp":
-            out[pos] = np.exp2(g[pos]) - 1.0
+            out[pos] = exp_gain(g[pos])
         else:
             keys = np.array([k for k, _ in self.mapping], dtype=np.float64)
             vals = np.array([v for _, v in self.mapping], dtype=np.float64)

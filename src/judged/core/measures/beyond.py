@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..conventions import exp_gain
 from ..kernels import FALLBACK, kernel
 from .dcg import FEW_GRADES, MAX_GAIN_TABLE, ranking_for
 from ..align import Ranked, block_offsets
@@ -133,7 +134,7 @@ def _chance(measure, grade: np.ndarray) -> np.ndarray:
     """The chance a document satisfies the user, (2^g - 1) / 2^max_rel (g: the grade, 0 for
     unjudged and negative grades)."""
     g = np.where(np.isnan(grade), 0.0, np.maximum(grade, 0.0))
-    return (np.exp2(g) - 1.0) / np.exp2(float(measure.option("max_rel")))
+    return exp_gain(g) / np.exp2(float(measure.option("max_rel")))
 
 
 def _err(measure, top, n: int) -> np.ndarray:

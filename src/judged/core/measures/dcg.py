@@ -24,6 +24,15 @@ MAX_GAIN_TABLE = 1 << 16  # grades above this take the numpy path
 FEW_GRADES = 15  # the gain table tried first
 
 
+def _refuse_overflow(measure, aligned, sums: np.ndarray, what: str) -> None:
+    """Finite gains whose sum is past the largest float64 (exp gains of grades near 1023):
+    a ConventionError naming the query, not an inf DCG and a NaN nDCG."""
+    if sums.size and not np.isfinite(sums).all():
+        qid = aligned.qids[int(np.flatnonzero(~np.isfinite(sums))[0])]
+        raise ConventionError(f"{measure}: the {what} of query {qid} is past the largest float64 (gain={measure.gain} "
+                              f"of its grades adds up beyond 1.8e308); use gain=linear or a gain mapping")
+
+
 def ranking_for(measure, aligned):
     return aligned.ranked.condensed if measure.unjudged == "condensed" else aligned.ranked
 
@@ -75,7 +84,7 @@ def index_idcg(measure, index) -> np.ndarray | None:
 @index_idcg.binding
 def _(native, measure, index):
     """The compiled ``ideal_dcg``; the reference decides when a grade is past the gain table
-    or has no gain there."""
+    or has no gain (there, or at all)."""
     n = len(index.query_ids)
     grade = np.ascontiguousarray(index.grade, np.int64)
     top = int(grade.max()) if len(grade) else 0
@@ -83,9 +92,13 @@ def _(native, measure, index):
         return FALLBACK
     longest = int(np.diff(index.offsets).max()) if n else 0
     depth = longest if measure.cutoff is None else min(longest, measure.cutoff)
+    try:
+        gains = _gains(measure.gain, max(top, 0))
+    except ConventionError:  # a grade with no gain (exp of 1024, a mapping's gap): the reference's rule
+        return FALLBACK
     out = np.empty(n)
     k = -1 if measure.cutoff is None else measure.cutoff
-    done = native.ideal_dcg(k, np.ascontiguousarray(index.offsets, np.int64), grade, _gains(measure.gain, max(top, 0)),
+    done = native.ideal_dcg(k, np.ascontiguousarray(index.offsets, np.int64), grade, gains,
                             _denominators(measure.discount, depth), out)
     return out if done else FALLBACK
 
@@ -183,9 +196,11 @@ def idcg(measure, aligned, ranked) -> np.ndarray:
 
 def compute(measure, aligned) -> np.ndarray:
     d = dcg(measure, aligned.ranked, aligned.n_queries, condensed=measure.unjudged == "condensed")
+    _refuse_overflow(measure, aligned, d, "DCG")
     if measure.name == "DCG":
         return d
     i = idcg(measure, aligned, ranking_for(measure, aligned) if measure.ideal == "retrieved" else aligned.ranked)
+    _refuse_overflow(measure, aligned, i, "ideal DCG")
     out = np.zeros(aligned.n_queries)
     np.divide(d, i, out=out, where=i > 0)
     return out
