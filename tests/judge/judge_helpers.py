@@ -19,6 +19,7 @@ from judged.judge.inputs import Pool, read_judging_scale
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "judging"
 PG_ENV = "JUDGED_TEST_POSTGRES_URL"
+LOOPBACK = "http://127.0.0.1:8000"   # a TestClient's base URL: a Host the app answers to
 
 
 def make_campaign(db: str, n_queries: int = 2, docs_per_query: int = 3, overlap: float = 0.0,

@@ -440,7 +440,9 @@ def run_status(args) -> int:
     from rich.table import Table
 
     con = Console()
-    con.print(f"campaign {st['campaign']}: {st['labelled']} of {st['pairs']} pairs labelled; "
+    waiting = st["open_disagreements"]
+    con.print(f"campaign {st['campaign']}: {st['labelled']} of {st['pairs']} pairs labelled"
+              + (f" ({waiting} disagreement{'s' if waiting != 1 else ''} wait for an admin)" if waiting else "") + "; "
               f"{st['overlap_pairs']} pairs go to two assessors; {st['judgments_done']} of {st['judgments_wanted']} "
               f"judgments done, {st['judgments_left']} left; time to finish {_duration(st['eta_seconds'])} "
               f"[{st['eta_method']}]", markup=False, highlight=False)

@@ -506,6 +506,19 @@ class PairLabels:
     def disagree(self) -> bool:
         return len({j.grade for j in self.labels}) > 1
 
+    def final(self, disagreement: str = "skip") -> tuple[Judgment, int] | None:
+        """The judgment that gives the pair its exported label and that label, or None when
+        it has none: the adjudication if any, else the assessors' common grade; an
+        unadjudicated disagreement has none under ``skip`` and the ``min``/``max`` of the
+        grades given otherwise. The one rule of the export and of "labelled" in the status."""
+        if self.adjudication is not None:
+            return self.adjudication, self.adjudication.grade
+        if not self.labels or (self.disagree and disagreement == "skip"):
+            return None
+        pick = min if disagreement == "min" else max
+        j = pick(self.labels, key=lambda x: x.grade) if self.disagree else self.labels[0]
+        return j, j.grade
+
 
 def current_labels(session: Session, campaign_id: int | None = None) -> dict[int, PairLabels]:
     """pair id -> its current labels, folded from the append-only history (real pairs of one
@@ -563,19 +576,13 @@ def export(session: Session, disagreement: str = "skip", source: str = "judged j
         raise JudgedError(f"disagreement policy must be one of {DISAGREEMENT_POLICIES}")
     lines, prov, unresolved = [], [], []
     for pl in current_labels(session, campaign_id).values():
-        if pl.adjudication is not None:
-            j, grade, others = pl.adjudication, pl.adjudication.grade, pl.labels
-        elif not pl.labels:
-            continue
-        elif pl.disagree and disagreement == "skip":
+        if pl.disagree and pl.adjudication is None:
             unresolved.append(pl)
+        found = pl.final(disagreement)
+        if found is None:
             continue
-        else:
-            pick = min if disagreement == "min" else max
-            j = pick(pl.labels, key=lambda x: x.grade) if pl.disagree else pl.labels[0]
-            grade, others = j.grade, [o for o in pl.labels if o is not j]
-            if pl.disagree:
-                unresolved.append(pl)
+        j, grade = found
+        others = pl.labels if j is pl.adjudication else [o for o in pl.labels if o is not j]
         lines.append(f"{pl.pair.qid} 0 {pl.pair.docid} {grade}")
         prov.append(_prov(pl, j, grade, source, others))
     return lines, prov, unresolved
@@ -599,7 +606,10 @@ def notes(session: Session, campaign_id: int | None = None) -> list[dict]:
 
 def status(session: Session, campaign_id: int | None = None) -> dict:
     """Progress per query and assessor, time per judgment, estimated time to finish,
-    practice agreement, inter-assessor agreement, disagreements and flags."""
+    practice agreement, inter-assessor agreement, disagreements and flags. ``labelled``:
+    the pairs with a label the export writes by default (:meth:`PairLabels.final`: an
+    unadjudicated disagreement is not one); ``open_disagreements``: those waiting for an
+    admin's decision."""
     campaign = get_campaign(session, campaign_id)
     labels = current_labels(session, campaign.id)
     per_query: dict[str, dict] = {}
@@ -607,7 +617,7 @@ def status(session: Session, campaign_id: int | None = None) -> dict:
         q = per_query.setdefault(pl.pair.qid, {"qid": pl.pair.qid, "pairs": 0, "labelled": 0, "disagreements": 0,
                                                "copies": 0, "judged": 0})
         q["pairs"] += 1
-        q["labelled"] += bool(pl.labels or pl.adjudication)
+        q["labelled"] += pl.final() is not None
         q["disagreements"] += pl.disagree and pl.adjudication is None
         q["copies"] += pl.pair.copies_wanted
         q["judged"] += len(pl.labels) + len(pl.skips)
@@ -649,7 +659,8 @@ def status(session: Session, campaign_id: int | None = None) -> dict:
     total = len(labels)
     return {"campaign": campaign.name, "pairs": total,
             "overlap_pairs": sum(pl.pair.copies_wanted > 1 for pl in labels.values()),
-            "labelled": sum(bool(pl.labels or pl.adjudication) for pl in labels.values()),
+            "labelled": sum(pl.final() is not None for pl in labels.values()),
+            "open_disagreements": sum(pl.disagree and pl.adjudication is None for pl in labels.values()),
             "judgments_wanted": copies, "judgments_done": judged, "judgments_left": remaining,
             "median_seconds": None if median_s is None else round(median_s, 1), "active_assessors": judges,
             "eta_seconds": eta,
