@@ -4,6 +4,10 @@ program keeps its headers whole at 80 columns."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 from fastapi.testclient import TestClient
 from judge_helpers import LOOPBACK, make_campaign
 
@@ -51,3 +55,26 @@ def test_unresolved_disagreements_are_not_labelled_and_labelled_is_what_export_w
     assert main(["judge", "export", "--db", db, "-o", str(tmp_path / "out.qrels")]) == 0
     assert (tmp_path / "out.qrels").read_text().count("\n") == 1
 
+
+def test_status_piped_keeps_every_header_whole_at_80_columns(tmp_path):
+    """The finding: `judged judge status | cat` cut the headers to `asse…`. Piped (no
+    terminal, no COLUMNS: 80 columns), every header word and every cell is whole."""
+    db = str(tmp_path / "j.db")
+    tok = make_campaign(db, n_queries=2, docs_per_query=3, overlap=1.0, assessors=("alice", "bob"))
+    c = TestClient(create_app(db), base_url=LOOPBACK)
+    grade_everything(c, tok["alice"], 1, "a")
+    grade_everything(c, tok["bob"], 2, "b")
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("COLUMNS", "LINES")}
+    out = subprocess.run([sys.executable, "-m", "judged", "judge", "status", "--db", db], stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, env=env, check=True).stdout
+    tables = [line for line in out.splitlines() if line[:1] in "┏┃┡│└"]
+    assert tables and max(len(line) for line in tables) <= 80
+    assert "…" not in out
+    cells = {w for line in tables for w in line.replace("┃", " ").replace("│", " ").split()}
+    for word in ("assessor", "share", "graded", "skipped", "left", "judgment", "finish", "practice", "qid",
+                 "pairs", "done", "labelled", "open", "disagreements", "docid", "labels", "adjudicated",
+                 "alice", "bob", "boss", "(admin)"):
+        assert word in cells, (word, out)
+    st = json.loads(subprocess.run([sys.executable, "-m", "judged", "judge", "status", "--db", db, "--format", "json"],
+                                   capture_output=True, text=True, check=True).stdout)
+    assert {"assigned", "open", "graded", "skipped", "share", "left"} <= set(st["assessors"][0])   # json: every field

@@ -429,6 +429,23 @@ def _f(x) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
+def _status_table(title: str, columns: list[str], width: int):
+    """A table of `judge status` on a console ``width`` cells wide: a column ``"header"`` or
+    ``"header:r"`` (right-justified). Nothing is cut: a cell too long for its column folds
+    onto more lines, and where the page has room (80 columns do) every column is as wide as
+    its longest header word, so header words stay whole."""
+    from .plain import Table
+
+    headers = [col.partition(":")[0] for col in columns]
+    words = [max(map(len, h.split())) for h in headers]
+    whole = sum(words) + 3 * len(columns) + 1 <= width     # padding and rules around each column
+    t = Table(title=title)
+    for col, header, word in zip(columns, headers, words):
+        t.add_column(header, justify="right" if col.endswith(":r") else "left", overflow="fold",
+                     min_width=word if whole else None)
+    return t
+
+
 def run_status(args) -> int:
     campaign, _ = _web()
     with _database(args.db).read() as s:
@@ -436,42 +453,38 @@ def run_status(args) -> int:
     if args.format == "json":
         print(json.dumps(campaign.json_safe(st), indent=2, ensure_ascii=False))
         return 0
-    from rich.console import Console
-    from rich.table import Table
+    from .plain import console
 
-    con = Console()
+    con = console()
+    say = (lambda text: con.print(text, markup=False, highlight=False, soft_wrap=True))  # piped: one line each
     waiting = st["open_disagreements"]
-    con.print(f"campaign {st['campaign']}: {st['labelled']} of {st['pairs']} pairs labelled"
-              + (f" ({waiting} disagreement{'s' if waiting != 1 else ''} wait for an admin)" if waiting else "") + "; "
-              f"{st['overlap_pairs']} pairs go to two assessors; {st['judgments_done']} of {st['judgments_wanted']} "
-              f"judgments done, {st['judgments_left']} left; time to finish {_duration(st['eta_seconds'])} "
-              f"[{st['eta_method']}]", markup=False, highlight=False)
+    say(f"campaign {st['campaign']}: {st['labelled']} of {st['pairs']} pairs labelled"
+        + (f" ({waiting} disagreement{'s' if waiting != 1 else ''} wait for an admin)" if waiting else "") + "; "
+        f"{st['overlap_pairs']} pairs go to two assessors; {st['judgments_done']} of {st['judgments_wanted']} "
+        f"judgments done, {st['judgments_left']} left; time to finish {_duration(st['eta_seconds'])} "
+        f"[{st['eta_method']}]")
     ag = st["agreement"]
-    con.print(f"agreement over {ag['pairs']} doubly judged pairs: Cohen's kappa {_f(ag['cohen_kappa'])}, "
-              f"Krippendorff's alpha (ordinal) {_f(ag['krippendorff_alpha_ordinal'])}  [{ag['convention']}]",
-              markup=False, highlight=False)
-    t = Table(title="assessors")
-    for col in ("assessor", "share", "assigned", "graded", "skipped", "open", "left", "median s/judgment",
-                "time to finish", "practice agreement"):
-        t.add_column(col)
+    say(f"agreement over {ag['pairs']} doubly judged pairs: Cohen's kappa {_f(ag['cohen_kappa'])}, "
+        f"Krippendorff's alpha (ordinal) {_f(ag['krippendorff_alpha_ordinal'])}  [{ag['convention']}]")
+    # what reads at 80 columns; --format json has every field (assigned, open, ...)
+    t = _status_table("assessors", ["assessor", "share:r", "graded:r", "skipped:r", "left:r", "s per judgment:r",
+                                    "to finish", "practice"], con.width)
     for a in st["assessors"]:
         pr = a.get("practice")
         t.add_row(a["assessor"] + (" (admin)" if a["admin"] else "") + ("" if a["active"] else " (inactive)"),
-                  *(str(a[k]) for k in ("share", "assigned", "graded", "skipped", "open", "left")),
+                  *(str(a[k]) for k in ("share", "graded", "skipped", "left")),
                   "—" if a["median_seconds"] is None else str(a["median_seconds"]),
-                  _duration(a["eta_seconds"]) if a["left"] else "—",
+                  ("unknown" if a["eta_seconds"] is None else _duration(a["eta_seconds"])) if a["left"] else "—",
                   "—" if not pr or pr["agreement"] is None else f"{pr['agreement']:.0%} ({pr['agreed']} of {pr['done']})")
     con.print(t)
-    q = Table(title="queries")
-    for col in ("qid", "pairs", "judgments done", "labelled", "open disagreements"):
-        q.add_column(col)
+    q = _status_table("queries", ["qid", "pairs:r", "judgments done:r", "labelled:r", "open disagreements:r"],
+                      con.width)
     for r in st["queries"]:
         q.add_row(r["qid"], str(r["pairs"]), f"{r['judged']} of {r['copies']}", str(r["labelled"]), str(r["disagreements"]))
     con.print(q)
     if st["disagreements"]:
-        d = Table(title="disagreements (adjudicate on the admin page)")
-        for col in ("qid", "docid", "labels", "adjudicated"):
-            d.add_column(col)
+        d = _status_table("disagreements (adjudicate on the admin page)", ["qid", "docid", "labels", "adjudicated:r"],
+                          con.width)
         for r in st["disagreements"]:
             d.add_row(r["qid"], r["docid"], ", ".join(f"{x['assessor']}: {x['grade']}" for x in r["labels"]),
                       "—" if r["adjudicated"] is None else str(r["adjudicated"]))
