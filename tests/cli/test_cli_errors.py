@@ -381,3 +381,24 @@ def test_convention_strings_are_never_wrapped(files, capsys):
     out = capsys.readouterr().out.splitlines()
     conv = judged.evaluate("qrels.txt", ["a.run"], ["nDCG(gain=exp)@10"]).conventions["nDCG(gain=exp)@10"]
     assert len(conv) > 80 and f"  {conv}" in out
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["evla", "qrels.txt", "a.run"], "invalid choice: 'evla' (choose from 'eval', 'compare'"),
+    (["evla", "qrels.txt", "a.run"], "(did you mean 'eval'?) (see 'judged --help')"),
+    (["meta", "powr", "qrels.txt"], "(did you mean 'power'?) (see 'judged meta --help')"),
+    (["eval", "qrels.txt", "a.run", "--format", "jsn"], "(did you mean 'json'?)"),
+    (["eval", "qrels.txt", "a.run", "--per-qeury"],
+     "unrecognized arguments: --per-qeury (did you mean --per-query?) (see 'judged eval --help')"),
+    (["eval", "qrels.txt", "a.run", "--formt=json"], "unrecognized arguments: --formt=json (did you mean --format?)"),
+    (["meta", "power", "qrels.txt", "a.run", "b.run", "--alpah", "0.1"],
+     "(did you mean --alpha?) (see 'judged meta power --help')"),
+    (["eval", "qrels.txt", "a.run", "-m", "nDGC@10"], "did you mean 'nDCG@10'?"),
+])
+def test_mistyped_commands_options_and_measures_get_a_suggestion(files, capsys, argv, said):
+    """Issue 34: argparse (before Python 3.14) suggests nothing; judged does, one line."""
+    assert said in one_line_error(argv, capsys)
+
+
+def test_nothing_close_suggests_nothing(files, capsys):
+    assert "did you mean" not in one_line_error(["eval", "qrels.txt", "a.run", "--zzzzzz"], capsys)

@@ -10,6 +10,7 @@ import argparse
 import gc
 import importlib
 import os
+import re
 import sys
 
 from . import declared
@@ -80,7 +81,40 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):
-        self.exit(2, f"judged: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"judged: error: {message}{_choice_meant(message)} (see '{self.prog} --help')\n")
+
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, with "did you mean --per-query?" for a mistyped option: the options of
+        the (sub)command named are the candidates."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            chosen = _chosen_parser(self, parsed)
+            options = [o for action in chosen._actions for o in action.option_strings]
+            flag = next((e.split("=", 1)[0] for e in extras if e.startswith("-")), None)
+            from ..core.suggest import did_you_mean
+
+            chosen.error(f"unrecognized arguments: {' '.join(extras)}" + (did_you_mean(flag, options) if flag else ""))
+        return parsed
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, parsed) -> argparse.ArgumentParser:
+    """The parser of the deepest (sub)command named on the command line (``meta power``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+            if chosen is not None:
+                return _chosen_parser(chosen, parsed)
+    return parser
+
+
+def _choice_meant(message: str) -> str:
+    """" (did you mean 'eval'?)" for argparse's "invalid choice: 'evla' (choose from ...)"."""
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if not m or "maybe you meant" in message:  # Python 3.14's suggest_on_error said it already
+        return ""
+    from ..core.suggest import did_you_mean
+
+    return did_you_mean(m.group(1), [c.strip().strip("'") for c in m.group(2).split(",")], "'{}'")
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter):

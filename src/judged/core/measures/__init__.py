@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
 from ..errors import MeasureError
+from ..suggest import closest, did_you_mean
 from .registry import (MIN_GEO_MEAN, BOUNDED, FAMILIES, NAMES, NEEDS_CUTOFF, OPTIONS, PARAMS, SPELLINGS, Family,
                        trec_names, trec_table)
 
@@ -81,12 +82,16 @@ class Measure:
             return Measure.parse(f"{name}({t.level}={float(m.group(2))!r})")
         m = _SYNTAX.match(text)
         if not m:
-            raise MeasureError(f"cannot parse measure {text!r} (expected e.g. nDCG@10, AP(rel=2), nDCG(gain=exp)@10)")
+            mean = _meant(text)
+            raise MeasureError(f"cannot parse measure {text!r}: did you mean {mean!r}?" if mean else
+                               f"cannot parse measure {text!r} (expected e.g. nDCG@10, AP(rel=2), nDCG(gain=exp)@10)")
         raw_name, params, cutoff = m.groups()
         name = NAMES.get(raw_name.lower())
         if name is None:
-            raise MeasureError(f"unknown measure {raw_name!r} in {text!r} (known: {', '.join(FAMILIES)}; "
-                               "judged measures lists them)")
+            mean = _meant(text, raw_name)
+            raise MeasureError(f"unknown measure {raw_name!r} in {text!r}: did you mean {mean!r}? (judged measures "
+                               "lists them)" if mean else f"unknown measure {raw_name!r} in {text!r} (known: "
+                               f"{', '.join(FAMILIES)}; judged measures lists them)")
         kw = _parse_params(params or "", text)
         for given in kw:  # ir_measures spells NumRelRet as NumRet(rel=1)
             name = SPELLINGS.get((name, given), name)
@@ -130,7 +135,9 @@ class Measure:
             kw["unjudged"] = "condensed" if kw.pop("judged_only") in (True, "True", "true", 1) else "zero"
         unknown = set(kw) - allowed
         if unknown:
-            raise MeasureError(f"{name} takes no parameter {', '.join(sorted(unknown))} ({text!r})")
+            first = sorted(unknown)[0]
+            raise MeasureError(f"{name} takes no parameter {', '.join(sorted(unknown))} ({text!r})"
+                               + did_you_mean(first, sorted(allowed | set(FAMILIES[name].spellings.values()))))
         options = []
         family = FAMILIES[name]
         for key in family.params:  # the family's own parameters: checked by their record
@@ -328,6 +335,22 @@ def trec_form(text: str) -> "list[tuple[str, Measure]] | None":
     except ValueError as exc:
         raise MeasureError(f"cannot read trec_eval's {t.name}.{m.group(2)}: {exc} ({text!r})")
     raise MeasureError(f"judged reads trec_eval's {t.name} without parameters ({text!r})")
+
+
+def _meant(text: str, raw_name: str | None = None) -> str | None:
+    """``text`` with its mistyped measure name replaced by the closest known one, or None
+    when none is close: trec_eval's name in pytrec_eval's keys (``ndcg_cutt_10`` ->
+    ``ndcg_cut_10``) and in trec_eval's ``name.values`` form (``ndcg_cutt.10``), else
+    judged's name of the closest spelling of ``raw_name`` (``nDGC@10`` -> ``nDCG@10``,
+    ``mapp`` -> ``AP``)."""
+    text = text.strip()
+    for form in (r"^([A-Za-z0-9_]+?)_\d+(?:\.\d*)?$", r"^([A-Za-z0-9_]+)\.\S+$"):
+        m = re.match(form, text)
+        named = closest(m.group(1), list(trec_names())) if m else None
+        if named is not None:
+            return named + text[m.end(1):]
+    match = closest(raw_name, {n: n for n in FAMILIES} | NAMES) if raw_name else None
+    return None if match is None else text.replace(raw_name, match, 1)
 
 
 def _fmt(x: float) -> str:
