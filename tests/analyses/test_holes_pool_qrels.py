@@ -345,7 +345,7 @@ def test_holes_cli_labels_conservative_bounds(tmp_path, capsys):
     assert "nERR@3 with holes counted as not relevant, its conservative min and max (bounds that hold the " \
            "extremes, not exact) over grades 0..2" in " ".join(out.split())
     assert "(the conservative bounds)" in out and "exact" not in out.replace("not exact", "")
-    assert "unjudged=min(grades=0..qrels-max,ideal-recomputed,conservative)" in out
+    assert "unjudged=min(grades=0..qrels-max,ideal-recomputed,conservative,holes=pool)" in out
     assert main(["holes", q, ra, "-k", "3", "-m", "nERR@3", "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["bounds"] == "conservative" and d["bounds_method"].startswith("conservative, not exact")
@@ -405,8 +405,13 @@ def test_estimate_is_deterministic_and_exact_without_holes():
     one = holes_report(s.qrels, s.runs, k=10, samples=30, seed=3).runs
     two = holes_report(s.qrels, s.runs, k=10, samples=30, seed=3).runs
     assert one["dense"].summary()["estimate"] == two["dense"].summary()["estimate"]
-    lex = one["lexical"].summary()
-    assert lex["estimate"]["mean"] == lex["score"] == lex["min"] == lex["max"]
+    alone = holes_report(s.qrels, {"lexical": s.runs["lexical"]}, k=10, samples=30, seed=3).runs
+    lex = alone["lexical"].summary()  # no hole of its own, and no other run's: exact
+    assert lex["estimate"]["mean"] == pytest.approx(lex["score"], abs=1e-15)
+    assert lex["score"] == lex["min"] == lex["max"]
+    lex = one["lexical"].summary()  # beside the dense run, whose holes may raise its ideal
+    assert lex["min"] < lex["score"] == lex["max"]
+    assert (lex["estimate"]["low"], lex["estimate"]["high"]) == (lex["min"], lex["max"])
 
 
 def test_negative_unjudged_through_the_cli(tmp_path, capsys):

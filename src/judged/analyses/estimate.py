@@ -1134,8 +1134,10 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     runs = {}
     for i, e, z in zip(targets, est_t, zero_t):
         lo, hi = bounds[i]
-        if e.holes == 0:
-            runs[i] = RunEstimate(z.per_query, z.mean, 0.0, z.mean, z.mean, "exact", 0)
+        if e.holes == 0:  # exact unless other runs' holes may move its ideal (bounds over a pool)
+            exact = hi - lo <= 1e-12
+            runs[i] = RunEstimate(z.per_query, z.mean, 0.0, z.mean if exact else lo, z.mean if exact else hi,
+                                  "exact" if exact else "bounds", 0)
             continue
         qv = quantile_without(int(pool.unit[i]))
         if math.isfinite(qv):

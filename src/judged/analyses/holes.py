@@ -29,9 +29,27 @@ from ..core.conventions import Settings, validate
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import BOUNDED, Measure
 from ..core.measures.bounds import (block_sums, check_maxgrade, holes_only_in, list_depth, max_grade, ndcg_extremes,
-                                    ranked_list, sorted_distinct, zero_filled)
+                                    pool_extras, ranked_list, sorted_distinct, zero_filled)
 from ..core.measures.bounds import bounds as measure_bounds
 from ..core.progress import progress
+
+BOUNDS_OVER = ("pool", "run")  # default first: what a run's min and max range over (see HolesReport.bounds_scope)
+BOUNDS_OVER_TEXT = {
+    "pool": "every grade of every hole in the ranked lists of all the runs given, one label per document shared "
+            "by all (judging the pool: other runs' holes enter each run's ideal and R)",
+    "run": "every grade of the run's own holes only, other runs' holes left unjudged (not what judging a pool of "
+           "several runs gives: their holes can raise the ideal and R)"}
+BEYOND_POOL = ("unjudged documents no run retrieved can only lower a score (they enter the ideal and R, never "
+               "the ranking): the max holds whatever else is judged, the min assumes nothing beyond these holes "
+               "is relevant")
+
+
+def check_bounds_over(bounds_over: str) -> str:
+    if bounds_over not in BOUNDS_OVER:
+        raise ConventionError(f"bounds range over the holes of every run given ('pool', the default) or of each "
+                              f"run alone ('run'), got {bounds_over!r}")
+    return bounds_over
+
 
 ESTIMATE_METHOD = ("estimate, not a bound: each hole's grade drawn from a model fitted on the runs' "
                    "leave-one-run-out pseudo-holes (judged documents only one run has in its top k), "
@@ -102,6 +120,7 @@ class RunHoles:
     estimate: np.ndarray | None  # None: not estimated
     estimate_interval: tuple | None
     estimate_detail: object = None  # judged.estimate.RunEstimate: sd, interval kind, holes filled
+    extras: np.ndarray | None = None  # per query, other runs' holes its bounds range over too (None: its own only)
 
     def summary(self) -> dict:
         n = len(self.holes)
@@ -177,6 +196,7 @@ class HolesReport:
     pairs: list  # PairFlip
     estimates: object = None  # judged.estimate.HoleEstimates: how the estimates were made
     query_set: object = None  # judged.querysets.QuerySet: which queries every mean is over
+    bounds_over: str = "pool"  # the holes a run's min and max range over: BOUNDS_OVER_TEXT
 
     def hole_list(self):
         """Every hole: DataFrame run, qid, rank, docid."""
@@ -193,15 +213,18 @@ class HolesReport:
         return self.measure.family.bounds
 
     def bounds_method(self) -> str:
+        over = ("of the holes of every run given" if self.bounds_over == "pool" and len(self.runs) > 1
+                else "of each run's own holes")
         if self.bounds_kind == "exact":
-            return f"exact: the min and max of {self.measure} over every grade 0..{self.maxgrade} of the holes"
+            return f"exact: the min and max of {self.measure} over every grade 0..{self.maxgrade} {over}"
         return (f"conservative, not exact: an interval holding the min and max of {self.measure} over every grade "
-                f"0..{self.maxgrade} of the holes (judged.core.measures.bounds)")
+                f"0..{self.maxgrade} {over} (judged.core.measures.bounds)")
 
     def conventions(self) -> dict:
         lo, hi = replace(self.measure, unjudged="min"), replace(self.measure, unjudged="max")
-        return {"measure": self.measure.convention(self.settings), "min": lo.convention(self.settings),
-                "max": hi.convention(self.settings), "judged": Measure.parse(f"Judged@{self.k}").convention(self.settings),
+        return {"measure": self.measure.convention(self.settings),
+                "min": lo.convention(self.settings, holes=self.bounds_over),
+                "max": hi.convention(self.settings, holes=self.bounds_over), "judged": Measure.parse(f"Judged@{self.k}").convention(self.settings),
                 "negative": f"negative grades: {self.negative}",
                 "estimate": ESTIMATE_METHOD.replace("the exact bounds", f"the {self.bounds_kind} bounds")}
 
@@ -209,6 +232,8 @@ class HolesReport:
         out = {"qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256},
                "k": self.k, "measure": str(self.measure), "maxgrade": self.maxgrade, "negative": self.negative,
                "bounds": self.bounds_kind, "bounds_method": self.bounds_method(),
+               "bounds_over": self.bounds_over, "bounds_over_text": BOUNDS_OVER_TEXT[self.bounds_over],
+               "beyond_pool": BEYOND_POOL,
                "conventions": self.conventions(),
                "runs": {name: {**rh.summary(), "worst": rh.worst()} for name, rh in self.runs.items()},
                "pairs": [p.to_dict() for p in self.pairs]}
@@ -228,10 +253,17 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
                  negative: str = "nonrelevant", samples: int = 200, seed: int = 0, level: float | None = None,
                  reference=None, ties: str = "trec", complete: bool = True, no_relevant: str = "zero",
                  on_duplicate: str = "error", ignore_identical_ids: bool = False,
-                 depth_cut: int | None = None, settings: Settings | None = None, deep: bool = True) -> HolesReport:
+                 depth_cut: int | None = None, settings: Settings | None = None, deep: bool = True,
+                 bounds_over: str = "pool") -> HolesReport:
     """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
     their grades, an estimate with its interval at ``level`` (default 0.9; see
     :mod:`judged.estimate`), and for every pair of runs whether judging could flip them.
+
+    ``bounds_over='pool'`` (default): a run's min and max, and every pair's interval, range
+    over every grade of every hole in the ranked lists of all the runs given, one label per
+    document shared by all: what judging their pool can give (other runs' holes raise the
+    ideal and R). ``'run'``: each run's own holes only (each pair: the union of its two
+    runs'), the bound of one run judged alone.
     ``reference``: more runs (e.g. the collection's pooled runs) whose leave-one-run-out
     evidence the estimate learns from; they are not reported (a path also given in
     ``runs`` is read once).
@@ -257,6 +289,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     if samples < 1:
         raise ConventionError(f"the estimate needs at least one sample, got samples={samples}")
     check_maxgrade(maxgrade)
+    check_bounds_over(bounds_over)
     m = zero_filled(Measure.parse(measure or f"nDCG@{k}"))
     qrels = read_qrels(qrels, on_duplicate=on_duplicate, subtopics=m.family.subtopics)
     if m.name not in BOUNDED:
@@ -267,14 +300,22 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     with ThreadPoolExecutor(2, thread_name_prefix="judged-holes") as pool:
         if not m.family.subtopics:  # the estimate's modules imported while the runs are read
             pool.submit(_import_estimate)
-        # each run's bounds in a thread as soon as it is aligned, while the next one is read
+        # each run's counts (and its own bounds: --bounds-over run) in a thread as soon as it
+        # is aligned, while the next one is read
+        own = bounds_over == "run"
         aligned = aligned_runs(qrels, runs, settings, docids_only=not deep, digest=deep,
                                each=lambda name, a: out.__setitem__(
-                                   name, pool.submit(run_holes, name, negative_as(a, negative), m, k, samples=0)))
+                                   name, pool.submit(run_holes, name, negative_as(a, negative), m, k, samples=0,
+                                                     own_bounds=own)))
         with progress(len(aligned), f"bounds of {m} per run") as advance:
             for name, done in out.items():
                 out[name] = done.result()
                 advance()
+            if not own:  # over the pool: every run's holes known, each run's bounds with the others' as extras
+                extras = pool_extras(m, [rh.aligned for rh in out.values()], depth=k)
+                found = list(pool.map(lambda r, e: bounds(m, r.aligned, e), out.values(), extras))
+                for rh, e, (lo, hi) in zip(out.values(), extras, found):
+                    rh.low, rh.high, rh.extras = lo, hi, e
         refs = {}
         if isinstance(reference, dict):
             reference = {name: r for name, r in reference.items() if str(name) not in out}
@@ -287,14 +328,15 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
             keep_docids_only([*(rh.aligned for rh in out.values()), *refs.values()])
         names = list(out)
         # the pairs' intervals in a thread while the estimate is made (each as alone: the same numbers)
-        pairs = pool.submit(pair_flips, m, [out[n] for n in names], list(combinations(range(len(names)), 2)))
+        pairs = pool.submit(pair_flips, m, [out[n] for n in names], list(combinations(range(len(names)), 2)),
+                            over_pool=not own)
         with progress(None, "estimating the holes"):  # the estimator's model grades documents, not subtopics
             estimates = None if m.family.subtopics else estimate_holes(m, out, k, samples=samples, seed=seed,
                                                                        level=level, reference=refs)
         with progress(None, "intervals of every pair of runs"):
             pairs = pairs.result()
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
-                       out, pairs, estimates, of_aligned(settings, qrels, aligned, measures=[m]))
+                       out, pairs, estimates, of_aligned(settings, qrels, aligned, measures=[m]), bounds_over)
 
 
 def _import_estimate() -> None:
@@ -305,11 +347,13 @@ def _import_estimate() -> None:
     from . import estimate, stats  # noqa: F401
 
 
-def run_holes(name: str, aligned: Aligned, measure: Measure, k: int, samples: int = 200, seed: int = 0) -> RunHoles:
-    """One run's Judged@k, holes in the top k, zero-filled ``measure`` and its bounds;
+def run_holes(name: str, aligned: Aligned, measure: Measure, k: int, samples: int = 200, seed: int = 0,
+              own_bounds: bool = True) -> RunHoles:
+    """One run's Judged@k, holes in the top k, zero-filled ``measure`` and its bounds over
+    its own holes (``own_bounds=False``: None, the caller bounds it over a pool);
     the estimate only when ``samples`` > 0 (one run alone: the stated fallback, see
     :func:`estimate_holes`, which estimates several runs from each other's evidence)."""
-    lo, hi = bounds(measure, aligned)
+    lo, hi = measure_bounds(measure, aligned) if own_bounds else (None, None)
     rh = RunHoles(name, aligned, Measure.parse(f"Judged@{k}").compute(aligned), holes_per_query(aligned, k),
                   measure.compute(aligned), lo, hi, None, None)
     if samples:
@@ -371,7 +415,8 @@ class ComparisonHoles:
         out = {"k": self.k, "maxgrade": self.maxgrade, "negative": self.negative,
                "judged": f"Judged@{self.k} judged=grade-for-this-query",
                "runs": {name: dict(r) for name, r in self.runs.items()},
-               "bounded_measures": {g: str(m) for g, m in self.bounded.items()}}
+               "bounded_measures": {g: str(m) for g, m in self.bounded.items()},
+               "bounds_over": "pool", "bounds_over_text": BOUNDS_OVER_TEXT["pool"], "beyond_pool": BEYOND_POOL}
         if self.skipped:
             out["skipped_measures"] = dict(self.skipped)
         return out
@@ -381,8 +426,9 @@ def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = No
                      negative: str = "nonrelevant") -> ComparisonHoles:
     """Holes of an evaluated :class:`~judged.evaluation.Result` (its runs already aligned):
     per run Judged@k and the holes in its top k; per bounded measure (the registry's
-    ``boundable`` families) and run, the interval of mean(run) - mean(baseline) over the grades
-    the holes of either could get (exact for nDCG and DCG, else conservative). A measure whose
+    ``boundable`` families) and run, the interval of mean(run) - mean(baseline) over every
+    grade of the holes of every run compared, one label per document (judging their pool;
+    exact for nDCG and DCG, else conservative). A measure whose
     bounds refuse the data (ERR on grades above max_rel, INST with T < 1/2) is skipped, with
     the reason (``skipped``), not an error: its comparison stands without the holes' interval."""
     aligned = {name: negative_as(rr.aligned, negative) for name, rr in result.runs.items()}
@@ -407,7 +453,8 @@ def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = No
             others = [name for name in per_run if name != baseline]
             order = others + [baseline]
             try:
-                done = pair_flips(m, [per_run[n] for n in order], [(i, len(others)) for i in range(len(others))])
+                done = pair_flips(m, [per_run[n] for n in order], [(i, len(others)) for i in range(len(others))],
+                                  depth=k)
             except ConventionError as e:
                 del bounded[given]
                 skipped[given] = str(e)
@@ -441,15 +488,35 @@ def pair_flip(measure, a: RunHoles, b: RunHoles) -> PairFlip:
     return pair_flips(measure, [a, b], [(0, 1)])[0]
 
 
-def pair_flips(measure, runs: list, pairs: list) -> list:
+def pair_flips(measure, runs: list, pairs: list, over_pool: bool = True, depth: int | None = None) -> list:
     """:func:`pair_flip` of every pair (i, j) of ``runs`` (RunHoles): the exact ones solved
-    together (each run's per-query data read once, the problems of every pair batched)."""
+    together (each run's per-query data read once, the problems of every pair batched).
+
+    ``over_pool`` (default): over every grade of the holes of all ``runs``, one label per
+    document shared by all (the other runs' holes enter the ideal and R: exact pairs get
+    them as holes of weight 0, conservative ones bound each run over the pool, each run's
+    ``extras`` kept; the pool: the runs' ranked lists, or their top ``depth`` when deeper,
+    :func:`~judged.core.measures.bounds.pool_extras`); else over the pair's two runs' holes."""
     mean = (lambda v: float(v.mean()) if len(v) else 0.0)
+    extras = None
+    if over_pool:
+        extras = ([r.extras for r in runs] if all(r.extras is not None for r in runs)
+                  else pool_extras(measure, [r.aligned for r in runs], depth))
     if measure.name == "DCG" or (measure.name == "nDCG" and measure.ideal == "judged"):
-        extremes = _exact_pairs(measure, [r.aligned for r in runs], pairs)
+        # DCG has no ideal: the other runs' holes cannot move it
+        extremes = _exact_pairs(measure, [r.aligned for r in runs], pairs,
+                                extras if measure.name == "nDCG" else None)
         return [PairFlip(runs[i].name, runs[j].name, mean(runs[i].score) - mean(runs[j].score), lo, hi, exact=True)
                 for (i, j), (lo, hi) in zip(pairs, extremes)]
-    return [_conservative_pair(measure, runs[i], runs[j]) for i, j in pairs]
+    if not over_pool:
+        return [_conservative_pair(measure, runs[i], runs[j]) for i, j in pairs]
+    for r, e in zip(runs, extras):
+        if r.low is None or r.extras is None:
+            r.low, r.high = bounds(measure, r.aligned, e)
+            r.extras = e
+    return [PairFlip(runs[i].name, runs[j].name, mean(runs[i].score) - mean(runs[j].score),
+                     mean(runs[i].low) - mean(runs[j].high), mean(runs[i].high) - mean(runs[j].low))
+            for i, j in pairs]
 
 
 def _conservative_pair(measure, a: RunHoles, b: RunHoles) -> PairFlip:
@@ -505,15 +572,17 @@ def _extra_holes(measure, a: Aligned, b: Aligned):
     return only_b[np.asarray(a.qid_codes, np.int64)], only_a[np.asarray(b.qid_codes, np.int64)]
 
 
-def _exact_pairs(measure, aligned: list, pairs: list) -> list:
+def _exact_pairs(measure, aligned: list, pairs: list, extras: list | None = None) -> list:
     """Exact extremes of mean_A - mean_B for nDCG (ideal=judged) or DCG, summed per query
     in qid order, for every pair (i, j) of ``aligned``. Each run's per-query parts are
-    read once; every pair's per-query problems are then solved together."""
+    read once; every pair's per-query problems are then solved together. ``extras[i]``:
+    per query of run i, the pool's holes it lacks (:func:`pool_extras`): a pair's problem
+    gets the pool's holes neither of its runs has as holes of weight 0 (they move the ideal)."""
     M = max_grade(measure, aligned[0])
     values = sorted_distinct(measure.gain(np.arange(M + 1, dtype=np.float64)))
     k = measure.cutoff
     qindex, dindex, taken, judged = {}, {}, set(), []  # judged: (query index, positive gain) of each judgment
-    data = {}
+    data, pool_union = {}, {}  # pool_union: query index -> the pool's distinct holes there
 
     def per_query(i):
         """(query indices, dfix per query, queries' count, hole query index, hole doc index, hole weight)."""
@@ -538,6 +607,11 @@ def _exact_pairs(measure, aligned: list, pairs: list) -> list:
         keep = fresh[j.q] & (gain > 0)
         judged.append((qs[j.q[keep]], gain[keep]))
         data[i] = (qs, dfixes, max(al.n_queries, 1), qs[hole_q], np.array(hd, np.int64), w[rows])
+        if extras is not None:  # the pool's holes per query: the run's own distinct ones and the others'
+            _, once = np.unique(np.array(hd, np.int64), return_index=True)
+            own = np.bincount(hole_q[once], minlength=len(qids))
+            for q, n in zip(qs.tolist(), (own + np.asarray(extras[i], np.int64)).tolist()):
+                pool_union.setdefault(q, n)
         return data[i]
 
     for i in sorted({x for pair in pairs for x in pair}):
@@ -552,6 +626,7 @@ def _exact_pairs(measure, aligned: list, pairs: list) -> list:
     doc_rank[np.array(sorted(range(len(doc_keys)), key=doc_keys.__getitem__), np.int64)] = np.arange(len(doc_keys))
     n_docs = max(len(dindex), 1)
     prob_q, prob_pair, prob_dfix, prob_nh, coef_parts = [], [], [], [], []
+    order_q = np.array(sorted(range(len(names)), key=names.__getitem__), np.int64)  # rank -> query index
     for p, (a, b) in enumerate(pairs):
         qa, da, na, hqa, hda, hwa = data[a]
         qb, db, nb, hqb, hdb, hwb = data[b]
@@ -570,12 +645,14 @@ def _exact_pairs(measure, aligned: list, pairs: list) -> list:
         cb[inv[len(hqa):]] = hwb
         coef = ca / na - cb / nb
         nh = np.bincount(np.searchsorted(union, uk // n_docs), minlength=len(union))
+        if pool_union:  # the pool's holes neither run has: weight 0, after the pair's own in each query
+            coef, nh = _with_pool_holes(coef, nh, np.array([pool_union.get(x, 0) for x in order_q[union].tolist()],
+                                                           np.int64))
         prob_q.append(union)
         prob_pair.append(np.full(len(union), p))
         prob_dfix.append(dfix)
         prob_nh.append(nh)
         coef_parts.append(coef)
-    order_q = np.array(sorted(range(len(names)), key=names.__getitem__), np.int64)  # rank -> query index
     q = order_q[np.concatenate(prob_q)] if prob_q else np.zeros(0, np.int64)
     owner = np.concatenate(prob_pair) if prob_pair else np.zeros(0, np.int64)
     dfix = np.concatenate(prob_dfix) if prob_dfix else np.zeros(0)
@@ -608,3 +685,17 @@ def _exact_pairs(measure, aligned: list, pairs: list) -> list:
         sums[p][0] += l
         sums[p][1] += h
     return [tuple(x) for x in sums]
+
+
+def _with_pool_holes(coef: np.ndarray, nh: np.ndarray, pool: np.ndarray) -> tuple:
+    """A pair's per-query hole weights ``coef`` (``nh`` per query, query after query) with
+    ``pool - nh`` zeros appended to each query's: the pool's holes neither run has."""
+    more = np.maximum(pool - nh, 0)
+    if not more.any():
+        return coef, nh
+    wider = nh + more
+    start = np.cumsum(wider) - wider
+    within = np.arange(len(coef)) - np.repeat(np.cumsum(nh) - nh, nh)
+    out = np.zeros(int(wider.sum()))
+    out[np.repeat(start, nh) + within] = coef
+    return out, wider

@@ -62,6 +62,11 @@ def register(sub) -> None:
                    help="more runs the estimate learns from but the report leaves out (e.g. the collection's pooled "
                         "runs, when RUN is a new system)")
     p.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
+    p.add_argument("--bounds-over", choices=["pool", "run"], default="pool",
+                   help="what a run's min and max range over: pool (default) every grade of every hole in the top K "
+                        "of all the runs given, one label per document (judging their pool: other runs' holes can "
+                        "raise the ideal and R); run: the run's own holes only (labelled holes=run in the "
+                        "conventions; not what judging a pool of several runs gives)")
     add_hole_options(p)
     add_machine_option(p)
     add_sample_option(p)
@@ -97,6 +102,7 @@ def _report(args, measure) -> dict | None:
 
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=measure, maxgrade=args.maxgrade,
                           negative=args.negative, samples=args.samples, level=args.level, reference=args.reference,
+                          bounds_over=args.bounds_over,
                           deep=bool(args.machine or args.sample), **settings_kwargs(args, compared=True))
     machine = machine_filled_holes(report, args.machine) if args.machine else None
     from .machine import is_query_sample
@@ -185,8 +191,10 @@ def print_report(report, console=None) -> None:
     m, k = report.measure, report.k
     how = ("exact min and max" if report.bounds_kind == "exact" else
            "conservative min and max (bounds that hold the extremes, not exact)")
+    over = ("the holes of every run given (judging their pool; unjudged documents no run retrieved can only "
+            "lower a score)" if report.bounds_over == "pool" and len(report.runs) > 1 else "each run's own holes")
     console.print(f"holes in the top {k} (qrels {report.qrels.source}); {m} with holes counted as not relevant, "
-                  f"its {how} over grades 0..{report.maxgrade} for the holes, and an estimate"
+                  f"its {how} over grades 0..{report.maxgrade} for {over}, and an estimate"
                   + (" (none for a diversity measure: the estimator models a document's grade, not its subtopics)"
                      if report.estimates is None else ""), highlight=False, markup=False)
     t = Table(box="simple", pad_edge=False, collapse_padding=True)

@@ -253,11 +253,18 @@ class Measure:
                 return t.name if self.cutoff is None else f"{t.name}_{self.cutoff}"
         return str(self)
 
-    def convention(self, settings: Settings | None = None, one_query: bool = False) -> str:
+    def convention(self, settings: Settings | None = None, one_query: bool = False, holes: str | None = None) -> str:
         """The canonical convention string: every choice behind this measure's number
-        (``one_query``: of one query's score, without the query set; see ``Settings.canonical``)."""
+        (``one_query``: of one query's score, without the query set; see ``Settings.canonical``).
+        ``holes``: for ``unjudged=min|max``, which holes the extremes range over ('pool': every
+        run's given with it, as ``judged holes`` bounds them; 'run': the run's own, as a measure
+        of one run computes them), added as ``holes=...`` to its unjudged part."""
         settings = settings or Settings()
-        parts = [self.short, *self.family.convention(self), settings.canonical(one_query)]
+        family = self.family.convention(self)
+        if holes is not None and self.unjudged in ("min", "max"):
+            family = [f"{p[:-1]},holes={holes})" if p.startswith("unjudged=") and p.endswith(")") else p
+                      for p in family]
+        parts = [self.short, *family, settings.canonical(one_query)]
         if self.aggregate != "mean":
             parts.append(f"aggregate={self.aggregate}")
         return " ".join(parts)

@@ -211,12 +211,11 @@ def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarr
         eq_hi, eg_hi = _extra_arrays(n_extra, int(g_lo))
         lo = base.compute(fill(aligned, top, np.where(holes, g_lo, np.nan), eq_lo, eg_lo))
         hi = base.compute(fill(aligned, top, np.where(holes, g_hi, np.nan), eq_hi, eg_hi))
-    # queries without holes: exactly the kernel's zero-filled value
+    # queries without holes: exactly the kernel's zero-filled value; with some, every hole at
+    # grade 0 is one of the labellings, so the bounds hold that value (not an ulp beside it)
+    z = base.compute(aligned)
     none = (np.bincount(top.q[holes], minlength=aligned.n_queries) + n_extra) == 0
-    if none.any():
-        z = base.compute(aligned)
-        lo, hi = np.where(none, z, lo), np.where(none, z, hi)
-    return lo, hi
+    return np.where(none, z, np.minimum(lo, z)), np.where(none, z, np.maximum(hi, z))
 
 
 def _ap_bounds(measure, aligned, top, n_extra, M, rel_gain):
@@ -354,6 +353,68 @@ def ndcg_extremes(hw: np.ndarray, dfix: np.ndarray, jcounts: np.ndarray, jlevels
             else np.minimum(out[zero_possible], 0.0)
     return out
 
+
+
+# ---------------------------------------------------------------------------
+# The pool's holes: judging is done for a shared pool, so a run's bounds range over the
+# holes of every run given (the others' holes enter its ideal and R), not its own alone
+
+
+def pool_extras(measure, aligned: list, depth: int | None = None) -> list:
+    """Per run (each an :class:`Aligned` of one qrels), per query of the run: how many
+    distinct holes of the pool -- every run's holes in its ranked list (the measure's top
+    ``cutoff``, as :func:`ranked_list`) or its top ``depth`` when deeper -- are not among
+    the run's own holes in its ranked list. Given as ``extras`` to :func:`bounds`, the min
+    and max range over every grade of every hole of the pool, one label per (query,
+    document) shared by all runs (judging the pool: the others enter the ideal and R).
+
+    Pairs are found by 64-bit keys of (query code, docid hash) and confirmed on the query
+    code and the docid string; a collision (two docids of one query sharing a hash) falls
+    back to sets of (qid, docid) strings, as does a set of runs aligned with different qrels."""
+    lists = [ranked_list(measure, a) for a in aligned]
+    deeper = depth is not None and measure.cutoff is not None and depth > measure.cutoff
+    tops = [a.ranked.top(depth) for a in aligned] if deeper else lists
+    own = [np.bincount(top.q[np.isnan(top.grade)], minlength=a.n_queries) for a, top in zip(aligned, lists)]
+    same = all(a.qrels is aligned[0].qrels and a.qid_codes is not None for a in aligned)
+    if not aligned or not same:
+        return _pool_extras_by_sets(aligned, tops, own)
+    codes, keys, docids, runs = [], [], [], []
+    for i, (a, top) in enumerate(zip(aligned, tops)):
+        hole = np.flatnonzero(np.isnan(top.grade))
+        rows = top.row[hole]
+        codes.append(np.asarray(a.qid_codes, np.int64)[top.q[hole]])
+        keys.append(pair_keys(codes[-1], a.run.docid_hash[rows]))
+        docids.append(take_strings(a.run.docid, rows))
+        runs.append(np.full(len(hole), i, np.int64))
+    code, key, run = np.concatenate(codes), np.concatenate(keys), np.concatenate(runs)
+    n_codes = len(aligned[0].qrels.index.query_ids)
+    if not len(key):
+        return [np.zeros(a.n_queries, np.int64) for a in aligned]
+    if len({d.type for d in docids}) > 1:
+        docids = [d.cast(pa.large_string()) for d in docids]
+    docid = pa.concat_arrays(docids)
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    first = np.concatenate(([True], sk[1:] != sk[:-1]))
+    group = np.cumsum(first) - 1
+    head = order[np.flatnonzero(first)[group]]  # each row's group's first row
+    later = np.flatnonzero(~first)
+    if len(later) and not ((code[order[later]] == code[head[later]]).all()
+                           and strings_equal(docid, order[later], docid, head[later]).all()):
+        return _pool_extras_by_sets(aligned, tops, own)
+    union = np.bincount(code[order[first]], minlength=n_codes)
+    return [union[np.asarray(a.qid_codes, np.int64)] - mine for a, mine in zip(aligned, own)]
+
+
+def _pool_extras_by_sets(aligned: list, tops: list, own: list) -> list:
+    """:func:`pool_extras` over Python sets of (qid, docid) strings."""
+    union = {}
+    for a, top in zip(aligned, tops):
+        hole = np.flatnonzero(np.isnan(top.grade))
+        for q, d in zip(a.qids.astype(str)[top.q[hole]].tolist(), a.docids(top.row[hole])):
+            union.setdefault(q, set()).add(d)
+    return [np.array([len(union.get(q, ())) for q in a.qids.astype(str).tolist()], np.int64) - mine
+            for a, mine in zip(aligned, own)]
 
 # ---------------------------------------------------------------------------
 # The other run's holes: a pair's conservative interval bounds each run over the union of
