@@ -18,14 +18,21 @@ from .text import utf8_line
 
 
 def qrels_path(folder, split: str = "test") -> str:
-    path = os.path.join(os.fspath(folder), "qrels", f"{split}.tsv")
-    if not os.path.isdir(os.fspath(folder)):
-        raise ParseError(os.fspath(folder), None, "no such BEIR folder")
+    """``DIR/qrels/<split>.tsv``; a ParseError naming the folder (or its ``qrels/``) and the
+    splits there when it is missing, never the path that was looked for."""
+    folder = os.fspath(folder)
+    if not os.path.isdir(folder):
+        raise ParseError(folder, None, "no such BEIR folder")
+    qrels_dir = os.path.join(folder, "qrels")
+    if not os.path.isdir(qrels_dir):
+        raise ParseError(folder, None, f"no qrels here: neither a BEIR folder (qrels/{split}.tsv) nor a Hugging "
+                                       f"Face dataset folder (README.md configs, save_to_disk output, or split files "
+                                       f"such as {split}.tsv)")
+    path = os.path.join(qrels_dir, f"{split}.tsv")
     if not os.path.exists(path):
-        splits = sorted(f[:-4] for f in os.listdir(os.path.join(folder, "qrels"))) \
-            if os.path.isdir(os.path.join(folder, "qrels")) else []
-        raise ParseError(path, None, f"no qrels for split {split!r}"
-                                     + (f" (splits here: {', '.join(splits)})" if splits else ""))
+        splits = sorted(f[:-4] for f in os.listdir(qrels_dir) if f.endswith(".tsv"))
+        raise ParseError(qrels_dir, None, f"no qrels for split {split!r}"
+                                          + (f" (splits here: {', '.join(splits)})" if splits else ""))
     return path
 
 

@@ -10,7 +10,8 @@ read here with pyarrow (no ``datasets`` import, nothing written to a cache):
   ``README.md`` whose YAML header lists ``configs:`` with their ``data_files`` (Parquet,
   JSON lines, TSV/CSV; globs as the Hub writes them), or without one the usual names
   (``corpus/``, ``queries/``, ``qrels/`` or ``default/`` folders of split files, or
-  ``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv``);
+  ``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv``; a qrels-only repository, as
+  BeIR/*-qrels, with its split files at the root: ``test.tsv``, ``train.tsv``);
 * ``save_to_disk`` output: ``DIR/<config>/`` each a saved ``DatasetDict``
   (``dataset_dict.json`` and one folder of Arrow files per split) or a saved ``Dataset``
   (``state.json``); or ``DIR`` itself one saved ``DatasetDict`` whose splits are named
@@ -45,11 +46,26 @@ def is_dataset_folder(path) -> bool:
     path = os.fspath(path)
     if not os.path.isdir(path):
         return False
-    if _front_matter_configs(path) or _saved(path):
+    if _front_matter_configs(path) or _saved(path) or _root_splits(path):
         return True
     return any(_saved(os.path.join(path, c)) or _data_files_under(os.path.join(path, c))
                for c in (*QRELS_CONFIGS, *QUERIES_CONFIGS, *CORPUS_CONFIGS)
                if os.path.isdir(os.path.join(path, c)) and not _is_beir_qrels_folder(path, c))
+
+
+SPLITS = ("train", "test", "dev", "validation", "val")
+
+
+def _root_splits(path: str) -> dict[str, list[str]]:
+    """Split -> data files lying in ``path`` itself and named after a split (``test.tsv``,
+    ``dev-00000-of-00001.parquet``): the default config of a Hub repository without
+    README configs, as BeIR/*-qrels ship their qrels ({} when there are none)."""
+    splits: dict[str, list[str]] = {}
+    for name in sorted(os.listdir(path)):
+        file = os.path.join(path, name)
+        if os.path.isfile(file) and name.lower().endswith(DATA_EXTENSIONS) and _split_of(file, path) in SPLITS:
+            splits.setdefault(_split_of(file, path), []).append(file)
+    return splits
 
 
 def _is_beir_qrels_folder(path: str, config: str) -> bool:
@@ -140,7 +156,7 @@ def _split_of(file: str, root: str) -> str:
     rel = os.path.relpath(file, root).replace(os.sep, "/")
     stem = rel.rsplit("/", 1)[-1].split(".", 1)[0]
     for word in [stem.split("-", 1)[0], *rel.split("/")[:-1]]:
-        if word in ("train", "test", "dev", "validation", "val", "corpus", "queries", "query"):
+        if word in (*SPLITS, "corpus", "queries", "query"):
             return word
     return stem.split("-", 1)[0] or "train"
 
@@ -181,6 +197,8 @@ def config_splits(folder, names) -> tuple[str, dict[str, list[str]]] | None:
         for ext in (".jsonl", ".parquet", ".jsonl.gz"):
             if os.path.isfile(sub + ext):
                 return name, {name: [sub + ext]}
+    if names is QRELS_CONFIGS and _root_splits(folder):
+        return "default", _root_splits(folder)
     return None
 
 
@@ -265,7 +283,8 @@ def load_qrels(folder, split: str = "test", on_duplicate: str = "error"):
     found = config_splits(folder, QRELS_CONFIGS)
     if found is None:
         raise ParseError(folder, None, "no qrels here (looked for a 'default' or 'qrels' config: README.md configs, "
-                                       "save_to_disk folders, or qrels/ and default/ folders of data files)")
+                                       "save_to_disk folders, qrels/ and default/ folders of data files, or split files "
+                                       "such as test.tsv at the root)")
     config, splits = found
     if split not in splits:
         raise ParseError(folder, None, f"no qrels for split {split!r} in config {config!r}"

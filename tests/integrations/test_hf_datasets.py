@@ -1,0 +1,72 @@
+"""Hugging Face ``datasets`` as judged inputs, against the real ``datasets`` package: the Hub's
+qrels-only repositories (BeIR/*-qrels: split files at the root) and in-memory ``Dataset`` /
+``DatasetDict`` objects, each read as ``datasets`` itself reads them."""
+
+import os
+
+import pytest
+
+datasets = pytest.importorskip("datasets", reason="the hf extra is not installed: pip install 'judged[hf]'")
+
+import judged  # noqa: E402
+from judged.cli import main  # noqa: E402
+from judged.core.errors import ParseError  # noqa: E402
+from judged.core.io import dataset_qrels, hf  # noqa: E402
+
+TEST = [("q1", "d1", 2), ("q1", "d2", 0), ("q2", "d3", 1)]
+TRAIN = [("q7", "d4", 1)]
+
+
+def rows_of(q) -> list:
+    return sorted(zip(q.qid.to_pylist(), q.docid.to_pylist(), q.grade.tolist()))
+
+
+def write_tsv(path, rows) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for q, d, g in rows))
+
+
+@pytest.fixture
+def hub_qrels(tmp_path, monkeypatch):
+    """BeIR/<name>-qrels as the Hub serves it: README.md (no configs), test.tsv and train.tsv at the root."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))      # load_dataset's cache, not the user's
+    root = tmp_path / "scifact-qrels"
+    root.mkdir()
+    (root / "README.md").write_text("---\nlicense: cc-by-sa-4.0\n---\n# scifact qrels\n")
+    write_tsv(root / "test.tsv", TEST)
+    write_tsv(root / "train.tsv", TRAIN)
+    return root
+
+
+def test_a_hub_qrels_folder_with_split_files_at_its_root(hub_qrels):
+    theirs = datasets.load_dataset(str(hub_qrels))             # the real package's reading of the folder
+    assert set(theirs) == {"test", "train"}
+    assert hf.is_dataset_folder(hub_qrels)
+    for split in ("test", "train"):
+        expected = sorted((str(r["query-id"]), str(r["corpus-id"]), int(r["score"])) for r in theirs[split])
+        assert rows_of(dataset_qrels(hub_qrels, split)) == expected
+    assert rows_of(judged.read_qrels(hub_qrels)) == sorted(TEST)   # a path: its test split
+    with pytest.raises(ParseError, match=r"no qrels for split 'dev'.*splits here: test, train"):
+        dataset_qrels(hub_qrels, "dev")
+
+
+def test_the_cli_reads_a_hub_qrels_folder(hub_qrels, tmp_path, capsys):
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq2 Q0 d3 1 1.0 r\nq7 Q0 d4 1 1.0 r\n")
+    assert main(["eval", str(hub_qrels), str(run), "-m", "nDCG@10", "--format", "json"]) == 0
+    assert '"judgments": 3' in capsys.readouterr().out
+    assert main(["eval", "--beir", str(hub_qrels), str(run), "--split", "train", "--format", "json"]) == 0
+    assert '"judgments": 1' in capsys.readouterr().out
+
+
+def test_a_folder_without_qrels_names_the_folder_not_an_invented_path(tmp_path, capsys):
+    root = tmp_path / "empty-collection"
+    root.mkdir()
+    (root / "notes.txt").write_text("nothing here\n")
+    with pytest.raises(ParseError) as info:
+        dataset_qrels(root)
+    assert info.value.source == str(root) and "qrels" in str(info.value)
+    assert not os.path.exists(os.path.join(root, "qrels"))
+    assert main(["eval", "--beir", str(root), os.devnull]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"judged: error: {root}: ") and os.path.join(str(root), "qrels") not in err
