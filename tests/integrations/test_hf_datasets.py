@@ -70,3 +70,35 @@ def test_a_folder_without_qrels_names_the_folder_not_an_invented_path(tmp_path, 
     assert main(["eval", "--beir", str(root), os.devnull]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"judged: error: {root}: ") and os.path.join(str(root), "qrels") not in err
+
+
+def as_dataset(rows) -> "datasets.Dataset":
+    return datasets.Dataset.from_list([{"query-id": q, "corpus-id": d, "score": g} for q, d, g in rows])
+
+
+def test_an_in_memory_dataset_is_qrels_and_runs_as_it_is():
+    ds = as_dataset(TEST + TRAIN)
+    assert rows_of(judged.read_qrels(ds)) == sorted(TEST + TRAIN)
+    kept = ds.filter(lambda r: r["query-id"] != "q7")             # an indices mapping over the same Arrow table
+    assert len(kept.data.table) == 4 and rows_of(judged.read_qrels(kept)) == sorted(TEST)
+    qrels = {"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}}
+    run = {"q1": {"d2": 0.9, "d1": 0.8}, "q2": {"d3": 0.7}}
+    ours = judged.evaluate(kept, {"r": run}, ["nDCG@10", "AP"]).mean()
+    assert ours.equals(judged.evaluate(qrels, {"r": run}, ["nDCG@10", "AP"]).mean())
+    as_run = datasets.Dataset.from_list([{"query-id": q, "corpus-id": d, "score": s}
+                                         for q, docs in run.items() for d, s in docs.items()])
+    r = judged.read_run(as_run, name="from-datasets")
+    assert r.name == "from-datasets" and sorted(zip(r.qid.to_pylist(), r.docid.to_pylist(), r.score.tolist())) == \
+        [("q1", "d1", 0.8), ("q1", "d2", 0.9), ("q2", "d3", 0.7)]
+
+
+def test_a_dataset_dict_is_read_at_a_split():
+    dd = datasets.DatasetDict({"test": as_dataset(TEST), "train": as_dataset(TRAIN)})
+    assert rows_of(judged.read_qrels(dd)) == sorted(TEST)                    # as a folder: its test split
+    assert rows_of(dataset_qrels(dd, "train")) == sorted(TRAIN)
+    assert rows_of(judged.evaluate(dd, {"r": {"q1": {"d1": 1.0}}}, ["P@1"]).qrels) == sorted(TEST)
+    no_test = datasets.DatasetDict({"train": as_dataset(TRAIN), "dev": as_dataset(TEST)})
+    with pytest.raises(ParseError, match=r"no split 'test' \(splits here: dev, train\)"):
+        judged.read_qrels(no_test)
+    with pytest.raises(ParseError, match=r"no split 'validation' \(splits here: dev, train\)"):
+        dataset_qrels(no_test, "validation")

@@ -6,7 +6,8 @@ dict-of-dicts (``.json``: the pytrec_eval/BEIR form), MTEB predictions (``.json`
 ``mteb_model_meta``), BEIR qrels TSV (a ``query-id corpus-id score`` header), TREC text (the
 default; gzip, bz2 and xz too, by content: :mod:`.compressed`). Another folder is a BEIR or Hugging Face ``datasets`` collection (its
 ``test`` qrels; :func:`dataset_qrels` for another split). In memory: pandas or polars
-DataFrames, Arrow tables, dicts, ranx ``Qrels``/``Run`` objects, or objects already read.
+DataFrames, Arrow tables, dicts, ranx ``Qrels``/``Run`` objects, Hugging Face ``Dataset`` /
+``DatasetDict`` objects, or objects already read.
 
 JSON and TREC text are told apart by content where the name lies: a TREC file named ``.json``
 is read as TREC, JSON named ``.txt`` as JSON. A file that fails to parse and looks like
@@ -58,7 +59,8 @@ def read_qrels(source, on_duplicate: str = "error", subtopics: bool = False) -> 
     """Read relevance judgments from a path (TREC qrels, BEIR TSV, JSON, Parquet),
     ``irds:<dataset-id>`` (ir_datasets, the ``irds`` extra),
     a dataset folder (BEIR, Hugging Face ``datasets``: the ``test`` split), a DataFrame / Arrow
-    table (columns qid, docid, grade), a dict {qid: {docid: grade}} or a ``ranx.Qrels``.
+    table (columns qid, docid, grade), a dict {qid: {docid: grade}}, a ``ranx.Qrels``, or a
+    ``datasets.Dataset`` / ``DatasetDict`` (its ``test`` split; :func:`dataset_qrels` for another).
 
     ``subtopics``: a TREC qrels file or a table with a subtopic column is read as subtopic
     qrels for the diversity measures (:mod:`judged.io.subtopics`: the second column is the
@@ -73,6 +75,8 @@ def read_qrels(source, on_duplicate: str = "error", subtopics: bool = False) -> 
     validate(on_duplicate=on_duplicate)
     if isinstance(source, Qrels):
         return source
+    if _in_datasets(source):
+        return dataset_qrels(source, on_duplicate=on_duplicate)
     if subtopics and _subtopic_source(source):
         from .subtopics import read_subtopic_qrels
 
@@ -119,12 +123,21 @@ def _subtopic_source(source) -> bool:
     return not isinstance(source, dict) and not ranx.is_qrels(source)
 
 
+def _in_datasets(source) -> bool:
+    """A Hugging Face ``datasets`` object (``Dataset``, ``DatasetDict``), known by its class's
+    module: ``datasets`` is not imported."""
+    return type(source).__module__.split(".", 1)[0] == "datasets"
+
+
 def dataset_qrels(folder, split: str = "test", on_duplicate: str = "error") -> Qrels:
     """The qrels of one split of a dataset folder: a Hugging Face ``datasets`` folder
     (:mod:`judged.io.hf`: README configs, ``save_to_disk``, mteb/* files) or a BEIR folder
-    (:mod:`judged.io.beir`: ``qrels/<split>.tsv``)."""
+    (:mod:`judged.io.beir`: ``qrels/<split>.tsv``); or of an in-memory ``DatasetDict`` (a
+    ``Dataset`` is read as it is)."""
     from . import beir, hf  # read only here: not imported by every evaluation
 
+    if _in_datasets(folder):
+        return hf.qrels_from_memory(folder, split, on_duplicate=on_duplicate)
     if hf.is_dataset_folder(folder):
         return hf.load_qrels(folder, split, on_duplicate=on_duplicate)
     return read_qrels(beir.qrels_path(folder, split), on_duplicate=on_duplicate)
@@ -156,7 +169,8 @@ def _read_beir_tsv(raw: RawFile, on_duplicate: str) -> Qrels:
 
 def read_run(source, name: str | None = None, on_duplicate: str = "error", digest: bool = True) -> Run:
     """Read a run from a path (TREC run, JSON {qid: {docid: score}}, Parquet), a
-    DataFrame / Arrow table (columns qid, docid, score), a dict or a ``ranx.Run``; an
+    DataFrame / Arrow table (columns qid, docid, score), a dict, a ``ranx.Run`` or a
+    ``datasets.Dataset`` (a ``DatasetDict``: its ``test`` split); an
     MTEB predictions file (:mod:`judged.io.mteb`). ``name`` defaults to the path as given
     (to the model's name for MTEB predictions, to its own name for a ranx Run).
     ``digest=False``: a plain TREC run file's sha256 is not computed (``Run.sha256`` None),
@@ -171,6 +185,11 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error", diges
     validate(on_duplicate=on_duplicate)
     if isinstance(source, Run):
         return source
+    if _in_datasets(source):
+        from .hf import memory_table
+
+        table, where = memory_table(source)
+        return frames.run_from_table(table, name or "run", source=where, on_duplicate=on_duplicate)
     if ranx.is_run(source):
         return ranx.run_from_ranx(source, name)
     if isinstance(source, dict):

@@ -299,6 +299,35 @@ def load_qrels(folder, split: str = "test", on_duplicate: str = "error"):
     return q
 
 
+# ---------------------------------------------------------------------------
+# In memory: datasets.Dataset and DatasetDict
+
+
+def memory_table(obj, split: str = "test") -> tuple[pa.Table, str]:
+    """(Arrow table, source name) of an in-memory ``Dataset`` (as it is: its rows after any
+    ``select``/``filter``) or of the split ``split`` of a ``DatasetDict``."""
+    kind = type(obj).__name__
+    if kind == "DatasetDict":
+        if split not in obj:
+            raise ParseError("<datasets.DatasetDict>", None, f"no split {split!r} (splits here: "
+                                                             f"{', '.join(sorted(obj)) or 'none'}); choose one with "
+                                                             "judged.io.dataset_qrels(d, split) or d[split]")
+        obj, source = obj[split], f"<datasets.DatasetDict[{split!r}]>"
+    else:
+        source = "<datasets.Dataset>"
+    if type(obj).__name__ != "Dataset" or not hasattr(obj, "with_format"):
+        raise TypeError(f"cannot read datasets.{type(obj).__name__}: give a Dataset or a DatasetDict "
+                        "(an IterableDataset: Dataset.from_generator(lambda: (yield from d)))")
+    return obj.with_format("arrow")[:], source
+
+
+def qrels_from_memory(obj, split: str = "test", on_duplicate: str = "error"):
+    """The qrels of an in-memory ``Dataset`` or of one split of a ``DatasetDict``
+    (``query-id``, ``corpus-id``, ``score`` columns, or judged's own names)."""
+    table, source = memory_table(obj, split)
+    return frames.qrels_from_table(table, source=source, on_duplicate=on_duplicate)
+
+
 def _records(folder, names, split: str | None, what: str) -> tuple[pa.Table, str]:
     folder = os.fspath(folder)
     found = config_splits(folder, names)
