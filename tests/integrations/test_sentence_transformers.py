@@ -137,3 +137,24 @@ def test_metrics_are_logged_by_the_trainer(tmp_path, data):
     assert {"eval_dev_Judged@10", "eval_dev_nDCG(unjudged=max)@10"} <= set(logged[0])
     assert 0 <= logged[-1]["eval_dev_nDCG@10"] <= 1
     assert trainer.state.log_history and ev.last_result is not None
+
+
+def test_texts_read_from_a_collection_folder_go_in_as_they_are(tmp_path, model):
+    import json
+
+    from judged.io import texts
+
+    root = tmp_path / "beir"
+    (root / "qrels").mkdir(parents=True)
+    docs = [("d1", "alpha", "beta gamma"), ("d2", "", " delta "), ("d3", "epsilon zeta", ""), ("d4", "eta", "theta")]
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in docs))
+    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "alpha gamma"}\n{"_id": "q2", "text": "delta"}\n')
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td4\t1\nq2\td2\t1\n")
+    corpus, queries = texts.read_docs(root), texts.read_queries(root)
+    assert corpus["d1"] == {"title": "alpha", "text": "beta gamma"}
+    ev = GradedIREvaluator(queries, corpus, str(root), ["nDCG@10", "RR@10"], holes=False)
+    # a document is its title and text joined by a space, stripped, as BEIR and MTEB encode it
+    assert ev.corpus == ["alpha beta gamma", "delta", "epsilon zeta", "eta theta"]
+    joined = GradedIREvaluator(queries, dict(zip(ev.corpus_ids, ev.corpus)), str(root), ["nDCG@10", "RR@10"],
+                               holes=False)
+    assert ev(model) == joined(model) and ev.last_run == joined.last_run and len(ev.last_run) == 2

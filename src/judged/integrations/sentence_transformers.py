@@ -57,12 +57,25 @@ def qrels_from_relevant_docs(relevant_docs: dict) -> dict:
     return out
 
 
+def document_text(doc) -> str:
+    """A corpus entry as the model reads it: a string as it is; a ``{"title", "text"}``
+    record (what :func:`judged.io.texts.read_docs` gives) as its title and text joined by a
+    space and stripped, the text alone when the title is empty (BEIR's and MTEB's rule)."""
+    if isinstance(doc, str):
+        return doc
+    if isinstance(doc, dict) and "text" in doc:
+        title, text = doc.get("title") or "", doc.get("text") or ""
+        return (title + " " + text).strip() if title else text.strip()
+    raise TypeError(f"a corpus entry must be a text or a {{'title', 'text'}} record, not {type(doc).__name__}")
+
+
 class GradedIREvaluator(SentenceEvaluator):
     """Retrieve with the model, score with judged: graded measures, conventions, holes.
 
     Parameters
     ----------
-    queries, corpus : ``{id: text}``
+    queries, corpus : ``{id: text}``; corpus entries may also be ``{"title", "text"}`` records, as
+        :func:`judged.io.texts.read_docs` returns them (read as :func:`document_text` says)
     qrels : graded judgments: ``{qid: {docid: grade}}`` or anything :func:`judged.read_qrels`
         reads (a TREC qrels file, a BEIR or Hugging Face datasets folder, a DataFrame);
         ``{qid: set(docids)}`` is read as binary
@@ -115,7 +128,7 @@ class GradedIREvaluator(SentenceEvaluator):
         self.query_ids = [str(q) for q in queries if str(q) in judged_qids]
         self.queries = [queries[q] for q in queries if str(q) in judged_qids]
         self.corpus_ids = [str(c) for c in corpus]
-        self.corpus = list(corpus.values())
+        self.corpus = [document_text(doc) for doc in corpus.values()]
         # each corpus entry's place in docid order: ties are broken by docid as judged's `ties` says
         order = sorted(range(len(self.corpus_ids)), key=self.corpus_ids.__getitem__)
         self._docid_rank = np.empty(len(order), dtype=np.int64)
