@@ -77,8 +77,19 @@ def register(sub) -> None:
                     help="the top K examined: holes are counted there, and the measure's default cutoff (default 10)")
     ho.add_argument("-m", "--measure", default=None,
                     help="measure: one with exact bounds, marked 'bounds' by `judged measures` (default nDCG@k)")
+    ho.add_argument("--protocol", choices=["loro", "group", "shift", "few"], default=None,
+                    help="loro (default): hold out one run at a time; group: one group of runs (a team's); shift: "
+                         "cut the qrels to the pool of some runs (--pool-runs, else the weaker half and --seeds "
+                         "random halves) and score the others, truth = the cut qrels + their top K judged; few: the "
+                         "3 strongest of those alone with the cut qrels")
     ho.add_argument("--by", choices=["run", "group"], default="run",
-                    help="hold out one run at a time (default) or one group of runs (a team's submissions)")
+                    help="the old spelling of --protocol loro|group (kept working)")
+    ho.add_argument("--pool-runs", nargs="+", metavar="RUN", default=None,
+                    help="with --protocol shift|few: the runs the cut qrels are pooled from (names as given, file "
+                         "names, or file names without .gz/.run/.txt)")
+    ho.add_argument("--seeds", type=int, default=None, metavar="N",
+                    help="with --protocol shift|few and no --pool-runs: random halves as pool runs beside the weaker "
+                         "half (default 5)")
     ho.add_argument("--groups", metavar="FILE",
                     help="with --by group: lines 'RUN GROUP' (RUN: the name given, its file name, or that without "
                          ".gz/.run/.txt)")
@@ -467,14 +478,17 @@ def run_holdout(args) -> int:
         raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
     res = holdout(args.qrels, list(args.runs), k=args.k, measure=args.measure, by=args.by, groups=args.groups,
                   group_regex=args.group_regex, depth=args.depth, samples=args.samples, seed=args.seed,
-                  level=args.level, maxgrade=args.maxgrade, negative=args.negative,
-                  **settings_kwargs(args, compared=True))
+                  level=args.level, maxgrade=args.maxgrade, negative=args.negative, protocol=args.protocol,
+                  pool_runs=args.pool_runs, seeds=args.seeds, **settings_kwargs(args, compared=True))
     if args.format == "json":
         _print_json(res.to_dict())
         return 0
     from .common import is_terminal
 
     console = _console(width=None if is_terminal() else 140)
+    if res.protocol in ("shift", "few"):
+        print_shift(res, console)
+        return 0
     print_holdout(res, console)
     _print_query_set(console, res.query_set)
     return 0
@@ -512,6 +526,13 @@ def print_holdout(res, console, per_run: bool = True) -> None:
                   f"holes ({_pct(s['coverage'])}; mean width {s['mean_width']:.4f}); "
                   f"bound violations: {s['violations']}/{s['runs']}; "
                   f"{s['removed']} judgments removed in all", highlight=False)
+    if s["left_out"]:
+        console.print(f"{len(s['left_out'])} run(s) left out of the errors and the coverage: judging the holes the full "
+                      f"qrels leave in their top {res.k} could move their full score by more than "
+                      f"{s['truth_width_limit']} (" + ", ".join(f"{display_names([d['run']])[0]} ±{d['truth_width']:.3f}"
+                                                              for d in s["left_out"]) + "); over every run: MAE zero "
+                      f"{s['mae_all']['zero']:.4f}, condensed {s['mae_all']['condensed']:.4f}, estimate "
+                      f"{s['mae_all']['estimate']:.4f}", highlight=False)
     if s["runs_with_holes_in_full"]:
         console.print(f"{s['runs_with_holes_in_full']} run(s) have holes even on the full qrels ({s['holes_in_full']} in "
                       f"all): their 'full' score counts them as not relevant, an estimate that fills them is judged "
@@ -530,6 +551,43 @@ def print_holdout(res, console, per_run: bool = True) -> None:
         console.print(f"estimate: {res.estimate['method']} — {res.estimate['source']}; {res.estimate['nested']}",
                       markup=False, highlight=False, soft_wrap=True)
         console.print(f"convention: {res.convention}", markup=False, highlight=False, soft_wrap=True)
+
+
+def print_shift(res, console) -> None:
+    """Per cell: the scored runs against their truth, then the summary over every cell."""
+    from ..analyses.meta.holdout import display_names
+
+    for cell in res.cells:
+        s = cell.summary()
+        t = _table(f"{res.protocol} — {cell.name}: {len(cell.pool_runs)} pool runs, {len(cell.scored)} scored; "
+                   f"{res.measure}, qrels cut to the pool runs' top {res.depth} ({cell.cut} judgments, {cell.removed} "
+                   f"removed); truth = the cut + the scored runs' top {res.k} judged",
+                   ["run", "truth", "zero", "condensed", "min", "max", "estimate", f"{res.level:.0%} interval", ""])
+        for r, name in zip(cell.runs, display_names([r.run for r in cell.runs])):
+            mark = "BOUND VIOLATED" if r.violation or r.cell_violations else "" if r.covered else "outside"
+            if r.truth_width > s["truth_width_limit"]:
+                mark = f"left out: truth ±{r.truth_width:.3f}"
+            t.add_row(name, f"{r.truth:.4f}", f"{r.zero:.4f}", f"{r.condensed:.4f}", f"{r.min:.4f}", f"{r.max:.4f}",
+                      "abstains" if r.estimate is None else f"{r.estimate:.4f}",
+                      f"{r.low:.4f}-{r.high:.4f} ({r.interval})", mark)
+        console.print(t)
+    _print_shift_summary(res, console)
+
+
+def _print_shift_summary(res, console) -> None:
+    st = _table(f"{res.protocol}: every cell against its truth (runs with a truth, estimated)",
+                ["cell", "runs", "MAE zero", "MAE condensed", "MAE estimate", "coverage", "width", "violations",
+                 "left out", "abstained"])
+    summary = res.summary()
+    for name, s in [*summary["cells"].items(), ("all cells", summary["all"])]:
+        st.add_row(name, f"{s['estimated']}/{s['runs']}", f"{s['mae']['zero']:.4f}", f"{s['mae']['condensed']:.4f}",
+                   f"{s['mae']['estimate']:.4f}", f"{s['covered']}/{s['intervals']}",
+                   f"{s['mean_width']:.4f}", f"{s['violations']} means, {s['cell_violations']}/{s['cells']} queries",
+                   str(len(s["left_out"])), str(len(s["abstained"])))
+    console.print(st)
+    console.print(f"left out: runs whose truth judging its own remaining holes could move by more than "
+                  f"{summary['all']['truth_width_limit']} (their truth is not a truth); convention: {res.convention}",
+                  markup=False, highlight=False, soft_wrap=True)
 
 
 def _fmt_corr(x: float) -> str:

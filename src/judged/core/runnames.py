@@ -45,3 +45,19 @@ def display_names(names) -> dict:
             return shown
         for n in grow:
             depth[n] += 1
+
+
+RUN_ENDINGS = (".gz", ".run", ".txt", ".trec", ".tsv")  # what a run file's name ends with, stripped by run_stem
+
+
+def run_stem(name: str) -> str:
+    """A run's file name without its folders and the endings of :data:`RUN_ENDINGS`.
+
+    >>> run_stem("runs/input.bm25.run.gz")
+    'input.bm25'
+    """
+    base = os.path.basename(name)
+    for ext in RUN_ENDINGS:
+        if base.endswith(ext):
+            base = base[:-len(ext)]
+    return base

@@ -38,11 +38,13 @@ import numpy as np
 from ...core.conventions import Settings, validate
 from ...core.errors import ConventionError, JudgedError, ParseError
 from ...core.progress import progress
+from ...core.runnames import run_stem
 from ...core.querysets import of_aligned
 from .stability import kendall_tau, tau_ap
 
 SCORINGS = ("zero", "condensed", "estimate")
-DEFAULT_GROUP_REGEX = r"[A-Za-z]+"
+PROTOCOLS = ("loro", "group", "shift", "few")
+DEFAULT_GROUP_REGEX = r"[A-Za-z]+"  # a run's leading letters; a label without letters is its own group
 TOLERANCE = 1e-9  # a full score this far outside the bounds is a violation, not rounding
 
 
@@ -66,6 +68,18 @@ class HoldoutRun:
     high: float
     interval: str  # conformal | bounds | exact
     method: str  # the estimate's method (or its fallback)
+    truth_width: float = 0.0  # how far judging the full qrels' own holes could move ``full`` (mean max - min)
+    queries: int = 0
+    cell_violations: int = 0  # queries whose full score lies outside the run's per-query bounds
+    abstain: str | None = None  # why the estimator did not estimate this run (``estimate`` is then None)
+
+    @property
+    def truth(self) -> float:
+        return self.full
+
+    @property
+    def truth_holes(self) -> int:
+        return self.full_holes
 
     @property
     def covered(self) -> bool:
@@ -80,7 +94,8 @@ class HoldoutRun:
                 "judged": self.judged, "full_holes": self.full_holes, "full": self.full, "zero": self.zero,
                 "condensed": self.condensed, "min": self.min, "max": self.max, "estimate": self.estimate,
                 "low": self.low, "high": self.high, "interval": self.interval, "method": self.method,
-                "covered": self.covered, "violation": self.violation}
+                "covered": self.covered, "violation": self.violation, "truth_width": self.truth_width,
+                "queries": self.queries, "cell_violations": self.cell_violations, "abstain": self.abstain}
 
 
 @dataclass
@@ -96,25 +111,31 @@ class HoldoutResult:
     estimate: dict  # how the estimates were made
     groups: dict = field(default_factory=dict)  # group -> run names
     query_set: object = None  # judged.querysets.QuerySet: every run over every qrels query
+    protocol: str = "loro"  # loro | group (this result); shift and few: judged.analyses.meta.protocols
 
     @property
     def warnings(self) -> list:
         return self.query_set.warnings() if self.query_set is not None else []
 
     def summary(self) -> dict:
-        """MAE, bias and largest error per scoring; interval coverage; violations; tau."""
+        """MAE, bias and largest error per scoring over the runs with a truth (``left_out``:
+        those whose full score judging its own holes could move by more than
+        :data:`~judged.analyses.meta.protocols.TRUTH_WIDTH`; ``mae_all``: over every run);
+        interval coverage; violations of the bounds (means, and query ``cell_violations``); tau."""
+        from .protocols import summarize
+
         full = np.array([r.full for r in self.runs])
+        shared = summarize(self.runs)
         out = {"runs": len(self.runs), "held_out": len({r.group for r in self.runs}),
                "removed": int(sum(r.removed for r in self.runs)),
                "runs_with_holes": int(sum(r.holes > 0 for r in self.runs)),
                "runs_with_holes_in_full": int(sum(r.full_holes > 0 for r in self.runs)),
                "holes_in_full": int(sum(r.full_holes for r in self.runs))}
+        for key in ("counted", "left_out", "truth_width_limit", "estimated", "abstained", "mae", "bias", "max_error",
+                    "mae_all", "cell_violations", "cells"):
+            out[key] = shared[key]
         for s in SCORINGS:
-            v = np.array([getattr(r, s) for r in self.runs])
-            err = v - full
-            out.setdefault("mae", {})[s] = float(np.abs(err).mean()) if len(err) else 0.0
-            out.setdefault("bias", {})[s] = float(err.mean()) if len(err) else 0.0
-            out.setdefault("max_error", {})[s] = float(np.abs(err).max()) if len(err) else 0.0
+            v = np.array([r.full if getattr(r, s) is None else getattr(r, s) for r in self.runs])
             out.setdefault("kendall_tau", {})[s] = kendall_tau(full, v) if len(v) > 1 else float("nan")
             if len(v) > 1:
                 names = [r.run for r in self.runs]
@@ -123,7 +144,7 @@ class HoldoutResult:
                 out.setdefault("tau_ap", {})[s] = tau_ap(ref, got)
             else:
                 out.setdefault("tau_ap", {})[s] = float("nan")
-        open_runs = [r for r in self.runs if r.interval != "exact"]
+        open_runs = [r for r in self.runs if r.interval != "exact" and r.truth_width <= shared["truth_width_limit"]]
         out["coverage"] = (float(np.mean([r.covered for r in open_runs])) if open_runs else float("nan"))
         out["covered"] = int(sum(r.covered for r in open_runs))
         out["intervals"] = len(open_runs)
@@ -138,7 +159,8 @@ class HoldoutResult:
         out["covered_tested"] = int(sum(r.covered for r in tested if r.interval != "exact"))
         out["coverage_tested"] = (out["covered_tested"] / out["intervals_tested"] if out["intervals_tested"]
                                   else float("nan"))
-        out["mae_tested"] = {sc: float(np.mean([abs(getattr(r, sc) - r.full) for r in tested])) if tested
+        out["mae_tested"] = {sc: float(np.mean([abs(getattr(r, sc) - r.full) for r in tested
+                                                if getattr(r, sc) is not None])) if tested
                              else float("nan") for sc in SCORINGS}
         out["mean_width"] = float(np.mean([r.high - r.low for r in open_runs])) if open_runs else 0.0
         out["violations"] = int(sum(r.violation for r in self.runs))
@@ -146,7 +168,8 @@ class HoldoutResult:
         return out
 
     def to_dict(self) -> dict:
-        return {"qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256}, "measure": str(self.measure),
+        return {"protocol": self.protocol,
+                "qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256}, "measure": str(self.measure),
                 "convention": self.convention, "k": self.k, "depth": self.depth, "by": self.by,
                 "level": self.level, "estimate": self.estimate, "groups": self.groups,
                 "runs": [r.to_dict() for r in self.runs], "summary": self.summary(),
@@ -166,7 +189,7 @@ def run_groups(names: list, *, mapping: str | None = None, regex: str | None = N
         table = _read_groups(mapping)
         out, missing = {}, []
         for name, label in zip(names, labels):
-            keys = (name, os.path.basename(name), _stem(name), label)
+            keys = (name, os.path.basename(name), run_stem(name), label)
             hit = next((table[k] for k in keys if k in table), None)
             if hit is None:
                 missing.append(os.path.basename(name))
@@ -182,6 +205,9 @@ def run_groups(names: list, *, mapping: str | None = None, regex: str | None = N
     out = {}
     for name, label in zip(names, labels):
         m = pattern.search(label)
+        if m is None and regex is None:  # the default: a label without letters ('1', '2') is its own group
+            out[name] = label
+            continue
         if m is None:
             raise ConventionError(f"--group-regex {pattern.pattern!r} does not match run {label!r}")
         out[name] = m.group(1) if m.groups() and m.group(1) is not None else m.group(0)
@@ -194,16 +220,8 @@ def display_names(names: list) -> list:
     return _labels(names)
 
 
-def _stem(name: str) -> str:
-    base = os.path.basename(name)
-    for ext in (".gz", ".run", ".txt", ".trec", ".tsv"):
-        if base.endswith(ext):
-            base = base[:-len(ext)]
-    return base
-
-
 def _labels(names: list) -> list:
-    stems = [_stem(n) for n in names]
+    stems = [run_stem(n) for n in names]
     if len(stems) < 2:
         return stems
     prefix = os.path.commonprefix(stems)
@@ -230,8 +248,13 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
             level: float | None = None, maxgrade: int | None = None, negative: str = "nonrelevant",
             ties: str = "trec", complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
             ignore_identical_ids: bool = False, depth_cut: int | None = None,
-            settings: Settings | None = None) -> HoldoutResult:
-    """Hold out each run (``by='run'``) or group (``by='group'``) in turn; see the module doc.
+            settings: Settings | None = None, protocol: str | None = None, pool_runs=None,
+            seeds: int | None = None):
+    """Hold out each run (``by='run'``, ``protocol='loro'``) or group (``by='group'``,
+    ``protocol='group'``) in turn; see the module doc. ``protocol='shift'`` or ``'few'``: new
+    runs scored on qrels pooled from the others (``pool_runs``, else the weaker half and
+    ``seeds`` random halves), a :class:`~judged.analyses.meta.protocols.ShiftResult`
+    (:mod:`judged.analyses.meta.protocols`).
 
     ``k``: the depth holes are counted at and the measure's default cutoff (nDCG@k);
     ``depth``: the pool depth a run contributes (default k); ``groups``: a file of
@@ -242,7 +265,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     from ..estimate import DEFAULT_LEVEL, build_pool, estimate_runs, make_world, unit_removal, \
         world_aligned
     from ...core.evaluation import aligned_runs
-    from ...core.measures.bounds import bounds, check_maxgrade, list_depth
+    from ...core.measures.bounds import bounds, check_maxgrade, list_depth, pool_extras
     from ..holes import negative_as
     from ...core.io import read_qrels
     from ...core.measures import BOUNDED, Measure
@@ -251,6 +274,14 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     validate(negative=negative, on_duplicate=on_duplicate)
     if by not in ("run", "group"):
         raise ConventionError(f"--by must be run or group, got {by!r}")
+    if protocol is not None:
+        if protocol not in PROTOCOLS:
+            raise ConventionError(f"--protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+        if protocol in ("loro", "group") and by != "run" and by != {"loro": "run", "group": "group"}[protocol]:
+            raise ConventionError(f"--protocol {protocol} and --by {by} disagree (--by is the old spelling)")
+        by = "group" if protocol == "group" else "run" if protocol == "loro" else by
+    if protocol not in ("shift", "few") and (pool_runs or seeds is not None):
+        raise ConventionError("--pool-runs and --seeds go with --protocol shift or few")
     if k < 1:
         raise ConventionError(f"-k must be a positive integer, got {k}")
     if depth is not None and depth < 1:
@@ -261,12 +292,22 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     level = DEFAULT_LEVEL if level is None else float(level)
     settings = Settings.of(settings, holdout, ties=ties, complete=complete, no_relevant=no_relevant,
                            on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    if by == "group" and not isinstance(runs, dict) and all(isinstance(r, (str, os.PathLike)) for r in runs):
+        run_groups([os.fspath(r) for r in runs], mapping=groups, regex=group_regex)  # refused before any reading
     m = Measure.parse(measure or f"nDCG@{k}")
     # the estimate models grades, not subtopics; holdout reports exact bounds (not nERR's conservative ones)
     estimable = [name for name in BOUNDED if not family(name).subtopics and family(name).bounds == "exact"]
     if m.name not in estimable:
         raise ConventionError(f"holdout bounds and estimates are defined for {', '.join(estimable)}, not {m.name}")
     m = replace(m, unjudged="zero", maxgrade=None if maxgrade is None else int(maxgrade))
+    if protocol in ("shift", "few"):
+        from .protocols import DEFAULT_SEEDS, ShiftResult, shift_protocol
+
+        cells = shift_protocol(qrels, runs, m, k, protocol=protocol, pool_runs=pool_runs,
+                               seeds=DEFAULT_SEEDS if seeds is None else seeds, depth=depth, samples=samples, seed=seed,
+                               level=level, maxgrade=maxgrade, negative=negative, settings=settings)
+        return ShiftResult(protocol, str(replace(m, maxgrade=None)), replace(m, maxgrade=None).convention(settings), k,
+                           k if depth is None else int(depth), level, cells)
     zero_m = replace(m, maxgrade=None)
     condensed_m = replace(zero_m, unjudged="condensed")
     qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate)
@@ -297,10 +338,13 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
             removal = unit_removal(pool, [u])
             world = make_world(pool, removal)
             reduced = {i: world_aligned(pool, world, i) for i in members}
-            bound = {}
-            for i in members:
-                lo, hi = bounds(m, reduced[i])
-                bound[i] = (_mean(lo), _mean(hi))
+            # bounds over the held-out unit's pool (its runs' holes in their top max(k, depth)): the
+            # judgments removed are all there, so the full qrels are one labelling of it
+            extras = pool_extras(m, [reduced[i] for i in members], depth=max(k, depth))
+            bound, per_query = {}, {}
+            for i, e in zip(members, extras):
+                per_query[i] = bounds(m, reduced[i], e)
+                bound[i] = (_mean(per_query[i][0]), _mean(per_query[i][1]))
             est = estimate_runs(zero_m, pool, world, targets=members, samples=samples, seed=seed, level=level,
                                 bounds=bound, maxgrade=maxgrade, report_loro=False)
             fits.append(est)
@@ -309,13 +353,22 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                 a, r = named[i][1], reduced[i]
                 e = est.runs[i]
                 top = r.ranked.top(m.cutoff)
+                full_q = zero_m.compute(a)
+                lo_q, hi_q = per_query[i]
+                full_top = a.ranked.top(m.cutoff)
+                width = 0.0
+                if (~full_top.judged).any():  # the full qrels' own holes: how far judging them could move it
+                    lo_f, hi_f = bounds(m, a)
+                    width = _mean(hi_f) - _mean(lo_f)
                 rows.append(HoldoutRun(
                     run=names[i], group=of[names[i]] if by == "group" else unit_names[u], removed=removed,
                     holes=int((~top.judged).sum()), judged=_mean(judged_m.compute(r)),
-                    full_holes=int((~a.ranked.top(m.cutoff).judged).sum()), full=_mean(zero_m.compute(a)),
+                    full_holes=int((~full_top.judged).sum()), full=_mean(full_q),
                     zero=_mean(zero_m.compute(r)), condensed=_mean(condensed_m.compute(r)), min=bound[i][0],
-                    max=bound[i][1], estimate=e.mean, low=e.low, high=e.high, interval=e.interval, method=est.method))
-            del reduced, top, r  # this unit's grades: freed before the next unit's are made
+                    max=bound[i][1], estimate=e.mean, low=e.low, high=e.high, interval=e.interval, method=est.method,
+                    truth_width=width, queries=len(full_q),
+                    cell_violations=int(((full_q < lo_q - TOLERANCE) | (full_q > hi_q + TOLERANCE)).sum())))
+            del reduced, top, r, per_query  # this unit's grades: freed before the next unit's are made
             advance()
     order = {n: j for j, n in enumerate(names)}
     rows.sort(key=lambda r: order[r.run])
@@ -333,7 +386,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     for n in names:
         grouped.setdefault(of[n] if by == "group" else os.path.basename(n), []).append(n)
     return HoldoutResult(qrels, m, zero_m.convention(settings), k, depth, by, level, rows, estimate,
-                         grouped if by == "group" else {}, query_set)
+                         grouped if by == "group" else {}, query_set, "group" if by == "group" else "loro")
 
 
 def _mean(v) -> float:
