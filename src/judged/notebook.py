@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
+from .core.words import counted
 from .core.errors import UsageError
 
 _STYLE = ("<style>.judged-result table{border-collapse:collapse;font-family:sans-serif;font-size:13px}"
@@ -36,7 +37,7 @@ def result_html(result) -> str:
                     f"<td class=\"num\">{c['missing_from_run']}</td><td class=\"num\">{c['no_relevant']}</td></tr>")
     conventions = "".join(f"<li>{escape(conv)}</li>" for conv in result.conventions.values())
     return (f'<div class="judged-result">{_STYLE}<table><caption>judged — qrels {escape(str(q.source))} '
-            f"({len(q.query_ids)} queries, {len(q)} judgments)</caption>"
+            f"({counted(len(q.query_ids), 'query')}, {counted(len(q), 'judgment')})</caption>"
             f"<thead><tr><th>run</th>{head}<th>evaluated</th><th>missing from run</th>"
             f"<th>nothing relevant</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
             f"<div>conventions:</div><ul>{conventions}</ul></div>")
@@ -125,11 +126,12 @@ def comparison_html(c, alpha: float = 0.05) -> str:
                         f'<td class="num">{t.mean_delta:+.4f}</td><td class="num">[{t.ci95[0]:+.4f}, {t.ci95[1]:+.4f}]</td>'
                         f'<td class="num">{t.wins}/{t.losses}/{t.ties}</td><td class="num">{_p(x.test.p_values["randomization"])}</td>'
                         f'<td class="num">{_p(p)}</td><td>{mark}</td>{holes}</tr>')
-        parts.append(f"<table><caption>{escape(m)} — baseline {escape(c.baseline)}, {len(c.qids)} queries</caption>"
+        parts.append(f"<table><caption>{escape(m)} — baseline {escape(c.baseline)}, "
+                     f"{counted(len(c.qids), 'query')}</caption>"
                      f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table><ul><li>{escape(convention)}</li></ul>")
-    leaks = [f"{escape(name)}: {len(found)} leaks" for name, found in c.leaks().items() if found]
+    leaks = [f"{escape(name)}: {counted(len(found), 'leak')}" for name, found in c.leaks().items() if found]
     notes = (f"▲/▼: randomization p &lt; {alpha:g} after {escape(c.correction)} correction "
-             f"({c.permutations} draws, seed {c.seed}); tie: {escape(TOLERANCE)}."
+             f"({counted(c.permutations, 'draw')}, seed {c.seed}); tie: {escape(TOLERANCE)}."
              + (" ⇄: judging the holes could reverse the order." if k else "")
              + (" <b>Leaks:</b> " + "; ".join(leaks) if leaks else ""))
     return f'<div class="judged-result">{_STYLE}{"".join(parts)}<div>{notes}</div></div>'

@@ -14,7 +14,7 @@ RUN = {"1": {"d1": 3.0, "d5": 2.0, "d3": 1.0}, "2": {"d4": 2.0, "d9": 1.0}}
 def test_unjudged_warning_stays_inside_the_query(measure):
     ex = explain(QRELS, RUN, "1", measure)
     assert [w for w in ex.warnings if "unjudged" in w] == [
-        "1 of the top 3 documents are unjudged and counted as not relevant (Judged@3 = 0.67); "
+        "1 of the top 3 documents is unjudged and counted as not relevant (Judged@3 = 0.67); "
         "judging them could change this score"]
 
 

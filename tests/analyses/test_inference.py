@@ -382,7 +382,7 @@ def test_labels_on_pairs_the_sample_did_not_draw_are_not_used():
     labels[extra.qid][extra.docid] = 2
     after = infer(labels, rr, pf)
     assert after.table() == before
-    assert any("1 labels on pairs the sample did not draw were not used" in n for n in after.notes)
+    assert any("1 label on pairs the sample did not draw was not used" in n for n in after.notes)
 
 
 # ---------------------------------------------------------------------------

@@ -258,7 +258,7 @@ def test_api_function_survives_the_cli_importing_its_module(small, cli):
 
 
 @pytest.mark.parametrize("second_doc,warning", [
-    ("b", None), ("hole", "1 of the top 3 documents are unjudged and counted as not relevant (Judged@3 = 0.67)")])
+    ("b", None), ("hole", "1 of the top 3 documents is unjudged and counted as not relevant (Judged@3 = 0.67)")])
 def test_explain_counts_only_this_querys_holes(tmp_path, cli, second_doc, warning):
     """Query 1 retrieves 3 documents; query 2's unjudged ones must not leak into its warning."""
     (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n1 0 c 0\n2 0 w 1\n")

@@ -20,7 +20,8 @@ HEAVY = ("numpy", "pyarrow", "pandas", "polars", "scipy", "matplotlib", "rich", 
 # the judged modules building help may import: the CLI itself, the version line, the error types
 LIGHT = ("judged", "judged.cli", "judged.native", "judged._native", "judged.errors", "judged.core",
          "judged.core.native", "judged.core._native", "judged.core.errors",
-         "judged.core.suggest")  # "did you mean ...?" for a refused command line: difflib only
+         "judged.core.suggest",  # "did you mean ...?" for a refused command line: difflib only
+         "judged.core.words")  # "1 hole", "2 holes" in the commands' messages
 
 # every command line asking for help: the top level, each subcommand, each nested subcommand
 HELP_CALLS = [["--help"], ["--version"], []] + [[name, "--help"] for name in SUMMARIES] + [

@@ -117,7 +117,7 @@ def test_practice_pair_in_the_pool_is_refused(tmp_path, capsys):
     (tmp_path / "p.qrels").write_text("q1 0 d1 1\n")
     rc = main(["judge", "init", "--db", str(tmp_path / "j.db"), "--pool", str(EXAMPLE / "pool.txt"), "--queries",
                str(EXAMPLE / "topics.txt"), "--corpus", str(EXAMPLE / "corpus.jsonl"), "--practice", str(tmp_path / "p.qrels")])
-    assert rc == 2 and "practice pairs are in the pool too" in capsys.readouterr().err
+    assert rc == 2 and "1 practice pair is in the pool too" in capsys.readouterr().err
 
 
 # --- comments, flags, progress ---------------------------------------------------------------------
@@ -205,7 +205,7 @@ def test_add_pool_merges_new_pairs_into_a_running_campaign(tmp_path, capsys):
     assert len(first) == 6
     assert main(["judge", "add-pool", "--db", db, "--pool", str(E / "pool-round2.txt"), "--queries", str(E / "topics.txt"),
                  "--corpus", str(E / "corpus.jsonl")]) == 0
-    assert "8 new pairs over 2 queries added (4 go to two assessors); 1 were there already" in capsys.readouterr().out
+    assert "8 new pairs over 2 queries added (4 go to two assessors); 1 was there already" in capsys.readouterr().out
     more, _ = judge_all(c, alice)
     assert len(more) == 8 and {p["qid"] for p in more} == {"q3", "q4"} and more[0]["topic"]["narrative"]
     assert main(["judge", "add-pool", "--db", db, "--pool", str(E / "pool-round2.txt"), "--queries", str(E / "topics.txt"),

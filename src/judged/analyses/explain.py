@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..core.words import counted
 from ..core.align import align
 from ..core.conventions import Settings
 from ..core.errors import ConventionError, MeasureError
@@ -102,7 +103,8 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
     aligned = align(qrels, run, replace(settings, complete=True))
     where = np.flatnonzero(aligned.qids == qid)
     if len(where) == 0:
-        raise ConventionError(f"query {qid!r} is not in the qrels {qrels.source} (it has {len(qrels.query_ids)} queries)")
+        raise ConventionError(f"query {qid!r} is not in the qrels {qrels.source} "
+                              f"(it has {counted(len(qrels.query_ids), 'query')})")
     qi = int(where[0])
     value = float(m.compute(aligned)[qi])
     ranked = aligned.ranked.condensed if m.unjudged == "condensed" else aligned.ranked
@@ -165,7 +167,8 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
     top = min(k or (end - start), end - start)
     unjudged = int(np.isnan(aligned.ranked.grade[start:start + top]).sum())
     if unjudged and m.unjudged == "zero":
-        warnings.append(f"{unjudged} of the top {top} documents are unjudged and counted as not relevant "
+        warnings.append(f"{unjudged} of the top {counted(top, 'document')} {'is' if unjudged == 1 else 'are'} "
+                        "unjudged and counted as not relevant "
                         f"(Judged@{top} = {1 - unjudged / top:.2f}); judging them could change this score")
     return Explanation(qid, m, m.convention(settings, one_query=True), rows, ideal_grades, ideal_gains, dcg, idcg,
                        value, relevant, warnings)

@@ -29,6 +29,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from ..core.words import counted
 from ..core.conventions import Settings
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import Measure
@@ -186,22 +187,25 @@ def population_from_sample(qrels, design) -> Population:
                                 np.array(grades, np.float64))
     notes = []
     if missing:
-        notes.append(f"{missing} drawn pairs have no label yet: treated as not drawn (missing at random within "
+        notes.append(f"{counted(missing, 'drawn pair has', 'drawn pairs have')} no label yet: treated as not drawn "
+                     "(missing at random within "
                      "their strata)")
     if unused:
-        notes.append(f"{unused} labels on pairs the sample did not draw were not used (they would bias the design)")
+        notes.append(f"{counted(unused, 'label')} on pairs the sample did not draw {'was' if unused == 1 else 'were'} "
+                     "not used (they would bias the design)")
     pop = Population(queries, N, uq, np.array(ui, np.int64), np.array(us, np.int64),
                      np.array([known], bool).reshape(1, -1), notes,
                      np.array([design.strata[s].ranks[0] for s in ids], np.int64))
     n = pop.n[0]
     empty = [ids[h] for h in range(len(N)) if n[h] == 0 and N[h] > 0]
     if empty:
-        notes.append(f"{len(empty)} strata have no judged pair yet ({', '.join(map(str, empty[:5]))}"
-                     f"{', ...' if len(empty) > 5 else ''}): their {int(N[[code[s] for s in empty]].sum())} pairs "
+        notes.append(f"{counted(len(empty), 'stratum has', 'strata have')} no judged pair yet "
+                     f"({', '.join(map(str, empty[:5]))}{', ...' if len(empty) > 5 else ''}): "
+                     f"their {counted(int(N[[code[s] for s in empty]].sum()), 'pair')} "
                      "count as not relevant, a bias downwards")
     single = [ids[h] for h in range(len(N)) if n[h] == 1 and N[h] > 1]
     if single:
-        notes.append(f"{len(single)} strata have a single judged pair: their variance is not estimated "
+        notes.append(f"{counted(len(single), 'stratum has', 'strata have')} a single judged pair: their variance is not estimated "
                      "(the interval is too narrow)")
     return pop
 

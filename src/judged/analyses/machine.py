@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..core.words import counted
 from ..core.data import Qrels, as_numpy
 
 FILLED = "machine-filled"  # the suffix of every machine-filled measure's name
@@ -118,7 +119,7 @@ class Agreement:
 
     @property
     def method(self) -> str:
-        return (f"overlap of the two files by (qid, docid); {AGREEMENT_SOURCES}; {self.resamples} resamples, "
+        return (f"overlap of the two files by (qid, docid); {AGREEMENT_SOURCES}; {counted(self.resamples, 'resample')}, "
                 f"seed {self.seed}, {self.level:.0%}")
 
     def to_dict(self) -> dict:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..core.words import counted
 from ..core.conventions import Settings, validate
 from ..core.data import take_strings
 from ..core.errors import ConventionError, ParseError
@@ -84,7 +85,7 @@ class Pool:
         budget = "all" if self.budget is None else str(self.budget)
         meta = "".join(f" {k}={v}" for k, v in self.meta.items())
         out = [f"# judged pool: depth={self.depth} strategy={strategy} budget={budget}{meta}: "
-               f"{len(self.pairs)} of {self.unjudged} unjudged pairs; runs: {' '.join(self.runs)}"]
+               f"{len(self.pairs)} of {counted(self.unjudged, 'unjudged pair')}; runs: {' '.join(self.runs)}"]
         if self.source:
             out.append(f"# {self.strategy}: {self.source}")
         if self.design is not None:
@@ -444,7 +445,7 @@ def read_pool_file(path) -> PoolFile:
         except ValueError:
             raise ParseError(name, lineno, f"ranks must be comma-separated integers, got {rec['ranks']!r}") from None
         if ranks and len(ranks) != len(runs):
-            raise ParseError(name, lineno, f"{len(runs)} runs but {len(ranks)} ranks")
+            raise ParseError(name, lineno, f"{counted(len(runs), 'run')} but {counted(len(ranks), 'rank')}")
         stratum = rec.get("stratum")
         known = BASE_COLUMNS + DRAWN_COLUMNS + RANK_COLUMNS + ("impact", "score")
         extra = {c: rec[c] for c in columns if c not in known and c in rec}

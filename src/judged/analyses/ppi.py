@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.words import counted
 from ..core.conventions import Settings
 from .inference import jeffreys_rate, satterthwaite_df, unseen_share_variance
 from ..core.align import align
@@ -705,7 +706,7 @@ def heavy_tail_note(measure: str, design: Design) -> str:
     """The warning every query-sample estimate of an AP-like measure carries: its PPI and
     PPI++ intervals can cover far less than their level, and no sample can show it."""
     d = design.describe()
-    return (f"warning: {measure} from {d.get('sampled_queries')} of {d.get('population_queries')} queries: "
+    return (f"warning: {measure} from {d.get('sampled_queries')} of {counted(d.get('population_queries'), 'query')}: "
             "the PPI and PPI++ intervals may cover well below their level. A query with few relevant documents "
             "whose count the machine gets wrong moves its value by up to 1 (the measure divides by that count), "
             "and when the sample misses such a query nothing in it shows one exists: on TREC DL 2019 (43 "

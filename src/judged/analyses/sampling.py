@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.words import counted
 from ..core.errors import ConventionError, ParseError
 
 MIN_PER_STRATUM = 3  # judgments per stratum: with one left out (the jackknife) two remain, so the
@@ -162,7 +163,7 @@ class SampleDesign:
         rest = [u for u in self.units if not u.sampled]
         if not rest:
             return []
-        out = [f"# not drawn ({len(rest)} pairs of the population, inferred from the sample): "
+        out = [f"# not drawn ({counted(len(rest), 'pair')} of the population, inferred from the sample): "
                "qid docid best_rank runs stratum inclusion"]
         out += [f"{UNSAMPLED_PREFIX} {u.qid} {u.docid} {u.best_rank} {','.join(u.runs)} {u.stratum} "
                 f"{self.strata[u.stratum].inclusion:.10g}" for u in rest]
@@ -275,7 +276,8 @@ def _allocate(population, expected, budget: int) -> np.ndarray:
     e = np.asarray(expected, np.float64)
     n = np.minimum(N, MIN_PER_STRATUM)
     if n.sum() > budget:
-        raise ConventionError(f"the design has {len(N)} strata and needs at least {int(n.sum())} judgments "
+        raise ConventionError(f"the design has {counted(len(N), 'stratum', 'strata')} and needs at least "
+                              f"{counted(int(n.sum()), 'judgment')} "
                               f"({MIN_PER_STRATUM} per stratum); --budget {budget} is too small")
     left = budget - int(n.sum())
     extra = np.maximum(e - n, 0.0)
@@ -342,6 +344,6 @@ def parse_design(path: str, header: list, unsampled: list, drawn: list, seed) ->
         N, n = counts.get(sid, (0, 0))
         if (N, n) != (s.population, s.sampled):
             raise ParseError(path, None, f"stratum {sid} declares population {s.population} and sampled {s.sampled} "
-                                         f"but the file lists {N} pairs of it, {n} drawn")
+                                         f"but the file lists {counted(N, 'pair')} of it, {n} drawn")
     units.sort(key=lambda u: (u.stratum, u.qid, u.docid))
     return SampleDesign(strata, units, seed)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.words import counted
 from ..core.errors import ConventionError, JudgedError
 
 TIE = 1e-12
@@ -718,7 +719,7 @@ def paired_tests(pairs: list, permutations: int = DEFAULT_PERMUTATIONS, seed=DEF
             p["randomization"], p["bootstrap"] = (x if isinstance(x, float) else x.result() for x in random)
             how["randomization"] = randomization_method(len(d), permutations)
             how["bootstrap"] = ("not defined: constant differences" if math.isnan(p["bootstrap"])
-                                else f"{permutations} resamples, p=(b+1)/(m+1)")
+                                else f"{counted(permutations, 'resample')}, p=(b+1)/(m+1)")
         out.append(PairedTest(len(d), float(d.mean()) if len(d) else 0.0, ci95(d), wins, losses, ties,
                               effect_size(d), p, how))
         if done is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core.words import counted
 from .declared import later
 
 # looked up when first used (help reads the module's text; a run, the module it imports)
@@ -85,7 +86,7 @@ def print_checks(result, console, answer_key: bool = True) -> None:
             console.print(f"  {g.value} {g.name}: {g.definition}", highlight=False, markup=False)
     key = checks.answer_key.to_dict()
     if answer_key and (key["judged_nothing_relevant"] or key["unanswerable"]):  # else it says nothing the counts do not (JSON keeps it)
-        console.print(f"answer key: {key['queries_with_relevant']} queries with something relevant, "
+        console.print(f"answer key: {counted(key['queries_with_relevant'], 'query')} with something relevant, "
                       f"{key['judged_nothing_relevant']} judged with nothing relevant, {key['unanswerable']} unanswerable "
                       f"({'scored' if key['unanswerable_in_ranking_measures'] else 'kept out of the ranking measures'}); "
                       f"relevant documents per query -> queries: "
@@ -109,7 +110,7 @@ def print_checks(result, console, answer_key: bool = True) -> None:
         console.print(f"{name}: {len(gaps)} quer{'y' if len(gaps) == 1 else 'ies'} with {measure} >= {checks.high:g} "
                       f"but incomplete evidence in the top {k}", highlight=False, markup=False)
         for gap in gaps:
-            console.print(f"  query {gap.qid}: {measure} {gap.score:.4f}, {gap.covered} of {gap.needed} groups, "
+            console.print(f"  query {gap.qid}: {measure} {gap.score:.4f}, {gap.covered} of {counted(gap.needed, 'group')}, "
                           f"missing {', '.join(gap.missing)}", highlight=False, markup=False)
     for w in checks.warnings(result):
         console.print(f"[yellow]warning:[/] {w}", highlight=False)

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from . import Formatter
+from ..core.words import counted
 from .checks import add_answers_option, add_check_options, check_kwargs
 from .declared import declared
 from .common import (add_convention_options, add_machine_option, add_record_options, format_help, import_ahead,
@@ -216,7 +217,7 @@ def render(c, all_tests: bool = False, console=None) -> None:
     if c.holes is not None:
         h = c.holes
         console.print(f"Judged@{h.k}: " + ", ".join(
-            f"{name} {r['judged']:.4f} ({r['holes']} holes{_missing(c, name)})" for name, r in h.runs.items()),
+            f"{name} {r['judged']:.4f} ({counted(r['holes'], 'hole')}{_missing(c, name)})" for name, r in h.runs.items()),
             highlight=False, markup=False)
     for measure, convention in c.measures.items():
         console.print(f"[bold]{measure}[/] — baseline {c.baseline}", highlight=False)
@@ -231,7 +232,7 @@ def render(c, all_tests: bool = False, console=None) -> None:
             t.add_column(f"{c.correction}", justify="right", no_wrap=True)
         t.add_column("", justify="center")
         rows = [x for x in c.comparisons if x.measure == measure]
-        leaks = {name: f" ({len(found)} leaks)" if found else "" for name, found in c.leaks().items()}
+        leaks = {name: f" ({counted(len(found), 'leak')})" if found else "" for name, found in c.leaks().items()}
         if rows:
             t.add_row(c.baseline + " (base)" + leaks.get(c.baseline, ""), f"{rows[0].mean_baseline:.4f}", "", "", "", "",
                       *([""] * (2 * len(tests))), "")
@@ -309,7 +310,7 @@ def render_machine(c, measure: str, console) -> None:
 def _missing(c, name: str) -> str:
     """'; 20 of 50 queries not ranked' for a run that misses qrels queries (Judged@k 0 there)."""
     missing = c.counts.get(name, {}).get("missing_from_run", 0)
-    return f"; {missing} of {len(c.qids)} queries not ranked, 0 there" if missing else ""
+    return f"; {missing} of {counted(len(c.qids), 'query')} not ranked, 0 there" if missing else ""
 
 
 def render_checks(c, console) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from . import Formatter
+from ..core.words import counted
 
 HELP = """Run judged on built-in example data: the worked nDCG examples of the product brief,
 the same ranking under linear and exponential gain, what nDCG@10 becomes with a single
@@ -92,7 +93,7 @@ def _holes_demo(console, directory) -> None:
     print_report(report, console)
     console.rule("6. Pool the holes: unjudged pairs in both top 10s, shallowest first")
     pl = pool(before, story.runs, 10)
-    for line in pl.header() + pl.lines()[:5] + [f"... ({len(pl)} pairs)"]:
+    for line in pl.header() + pl.lines()[:5] + [f"... ({counted(len(pl), 'pair')})"]:
         console.print(line, highlight=False, markup=False)
     console.rule("7. A simulated assessor labels them from the hidden key; merge")
     write_qrels(os.path.join(directory, "labels.txt"), story.assessor([(p.qid, p.docid) for p in pl.pairs]))
@@ -103,8 +104,9 @@ def _holes_demo(console, directory) -> None:
     after = read_qrels(os.path.join(directory, "qrels-after.txt"))
     after.source = "qrels-after.txt: qrels + assessor labels"
     relevant = int((labels.grade >= 1).sum())
-    console.print(f"{len(labels)} new judgments ({relevant} relevant), {len(merged.conflicts)} conflicts; "
-                  f"{len(after)} judgments after the merge, each with its provenance (source, assessor, time)",
+    console.print(f"{counted(len(labels), 'new judgment')} ({relevant} relevant), "
+                  f"{counted(len(merged.conflicts), 'conflict')}; {counted(len(after), 'judgment')} after the merge, "
+                  "each with its provenance (source, assessor, time)",
                   highlight=False)
     console.rule("8. Before and after: no system changed, only the labels")
     rejudged = rejudge([before, after], story.runs)

@@ -8,6 +8,7 @@ import os
 import sys
 
 from . import Formatter
+from ..core.words import counted
 from .checks import add_check_options, check_kwargs, configure, print_checks
 from .common import (add_convention_options, add_machine_option, add_record_options, format_help, load_manifest,
                      print_query_set, settings_kwargs, split_inputs)
@@ -274,7 +275,8 @@ def print_table(result, per_query: bool, machine=None) -> None:
 
     console = make_console()  # Rich on a terminal; its bytes without importing it elsewhere
     console.print(f"judged eval — qrels {result.qrels.source} "
-                  f"({len(result.qrels.query_ids)} queries, {len(result.qrels)} judgments)", highlight=False, markup=False)
+                  f"({counted(len(result.qrels.query_ids), 'query')}, {counted(len(result.qrels), 'judgment')})",
+                  highlight=False, markup=False)
     table = Table()
     table.add_column("run", overflow="fold")
     for given in result.measures:

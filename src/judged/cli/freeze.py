@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from . import Formatter
+from ..core.words import counted
 
 HELP = """Freeze an evaluation set for paired comparisons: the query set, relevance unit,
 grade scale, every measure's gain, discount, cutoff and convention, the engine-wide
@@ -63,8 +64,8 @@ def run(args) -> int:
                         ignore_identical_ids=args.ignore_identical_ids, on_duplicate=args.on_duplicate)
     m.write(args.output)
     console = Console(stderr=True)
-    console.print(f"froze {m.queries['count']} queries, {m.qrels['judgments']} judgments "
-                  f"(grades {', '.join(map(str, m.qrels['grades']))}), {len(m.measures)} measure(s) "
+    console.print(f"froze {counted(m.queries['count'], 'query')}, {counted(m.qrels['judgments'], 'judgment')} "
+                  f"(grades {', '.join(map(str, m.qrels['grades']))}), {counted(len(m.measures), 'measure')} "
                   f"into {args.output}", highlight=False)
     for entry in m.measures:
         console.print(f"  {entry['convention']}", highlight=False, markup=False)

@@ -7,6 +7,7 @@ import json
 import sys
 
 from . import Formatter
+from ..core.words import counted
 from .common import (add_convention_options, add_machine_option, format_help, is_terminal, print_query_set,
                      settings_kwargs)
 from .infer import add_sample_option, print_sample_decisions
@@ -224,7 +225,7 @@ def print_report(report, console=None) -> None:
         worst = rh.worst()
         if worst:
             console.print(f"{name}: worst queries: " + ", ".join(
-                f"{w['qid']} (Judged@{k} {w['judged']:.2f}, {w['holes']} holes, {m} in [{w['min']:.3f}, {w['max']:.3f}])"
+                f"{w['qid']} (Judged@{k} {w['judged']:.2f}, {counted(w['holes'], 'hole')}, {m} in [{w['min']:.3f}, {w['max']:.3f}])"
                 for w in worst), highlight=False, markup=False)
     if report.query_set is not None:
         print_query_set(report.query_set, console)

@@ -8,6 +8,7 @@ import json
 import sys
 
 from . import Formatter
+from ..core.words import counted
 from .common import add_convention_options, format_help, is_terminal, settings_kwargs
 
 HELP = """Estimate what judging every pair of a sample's design would show, from the
@@ -123,8 +124,9 @@ def render(inf, all_pairs: bool = False, console=None) -> None:
     s = inf.sample
     pct = f"{inf.level:.0%}"
     joint = inf.intervals == "simultaneous"
-    console.print(f"estimates, not measurements: what judging all {s['population']} pairs of the sample's design "
-                  f"would show, from {s['judged']} judged of {s['drawn']} drawn ({s['strata']} strata, seed "
+    console.print(f"estimates, not measurements: what judging all {counted(s['population'], 'pair')} of the sample's "
+                  f"design would show, from {s['judged']} judged of {s['drawn']} drawn "
+                  f"({counted(s['strata'], 'stratum', 'strata')}, seed "
                   f"{s['seed']}, {s['path']}); {pct} {'simultaneous ' if joint else ''}intervals",
                   highlight=False, markup=False)
     table = inf.table()
@@ -198,7 +200,7 @@ def print_sample_decisions(sd, console=None) -> None:
     mapped = ", ".join(f"{e} for {m}" for m, e in sd.measures.items() if e)
     missing = [m for m, e in sd.measures.items() if not e]
     console.print(f"sampled estimates ({mapped}; {s['judged']} judged of {s['drawn']} drawn from the "
-                  f"{s['population']} pairs of {s['path']}, seed {s['seed']}); estimates, not bounds; "
+                  f"{counted(s['population'], 'pair')} of {s['path']}, seed {s['seed']}); estimates, not bounds; "
                   f"{inf.interval_sentence()}:", highlight=False, markup=False)
     table = inf.table()
     for e, runs in table.items():

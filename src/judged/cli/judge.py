@@ -12,6 +12,7 @@ import json
 import math
 import sys
 
+from ..core.words import counted
 from ..core.errors import JudgedError
 from . import Formatter
 from .common import format_help
@@ -213,9 +214,9 @@ def print_agreement(a, console=None) -> None:
 
     con = console or Console()
     say = (lambda text: con.print(text, markup=False, highlight=False, soft_wrap=True))
-    say(f"human {a.human['path']} ({a.human['labels']} labels) vs machine {a.machine['path']} "
-        f"({a.machine['labels']} labels)")
-    say(f"overlap: {a.pairs} pairs labelled by both; {a.human_only} only by the people, "
+    say(f"human {a.human['path']} ({counted(a.human['labels'], 'label')}) vs machine {a.machine['path']} "
+        f"({counted(a.machine['labels'], 'label')})")
+    say(f"overlap: {counted(a.pairs, 'pair')} labelled by both; {a.human_only} only by the people, "
         f"{a.machine_only} only by the machine")
     if not a.pairs:
         say("no pair labelled by both: nothing to compare")
@@ -282,11 +283,12 @@ def run_init(args) -> int:
             set_order(s, args.order, ordered, args.seed, c.id)
         name = c.name
     pooled_q = {q for q, _ in pool.pairs}
-    print(f"campaign {name!r} in {db.public_url(args.db)}: {len(pool.pairs)} pairs over {len(pooled_q)} queries "
-          f"and {len({d for _, d in pool.pairs})} documents; {round(args.overlap * len(pool.pairs))} pairs go to two "
+    print(f"campaign {name!r} in {db.public_url(args.db)}: {counted(len(pool.pairs), 'pair')} over "
+          f"{counted(len(pooled_q), 'query')} and {counted(len({d for _, d in pool.pairs}), 'document')}; "
+          f"{counted(round(args.overlap * len(pool.pairs)), 'pair goes', 'pairs go')} to two "
           f"assessors (overlap {args.overlap}); evidence "
           f"{'required above ' + str(scale.grades[0]['value']) if scale.evidence_required else 'optional'}"
-          + (f"; {len(practice)} practice pairs" if practice else "")
+          + (f"; {counted(len(practice), 'practice pair')}" if practice else "")
           + ("; guidelines at /guidelines" if guidelines else "")
           + (f"; {pool.duplicates} repeated pool lines ignored" if pool.duplicates else "")
           + ("" if args.order == SHUFFLED else f"; pairs served one at a time in {args.order} order"))
@@ -320,8 +322,9 @@ def run_add_pool(args) -> int:
         corpus = read_corpus(args.corpus, {d for _, d in pool.pairs})
         got = campaign.add_pool(s, c, pool, str(args.pool), topics, corpus)
         cname = c.name
-    print(f"campaign {cname!r}: {got['added']} new pairs over {got['queries']} queries added "
-          f"({got['overlap_pairs']} go to two assessors); {got['already']} were there already")
+    print(f"campaign {cname!r}: {counted(got['added'], 'new pair')} over {counted(got['queries'], 'query')} added "
+          f"({counted(got['overlap_pairs'], 'goes', 'go')} to two assessors); "
+          f"{counted(got['already'], 'was', 'were')} there already")
     return 0
 
 
@@ -330,7 +333,7 @@ def run_reassign(args) -> int:
     with _database(args.db).write() as s:
         c = _campaign(s, campaign, args.campaign)
         got = campaign.reassign(s, c, args.name, args.to, args.deactivate)
-    parts = [f"{got['moved']} open pairs of {got['from']} moved to {got['to']}"] if got["to"] else []
+    parts = [f"{counted(got['moved'], 'open pair')} of {got['from']} moved to {got['to']}"] if got["to"] else []
     if got["released"] or not got["to"]:
         parts.append(f"{got['released']} back to the pool" + (f" ({got['to']} holds their other copy)" if got["to"] else ""))
     if got["deactivated"]:
@@ -344,7 +347,8 @@ def run_campaigns(args) -> int:
     with _database(args.db).read() as s:
         for c in campaign.campaigns(s):
             st = campaign.status(s, c.id)
-            print(f"{c.name}\t{st['pairs']} pairs\t{st['labelled']} labelled\t{len(st['assessors'])} assessors")
+            print(f"{c.name}\t{counted(st['pairs'], 'pair')}\t{st['labelled']} labelled\t"
+                  f"{counted(len(st['assessors']), 'assessor')}")
     return 0
 
 
@@ -395,8 +399,9 @@ def run_export(args) -> int:
     with open(notes_path(args.output), "w", encoding="utf-8") as fh:
         fh.write("\t".join(campaign.NOTES_COLUMNS) + "\n")
         fh.writelines("\t".join(_tsv_field(n[k]) for k in campaign.NOTES_COLUMNS) + "\n" for n in notes)
-    print(f"{len(lines)} judgments -> {args.output}; provenance -> {provenance_path(args.output)}; "
-          f"evidence -> {evidence}; {len(notes)} flags and comments -> {notes_path(args.output)}")
+    print(f"{counted(len(lines), 'judgment')} -> {args.output}; provenance -> {provenance_path(args.output)}; "
+          f"evidence -> {evidence}; {counted(len(notes), 'flag or comment', 'flags and comments')} -> "
+          f"{notes_path(args.output)}")
     if unresolved:
         how = "left out" if args.disagreement == "skip" else f"exported at the {args.disagreement} grade"
         print(f"{len(unresolved)} unadjudicated disagreements {how} (--disagreement {args.disagreement}): "
@@ -458,9 +463,10 @@ def run_status(args) -> int:
     con = console()
     say = (lambda text: con.print(text, markup=False, highlight=False, soft_wrap=True))  # piped: one line each
     waiting = st["open_disagreements"]
-    say(f"campaign {st['campaign']}: {st['labelled']} of {st['pairs']} pairs labelled"
-        + (f" ({waiting} disagreement{'s' if waiting != 1 else ''} wait for an admin)" if waiting else "") + "; "
-        f"{st['overlap_pairs']} pairs go to two assessors; {st['judgments_done']} of {st['judgments_wanted']} "
+    say(f"campaign {st['campaign']}: {st['labelled']} of {counted(st['pairs'], 'pair')} labelled"
+        + (f" ({counted(waiting, 'disagreement waits', 'disagreements wait')} for an admin)" if waiting else "") + "; "
+        f"{counted(st['overlap_pairs'], 'pair goes', 'pairs go')} to two assessors; "
+        f"{st['judgments_done']} of {st['judgments_wanted']} "
         f"judgments done, {st['judgments_left']} left; time to finish {_duration(st['eta_seconds'])} "
         f"[{st['eta_method']}]")
     ag = st["agreement"]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ..core.words import counted
 from .common import is_terminal
 
 
@@ -41,9 +42,9 @@ def print_ppi(report, console=None) -> None:
     console = console or Console(width=None if is_terminal() else 140)
     say = (lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True))
     d = report.design.describe()
-    unit = (f"{d['sampled_queries']} of {d['population_queries']} queries drawn" if d["unit"] == "query"
-            else f"{d['sampled_pairs']} of {d['population_pairs']} pairs drawn"
-                 + (f" in {d['strata']} strata" if "strata" in d else ""))
+    unit = (f"{d['sampled_queries']} of {counted(d['population_queries'], 'query')} drawn" if d["unit"] == "query"
+            else f"{d['sampled_pairs']} of {counted(d['population_pairs'], 'pair')} drawn"
+                 + (f" in {counted(d['strata'], 'stratum', 'strata')}" if "strata" in d else ""))
     pct = f"{report.level:.0%}"
     say(f"prediction-powered estimates ({unit}, {report.design.source}; machine judge {report.machine.source}): "
         f"what judging the whole population would show; estimates, not measurements; {pct} intervals")
@@ -70,11 +71,11 @@ def print_ppi(report, console=None) -> None:
                 f"order {verdict} at {pct}")
     for r in report.rows:
         if r.uncovered:
-            say(f"note: {r.run} {r.measure}: {r.uncovered} unjudged pairs outside the sample's population count "
+            say(f"note: {r.run} {r.measure}: {counted(r.uncovered, 'unjudged pair')} outside the sample's population count "
                 "as not relevant" + (f" (the upper ends add the most they could: +{r.uncovered_max:.4f})"
                                      if r.uncovered_max > 0 else ""))
         if r.missing_machine:
-            say(f"note: {r.run} {r.measure}: the machine labelled none of {r.missing_machine} population pairs "
+            say(f"note: {r.run} {r.measure}: the machine labelled none of {counted(r.missing_machine, 'population pair')} "
                 "(machine value 0; the estimate stays unbiased)")
     for note in getattr(report, "notes", []):
         say(note if note.startswith("warning:") else f"note: {note}")

@@ -7,6 +7,7 @@ import json
 import sys
 
 from . import Formatter
+from ..core.words import counted
 from .common import add_convention_options, format_help, settings_kwargs
 
 HELP = """Meta-evaluation of measures and conventions on your own qrels and runs.
@@ -281,8 +282,9 @@ def run_power(args) -> int:
         return 0
     console = _console()
     sc = res.scores
-    t = _table(f"discriminative power — {len(sc.runs)} runs, {len(res.pairs)} pairs, {len(sc.qids)} queries; "
-               f"{res.test} test, {res.samples} samples, seed {res.seed}, two-sided, alpha {res.alpha:g}",
+    t = _table(f"discriminative power — {len(sc.runs)} runs, {counted(len(res.pairs), 'pair')}, "
+               f"{counted(len(sc.qids), 'query')}; "
+               f"{res.test} test, {counted(res.samples, 'sample')}, seed {res.seed}, two-sided, alpha {res.alpha:g}",
                ["measure", "significant pairs", "power", "median ASL"])
     for row in res.summary():
         t.add_row(row["measure"], f"{row['significant']}/{row['pairs']}", _pct(row["power"]), _p(row["median_asl"]))
@@ -292,7 +294,7 @@ def run_power(args) -> int:
             console.print(f"{row['measure']}: the {res.test} test is not defined on {row['undefined']} pair(s) with "
                           "constant differences (no null distribution); counted as not significant", highlight=False)
     if sc.dropped_queries:
-        console.print(f"{sc.dropped_queries} queries left out: not evaluated for every run", highlight=False)
+        console.print(f"{counted(sc.dropped_queries, 'query')} left out: not evaluated for every run", highlight=False)
     _print_query_set(console, sc.query_set)
     if args.pairs:
         pt = _table("every pair: mean difference (a - b) and ASL", ["a", "b"] + res.measures)
@@ -326,7 +328,7 @@ def run_agreement(args) -> int:
         t.add_row(m, f"{a.agree}/{a.decided}", _pct(a.share), _p(a.pvalue()), str(a.ties),
                   f"{_pct(one.share)} ({one.agree}/{one.decided})", f"{_pct(both.share)} ({both.agree}/{both.decided})")
     console.print(t)
-    console.print(f"{res.preferences} preferences read: {res.no_preference} 'none' (left out), "
+    console.print(f"{counted(res.preferences, 'preference')} read: {res.no_preference} 'none' (left out), "
                   f"{res.skipped} on queries not evaluated for both runs, {cp['neither-relevant']} where neither "
                   f"side retrieved anything relevant in its top {res.depth}", highlight=False)
     _print_query_set(console, res.query_set)
@@ -445,7 +447,8 @@ def run_simulate_discount(args) -> int:
         _print_json(sim.to_dict())
         return 0
     console = _console()
-    t = _table(f"nDCG of a better and a worse ranker as the collection grows — {sim.trials} collections per size, "
+    t = _table(f"nDCG of a better and a worse ranker as the collection grows — "
+               f"{counted(sim.trials, 'collection')} per size, "
                f"seed {sim.seed} (better: rank by x; worse: x + U(±{sim.noise:g}); y ~ Bernoulli(0.8 x))",
                ["discount", *[f"n={n}" for n in sim.sizes]])
     for i, d in enumerate(sim.discounts):
@@ -502,7 +505,7 @@ def print_holdout(res, console, per_run: bool = True) -> None:
     unit = "group" if res.by == "group" else "run"
     if per_run:
         shown = display_names([r.run for r in res.runs])
-        t = _table(f"leave-one-{unit}-out — {s['runs']} runs, {s['held_out']} {unit}s held out in turn; "
+        t = _table(f"leave-one-{unit}-out — {s['runs']} runs, {counted(s['held_out'], unit)} held out in turn; "
                    f"{res.measure}, pool depth {res.depth}; holes in the top {res.k}",
                    ["run", *(["group"] if res.by == "group" else []), "removed", f"Judged@{res.k}", "full", "zero",
                     "condensed", "min", "max", "estimate", f"{res.level:.0%} interval", ""])
@@ -525,16 +528,16 @@ def print_holdout(res, console, per_run: bool = True) -> None:
     console.print(f"{res.level:.0%} interval: covers the full score for {s['covered']}/{s['intervals']} runs with "
                   f"holes ({_pct(s['coverage'])}; mean width {s['mean_width']:.4f}); "
                   f"bound violations: {s['violations']}/{s['runs']}; "
-                  f"{s['removed']} judgments removed in all", highlight=False)
+                  f"{counted(s['removed'], 'judgment')} removed in all", highlight=False)
     if s["left_out"]:
-        console.print(f"{len(s['left_out'])} run(s) left out of the errors and the coverage: judging the holes the full "
+        console.print(f"{counted(len(s['left_out']), 'run')} left out of the errors and the coverage: judging the holes the full "
                       f"qrels leave in their top {res.k} could move their full score by more than "
                       f"{s['truth_width_limit']} (" + ", ".join(f"{display_names([d['run']])[0]} ±{d['truth_width']:.3f}"
                                                               for d in s["left_out"]) + "); over every run: MAE zero "
                       f"{s['mae_all']['zero']:.4f}, condensed {s['mae_all']['condensed']:.4f}, estimate "
                       f"{s['mae_all']['estimate']:.4f}", highlight=False)
     if s["runs_with_holes_in_full"]:
-        console.print(f"{s['runs_with_holes_in_full']} run(s) have holes even on the full qrels ({s['holes_in_full']} in "
+        console.print(f"{counted(s['runs_with_holes_in_full'], 'run has', 'runs have')} holes even on the full qrels ({s['holes_in_full']} in "
                       f"all): their 'full' score counts them as not relevant, an estimate that fills them is judged "
                       f"against that", highlight=False)
         if s["intervals_tested"] < s["intervals"]:
@@ -560,7 +563,7 @@ def print_shift(res, console) -> None:
     for cell in res.cells:
         s = cell.summary()
         t = _table(f"{res.protocol} — {cell.name}: {len(cell.pool_runs)} pool runs, {len(cell.scored)} scored; "
-                   f"{res.measure}, qrels cut to the pool runs' top {res.depth} ({cell.cut} judgments, {cell.removed} "
+                   f"{res.measure}, qrels cut to the pool runs' top {res.depth} ({counted(cell.cut, 'judgment')}, {cell.removed} "
                    f"removed); truth = the cut + the scored runs' top {res.k} judged",
                    ["run", "truth", "zero", "condensed", "min", "max", "estimate", f"{res.level:.0%} interval", ""])
         for r, name in zip(cell.runs, display_names([r.run for r in cell.runs])):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from . import Formatter
+from ..core.words import counted
 
 HELP = """Write the unjudged (qid, docid) pairs in the runs' top DEPTH, one per line:
 qid docid priority best_rank runs [strategy columns] strategy stratum inclusion ranks,
@@ -135,6 +136,6 @@ def run(args) -> int:
     else:
         result.write(args.output)
         seed = f", seed {result.meta['seed']}" if "seed" in result.meta else ""
-        print(f"{len(result)} of {result.unjudged} unjudged pairs written to {args.output} "
+        print(f"{len(result)} of {counted(result.unjudged, 'unjudged pair')} written to {args.output} "
               f"(depth {args.depth}, strategy {args.strategy}{seed})", file=sys.stderr)
     return 0

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from . import Formatter
+from ..core.words import counted
 from .common import format_help
 
 HELP = """Work with qrels versions.
@@ -64,8 +65,8 @@ def run_merge(args) -> int:
             print(f"conflict: query {c['qid']} docid {c['docid']}: {grades}", file=sys.stderr)
         raise
     merged.write(args.output)
-    settled = f"; {len(merged.conflicts)} conflicts settled by --prefer {args.prefer}" if merged.conflicts else ""
-    print(f"{len(merged.qrels)} judgments ({merged.added} added to {args.base}) written to {args.output}, "
+    settled = f"; {counted(len(merged.conflicts), 'conflict')} settled by --prefer {args.prefer}" if merged.conflicts else ""
+    print(f"{counted(len(merged.qrels), 'judgment')} ({merged.added} added to {args.base}) written to {args.output}, "
           f"provenance in {provenance_path(args.output)}{settled}", file=sys.stderr)
     return 0
 
@@ -82,8 +83,8 @@ def run_diff(args) -> int:
         sys.stdout.write("\n")
         return 0
     console = Console()
-    console.print(f"A: {d.a.source} sha256={d.a.sha256} ({len(d.a)} judgments)", highlight=False, markup=False)
-    console.print(f"B: {d.b.source} sha256={d.b.sha256} ({len(d.b)} judgments)", highlight=False, markup=False)
+    console.print(f"A: {d.a.source} sha256={d.a.sha256} ({counted(len(d.a), 'judgment')})", highlight=False, markup=False)
+    console.print(f"B: {d.b.source} sha256={d.b.sha256} ({counted(len(d.b), 'judgment')})", highlight=False, markup=False)
     if d.same:
         console.print("no differences", highlight=False)
         return 0

@@ -15,6 +15,7 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
+from .words import counted
 from .kernels import FALLBACK, block_rows, kernel
 from .lazy import lazy
 
@@ -396,7 +397,7 @@ class Qrels(_Pairs):
             self.sha256 = content_hash(self.qid, self.docid, self.grade)
 
     def __repr__(self) -> str:
-        return f"Qrels({self.source!r}, {len(self)} judgments, {len(self.query_ids)} queries)"
+        return f"Qrels({self.source!r}, {counted(len(self), 'judgment')}, {counted(len(self.query_ids), 'query')})"
 
     @cached_property
     def index(self) -> "QrelsIndex":
@@ -433,7 +434,7 @@ class Run(_Pairs):
             self.rank = np.asarray(self.rank, dtype=np.float64)
 
     def __repr__(self) -> str:
-        return f"Run({self.name!r}, {len(self)} rows)"
+        return f"Run({self.name!r}, {counted(len(self), 'row')})"
 
     def docids_only(self) -> "Run":
         """This run without its qid, score and rank columns, for a caller done with ranking
@@ -763,7 +764,7 @@ class SubtopicQrels:
         return len(self.grade)
 
     def __repr__(self) -> str:
-        return f"SubtopicQrels({self.source!r}, {len(self)} judgments)"
+        return f"SubtopicQrels({self.source!r}, {counted(len(self), 'judgment')})"
 
     def flat(self, sha256: str | None = None) -> Qrels:
         """The qrels every other measure reads: each (qid, docid) once, with its largest

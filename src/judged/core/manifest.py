@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .words import counted
 from .conventions import Settings
 from .errors import JudgedError, ParseError
 
@@ -103,7 +104,7 @@ def qrels_changes(old: dict, new: dict, limit: int = 8) -> list[str]:
     out = []
     if old.get("sha256") != new.get("sha256"):
         out.append(f"qrels sha256 {str(old.get('sha256'))[:12]}… -> {str(new.get('sha256'))[:12]}…, "
-                   f"{old.get('judgments')} -> {new.get('judgments')} judgments")
+                   f"{old.get('judgments')} -> {counted(new.get('judgments'), 'judgment')}")
     removed, added = sorted(set(a) - set(b)), sorted(set(b) - set(a))
     changed = sorted(q for q in set(a) & set(b) if a[q] != b[q])
     if changed:
@@ -120,8 +121,8 @@ def qrels_changes(old: dict, new: dict, limit: int = 8) -> list[str]:
 def _count_change(old: str, new: str) -> str:
     n_old, n_new = old.split(":")[0], new.split(":")[0]
     if n_old == n_new:
-        return f"{n_old} judgments, a grade or docid differs"
-    return f"{n_old} -> {n_new} judgments"
+        return f"{counted(n_old, 'judgment')}, a grade or docid differs"
+    return f"{n_old} -> {counted(n_new, 'judgment')}"
 
 
 def _few(items, limit) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .words import counted
 from .errors import QuerySetError
 
 QRELS = "qrels"
@@ -74,7 +75,8 @@ class QuerySet:
         """One line: the rule and the number of queries."""
         per_run = sorted({r["evaluated"] for r in self.runs.values()})
         n = str(per_run[0]) if len(per_run) == 1 else "-".join(map(str, (per_run[0], per_run[-1])))
-        text = f"query set: queries={self.rule}, {RULES[self.rule]}: {n} of {self.qrels_queries} qrels queries"
+        text = (f"query set: queries={self.rule}, {RULES[self.rule]}: "
+                f"{n} of {counted(self.qrels_queries, 'qrels query', 'qrels queries')}")
         if self.left_out:
             text += f" ({self.left_out} judged in only some qrels versions left out)"
         return text
@@ -102,15 +104,18 @@ class QuerySet:
         missing = {n: r for n, r in self.runs.items() if r["missing_from_run"]}
         if self.rule == QRELS and missing:
             for name, r in missing.items():
-                out.append(f"run {name} ranks nothing for {r['missing_from_run']} of the {self.qrels_queries} qrels "
-                           "queries: they score 0 there (queries=qrels)")
+                out.append(f"run {name} ranks nothing for {r['missing_from_run']} of the "
+                           f"{counted(self.qrels_queries, 'qrels query', 'qrels queries')}: "
+                           f"{'it scores' if r['missing_from_run'] == 1 else 'they score'} 0 there (queries=qrels)")
         elif self.rule == RUN_AND_QRELS and len(names) > 1 and not self.same:
             sizes = ", ".join(f"{n} {r['ranked']}" for n, r in self.runs.items())
-            out.append(f"the runs cover different queries (of {self.qrels_queries} qrels queries: {sizes}): their "
+            out.append(f"the runs cover different queries "
+                       f"(of {counted(self.qrels_queries, 'qrels query', 'qrels queries')}: {sizes}): their "
                        "means are over different sets and do not compare; --complete scores every qrels query "
                        "(0 where a run ranks nothing), as judged compare does")
         if self.left_out:
-            out.append(f"{self.left_out} queries are judged in only some qrels versions: left out, so every version "
+            out.append(f"{counted(self.left_out, 'query is', 'queries are')} judged in only some qrels versions: "
+                       "left out, so every version "
                        "is scored over the same queries")
         out += depth_warnings(self.runs, self.measures)
         return out

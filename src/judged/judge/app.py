@@ -35,6 +35,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
 from sqlalchemy import delete
 from sqlalchemy.exc import DataError
 
+from ..core.words import counted
 from . import auth, campaign as cp
 from .db import Database, public_url
 from .assign import PracticeFinished
@@ -129,6 +130,7 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
     limiter = limiter or auth.LoginLimiter()
     source = f"judged judge {public_url(db)}"
     templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes .html
+    templates.env.globals["counted"] = counted  # "1 pair goes", "2 pairs go" (judged.core.words)
     app = FastAPI(title="judged judging", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.database = database
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")

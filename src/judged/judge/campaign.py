@@ -18,6 +18,7 @@ from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ..core.words import counted
 from ..core.errors import JudgedError
 from ..core.jsonsafe import json_safe
 from ..core.naturalsort import natural_key
@@ -99,7 +100,8 @@ def init_campaign(session: Session, name: str | None, pool: Pool, pool_source: s
         raise JudgedError(f"practice answer {off_scale[0]} has a grade off the scale {sorted(scale.values)}")
     overlapping = {(q, d) for q, d, _ in practice} & set(pool.pairs)
     if overlapping:
-        raise JudgedError(f"{len(overlapping)} practice pairs are in the pool too (first: {sorted(overlapping)[0]}): "
+        raise JudgedError(f"{counted(len(overlapping), 'practice pair is', 'practice pairs are')} in the pool too "
+                          f"(first: {sorted(overlapping)[0]}): "
                           "practice pairs are never exported, so keep them out of the pool")
     seed = secrets.token_hex(16)
     campaign = Campaign(name=name, scale=scale.to_dict(), evidence_required=scale.evidence_required,
@@ -472,7 +474,7 @@ def start_after_practice(session: Session, who) -> dict:
     """The assessor read their practice result and starts the real work."""
     report = practice_report(session, who)
     if report["graded"] < report["pairs"]:
-        raise Refused(f"grade the {report['pairs'] - report['graded']} practice pairs left first")
+        raise Refused(f"grade the {counted(report['pairs'] - report['graded'], 'practice pair')} left first")
     a = session.get(Assessor, who.id)
     if a.practice_done_at is None:
         a.practice_done_at = utcnow()

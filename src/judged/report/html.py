@@ -7,6 +7,7 @@ import os
 from html import escape
 from string import Template
 
+from ..core.words import counted
 from ..analyses.stats import TESTS, differences, format_effect, format_p
 from . import plots
 from .tables import legend, main_table, shortener
@@ -53,7 +54,7 @@ def _comparisons(c) -> str:
         base = next((x.mean_baseline for x in c.comparisons if x.measure == m), float("nan"))
         logs = next((x.paired_on for x in c.comparisons if x.measure == m and x.log_ratio), None)
         out.append(f"<h3>{escape(m)} <span class='sub'>baseline {escape(c.baseline)}: {base:.4f}; "
-                   f"{c.comparisons[0].test.n if c.comparisons else 0} queries</span></h3>"
+                   f"{counted(c.comparisons[0].test.n if c.comparisons else 0, 'query')}</span></h3>"
                    f"<p class='sub'><code>{escape(convention)}</code></p><table>{head}{''.join(rows)}</table>"
                    + (f"<p class='note'>{escape(logs)}</p>" if logs else ""))
     return "\n".join(out)
@@ -155,7 +156,7 @@ def _checks(c) -> str:
                          f"<table><tr><th>grade</th><th class='l'>name</th><th class='l'>definition</th></tr>{rows}</table>")
         key = checks.answer_key.to_dict()
         dist = ", ".join(f"{k}: {v}" for k, v in key["relevant_per_query"].items()) or "none"
-        parts.append(f"<h3>Answer key</h3><p>{key['queries_with_relevant']} queries with something relevant "
+        parts.append(f"<h3>Answer key</h3><p>{counted(key['queries_with_relevant'], 'query')} with something relevant "
                      f"(mean {key['mean_relevant_per_query']:.2f} relevant documents), "
                      f"{key['judged_nothing_relevant']} judged with nothing relevant, {key['unanswerable']} "
                      f"unanswerable. Relevant documents per query → queries: {escape(dist)}.</p>")
@@ -164,7 +165,7 @@ def _checks(c) -> str:
         k = checks.k(result)
         for name, found in checks.leaks(result).items():
             items = "".join(f"<li>query {escape(x.qid)} rank {x.rank}: {escape(x.docid)}</li>" for x in found)
-            flag = f"<span class='leak'>{len(found)} leaks</span>" if found else "no leaks"
+            flag = f"<span class='leak'>{counted(len(found), 'leak')}</span>" if found else "no leaks"
             parts.append(f"<p>{escape(name)}: {flag} <span class='sub'>(ineligible documents in the top {k}, as "
                          f"{escape(checks.eligibility.principal or 'everyone')})</span></p>"
                          + (f"<ul>{items}</ul>" if items else ""))
@@ -211,8 +212,8 @@ def _power(power) -> str:
     rows = "".join(f"<tr><td class='l'>{escape(r['measure'])}</td><td>{r['significant']}/{r['pairs']}</td>"
                    f"<td>{r['power']:.0%}</td><td>{_p(r['median_asl'])}</td></tr>" for r in power.summary())
     return (f"<h2 id='power'>Discriminative power</h2><p class='note'>Every pair of the {len(power.scores.runs)} runs "
-            f"(baseline included) tested on {len(power.scores.qids)} queries with a two-sided {power.test} test "
-            f"({power.samples} draws, seed {power.seed}); power = share of pairs with ASL &lt; {power.alpha:g} "
+            f"(baseline included) tested on {counted(len(power.scores.qids), 'query')} with a two-sided {power.test} test "
+            f"({counted(power.samples, 'draw')}, seed {power.seed}); power = share of pairs with ASL &lt; {power.alpha:g} "
             f"(Sakai, SIGIR 2006). A curve that stays low over more pairs separates more systems.</p>"
             f"<table><tr><th class='l'>measure</th><th>significant pairs</th><th>power</th><th>median ASL</th></tr>"
             f"{rows}</table><figure>{plots.asl_curves(power)}</figure>")
@@ -300,7 +301,7 @@ def html(c, title: str | None = None, alpha: float = 0.05, power=None) -> str:
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     first = next(iter(c.measures), "")
     return template.substitute(
-        title=escape(title), subtitle=escape(f"judged {__version__}, {when}; {len(c.qids)} queries"),
+        title=escape(title), subtitle=escape(f"judged {__version__}, {when}; {counted(len(c.qids), 'query')}"),
         main_table=short(_main(c, alpha)), legend=escape(short(legend(c, alpha, flips=True))),
         comparisons=short(_comparisons(c)), differences=_differences(c, shown), distributions=_distributions(c, shown),
         regressions=short(_regressions(c)), regression_measure=escape(first), settings=_settings(c),

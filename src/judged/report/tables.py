@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+from ..core.words import counted
 from ..analyses.comparison import MARK_TEST
 
 
@@ -38,7 +39,7 @@ def legend(c, alpha: float = 0.05, flips: bool = False) -> str:
                 if coverage else "")
     queries = f" {c.query_set.describe()}." if c.query_set is not None else ""
     return (f"▲/▼: better/worse than the baseline {c.baseline}, {MARK_TEST} test p < {alpha} after "
-            f"{c.correction} correction across runs ({c.permutations} draws, seed {c.seed}).{flips}{untested}"
+            f"{c.correction} correction across runs ({counted(c.permutations, 'draw')}, seed {c.seed}).{flips}{untested}"
             f"{queries}")
 
 
@@ -132,7 +133,7 @@ def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
 
 
 def _leaks(row) -> str:
-    return f" ({row['leaks']} leaks)" if row.get("leaks") else ""
+    return f" ({counted(row['leaks'], 'leak')})" if row.get("leaks") else ""
 
 
 def _tex(s: str) -> str:

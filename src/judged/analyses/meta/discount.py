@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...core.words import counted
 from ...core.conventions import Discount
 from ...core.errors import JudgedError
 
@@ -134,6 +135,6 @@ def plot_discount_simulation(sim: DiscountSimulation, path) -> None:
     right.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
     right.set_ylim(0.4, 1.02)
     right.legend(fontsize="small")
-    fig.suptitle(f"Wang et al. (COLT 2013) on synthetic rankers: {sim.trials} collections per size, seed {sim.seed}")
+    fig.suptitle(f"Wang et al. (COLT 2013) on synthetic rankers: {counted(sim.trials, 'collection')} per size, seed {sim.seed}")
     fig.tight_layout()
     save(fig, path)

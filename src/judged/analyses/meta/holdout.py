@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ...core.words import counted
 from ...core.conventions import Settings, validate
 from ...core.errors import ConventionError, JudgedError, ParseError
 from ...core.progress import progress
@@ -238,7 +239,7 @@ def _read_groups(path: str) -> dict:
                 continue
             parts = text.split()
             if len(parts) != 2:
-                raise ParseError(path, n, f"expected 'RUN GROUP', got {len(parts)} fields")
+                raise ParseError(path, n, f"expected 'RUN GROUP', got {counted(len(parts), 'field')}")
             table[parts[0]] = parts[1]
     return table
 

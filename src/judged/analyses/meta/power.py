@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...core.words import counted
 from ...core.errors import JudgedError
 from ..stats import bootstrap_pvalues, bootstrap_test, median, randomization_pvalues, randomization_test  # noqa: F401
 from .scores import ScoreMatrix, matrix_from_result, run_pairs, score_matrix
@@ -171,7 +172,7 @@ def draw_asl_curves(result: PowerResult, ax) -> None:
         ax.plot(x, result.asl_curve(m), marker=".", label=f"{m}  ({result.power(m):.0%})")
     ax.axhline(result.alpha, color="grey", linestyle="--", linewidth=1, label=f"alpha = {result.alpha:g}")
     ax.set_xlabel("run pairs, sorted by ASL")
-    ax.set_ylabel(f"achieved significance level ({result.test}, {result.samples} samples)")
-    ax.set_title(f"Discriminative power: {len(result.scores.runs)} runs, {len(result.scores.qids)} queries")
+    ax.set_ylabel(f"achieved significance level ({result.test}, {counted(result.samples, 'sample')})")
+    ax.set_title(f"Discriminative power: {len(result.scores.runs)} runs, {counted(len(result.scores.qids), 'query')}")
     ax.set_ylim(0, min(1.0, max(0.25, 2 * result.alpha)))
     ax.legend(fontsize="small")

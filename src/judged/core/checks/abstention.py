@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from ..words import counted
 from ..data import Run
 from .sidefiles import run_in_rank_order
 
@@ -54,7 +55,7 @@ class Abstention:
         def f(x):
             return "n/a" if x is None else f"{x:.3f}"
 
-        return (f"abstained on {self.abstained} of {self.queries} queries ({self.correct} of {self.unanswerable} "
+        return (f"abstained on {self.abstained} of {counted(self.queries, 'query')} ({self.correct} of {self.unanswerable} "
                 f"unanswerable): abstention precision {f(self.precision)}, recall {f(self.recall)}")
 
 

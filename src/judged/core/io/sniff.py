@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import ParseError
+from ..words import counted
 from . import compressed
 
 PARQUET_MAGIC = b"PAR1"
@@ -103,7 +104,7 @@ def looks_like(path) -> Looks | None:
     if 3 <= len(fields) <= 4 and all(_HEADER_WORD.match(f) for f in fields):
         return Looks("tsv", f"a {'TSV' if chr(9) in line else 'text'} file with a header ({' '.join(fields)})", number)
     if len(fields) >= 6 and _number(fields[4]):
-        return Looks("run", f"a run file ({len(fields)} fields: {RUN_FORMAT})", number)
+        return Looks("run", f"a run file ({counted(len(fields), 'field')}: {RUN_FORMAT})", number)
     if len(fields) == 4 and _integer(fields[3]):
         return Looks("qrels", f"a qrels file (4 fields: {QRELS_FORMAT})", number)
     if len(fields) == 3 and _number(fields[2]):

@@ -12,6 +12,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
+from ..words import counted
 from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
 from ..errors import MeasureError
 from ..suggest import closest, did_you_mean
@@ -333,7 +334,7 @@ def trec_form(text: str) -> "list[tuple[str, Measure]] | None":
         if t.params:
             numbers = [float(x) for x in values]
             if len(numbers) != len(t.params):
-                raise ValueError(f"{len(t.params)} values ({', '.join(t.params)})")
+                raise ValueError(f"{counted(len(t.params), 'value')} ({', '.join(t.params)})")
             kw = dict(zip(t.params, numbers))
             if kw.pop("tn", 0.0) != 0.0:
                 raise ValueError("the fourth coefficient counts non-relevant documents not retrieved, which needs "

@@ -158,7 +158,7 @@
     const eta = duration(p.eta_seconds);
     if (eta && p.left > 0) parts.push(`about ${eta} to go`);
     $("progress").textContent = parts.join(" · ");
-    $("done-summary").textContent = `You judged ${p.graded} documents` + (p.skipped ? ` and skipped ${p.skipped}` : "") +
+    $("done-summary").textContent = `You judged ${p.graded} document${p.graded === 1 ? "" : "s"}` + (p.skipped ? ` and skipped ${p.skipped}` : "") +
       (p.median_seconds !== null ? `, ${p.median_seconds} s per judgment (median)` : "") + ". Thank you.";
   }
 
