@@ -268,3 +268,16 @@ def test_explain_counts_only_this_querys_holes(tmp_path, cli, second_doc, warnin
     assert code == 0, err
     unjudged = [line for line in out.splitlines() if "unjudged and counted" in line]
     assert unjudged == ([f"warning: {warning}; judging them could change this score"] if warning else [])
+
+
+@pytest.mark.parametrize("command, queries", [("eval", 2), ("compare", 3)])  # compare: every qrels query
+def test_save_says_what_it_wrote_on_stderr(small, cli, command, queries):
+    """Issue 34: `compare --save` (and eval's) wrote the record without a word. One line on
+    stderr names it; stdout keeps the command's own output (JSON here, still parseable)."""
+    code, out, err = cli(command, "qrels.txt", "runs/a.run", "b.run", "-m", "AP", "-m", "RR", "--save", "rec.json",
+                         "--format", "json")
+    assert code == 0, err
+    json.loads(out)
+    assert (f"saved the evaluation record of 2 runs x 2 measures over {queries} queries (per-query values, conventions, "
+            "hashes) to rec.json; `judged compare-records` compares two") in err.splitlines()
+    assert json.loads((small / "rec.json").read_text())["format"]

@@ -96,6 +96,19 @@ def add_record_options(p) -> None:
                         "conventions, hashes, tool version")
 
 
+def save_record_of(result, args, manifest=None) -> None:
+    """``--save``: the evaluation record written, and one line on stderr saying what went
+    where (stdout keeps the command's own output)."""
+    from ..core.manifest import save_record
+    from ..core.words import counted
+
+    data = save_record(result, args.save, manifest)
+    queries = len({qid for run in data["runs"].values() for qid in run["per_query"]})
+    print(f"saved the evaluation record of {counted(len(data['runs']), 'run')} x "
+          f"{counted(len(data['measures']), 'measure')} over {counted(queries, 'query')} (per-query values, "
+          f"conventions, hashes) to {args.save}; `judged compare-records` compares two", file=sys.stderr)
+
+
 def load_manifest(args):
     if not getattr(args, "manifest", None):
         return None

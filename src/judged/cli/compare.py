@@ -149,9 +149,9 @@ def comparison_from_args(args):
             c.ppi = ppi_for(result.qrels, {name: rr.aligned.run for name, rr in result.runs.items()}, args.machine,
                             args.sample, list(c.measures), result.settings, baseline=c.baseline)
     if getattr(args, "save", None):
-        from ..core.manifest import save_record
+        from .common import save_record_of
 
-        save_record(c.result, args.save, manifest)
+        save_record_of(c.result, args, manifest)
     return c
 
 

@@ -11,7 +11,7 @@ from . import Formatter
 from ..core.words import counted
 from .checks import add_check_options, check_kwargs, configure, print_checks
 from .common import (add_convention_options, add_machine_option, add_record_options, format_help, load_manifest,
-                     print_query_set, settings_kwargs, split_inputs)
+                     print_query_set, save_record_of, settings_kwargs, split_inputs)
 
 HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
 
@@ -138,9 +138,7 @@ def run(args) -> int:
 
         machine = machine_filled(result, args.machine)
     if args.save:
-        from ..core.manifest import save_record
-
-        save_record(result, args.save, manifest)
+        save_record_of(result, args, manifest)
     out = sys.stdout
     if args.format == "json":
         d = result.to_dict(per_query=args.per_query)

@@ -449,14 +449,16 @@ def _file_sha(path) -> str | None:
         return hashlib.sha256(fh.read()).hexdigest()
 
 
-def save_record(result, path, manifest=None) -> None:
-    """Write :func:`record` as JSON; an existing file is replaced only once it is complete."""
+def save_record(result, path, manifest=None) -> dict:
+    """Write :func:`record` as JSON (and return it); an existing file is replaced only once
+    it is complete."""
     from .io.output import open_replacing
 
     data = record(result, manifest)
     with open_replacing(path) as fh:
         json.dump(data, fh, indent=1)
         fh.write("\n")
+    return data
 
 
 def load_record(source) -> dict:
