@@ -102,3 +102,30 @@ def test_a_dataset_dict_is_read_at_a_split():
         judged.read_qrels(no_test)
     with pytest.raises(ParseError, match=r"no split 'validation' \(splits here: dev, train\)"):
         dataset_qrels(no_test, "validation")
+
+
+def test_subsets_saved_to_disk_and_as_subfolders(tmp_path, capsys):
+    # a multilingual task saved with save_to_disk, one folder per config (<subset>-qrels, -queries, -corpus)
+    multi = tmp_path / "multi"
+    for lang, rows in (("de", TEST), ("fr", TRAIN)):
+        datasets.DatasetDict({"test": as_dataset(rows)}).save_to_disk(str(multi / f"{lang}-qrels"))
+        datasets.DatasetDict({"queries": datasets.Dataset.from_list([{"_id": rows[0][0], "text": lang}])}
+                             ).save_to_disk(str(multi / f"{lang}-queries"))
+    assert hf.is_dataset_folder(multi) and hf.subsets(multi) == ["de", "fr"]
+    assert rows_of(dataset_qrels(multi, subset="fr")) == sorted(TRAIN)
+    assert hf.load_queries(multi, subset="de") == {"q1": "de"}
+    with pytest.raises(ParseError, match="subsets de, fr; choose one with --subset"):
+        dataset_qrels(multi)
+    # CQADupStack's layout: one BEIR collection per forum, in subfolders
+    cqa = tmp_path / "cqadupstack"
+    for forum, rows in (("android", TEST), ("gis", TRAIN)):
+        (cqa / forum / "qrels").mkdir(parents=True)
+        write_tsv(cqa / forum / "qrels" / "test.tsv", rows)
+    assert hf.subsets(cqa) == ["android", "gis"]
+    run = tmp_path / "run.txt"
+    run.write_text("q7 Q0 d4 1 1.0 r\nq1 Q0 d1 1 1.0 r\n")
+    assert main(["eval", "--beir", str(cqa), str(run), "--subset", "gis", "-m", "P@1", "--format", "json"]) == 0
+    assert '"judgments": 1' in capsys.readouterr().out
+    for choice in (["--subset", "tex"], []):
+        assert main(["eval", "--beir", str(cqa), str(run), *choice]) == 2
+        assert "the folder holds the subsets android, gis" in capsys.readouterr().err

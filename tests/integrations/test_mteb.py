@@ -155,3 +155,86 @@ def test_measure_names():
         ["nDCG@10", "AP@100", "R@5", "P@1", "Success@3", "RR@10"]
     with pytest.raises(ValueError):
         measure_of("nauc_ndcg_at_10_max")
+
+
+LANGS = {"en": ["eng-Latn"], "de": ["deu-Latn"]}
+
+
+def write_multilingual_task_folder(root):
+    """mteb's layout of a multilingual retrieval task: configs <subset>-corpus, <subset>-queries,
+    <subset>-qrels (RetrievalDatasetLoader's names), one collection per language."""
+    configs = []
+    for i, lang in enumerate(LANGS):
+        queries, corpus, relevant = tiny_st.collection(n_docs=30, n_queries=8, seed=20 + i)
+        rng = np.random.default_rng(30 + i)
+        rows = [{"query-id": q, "corpus-id": d, "score": int(rng.integers(1, 3))}
+                for q, docs in relevant.items() for d in sorted(docs)]
+        parts = (("corpus", [{"_id": d, "title": "", "text": t} for d, t in corpus.items()], "corpus"),
+                 ("queries", [{"_id": q, "text": t} for q, t in queries.items()], "queries"), ("qrels", rows, "test"))
+        for part, records, split in parts:
+            os.makedirs(os.path.join(root, f"{lang}-{part}"))
+            datasets.Dataset.from_list(records).to_parquet(
+                os.path.join(root, f"{lang}-{part}", f"{split}-00000-of-00001.parquet"))
+            configs.append(f"- config_name: {lang}-{part}\n  data_files:\n  - split: {split}\n"
+                           f"    path: {lang}-{part}/{split}-*\n")
+    with open(os.path.join(root, "README.md"), "w") as fh:
+        fh.write("---\nconfigs:\n" + "".join(configs) + "---\n")
+
+
+@pytest.fixture(scope="module")
+def multilingual_run(tmp_path_factory):
+    from mteb.abstasks.retrieval import AbsTaskRetrieval
+    from mteb.abstasks.task_metadata import TaskMetadata
+
+    tmp = tmp_path_factory.mktemp("mteb-multi")
+    os.environ["HF_HOME"] = str(tmp / "hf")
+    root = tmp / "TinyMultiRetrieval"
+    write_multilingual_task_folder(str(root))
+
+    class TinyMultiRetrieval(AbsTaskRetrieval):
+        metadata = TaskMetadata(
+            name="TinyMultiRetrieval", description="Two languages of 30 documents, built by judged's tests.",
+            reference=None, type="Retrieval", category="t2t", modalities=["text"], eval_splits=["test"],
+            eval_langs=LANGS, main_score="ndcg_at_10", dataset={"path": str(root), "revision": "local"}, date=None,
+            domains=None, task_subtypes=None, license=None, annotations_creators=None, dialect=None,
+            sample_creation=None, bibtex_citation=None)
+
+    model = tiny_st.model(seed=5)
+    model.model_card_data.model_name = "tiny/multi"
+    mteb.evaluate(model, TinyMultiRetrieval(), prediction_folder=str(tmp / "pred"),
+                  cache=mteb.ResultCache(str(tmp / "cache")), show_progress_bar=False)
+    results = list((tmp / "cache").rglob("TinyMultiRetrieval.json"))
+    assert len(results) == 1
+    return {"root": root, "predictions": tmp / "pred" / "TinyMultiRetrieval_predictions.json", "results": results[0]}
+
+
+def test_cli_picks_a_language_subset_of_a_multilingual_task(multilingual_run, capsys):
+    root, pred = str(multilingual_run["root"]), str(multilingual_run["predictions"])
+    scores = read_scores(multilingual_run["results"])
+    assert set(scores) == {("en", "test"), ("de", "test")}
+    means = {}
+    for lang in LANGS:
+        for qrels in (["--beir", root, pred], [root, pred]):        # --beir DIR or DIR as the qrels
+            assert main(["eval", *qrels, "--subset", lang, "-m", "nDCG@10", "-m", "AP@100", "--format", "json"]) == 0
+            out = json.loads(capsys.readouterr().out)
+            means[lang] = out["runs"][pred]["mean"]
+            assert round(means[lang]["nDCG@10"], 5) == scores[(lang, "test")]["ndcg_at_10"]   # MTEB's own number
+            assert round(means[lang]["AP@100"], 5) == scores[(lang, "test")]["map_at_100"]
+    assert means["en"] != means["de"]
+    assert main(["eval", "--beir", root, pred, "--hf-subset", "de", "-m", "nDCG@10", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"][pred]["mean"] == {"nDCG@10": means["de"]["nDCG@10"]}
+
+
+def test_without_a_subset_the_error_lists_the_subsets(multilingual_run, capsys):
+    root, pred = str(multilingual_run["root"]), str(multilingual_run["predictions"])
+    assert main(["eval", "--beir", root, pred]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "subsets de, en" in err and "--subset" in err
+    assert main(["eval", "--beir", root, pred, "--subset", "fr"]) == 2
+    err = capsys.readouterr().err
+    assert "'fr'" in err and "subsets de, en" in err
+    with pytest.raises(judged.ParseError, match=r"subsets de, en.*subset="):
+        read_predictions(pred)
+    assert read_predictions(pred, subset="de").source.endswith("(de/test)")
+    from judged.io import dataset_qrels
+    assert len(dataset_qrels(root, subset="en")) > 0

@@ -37,6 +37,10 @@ def register(sub) -> None:
                                                  "save_to_disk, mteb/* parquet or jsonl files): its default/qrels config")
     p.add_argument("--split", default="test", help="the qrels split with --beir (default: test); also the split read "
                                                   "from MTEB predictions files given as runs")
+    p.add_argument("--subset", "--hf-subset", metavar="NAME",
+                   help="one subset of the collection and of MTEB predictions files given as runs: a language of a "
+                        "multilingual MTEB task (its <NAME>-qrels config; the predictions' NAME results), or a "
+                        "subfolder that is a collection (CQADupStack's forums); default: the only one, or 'default'")
     p.add_argument("--versus-qrels", "--qrels", action="append", dest="qrels_versions", metavar="QRELS",
                    help="a later qrels version, repeatable: the rejudging report (as judged rejudge): per run the "
                         "score and Judged@k under each version, the order of the runs, the pairs that flipped "
@@ -92,22 +96,16 @@ def run(args) -> int:
     qrels, runs = args.qrels, list(args.runs)
     if args.beir:
         from ..core.io import dataset_qrels
-        from ..core.io.hf import is_dataset_folder
 
-        if is_dataset_folder(args.beir):
-            qrels = dataset_qrels(args.beir, args.split, on_duplicate=args.on_duplicate)
-        else:
-            from ..core.io.beir import qrels_path
-
-            qrels = qrels_path(args.beir, args.split)
+        qrels = dataset_qrels(args.beir, args.split, on_duplicate=args.on_duplicate, subset=args.subset)
         runs = [args.qrels, *runs]
     elif manifest is not None:
         qrels, runs = split_inputs(manifest, [args.qrels, *runs])
         args.qrels = qrels or manifest.resolve(manifest.qrels["path"])  # where the checks look for a scale
-    elif args.split != "test" and qrels and os.path.isdir(qrels):
+    elif (args.split != "test" or args.subset) and qrels and os.path.isdir(qrels):
         from ..core.io import dataset_qrels
 
-        qrels = dataset_qrels(qrels, args.split, on_duplicate=args.on_duplicate)
+        qrels = dataset_qrels(qrels, args.split, on_duplicate=args.on_duplicate, subset=args.subset)
     runs = _mteb_splits(runs, args)
     if not runs:
         raise UsageError("give at least one RUN after the qrels")
@@ -170,9 +168,9 @@ def add_machine_json(d: dict, machine, per_query: bool) -> None:
 
 
 def _mteb_splits(runs: list, args) -> list:
-    """MTEB predictions files among the runs, read at ``--split`` when it is given (a dict
-    name -> Run keeps each file's path as its name); other runs untouched."""
-    if args.split == "test" or not any(str(r).lower().endswith(".json") for r in runs):
+    """MTEB predictions files among the runs, read at ``--subset``/``--split`` when either
+    is given (a dict name -> Run keeps each file's path as its name); other runs untouched."""
+    if (args.split == "test" and not args.subset) or not any(str(r).lower().endswith(".json") for r in runs):
         return runs
     from ..core.io import frames
     from ..core.io.mteb import is_predictions, run_from_predictions
@@ -182,7 +180,7 @@ def _mteb_splits(runs: list, args) -> list:
         if str(r).lower().endswith(".json"):
             obj, raw = frames.load_json(r, args.on_duplicate)
             if is_predictions(obj):
-                out[str(r)] = run_from_predictions(obj, raw.name, split=args.split, name=str(r))
+                out[str(r)] = run_from_predictions(obj, raw.name, subset=args.subset, split=args.split, name=str(r))
                 continue
         out[str(r)] = r
     return out

@@ -45,7 +45,7 @@ def test_cli_split_reads_that_split(tmp_path, capsys):
 
 def test_ambiguous_predictions_are_one_line_error(tmp_path, capsys):
     path = predictions(tmp_path, {("en", "test"): TEST, ("fr", "test"): TEST})
-    with pytest.raises(ParseError, match="hold en/test, fr/test; several match"):
+    with pytest.raises(ParseError, match=r"hold en/test, fr/test \(subsets en, fr\); several match \(none named\): choose with --subset"):
         judged.read_run(path)
     assert len(read_predictions(path, subset="fr")) == 3
     (tmp_path / "q.txt").write_text(QRELS)

@@ -129,17 +129,22 @@ def _in_datasets(source) -> bool:
     return type(source).__module__.split(".", 1)[0] == "datasets"
 
 
-def dataset_qrels(folder, split: str = "test", on_duplicate: str = "error") -> Qrels:
+def dataset_qrels(folder, split: str = "test", on_duplicate: str = "error", subset: str | None = None) -> Qrels:
     """The qrels of one split of a dataset folder: a Hugging Face ``datasets`` folder
     (:mod:`judged.io.hf`: README configs, ``save_to_disk``, mteb/* files) or a BEIR folder
     (:mod:`judged.io.beir`: ``qrels/<split>.tsv``); or of an in-memory ``DatasetDict`` (a
-    ``Dataset`` is read as it is)."""
+    ``Dataset`` is read as it is). ``subset``: one subset of the collection, a language of a
+    multilingual MTEB task (its ``<subset>-qrels`` config) or a subfolder that is a
+    collection itself (CQADupStack's forums); :func:`judged.io.hf.subsets` lists them."""
     from . import beir, hf  # read only here: not imported by every evaluation
 
     if _in_datasets(folder):
         return hf.qrels_from_memory(folder, split, on_duplicate=on_duplicate)
-    if hf.is_dataset_folder(folder):
-        return hf.load_qrels(folder, split, on_duplicate=on_duplicate)
+    if subset not in (None, "default") and os.path.isdir(os.path.join(os.fspath(folder), subset)):
+        folder, subset = os.path.join(os.fspath(folder), subset), None
+    if hf.is_dataset_folder(folder) or subset not in (None, "default") or \
+            (not os.path.isdir(os.path.join(os.fspath(folder), "qrels")) and hf.subsets(folder)):
+        return hf.load_qrels(folder, split, on_duplicate=on_duplicate, subset=subset)
     return read_qrels(beir.qrels_path(folder, split), on_duplicate=on_duplicate)
 
 

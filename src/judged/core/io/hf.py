@@ -17,8 +17,9 @@ read here with pyarrow (no ``datasets`` import, nothing written to a cache):
   (``state.json``); or ``DIR`` itself one saved ``DatasetDict`` whose splits are named
   ``corpus``, ``queries`` and the qrels split(s).
 
-The qrels config is chosen as MTEB's loader does (``default``, else ``qrels``); queries
-come from the split of the same name when there is one, else from every split.
+The qrels config is chosen as MTEB's loader does (``default``, else ``qrels``; for one
+subset of a multilingual task, ``<subset>-qrels``, ``<subset>-queries``, ``<subset>-corpus``);
+queries come from the split of the same name when there is one, else from every split.
 """
 
 from __future__ import annotations
@@ -49,8 +50,43 @@ def is_dataset_folder(path) -> bool:
     if _front_matter_configs(path) or _saved(path) or _root_splits(path):
         return True
     return any(_saved(os.path.join(path, c)) or _data_files_under(os.path.join(path, c))
-               for c in (*QRELS_CONFIGS, *QUERIES_CONFIGS, *CORPUS_CONFIGS)
-               if os.path.isdir(os.path.join(path, c)) and not _is_beir_qrels_folder(path, c))
+               for c in _config_folders(path) if not _is_beir_qrels_folder(path, c))
+
+
+SUBSET_PARTS = ("-qrels", "-queries", "-corpus")  # mteb's configs of one subset: <subset>-qrels, ...
+
+
+def _config_folders(path: str) -> list[str]:
+    """The subfolders of ``path`` named as a config: qrels, queries, corpus or mteb's
+    ``<subset>-qrels``, ``<subset>-queries``, ``<subset>-corpus``."""
+    known = (*QRELS_CONFIGS, *QUERIES_CONFIGS, *CORPUS_CONFIGS)
+    return sorted(c for c in os.listdir(path) if os.path.isdir(os.path.join(path, c))
+                  and (c in known or c.endswith(SUBSET_PARTS)))
+
+
+def subsets(folder) -> list[str]:
+    """The subsets a collection folder holds (the languages of a multilingual MTEB task,
+    CQADupStack's forums): the ``<subset>-qrels`` configs (README configs or folders, the
+    names mteb's retrieval loader reads) and the subfolders that are collections themselves."""
+    folder = os.fspath(folder)
+    if not os.path.isdir(folder):
+        return []
+    names = {str(c.get("config_name", "")) for c in _front_matter_configs(folder) if isinstance(c, dict)}
+    names |= set(_config_folders(folder))
+    found = {n[:-len("-qrels")] for n in names if n.endswith("-qrels") and len(n) > len("-qrels")}
+    for sub in os.listdir(folder):
+        path = os.path.join(folder, sub)
+        if os.path.isdir(path) and not sub.endswith(SUBSET_PARTS) and sub not in (*QRELS_CONFIGS, *QUERIES_CONFIGS,
+                                                                                   *CORPUS_CONFIGS) \
+                and (os.path.isdir(os.path.join(path, "qrels")) or is_dataset_folder(path)):
+            found.add(sub)
+    return sorted(found)
+
+
+def _names(names: tuple, subset: str | None, part: str) -> tuple:
+    """The config names of ``part`` for ``subset``: ``names`` for none (or ``default``),
+    else mteb's ``<subset>-<part>``."""
+    return names if subset in (None, "default") else (f"{subset}-{part}",)
 
 
 SPLITS = ("train", "test", "dev", "validation", "val")
@@ -277,10 +313,20 @@ def _strings(col: pa.ChunkedArray) -> list[str]:
 # The three parts of a BEIR collection
 
 
-def load_qrels(folder, split: str = "test", on_duplicate: str = "error"):
-    """The qrels of one split (the ``default`` or ``qrels`` config)."""
+def load_qrels(folder, split: str = "test", on_duplicate: str = "error", subset: str | None = None):
+    """The qrels of one split (the ``default`` or ``qrels`` config; of a subset: mteb's
+    ``<subset>-qrels``). Without ``subset``, a folder holding one subset only is read at it;
+    several are one error listing them."""
     folder = os.fspath(folder)
-    found = config_splits(folder, QRELS_CONFIGS)
+    found = config_splits(folder, _names(QRELS_CONFIGS, subset, "qrels"))
+    held = subsets(folder) if found is None else []
+    if found is None and subset is None and len(held) == 1:
+        return load_qrels(folder, split, on_duplicate, held[0])
+    if found is None and (held or subset not in (None, "default")):
+        raise ParseError(folder, None, f"no qrels for subset {subset or 'default'!r}: "
+                                       + (f"the folder holds the subsets {', '.join(held)}; choose one with "
+                                          "--subset NAME (judged eval) or subset=NAME" if held else
+                                          "the folder holds no subsets (no <subset>-qrels config)"))
     if found is None:
         raise ParseError(folder, None, "no qrels here (looked for a 'default' or 'qrels' config: README.md configs, "
                                        "save_to_disk folders, qrels/ and default/ folders of data files, or split files "
@@ -332,7 +378,10 @@ def _records(folder, names, split: str | None, what: str) -> tuple[pa.Table, str
     folder = os.fspath(folder)
     found = config_splits(folder, names)
     if found is None:
-        raise ParseError(folder, None, f"no {what} here (looked for a {' or '.join(repr(n) for n in names)} config)")
+        held = subsets(folder)
+        raise ParseError(folder, None, f"no {what} here (looked for a {' or '.join(repr(n) for n in names)} config"
+                                       + (f"; the folder holds the subsets {', '.join(held)}: choose one with "
+                                          "subset=NAME)" if held and len(names) > 1 else ")"))
     _, splits = found
     files = splits[split] if split in splits else [f for fs in splits.values() for f in fs]
     if not files:
@@ -340,17 +389,19 @@ def _records(folder, names, split: str | None, what: str) -> tuple[pa.Table, str
     return read_table(files), files[0]
 
 
-def load_queries(folder, split: str | None = None) -> dict[str, str]:
-    """Query id -> text (the ``queries`` config; its split ``split`` when it has one)."""
-    table, where = _records(folder, QUERIES_CONFIGS, split, "queries")
+def load_queries(folder, split: str | None = None, subset: str | None = None) -> dict[str, str]:
+    """Query id -> text (the ``queries`` config, a subset's ``<subset>-queries``; its split
+    ``split`` when it has one)."""
+    table, where = _records(folder, _names(QUERIES_CONFIGS, subset, "queries"), split, "queries")
     ids = _strings(_column(table, ("_id", "id", "query-id", "query_id"), where, "query id"))
     texts = _strings(_column(table, ("text", "query"), where, "text"))
     return dict(zip(ids, texts))
 
 
-def load_docs(folder, doc_ids=None) -> dict[str, dict]:
-    """Document id -> ``{"title", "text"}`` (the ``corpus`` config); only ``doc_ids`` when given."""
-    table, where = _records(folder, CORPUS_CONFIGS, None, "corpus")
+def load_docs(folder, doc_ids=None, subset: str | None = None) -> dict[str, dict]:
+    """Document id -> ``{"title", "text"}`` (the ``corpus`` config, a subset's
+    ``<subset>-corpus``); only ``doc_ids`` when given."""
+    table, where = _records(folder, _names(CORPUS_CONFIGS, subset, "corpus"), None, "corpus")
     id_col = _column(table, ("_id", "id", "corpus-id", "doc_id", "docid"), where, "document id")
     if doc_ids is not None:
         import pyarrow.compute as pc

@@ -7,7 +7,8 @@
 
 Each (subset, split) is one run: :func:`run_from_predictions` reads one, named after the
 model. ``read_run`` recognises the file by its ``mteb_model_meta`` key and reads the
-``default``/``test`` pair, or the only pair there is. MTEB's scores per task are in its
+``default``/``test`` pair, or the only pair there is; a multilingual task's file holds one
+subset per language, chosen with ``judged eval --subset NAME``. MTEB's scores per task are in its
 results folder (``<cache>/results/<model>/<revision>/<Task>.json``: ``scores`` ->
 split -> one entry per subset with ``ndcg_at_10``, ``main_score``, ...):
 :func:`read_scores` reads them, so a judged number can be set beside MTEB's. The mteb
@@ -56,11 +57,13 @@ def run_from_predictions(obj: dict, source: str, subset: str | None = None, spli
         chosen = [p for p in chosen if p[0] == (subset or "default") and p[1] == (split or "test")] or chosen
     if len(chosen) != 1:
         listed = ", ".join(f"{a}/{b}" for a, b in have)
-        wanted = f"{subset or '*'}/{split or '*'}"
-        raise ParseError(source, None, f"MTEB predictions hold {listed}; "
-                                       f"{'none matches' if not chosen else 'several match'} {wanted} "
-                                       "(choose with judged.integrations.mteb.read_predictions(path, subset=, split=) "
-                                       "or --split)")
+        subsets = ", ".join(sorted({a for a, _ in have}))
+        wanted = f"subset {subset!r}, split {split!r}" if subset and split else \
+            f"subset {subset!r}" if subset else f"split {split!r}" if split else "(none named)"
+        raise ParseError(source, None, f"MTEB predictions hold {listed} (subsets {subsets}); "
+                                       f"{'none matches' if not chosen else 'several match'} {wanted}: choose with "
+                                       "--subset NAME / --split NAME (judged eval) or "
+                                       "read_predictions(path, subset=, split=)")
     a, b = chosen[0]
     run_name = name or model_name(obj) or source
     return frames.run_from_dict(obj[a][b], run_name, source=f"{source} ({a}/{b})")
