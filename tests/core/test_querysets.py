@@ -87,9 +87,45 @@ def test_eval_keeps_trec_eval_query_set_and_warns_when_runs_differ(coll, capsys)
     assert not any("cover different queries" in w for w in d["warnings"])
     assert main(["eval", "qrels.txt", "full.run", "part.run"]) == 0
     assert "query set: queries=run-and-qrels" in capsys.readouterr().out
-    # one run alone: nothing to compare, no warning
+    # one run alone: nothing to compare, but the 20 qrels queries it lacks are named (issue 34)
     d = cli_json(capsys, "eval", "qrels.txt", "part.run")
-    assert d["warnings"] == [] and d["query_set"]["same_for_every_run"] is True
+    assert d["query_set"]["same_for_every_run"] is True
+    assert d["warnings"] == [
+        "run part.run ranks nothing for 20 of the 50 qrels queries: left out of the mean (queries=run-and-qrels, "
+        "trec_eval's default); --complete scores such queries 0 (trec_eval -c), as judged compare, holes and report do"]
+    assert cli_json(capsys, "eval", "qrels.txt", "full.run")["warnings"] == []  # a run ranking every qrels query
+
+
+def test_eval_and_holes_say_why_their_numbers_differ(coll, capsys):
+    """Issue 34: eval printed 0.6790 (the run's 30 queries) and holes 0.4074 (every qrels
+    query) for the same run, side by side, eval without a note. Each now names the queries
+    the run lacks and the rule that applies, and eval --complete gives holes' number."""
+    e = cli_json(capsys, "eval", "qrels.txt", "part.run", "-m", "nDCG@10")
+    h = cli_json(capsys, "holes", "qrels.txt", "part.run", "-m", "nDCG@10")
+    c = cli_json(capsys, "eval", "qrels.txt", "part.run", "-m", "nDCG@10", "--complete")
+    assert e["runs"]["part.run"]["mean"]["nDCG@10"] * 30 / 50 == pytest.approx(h["runs"]["part.run"]["score"])
+    assert c["runs"]["part.run"]["mean"]["nDCG@10"] == pytest.approx(h["runs"]["part.run"]["score"], abs=1e-15)
+    said = "run part.run ranks nothing for 20 of the 50 qrels queries: "
+    assert [w for w in e["warnings"] if w.startswith(said)] == [
+        said + "left out of the mean (queries=run-and-qrels, trec_eval's default); --complete scores such queries 0 "
+        "(trec_eval -c), as judged compare, holes and report do"]
+    assert [w for w in h["warnings"] if w.startswith(said)] == [
+        said + "scored 0 there (queries=qrels, trec_eval -c, as in judged compare, holes and report); judged eval "
+        "leaves such queries out of a run's mean unless --complete"]
+    assert [w for w in c["warnings"] if w.startswith(said)] == [w for w in h["warnings"] if w.startswith(said)]
+    assert main(["eval", "qrels.txt", "part.run"]) == 0
+    assert "--complete scores such queries 0" in " ".join(capsys.readouterr().out.split())
+
+
+def test_many_runs_lacking_queries_get_one_line(coll, capsys):
+    for name in ("p2.run", "p3.run"):
+        with open(name, "w") as fh:
+            fh.write(open("part.run").read())
+    d = cli_json(capsys, "eval", "qrels.txt", "part.run", "p2.run", "p3.run", "full.run")
+    assert [w for w in d["warnings"] if "rank nothing" in w] == [
+        "3 runs (part.run, p2.run, p3.run) rank nothing for 20 of the 50 qrels queries: left out of the mean "
+        "(queries=run-and-qrels, trec_eval's default); --complete scores such queries 0 (trec_eval -c), as judged "
+        "compare, holes and report do"]
 
 
 def test_meta_scores_every_run_over_the_qrels_queries(coll, capsys):

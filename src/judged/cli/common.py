@@ -33,7 +33,7 @@ def add_convention_options(p, compared: bool = False, depth_cut: bool = True) ->
                    help="always on here: runs compared with each other are scored over every qrels query, 0 where "
                         "a run ranks nothing (trec_eval -c)" if compared else
                    "score every qrels query, 0 where a run ranks nothing (trec_eval -c); default: each run over the "
-                   "qrels queries it ranks (trec_eval's), with a warning when the runs cover different queries")
+                   "qrels queries it ranks (trec_eval's), with a warning naming the qrels queries a run lacks")
     if depth_cut:
         g.add_argument("--depth-cut", type=int, default=None, metavar="N",
                        help="score only each query's top N documents in every run (trec_eval -M N), so runs of "

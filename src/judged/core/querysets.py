@@ -101,13 +101,8 @@ class QuerySet:
                 out.append(f"{len(group)} runs ({shown}): only {ranked} of each run's {own} query "
                            f"ids are in the qrels ({only} are not: check that the runs and the qrels name queries "
                            "alike)")
-        missing = {n: r for n, r in self.runs.items() if r["missing_from_run"]}
-        if self.rule == QRELS and missing:
-            for name, r in missing.items():
-                out.append(f"run {name} ranks nothing for {r['missing_from_run']} of the "
-                           f"{counted(self.qrels_queries, 'qrels query', 'qrels queries')}: "
-                           f"{'it scores' if r['missing_from_run'] == 1 else 'they score'} 0 there (queries=qrels)")
-        elif self.rule == RUN_AND_QRELS and len(names) > 1 and not self.same:
+        out += self.missing_warnings()
+        if self.rule == RUN_AND_QRELS and len(names) > 1 and not self.same:
             sizes = ", ".join(f"{n} {r['ranked']}" for n, r in self.runs.items())
             out.append(f"the runs cover different queries "
                        f"(of {counted(self.qrels_queries, 'qrels query', 'qrels queries')}: {sizes}): their "
@@ -119,6 +114,28 @@ class QuerySet:
                        "is scored over the same queries")
         out += depth_warnings(self.runs, self.measures)
         return out
+
+    def missing_warnings(self) -> list[str]:
+        """Runs that rank nothing for some qrels queries, under either rule the same sentence:
+        how many, what the rule does with them, and the other rule's option, so that eval's
+        mean (trec_eval's default: left out) and the comparing commands' (0 there) are never
+        side by side unexplained (issue 34). Many runs alike: one line."""
+        missing = {n: r["missing_from_run"] for n, r in self.runs.items() if r["missing_from_run"]}
+        if not missing:
+            return []
+        qrels = counted(self.qrels_queries, "qrels query", "qrels queries")
+        if self.rule == QRELS:
+            fate = "scored 0 there (queries=qrels, trec_eval -c, as in judged compare, holes and report)"
+            other = "judged eval leaves such queries out of a run's mean unless --complete"
+        else:
+            fate = "left out of the mean (queries=run-and-qrels, trec_eval's default)"
+            other = "--complete scores such queries 0 (trec_eval -c), as judged compare, holes and report do"
+        if len(missing) < MANY_ALIKE:
+            return [f"run {name} ranks nothing for {k} of the {qrels}: {fate}; {other}" for name, k in missing.items()]
+        shown = ", ".join(list(missing)[:3]) + (", ..." if len(missing) > 3 else "")
+        counts = sorted(set(missing.values()))
+        some = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+        return [f"{len(missing)} runs ({shown}) rank nothing for {some} of the {qrels}: {fate}; {other}"]
 
     def to_dict(self) -> dict:
         return {"rule": self.rule, "description": RULES[self.rule], "qrels_queries": self.qrels_queries,
