@@ -129,6 +129,23 @@ def test_default_strategy_is_mm_with_a_budget_depth_without(tmp_path, capsys):
     assert "default: mm with --budget, depth without" in " ".join(capsys.readouterr().out.split())
 
 
+def test_pool_runs_without_k_and_writes_to_stdout(tmp_path, capsys):
+    """Issue 34: `judged pool ... --budget 2000` refused to run without -k (now 10, the
+    holes judged holes shows by default, as judged.pool's depth); `-o -` worked but was
+    not documented (its --help and docs/pooling.md now say it)."""
+    q = write_qrels(tmp_path / "qrels.txt", QRELS)
+    ra, rb = write_run(tmp_path / "a.run", RUN_A, "A"), write_run(tmp_path / "b.run", RUN_B, "B")
+    assert main(["pool", q, ra, rb, "--budget", "2000", "-o", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("# judged pool: depth=10 strategy=mm budget=2000: 5 of 5 unjudged pairs") and err == ""
+    assert main(["pool", q, ra, rb, "-k", "10", "--budget", "2000", "-o", "-"]) == 0
+    assert capsys.readouterr().out == out
+    with pytest.raises(SystemExit):
+        main(["pool", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "(default 10:" in said and "'-' writes it to stdout" in said and "-o - |" in said
+
+
 def test_impact_prefers_pairs_that_can_move_the_comparison():
     # h_top sits at rank 1 of run A only; h_deep at rank 10 of both runs (moves neither order)
     qrels = {"q": {f"j{i}": 0 for i in range(12)} | {"r": 1}}

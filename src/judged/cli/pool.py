@@ -33,8 +33,12 @@ more weight near the top; --seed S) and keeps the design in the file: '# stratum
 and the pairs it did not draw as '#~' lines. Judge the sample, merge the labels
 (judged qrels merge), then estimate the measures with judged infer QRELS RUN... --sample POOL.
 
+The pool goes to the file -o POOL names (a line on stderr says how many pairs went there),
+or to stdout with -o - .
+
 examples:
   judged pool qrels.txt bm25.run dense.run --depth 10 --budget 500 --strategy impact -o pool.txt
+  judged pool qrels.txt bm25.run dense.run --budget 50 -o - | head
   judged pool qrels.txt runs/*.run --depth 100 --strategy sample --budget 500 --seed 1 -o sample.pool
   judged pool qrels.txt runs/*.run --depth 100 --strategy mm -o pool.txt
   judged pool qrels.txt runs/*.run --depth 10 --strategy sample-queries --queries 20 --seed 1 -o queries.pool
@@ -92,8 +96,9 @@ def register(sub) -> None:
                        strategies=_strategies_help(), budget_default=BUDGET_STRATEGY), formatter_class=Formatter)
     p.add_argument("qrels")
     p.add_argument("runs", nargs="+", metavar="RUN")
-    p.add_argument("-k", "--depth", type=int, required=True, metavar="K",
-                   help="the top K examined: pool the runs' top K")
+    p.add_argument("-k", "--depth", type=int, default=10, metavar="K",
+                   help="the top K examined: pool the runs' top K (default 10: the holes judged holes shows by "
+                        "default, as judged.pool; docs/pooling.md's budget figures pool the top 100)")
     p.add_argument("--budget", type=int, default=None, help="exactly N pairs (all, if fewer)")
     p.add_argument("--strategy", choices=list(STRATEGIES), default=None,
                    help=f"how to choose and order the pairs (see above); default: {BUDGET_STRATEGY} with --budget, "
@@ -106,7 +111,9 @@ def register(sub) -> None:
     p.add_argument("--machine", metavar="LABELS",
                    help="machine and disagreement: a machine judge's labels (e.g. an LLM's), in any qrels format; "
                         "they order the pool, they are never written as judgments")
-    p.add_argument("-o", "--output", required=True, metavar="POOL", help="output file ('-' for stdout)")
+    p.add_argument("-o", "--output", required=True, metavar="POOL",
+                   help="the pool file, written whole or not at all; '-' writes it to stdout (to read or pipe "
+                        "it), without the summary line on stderr")
     add_hole_options(p)
     add_convention_options(p, depth_cut=False)  # --depth is the pool's
     p.set_defaults(func=run)
