@@ -307,7 +307,7 @@ def test_holdout_coverage_over_the_runs_it_tests(tmp_path, capsys):
     assert main(["meta", "holdout", q, *runs, "-k", "5", "--samples", "20"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert (f"{len(unpooled)} run(s) left out of the errors and the coverage: judging the holes the full qrels leave "
-            f"in their top 5 could move their full score by more than 0.01") in text
+            f"in their top 5 could move their full score by more than 0.02") in text
 
 
 # ---------------------------------------------------------------------------
@@ -527,7 +527,7 @@ def test_compat_estimate_reads_its_ideal(example):
     hole to fill keeps its zero-filled value, and no estimate passes 1 (the stacked
     judgments once left Compat's ideal out: bm25.run of the example scored 1.59)."""
     r = holes_report(str(example / "qrels.txt"), [str(example / "bm25.run"), str(example / "dense.run")], k=10,
-                     measure="Compat", samples=20)
+                     measure="Compat", samples=20, bounds_over="run")  # each run's holes alone: its own ideal
     for rh in r.runs.values():
         unfilled = rh.holes == 0
         assert unfilled.any() or rh.name.endswith("dense.run")

@@ -160,7 +160,7 @@ def build_pool(named: list, k: int, depth: int | None = None, units=None, unit_n
         parts["rrow"].append(at)
         parts["qcode"].append(codes)
         parts["pos"].append(r.pos[at].astype(np.int64))
-        parts["level"].append(_level_of(r.grade[at], levels))
+        parts["level"].append(level_of(r.grade[at], levels))
         parts["hash"].append(a.run.docid_hash[r.row[at]])
     starts = np.zeros(n + 1, np.int64)
     np.cumsum([len(p) for p in parts["run"]], out=starts[1:])
@@ -197,7 +197,7 @@ def build_pool(named: list, k: int, depth: int | None = None, units=None, unit_n
     jcount = np.zeros((nq, len(levels)), np.int64)
     for a in aligned:
         j = a.judgments
-        lv = _level_of(j.grade.astype(np.float64), levels)
+        lv = level_of(j.grade.astype(np.float64), levels)
         c = np.bincount(j.q * len(levels) + lv, minlength=a.n_queries * len(levels)).reshape(a.n_queries, len(levels))
         jcount[np.asarray(a.qid_codes, np.int64)] = c
     return HolePool(names, aligned, unit, list(unit_names), int(k), depth, zone, levels, starts, run, rrow, qcode, pos,
@@ -211,7 +211,7 @@ def _levels(aligned) -> np.ndarray:
     return sorted_distinct(np.concatenate(([0], g[g > 0]))).astype(np.int64)
 
 
-def _level_of(grade: np.ndarray, levels: np.ndarray) -> np.ndarray:
+def level_of(grade: np.ndarray, levels: np.ndarray) -> np.ndarray:
     """Level index of each grade (negative grades: level 0, judged not relevant); -1 for NaN."""
     out = np.full(len(grade), -1, np.int64)
     ok = ~np.isnan(grade)
@@ -445,6 +445,11 @@ class HoleModel:
         out[:, -1] = reach
         return out
 
+    def grade_probabilities(self, pool: "HolePool", world: "World", rows: np.ndarray, minus: np.ndarray) -> np.ndarray:
+        """:meth:`probabilities` of pool ``rows`` as holes (their :func:`features` in ``world``
+        without the judgments of units ``minus``): a grade source of :func:`score_cases`."""
+        return self.probabilities(features(pool, world, rows, minus))
+
     def _design(self, X):
         return np.column_stack([np.ones(len(X)), (X - self.center) / self.scale])
 
@@ -593,6 +598,9 @@ class Case:
     model: HoleModel | None = None
     draws: int = 1
     measure: Measure | None = None  # None: the call's measure
+    # pool rows of the other runs' holes (one per document) the run lacks in its list: drawn with
+    # its own (from the same model), they enter only its ideal and R (judging the pool)
+    ideal_rows: np.ndarray | None = None
 
 
 @dataclass
@@ -602,6 +610,7 @@ class CaseScore:
     sd: float  # standard deviation of the mean over queries under the model (0 without draws)
     holes: int  # holes filled
     median: float = 0.0  # median over draws of the mean over queries
+    ideal_holes: int = 0  # the pool's other holes drawn into the ideal and R
 
 
 MAX_STACKED_ROWS = 8_000_000  # rows scored at once (draws are split to stay below)
@@ -655,10 +664,17 @@ def _prepare(measure, pool, world, case: Case, seed, maxgrade) -> dict:
     prep = {"measure": m, "a": a, "nq": nq, "sum": np.zeros(nq), "sumsq": np.zeros(nq), "draws": 1, "holes": 0,
             "parts": [], "fixed": 0.0}
     fill = np.isnan(grade) & (pool.pos[rows] < fill_depth(m, pool))
-    draws = max(1, int(case.draws)) if case.model is not None and fill.any() else 1
+    extra = np.zeros(0, np.int64) if case.ideal_rows is None or case.model is None or m.name == "DCG" \
+        else np.asarray(case.ideal_rows, np.int64)
+    local = np.full(pool.jcount.shape[0], -1, np.int64)
+    local[codes] = np.arange(len(codes))
+    extra = extra[local[pool.qcode[extra]] >= 0]
+    extra_q = local[pool.qcode[extra]]
+    draws = max(1, int(case.draws)) if case.model is not None and (fill.any() or len(extra)) else 1
     with_holes = np.zeros(nq, bool)
     if draws > 1:
         with_holes[local_q[fill]] = True
+        with_holes[extra_q] = True
     values = pool.levels.astype(np.float64)
     if maxgrade is not None:
         values = np.minimum(values, maxgrade)
@@ -670,13 +686,15 @@ def _prepare(measure, pool, world, case: Case, seed, maxgrade) -> dict:
         remap = np.full(nq, -1, np.int64)
         remap[queries] = np.arange(len(queries))
         part = {"queries": queries, "q": remap[local_q[sel]], "pos": pool.pos[rows[sel]], "grade": grade[sel],
-                "jc": jc[queries], "draws": 1, "fill": None, "probs": None, "values": values}
+                "jc": jc[queries], "draws": 1, "fill": None, "probs": None, "values": values,
+                "extra_q": np.zeros(0, np.int64)}
         if drawn:
             f = np.flatnonzero(fill[sel])
-            X = features(pool, world, rows[sel][f], np.full(len(f), case.minus))
-            part.update(fill=f, probs=case.model.probabilities(X), draws=draws,
+            probs = case.model.grade_probabilities(pool, world, np.concatenate((rows[sel][f], extra)),
+                                                   np.full(len(f) + len(extra), case.minus))
+            part.update(fill=f, probs=probs, draws=draws, extra_q=remap[extra_q],
                         rng=np.random.default_rng([seed, i, case.minus + 1, draws]))
-            prep.update(draws=draws, holes=len(f), per_draw=np.zeros(draws))
+            prep.update(draws=draws, holes=len(f), per_draw=np.zeros(draws), ideal_holes=len(extra))
         per_chunk = max(1, MAX_STACKED_ROWS // max(len(sel), 1))
         done = 0
         while done < part["draws"]:
@@ -743,7 +761,7 @@ def _score_group(m: Measure, pool: HolePool, items: list) -> None:
             fpos, fq = part["pos"][f], part["q"][f]
             gain = m.gain(part["values"].astype(np.float64))
             inside = np.ones(len(f), bool) if m.cutoff is None else fpos < m.cutoff
-            drawn_in, rank = drawn[:, inside], (fpos[inside] + 1)[None, :]
+            drawn_in, rank = drawn[:, :len(f)][:, inside], (fpos[inside] + 1)[None, :]
             added = _per_draw_sums(d, nq, fq[inside], lambda s, e: m.discount.divide(gain[drawn_in[s:e]], rank))
         rank_d = 1 if added is not None else d
         shift = base + np.arange(rank_d, dtype=np.int64)[:, None] * nq
@@ -758,16 +776,22 @@ def _score_group(m: Measure, pool: HolePool, items: list) -> None:
         else:
             need = np.tile(needed, (d, 1))
         if drawn is not None:
-            if by_counts and table is None:
-                hole_q = np.arange(d, dtype=np.int64)[:, None] * nq + part["q"][part["fill"]][None, :]
+            if by_counts and table is None:  # the run's holes and the pool's others alike enter the ideal
+                hole_q = np.arange(d, dtype=np.int64)[:, None] * nq + np.concatenate(
+                    (part["q"][part["fill"]], part["extra_q"]))[None, :]
                 need += np.bincount((hole_q.ravel() * L + _capped_level(pool, part["values"])[drawn].ravel()),
                                     minlength=d * nq * L).reshape(d * nq, L)
             if not additive:
+                nf = len(part["fill"])
                 at = (np.arange(d, dtype=np.int64)[:, None] * n + part["fill"][None, :]).ravel()
-                grade[at] = part["values"][drawn].ravel()
-                if not by_counts:
+                grade[at] = part["values"][drawn[:, :nf]].ravel()
+                if not by_counts:  # judgments: the run's drawn holes, and the pool's others (R)
                     jq_parts.append(q[at])
-                    jg_parts.append(part["values"][drawn].ravel().astype(np.int64))
+                    jg_parts.append(part["values"][drawn[:, :nf]].ravel().astype(np.int64))
+                    if len(part["extra_q"]):
+                        jq_parts.append((base + np.arange(d, dtype=np.int64)[:, None] * nq
+                                         + part["extra_q"][None, :]).ravel())
+                        jg_parts.append(part["values"][drawn[:, nf:]].ravel().astype(np.int64))
         if by_counts:
             count_parts.append(need)
         elif not additive:
@@ -845,6 +869,10 @@ def _ideal_table(m: Measure, pool: HolePool, items: list):
         return None
     if any(not np.array_equal(p["values"], pool.levels) for _, p in items):
         return None  # maxgrade caps the drawn grades: the counts path decides
+    for _, p in items:  # more holes to draw in a query than the cutoff (the pool's others): the counts path
+        if p["probs"] is not None and len(p["probs"]) and np.bincount(
+                np.concatenate((p["q"][p["fill"]], p["extra_q"]))).max() > m.cutoff:
+            return None
     positive = np.flatnonzero(m.gain(pool.levels.astype(np.float64)) > 0)
     radix = 2 * m.cutoff + 1
     size = radix ** len(positive)
@@ -894,18 +922,20 @@ def _drawn_sums(m: Measure, part: dict, table) -> tuple:
     d, nq, f, probs = part["draws"], len(part["queries"]), part["fill"], part["probs"]
     fpos = part["pos"][f]
     gain = m.gain(part["values"].astype(np.float64))
-    inside = np.ones(len(f), bool) if m.cutoff is None else fpos < m.cutoff
-    weights = np.zeros((1 if table is None else 2, len(f), len(gain)))
-    weights[0][inside] = m.discount.divide(gain[None, :], (fpos[inside] + 1)[:, None])
+    inside = np.zeros(len(probs), bool)  # the pool's other holes (after the run's own) enter no DCG
+    inside[:len(f)] = True if m.cutoff is None else fpos < m.cutoff
+    weights = np.zeros((1 if table is None else 2, len(probs), len(gain)))
+    weights[0][inside] = m.discount.divide(gain[None, :], (fpos[inside[:len(f)]] + 1)[:, None])
     if table is not None:
         weights[1] = table[1][None, :]
     cum = np.cumsum(probs, axis=1)
     cum[:, -1] = 1.0
     out = np.empty((d, len(weights), nq))
-    step = max(1, DRAW_CHUNK // max(len(f), 1))
+    step = max(1, DRAW_CHUNK // max(len(probs), 1))
+    hole_q = np.concatenate((part["q"][f], part["extra_q"]))
     for s in range(0, d, step):
-        u = part["rng"].random((min(d, s + step) - s, len(f)))
-        out[s:s + len(u)] = drawn_sums(u, cum, part["q"][f], weights, nq)
+        u = part["rng"].random((min(d, s + step) - s, len(probs)))
+        out[s:s + len(u)] = drawn_sums(u, cum, hole_q, weights, nq)
     return out[:, 0], (out[:, 1] if table is not None else None)
 
 
@@ -931,7 +961,7 @@ def _finish(prep) -> CaseScore:
         sd = float(math.sqrt(var_q.sum())) / nq
     mean = float(mean_q.mean()) if nq else 0.0
     middle = median((prep["per_draw"] + prep["fixed"]) / nq) if d > 1 and nq else mean
-    return CaseScore(mean_q, mean, sd, prep["holes"], middle)
+    return CaseScore(mean_q, mean, sd, prep["holes"], middle, prep.get("ideal_holes", 0))
 
 
 def _zero(measure: Measure) -> Measure:
@@ -973,8 +1003,9 @@ class HoleEstimates:
     def describe(self) -> dict:
         """The method, its source, what it was fitted on, the interval's nominal level and
         its measured coverage (the JSON ``estimate`` object)."""
-        return {"method": self.method, "source": SOURCE if self.method == METHOD else
-                f"holes counted as not relevant (trec_eval); interval = the {self.bounds} bounds",
+        source = (SOURCE if self.method == METHOD else self.info["prior"]["source"] if "prior" in self.info else
+                  f"holes counted as not relevant (trec_eval); interval = the {self.bounds} bounds")
+        return {"method": self.method, "source": source,
                 "level": self.level, **self.info,
                 "model": self.model.to_dict() if self.model is not None else None}
 
@@ -986,18 +1017,23 @@ class HoleEstimates:
     def sentence(self) -> str:
         """One line: the method, what it was fitted on, the interval and its coverage."""
         i = self.info
-        if self.method != METHOD:
+        if self.method == FALLBACK:
             return (f"estimate: fallback ({FALLBACK}: holes counted as not relevant; interval = the {self.bounds} "
                     f"bounds): {i['fallback']}")
         fit = i["fit"]
         refs = f", {fit['reference_runs']} of them reference runs" if fit.get("reference_runs") else ""
-        text = (f"estimate: {METHOD}, a grade model of holes fitted on {fit['pseudo_holes']} leave-one-run-out "
-                f"pseudo-holes from {fit['units_with_pseudo_holes']} of {fit['units']} {fit['unit']}s{refs} "
-                f"({fit['relevant_share']:.1%} relevant; pool depth {fit['depth']})")
+        if "prior" in i:
+            text = f"estimate: {self.method}, {i['prior']['source']}"
+            if i.get("uncalibrated"):
+                return text + f"; interval = the {self.bounds} bounds, not an estimate interval: {i['uncalibrated']}"
+        else:
+            text = (f"estimate: {METHOD}, a grade model of holes fitted on {fit['pseudo_holes']} leave-one-run-out "
+                    f"pseudo-holes from {fit['units_with_pseudo_holes']} of {fit['units']} {fit['unit']}s{refs} "
+                    f"({fit['relevant_share']:.1%} relevant; pool depth {fit['depth']})")
         cal = i["calibration"]
         if cal["coverage"] is None:
-            text += (f"; interval = the {self.bounds} bounds ({cal['units']} {fit['unit']}s with leave-one-out residuals, "
-                     f"a {self.level:.0%} conformal interval needs {cal['units_needed']})")
+            text += (f"; interval = the {self.bounds} bounds, not an estimate interval ({cal['units']} {fit['unit']}s "
+                     f"with leave-one-out residuals, a {self.level:.0%} conformal interval needs {cal['units_needed']})")
         else:
             text += (f"; {self.level:.0%} conformal interval, measured coverage {cal['coverage']:.1%} "
                      f"({cal['covered']}/{cal['runs']} runs, leave-one-{fit['unit']}-out on this collection)")
@@ -1046,9 +1082,17 @@ def units_needed(level: float) -> int:
 
 def estimate_runs(measure, pool: HolePool, world: World | None = None, *, targets=None, samples: int = 200,
                   seed: int = 0, level: float = DEFAULT_LEVEL, calibration_draws: int | None = None,
-                  bounds: dict | None = None, maxgrade: int | None = None, report_loro: bool = True) -> HoleEstimates:
+                  bounds: dict | None = None, maxgrade: int | None = None, report_loro: bool = True,
+                  source=None, pool_ideal: bool = True) -> HoleEstimates:
     """Estimate ``measure`` for the runs ``targets`` (indices, default all) of ``pool`` in
     ``world`` (default: the qrels as given), with intervals at ``level``.
+
+    ``source``: where the holes' grades come from: None, the grade model fitted on the
+    pseudo-holes (``loro-logit``); or a grade source with ``grade_probabilities`` and
+    ``fit_without`` (:class:`judged.analyses.hole_priors.RunPrior`), which needs no
+    pseudo-holes to estimate, only to calibrate its interval on the same residuals.
+    ``pool_ideal`` (default): what judging the targets' pool gives, each target's estimate
+    drawing the other targets' holes into its ideal and R too (:func:`pool_hole_rows`).
 
     ``bounds[i]`` = (mean min, mean max) of run i's exact bounds clips its interval and
     is the interval when it cannot be calibrated (computed when not given).
@@ -1077,16 +1121,22 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     elif len(rows) < MIN_PSEUDO_HOLES:
         reason = (f"{len(rows)} leave-one-{unit_word}-out pseudo-holes (judged documents only one {unit_word} has "
                   f"in its top {pool.depth}); the model needs at least {MIN_PSEUDO_HOLES}")
+    if reason is not None and source is not None:  # it estimates; its interval cannot be calibrated
+        return _uncalibrated(measure, pool, world, targets, source, samples, seed, level, bounds, maxgrade,
+                             {"fit": fit, "fallback": None, "uncalibrated": reason}, pool_ideal)
     if reason is not None:
         zero = score_cases(measure, pool, world, [Case(i) for i in targets], seed, maxgrade)
         bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
         runs = {i: RunEstimate(z.per_query, z.mean, 0.0, *bounds[i], "bounds", 0) for i, z in zip(targets, zero)}
         return HoleEstimates(FALLBACK, measure, level, runs, {"fit": fit, "fallback": reason})
 
-    X = features(pool, world, rows, pool.unit[pool.run[rows]])
-    owner_unit = pool.unit[pool.run[rows]]
-    design = GradeDesign(X, y, pool.levels, owner_unit)
-    model = design.fit()
+    if source is None:
+        X = features(pool, world, rows, pool.unit[pool.run[rows]])
+        owner_unit = pool.unit[pool.run[rows]]
+        design = GradeDesign(X, y, pool.levels, owner_unit)
+        model = design.fit()
+    else:
+        design = model = source
     # leave-one-unit-out residuals: each unit's runs with its pseudo-holes made holes,
     # estimated by a model fitted without it, against their score with them judged
     cases, meta = [], []
@@ -1095,7 +1145,8 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         for i in np.flatnonzero(pool.unit == u).tolist():
             cases += [Case(i, u, m_u, calibration_draws), Case(i)] + ([Case(i, u)] if report_loro else [])
             meta.append((i, u))
-    cases += [Case(i, -1, model, samples) for i in targets] + [Case(i) for i in targets]
+    ideal = pool_hole_rows(measure, pool, world, targets) if pool_ideal else {}
+    cases += [Case(i, -1, model, samples, ideal_rows=ideal.get(i)) for i in targets] + [Case(i) for i in targets]
     scored = score_cases(measure, pool, world, cases, seed, maxgrade)
     residuals = []
     per = 3 if report_loro else 2
@@ -1134,7 +1185,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     runs = {}
     for i, e, z in zip(targets, est_t, zero_t):
         lo, hi = bounds[i]
-        if e.holes == 0:  # exact unless other runs' holes may move its ideal (bounds over a pool)
+        if e.holes == 0 and e.ideal_holes == 0:  # exact unless the bounds range over others' holes too
             exact = hi - lo <= 1e-12
             runs[i] = RunEstimate(z.per_query, z.mean, 0.0, z.mean if exact else lo, z.mean if exact else hi,
                                   "exact" if exact else "bounds", 0)
@@ -1146,7 +1197,48 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
             low, high, kind = lo, hi, "bounds"
         runs[i] = RunEstimate(e.per_query, _point(e), e.sd, min(low, _point(e)), max(high, _point(e)), kind, e.holes)
     info = {"fit": fit, "fallback": None, "calibration": calibration, "loro": loro}
+    if source is not None:
+        info["prior"] = source.describe()
+        return HoleEstimates(source.method, measure, level, runs, info, None)
     return HoleEstimates(METHOD, measure, level, runs, info, model)
+
+
+def _uncalibrated(measure, pool, world, targets, source, samples, seed, level, bounds, maxgrade, info, pool_ideal):
+    """The estimates of ``source`` with no leave-one-out residuals to calibrate an interval:
+    the interval is the bounds (labelled so: 'bounds', not an estimate interval)."""
+    ideal = pool_hole_rows(measure, pool, world, targets) if pool_ideal else {}
+    cases = [Case(i, -1, source, samples, ideal_rows=ideal.get(i)) for i in targets] + [Case(i) for i in targets]
+    scored = score_cases(measure, pool, world, cases, seed, maxgrade)
+    bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
+    runs = {}
+    for i, e, z in zip(targets, scored[:len(targets)], scored[len(targets):]):
+        lo, hi = bounds[i]
+        if e.holes == 0 and e.ideal_holes == 0:
+            runs[i] = RunEstimate(z.per_query, z.mean, 0.0, z.mean, z.mean, "exact", 0)
+        else:
+            runs[i] = RunEstimate(e.per_query, _point(e), e.sd, min(lo, _point(e)), max(hi, _point(e)), "bounds",
+                                  e.holes)
+    info["prior"] = source.describe()
+    return HoleEstimates(source.method, measure, level, runs, info, None)
+
+
+def pool_hole_rows(measure, pool: HolePool, world: World, targets: list) -> dict:
+    """Per target run: one pool row for each hole of the other targets' lists (ranked above
+    :func:`fill_depth`, unjudged in ``world``) whose document the run does not rank in the
+    pool's zone -- the row of its best rank. Drawn beside the run's own holes, they enter its
+    ideal and R only: the estimate of what judging the pool of the targets gives."""
+    depth = fill_depth(measure, pool)
+    rows = np.concatenate([pool.list_rows(i, depth) for i in targets]) if targets else np.zeros(0, np.int64)
+    holes = rows[world.row_level[rows] < 0]
+    order = np.lexsort((pool.pos[holes], pool.pid[holes]))
+    holes = holes[order]
+    first = np.concatenate(([True], pool.pid[holes][1:] != pool.pid[holes][:-1])) if len(holes) else np.zeros(0, bool)
+    best = holes[first]
+    out = {}
+    for i in targets:
+        mine = np.isin(pool.pid[best], pool.pid[pool.rows_of(i)])
+        out[i] = best[~mine]
+    return out
 
 
 def _point(score: CaseScore) -> float:

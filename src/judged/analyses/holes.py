@@ -44,6 +44,23 @@ BEYOND_POOL = ("unjudged documents no run retrieved can only lower a score (they
                "is relevant")
 
 
+ESTIMATE_METHODS = ("loro-logit", "run-prior")
+DEFAULT_ESTIMATE = "loro-logit"
+
+
+def estimate_source(method: str | None):
+    """The grade source of an estimate method: None for the grade model (``loro-logit``),
+    a :class:`~judged.analyses.hole_priors.RunPrior` for ``run-prior``."""
+    method = method or DEFAULT_ESTIMATE
+    if method not in ESTIMATE_METHODS:
+        raise ConventionError(f"the estimate's method must be one of {', '.join(ESTIMATE_METHODS)}, got {method!r}")
+    if method == "loro-logit":
+        return None
+    from .hole_priors import RunPrior
+
+    return RunPrior()
+
+
 def check_bounds_over(bounds_over: str) -> str:
     if bounds_over not in BOUNDS_OVER:
         raise ConventionError(f"bounds range over the holes of every run given ('pool', the default) or of each "
@@ -254,7 +271,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
                  reference=None, ties: str = "trec", complete: bool = True, no_relevant: str = "zero",
                  on_duplicate: str = "error", ignore_identical_ids: bool = False,
                  depth_cut: int | None = None, settings: Settings | None = None, deep: bool = True,
-                 bounds_over: str = "pool") -> HolesReport:
+                 bounds_over: str = "pool", estimate: str | None = None) -> HolesReport:
     """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
     their grades, an estimate with its interval at ``level`` (default 0.9; see
     :mod:`judged.estimate`), and for every pair of runs whether judging could flip them.
@@ -263,7 +280,8 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     over every grade of every hole in the ranked lists of all the runs given, one label per
     document shared by all: what judging their pool can give (other runs' holes raise the
     ideal and R). ``'run'``: each run's own holes only (each pair: the union of its two
-    runs'), the bound of one run judged alone.
+    runs'), the bound of one run judged alone. ``estimate``: the estimate's method
+    (:data:`ESTIMATE_METHODS`; default :data:`DEFAULT_ESTIMATE`).
     ``reference``: more runs (e.g. the collection's pooled runs) whose leave-one-run-out
     evidence the estimate learns from; they are not reported (a path also given in
     ``runs`` is read once).
@@ -332,7 +350,8 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
                             over_pool=not own)
         with progress(None, "estimating the holes"):  # the estimator's model grades documents, not subtopics
             estimates = None if m.family.subtopics else estimate_holes(m, out, k, samples=samples, seed=seed,
-                                                                       level=level, reference=refs)
+                                                                       level=level, reference=refs,
+                                                                       over_pool=not own, method=estimate)
         with progress(None, "intervals of every pair of runs"):
             pairs = pairs.result()
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
@@ -362,11 +381,13 @@ def run_holes(name: str, aligned: Aligned, measure: Measure, k: int, samples: in
 
 
 def estimate_holes(measure: Measure, runs: dict, k: int, *, samples: int = 200, seed: int = 0, depth=None,
-                   level: float | None = None, reference: dict | None = None):
+                   level: float | None = None, reference: dict | None = None, over_pool: bool = True,
+                   method: str | None = None):
     """Estimate ``measure`` for every :class:`RunHoles` of ``runs`` (filled in place) from
     the runs' own leave-one-run-out evidence (:mod:`judged.estimate`), and that of the
     ``reference`` runs ({name: Aligned}: evidence only, not estimated); returns the
-    :class:`~judged.estimate.HoleEstimates` that says how."""
+    :class:`~judged.estimate.HoleEstimates` that says how. ``over_pool``: what judging the
+    pool of ``runs`` gives (each run's ideal takes the others' holes too), as the bounds."""
     from .estimate import DEFAULT_LEVEL, build_pool, estimate_runs
 
     if not runs:
@@ -377,7 +398,8 @@ def estimate_holes(measure: Measure, runs: dict, k: int, *, samples: int = 200, 
     pool = build_pool(named, k, depth, zone=None if ld is None else max(ld, k, depth or k))
     bound = {i: (_mean(runs[n].low), _mean(runs[n].high)) for i, n in enumerate(names)}
     est = estimate_runs(measure, pool, targets=range(len(names)), samples=samples, seed=seed,
-                        level=DEFAULT_LEVEL if level is None else level, bounds=bound, maxgrade=measure.maxgrade)
+                        level=DEFAULT_LEVEL if level is None else level, bounds=bound, maxgrade=measure.maxgrade,
+                        pool_ideal=over_pool, source=estimate_source(method))
     est.info["fit"]["reference_runs"] = len(reference or {})
     for i, n in enumerate(names):
         e = est.runs[i]

@@ -59,6 +59,10 @@ def register(sub) -> None:
     p.add_argument("--list", action="store_true", help="list every hole as: run qid rank docid")
     p.add_argument("--samples", type=int, default=200, help="draws for the estimate (default 200, seed 0)")
     p.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")
+    p.add_argument("--estimate", choices=["loro-logit", "run-prior"], default=None,
+                   help="how the estimate draws the holes' grades: loro-logit (default) a grade model fitted on the "
+                        "runs' leave-one-run-out pseudo-holes; run-prior the run's own judged documents near the top "
+                        "(Fröbe et al., ECIR 2023), for runs unlike the ones a model could be fitted on")
     p.add_argument("--reference", nargs="+", action="extend", metavar="RUN", default=[],
                    help="more runs the estimate learns from but the report leaves out (e.g. the collection's pooled "
                         "runs, when RUN is a new system)")
@@ -103,7 +107,7 @@ def _report(args, measure) -> dict | None:
 
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=measure, maxgrade=args.maxgrade,
                           negative=args.negative, samples=args.samples, level=args.level, reference=args.reference,
-                          bounds_over=args.bounds_over,
+                          bounds_over=args.bounds_over, estimate=args.estimate,
                           deep=bool(args.machine or args.sample), **settings_kwargs(args, compared=True))
     machine = machine_filled_holes(report, args.machine) if args.machine else None
     from .machine import is_query_sample

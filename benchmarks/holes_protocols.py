@@ -1,0 +1,115 @@
+"""Hole bounds and estimates under every protocol of `judged meta holdout`, on real collections.
+
+    python benchmarks/holes_protocols.py COLLECTION [COLLECTION ...] [--measure nDCG@10] [-k 10]
+        [--seeds 5] [--kind-pool trad] [--json out.json]
+
+A COLLECTION is a folder with ``qrels.txt``, ``runs/*`` (TREC run files, gzip'ed or not) and,
+optionally, ``runs.tsv`` (tab-separated, a header line with at least ``file`` and ``group``
+columns, and ``kind``: e.g. trad / nn / nnlm). The groups of ``runs.tsv`` drive the group
+protocol (else the runs' leading letters); with ``--kind-pool KIND`` one more shift cell pools
+from the runs of that kind and scores the others (a change of kind: e.g. traditional runs
+pooled, neural ones scored).
+
+Per collection it prints one row per (protocol, cell): runs counted (with a truth) and
+estimated, abstentions, MAE of holes-as-zero, condensed and the estimate, interval coverage
+and width, and the bound violations (run means, run x query cells). The collections'
+files are never part of this repository (robust03 is in ../shared/data; DL 2019 and
+CLEF TAR 2017 are fetched locally, see docs/holes.md "On real collections").
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import json
+import os
+import sys
+import tempfile
+import time
+
+from judged.analyses.meta.holdout import holdout
+
+
+def collection(path: str):
+    runs = sorted(glob.glob(os.path.join(path, "runs", "*")))
+    table = os.path.join(path, "runs.tsv")
+    rows = []
+    if os.path.exists(table):
+        with open(table, encoding="utf-8") as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+    return os.path.join(path, "qrels.txt"), runs, rows
+
+
+def row_of(cell: str, s: dict, unit: str = "") -> dict:
+    return {"cell": cell, "runs": s["runs"], "counted": s["counted"], "estimated": s["estimated"],
+            "abstained": len(s["abstained"]), "left_out": len(s["left_out"]),
+            "mae_zero": s["mae"]["zero"], "mae_condensed": s["mae"]["condensed"], "mae_estimate": s["mae"]["estimate"],
+            "covered": s["covered"], "intervals": s["intervals"], "width": s["mean_width"],
+            "violations": s["violations"], "cell_violations": s["cell_violations"], "cells": s["cells"]}
+
+
+def run_collection(path: str, args) -> list:
+    qrels, runs, table = collection(path)
+    common = dict(k=args.k, measure=args.measure, samples=args.samples, seed=0, estimate=args.estimate)
+    out = []
+    t = time.time()
+    res = holdout(qrels, runs, protocol="loro", **common)
+    out.append(row_of("loro", res.summary()))
+    groups = None
+    if table and "group" in table[0]:
+        fd, groups = tempfile.mkstemp(suffix=".txt")
+        with os.fdopen(fd, "w") as f:
+            for r in table:
+                f.write(f"{r['file']} {r['group']}\n")
+    res = holdout(qrels, runs, protocol="group", groups=groups, **common)
+    out.append(row_of("group", res.summary()))
+    for protocol in ("shift", "few"):
+        res = holdout(qrels, runs, protocol=protocol, seeds=args.seeds, **common)
+        for cell in res.cells:
+            out.append(row_of(f"{protocol}: {cell.name}", cell.summary()))
+        out.append(row_of(f"{protocol}: all cells", res.summary()["all"]))
+        if args.kind_pool and table and "kind" in table[0]:
+            pool = [r["file"] for r in table if r.get("kind") == args.kind_pool]
+            if pool and len(pool) < len(table):
+                res = holdout(qrels, runs, protocol=protocol, pool_runs=pool, **common)
+                out.append(row_of(f"{protocol}: pool = {args.kind_pool} runs", res.cells[0].summary()))
+    print(f"# {path}: {len(runs)} runs, {time.time() - t:.0f} s", file=sys.stderr)
+    return out
+
+
+def markdown(name: str, rows: list) -> str:
+    lines = [f"**{name}**", "",
+             "| protocol / cell | runs (truth, estimated) | abstained | MAE zero | MAE condensed | MAE estimate | "
+             "90% coverage | width | violations (means, cells) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        lines.append(f"| {r['cell']} | {r['runs']} ({r['counted']}, {r['estimated']}) | {r['abstained']} | "
+                     f"{r['mae_zero']:.4f} | {r['mae_condensed']:.4f} | {r['mae_estimate']:.4f} | "
+                     f"{r['covered']}/{r['intervals']} | {r['width']:.3f} | {r['violations']}, "
+                     f"{r['cell_violations']}/{r['cells']} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("collections", nargs="+")
+    p.add_argument("-m", "--measure", default="nDCG@10")
+    p.add_argument("-k", type=int, default=10)
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--samples", type=int, default=200)
+    p.add_argument("--kind-pool", default=None)
+    p.add_argument("--estimate", default=None, help="the estimate's method (default: judged's)")
+    p.add_argument("--json", default=None)
+    args = p.parse_args()
+    every = {}
+    for path in args.collections:
+        every[path] = run_collection(path, args)
+        print(markdown(os.path.basename(os.path.normpath(path)), every[path]) + "\n", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(every, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
