@@ -4,6 +4,8 @@ needs jars from Maven Central, which the tests cannot reach), pt.Experiment besi
 judged.integrations.pyterrier.Experiment, and pt.Experiment computing through judged's
 ir_measures provider."""
 
+import os
+
 import pytest
 
 pt = pytest.importorskip("pyterrier", reason="the pyterrier extra is not installed: pip install 'judged[pyterrier]'")
@@ -94,3 +96,130 @@ def test_pt_experiment_computes_through_judgeds_provider(systems, monkeypatch):
     by_name = ir_measures.providers.registry["judged_engine"].calc_aggregate(
         [RR], {"1": {"d1": 1}}, {"1": {"d1": 0.5, "d2": 0.5 + 1e-9}})
     assert by_name[RR] == 0.5                                                   # doubles: d2 scores higher
+
+
+# -- pt.Experiment's options, each beside pt.Experiment's own result -----------------------------------
+
+TOPICS_8 = pd.concat([TOPICS, pd.DataFrame({"qid": ["8"], "query": ["zebra cat"]})], ignore_index=True)  # 8: no qrels
+
+
+def same_values(ours, theirs, columns):
+    for c in columns:
+        assert ours[c].tolist() == pytest.approx(theirs[c].tolist(), abs=1e-12, nan_ok=True), c
+
+
+def test_perquery_both_dataframe_false_and_the_query_filters(systems):
+    two = {"BM25": systems["BM25"], "BM25 top 2": systems["BM25 top 2"]}
+    with pytest.warns(UserWarning, match="1 topic"):
+        theirs = pt.Experiment(list(two.values()), TOPICS_8, QRELS, [nDCG @ 10, AP], names=list(two), perquery=True)
+    with pytest.warns(UserWarning, match="1 topic"):
+        both = Experiment(two, TOPICS_8, QRELS, [nDCG @ 10, AP], perquery="both", holes=False)
+    averages, per_query = both                                       # pt's EvaluationDataTuple unpacks the same
+    assert list(per_query.columns) == ["name", "qid", "measure", "value"]
+    key = ["name", "qid", "measure"]
+    ours_pq, theirs_pq = (t.sort_values(key).reset_index(drop=True) for t in (per_query, theirs))
+    assert ours_pq[key].equals(theirs_pq[key])                      # the NaN rows of topic 8 too
+    same_values(ours_pq, theirs_pq, ["value"])
+    assert per_query[per_query["qid"] == "8"]["value"].isna().all()
+    means = pt.Experiment(list(two.values()), TOPICS_8, QRELS, [nDCG @ 10, AP], names=list(two))
+    same_values(averages, means, ["nDCG@10", "AP"])                 # pt 1.x's own 'both' means are NaN here
+    as_dicts = Experiment(two, TOPICS_8, QRELS, ["ndcg_cut_10", "map"], dataframe=False, holes=False)
+    theirs_dicts = pt.Experiment(list(two.values()), TOPICS_8, QRELS, ["ndcg_cut_10", "map"], names=list(two),
+                                 dataframe=False)
+    assert set(as_dicts) == set(theirs_dicts) == set(two)
+    for name in two:
+        assert as_dicts[name] == pytest.approx(theirs_dicts[name], abs=1e-12)
+    with pytest.warns(UserWarning):
+        by_index = Experiment(two, TOPICS_8, QRELS, ["nDCG@10"], perquery=True, dataframe=False, holes=False)
+    assert set(by_index) == {0, 1} and set(by_index[1]) == {"1", "2", "3", "4", "5", "8"}
+    for filters in ({"filter_by_qrels": True}, {"filter_by_topics": False}):
+        theirs = pt.Experiment(list(two.values()), TOPICS_8, QRELS, [nDCG @ 10, AP], names=list(two), **filters)
+        ours = Experiment(two, TOPICS_8, QRELS, [nDCG @ 10, AP], holes=False, **filters)
+        same_values(ours, theirs, ["nDCG@10", "AP"])
+    assert Experiment(two, TOPICS_8, QRELS, ["AP"], filter_by_topics=False)["AP"][0] < means["AP"][0]  # q9 counts 0
+
+
+def test_round_correction_alpha_and_highlight(systems):
+    args = (list(systems.values()), TOPICS, QRELS, [nDCG @ 10, AP])
+    for round_ in (2, {"nDCG@10": 3}):
+        for alpha in (0.05, 0.9):
+            kw = dict(names=list(systems), baseline=0, correction="holm", correction_alpha=alpha, round=round_)
+            theirs, ours = pt.Experiment(*args, **kw), Experiment(*args, **kw)
+            same_values(ours, theirs, ["nDCG@10", "AP", "AP p-value corrected", "nDCG@10 p-value corrected"])
+            assert ours["AP reject"].tolist() == theirs["AP reject"].tolist()
+            assert ours["nDCG@10 reject"].tolist() == theirs["nDCG@10 reject"].tolist()
+    assert set(ours["nDCG@10 reject"]) == {False, True}                 # alpha 0.9 rejects one, not the baseline
+    fdr = dict(names=list(systems), baseline=0, correction="fdr_bh")      # statsmodels' name for bh
+    same_values(Experiment(*args, **fdr), pt.Experiment(*args, **fdr), ["AP p-value corrected"])
+    with pytest.raises(ValueError, match="judged computes holm, bonferroni and bh"):
+        Experiment(*args, names=list(systems), baseline=0, correction="holm-sidak")
+    for highlight in ("bold", "color"):
+        kw = dict(names=list(systems), baseline=0, highlight=highlight)
+        theirs, ours = pt.Experiment(*args, **kw), Experiment(*args, **kw)
+        assert isinstance(ours, pd.io.formats.style.Styler) and ours.data.attrs["result"] is not None
+
+        def styled(s):
+            s._compute()
+            return {(r, s.data.columns[c], tuple(v)) for (r, c), v in s.ctx.items() if v}
+        shared = set(theirs.data.columns)
+        assert {x for x in styled(ours) if x[1] in shared} == styled(theirs)
+
+
+def test_test_names_functions_and_wilcoxon_beside_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    # 20 queries, frames as systems: nDCG@1 takes 3 values, so many per-query differences tie
+    qids = [str(i) for i in range(20)]
+    topics = pd.DataFrame({"qid": qids, "query": ["q"] * 20})
+    qrels = pd.DataFrame({"qid": qids * 2, "docno": ["a"] * 20 + ["b"] * 20, "label": [2] * 20 + [1] * 20})
+    def frame(first):
+        return pd.DataFrame({"qid": qids * 2, "docno": list(first) + ["z" if d != "z" else "a" for d in first],
+                             "score": [2.0] * 20 + [1.0] * 20})
+    a, b = frame("abz" * 6 + "ab"), frame("aazbbzz" * 2 + "aazbzz")
+    args = ([a, b], topics, qrels, [nDCG @ 1, P @ 1])
+    kw = dict(names=["a", "b"], baseline=0)
+    theirs_t = pt.Experiment(*args, **kw)                                     # pt's default test="t"
+    for test in ("t", "t-test", scipy_stats.ttest_rel):
+        same_values(Experiment(*args, test=test, **kw), theirs_t, ["nDCG@1 p-value", "P@1 p-value"])
+    theirs_w = pt.Experiment(*args, test="wilcoxon", **kw)
+    same_values(Experiment(*args, test=scipy_stats.wilcoxon, **kw), theirs_w, ["nDCG@1 p-value", "P@1 p-value"])
+    ours_w = Experiment(*args, test="wilcoxon", **kw)
+    # tied differences and 20 queries: judged's p is exact, scipy's (pt's) the normal approximation
+    assert ours_w["nDCG@1 p-value"][1] != pytest.approx(theirs_w["nDCG@1 p-value"][1], rel=1e-3)
+    assert "scipy.stats.wilcoxon" in Experiment.__doc__ and "normal approximation" in Experiment.__doc__
+    custom = Experiment(*args, test=lambda run, base: (0.0, 0.123), **kw)
+    assert custom["P@1 p-value"][1] == 0.123
+
+
+def test_save_dir_batch_size_verbose_mrt_and_validate(systems, tmp_path, capsys):
+    two = {"BM25": systems["BM25"], "top2": systems["BM25 top 2"]}
+    theirs_dir, ours_dir = tmp_path / "pt", tmp_path / "judged"
+    theirs_dir.mkdir(), ours_dir.mkdir()
+    pd.DataFrame({"name": ["older"], "nDCG@10": [0.5]}).to_csv(ours_dir / "aggregated.csv", index=False)
+    pt.Experiment(list(two.values()), TOPICS, QRELS, [nDCG @ 10], names=list(two), save_dir=str(theirs_dir))
+    first = Experiment(two, TOPICS, QRELS, [nDCG @ 10], save_dir=str(ours_dir), verbose=True, batch_size=2,
+                       holes=False)
+    assert "Experiment: 100%" in capsys.readouterr().err                     # the progress bar
+    assert sorted(os.listdir(ours_dir)) == sorted(os.listdir(theirs_dir)) == \
+        ["BM25.res.gz", "aggregated.csv", "perquery.csv", "top2.res.gz"]
+    for name in ("BM25.res.gz", "top2.res.gz"):
+        assert pt.io.read_results(str(ours_dir / name)).equals(pt.io.read_results(str(theirs_dir / name)))
+    saved = pd.read_csv(ours_dir / "aggregated.csv")
+    assert saved["name"].tolist() == ["BM25", "top2", "older"]              # the other system's row kept
+    assert saved["nDCG@10"].tolist()[:2] == pytest.approx(first["nDCG@10"].tolist(), abs=1e-15)
+    assert len(pd.read_csv(ours_dir / "perquery.csv")) == len(pd.read_csv(theirs_dir / "perquery.csv"))
+
+    def broken(topics):
+        raise AssertionError("reuse must read the saved results, not run the system")
+    reused = Experiment({"BM25": pt.apply.generic(broken), "top2": pt.apply.generic(broken)}, TOPICS, QRELS,
+                        [nDCG @ 10, "mrt"], save_dir=str(ours_dir), save_mode="reuse", holes=False, validate="ignore")
+    assert reused["nDCG@10"].tolist() == first["nDCG@10"].tolist() and reused["mrt"].tolist() == [0.0, 0.0]
+    with pytest.raises(ValueError, match="already exists"):
+        Experiment(two, TOPICS, QRELS, [nDCG @ 10], save_dir=str(ours_dir), save_mode="error")
+    timed = Experiment(two, TOPICS, QRELS, [nDCG @ 10, "mrt"], holes=False)
+    assert list(timed.columns) == ["name", "nDCG@10", "mrt"] and (timed["mrt"] > 0).all()
+    no_docno = pt.apply.generic(lambda t: t.assign(score=1.0), transform_outputs=lambda cols: [*cols, "score"])
+    for run in (pt.Experiment, Experiment):
+        with pytest.raises(ValueError, match="do not produce"):
+            run([no_docno], TOPICS, QRELS, [nDCG @ 10], names=["x"], validate="error")
+    with pytest.raises(ValueError, match="use_judged"):
+        Experiment(two, TOPICS, QRELS, [nDCG @ 10], plan="tree")
