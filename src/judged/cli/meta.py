@@ -109,6 +109,7 @@ def register(sub) -> None:
 
     add_hole_options(ho)
 
+    RULE_TOLERANCES = declared("judged.analyses.pooling.choice").RULE_TOLERANCES
     po = _command(msub, "pooling", "replay pooling strategies on a judged collection", meta_pooling.__doc__,
                   run_pooling)
     _qrels_runs(po)
@@ -123,9 +124,12 @@ def register(sub) -> None:
                     help=f"pool each run's top K (default {meta_pooling.DEFAULT_DEPTH})")
     po.add_argument("-m", "--measure", default=meta_pooling.DEFAULT_MEASURE,
                     help=f"the measure compared with the full qrels (default {meta_pooling.DEFAULT_MEASURE})")
-    po.add_argument("--tolerance", type=float, default=meta_pooling.DEFAULT_TOLERANCE,
-                    help="the ranking counts as recovered when tau = 1 or every run is within this of its "
-                         f"full-qrels score (default {meta_pooling.DEFAULT_TOLERANCE})")
+    po.add_argument("--tolerance", type=float, action="append", dest="tolerances", metavar="T",
+                    help="the ranking counts as recovered when tau = 1 or every run is within T of its full-qrels "
+                         "score; repeatable, the judgments to recover are reported at each (default "
+                         f"{', '.join(map(str, RULE_TOLERANCES))}). The strategy recommended for judged pool "
+                         "--budget is the one that recovered with fewer judgments than depth pooling at every T "
+                         "(the best if several), else depth")
     po.add_argument("--step", type=int, help="score every STEP judgments to find where the ranking is recovered "
                                              f"(default: about {meta_pooling.CHECKPOINTS} checkpoints)")
     po.add_argument("--seed", type=int, default=0, help="seed of the randomised strategies (default 0)")
@@ -373,6 +377,13 @@ def run_stability(args) -> int:
     return 0
 
 
+def _never(res, s) -> str:
+    """Why a strategy never recovered the ranking."""
+    if res.max_judgments is None or res.max_judgments >= max(s.candidates):
+        return f"not even with all {max(s.candidates):,} judged"
+    return f"not within the first {res.max_judgments:,} (--max-judgments)"
+
+
 def run_pooling(args) -> int:
     import numpy as np
 
@@ -384,7 +395,7 @@ def run_pooling(args) -> int:
     with progress(replays, "replaying pooling strategies") as advance:
         res = meta_pooling.pooling_replay(args.qrels, list(args.runs), args.budgets, args.strategies,
                                           measure=args.measure, protocol=args.protocol, depth=args.depth,
-                                          step=args.step, tolerance=args.tolerance, seed=args.seed,
+                                          step=args.step, tolerance=args.tolerances, seed=args.seed,
                                           max_judgments=args.max_judgments, progress=lambda *_: advance(),
                                           **settings_kwargs(args, compared=True))
     if args.plot:
@@ -401,17 +412,39 @@ def run_pooling(args) -> int:
     console.print(f"pooling replay: {res.protocol}, {len(res.runs)} runs, pool depth {res.depth}, {res.measure}; "
                   f"{cands:,.0f} candidate pairs" + (" per replay (mean)" if len(first.candidates) > 1 else ""),
                   highlight=False)
-    t = _table(f"judgments to recover the full-qrels ranking (Kendall's tau 1, or every run within "
-               f"{res.tolerance:g}), to the nearest {res.step:,}", ["strategy", "recovered at", "vs depth", "by"])
     default = meta_pooling.budget_default()
-    for name, s in res.strategies.items():
-        at, how = s.recovered()
-        v = res.versus(name)
-        t.add_row(name + (" (default)" if name == default else ""), "never" if at is None else f"{at:,}", "-" if v is None or name == "depth" else f"{v:+.1%}",
-                  how or (f"not even with all {max(s.candidates):,} judged" if res.max_judgments is None
-                          or res.max_judgments >= max(s.candidates) else
-                          f"not within the first {res.max_judgments:,} (--max-judgments)"))
+    if len(res.tolerances) == 1:
+        t = _table(f"judgments to recover the full-qrels ranking (Kendall's tau 1, or every run within "
+                   f"{res.tolerance:g}), to the nearest {res.step:,}", ["strategy", "recovered at", "vs depth", "by"])
+        for name, s in res.strategies.items():
+            at, how = s.recovered()
+            v = res.versus(name)
+            t.add_row(name + (" (default)" if name == default else ""), "never" if at is None else f"{at:,}",
+                      "-" if v is None or name == "depth" else f"{v:+.1%}", how or _never(res, s))
+    else:
+        t = _table(f"judgments to recover the full-qrels ranking (Kendall's tau 1, or every run within T), to the "
+                   f"nearest {res.step:,}, and against depth pooling; (tau): by tau = 1 before every run was "
+                   "within T", ["strategy", *(f"T = {x:g}" for x in res.tolerances)])
+        for name in res.strategies:
+            cells = []
+            for r in res.recovery(name):
+                at, v = r["recovered_at"], r["versus_depth"]
+                cells.append("never" if at is None else f"{at:,}" + ("" if v is None or name == "depth" else f" {v:+.1%}")
+                             + (" (tau)" if r["recovered_by"] == "tau = 1" else ""))
+            t.add_row(name + (" (default)" if name == default else ""), *cells)
     console.print(t)
+    never = [name for name, s in res.strategies.items() if s.recovered(max(res.tolerances))[0] is None]
+    if never and len(res.tolerances) > 1:
+        console.print("never: " + "; ".join(f"{n} {_never(res, res.strategies[n])}" for n in never), highlight=False)
+    choice = res.choice()
+    if choice.strategy is None:
+        console.print(f"recommended for judged pool --budget: none ({choice.reason})", markup=False, highlight=False,
+                      soft_wrap=True)
+    else:
+        console.print(f"recommended for judged pool --budget on runs like these: {choice.strategy}, since "
+                      f"{choice.reason}" + ("" if choice.strategy == default else
+                                            f"; give it: judged pool ... --budget N --strategy {choice.strategy}"),
+                      markup=False, highlight=False, soft_wrap=True)
     b = _table(f"per budget, against the full qrels ({'left-out runs' if res.protocol != 'from-scratch' else 'every run'})",
                ["strategy", "budget", "mean |error|", "max |error|", "Kendall's tau", "pairs in order",
                 "relevant found"])

@@ -107,7 +107,7 @@ def test_seeded_replays_are_identical(tmp_path, capsys):
     out = json.loads(first)
     assert set(out["strategies"]) == {"ts", "ts-ns"} and out["seed"] == 4 and out["protocol"] == "leave-one-run-out"
     assert set(out["strategies"]["ts"]) == {"source", "adaptive", "recovered_at", "recovered_by", "budgets", "curve",
-                                            "versus_depth"}
+                                            "versus_depth", "recovery", "candidates"}
     assert set(out["strategies"]["ts"]["budgets"][0]) == {"budget", "judged", "mean_abs_error", "max_abs_error", "tau",
                                                           "pairwise_agreement", "relevant_found"}
 
@@ -120,8 +120,11 @@ def test_json_layout_names_every_strategy_with_its_source(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"qrels", "runs", "measure", "convention", "protocol", "depth", "step", "tolerance", "seed",
                         "max_judgments", "budgets", "full", "method", "default_strategy", "strategies", "query_set",
-                        "warnings"}
+                        "warnings", "tolerances", "recommended"}
     assert out["default_strategy"] == BUDGET_STRATEGY == "mm" and out["max_judgments"] is None
+    # recovery at the rule's three tolerances by default; the top-level figures at 0.01, as before
+    assert out["tolerances"] == [0.005, 0.01, 0.02] and out["tolerance"] == 0.01
+    assert set(out["recommended"]) == {"strategy", "tolerances", "beat_depth_everywhere", "versus_depth", "reason"}
     assert list(out["strategies"]) == replayable()
     for name, s in out["strategies"].items():
         assert s["source"] == STRATEGIES[name].summary and s["source"]  # each named with its source
@@ -132,6 +135,74 @@ def test_json_layout_names_every_strategy_with_its_source(tmp_path, capsys):
     text = " ".join(capsys.readouterr().out.split())
     for name, s in STRATEGIES.items():  # --help: every strategy with its source
         assert f"{name}: {' '.join(s.summary.split())}" in text
+
+
+def test_recovery_at_several_tolerances(tmp_path, capsys):
+    # depth from scratch, by hand above: no label, every run's error is its full score (largest
+    # B's, 1); after a alone the largest is B's 1 - 1/log2 3 = 0.369; after c none. So recovered at
+    # 2 within 0.01, at 1 within 0.4, at 0 within 1; the top-level figures at 0.01
+    res = pooling_replay(QRELS, RUNS, [1], ["depth"], measure="nDCG@3", protocol="from-scratch", depth=3, step=1,
+                         tolerance=[0.4, 0.01, 1.0, 0.4])
+    assert res.tolerances == (0.4, 0.01, 1.0) and res.tolerance == 0.01
+    assert [(r["tolerance"], r["recovered_at"], r["recovered_by"]) for r in res.recovery("depth")] == [
+        (0.4, 1, "every run within 0.4"), (0.01, 2, "tau = 1 and every run within 0.01"),
+        (1.0, 0, "every run within 1")]
+    assert res.strategies["depth"].recovered() == (2, "tau = 1 and every run within 0.01")
+    # one tolerance without 0.01 among them: the top-level figures at the first
+    one = pooling_replay(QRELS, RUNS, [1], ["depth"], measure="nDCG@3", protocol="from-scratch", depth=3, step=1,
+                         tolerance=0.4)
+    assert one.tolerances == (0.4,) and one.tolerance == 0.4 and one.to_dict()["strategies"]["depth"]["recovered_at"] == 1
+    args = ["meta", "pooling", str(write(tmp_path, "qrels.txt", QRELS)), *runs_files(tmp_path), "--budget", "1",
+            "--strategy", "depth", "--strategy", "mm", "--protocol", "from-scratch", "--depth", "3", "-m", "nDCG@3",
+            "--step", "1"]
+    assert main(args + ["--tolerance", "0.4", "--tolerance", "1", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tolerances"] == [0.4, 1.0] and out["tolerance"] == 0.4
+    assert [r["recovered_at"] for r in out["strategies"]["depth"]["recovery"]] == [1, 0]
+    assert main(args + ["--tolerance", "0.4", "--tolerance", "1"]) == 0  # a column per tolerance
+    text = capsys.readouterr().out
+    assert "T = 0.4" in text and "T = 1" in text and "recovered at" not in text
+
+
+def test_the_strategy_recommended_beat_depth_at_every_tolerance(tmp_path, capsys):
+    # one query, run A's four documents relevant, B's only at rank 4 (A's rank 4 too), C's none.
+    # Depth pooling takes the ranks in turn: r4 (A and B's rank 4) is its 10th judgment, and
+    # B's score is exact only from then on; move-to-front keeps drawing from A while it finds
+    # relevant documents: r1 r2 r3 r4 first, every run exact after 4 (-60% at every tolerance)
+    qrels = {"q": {**{f"r{i}": 1 for i in range(1, 5)}, **{d: 0 for d in ("n1", "n2", "n3", "m1", "m2", "m3", "m4")}}}
+    runs = {"A": {"q": {"r1": 4.0, "r2": 3.0, "r3": 2.0, "r4": 1.0}},
+            "B": {"q": {"n1": 4.0, "n2": 3.0, "n3": 2.0, "r4": 1.0}},
+            "C": {"q": {"m1": 4.0, "m2": 3.0, "m3": 2.0, "m4": 1.0}}}
+    res = pooling_replay(qrels, runs, [4], ["depth", "mtf"], measure="nDCG@4", protocol="from-scratch", depth=4,
+                         step=1)
+    assert [r["recovered_at"] for r in res.recovery("depth")] == [10, 10, 10]
+    assert [r["recovered_at"] for r in res.recovery("mtf")] == [4, 4, 4]
+    choice = res.choice()
+    assert choice.strategy == "mtf" and choice.versus["mtf"] == pytest.approx([-0.6] * 3)
+    q = write(tmp_path, "qrels.txt", qrels)
+    files = []
+    for name, per in runs.items():
+        files.append(tmp_path / f"{name}.run")
+        files[-1].write_text("".join(f"q Q0 {d} {k} {s} {name}\n" for k, (d, s) in enumerate(per["q"].items(), 1)))
+    base = ["meta", "pooling", str(q), *map(str, files), "--budget", "4", "--protocol", "from-scratch", "--depth", "4",
+            "-m", "nDCG@4", "--step", "1", "--strategy", "depth"]
+    assert main(base + ["--strategy", "mtf"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("recommended for judged pool --budget on runs like these: mtf, since it recovered the ranking with fewer "
+            "judgments than depth pooling at every tolerance (0.005: -60.0%, 0.01: -60.0%, 0.02: -60.0%); give it: "
+            "judged pool ... --budget N --strategy mtf") in text
+    assert main(base + ["--strategy", "mtf", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["recommended"]["strategy"] == "mtf"
+    # against itself depth pooling wins nothing: it stays (named for judged pool unless the default)
+    from judged.analyses.pool import BUDGET_STRATEGY
+
+    assert main(base) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "recommended for judged pool --budget on runs like these: depth, since no strategy recovered" in text
+    assert ("give it: judged pool ... --budget N --strategy depth" in text) == (BUDGET_STRATEGY != "depth")
+    # without depth pooling replayed there is nothing to compare with
+    assert main(base[:-2] + ["--strategy", "mtf"]) == 0
+    assert "recommended for judged pool --budget: none (depth pooling was not replayed" in capsys.readouterr().out
 
 
 def test_every_strategy_replays_identically_for_a_seed():
@@ -188,6 +259,7 @@ def runs_files(tmp_path):
     (["--budget", "5", "--depth", "0"], "--depth must be a positive integer, got 0"),
     (["--budget", "5", "--step", "0"], "--step must be a positive integer, got 0"),
     (["--budget", "5", "--tolerance", "-0.1"], "--tolerance must be 0 or more, got -0.1"),
+    (["--budget", "5", "--tolerance", "0.01", "--tolerance", "nan"], "--tolerance must be 0 or more, got nan"),
     (["--budget", "5", "--max-judgments", "0"], "--max-judgments must be a positive integer, got 0"),
     (["--budget", "5", "-m", "nope@3"], "nope"),
 ])

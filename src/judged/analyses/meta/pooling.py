@@ -22,7 +22,9 @@ qrels. The judgments a strategy needed to recover the full ranking: the smallest
 checkpoint from which, at every later checkpoint of the replay (which runs until every
 candidate is judged, or until ``max_judgments`` for a slow strategy: then "recovered"
 holds up to that many), Kendall's tau is 1 or every run is within ``tolerance`` of its
-full-qrels score.
+full-qrels score; at each of several tolerances (default 0.005, 0.01 and 0.02), and the
+strategy :func:`judged.analyses.pooling.choice.choose` picks from those figures: one that
+beat depth pooling at every tolerance, else depth pooling.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from .stability import kendall_tau, kendall_taus
 
 PROTOCOLS = ("leave-one-run-out", "from-scratch")
 DEFAULT_DEPTH = 100
-DEFAULT_TOLERANCE = 0.01
+DEFAULT_TOLERANCE = 0.01  # the tolerance of the top-level recovery figures when it is measured
 DEFAULT_MEASURE = "nDCG@10"
 CHECKPOINTS = 200  # the default step: about this many checkpoints per replay
 
@@ -317,10 +319,11 @@ class StrategyReplay:
             self._taus = kendall_taus(self.scores, self.full)
         return self._taus
 
-    def recovered(self) -> tuple[int | None, str | None]:
-        """(judgments, how) from which tau = 1 or every error <= tolerance holds at every
-        later checkpoint; (None, None) if not even at the end."""
-        err_ok = self.errors().max(axis=1) <= self.tolerance + 1e-12
+    def recovered(self, tolerance: float | None = None) -> tuple[int | None, str | None]:
+        """(judgments, how) from which tau = 1 or every error <= ``tolerance`` (default the
+        replay's) holds at every later checkpoint; (None, None) if not even at the end."""
+        tolerance = self.tolerance if tolerance is None else tolerance
+        err_ok = self.errors().max(axis=1) <= tolerance + 1e-12
         tau_ok = self.taus() >= 1.0 - 1e-12
         ok = err_ok | tau_ok
         bad = np.flatnonzero(~ok)
@@ -330,8 +333,8 @@ class StrategyReplay:
         if self.limit is not None and int(self.judgments[-1]) >= self.limit and first == len(ok) - 1:
             return None, None  # only the last checkpoint of a stopped replay: not shown to hold
         how = "tau = 1" if tau_ok[first] and not err_ok[first] else (
-            f"every run within {self.tolerance:g}" if not tau_ok[first] else
-            f"tau = 1 and every run within {self.tolerance:g}")
+            f"every run within {tolerance:g}" if not tau_ok[first] else
+            f"tau = 1 and every run within {tolerance:g}")
         if self.limit is not None and int(self.judgments[-1]) >= self.limit:
             how += f" (up to {self.limit:,}, where the replay stopped)"
         return int(self.judgments[first]), how
@@ -350,7 +353,7 @@ class StrategyReplay:
     def to_dict(self, curve: bool = False) -> dict:
         at, how = self.recovered()
         out = {"source": self.source, "adaptive": self.adaptive, "recovered_at": at, "recovered_by": how,
-               "budgets": [self.at_budget(b) for b in self.budgets]}
+               "budgets": [self.at_budget(b) for b in self.budgets], "candidates": list(self.candidates)}
         if curve:
             err = self.errors()
             out["curve"] = {"judgments": self.judgments.tolist(), "mean_abs_error": err.mean(axis=1).tolist(),
@@ -374,29 +377,50 @@ class PoolingReplay:
     max_judgments: int | None = None
     strategies: dict = field(default_factory=dict)  # name -> StrategyReplay
     query_set: object = None  # judged.querysets.QuerySet: every run over every qrels query
+    tolerances: tuple = ()  # every tolerance recovery is measured at (``tolerance`` among them)
 
     @property
     def warnings(self) -> list:
         return self.query_set.warnings() if self.query_set is not None else []
 
-    def versus(self, name: str, baseline: str = "depth") -> float | None:
-        """Relative change in the judgments needed to recover the ranking against ``baseline``."""
-        a = self.strategies[name].recovered()[0]
+    def versus(self, name: str, baseline: str = "depth", tolerance: float | None = None) -> float | None:
+        """Relative change in the judgments needed to recover the ranking against ``baseline``
+        (at ``tolerance``; default the replay's)."""
+        a = self.strategies[name].recovered(tolerance)[0]
         b = self.strategies.get(baseline)
-        b = None if b is None else b.recovered()[0]
+        b = None if b is None else b.recovered(tolerance)[0]
         if a is None or not b:
             return None
         return (a - b) / b
 
+    def recovery(self, name: str) -> list[dict]:
+        """The strategy's judgments to recover the ranking at each tolerance, how, and the
+        change against depth pooling's."""
+        s = self.strategies[name]
+        return [dict(zip(("tolerance", "recovered_at", "recovered_by", "versus_depth"),
+                         (t, *s.recovered(t), self.versus(name, tolerance=t))))
+                for t in self.tolerances or (self.tolerance,)]
+
+    def choice(self):
+        """The strategy to pool with on collections like this one
+        (:func:`judged.analyses.pooling.choice.choose` over every tolerance measured)."""
+        from ..pooling.choice import choose
+
+        tolerances = self.tolerances or (self.tolerance,)
+        return choose({n: {t: s.recovered(t)[0] for t in tolerances} for n, s in self.strategies.items()},
+                      tolerances)
+
     def to_dict(self, curve: bool = False) -> dict:
         return {"qrels": {"path": self.qrels.source, "sha256": self.qrels.sha256}, "runs": self.runs,
                 "measure": str(self.measure), "convention": self.convention, "protocol": self.protocol,
-                "depth": self.depth, "step": self.step, "tolerance": self.tolerance, "seed": self.seed,
+                "depth": self.depth, "step": self.step, "tolerance": self.tolerance,
+                "tolerances": list(self.tolerances or (self.tolerance,)), "seed": self.seed,
                 "max_judgments": self.max_judgments,
                 "budgets": self.budgets, "full": dict(zip(self.runs, self.full.tolist())),
                 "method": METHOD, "default_strategy": budget_default(),
-                "strategies": {n: {**s.to_dict(curve), "versus_depth": self.versus(n)}
+                "strategies": {n: {**s.to_dict(curve), "versus_depth": self.versus(n), "recovery": self.recovery(n)}
                                for n, s in self.strategies.items()},
+                "recommended": self.choice().to_dict(),
                 **({"query_set": self.query_set.to_dict()} if self.query_set is not None else {}),
                 "warnings": self.warnings}
 
@@ -408,13 +432,16 @@ METHOD = ("the qrels act as the assessors (a pair they do not hold is answered 0
 
 def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFAULT_MEASURE,
                    protocol: str = "leave-one-run-out", depth: int = DEFAULT_DEPTH, step: int | None = None,
-                   tolerance: float = DEFAULT_TOLERANCE, seed: int = 0, rel: int = 1, ties: str = "trec",
+                   tolerance=None, seed: int = 0, rel: int = 1, ties: str = "trec",
                    complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
                    ignore_identical_ids: bool = False, depth_cut: int | None = None,
                    max_judgments: int | None = None,
                    progress=None, settings: Settings | None = None) -> PoolingReplay:
     """Replay pooling ``strategies`` (default: every one) on a judged collection; see the
-    module docstring for the protocols and the figures. Runs are scored over every qrels
+    module docstring for the protocols and the figures. ``tolerance``: one, or several to
+    measure recovery at each (default :data:`judged.analyses.pooling.choice.RULE_TOLERANCES`);
+    the top-level figures are at :data:`DEFAULT_TOLERANCE` when it is one of them, else at
+    the first. Runs are scored over every qrels
     query (``complete=True``, the query-set rule of every command comparing runs,
     :mod:`judged.querysets`); a run sharing no query id with the qrels is refused."""
     from ...core.evaluation import first_run_reader, scoring_threads
@@ -435,8 +462,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
         raise ConventionError(f"--step must be a positive integer, got {step}")
     if max_judgments is not None and max_judgments < 1:
         raise ConventionError(f"--max-judgments must be a positive integer, got {max_judgments}")
-    if not tolerance >= 0:
-        raise ConventionError(f"--tolerance must be 0 or more, got {tolerance}")
+    tolerances, tolerance = measured_tolerances(tolerance)
     m = Measure.parse(measure)
     # each run, once aligned and scored on the full qrels, keeps only what the replay reads: its top
     # `depth` and the measure's cutoff (the whole ranking when the measure reads it), so one run is
@@ -479,8 +505,8 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     if step is None:
         step = nice_step(most if max_judgments is None else min(most, max_judgments))
     marks = sorted(set(range(0, most + step, step)) | set(budgets))
-    out = PoolingReplay(qrels, run_names, m, m.convention(settings), protocol, depth, step, float(tolerance),
-                        seed, budgets, full, max_judgments, query_set=query_set)
+    out = PoolingReplay(qrels, run_names, m, m.convention(settings), protocol, depth, step, tolerance,
+                        seed, budgets, full, max_judgments, query_set=query_set, tolerances=tolerances)
     impact_memo: dict = {}
     reps: dict = {name: [] for name in names}
 
@@ -522,6 +548,22 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     for name in names:
         out.strategies[name] = _combine(name, reps[name], marks, full, tolerance, budgets, max_judgments)
     return out
+
+
+def measured_tolerances(tolerance) -> tuple[tuple, float]:
+    """(every tolerance to measure recovery at, in the order given, the one of the top-level
+    figures) from one tolerance, several, or None (the rule's three)."""
+    from ..pooling.choice import RULE_TOLERANCES
+
+    given = RULE_TOLERANCES if tolerance is None else (
+        (tolerance,) if isinstance(tolerance, (int, float)) else tuple(tolerance))
+    if not given:
+        raise ConventionError("give at least one --tolerance")
+    for t in given:
+        if not t >= 0:
+            raise ConventionError(f"--tolerance must be 0 or more, got {t}")
+    tolerances = tuple(dict.fromkeys(float(t) for t in given))
+    return tolerances, DEFAULT_TOLERANCE if DEFAULT_TOLERANCE in tolerances else tolerances[0]
 
 
 # the strategies' replays by decreasing cost (on the workflow benchmark and robust03), started in
