@@ -279,7 +279,7 @@ def test_pool_rows_give_build_candidates_candidates():
     # every field, for every pool of a leave-one-run-out replay and the whole pool, depth cuts
     # included; the truth is the qrels' grade (0 for a pair they do not hold) and the index
     # maps (qid, docid) to the pair id (-1 outside the pool)
-    from judged.analyses.meta.pooling import PoolRows
+    from judged.analyses.pooling.rows import PoolRows
     from judged.analyses.pooling.candidates import build_candidates
 
     rng = np.random.default_rng(4)
