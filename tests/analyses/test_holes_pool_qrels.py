@@ -108,25 +108,35 @@ def test_depth_budget_takes_the_shallowest():
     assert {(x.qid, x.docid) for x in p.pairs} == {("q1", "h2"), ("q2", "c")}
 
 
-def test_default_strategy_is_mm_with_a_budget_depth_without(tmp_path, capsys):
-    # with a budget the default is the MM bandit (docs/pooling.md: fewer judgments than depth
-    # to reach the full ranking); without one, every unjudged pair in depth order as before
+def test_default_strategy_is_depth_with_or_without_a_budget(tmp_path, capsys):
+    # no other strategy earned the default (docs/pooling.md: none needed fewer judgments than
+    # depth pooling at every tolerance on every collection measured); with a budget, judged
+    # pool says why and how to choose one on the user's own judgments
     runs = {"A": RUN_A, "B": RUN_B}
     assert pool(QRELS, runs, depth=2).strategy == "depth"
     with_budget = pool(QRELS, runs, depth=2, budget=3)
-    assert with_budget.strategy == "mm" and len(with_budget) == 3
+    assert with_budget.strategy == "depth" and len(with_budget) == 3
     assert [(x.qid, x.docid) for x in with_budget.pairs] == \
-        [(x.qid, x.docid) for x in pool(QRELS, runs, depth=2, budget=3, strategy="mm").pairs]
+        [(x.qid, x.docid) for x in pool(QRELS, runs, depth=2, budget=3, strategy="depth").pairs]
     q = write_qrels(tmp_path / "qrels.txt", QRELS)
     ra, rb = write_run(tmp_path / "a.run", RUN_A, "A"), write_run(tmp_path / "b.run", RUN_B, "B")
     assert main(["pool", q, ra, rb, "--depth", "2", "--budget", "3", "-o", str(tmp_path / "p.txt")]) == 0
-    assert "strategy mm" in capsys.readouterr().err
-    assert "strategy=mm budget=3" in (tmp_path / "p.txt").read_text().splitlines()[0]
-    assert main(["pool", q, ra, rb, "--depth", "2", "-o", str(tmp_path / "all.txt")]) == 0
-    assert "strategy depth" in capsys.readouterr().err
+    err = " ".join(capsys.readouterr().err.split())
+    assert "strategy depth)" in err and "strategy depth, the default with --budget: no other strategy" in err
+    assert "judged meta pooling PAST_QRELS PAST_RUN... --budget N" in err and "with --strategy" in err
+    assert "strategy=depth budget=3" in (tmp_path / "p.txt").read_text().splitlines()[0]
+    assert main(["pool", q, ra, rb, "--depth", "2", "--budget", "3", "-o", "-"]) == 0  # the pool alone, on stdout
+    out, err = capsys.readouterr()
+    assert out.startswith("# judged pool: depth=2 strategy=depth budget=3") and err == ""
+    for named in (["--budget", "3", "--strategy", "depth"], []):  # a strategy named, or no budget: no note
+        assert main(["pool", q, ra, rb, "--depth", "2", *named, "-o", str(tmp_path / "all.txt")]) == 0
+        err = capsys.readouterr().err
+        assert "strategy depth)" in err and "judged meta pooling" not in err
     with pytest.raises(SystemExit):
         main(["pool", "--help"])
-    assert "default: mm with --budget, depth without" in " ".join(capsys.readouterr().out.split())
+    text = " ".join(capsys.readouterr().out.split())
+    assert "The default strategy: depth, with or without --budget" in text and "Why, with a budget: no other" in text
+    assert "judged meta pooling past-qrels.txt past-runs/*.run --budget 1000" in text
 
 
 def test_pool_runs_without_k_and_writes_to_stdout(tmp_path, capsys):
@@ -137,7 +147,7 @@ def test_pool_runs_without_k_and_writes_to_stdout(tmp_path, capsys):
     ra, rb = write_run(tmp_path / "a.run", RUN_A, "A"), write_run(tmp_path / "b.run", RUN_B, "B")
     assert main(["pool", q, ra, rb, "--budget", "2000", "-o", "-"]) == 0
     out, err = capsys.readouterr()
-    assert out.startswith("# judged pool: depth=10 strategy=mm budget=2000: 5 of 5 unjudged pairs") and err == ""
+    assert out.startswith("# judged pool: depth=10 strategy=depth budget=2000: 5 of 5 unjudged pairs") and err == ""
     assert main(["pool", q, ra, rb, "-k", "10", "--budget", "2000", "-o", "-"]) == 0
     assert capsys.readouterr().out == out
     with pytest.raises(SystemExit):

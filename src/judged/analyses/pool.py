@@ -148,12 +148,20 @@ def _cell(v) -> str:
 
 
 DEFAULT_STRATEGY = "depth"  # without a budget: the whole depth-k pool, rank by rank
-BUDGET_STRATEGY = "mm"  # with a budget (depth until December 2026)
+# with a budget: depth too, by the rule of judged.analyses.pooling.choice (mm from 2026-12-01, chosen on
+# two collections, needed 37.5% more judgments than depth pooling on the next one)
+BUDGET_STRATEGY = "depth"
+BUDGET_STRATEGY_WHY = ("no other strategy recovered the full-qrels nDCG@10 ranking with fewer judgments than depth "
+                       "pooling at every tolerance (0.005, 0.01, 0.02) on robust03, TREC DL 2019 and CLEF TAR 2017, "
+                       "leave-one-run-out and from scratch (docs/pooling.md)")
+HOW_TO_CHOOSE = ("judged meta pooling PAST_QRELS PAST_RUN... --budget N replays every strategy on judgments you "
+                 "already have and recommends the one that beat depth pooling there at every tolerance (else depth); "
+                 "give it to judged pool with --strategy")
 
 
 def default_strategy(budget: int | None) -> str:
     """The strategy ``judged pool`` uses when none is named: :data:`BUDGET_STRATEGY` with a
-    budget (it reaches the full-qrels ranking with fewer judgments, docs/pooling.md),
+    budget (why: :data:`BUDGET_STRATEGY_WHY`; how to choose another: :data:`HOW_TO_CHOOSE`),
     :data:`DEFAULT_STRATEGY` without one (every unjudged pair of the top depth)."""
     return DEFAULT_STRATEGY if budget is None else BUDGET_STRATEGY
 

@@ -15,11 +15,12 @@ fewer), chosen by the strategy:
 
 {strategies}
 
-The default strategy: {budget_default} when --budget is given (leave-one-run-out on
-robust03 and TREC DL 2019 it reaches the full-qrels nDCG@10 ranking with 28% and 31%
-fewer judgments than depth pooling, at a tolerance of 0.01: docs/pooling.md), depth
-without --budget (every unjudged pair of the top DEPTH). Until December 2026 --budget
-without --strategy meant depth order; give --strategy depth for that order.
+The default strategy: {default_strategy}.
+Why, with a budget: {why}.
+Which strategy saves judgments depends on the collection. To choose on yours: {how}, e.g.
+
+  judged meta pooling past-qrels.txt past-runs/*.run --budget 1000
+  judged pool qrels.txt runs/*.run --depth 100 --budget 500 --strategy STRATEGY -o pool.txt
 
 The adaptive strategies (mtf, the bandits mm, mm-ns, ts, ts-ns, hedge and bounds)
 learn from the labels the qrels hold for the runs' top DEPTH; the file holds the order
@@ -40,7 +41,7 @@ examples:
   judged pool qrels.txt bm25.run dense.run --depth 10 --budget 500 --strategy impact -o pool.txt
   judged pool qrels.txt bm25.run dense.run --budget 50 -o - | head
   judged pool qrels.txt runs/*.run --depth 100 --strategy sample --budget 500 --seed 1 -o sample.pool
-  judged pool qrels.txt runs/*.run --depth 100 --strategy mm -o pool.txt
+  judged pool qrels.txt runs/*.run --depth 100 --budget 1000 --strategy mm -o pool.txt
   judged pool qrels.txt runs/*.run --depth 10 --strategy sample-queries --queries 20 --seed 1 -o queries.pool
   judged pool qrels.txt runs/*.run --depth 10 --strategy disagreement --machine llm.txt --budget 300 -o pool.txt
 """
@@ -92,8 +93,12 @@ def register(sub) -> None:
 
     pool = declared("judged.analyses.pool")
     BUDGET_STRATEGY, DEFAULT_STRATEGY = pool.BUDGET_STRATEGY, pool.DEFAULT_STRATEGY
+    default = (f"{DEFAULT_STRATEGY}, with or without --budget" if BUDGET_STRATEGY == DEFAULT_STRATEGY else
+               f"{BUDGET_STRATEGY} with --budget, {DEFAULT_STRATEGY} without") + " (depth: every unjudged pair of the top " \
+        "DEPTH, shallowest first)"
     p = sub.add_parser("pool", help="list the unjudged pairs to judge next", description=HELP.format(
-                       strategies=_strategies_help(), budget_default=BUDGET_STRATEGY), formatter_class=Formatter)
+                       strategies=_strategies_help(), default_strategy=default, why=pool.BUDGET_STRATEGY_WHY,
+                       how=pool.HOW_TO_CHOOSE), formatter_class=Formatter)
     p.add_argument("qrels")
     p.add_argument("runs", nargs="+", metavar="RUN")
     p.add_argument("-k", "--depth", type=int, default=10, metavar="K",
@@ -102,7 +107,7 @@ def register(sub) -> None:
     p.add_argument("--budget", type=int, default=None, help="exactly N pairs (all, if fewer)")
     p.add_argument("--strategy", choices=list(STRATEGIES), default=None,
                    help=f"how to choose and order the pairs (see above); default: {BUDGET_STRATEGY} with --budget, "
-                        f"{DEFAULT_STRATEGY} without")
+                        f"{DEFAULT_STRATEGY} without; judged meta pooling on your past judgments recommends one")
     p.add_argument("--seed", type=int, default=None, help="random strategies (sample, ts, ts-ns): the seed (default 0)")
     p.add_argument("--strata", type=_starts, default=None, metavar="R1,R2,...",
                    help="sample: best-rank bins starting at these ranks (default 1,2,4,8,...)")
@@ -121,8 +126,9 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..core.errors import UsageError
-    from ..analyses.pool import default_strategy, pool
+    from ..analyses.pool import BUDGET_STRATEGY_WHY, HOW_TO_CHOOSE, default_strategy, pool
 
+    defaulted = args.strategy is None and args.budget is not None
     if args.strategy is None:
         args.strategy = default_strategy(args.budget)
 
@@ -145,4 +151,7 @@ def run(args) -> int:
         seed = f", seed {result.meta['seed']}" if "seed" in result.meta else ""
         print(f"{len(result)} of {counted(result.unjudged, 'unjudged pair')} written to {args.output} "
               f"(depth {args.depth}, strategy {args.strategy}{seed})", file=sys.stderr)
+        if defaulted:  # with the summary line: -o - writes the pool alone
+            print(f"strategy {args.strategy}, the default with --budget: {BUDGET_STRATEGY_WHY}. To choose on your "
+                  f"own judgments: {HOW_TO_CHOOSE}.", file=sys.stderr)
     return 0

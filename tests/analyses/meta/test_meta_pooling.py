@@ -121,7 +121,7 @@ def test_json_layout_names_every_strategy_with_its_source(tmp_path, capsys):
     assert set(out) == {"qrels", "runs", "measure", "convention", "protocol", "depth", "step", "tolerance", "seed",
                         "max_judgments", "budgets", "full", "method", "default_strategy", "strategies", "query_set",
                         "warnings", "tolerances", "recommended"}
-    assert out["default_strategy"] == BUDGET_STRATEGY == "mm" and out["max_judgments"] is None
+    assert out["default_strategy"] == BUDGET_STRATEGY == "depth" and out["max_judgments"] is None
     # recovery at the rule's three tolerances by default; the top-level figures at 0.01, as before
     assert out["tolerances"] == [0.005, 0.01, 0.02] and out["tolerance"] == 0.01
     assert set(out["recommended"]) == {"strategy", "tolerances", "beat_depth_everywhere", "versus_depth", "reason"}
