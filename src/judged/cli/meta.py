@@ -423,14 +423,14 @@ def run_pooling(args) -> int:
                       "-" if v is None or name == "depth" else f"{v:+.1%}", how or _never(res, s))
     else:
         t = _table(f"judgments to recover the full-qrels ranking (Kendall's tau 1, or every run within T), to the "
-                   f"nearest {res.step:,}, and against depth pooling; (tau): by tau = 1 before every run was "
+                   f"nearest {res.step:,}, and against depth pooling; *: by tau = 1 before every run was "
                    "within T", ["strategy", *(f"T = {x:g}" for x in res.tolerances)])
         for name in res.strategies:
             cells = []
             for r in res.recovery(name):
                 at, v = r["recovered_at"], r["versus_depth"]
                 cells.append("never" if at is None else f"{at:,}" + ("" if v is None or name == "depth" else f" {v:+.1%}")
-                             + (" (tau)" if r["recovered_by"] == "tau = 1" else ""))
+                             + ("*" if (r["recovered_by"] or "").split(" (")[0] == "tau = 1" else ""))
             t.add_row(name + (" (default)" if name == default else ""), *cells)
     console.print(t)
     never = [name for name, s in res.strategies.items() if s.recovered(max(res.tolerances))[0] is None]

@@ -159,9 +159,13 @@ def test_recovery_at_several_tolerances(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["tolerances"] == [0.4, 1.0] and out["tolerance"] == 0.4
     assert [r["recovered_at"] for r in out["strategies"]["depth"]["recovery"]] == [1, 0]
-    assert main(args + ["--tolerance", "0.4", "--tolerance", "1"]) == 0  # a column per tolerance
+    assert main(args + ["--tolerance", "0.4", "--tolerance", "1", "--strategy", "impact"]) == 0  # a column each
     text = capsys.readouterr().out
     assert "T = 0.4" in text and "T = 1" in text and "recovered at" not in text
+    # impact judges c first: B (c at rank 1) 1, A 1/2, C 0, the full order (tau 1) with B's error
+    # 1 - FULL["B"] = 0 and A's 0.92 - 0.5 = 0.42 > 0.4: recovered at 1 by tau alone (*), as depth
+    impact = next(line for line in text.splitlines() if "impact" in line)
+    assert "1 +0.0%*" in impact
 
 
 def test_the_strategy_recommended_beat_depth_at_every_tolerance(tmp_path, capsys):
