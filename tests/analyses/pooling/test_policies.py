@@ -196,7 +196,7 @@ def test_randomised_adaptive_strategy_has_no_known_inclusion_probability(tmp_pat
 
 @pytest.mark.parametrize("line,why", [
     ("q1 d1 1 1 A - mtf - 1.5 1", "inclusion must be a probability in (0, 1], got 1.5"),
-    ("q1 d1 1 1 A - mtf - - 1,2", "1 runs but 2 ranks"),
+    ("q1 d1 1 1 A - mtf - - 1,2", "1 run but 2 ranks"),
     ("q1 d1 1 1 A x mtf - - 1", "best_rank must be an integer, impact, score and inclusion numbers"),
     ("q1 d1 1 1 A - mtf - - 1,x", "ranks must be comma-separated integers, got '1,x'"),
 ])
