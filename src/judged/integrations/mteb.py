@@ -15,7 +15,8 @@ From files (no mteb needed):
   command) reads them as runs;
 * task data: the task's dataset folder (an mteb/* dataset downloaded or cloned, or a
   ``save_to_disk`` copy) is read by :mod:`judged.io.hf` wherever a qrels path is accepted
-  (``judged eval --beir DIR predictions.json``);
+  (``judged eval --beir DIR predictions.json``; a multilingual task's language:
+  ``--subset LANG``, its ``LANG-qrels`` config and the predictions' ``LANG`` results);
 * MTEB's reported scores: :func:`read_scores` reads ``<cache>/results/<model>/<rev>/<Task>.json``.
 
 With mteb installed, :func:`task_qrels` takes the qrels from a loaded task object and

@@ -381,7 +381,7 @@ def _records(folder, names, split: str | None, what: str) -> tuple[pa.Table, str
         held = subsets(folder)
         raise ParseError(folder, None, f"no {what} here (looked for a {' or '.join(repr(n) for n in names)} config"
                                        + (f"; the folder holds the subsets {', '.join(held)}: choose one with "
-                                          "subset=NAME)" if held and len(names) > 1 else ")"))
+                                          "subset=NAME)" if held and not names[0].endswith(SUBSET_PARTS) else ")"))
     _, splits = found
     files = splits[split] if split in splits else [f for fs in splits.values() for f in fs]
     if not files:
