@@ -257,6 +257,7 @@ def test_holes_doc_compare_block_is_what_the_cli_prints(tmp_path, capsys, monkey
     assert main(["demo", "--write", str(tmp_path)]) == 0
     capsys.readouterr()
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "120")  # the doc shows a 120-column terminal
     assert main(command.split()[1:]) == 0
     out = "\n".join(line.rstrip() for line in capsys.readouterr().out.splitlines())
     assert out.strip() == documented.strip()
@@ -268,6 +269,7 @@ def test_beyond_doc_compare_block_is_what_the_cli_prints(capsys, monkeypatch):
     text = (ROOT / "docs" / "beyond-ndcg.md").read_text(encoding="utf-8")
     cmd, documented = re.search(r"```\n\$ (judged compare [^\n]*)\n(.*?)```", text, re.S).groups()
     monkeypatch.chdir(BEYOND)
+    monkeypatch.setenv("COLUMNS", "120")  # the doc shows a 120-column terminal
     assert main(cmd.split()[1:]) == 0
     out = "\n".join(line.rstrip() for line in capsys.readouterr().out.splitlines())
     assert out.strip() == documented.strip()

@@ -71,7 +71,9 @@ def test_odd_lines_are_richs(text):
 
 
 BOXES = [dict(), dict(box="simple", pad_edge=False, collapse_padding=True),  # eval's, holes'
-         dict(box="simple_head", pad_edge=False), dict(box="simple_head", collapse_padding=True)]  # compare's, ...
+         dict(box="simple_head", pad_edge=False), dict(box="simple_head", collapse_padding=True),  # compare's, ...
+         dict(box="simple_head", pad_edge=False, collapse_padding=True, show_edge=False),  # no blank lines around
+         dict(box="heavy_head", show_edge=False)]
 
 
 def _random_table(rng, box: dict) -> Table:
@@ -100,7 +102,8 @@ def _random_table(rng, box: dict) -> Table:
 
 
 @pytest.mark.parametrize("box", range(len(BOXES)), ids=["default box", "simple (holes)", "simple head (compare)",
-                                                      "simple head, collapsed"])
+                                                      "simple head, collapsed", "simple head, no edge",
+                                                      "heavy head, no edge"])
 @pytest.mark.parametrize("seed", range(4))
 def test_tables_are_richs(seed, box):
     """Tables that fit and tables Rich shrinks (collapsing the widest wrapable columns,
@@ -122,7 +125,7 @@ def test_tables_are_richs(seed, box):
         drawn += plain._rich is None
         shrunk += plain._rich is None and table._widths([[h for h, _, _ in table.columns], *table.rows],
                                                          [table._padding(i) for i in range(len(table.columns))],
-                                                         width - len(table.columns) - 1) != \
+                                                         width - len(table.columns) - (1 if table.show_edge else -1)) != \
             table._widths([[h for h, _, _ in table.columns], *table.rows],
                           [table._padding(i) for i in range(len(table.columns))], 10 ** 6)
     assert drawn > 70 and shrunk > 20  # most drawn without Rich (not columns narrower than their padding), many narrowed
@@ -141,7 +144,8 @@ def _through_both(argv, monkeypatch) -> dict:
 
     out = {}
     for name, make in (("plain", plain.PlainConsole), ("rich", rich_console.Console)):
-        monkeypatch.setattr(plain, "console", lambda file=None, width=None, make=make: make(file=file, width=width))
+        monkeypatch.setattr(plain, "console", lambda file=None, width=None, make=make: make(
+            file=file, width=width or plain.console_width()))  # a pipe's width: COLUMNS, else no line wraps
         buf = io.StringIO()
         monkeypatch.setattr("sys.stdout", buf)
         assert main(argv) == 0

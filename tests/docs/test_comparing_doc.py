@@ -21,6 +21,7 @@ def test_compare_block_matches_the_cli(example, capsys, monkeypatch):
     blocks = re.findall(r"```\n\$ (.*?)\n(.*?)```", text, re.S)
     printed = {cmd: out for cmd, out in blocks}
     monkeypatch.chdir(example)
+    monkeypatch.setenv("COLUMNS", "120")  # the doc shows a 120-column terminal
     assert main(COMMAND.split()[1:]) == 0
     out = "\n".join(line.rstrip() for line in capsys.readouterr().out.splitlines())
     documented = printed[COMMAND].rstrip("\n")

@@ -52,13 +52,14 @@ def run(args) -> int:
 
 
 def print_pairings(pairings, convention: str, console=None) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from .plain import console as make_console
 
     def f(x):
         return "n/a" if x is None else f"{x:.4f}"
 
-    console = console or Console()
+    console = console or make_console()
     first = next(iter(pairings.values()))
     m = first.measure
     t = Table(title=f"answer checks paired with {m} (high: {m} >= {first.high:g})")

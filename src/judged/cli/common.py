@@ -61,10 +61,6 @@ def print_query_set(query_set, console) -> None:
     console.print(query_set.describe(), highlight=False, markup=False, soft_wrap=True)
 
 
-def is_terminal() -> bool:
-    return sys.stdout.isatty()
-
-
 def fmt(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 

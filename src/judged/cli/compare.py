@@ -211,8 +211,7 @@ def render(c, all_tests: bool = False, console=None) -> None:
     from ..analyses.stats import TESTS, TOLERANCE, format_effect, format_p
     from .plain import Table, console as make_console
 
-    if console is None:  # a wide page when piped: these tables are read, not wrapped (Rich on a terminal only)
-        console = make_console(width=None if sys.stdout.isatty() else 200 if all_tests else 120)
+    console = console or make_console()  # Rich on a terminal only
     short = {"randomization": "rand.", "bootstrap": "boot.", "wilcoxon": "wilc.", "t-test": "t", "sign": "sign"}
     if c.holes is not None:
         h = c.holes

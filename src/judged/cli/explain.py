@@ -30,5 +30,8 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..analyses.explain import explain
 
-    explain(args.qrels, args.run, args.query, args.measure, ties=args.ties, on_duplicate=args.on_duplicate).render()
+    from .plain import console
+
+    explain(args.qrels, args.run, args.query, args.measure, ties=args.ties,
+            on_duplicate=args.on_duplicate).render(console())
     return 0

@@ -8,7 +8,7 @@ import sys
 
 from . import Formatter
 from ..core.words import counted
-from .common import (add_convention_options, add_machine_option, format_help, is_terminal, print_query_set,
+from .common import (add_convention_options, add_machine_option, format_help, print_query_set,
                      settings_kwargs)
 from .infer import add_sample_option, print_sample_decisions
 
@@ -176,7 +176,7 @@ def print_machine(machine, console=None) -> None:
     from .eval import print_machine_table
     from .plain import console as make_console
 
-    console = console or make_console(width=None if is_terminal() else 120)
+    console = console or make_console()
     print_machine_table(machine, console)
     for name, conv in machine.conventions().items():
         console.print(f"  {name}: {conv}", highlight=False, markup=False, soft_wrap=True)
@@ -192,7 +192,7 @@ def _interval_note(rh, kind: str = "exact") -> str:
 def print_report(report, console=None) -> None:
     from .plain import Table, console as make_console
 
-    console = console or make_console(width=None if is_terminal() else 120)  # Rich on a terminal only
+    console = console or make_console()  # Rich on a terminal only
     m, k = report.measure, report.k
     how = ("exact min and max" if report.bounds_kind == "exact" else
            "conservative min and max (bounds that hold the extremes, not exact)")

@@ -9,7 +9,7 @@ import sys
 
 from . import Formatter
 from ..core.words import counted
-from .common import add_convention_options, format_help, is_terminal, settings_kwargs
+from .common import add_convention_options, format_help, settings_kwargs
 
 HELP = """Estimate what judging every pair of a sample's design would show, from the
 judged sample: draw it with judged pool --strategy sample, judge it (the judging app or
@@ -117,10 +117,11 @@ def run(args) -> int:
 
 def render(inf, all_pairs: bool = False, console=None) -> None:
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console(width=None if is_terminal() else 120)
+    from .plain import console as make_console
+
+    console = console or make_console()
     s = inf.sample
     pct = f"{inf.level:.0%}"
     joint = inf.intervals == "simultaneous"
@@ -192,9 +193,9 @@ def add_sample_option(p) -> None:
 
 def print_sample_decisions(sd, console=None) -> None:
     """The estimates and decisions of a :class:`judged.inference.SampleDecisions`."""
-    from rich.console import Console
+    from .plain import console as make_console
 
-    console = console or Console(width=None if is_terminal() else 120)
+    console = console or make_console()
     inf = sd.inference
     s = inf.sample
     mapped = ", ".join(f"{e} for {m}" for m, e in sd.measures.items() if e)

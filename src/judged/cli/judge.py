@@ -209,10 +209,11 @@ def run_agreement(args) -> int:
 
 def print_agreement(a, console=None) -> None:
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    con = console or Console()
+    from .plain import console as make_console
+
+    con = console or make_console()
     say = (lambda text: con.print(text, markup=False, highlight=False, soft_wrap=True))
     say(f"human {a.human['path']} ({counted(a.human['labels'], 'label')}) vs machine {a.machine['path']} "
         f"({counted(a.machine['labels'], 'label')})")

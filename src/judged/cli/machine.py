@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from ..core.words import counted
-from .common import is_terminal
 
 
 def is_query_sample(sample) -> bool:
@@ -36,10 +35,11 @@ def ppi_json(report) -> dict:
 
 def print_ppi(report, console=None) -> None:
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console(width=None if is_terminal() else 140)
+    from .plain import console as make_console
+
+    console = console or make_console()
     say = (lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True))
     d = report.design.describe()
     unit = (f"{d['sampled_queries']} of {counted(d['population_queries'], 'query')} drawn" if d["unit"] == "query"

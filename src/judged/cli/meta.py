@@ -522,9 +522,7 @@ def run_holdout(args) -> int:
     if args.format == "json":
         _print_json(res.to_dict())
         return 0
-    from .common import is_terminal
-
-    console = _console(width=None if is_terminal() else 140)
+    console = _console()
     if res.protocol in ("shift", "few"):
         print_shift(res, console)
         return 0
@@ -588,7 +586,7 @@ def print_holdout(res, console, per_run: bool = True) -> None:
                       "too little leave-one-out evidence without them", highlight=False)
     if per_run:
         console.print(f"estimate: {res.estimate['method']} — {res.estimate['source']}; {res.estimate['nested']}",
-                      markup=False, highlight=False, soft_wrap=True)
+                      markup=False, highlight=False)
         console.print(f"convention: {res.convention}", markup=False, highlight=False, soft_wrap=True)
 
 

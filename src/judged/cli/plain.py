@@ -28,10 +28,15 @@ _RICH_TAG = re.compile(r"\[[a-z#/@][^[]*?]")  # what Rich's markup reads as a ta
 
 def console(file=None, width: int | None = None):
     """A Rich console on a terminal (or when Rich is asked for colour: FORCE_COLOR,
-    TTY_COMPATIBLE); else a :class:`PlainConsole`. ``width``: the console's, else Rich's."""
+    TTY_COMPATIBLE); else a :class:`PlainConsole`. ``width``: the console's; by default the
+    terminal's, and for a file or a pipe :func:`console_width` (``COLUMNS``, else no line
+    is wrapped): the one width rule of every command's output."""
     out = sys.stdout if file is None else file
     env = os.environ
-    plain = env.get("FORCE_COLOR") is None and env.get("TTY_COMPATIBLE", "") in ("", "0") and not _isatty(out) \
+    terminal = _isatty(out)
+    if width is None and not terminal:
+        width = console_width()
+    plain = env.get("FORCE_COLOR") is None and env.get("TTY_COMPATIBLE", "") in ("", "0") and not terminal \
         and (getattr(out, "encoding", None) or "utf-8").lower().replace("-", "") == "utf8"
     if plain:
         return PlainConsole(file, width)
@@ -47,20 +52,15 @@ def _isatty(out) -> bool:
         return False
 
 
+UNWRAPPED = 100_000  # the width of output to a file or a pipe without COLUMNS: no line wraps
+
+
 def console_width() -> int:
-    """Rich's width when not writing to a terminal: the first of stdin, stdout and stderr
-    that is a terminal gives it, ``COLUMNS`` overrides it, else 80."""
-    width = None
-    for fd in (0, 1, 2):
-        try:
-            width = os.get_terminal_size(fd)[0]
-            break
-        except (AttributeError, ValueError, OSError):
-            pass
-    columns = os.environ.get("COLUMNS")
-    if columns is not None and columns.isdigit():
-        width = int(columns)
-    return width or 80
+    """The width of output to a file or a pipe: ``COLUMNS`` when set (a positive number),
+    else :data:`UNWRAPPED` (each line as long as its text, tables as wide as their cells:
+    nothing wraps, grep and diff read whole lines). A terminal's width is the terminal's."""
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else UNWRAPPED
 
 
 BOXES = {  # Rich's boxes (rich.box) judged's tables use: (top, header row, rule under it, rows, bottom, the
@@ -82,10 +82,11 @@ class Table:
     end a section (a line under it), as Rich's ``add_row(..., end_section=True)``."""
 
     def __init__(self, title: str | None = None, box: str = "heavy_head", pad_edge: bool = True,
-                 collapse_padding: bool = False):
+                 collapse_padding: bool = False, show_edge: bool = True):
         if box not in BOXES:
             raise ValueError(f"box: one of {', '.join(BOXES)}, not {box!r}")
         self.title, self.box, self.pad_edge, self.collapse_padding = title, box, pad_edge, collapse_padding
+        self.show_edge = show_edge  # False: no line above and below, no left and right edge (Rich's show_edge)
         self.columns = []  # (header, justify, overflow)
         self.options = []  # per column: min_width, no_wrap
         self.rows = []
@@ -105,7 +106,7 @@ class Table:
         from rich.table import Table as RichTable
 
         table = RichTable(title=self.title, box=getattr(box, self.box.upper()), pad_edge=self.pad_edge,
-                          collapse_padding=self.collapse_padding)
+                          collapse_padding=self.collapse_padding, show_edge=self.show_edge)
         for (header, justify, overflow), options in zip(self.columns, self.options):
             table.add_column(header, justify=justify, overflow=overflow, **options)
         for row, end in zip(self.rows, self.ends):
@@ -128,20 +129,25 @@ class Table:
             if not all(c is not None and _cell(c) for row in cells for c in row):
                 return None
         pads = [self._padding(i) for i in range(n)]
-        widths = self._widths(cells, pads, width - (n + 1))
+        rules = n + 1 if self.show_edge else n - 1  # the box's vertical lines (Rich's Table._extra_width)
+        widths = self._widths(cells, pads, width - rules)
         if any(w < a + b for w, (a, b) in zip(widths, pads)):
             return None  # Rich pads past the column's width there
         lines = []
         if self.title:
-            total = sum(widths) + n + 1
+            total = sum(widths) + rules
             if not _cell(self.title):
                 return None
             lines.extend(_justify(line, total, "center", "fold") for line in wrap(self.title, total))
         top, head, rule, row, bottom, section = BOXES[self.box]
+        if not self.show_edge:  # no left and right edges
+            top, rule, bottom, section = (("", fill, middle, "") for _, fill, middle, _ in (top, rule, bottom, section))
+            head, row = (("", middle, "") for _, middle, _ in (head, row))
         last = len(self.rows) - 1
         ends = [i < last and end for i, end in enumerate(self.ends)]  # Rich draws no line under the last row
         edge = (lambda left, fill, middle, right: left + middle.join(fill * w for w in widths) + right)
-        lines.append(edge(*top))
+        if self.show_edge:
+            lines.append(edge(*top))
         columns, one_line = [], True  # per column, per row: the cell's lines, padded
         for i, (texts, w, (a, b), (_, justify, overflow), option) in enumerate(
                 zip(zip(*cells), widths, pads, self.columns, self.options)):
@@ -180,8 +186,17 @@ class Table:
                     lines.append(edge(*rule))
                 elif ends[at - 1]:
                     lines.append(edge(*section))
-        lines.append(edge(*bottom))
+        if self.show_edge:
+            lines.append(edge(*bottom))
         return "".join(line[:width] + "\n" for line in lines)  # the console crops what it cannot show
+
+    def natural_width(self) -> int:
+        """The table's width on a page wide enough for every cell on one line."""
+        n = len(self.columns)
+        cells = [[h for h, _, _ in self.columns], *self.rows]
+        widths = self._widths([[_without_tags(c) or c for c in row] for row in cells],
+                              [self._padding(i) for i in range(n)], UNWRAPPED)
+        return sum(widths) + (n + 1 if self.show_edge else n - 1)
 
     def _padding(self, i: int) -> tuple:
         """(left, right) padding of column ``i``'s cells, as Rich's ``Table._get_cells``."""
@@ -306,8 +321,8 @@ class PlainConsole:
     as Rich finds it unless given."""
 
     def __init__(self, file=None, width: int | None = None):
-        self._file, self._width = file, width
         self.width = console_width() if width is None else width
+        self._file, self._width = file, self.width
         self._rich = None
 
     @property

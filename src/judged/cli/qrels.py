@@ -72,17 +72,17 @@ def run_merge(args) -> int:
 
 
 def run_diff(args) -> int:
-    from rich.console import Console
     from rich.table import Table
 
     from ..analyses.qrels_ops import diff
+    from .plain import console as make_console
 
     d = diff(args.a, args.b, on_duplicate=args.on_duplicate)
     if args.format == "json":
         json.dump(d.to_dict(pairs=args.list), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    console = Console()
+    console = make_console()
     console.print(f"A: {d.a.source} sha256={d.a.sha256} ({counted(len(d.a), 'judgment')})", highlight=False, markup=False)
     console.print(f"B: {d.b.source} sha256={d.b.sha256} ({counted(len(d.b), 'judgment')})", highlight=False, markup=False)
     if d.same:

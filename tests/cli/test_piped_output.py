@@ -1,0 +1,56 @@
+"""Output to a file or a pipe (issue #34): no line is wrapped unless COLUMNS says how wide,
+in every command (holes, compare and meta holdout used to wrap at 120 or 140 columns
+whatever COLUMNS said; judge status cut its headers to 'asse…')."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from judged.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+COMMANDS = {
+    "eval": ["eval", "{q}", "{a}", "{b}", "-m", "nDCG@10", "-m", "AP"],
+    "holes": ["holes", "{q}", "{a}", "{b}", "--samples", "5"],
+    "compare": ["compare", "{q}", "{a}", "{b}", "--permutations", "200", "--regressions", "1"],
+    "meta holdout": ["meta", "holdout", "{q}", "{a}", "{b}", "{c}", "--samples", "5"],
+}
+
+
+@pytest.fixture
+def deep_runs(tmp_path):
+    """The example's files under a folder whose path is longer than any page."""
+    deep = tmp_path / ("a-long-folder-name-" * 6) / "runs"
+    deep.mkdir(parents=True)
+    for name in ("qrels.txt", "bm25.run", "dense.run", "tuned.run"):
+        shutil.copy(EXAMPLES / name, deep / name)
+    return {"q": str(deep / "qrels.txt"), "a": str(deep / "bm25.run"), "b": str(deep / "dense.run"),
+            "c": str(deep / "tuned.run")}
+
+
+def _run(command, files, capsys) -> list:
+    assert main([w.format(**files) for w in COMMANDS[command]]) == 0, capsys.readouterr().err
+    return capsys.readouterr().out.splitlines()
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_piped_lines_are_never_wrapped(command, deep_runs, capsys, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    lines = _run(command, deep_runs, capsys)
+    # the qrels' path (longer than 120 columns) is printed whole wherever it is printed, and each
+    # sentence ends on the line it starts: no line starts with the tail of a wrapped one
+    assert any(deep_runs["q"] in line for line in lines) or command in ("compare", "meta holdout")
+    folder = str(Path(deep_runs["q"]).parent)
+    assert not any(line.startswith(folder[40:60]) for line in lines)
+    assert max(map(len, lines)) > 140  # the long lines are there, whole
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_piped_output_honours_columns(command, deep_runs, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "70")
+    lines = _run(command, deep_runs, capsys)
+    if "conventions:" in lines:  # the convention strings are printed whole, to be copied
+        lines = lines[:lines.index("conventions:")]
+    long = [line for line in lines if len(line) > 70 and "=" not in line]
+    assert not long, long
