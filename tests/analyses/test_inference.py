@@ -3,6 +3,7 @@ error on collections with known truth, intervals that cover, trec_eval's infAP w
 applies, exact when the whole design is judged, and the rule for when to stop judging."""
 
 import json
+import os
 from statistics import NormalDist
 
 import numpy as np
@@ -350,7 +351,8 @@ def test_holes_and_compare_say_when_to_stop(tmp_path, capsys):
     assert "sampled estimates (statNDCG@10 for nDCG@10" in text and "estimates, not bounds" in text
     assert "order decided at 95%" in text
     d, flat = undecided[0], " ".join(text.split())  # unwrapped
-    assert (f"{d['a']} vs {d['b']} (statNDCG@10): difference {d['difference']:+.4f} "
+    shown = {r: os.path.basename(r) for r in runs}  # the tables show runs by file name (judged.core.runnames)
+    assert (f"{shown[d['a']]} vs {shown[d['b']]} (statNDCG@10): difference {d['difference']:+.4f} "
             f"[{d['low']:+.4f}, {d['high']:+.4f}]: not decided at 95%; about {d['more']} more sampled judgments "
             f"(of {d['remaining']} left)") in flat
     assert "when to stop: decided: the level's interval of the difference excludes 0" in flat

@@ -172,7 +172,7 @@ def test_delimited(synthetic, cli, fmt, delim):
 def test_table_names_conventions_and_counts(small, cli):
     code, out, err = cli("eval", "qrels.txt", "runs/a.run", "-m", "nDCG@10")
     assert code == 0, err
-    assert "runs/a.run: 2 evaluated, 0 skipped, 1 missing from the run, 1 only in the run, 1 with nothing relevant" in out
+    assert "a.run: 2 evaluated, 0 skipped, 1 missing from the run, 1 only in the run, 1 with nothing relevant" in out
     assert ("nDCG@10 gain=linear discount=log2(rank+1) ideal=judged unjudged=zero ties=score-desc,docid-desc "
             "queries=run-and-qrels no-relevant=zero identical-ids=kept") in out
 

@@ -59,7 +59,10 @@ def print_pairings(pairings, convention: str, console=None) -> None:
     def f(x):
         return "n/a" if x is None else f"{x:.4f}"
 
+    from ..core.runnames import display_names
+
     console = console or make_console()
+    shown = display_names(list(pairings))  # runs as every command shows them
     first = next(iter(pairings.values()))
     m = first.measure
     t = Table(title=f"answer checks paired with {m} (high: {m} >= {first.high:g})")
@@ -67,7 +70,7 @@ def print_pairings(pairings, convention: str, console=None) -> None:
     for col in ["checked", "ok", "rate", "mean ok", "mean fail", "hi+fail", "lo+ok"]:
         t.add_column(col, justify="right")
     for name, p in pairings.items():
-        t.add_row(name, str(p.checked), str(len(p.accepted)), f(p.acceptance_rate), f(p.mean_accepted),
+        t.add_row(shown[name], str(p.checked), str(len(p.accepted)), f(p.acceptance_rate), f(p.mean_accepted),
                   f(p.mean_failed), str(len(p.high_score_failed)), str(len(p.low_score_accepted)))
     console.print(t)
     console.print(f"ok = accepted answers; rate = ok / checked; mean ok / mean fail = mean {m} over accepted / "
@@ -77,10 +80,10 @@ def print_pairings(pairings, convention: str, console=None) -> None:
         for title, rows in ((f"high {m}, failed answer", p.high_score_failed),
                             (f"low {m}, accepted answer", p.low_score_accepted)):
             for qid, score, note in rows:
-                console.print(f"{name}: {title}: query {qid} {m} {score:.4f}" + (f" — {note}" if note else ""),
+                console.print(f"{shown[name]}: {title}: query {qid} {m} {score:.4f}" + (f" — {note}" if note else ""),
                               highlight=False, markup=False)
         if p.unscored:
-            console.print(f"{name}: verdicts for {len(p.unscored)} unscored quer{'y' if len(p.unscored) == 1 else 'ies'}: "
+            console.print(f"{shown[name]}: verdicts for {len(p.unscored)} unscored quer{'y' if len(p.unscored) == 1 else 'ies'}: "
                           f"{', '.join(p.unscored)}", highlight=False, markup=False)
     if convention:  # None where the caller already printed it (compare)
         console.print(f"convention: {convention}", highlight=False, markup=False)

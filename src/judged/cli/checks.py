@@ -77,9 +77,12 @@ def configure(result, args) -> None:
 def print_checks(result, console, answer_key: bool = True) -> None:
     """Scale, answer key (unless ``answer_key=False``), abstention, leaks, evidence gaps and
     warnings, after the score table."""
+    from ..core.runnames import shortener
+
     checks = result.checks
     if checks is None:
         return
+    shown, short = shortener(list(result.runs))  # runs as every command shows them
     if checks.scale is not None:
         console.print(f"grade scale ({checks.scale.source}):", highlight=False, markup=False)
         for g in checks.scale.grades:
@@ -93,7 +96,7 @@ def print_checks(result, console, answer_key: bool = True) -> None:
                       + (", ".join(f"{k}: {v}" for k, v in key["relevant_per_query"].items()) or "none"),
                       highlight=False, markup=False)
     for name, ab in checks.abstention.items():
-        console.print(f"{name}: {ab.summary()}", highlight=False, markup=False)
+        console.print(f"{shown.get(name, name)}: {ab.summary()}", highlight=False, markup=False)
         if ab.missed_abstentions:
             console.print(f"  answered unanswerable: {', '.join(ab.missed_abstentions)}", highlight=False, markup=False)
         if ab.wrong_abstentions:
@@ -101,16 +104,16 @@ def print_checks(result, console, answer_key: bool = True) -> None:
     k = checks.k(result)
     for name, found in checks.leaks(result).items():
         flag = f"LEAKS: {len(found)}" if found else "no leaks"
-        console.print(f"{name}: {flag} (ineligible documents in the top {k}, as {checks.eligibility.principal or 'everyone'})",
+        console.print(f"{shown.get(name, name)}: {flag} (ineligible documents in the top {k}, as {checks.eligibility.principal or 'everyone'})",
                       highlight=False, markup=False)
         for x in found:
             console.print(f"  query {x.qid} rank {x.rank}: {x.docid}", highlight=False, markup=False)
     measure = checks.ranking_measure(result)
     for name, gaps in checks.gaps(result).items():
-        console.print(f"{name}: {len(gaps)} quer{'y' if len(gaps) == 1 else 'ies'} with {measure} >= {checks.high:g} "
+        console.print(f"{shown.get(name, name)}: {len(gaps)} quer{'y' if len(gaps) == 1 else 'ies'} with {measure} >= {checks.high:g} "
                       f"but incomplete evidence in the top {k}", highlight=False, markup=False)
         for gap in gaps:
             console.print(f"  query {gap.qid}: {measure} {gap.score:.4f}, {gap.covered} of {counted(gap.needed, 'group')}, "
                           f"missing {', '.join(gap.missing)}", highlight=False, markup=False)
     for w in checks.warnings(result):
-        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+        console.print(f"[yellow]warning:[/] {short(w)}", highlight=False)

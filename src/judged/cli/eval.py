@@ -267,9 +267,11 @@ def write_trec_eval(result, out) -> None:
 
 
 def print_table(result, per_query: bool, machine=None) -> None:
+    from ..core.runnames import display_names
     from .plain import Table, console as make_console
 
     console = make_console()  # Rich on a terminal; its bytes without importing it elsewhere
+    shown = display_names(list(result.runs))  # runs as every command shows them (JSON: as given)
     console.print(f"judged eval — qrels {result.qrels.source} "
                   f"({counted(len(result.qrels.query_ids), 'query')}, {counted(len(result.qrels), 'judgment')})",
                   highlight=False, markup=False)
@@ -279,15 +281,15 @@ def print_table(result, per_query: bool, machine=None) -> None:
         table.add_column(given, justify="right")
     table.add_column("queries", justify="right")
     for name, rr in result.runs.items():
-        table.add_row(name, *[_number(result.aggregate(name, g), result.measures[g]) for g in result.measures],
+        table.add_row(shown[name], *[_number(result.aggregate(name, g), result.measures[g]) for g in result.measures],
                       str(rr.counts["evaluated"]))
     console.print(table)
     if per_query:
         _print_per_query(console, "per query", {g: g for g in result.measures},
-                         [(name, rr.qids, rr.values) for name, rr in result.runs.items()])
+                         [(shown[name], rr.qids, rr.values) for name, rr in result.runs.items()])
     for name, rr in result.runs.items():
         c = rr.counts
-        console.print(f"[bold]{name}[/]: {c['evaluated']} evaluated, {c['skipped']} skipped, "
+        console.print(f"[bold]{shown[name]}[/]: {c['evaluated']} evaluated, {c['skipped']} skipped, "
                       f"{c['missing_from_run']} missing from the run, {c['only_in_run']} only in the run, "
                       f"{c['no_relevant']} with nothing relevant", highlight=False)
     print_query_set(result.query_set, console)
@@ -304,8 +306,10 @@ def print_table(result, per_query: bool, machine=None) -> None:
 
 def print_machine_table(machine, console, per_query: bool = False) -> None:
     """The machine-filled scores, in a table of their own under a title that says what they are."""
+    from ..core.runnames import display_names
     from .plain import Table
 
+    shown = display_names(list(machine.values))
     k = machine.k
     console.print(f"machine-filled: the holes labelled by the machine judge {machine.machine.source} "
                   f"({machine.added} of its labels used; not judgments)", highlight=False, markup=False,
@@ -317,12 +321,12 @@ def print_machine_table(machine, console, per_query: bool = False) -> None:
     for given in machine.measures:
         table.add_column(machine.name(given), justify="right")
     for name in machine.values:
-        table.add_row(name, str(machine.holes[name]), str(machine.labelled[name]),
+        table.add_row(shown[name], str(machine.holes[name]), str(machine.labelled[name]),
                       *[_number(machine.mean(name, g), machine.measures[g]) for g in machine.measures])
     console.print(table)
     if per_query:
         _print_per_query(console, "per query, machine-filled", {g: machine.name(g) for g in machine.measures},
-                         [(name, machine.qids[name], machine.values[name]) for name in machine.values])
+                         [(shown[name], machine.qids[name], machine.values[name]) for name in machine.values])
 
 
 def _print_per_query(console, title: str, columns: dict, runs: list) -> None:

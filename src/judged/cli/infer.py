@@ -121,7 +121,10 @@ def render(inf, all_pairs: bool = False, console=None) -> None:
 
     from .plain import console as make_console
 
+    from ..core.runnames import shortener
+
     console = console or make_console()
+    shown, short = shortener(list(inf.estimates.runs))  # runs as every command shows them
     s = inf.sample
     pct = f"{inf.level:.0%}"
     joint = inf.intervals == "simultaneous"
@@ -137,14 +140,14 @@ def render(inf, all_pairs: bool = False, console=None) -> None:
         t.add_column(f"{e} ± {pct}{' joint' if joint else ''}", justify="right", no_wrap=True)
     runs = inf.estimates.runs
     for r in runs:
-        t.add_row(r, *(f"{table[e][r]['estimate']:.4f} ± {half_width(inf, e, r):.4f}" for e in table))
+        t.add_row(shown[r], *(f"{table[e][r]['estimate']:.4f} ± {half_width(inf, e, r):.4f}" for e in table))
     console.print(t)
     for e in inf.estimates.estimators:
         order = sorted(runs, key=lambda r: -table[str(e)][r]["estimate"])
         pairs = ([(a, b) for i, a in enumerate(order) for b in order[i + 1:]] if all_pairs
                  else list(zip(order, order[1:])))
         for a, b in pairs:
-            console.print(inf.decide(e, a, b)["sentence"], highlight=False, markup=False)
+            console.print(short(inf.decide(e, a, b)["sentence"]), highlight=False, markup=False)
     for note in inf.notes:
         console.print(f"note: {note}", highlight=False, markup=False)
     console.print("methods:", highlight=False)
@@ -161,7 +164,7 @@ def render(inf, all_pairs: bool = False, console=None) -> None:
     if inf.query_set is not None:
         console.print(inf.query_set.describe(), highlight=False, markup=False, soft_wrap=True)
         for w in inf.warnings:
-            console.print(f"warning: {w}", highlight=False, markup=False)
+            console.print(f"warning: {short(w)}", highlight=False, markup=False)
 
 
 def half_width(inf, estimator, run) -> float:
@@ -195,8 +198,11 @@ def print_sample_decisions(sd, console=None) -> None:
     """The estimates and decisions of a :class:`judged.inference.SampleDecisions`."""
     from .plain import console as make_console
 
+    from ..core.runnames import shortener
+
     console = console or make_console()
     inf = sd.inference
+    shown, short = shortener(list(inf.estimates.runs))  # runs as every command shows them
     s = inf.sample
     mapped = ", ".join(f"{e} for {m}" for m, e in sd.measures.items() if e)
     missing = [m for m, e in sd.measures.items() if not e]
@@ -205,10 +211,10 @@ def print_sample_decisions(sd, console=None) -> None:
                   f"{inf.interval_sentence()}:", highlight=False, markup=False)
     table = inf.table()
     for e, runs in table.items():
-        console.print(f"  {e}: " + "; ".join(f"{r} {x['estimate']:.4f} ± {half_width(inf, e, r):.4f}"
+        console.print(f"  {e}: " + "; ".join(f"{shown.get(r, r)} {x['estimate']:.4f} ± {half_width(inf, e, r):.4f}"
                                              for r, x in runs.items()), highlight=False, markup=False)
     for d in sd.decisions:
-        console.print(f"  {d['sentence']}", highlight=False, markup=False)
+        console.print(f"  {short(d['sentence'])}", highlight=False, markup=False)
     if missing:
         console.print(f"  no sampled estimator for {', '.join(missing)} (nDCG@k and AP have one)",
                       highlight=False, markup=False)

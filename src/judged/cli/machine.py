@@ -39,8 +39,11 @@ def print_ppi(report, console=None) -> None:
 
     from .plain import console as make_console
 
+    from ..core.runnames import shortener
+
     console = console or make_console()
-    say = (lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True))
+    shown, short = shortener(list(dict.fromkeys(r.run for r in report.rows)))  # runs as every command shows them
+    say = (lambda text: console.print(short(text), highlight=False, markup=False, soft_wrap=True))
     d = report.design.describe()
     unit = (f"{d['sampled_queries']} of {counted(d['population_queries'], 'query')} drawn" if d["unit"] == "query"
             else f"{d['sampled_pairs']} of {counted(d['population_pairs'], 'pair')} drawn"
@@ -57,7 +60,7 @@ def print_ppi(report, console=None) -> None:
         for r in rows:
             e = {k: v.scalar() for k, v in r.estimates.items()}
             cell = (lambda x: f"{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}")
-            t.add_row(r.run, r.measure, f"{r.judged:.4f}", f"{r.machine_filled:.4f}", cell(e["human"]),
+            t.add_row(short(r.run), r.measure, f"{r.judged:.4f}", f"{r.machine_filled:.4f}", cell(e["human"]),
                       cell(e["ppi"]), cell(e["ppi++"]), f"{e['ppi++']['lambda']:.2f}")
         console.print(t)
 

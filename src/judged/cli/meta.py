@@ -359,18 +359,21 @@ def run_stability(args) -> int:
     console = _console()
     console.print(f"A: {res.label_a}", markup=False, highlight=False)
     console.print(f"B: {res.label_b}", markup=False, highlight=False)
+    from ..core.runnames import display_names
+
     t = _table("system rankings", ["rank", "under A", "score A", "under B", "score B"])
     sa = dict(zip(res.runs, res.scores_a))
     sb = dict(zip(res.runs, res.scores_b))
+    shown = display_names(res.runs)
     for k, (ra, rb) in enumerate(zip(res.order_a, res.order_b)):
-        t.add_row(str(k + 1), ra, f"{sa[ra]:.4f}", rb, f"{sb[rb]:.4f}")
+        t.add_row(str(k + 1), shown[ra], f"{sa[ra]:.4f}", shown[rb], f"{sb[rb]:.4f}")
     console.print(t)
     swaps = res.swaps()
     console.print(f"Kendall's tau {res.tau:.4f}   tau_AP (B vs A) {res.tau_ap:.4f}   "
                   f"tau_AP (A vs B) {res.tau_ap_reverse:.4f}   swaps {len(swaps)}/{res.pairs} "
                   f"({_pct(res.swap_rate)})", highlight=False)
     for s in swaps:
-        console.print(f"  swapped: {s['above_under_a']} above {s['above_under_b']} under A "
+        console.print(f"  swapped: {shown[s['above_under_a']]} above {shown[s['above_under_b']]} under A "
                       f"({s['a'][0]:.4f} vs {s['a'][1]:.4f}), below under B ({s['b'][0]:.4f} vs {s['b'][1]:.4f})",
                       markup=False, highlight=False)
     _print_query_set(console, res.query_set)
@@ -533,12 +536,13 @@ def run_holdout(args) -> int:
 
 def print_holdout(res, console, per_run: bool = True) -> None:
     """The leave-one-out table (``per_run``), the summary against the full qrels, notes."""
-    from ..analyses.meta.holdout import display_names
+    from ..core.runnames import display_names
 
     s = res.summary()
     unit = "group" if res.by == "group" else "run"
+    names = display_names([r.run for r in res.runs])  # runs as every command shows them
     if per_run:
-        shown = display_names([r.run for r in res.runs])
+        shown = [names[r.run] for r in res.runs]
         t = _table(f"leave-one-{unit}-out — {s['runs']} runs, {counted(s['held_out'], unit)} held out in turn; "
                    f"{res.measure}, pool depth {res.depth}; holes in the top {res.k}",
                    ["run", *(["group"] if res.by == "group" else []), "removed", f"Judged@{res.k}", "full", "zero",
@@ -566,7 +570,7 @@ def print_holdout(res, console, per_run: bool = True) -> None:
     if s["left_out"]:
         console.print(f"{counted(len(s['left_out']), 'run')} left out of the errors and the coverage: judging the holes the full "
                       f"qrels leave in their top {res.k} could move their full score by more than "
-                      f"{s['truth_width_limit']} (" + ", ".join(f"{display_names([d['run']])[0]} ±{d['truth_width']:.3f}"
+                      f"{s['truth_width_limit']} (" + ", ".join(f"{names.get(d['run'], d['run'])} ±{d['truth_width']:.3f}"
                                                               for d in s["left_out"]) + "); over every run: MAE zero "
                       f"{s['mae_all']['zero']:.4f}, condensed {s['mae_all']['condensed']:.4f}, estimate "
                       f"{s['mae_all']['estimate']:.4f}", highlight=False)
@@ -592,7 +596,7 @@ def print_holdout(res, console, per_run: bool = True) -> None:
 
 def print_shift(res, console) -> None:
     """Per cell: the scored runs against their truth, then the summary over every cell."""
-    from ..analyses.meta.holdout import display_names
+    from ..core.runnames import display_names
 
     for cell in res.cells:
         s = cell.summary()
@@ -600,7 +604,8 @@ def print_shift(res, console) -> None:
                    f"{res.measure}, qrels cut to the pool runs' top {res.depth} ({counted(cell.cut, 'judgment')}, {cell.removed} "
                    f"removed); truth = the cut + the scored runs' top {res.k} judged",
                    ["run", "truth", "zero", "condensed", "min", "max", "estimate", f"{res.level:.0%} interval", ""])
-        for r, name in zip(cell.runs, display_names([r.run for r in cell.runs])):
+        names = display_names([r.run for r in cell.runs])
+        for r, name in ((r, names[r.run]) for r in cell.runs):
             mark = "BOUND VIOLATED" if r.violation or r.cell_violations else "" if r.covered else "outside"
             if r.truth_width > s["truth_width_limit"]:
                 mark = f"left out: truth ±{r.truth_width:.3f}"

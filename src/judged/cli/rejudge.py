@@ -69,9 +69,11 @@ def output(report, fmt: str) -> None:
 
 
 def print_rejudged(report, console=None, labels=None) -> None:
+    from ..core.runnames import shortener
     from .plain import Table, console as make_console
 
     console = console or make_console()  # Rich on a terminal only
+    shown, short = shortener(list(report.scores))  # runs as every command shows them
     labels = labels or [f"v{i + 1}" for i in range(len(report.versions))]
     for label, path, sha in zip(labels, report.versions, report.shas):
         console.print(f"{label}: {path} sha256={sha[:16]}…", highlight=False, markup=False)
@@ -85,18 +87,19 @@ def print_rejudged(report, console=None, labels=None) -> None:
         cells = []
         for v in range(len(labels)):
             cells += [f"{report.scores[name][v]:.4f}", f"{report.judged_at_k[name][v]:.3f}"]
-        t.add_row(name, *cells, f"{report.scores[name][-1] - report.scores[name][0]:+.4f}")
+        t.add_row(shown[name], *cells, f"{report.scores[name][-1] - report.scores[name][0]:+.4f}")
     console.print(t)
     for v, label in enumerate(labels):
-        console.print(f"order under {label}: " + " > ".join(report.order(v)), highlight=False, markup=False)
+        console.print(f"order under {label}: " + " > ".join(shown.get(r, r) for r in report.order(v)),
+                      highlight=False, markup=False)
     if report.query_set is not None:
         console.print(report.query_set.describe(), highlight=False, markup=False, soft_wrap=True)
         for w in report.warnings:
-            console.print(f"[yellow]warning:[/] {w}", highlight=False)
+            console.print(f"[yellow]warning:[/] {short(w)}", highlight=False)
     flips = report.flips()
     if flips:
         for f in flips:
-            console.print(f"flipped: {f['before']} under {labels[0]}, {f['after']} under {labels[-1]}",
+            console.print(f"flipped: {short(f['before'])} under {labels[0]}, {short(f['after'])} under {labels[-1]}",
                           highlight=False, markup=False)
     else:
         console.print(f"no pair of runs changed order between {labels[0]} and {labels[-1]}", highlight=False)

@@ -4,9 +4,11 @@ people.
 * A run is named as given (its path, or its name in a dict or a Run); the JSON outputs key
   runs so. The same name given again gets `` (2)``, `` (3)``, ...: ``judged compare a.run
   a.run`` compares ``a.run`` with ``a.run (2)``.
-* Reports and tables show a path by its file name, with as many of its folders as it takes
-  to tell two runs apart (``runs/v1/bm25.run`` and ``runs/v2/bm25.run`` show as
-  ``v1/bm25.run`` and ``v2/bm25.run``): :func:`display_names`.
+* Every command's tables and sentences, and the reports, show a path by its file name,
+  with as many of its folders as it takes to tell two runs apart (``runs/v1/bm25.run`` and
+  ``runs/v2/bm25.run`` show as ``v1/bm25.run`` and ``v2/bm25.run``): :func:`display_names`,
+  the one naming rule for people (the JSON outputs keep the names as given);
+  :func:`shortener` applies it to a sentence an analysis wrote.
 """
 
 from __future__ import annotations
@@ -61,3 +63,29 @@ def run_stem(name: str) -> str:
         if base.endswith(ext):
             base = base[:-len(ext)]
     return base
+
+
+def shortener(names):
+    """(name -> shown name, a function showing every run name of a text as
+    :func:`display_names` does): for sentences an analysis wrote with the names as given.
+    A name is replaced where it stands whole (not inside a longer word or path), longest
+    names first, and its HTML-escaped form too.
+
+    >>> shown, short = shortener(["/data/runs/bm25.run", "/data/runs/dense.run"])
+    >>> short("/data/runs/bm25.run vs /data/runs/dense.run: can flip")
+    'bm25.run vs dense.run: can flip'
+    """
+    import re
+    from html import escape
+
+    shown = display_names(names)
+    forms = {}
+    for full, brief in shown.items():
+        if full != brief:
+            forms[full] = brief
+            forms.setdefault(escape(full), escape(brief))
+    if not forms:
+        return shown, (lambda text: text)
+    pattern = re.compile(r"(?<![\w./-])(" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+                         + r")(?![\w/-])")
+    return shown, (lambda text: pattern.sub(lambda m: forms[m.group(1)], text))

@@ -46,22 +46,10 @@ def legend(c, alpha: float = 0.05, flips: bool = False) -> str:
 def shortener(c):
     """(name -> shown name, a function shortening every run name in a text): reports show a
     run given by its path by its file name, with the folders it takes to tell runs apart
-    (:func:`judged.runnames.display_names`); the settings keep the paths."""
-    from html import escape
+    (:func:`judged.core.runnames.shortener`); the settings keep the paths."""
+    from ..core.runnames import shortener as names_shortener
 
-    from ..core.runnames import display_names
-
-    shown = display_names([c.baseline, *c.runs])
-    pairs = sorted(((full, short) for full, short in shown.items() if full != short), key=lambda x: -len(x[0]))
-
-    def short(text: str) -> str:
-        for full, brief in pairs:
-            text = text.replace(full, brief)
-            if escape(full) != full:
-                text = text.replace(escape(full), escape(brief))
-        return text
-
-    return shown, short
+    return names_shortener([c.baseline, *c.runs])
 
 
 def machine_cells(c, rows) -> list:

@@ -215,12 +215,6 @@ def run_groups(names: list, *, mapping: str | None = None, regex: str | None = N
     return out
 
 
-def display_names(names: list) -> list:
-    """Short run labels for tables: file names without .gz/.run/.txt/.trec and without the
-    prefix, up to a separator, they all share (``input.``)."""
-    return _labels(names)
-
-
 def _labels(names: list) -> list:
     stems = [run_stem(n) for n in names]
     if len(stems) < 2:
