@@ -351,7 +351,7 @@ def test_holes_cli_table_list_and_json(tmp_path, capsys):
     ra, rb = write_run(tmp_path / "a.run", RUN_A), write_run(tmp_path / "b.run", RUN_B)
     assert main(["holes", q, ra, rb, "-k", "2"]) == 0
     out = capsys.readouterr().out
-    assert "Judged@2" in out and "order can" in out and "not a bound" in out
+    assert "Judged@2" in out and "1 of 1 pair of runs can flip" in out and "not a bound" in out
     assert main(["holes", q, ra, "-k", "3", "--list"]) == 0
     assert capsys.readouterr().out.splitlines() == [f"{ra} q1 2 h1", f"{ra} q2 1 c", f"{ra} q2 3 h3"]
     assert main(["holes", q, ra, rb, "-k", "2", "-m", "AP@2", "--format", "json", "--list"]) == 0
@@ -371,7 +371,7 @@ def test_holes_cli_labels_conservative_bounds(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "nERR@3 with holes counted as not relevant, its conservative min and max (bounds that hold the " \
            "extremes, not exact) over grades 0..2" in " ".join(out.split())
-    assert "(the conservative bounds)" in out and "exact" not in out.replace("not exact", "")
+    assert "interval = the conservative bounds" in out and "exact" not in out.replace("not exact", "")
     assert "unjudged=min(grades=0..qrels-max,ideal-recomputed,conservative,holes=pool)" in out
     assert main(["holes", q, ra, "-k", "3", "-m", "nERR@3", "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)
@@ -411,7 +411,8 @@ def test_eval_accepts_bound_measures(tmp_path, capsys):
 def test_demo_tells_the_holes_story(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    for text in ["5. Holes", "lexical vs dense: order can flip", "6. Pool the holes", "simulated assessor",
+    for text in ["5. Holes", "#1 lexical vs #2 dense: +0.0220 [-0.1012, +0.0220]", "6. Pool the holes",
+                 "simulated assessor",
                  "order under before: lexical > dense", "order under after: dense > lexical",
                  "1. One ranking"]:
         assert text in out
@@ -419,7 +420,7 @@ def test_demo_tells_the_holes_story(capsys):
     flat = " ".join(out.split())
     s = holes_story()
     e = holes_report(s.qrels, s.runs, k=10).runs["dense"].summary()
-    assert "estimate: loro-logit" in flat and "estimate (not a bound), 90% interval" in flat
+    assert "estimate: loro-logit" in flat and "an estimate (not a bound)" in flat and "90% interval" in flat
     assert (f"dense: section 5 estimated {e['estimate']['mean']:.4f} (loro-logit; interval "
             f"{e['estimate']['low']:.4f}-{e['estimate']['high']:.4f}, the exact bounds: too few runs to calibrate); "
             f"judging its 42 holes gave 0.8313, inside the interval and within the exact bounds") in flat
@@ -465,7 +466,7 @@ def test_docs_quote_the_demos_numbers():
     labels = read_qrels(s.assessor([(x.qid, x.docid) for x in pooled.pairs]))
     after = merge(read_qrels(s.qrels), [labels]).qrels
     table = rejudge([read_qrels(s.qrels), after], s.runs)
-    figures = [f"{d['judged']:.3f}", str(d["holes"]), f"{d['queries_with_holes']}/30", f"{d['score']:.4f}",
+    figures = [f"{d['judged']:.3f}", str(d["holes"]), f"{d['queries_with_holes']} of 30 queries", f"{d['score']:.4f}",
                f"{d['max']:.4f}", f"{d['estimate']['mean']:.4f}",
                f"{d['estimate']['low']:.4f}-{d['estimate']['high']:.4f}", f"[-{abs(p.low):.4f}, +{p.high:.4f}]",
                f"{table.scores['lexical'][0]:.4f} | 1.000 | {table.scores['lexical'][1]:.4f}",

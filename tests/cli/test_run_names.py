@@ -14,6 +14,8 @@ from judged.cli import main
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 COMMANDS = {
     "eval": ["eval", "{q}", "{a}", "{b}", "{c}"],
+    "holes": ["holes", "{q}", "{a}", "{b}", "{c}", "--samples", "5", "--pairs", "all"],
+    "compare": ["compare", "{q}", "{a}", "{b}", "{c}", "--permutations", "200"],
     "report md": ["report", "{q}", "{a}", "{b}", "{c}", "--permutations", "200", "--format", "md"],
     "rejudge": ["rejudge", "{q}", "{a}", "{b}", "{c}", "--versus-qrels", "{more}"],
     "meta holdout": ["meta", "holdout", "{q}", "{a}", "{b}", "{c}", "--samples", "5"],
@@ -45,3 +47,10 @@ def test_every_command_shows_runs_by_the_one_rule(command, files, capsys):
     words = out.replace("|", " ").replace(",", " ").replace(":", " ").split()
     assert "v1/bm25.run" in words and "v2/bm25.run" in words and "dense.run" in words, out
     assert "bm25" not in words and "dense" not in words  # nor a stem
+
+
+def test_json_keeps_the_names_as_given(files, capsys):
+    assert main(["holes", files["q"], files["a"], files["b"], "--samples", "5", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert list(d["runs"]) == [files["a"], files["b"]]
+    assert d["summary"]["order"] == sorted([files["a"], files["b"]], key=lambda r: -d["runs"][r]["score"])

@@ -62,8 +62,12 @@ def add_comparison_options(p) -> None:
                    help="qrels (omit with --manifest), the baseline run, then the runs to compare")
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help="measure, repeatable (default nDCG@10)")
-    p.add_argument("--regressions", type=int, default=5, metavar="N",
-                   help="queries listed per run where it lost most on the first measure (default 5; 0: none)")
+    p.add_argument("--baseline", metavar="RUN",
+                   help="the run the others are compared with: one of the runs, by its path or by the name the tables "
+                        "show (default: the first run)")
+    p.add_argument("--regressions", type=int, default=2, metavar="N",
+                   help="the queries runs lost most on, on the first measure: the table shows the N worst over every "
+                        "run, JSON and the report keep each run's N worst (default 2; 0: none)")
     p.add_argument("-k", "--depth", type=int, default=None, metavar="K",
                    help="the top K examined: ranks shown per regression, k of Judged@k and of the leak and "
                         "evidence-gap lists (default: the first measure's cutoff, else 10)")
@@ -119,6 +123,8 @@ def comparison_from_args(args):
         from ..core.errors import JudgedError
 
         raise JudgedError("give a baseline run and at least one run to compare with it")
+    if getattr(args, "baseline", None):
+        runs = baseline_first(runs, args.baseline)
     measures = None if manifest is not None else (args.measures or list(DEFAULT_MEASURES))
     args.qrels = qrels or manifest.resolve(manifest.qrels["path"])  # where the checks look for a scale
     c = compare(qrels, runs, measures, manifest=manifest, regressions=args.regressions, depth=args.depth,
@@ -153,6 +159,22 @@ def comparison_from_args(args):
 
         save_record_of(c.result, args, manifest)
     return c
+
+
+def baseline_first(runs: list, baseline: str) -> list:
+    """``runs`` with the one ``baseline`` names first: a run as given, or as the tables show it
+    (:func:`judged.core.runnames.display_names`)."""
+    from ..core.errors import UsageError
+    from ..core.runnames import display_names
+
+    shown = display_names([str(r) for r in runs])
+    found = [i for i, r in enumerate(runs) if baseline in (str(r), shown[str(r)])]
+    if len(found) != 1:
+        names = ", ".join(shown[str(r)] for r in runs)
+        raise UsageError(f"--baseline {baseline}: {'no' if not found else 'more than one'} run of that name "
+                         f"(runs: {names})")
+    i = found[0]
+    return [runs[i], *runs[:i], *runs[i + 1:]]
 
 
 def reads_deeper(args) -> bool:
@@ -194,7 +216,7 @@ def output(c, args) -> None:
     elif args.format == "csv":
         c.table().to_csv(sys.stdout, index=False)
     else:
-        render(c, all_tests=args.all_tests)
+        render(c, all_tests=args.all_tests, regressions=getattr(args, "regressions", None))
 
 
 FLIP = "⇄"  # judging the holes could reverse this comparison
@@ -207,73 +229,67 @@ def mark(p_adjusted: float, delta: float, alpha: float = 0.05) -> str:
     return significance_mark(p_adjusted, delta, alpha)
 
 
-def render(c, all_tests: bool = False, console=None) -> None:
-    from ..analyses.stats import TESTS, TOLERANCE, format_effect, format_p
+def render(c, all_tests: bool = False, console=None, regressions: int | None = None) -> None:
+    """The comparison, summary first: Judged@k, then per measure the table of runs against the
+    baseline and the comparisons judging the holes could flip; the legend, the query set and
+    the checks; last the ``regressions`` worst regressions over every run (default: all of
+    ``c.regressions``), both rankings side by side. Runs are shown by
+    :func:`judged.core.runnames.display_names`."""
+    from ..analyses.stats import TESTS, format_effect, format_p
+    from ..core.runnames import shortener
     from .plain import Table, console as make_console
 
     console = console or make_console()  # Rich on a terminal only
-    short = {"randomization": "rand.", "bootstrap": "boot.", "wilcoxon": "wilc.", "t-test": "t", "sign": "sign"}
+    shown, short = shortener([c.baseline, *c.runs])
+    say = (lambda text, **kw: console.print(text, highlight=False, markup=False, **kw))
+    abbreviated = {"randomization": "rand.", "bootstrap": "boot.", "wilcoxon": "wilc.", "t-test": "t", "sign": "sign"}
     if c.holes is not None:
-        h = c.holes
-        console.print(f"Judged@{h.k}: " + ", ".join(
-            f"{name} {r['judged']:.4f} ({counted(r['holes'], 'hole')}{_missing(c, name)})" for name, r in h.runs.items()),
-            highlight=False, markup=False)
+        _render_judged(c, shown, console)
+    leaks = {name: f" ({counted(len(found), 'leak')})" if found else "" for name, found in c.leaks().items()}
     for measure, convention in c.measures.items():
-        console.print(f"[bold]{measure}[/] — baseline {c.baseline}", highlight=False)
-        t = Table(box="simple_head", pad_edge=False)
-        width = min(24, max(len(c.baseline) + 7, *(len(r) for r in c.runs)))
-        t.add_column("run", min_width=width, overflow="fold")
+        rows = [x for x in c.comparisons if x.measure == measure]
+        base = f" {rows[0].mean_baseline:.4f}" if rows else ""
+        console.print(f"[bold]{measure}[/] — baseline {shown[c.baseline]}{leaks.get(c.baseline, '')}:{base}",
+                      highlight=False)
+        t = Table(box="simple_head", pad_edge=False, collapse_padding=True, show_edge=False)
+        t.add_column("run", min_width=min(12, max(len(shown[r]) for r in c.runs)), overflow="fold")
         for col in ["mean", "Δ mean", "95% CI", "W/L/T", "d_z"]:
             t.add_column(col, justify="right", no_wrap=True)
         tests = TESTS if all_tests else ("randomization",)
         for test in tests:
-            t.add_column(f"p {short[test]}", justify="right", no_wrap=True)
-            t.add_column(f"{c.correction}", justify="right", no_wrap=True)
-        t.add_column("", justify="center")
-        rows = [x for x in c.comparisons if x.measure == measure]
-        leaks = {name: f" ({counted(len(found), 'leak')})" if found else "" for name, found in c.leaks().items()}
-        if rows:
-            t.add_row(c.baseline + " (base)" + leaks.get(c.baseline, ""), f"{rows[0].mean_baseline:.4f}", "", "", "", "",
-                      *([""] * (2 * len(tests))), "")
+            if all_tests:
+                t.add_column(f"p {abbreviated[test]}", justify="right", no_wrap=True)
+            t.add_column(f"p {c.correction}" if not all_tests else c.correction, justify="right", no_wrap=True)
+        t.add_column("", justify="left", no_wrap=True)
         for x in rows:
             s = x.test
             cells = []
             for test in tests:
-                cells += [format_p(s.p_values[test]), format_p(x.p_adjusted[test])]
+                cells += ([format_p(s.p_values[test])] if all_tests else []) + [format_p(x.p_adjusted[test])]
             flip = c.flip(x)
-            t.add_row(x.run + leaks.get(x.run, ""), f"{x.mean_run:.4f}", f"{s.mean_delta:+.4f}", f"[{s.ci95[0]:+.4f}, {s.ci95[1]:+.4f}]",
-                      f"{s.wins}/{s.losses}/{s.ties}", format_effect(s.effect_size), *cells,
-                      x.mark + (FLIP if flip and flip.can_flip else ""))
+            t.add_row(shown[x.run] + leaks.get(x.run, ""), f"{x.mean_run:.4f}", f"{s.mean_delta:+.4f}",
+                      f"[{s.ci95[0]:+.4f}, {s.ci95[1]:+.4f}]", f"{s.wins}/{s.losses}/{s.ties}",
+                      format_effect(s.effect_size), *cells, x.mark + (FLIP if flip and flip.can_flip else ""))
         console.print(t)
-        console.print(f"  {convention}", highlight=False, markup=False)
+        say(f"  {convention}", soft_wrap=True)
         logs = next((x.paired_on for x in rows if x.log_ratio), None)
         if logs:
-            console.print(f"  {measure}: {logs}", highlight=False, markup=False)
+            say(f"  {measure}: {logs}")
         if c.holes is not None and measure in c.holes.skipped:
-            console.print(f"  holes not bounded for {measure}: {c.holes.skipped[measure]}", highlight=False,
-                          markup=False)
+            say(f"  holes not bounded for {measure}: {c.holes.skipped[measure]}")
         render_machine(c, measure, console)
-        for x in rows:
-            flip = c.flip(x)
-            if flip is None:
-                continue
-            if flip.low == flip.high:
-                console.print(f"  no holes where {measure} reads {x.run} or the baseline: Δ stays {flip.low:+.4f}",
-                              highlight=False, markup=False)
-                continue
-            console.print(f"  judging the holes, Δ {x.run} could become anything in [{flip.low:+.4f}, {flip.high:+.4f}] "
-                          f"({'exact' if flip.exact else 'conservative'}): order "
-                          f"{'can' if flip.can_flip else 'cannot'} flip", highlight=False, markup=False)
+        _render_flips(c, measure, rows, shown, console)
         for x in rows:
             d = c.sample.decision(measure, x.run, c.baseline) if getattr(c, "sample", None) is not None else None
             if d is not None:
-                console.print(f"  sampled: {d['sentence']}", highlight=False, markup=False)
-    console.print(f"▲/▼: randomization p < 0.05 after {c.correction} correction across the runs of a measure; "
-                  f"{c.permutations} sign-flip draws (all 2^n if fewer), seed {c.seed}; tie: {TOLERANCE}; "
-                  "d_z = mean(d)/sd(d); n/a: not defined (constant differences) or not tested (Judged@k)."
-                  + (f" Judged@{c.holes.k}: share of the top {c.holes.k} judged for the query; {FLIP}: judging the "
-                     f"holes (grades 0..{c.holes.maxgrade}) could reverse the order." if c.holes is not None else ""),
-                  highlight=False, markup=False)
+                say(f"  sampled: {short(d['sentence'])}")
+    undefined = any(x.p_adjusted.get(t) != x.p_adjusted.get(t) or x.test.effect_size != x.test.effect_size
+                    for x in c.comparisons for t in tests)
+    say(f"▲/▼: better/worse than the baseline, randomization p < 0.05 after {c.correction} correction over the runs "
+        f"({c.permutations} sign-flip draws or all 2^n, seed {c.seed})"
+        + (f"; {FLIP}: judging the holes (grades 0..{c.holes.maxgrade}) could reverse the order" if c.holes is not None
+           else "") + "; d_z = mean(d)/sd(d)"
+        + ("; n/a: not defined (constant differences) or not tested (Judged@k)" if undefined else ""))
     if getattr(c, "sample", None) is not None:
         print_sample_decisions(c.sample, console)
     if getattr(c, "ppi", None) is not None:
@@ -281,16 +297,60 @@ def render(c, all_tests: bool = False, console=None) -> None:
 
         print_ppi(c.ppi, console)
     if c.query_set is not None:
-        print_query_set(c.query_set, console)
+        say(short(c.query_set.describe()), soft_wrap=True)
     render_checks(c, console)  # its warnings name the runs that miss queries (judged.querysets)
     for name, counts in c.counts.items():
         if counts.get("in_record", 0) > counts.get("compared", 0):
-            console.print(f"[yellow]{name}[/]: {counts['in_record'] - counts['compared']} of its queries are not in "
-                          "the other record and were left out", highlight=False)
+            console.print(f"[yellow]{shown.get(name, name)}[/]: {counts['in_record'] - counts['compared']} of its "
+                          "queries are not in the other record and were left out", highlight=False)
     for line in c.provenance.get("qrels_changes", []):
         console.print(f"[yellow]judgments differ between the records:[/] {line}", highlight=False)
-    for r in c.regressions:
-        render_regression(r, console)
+    worst = worst_regressions(c.regressions, len(c.regressions) if regressions is None else regressions)
+    if worst:
+        lost = len(c.regressions)
+        say((f"the {len(worst)} worst regressions" if len(worst) > 1 else "the worst regression")
+            + f" over every run ({worst[0].measure}; --regressions N for more):" if lost > len(worst) else
+            f"regressions ({worst[0].measure}):")
+    for r in worst:
+        render_regression(r, console, shown)
+
+
+def worst_regressions(regressions: list, count: int) -> list:
+    """The ``count`` regressions with the largest losses, over every run (ties: the order given)."""
+    return sorted(regressions, key=lambda r: r.delta)[:count]
+
+
+def _render_judged(c, shown, console) -> None:
+    """Judged@k: every run's when there are few, else the range and the three least judged."""
+    h = c.holes
+    runs = list(h.runs.items())
+    if len(runs) > 3:
+        runs = sorted(runs, key=lambda item: item[1]["judged"])  # least judged first
+    few = runs[:3]
+    listed = ", ".join(f"{shown.get(name, name)} {r['judged']:.4f} ({counted(r['holes'], 'hole')}{_missing(c, name)})"
+                       for name, r in few)
+    if len(runs) > 3:
+        listed = f"{runs[0][1]['judged']:.4f} to {runs[-1][1]['judged']:.4f}; least judged: " + listed
+    console.print(f"Judged@{h.k}: {listed}", highlight=False, markup=False)
+
+
+def _render_flips(c, measure: str, rows: list, shown, console) -> None:
+    """The comparisons of ``measure`` judging the holes could flip, with the interval of Δ."""
+    found = [(x, c.flip(x)) for x in rows if c.flip(x) is not None]
+    if not found:
+        return
+    flips = [(x, f) for x, f in found if f.can_flip]
+    how = "exact" if all(f.exact for _, f in found) else "conservative" if not any(f.exact for _, f in found) else \
+        "exact or conservative"
+    if not flips:
+        console.print(f"  judging the holes could flip none of the {counted(len(found), 'comparison')} ({how} "
+                      "intervals of Δ)",
+                      highlight=False, markup=False)
+        return
+    console.print(f"  {FLIP} judging the holes could flip {len(flips)} of {counted(len(found), 'comparison')}; "
+                  f"Δ could become anything in ({how}): "
+                  + ", ".join(f"{shown[x.run]} [{f.low:+.4f}, {f.high:+.4f}]" for x, f in flips),
+                  highlight=False, markup=False)
 
 
 def render_machine(c, measure: str, console) -> None:
@@ -324,12 +384,12 @@ def render_checks(c, console) -> None:
         print_pairings(c.answers, None, console)  # its convention is printed under its table
 
 
-def render_regression(r, console) -> None:
+def render_regression(r, console, shown: dict | None = None) -> None:
     from .plain import Table
 
-    console.print(f"[bold]{r.run}[/] lost {r.measure} on query [bold]{r.qid}[/]: {r.baseline_value:.4f} -> "
-                  f"{r.run_value:.4f} ({r.delta:+.4f})", highlight=False)
-    t = Table(box="simple_head", pad_edge=False)
+    console.print(f"[bold]{(shown or {}).get(r.run, r.run)}[/] lost {r.measure} on query [bold]{r.qid}[/]: "
+                  f"{r.baseline_value:.4f} -> {r.run_value:.4f} ({r.delta:+.4f})", highlight=False)
+    t = Table(box="simple_head", pad_edge=False, show_edge=False)
     for col in ["rank", "baseline docid", "grade", "run docid", "grade "]:
         t.add_column(col, justify="right" if col in ("rank", "grade", "grade ") else "left", overflow="fold")
     newly = set(r.newly_unjudged)

@@ -57,6 +57,11 @@ def register(sub) -> None:
                    help="measure to bound: one with exact bounds, marked 'bounds' by `judged measures` (default "
                         "nDCG@k); repeat -m for several: one report each (--format json: a list of the reports)")
     p.add_argument("--list", action="store_true", help="list every hole as: run qid rank docid")
+    p.add_argument("--pairs", choices=PAIRS, default="flip",
+                   help="the pairs of runs listed under the table: flip = those judging could flip (default), "
+                        "all = every pair, none")
+    p.add_argument("--worst", type=int, default=3, metavar="N",
+                   help="list the N least judged queries, over every run (default 3; 0: none)")
     p.add_argument("--samples", type=int, default=200, help="draws for the estimate (default 200, seed 0)")
     p.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")
     p.add_argument("--estimate", choices=["loro-logit", "run-prior"], default=None,
@@ -84,6 +89,8 @@ def run(args) -> int:
 
     if args.k < 1:
         raise ConventionError(f"-k must be a positive integer, got {args.k}")
+    if args.worst < 0:
+        raise ConventionError(f"--worst must be 0 or more, got {args.worst}")
     if not 0 < args.level < 1:
         raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
     measures = args.measure or [None]  # one report per -m, in the order given
@@ -126,6 +133,9 @@ def _report(args, measure) -> dict | None:
                       args.sample, [report.measure], report.settings, k=report.k)
     if args.format == "json":
         d = report.to_dict(holes=args.list)
+        from ..analyses.flips import flip_summary
+
+        d["summary"] = flip_summary({name: s["score"] for name, s in d["runs"].items()}, report.pairs).to_dict()
         if sampled is not None:
             d["sample"] = sampled.to_dict()
         if ppi is not None:
@@ -141,7 +151,7 @@ def _report(args, measure) -> dict | None:
         for row in report.hole_list().itertuples(index=False):
             sys.stdout.write(f"{row.run} {row.qid} {row.rank} {row.docid}\n")
         return None
-    print_report(report)
+    print_report(report, pairs=args.pairs, worst=args.worst)
     if machine is not None:
         print_machine(machine)
     if sampled is not None:
@@ -182,59 +192,147 @@ def print_machine(machine, console=None) -> None:
         console.print(f"  {name}: {conv}", highlight=False, markup=False, soft_wrap=True)
 
 
-def _interval_note(rh, kind: str = "exact") -> str:
-    d = rh.estimate_detail
-    if d is None or d.interval == "conformal":
-        return ""
-    return " (no holes: exact)" if d.interval == "exact" else f" (the {kind} bounds)"
+PAIRS = ("flip", "all", "none")
+FLIP, NO_FLIP = "⇄", "·"  # the flip matrix's cells; the diagonal shows the run's # (its last digit)
 
 
-def print_report(report, console=None) -> None:
-    from .plain import Table, console as make_console
+def print_report(report, console=None, pairs: str = "flip", worst: int = 3) -> None:
+    """The report, summary first: what the pairs can do (how many can flip, the runs whose
+    rank can change), the runs in rank order with the flip matrix, then the pairs that can
+    flip (``pairs='all'``: every pair; 'none'), the ``worst`` least judged queries of any run,
+    the query set and the conventions. Runs are shown by :func:`judged.core.runnames.display_names`."""
+    from ..analyses.flips import flip_summary
+    from ..core.runnames import shortener
+    from .plain import console as make_console
 
     console = console or make_console()  # Rich on a terminal only
+    say = (lambda text, **kw: console.print(text, highlight=False, markup=False, **kw))
     m, k = report.measure, report.k
+    shown, short = shortener(list(report.runs))
+    summaries = {name: rh.summary() for name, rh in report.runs.items()}
+    flips = flip_summary({name: s["score"] for name, s in summaries.items()}, report.pairs)
     how = ("exact min and max" if report.bounds_kind == "exact" else
            "conservative min and max (bounds that hold the extremes, not exact)")
-    over = ("the holes of every run given (judging their pool; unjudged documents no run retrieved can only "
-            "lower a score)" if report.bounds_over == "pool" and len(report.runs) > 1 else "each run's own holes")
-    console.print(f"holes in the top {k} (qrels {report.qrels.source}); {m} with holes counted as not relevant, "
-                  f"its {how} over grades 0..{report.maxgrade} for {over}, and an estimate"
-                  + (" (none for a diversity measure: the estimator models a document's grade, not its subtopics)"
-                     if report.estimates is None else ""), highlight=False, markup=False)
-    t = Table(box="simple", pad_edge=False, collapse_padding=True)
-    for col in ["run", f"Judged@{k}", "holes", "with holes", str(m), "min", "max", "estimate"]:
-        if col == "run":  # a long name (a path) folds: the numbers are never cut
-            t.add_column(col, overflow="fold", min_width=min(12, max(len(n) for n in report.runs)))
-        else:
-            t.add_column(col, justify="right", no_wrap=True)
-    for name, rh in report.runs.items():
-        s = rh.summary()
-        e = s.get("estimate")
-        t.add_row(name, f"{s['judged']:.3f}", str(s["holes"]),
-                  f"{s['queries_with_holes']}/{s['queries']}", f"{s['score']:.4f}",
-                  f"{s['min']:.4f}", f"{s['max']:.4f}", "-" if e is None else f"{e['mean']:.4f}")
-    console.print(t)
-    est = report.estimates
-    level = f"{est.level:.0%} interval" if est is not None else "interval"
-    if est is not None:
-        console.print(f"estimate (not a bound), {level}: " + "; ".join(
-            f"{name} {rh.summary()['estimate']['low']:.4f}-{rh.summary()['estimate']['high']:.4f}"
-            + _interval_note(rh, report.bounds_kind) for name, rh in report.runs.items()), highlight=False,
-            markup=False)
-        console.print(est.sentence(), highlight=False, markup=False)
-    for p in report.pairs:
-        console.print(p.sentence(), highlight=False, markup=False)
-    for name, rh in report.runs.items():
-        worst = rh.worst()
-        if worst:
-            console.print(f"{name}: worst queries: " + ", ".join(
-                f"{w['qid']} (Judged@{k} {w['judged']:.2f}, {counted(w['holes'], 'hole')}, {m} in [{w['min']:.3f}, {w['max']:.3f}])"
-                for w in worst), highlight=False, markup=False)
+    n = len(report.runs)
+    over = "the holes of every run given" if report.bounds_over == "pool" and n > 1 else "each run's own holes"
+    say(f"holes in the top {k} of {counted(n, 'run')} (qrels {report.qrels.source}): {m} with holes counted as not "
+        f"relevant, its {how} over grades 0..{report.maxgrade} for {over}, and an estimate (not a bound)"
+        + (" (none for a diversity measure: the estimator models a document's grade, not its subtopics)"
+           if report.estimates is None else ""))
+    if n > 1:
+        say(flips.sentence(shown))
+    _print_runs(report, flips, summaries, shown, console)
+    if report.estimates is not None:
+        say(report.estimates.sentence())
+    if n > 1 and pairs != "none":
+        _print_pairs(report, flips, shown, console, every=pairs == "all")
+    if worst:
+        _print_worst(report, shown, console, worst)
     if report.query_set is not None:
         print_query_set(report.query_set, console)
         for w in report.query_set.warnings():
-            console.print(f"[yellow]warning:[/] {w}", highlight=False)
-    console.print("conventions:", highlight=False)
-    for label, conv in report.conventions().items():
-        console.print(f"  {label}: {conv}", highlight=False, markup=False, soft_wrap=True)
+            console.print(f"[yellow]warning:[/] {short(w)}", highlight=False)
+    _print_conventions(report, console)
+
+
+def _print_runs(report, flips, summaries, shown, console) -> None:
+    """The runs in rank order: Judged@k, holes, the measure, its bounds, the estimate and its
+    interval, and the flip matrix, in one table when it fits the page; else the interval
+    and the matrix in a second table, rows numbered as the first's."""
+    from .plain import Table
+
+    m, k, est = report.measure, report.k, report.estimates
+    level = f"{est.level:.0%} interval" if est is not None else None
+    # the flip matrix from three runs on (two runs: their one pair is listed under the table)
+    matrix = [_matrix_row(i, row) for i, row in enumerate(flips.matrix())] if len(flips.runs) > 2 else None
+    numbers = {name: (summaries[name], summaries[name].get("estimate")) for name in flips.runs}
+    columns = {  # heading -> (cell of a run, left-justified)
+        "run": (lambda name, i: shown[name], True),
+        f"Judged@{k}": (lambda name, i: f"{numbers[name][0]['judged']:.3f}", False),
+        "holes": (lambda name, i: str(numbers[name][0]["holes"]), False),
+        str(m): (lambda name, i: f"{numbers[name][0]['score']:.4f}", False),
+        "min": (lambda name, i: f"{numbers[name][0]['min']:.4f}", False),
+        "max": (lambda name, i: f"{numbers[name][0]['max']:.4f}", False),
+        "estimate": (lambda name, i: "-" if numbers[name][1] is None else f"{numbers[name][1]['mean']:.4f}", False),
+    }
+    if level:
+        columns[level] = (lambda name, i: "-" if numbers[name][1] is None else
+                          f"{numbers[name][1]['low']:.4f}-{numbers[name][1]['high']:.4f}", False)
+    if matrix is not None:
+        columns[f"{FLIP} with #"] = (lambda name, i: matrix[i], True)
+
+    def table(headings) -> Table:
+        t = Table(box="simple", pad_edge=False, collapse_padding=True, show_edge=False)
+        t.add_column("#", justify="right", no_wrap=True)
+        for h in headings:
+            if h == "run":  # a long name (a path) folds: the numbers are never cut
+                t.add_column(h, overflow="fold", min_width=min(12, max(len(shown[r]) for r in flips.runs)))
+            else:
+                t.add_column(h, justify="left" if columns[h][1] else "right", no_wrap=True)
+        for i, name in enumerate(flips.runs):
+            t.add_row(str(i + 1), *(columns[h][0](name, i) for h in headings))
+        return t
+
+    every, flip = list(columns), f"{FLIP} with #"
+    apart = [h for h in every if h in (level, flip)]
+    layouts = [[every], [[h for h in every if h != flip], [flip] if flip in every else []],
+               [[h for h in every if h not in apart], apart]]
+    layouts = [[table(part) for part in layout if part] for layout in layouts]
+    chosen = next((tables for tables in layouts if all(t.natural_width() <= console.width for t in tables)),
+                  layouts[-1])
+    for t in chosen:
+        console.print(t)
+
+
+def _matrix_row(i: int, row: list) -> str:
+    return "".join(str((i + 1) % 10) if cell is None and j == i else FLIP if cell else NO_FLIP
+                   for j, cell in enumerate(row))
+
+
+def _print_pairs(report, flips, shown, console, every: bool = False) -> None:
+    """The pairs that can flip (``every``: all of them, ⇄ marking those that can), a line per
+    run with the runs below it in rank order: '#i RUN vs #j Δ [low, high], ...' (Δ = run i
+    minus run j now, then its range with the holes judged)."""
+    listed = flips.ranked_pairs() if every else flips.flippable
+    if not listed:
+        return
+    rank = {name: i + 1 for i, name in enumerate(flips.runs)}
+    how = "exact" if all(p.exact for p in listed) else "conservative" if not any(p.exact for p in listed) else \
+        "exact or conservative"
+    console.print(("every pair" if every else "pairs that can flip (--pairs all: every pair)")
+                  + f": Δ mean {report.measure} now, [its range with the holes judged, {how}]",
+                  highlight=False, markup=False)
+    below = {}  # the better run of each pair -> its entries
+    for p in listed:
+        a, b = sorted((p.a, p.b), key=rank.get)
+        d, lo, hi = (p.difference, p.low, p.high) if a == p.a else (-p.difference, -p.high, -p.low)
+        mark = f" {FLIP}" if every and p.can_flip else ""
+        other = f"#{rank[b]}" if len(rank) > 2 else f"#{rank[b]} {shown[b]}:"  # two runs: no matrix, the name
+        below.setdefault(a, []).append(f"{other} {d:+.4f} [{lo:+.4f}, {hi:+.4f}]{mark}")
+    for a, entries in below.items():
+        console.print(f"  #{rank[a]} {shown[a]} vs " + ", ".join(entries), highlight=False, markup=False)
+
+
+def _print_worst(report, shown, console, count: int) -> None:
+    """The ``count`` least judged queries over every run (Judged@k, then most holes)."""
+    k, m = report.k, report.measure
+    found = sorted(((w, name) for name, rh in report.runs.items() for w in rh.worst(count)),
+                   key=lambda x: (x[0]["judged"], -x[0]["holes"]))[:count]
+    if not found:
+        return
+    console.print(f"least judged queries (--worst N for more):", highlight=False, markup=False)
+    for w, name in found:
+        console.print(f"  {w['qid']} in {shown[name]}: Judged@{k} {w['judged']:.2f}, {counted(w['holes'], 'hole')}, "
+                      f"{m} in [{w['min']:.3f}, {w['max']:.3f}]",
+                      highlight=False, markup=False)
+
+
+def _print_conventions(report, console) -> None:
+    """The measure's convention whole; its min and max by what they change (unjudged=...);
+    Judged@k's; the negative grades."""
+    c = report.conventions()
+    measure = c["measure"].split()
+    changed = {key: " ".join(t for t in c[key].split() if t not in measure) for key in ("min", "max", "judged")}
+    console.print(f"conventions: {c['measure']}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"  min: {changed['min']}; max: {changed['max']}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"  {changed['judged']}; {c['negative']}", highlight=False, markup=False, soft_wrap=True)
