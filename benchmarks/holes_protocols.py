@@ -51,7 +51,8 @@ def row_of(cell: str, s: dict, unit: str = "") -> dict:
 
 def run_collection(path: str, args) -> list:
     qrels, runs, table = collection(path)
-    common = dict(k=args.k, measure=args.measure, samples=args.samples, seed=0, estimate=args.estimate)
+    common = dict(k=args.k, measure=args.measure, samples=args.samples, seed=0, estimate=args.estimate,
+                  estimate_over=args.estimate_over)
     out = []
     t = time.time()
     res = holdout(qrels, runs, protocol="loro", **common)
@@ -100,6 +101,7 @@ def main() -> None:
     p.add_argument("--samples", type=int, default=200)
     p.add_argument("--kind-pool", default=None)
     p.add_argument("--estimate", default=None, help="the estimate's method (default: judged's)")
+    p.add_argument("--estimate-over", default=None, choices=["pool", "run"])
     p.add_argument("--json", default=None)
     args = p.parse_args()
     every = {}

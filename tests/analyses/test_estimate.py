@@ -306,7 +306,7 @@ def test_holdout_coverage_over_the_runs_it_tests(tmp_path, capsys):
     q, runs = write_collection(tmp_path, c)
     assert main(["meta", "holdout", q, *runs, "-k", "5", "--samples", "20"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert (f"{len(unpooled)} run(s) left out of the errors and the coverage: judging the holes the full qrels leave "
+    assert (f"{len(unpooled)} runs left out of the errors and the coverage: judging the holes the full qrels leave "
             f"in their top 5 could move their full score by more than 0.02") in text
 
 

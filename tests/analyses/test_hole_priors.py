@@ -25,12 +25,19 @@ def test_probabilities_by_hand():
     pool = build_pool([(n, align(qrels, r, Settings())) for n, r in (("A", run), ("B", other))], k=10)
     world = make_world(pool)
     holes = np.flatnonzero((pool.run == 0) & (world.row_level < 0))
-    probs = RunPrior(window=100, alpha=2.0).grade_probabilities(pool, world, holes, np.full(len(holes), -1))
+    probs = RunPrior(window=100, alpha=2.0, center="run").grade_probabilities(pool, world, holes,
+                                                                              np.full(len(holes), -1))
     p_a = (np.array([1, 1, 2]) + 1 / 3) / 5
     by_query = {pool.aligned[0].qrels.index.query_ids[c]: p for c, p in zip(pool.qcode[holes], probs)}
     np.testing.assert_allclose(by_query["q1"], (np.array([1, 0, 2]) + 2 * p_a) / 5)
     np.testing.assert_allclose(by_query["q2"], (np.array([0, 1, 0]) + 2 * p_a) / 3)
     assert all(abs(p.sum() - 1) < 1e-12 for p in probs)
+    # the default centre: the query's judgments (q1: grades 2, 0, 2; q2: one 1), the pool's prior
+    probs = RunPrior(window=100, alpha=2.0).grade_probabilities(pool, world, holes, np.full(len(holes), -1))
+    by_query = {pool.aligned[0].qrels.index.query_ids[c]: p for c, p in zip(pool.qcode[holes], probs)}
+    p_q1, p_q2 = (np.array([1, 0, 2]) + 1 / 3) / 4, (np.array([0, 1, 0]) + 1 / 3) / 2
+    np.testing.assert_allclose(by_query["q1"], (np.array([1, 0, 2]) + 2 * p_q1) / 5)
+    np.testing.assert_allclose(by_query["q2"], (np.array([0, 1, 0]) + 2 * p_q2) / 3)
 
 
 def test_window_and_leave_out():
@@ -43,10 +50,10 @@ def test_window_and_leave_out():
                       k=10)
     world = make_world(pool)
     hole = np.flatnonzero((pool.run == 0) & (world.row_level < 0))
-    top2 = RunPrior(window=2, alpha=1.0).grade_probabilities(pool, world, hole, [-1])[0]
+    top2 = RunPrior(window=2, alpha=1.0, center="run").grade_probabilities(pool, world, hole, [-1])[0]
     assert len(top2) == 2  # the qrels' levels: 0 and 2; in the top 2 only 'a' (grade 2) is judged, 'z' is deeper
     np.testing.assert_allclose(top2, (np.array([0, 1]) + (np.array([0, 1]) + 1 / 2) / 2) / 2)
-    without = RunPrior(window=2, alpha=1.0).grade_probabilities(pool, world, hole, [0])[0]  # A's own 'a' gone
+    without = RunPrior(window=2, alpha=1.0, center="run").grade_probabilities(pool, world, hole, [0])[0]  # A's own 'a' gone
     np.testing.assert_allclose(without, [0.5, 0.5])
 
 

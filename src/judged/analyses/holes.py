@@ -61,6 +61,15 @@ def estimate_source(method: str | None):
     return RunPrior()
 
 
+DEFAULT_ESTIMATE_OVER = "pool"
+
+
+def _estimate_over(estimate_over: str | None, own: bool) -> str:
+    if estimate_over is None:
+        return "run" if own else DEFAULT_ESTIMATE_OVER
+    return check_bounds_over(estimate_over)
+
+
 def check_bounds_over(bounds_over: str) -> str:
     if bounds_over not in BOUNDS_OVER:
         raise ConventionError(f"bounds range over the holes of every run given ('pool', the default) or of each "
@@ -271,7 +280,8 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
                  reference=None, ties: str = "trec", complete: bool = True, no_relevant: str = "zero",
                  on_duplicate: str = "error", ignore_identical_ids: bool = False,
                  depth_cut: int | None = None, settings: Settings | None = None, deep: bool = True,
-                 bounds_over: str = "pool", estimate: str | None = None) -> HolesReport:
+                 bounds_over: str = "pool", estimate: str | None = None,
+                 estimate_over: str | None = None) -> HolesReport:
     """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
     their grades, an estimate with its interval at ``level`` (default 0.9; see
     :mod:`judged.estimate`), and for every pair of runs whether judging could flip them.
@@ -281,7 +291,10 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     document shared by all: what judging their pool can give (other runs' holes raise the
     ideal and R). ``'run'``: each run's own holes only (each pair: the union of its two
     runs'), the bound of one run judged alone. ``estimate``: the estimate's method
-    (:data:`ESTIMATE_METHODS`; default :data:`DEFAULT_ESTIMATE`).
+    (:data:`ESTIMATE_METHODS`; default :data:`DEFAULT_ESTIMATE`); ``estimate_over``: what it
+    predicts: 'pool' judging the pool of the runs (the others' holes enter each run's ideal
+    and R), 'run' judging each run's own holes (default :data:`DEFAULT_ESTIMATE_OVER`; with
+    ``bounds_over='run'``, 'run').
     ``reference``: more runs (e.g. the collection's pooled runs) whose leave-one-run-out
     evidence the estimate learns from; they are not reported (a path also given in
     ``runs`` is read once).
@@ -351,7 +364,9 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         with progress(None, "estimating the holes"):  # the estimator's model grades documents, not subtopics
             estimates = None if m.family.subtopics else estimate_holes(m, out, k, samples=samples, seed=seed,
                                                                        level=level, reference=refs,
-                                                                       over_pool=not own, method=estimate)
+                                                                       over_pool=_estimate_over(estimate_over,
+                                                                                                own) == "pool",
+                                                                       method=estimate)
         with progress(None, "intervals of every pair of runs"):
             pairs = pairs.result()
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,

@@ -68,6 +68,10 @@ def register(sub) -> None:
                    help="how the estimate draws the holes' grades: loro-logit (default) a grade model fitted on the "
                         "runs' leave-one-run-out pseudo-holes; run-prior the run's own judged documents near the top "
                         "(Fröbe et al., ECIR 2023), for runs unlike the ones a model could be fitted on")
+    p.add_argument("--estimate-over", choices=["pool", "run"], default=None,
+                   help="what the estimate predicts: pool, judging the holes of every run given (the others' holes "
+                        "enter each run's ideal and R; the default); run, judging each run's own (the default with "
+                        "--bounds-over run)")
     p.add_argument("--reference", nargs="+", action="extend", metavar="RUN", default=[],
                    help="more runs the estimate learns from but the report leaves out (e.g. the collection's pooled "
                         "runs, when RUN is a new system)")
@@ -114,7 +118,7 @@ def _report(args, measure) -> dict | None:
 
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=measure, maxgrade=args.maxgrade,
                           negative=args.negative, samples=args.samples, level=args.level, reference=args.reference,
-                          bounds_over=args.bounds_over, estimate=args.estimate,
+                          bounds_over=args.bounds_over, estimate=args.estimate, estimate_over=args.estimate_over,
                           deep=bool(args.machine or args.sample), **settings_kwargs(args, compared=True))
     machine = machine_filled_holes(report, args.machine) if args.machine else None
     from .machine import is_query_sample

@@ -103,6 +103,8 @@ def register(sub) -> None:
     ho.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")
     ho.add_argument("--estimate", choices=["loro-logit", "run-prior"], default=None,
                     help="the estimate's method, as `judged holes --estimate` (default loro-logit)")
+    ho.add_argument("--estimate-over", choices=["pool", "run"], default=None,
+                    help="what the estimate predicts, as `judged holes --estimate-over` (default pool)")
     ho.add_argument("--samples", type=int, default=200, help="draws for each estimate (default 200)")
     ho.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     from .holes import add_hole_options
@@ -520,7 +522,7 @@ def run_holdout(args) -> int:
     res = holdout(args.qrels, list(args.runs), k=args.k, measure=args.measure, by=args.by, groups=args.groups,
                   group_regex=args.group_regex, depth=args.depth, samples=args.samples, seed=args.seed,
                   level=args.level, maxgrade=args.maxgrade, negative=args.negative, protocol=args.protocol,
-                  pool_runs=args.pool_runs, seeds=args.seeds, estimate=args.estimate,
+                  pool_runs=args.pool_runs, seeds=args.seeds, estimate=args.estimate, estimate_over=args.estimate_over,
                   **settings_kwargs(args, compared=True))
     if args.format == "json":
         _print_json(res.to_dict())

@@ -244,7 +244,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
             ties: str = "trec", complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
             ignore_identical_ids: bool = False, depth_cut: int | None = None,
             settings: Settings | None = None, protocol: str | None = None, pool_runs=None,
-            seeds: int | None = None, estimate: str | None = None):
+            seeds: int | None = None, estimate: str | None = None, estimate_over: str | None = None):
     """Hold out each run (``by='run'``, ``protocol='loro'``) or group (``by='group'``,
     ``protocol='group'``) in turn; see the module doc. ``protocol='shift'`` or ``'few'``: new
     runs scored on qrels pooled from the others (``pool_runs``, else the weaker half and
@@ -261,7 +261,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
         world_aligned
     from ...core.evaluation import aligned_runs
     from ...core.measures.bounds import bounds, check_maxgrade, list_depth, pool_extras
-    from ..holes import estimate_source, negative_as
+    from ..holes import DEFAULT_ESTIMATE_OVER, estimate_source, negative_as
     from ...core.io import read_qrels
     from ...core.measures import BOUNDED, Measure
     from ...core.measures.registry import family
@@ -301,7 +301,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
         cells = shift_protocol(qrels, runs, m, k, protocol=protocol, pool_runs=pool_runs,
                                seeds=DEFAULT_SEEDS if seeds is None else seeds, depth=depth, samples=samples, seed=seed,
                                level=level, maxgrade=maxgrade, negative=negative, settings=settings,
-                               estimate=estimate)
+                               estimate=estimate, estimate_over=estimate_over)
         return ShiftResult(protocol, str(replace(m, maxgrade=None)), replace(m, maxgrade=None).convention(settings), k,
                            k if depth is None else int(depth), level, cells)
     zero_m = replace(m, maxgrade=None)
@@ -342,7 +342,8 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                 per_query[i] = bounds(m, reduced[i], e)
                 bound[i] = (_mean(per_query[i][0]), _mean(per_query[i][1]))
             est = estimate_runs(zero_m, pool, world, targets=members, samples=samples, seed=seed, level=level,
-                                bounds=bound, maxgrade=maxgrade, report_loro=False, source=estimate_source(estimate))
+                                bounds=bound, maxgrade=maxgrade, report_loro=False, source=estimate_source(estimate),
+                                pool_ideal=(estimate_over or DEFAULT_ESTIMATE_OVER) == "pool")
             fits.append(est)
             removed = int(removal.sum())
             for i in members:

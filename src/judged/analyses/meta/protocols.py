@@ -177,7 +177,7 @@ def match_run(given: str, names: list) -> str:
 def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", pool_runs=None,
                    seeds: int = DEFAULT_SEEDS, depth: int | None = None, samples: int = 200, seed: int = 0,
                    level: float | None = None, maxgrade: int | None = None, negative: str = "nonrelevant",
-                   settings=None, estimate: str | None = None) -> list:
+                   settings=None, estimate: str | None = None, estimate_over: str | None = None) -> list:
     """The cells of ``protocol`` ('shift' or 'few'; module doc) on the full ``qrels`` and
     ``runs``, each scored by :func:`judged.analyses.holes.holes_report` on its cut qrels."""
     import pandas as pd
@@ -217,7 +217,7 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
             reference = {n: aligned[n].run for n in pool} if protocol == "shift" else None
             report = holes_report(cut_q, targets, k=k, measure=str(m), maxgrade=maxgrade, negative=negative,
                                   samples=samples, seed=seed, level=level, reference=reference, settings=settings,
-                                  estimate=estimate)
+                                  estimate=estimate, estimate_over=estimate_over)
             true = evaluate(truth_q, targets, [str(m)], settings=replace(settings, complete=True))
             cond = evaluate(cut_q, targets, [str(condensed_m)], settings=replace(settings, complete=True))
             out = []

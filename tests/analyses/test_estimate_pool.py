@@ -1,0 +1,86 @@
+"""What the estimate predicts: judging the pool of the runs (their holes together, one label
+per document) or each run's own holes. An oracle grade source that knows every hole's true
+grade must give exactly the score that judging gives, for every measure the estimate draws."""
+
+import numpy as np
+import pytest
+
+from judged.analyses.estimate import build_pool, estimate_runs, make_world
+from judged.analyses.holes import holes_report
+from judged.analyses.meta.synthetic import pooled_collection
+from judged.core.align import align
+from judged.core.conventions import Settings
+from judged.core.evaluation import evaluate
+from judged.core.io import read_qrels, read_run
+
+
+class Oracle:
+    """Every hole's true grade, with probability 1."""
+
+    method = "oracle"
+
+    def __init__(self, truth: dict):
+        self.truth = truth
+
+    def describe(self) -> dict:
+        return {"method": self.method, "source": "the true grades"}
+
+    def fit_without(self, unit):
+        return self
+
+    def grade_probabilities(self, pool, world, rows, minus):
+        out = np.zeros((len(rows), len(pool.levels)))
+        for j, row in enumerate(np.asarray(rows).tolist()):
+            a = pool.aligned[pool.run[row]]
+            r = pool.rrow[row]
+            qid = a.qids.astype(str)[a.ranked.q[r]]
+            grade = max(self.truth.get(qid, {}).get(a.docids(a.ranked.row[[r]])[0], 0), 0)
+            out[j, np.searchsorted(pool.levels, grade)] = 1.0
+        return out
+
+
+def cut_and_truths(seed: int, k: int = 5):
+    coll = pooled_collection(6, 8, 15, pool_depth=k, seed=seed)
+    full, runs = coll.qrels(), coll.runs()
+    names = sorted(runs)
+    pooled, scored = names[:3], names[3:]
+    top = lambda name: {q: sorted(d, key=lambda x: (-d[x], x))[:k] for q, d in runs[name].items()}
+    cut = {}
+    for name in pooled:
+        for q, docs in top(name).items():
+            cut.setdefault(q, {}).update({d: full[q][d] for d in docs if d in full.get(q, {})})
+    return full, runs, cut, scored, top
+
+
+@pytest.mark.parametrize("measure", ["nDCG@5", "AP@5", "P@5", "R@5", "nDCG(gain=exp)@5"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_an_oracle_predicts_judging_exactly(measure, seed):
+    full, runs, cut, scored, top = cut_and_truths(seed)
+    q = read_qrels(cut)
+    named = [(n, align(q, read_run(runs[n], name=n), Settings(complete=True))) for n in scored]
+    pool = build_pool(named, 5)
+    oracle = Oracle(full)
+    for pool_ideal in (True, False):
+        est = estimate_runs(measure, pool, make_world(pool), samples=2, source=oracle, pool_ideal=pool_ideal,
+                            bounds={i: (0.0, 1.0) for i in range(len(scored))})
+        for i, name in enumerate(scored):
+            judged = {qid: dict(v) for qid, v in cut.items()}
+            for other in (scored if pool_ideal else [name]):  # judging the pool, or the run's own holes
+                for qid, docs in top(other).items():
+                    if qid in judged:
+                        judged[qid].update({d: full[qid][d] for d in docs if d in full.get(qid, {})})
+            truth = evaluate(judged, {name: runs[name]}, [measure], complete=True).mean().loc[name, measure]
+            assert est.runs[i].mean == pytest.approx(truth, abs=1e-12), (pool_ideal, name)
+
+
+def test_estimate_over_follows_the_bounds_unless_given():
+    full, runs, cut, scored, _ = cut_and_truths(4)
+    given = {n: runs[n] for n in scored}
+    kw = dict(k=5, samples=30, estimate="run-prior")  # three new runs: the grade model has no pseudo-holes
+    pool = holes_report(cut, given, **kw)
+    own = holes_report(cut, given, bounds_over="run", **kw)
+    mixed = holes_report(cut, given, estimate_over="run", **kw)
+    for n in scored:  # the estimate over the run's own holes alone is the same whatever the bounds
+        assert own.runs[n].summary()["estimate"]["mean"] == mixed.runs[n].summary()["estimate"]["mean"]
+    assert any(pool.runs[n].summary()["estimate"]["mean"] < own.runs[n].summary()["estimate"]["mean"]
+               for n in scored)  # the others' holes raise the ideal
