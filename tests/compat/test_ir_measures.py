@@ -134,3 +134,21 @@ def test_diversity_measures_read_the_iteration_field(seed, tmp_path):
     theirs = {(x.query_id, str(x.measure)): x.value for x in ir_measures.iter_calc(measures, qrels, c.run)
               if x.query_id in c.run}
     assert theirs and all(ours[key] == value for key, value in theirs.items())
+
+
+@pytest.mark.parametrize("measure", ["Compat", "Compat(p=0.8)", "Compat(normalize=False)"])
+def test_compat_of_a_query_the_run_lacks_with_nothing_relevant_is_0(measure, backend):
+    """Issue 34: under complete=True (ir_measures' missing-query rule, trec_eval -c) Compat
+    was NaN for a qrels query the run lacks and with nothing relevant (0/0 over no depth);
+    ir_measures scores it 0. q2 (nothing relevant, ranked) and q3 (relevant, missing) too."""
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 0}, "q3": {"d": 1}, "q4": {"e": 0}}
+    run = {"q1": {"a": 1.0, "b": 0.5}, "q2": {"c": 1.0}}
+    m = ir_measures.parse_measure(measure)
+    ours = {x.query_id: x.value for x in judged.iter_calc([measure], qrels, run, complete=True)}
+    theirs = {x.query_id: x.value for x in ir_measures.iter_calc([m], qrels, run)}
+    assert ours == theirs and [ours[q] for q in ("q2", "q3", "q4")] == [0.0, 0.0, 0.0]
+    assert judged.calc_aggregate([measure], qrels, run, complete=True)[measure] == \
+        ir_measures.calc_aggregate([m], qrels, run)[m] == ours["q1"] / 4
+    bounds = judged.evaluate(qrels, {"r": run}, [f"{measure[:6]}(unjudged=min)", f"{measure[:6]}(unjudged=max)"],
+                             complete=True).runs["r"]
+    assert all(v.tolist()[3] == 0.0 for v in bounds.values.values())  # q4: nothing to bound, 0

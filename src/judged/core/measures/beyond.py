@@ -192,9 +192,11 @@ def _rbo(ranking_rank, ideal_rank, p: float, depth: int) -> float:
     """Rank-biased overlap to ``depth`` of two rankings given the 0-based ranks, in each,
     of the documents both hold: sum_d p^(d-1) |overlap of the two top d| / d, over
     sum_d p^(d-1) (ir_measures' compat provider, the same operations in the same order; a
-    document is in both top d from d = 1 + the larger of its two ranks)."""
+    document is in both top d from d = 1 + the larger of its two ranks). Depth 0 (nothing
+    ranked, nothing relevant: a query the run lacks, scored under queries=qrels) is 0, as
+    ir_measures scores a query missing from the run (its provider never meets one: 0/0)."""
     if depth == 0:
-        return float("nan")  # 0/0, as the provider
+        return 0.0
     joins = np.bincount(np.maximum(ranking_rank, ideal_rank), minlength=depth)[:depth]
     overlap = np.cumsum(joins).astype(np.float64)
     weight = np.cumprod(np.concatenate(([1.0], np.full(depth - 1, p))))
@@ -266,7 +268,7 @@ def compat_bounds(measure, aligned, extras: np.ndarray, top_grade: int) -> tuple
         labelled = int(hole.sum()) + int(extras[i]) if top_grade >= 1 else 0
         D_max = max(b - a, R + labelled)  # the depth with R + s relevant documents is max(n, R + s)
         if D_max == 0:
-            lo[i] = hi[i] = float("nan")  # nothing ranked, nothing relevant: 0/0, as the kernel
+            lo[i] = hi[i] = 0.0  # nothing ranked, nothing relevant: 0, as the kernel (_rbo)
             continue
         d = np.arange(1, D_max + 1, dtype=np.float64)
         weight = np.cumprod(np.concatenate(([1.0], np.full(D_max - 1, p))))
