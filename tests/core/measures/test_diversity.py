@@ -19,7 +19,9 @@ CASES = {
                     ("ERR-IA@{k}", "ERR-IA@{k}"), ("nERR-IA@{k}", "nERR-IA@{k}"), ("P-IA@{k}", "P-IA@{k}"),
                     ("StRecall@{k}", "strec@{k}"), ("NRBP", "NRBP"), ("nNRBP", "nNRBP"), ("AP-IA", "MAP-IA")],
     (0.3, 0.8, 1): [("alpha-nDCG(alpha=0.3)@{k}", "alpha-nDCG@{k}"), ("alpha-DCG(alpha=0.3)@{k}", "alpha-DCG@{k}"),
-                    ("NRBP(alpha=0.3,beta=0.8)", "NRBP"), ("nNRBP(alpha=0.3,beta=0.8)", "nNRBP")],
+                    ("NRBP(alpha=0.3,beta=0.8)", "NRBP"), ("nNRBP(alpha=0.3,beta=0.8)", "nNRBP"),
+                    # issue 34: ERR-IA and nERR-IA took no alpha, ndeval's -alpha changes them too
+                    ("ERR-IA(alpha=0.3)@{k}", "ERR-IA@{k}"), ("nERR-IA(alpha=0.3)@{k}", "nERR-IA@{k}")],
     (0.5, 0.5, 2): [("alpha-nDCG(rel=2)@{k}", "alpha-nDCG@{k}"), ("ERR-IA(rel=2)@{k}", "ERR-IA@{k}"),
                     ("P-IA(rel=2)@{k}", "P-IA@{k}"), ("StRecall(rel=2)@{k}", "strec@{k}"), ("AP-IA(rel=2)", "MAP-IA")],
 }

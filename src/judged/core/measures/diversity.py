@@ -68,8 +68,8 @@ def compute(measure, aligned) -> np.ndarray:
     if name in ("ERR-IA", "nERR-IA"):
         raw = np.bincount(ranked.q, weights=score / (ranked.pos + 1.0), minlength=n)
         if name == "ERR-IA":
-            return _divide(raw, _ideal_ideal(S, k, 0.5, "err"), has)
-        return _normalised(raw, _ideal_raw(table, aligned, measure, 0.5, "err"), S, k, 0.5, "err")
+            return _divide(raw, _ideal_ideal(S, k, alpha, "err"), has)
+        return _normalised(raw, _ideal_raw(table, aligned, measure, alpha, "err"), S, k, alpha, "err")
     if name in ("NRBP", "nNRBP"):
         beta = measure.option("patience")
         raw = np.bincount(ranked.q, weights=score * _decay(beta, len(score) and int(ranked.pos.max()) + 1)[ranked.pos],

@@ -638,27 +638,30 @@ the exact extremes over the holes (a hole covering none / every one of the query
 subtopics).""", source="Clarke et al., SIGIR 2008; ndeval 4.5"),
     Family(
         "ERR-IA", diversity, "intent-aware expected reciprocal rank (ndeval)", cutoff="required",
-        params=("rel", "unjudged", "maxgrade"), subtopics=True, aliases=("ERR_IA",), examples=("ERR-IA@20",),
-        boundable=True, convention=_diversity("stop=0.5", "norm=ideal-ideal(every-document-covers-all-S)"),
+        params=("rel", "unjudged", "maxgrade", "alpha"), subtopics=True, aliases=("ERR_IA",),
+        examples=("ERR-IA@20", "ERR-IA(alpha=0.3)@20"), boundable=True,
+        convention=_diversity("norm=ideal-ideal(every-document-covers-all-S)"),
         explanation="""
 The mean over the query's S subtopics of ERR@k with binary relevance, a relevant
-document satisfying the user with probability 0.5 ((2^1 - 1) / 2^1):
+document satisfying the user with probability alpha (ndeval's -alpha, default 0.5 as
+ndeval's: (2^1 - 1) / 2^1, gdeval's ERR of a binary grade):
 
-    ERR-IA@k = sum_{r<=k} (1/r) sum_s [r covers s] 0.5^(c_s(r))  /  sum_{r<=k} S 0.5^(r-1) / r
+    ERR-IA@k = sum_{r<=k} (1/r) sum_s [r covers s] (1 - alpha)^(c_s(r))  /  sum_{r<=k} S (1 - alpha)^(r-1) / r
 
 divided, as ndeval does, by the value of a ranking whose every document covers every
-subtopic (collection-independent; ndeval leaves k = 1 undivided, judged divides it too).
-Monotone in every label with S fixed: unjudged=min|max are exact.""",
+subtopic (collection-independent; ndeval leaves k = 1 undivided, judged divides it too; the
+factor alpha of each term cancels). Monotone in every label with S fixed: unjudged=min|max
+are exact.""",
         source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; Agrawal et al., WSDM 2009; ndeval 4.5"),
     Family(
         "nERR-IA", diversity, "ERR-IA normalised by the greedy ideal ranking's", cutoff="required",
-        params=("rel", "unjudged", "maxgrade"), subtopics=True, aliases=("nERR_IA",), examples=("nERR-IA@20",),
-        boundable=True, bounds="conservative",
-        convention=_diversity("stop=0.5", "ideal=greedy(ties=docid-desc)", "norm=ideal"),
+        params=("rel", "unjudged", "maxgrade", "alpha"), subtopics=True, aliases=("nERR_IA",),
+        examples=("nERR-IA@20",), boundable=True, bounds="conservative",
+        convention=_diversity("ideal=greedy(ties=docid-desc)", "norm=ideal"),
         explanation="""
-ERR-IA@k divided by the ERR-IA@k of ndeval's greedy ideal ranking (alpha-nDCG's, with
-alpha = 0.5); 0 when nothing is relevant. Bounds conservative, as alpha-nDCG's (the greedy
-ideal moves with the holes).""",
+ERR-IA@k (with its alpha, ndeval's -alpha, default 0.5) divided by the ERR-IA@k of ndeval's
+greedy ideal ranking (alpha-nDCG's, with the same alpha); 0 when nothing is relevant.
+Bounds conservative, as alpha-nDCG's (the greedy ideal moves with the holes).""",
         source="Chapelle et al., CIKM 2009; ndeval 4.5"),
     Family(
         "NRBP", diversity, "novelty- and rank-biased precision", params=("rel", "unjudged", "maxgrade", "alpha",
