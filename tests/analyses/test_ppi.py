@@ -91,6 +91,29 @@ def test_a_full_sample_is_exact_and_no_sample_is_refused():
         estimate([1, 1], [1, 1], [0, 0], [False, False], variance="srs")
 
 
+def test_estimates_and_interval_ends_are_clipped_to_the_measures_range():
+    """P@10 from a query sample near the ceiling: the people find every query of the sample at
+    1.0 where the machine said 0.6-1.0, so PPI's correction carries the estimate past 1 (the
+    machine total plus N/n times the sample's gaps) and the ends further. Clipped to P's range
+    [0, 1] (the registry record's value_range, which Units carries); DCG's is open above."""
+    rng = np.random.default_rng(4)
+    Q = 20
+    f = rng.uniform(0.6, 1.0, Q)
+    y = np.where(np.arange(Q) < 15, 1.0, f)  # the drawn queries (the first 10) are all at 1
+    s = np.arange(Q) < 10
+    raw = estimate(np.full(Q, 1 / Q), f, y, s, estimator="ppi", variance="srs")
+    assert float(raw.value) > 1 and float(raw.high) > 1  # what was shown before: P@10 above 1
+    for e in ("human", "ppi", "ppi++"):
+        x = estimate(np.full(Q, 1 / Q), f, y, s, estimator=e, variance="srs", value_range=(0.0, 1.0))
+        assert 0 <= float(x.low) <= float(x.value) <= float(x.high) <= 1, e
+    c = campaign(5, GOOD)
+    h = np.flatnonzero(c["hole"])
+    design = Design.pairs(c["qid"][h], c["docid"][h], np.arange(len(h)) % 3 == 0, strata=np.zeros(len(h), int))
+    labels = Labels(qrels_of(c, c["before"] | c["hole"]), c["machine"], design)
+    assert units(labels, c["run"], Measure.parse("P@10"), Settings()).value_range == (0.0, 1.0)
+    assert units(labels, c["run"], Measure.parse("DCG@10"), Settings()).value_range == (0.0, np.inf)
+
+
 # ---------------------------------------------------------------------------
 # the stacked synthetic campaign
 

@@ -515,14 +515,25 @@ class Estimates:
     def df(self, v_h: np.ndarray) -> np.ndarray:
         return satterthwaite_df(v_h, self.n)
 
+    def clip(self, e, *values):
+        """``values`` clipped to the range of the measure ``e`` estimates (its registry
+        record's ``value_range``: [0, 1] for AP and nDCG)."""
+        low, high = self.estimator(e).measure.family.value_range
+        return tuple(np.clip(v, low, high) for v in values)
+
+    def estimator(self, e) -> "Estimator":
+        return next(x for x in self.estimators if str(x) == str(e))
+
     def interval(self, e, run, level: float = 0.95):
-        """(estimate, se, low, high, df) per state: estimate -+ t_(df) se."""
+        """(estimate, se, low, high, df) per state: estimate -+ t_(df) se, the estimate and
+        the ends clipped to the measure's range (:meth:`clip`)."""
         v_h = self.run_variance(e, run)
         est = self.mean[str(e)][run]
         se = np.sqrt(v_h.sum(1))
         df = self.df(v_h)
         t = t_quantile(1 - (1 - level) / 2, df)
-        return est, se, est - t * se, est + t * se, df
+        est, low, high = self.clip(e, est, est - t * se, est + t * se)
+        return est, se, low, high, df
 
     def covariance(self, e, runs=None) -> np.ndarray:
         """states x runs x runs: the joint covariance of the runs' means, from the same
@@ -579,7 +590,7 @@ class Estimates:
         key = str(e)
         S = self.n.shape[0]
         cols = [self.interval(e, r, level) for r in runs]
-        est = np.stack([c[0] for c in cols], 1) if runs else np.zeros((S, 0))
+        est = np.stack([self.mean[key][r] for r in runs], 1) if runs else np.zeros((S, 0))
         se = np.stack([c[1] for c in cols], 1) if runs else np.zeros((S, 0))
         df = np.stack([c[4] for c in cols], 1) if runs else np.zeros((S, 0))
         cov = self.covariance(key, runs)
@@ -606,7 +617,8 @@ class Estimates:
             method.append("max-t")
         p = 2 * (1 - np.vectorize(NormalDist().cdf)(z)) if S else z
         t = np.stack([t_quantile(1 - p[s] / 2, df[s]) for s in range(S)]) if S and runs else np.zeros((S, len(runs)))
-        return Simultaneous(runs, est, se, est - t * se, est + t * se, df, z, family, method, level)
+        est, low, high = self.clip(e, est, est - t * se, est + t * se)
+        return Simultaneous(runs, est, se, low, high, df, z, family, method, level)
 
 
 def max_abs_normal_quantile(corr: np.ndarray, level: float, base: np.ndarray) -> float:

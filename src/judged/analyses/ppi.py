@@ -79,6 +79,13 @@ class Estimate:
                     f"{MIN_SURPRISES} drawn units differ from the machine")
         return f"{what[self.estimator]}; {self.level:.0%} {how}"
 
+    def clipped(self, value_range) -> "Estimate":
+        """The estimate and the interval's ends clipped to ``value_range`` (the measure's
+        range, its registry record's ``value_range``: [0, 1] for P, nDCG, AP)."""
+        low, high = value_range
+        self.value, self.low, self.high = (np.clip(x, low, high) for x in (self.value, self.low, self.high))
+        return self
+
     def scalar(self) -> dict:
         """The unbatched estimate as plain floats (for JSON)."""
         f = (lambda x: float(np.asarray(x).reshape(-1)[0]))
@@ -100,7 +107,8 @@ def _quantile(level: float, df=None):
 
 
 def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++", lam=None,
-             variance: str = "poisson", strata=None, level: float = 0.95, constant=0.0) -> Estimate:
+             variance: str = "poisson", strata=None, level: float = 0.95, constant=0.0,
+             value_range=(-np.inf, np.inf)) -> Estimate:
     """``constant + T(lam)`` with its standard error and interval (see the module doc).
 
     Parameters
@@ -112,6 +120,8 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
         sample and ``strata``
     estimator : ``human`` (lam = 0), ``ppi`` (lam = 1) or ``ppi++`` (tuned); ``lam`` overrides
     variance : ``poisson`` or ``srs``; strata : (n,) stratum of each unit (``srs``)
+    value_range : (low, high) the estimate and the interval's ends are clipped to (the
+        measure's range; none by default)
 
     >>> e = estimate([1, 1, 1, 1], [1, 0, 1, 0], [1, 0, 0, 0], [True, True, True, False], variance="srs")
     >>> float(e.value), float(e.lam)   # the machine says 2; it was wrong on one of the 3 sampled
@@ -190,7 +200,8 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
     se = np.sqrt(np.maximum(var, 0.0))
     value = value + constant
     jackknife = variance == "srs" and estimator == "ppi++" and lam is None
-    return Estimate(estimator, value, se, value - q * se, value + q * se, lam_, level, variance, n, jackknife)
+    return Estimate(estimator, value, se, value - q * se, value + q * se, lam_, level, variance, n,
+                    jackknife).clipped(value_range)
 
 
 MIN_SURPRISES = 2  # fewer drawn units where the people and the machine differ: the variance is floored
@@ -408,10 +419,12 @@ class Units:
     uncovered_max: float = 0.0  # what they could add at most (pair units; NaN: not bounded here)
     missing_machine: int = 0  # population pairs in the ranked lists without a machine label (machine value 0)
     uncovered_min: float = 0.0  # what they could take away at most (a difference: the other run's holes)
+    value_range: tuple = (-np.inf, np.inf)  # the measure's (a difference: low_a - high_b .. high_a - low_b)
 
     def estimate(self, estimator: str = "ppi++", level: float = 0.95) -> Estimate:
         return estimate(self.coef, self.machine, self.human, self.sampled, self.pi, estimator=estimator,
-                        variance=self.variance, strata=self.strata, level=level, constant=self.constant)
+                        variance=self.variance, strata=self.strata, level=level, constant=self.constant,
+                        value_range=self.value_range)
 
     @property
     def machine_filled(self) -> float:
@@ -436,7 +449,8 @@ class Units:
         return Units(keys, np.ones(len(keys)), fa + fb, ya + yb, sa | sb, pick(self.pi, other.pi),
                      pick(self.strata, other.strata), self.variance, self.constant - other.constant,
                      self.uncovered + other.uncovered, self.uncovered_max + other.uncovered_min,
-                     self.missing_machine + other.missing_machine, self.uncovered_min + other.uncovered_max)
+                     self.missing_machine + other.missing_machine, self.uncovered_min + other.uncovered_max,
+                     (self.value_range[0] - other.value_range[1], self.value_range[1] - other.value_range[0]))
 
 
 def _key_array(qid, docid):
@@ -556,7 +570,7 @@ def _pair_units(labels: Labels, run, m, settings) -> Units:
     human = np.where(d.sampled, _value(m, labels.human), np.nan)
     return Units(np.arange(len(d.qid)), c, _value(m, labels.machine), human, d.sampled, d.pi, d.strata, d.variance,
                  constant, int(holes.sum()), float(coef[holes].sum() * top_value),
-                 int((used & np.isnan(labels.machine)).sum()))
+                 int((used & np.isnan(labels.machine)).sum()), value_range=m.family.value_range)
 
 
 def _query_units(labels: Labels, run, m, settings) -> Units:
@@ -582,7 +596,7 @@ def _query_units(labels: Labels, run, m, settings) -> Units:
     constant = float(human[~in_frame].sum() / n_q)  # queries without a population pair: known exactly
     return Units(qids[in_frame], np.full(int(in_frame.sum()), 1.0 / n_q), machine[in_frame],
                  np.where(drawn, human, np.nan)[in_frame], drawn[in_frame], None, None, "srs", constant,
-                 uncovered, float("nan"), missing)
+                 uncovered, float("nan"), missing, value_range=m.family.value_range)
 
 
 # ---------------------------------------------------------------------------
@@ -695,6 +709,7 @@ def _row(name, given, judged, u: Units, level) -> RunEstimate:
             e.high = e.high + u.uncovered_max
         if u.uncovered_min > 0:
             e.low = e.low - u.uncovered_min
+        e.clipped(u.value_range)
     return RunEstimate(name, given, judged, u.machine_filled, ests, u.uncovered, u.uncovered_max,
                        u.missing_machine, int((u.coef != 0).sum()), int(u.sampled[u.coef != 0].sum()))
 

@@ -208,6 +208,9 @@ class Family:
     defaults: dict = field(default_factory=dict)  # this family's defaults where they differ from PARAMS'
     spellings: dict = field(default_factory=dict)  # parameter -> the name it is written as (persistence: p)
     subtopics: bool = False  # reads subtopic qrels (the qrels' second column; judged.io.subtopics)
+    # (low, high): every value of a query, and their mean, lies in it (grades inside the measure's scale,
+    # max_rel); estimates from samples are clipped to it (judged.analyses.inference, judged.analyses.ppi)
+    value_range: tuple = (0.0, 1.0)
 
     def default(self, param: str):
         return self.defaults.get(param, PARAMS[param].default)
@@ -286,6 +289,7 @@ counts. The relevance level does not apply: every positive grade has gain.""",
         source="Jarvelin & Kekalainen, TOIS 2002; Burges et al., ICML 2005; trec_eval m_ndcg_cut.c"),
     Family(
         "DCG", dcg, "discounted cumulative gain (not normalised)", cutoff="optional",
+        value_range=(0.0, float("inf")),
         params=(*_DCG, "unjudged", "maxgrade"), boundable=True, convention=_graded,
         aliases=("dcg",), examples=("DCG@10",),
         explanation="""
@@ -361,18 +365,21 @@ removes every document without a grade >= 0 from the ranking first.""",
         source=f"{_TREC_EVAL} m_success.c"),
     Family(
         "NumRel", binary, "relevant judgments of the query", params=("rel",), aggregate="sum",
+        value_range=(0.0, float("inf")),
         aliases=("num_rel",), trec=(TrecName("num_rel"),), examples=("NumRel",),
         convention=lambda m: [f"rel>={m.rel}"],
         explanation="""The query's judgments with grade >= rel; the aggregate is the sum over queries.""",
         source=f"{_TREC_EVAL} m_num_rel.c"),
     Family(
         "NumRet", binary, "documents retrieved", params=("unjudged",), aggregate="sum",
+        value_range=(0.0, float("inf")),
         aliases=("num_ret",), trec=(TrecName("num_ret"),), examples=("NumRet",),
         convention=lambda m: [_unjudged(m)],
         explanation="""Documents ranked for the query; the aggregate is the sum over queries.
 ir_measures' NumRet(rel=1) is NumRelRet.""", source=f"{_TREC_EVAL} m_num_ret.c"),
     Family(
         "NumRelRet", binary, "relevant documents retrieved", params=("rel", "unjudged"), aggregate="sum",
+        value_range=(0.0, float("inf")),
         aliases=("num_rel_ret",), trec=(TrecName("num_rel_ret"),), examples=("NumRelRet",),
         explanation="""Relevant documents ranked for the query; the aggregate is the sum over queries.""",
         source=f"{_TREC_EVAL} m_num_rel_ret.c"),
@@ -473,6 +480,7 @@ for each one not retrieved, at the end of the ranking; averaged over the documen
 a positive gain. Experimental in trec_eval.""", source=f"{_TREC_EVAL} m_ndcg_rel.c"),
     Family(
         "Utility", trec, "set utility: a gain per document retrieved or missed",
+        value_range=(float("-inf"), float("inf")),
         params=("rel", "unjudged", "tp", "fp", "fn"), trec=(TrecName("utility", params=("tp", "fp", "fn", "tn")),),
         examples=("Utility",),
         convention=lambda m: _binary(m) + [f"tp={m.option('tp'):g},fp={m.option('fp'):g},fn={m.option('fn'):g},tn=0"],
@@ -483,11 +491,13 @@ trec_eval's fourth coefficient (true negatives) needs the collection size (its -
 default and in pytrec_eval): judged takes it as 0.""", source=f"{_TREC_EVAL} m_utility.c"),
     Family(
         "NumQ", trec, "queries evaluated (a count)", aggregate="sum", trec=(TrecName("num_q"),),
+        value_range=(0.0, float("inf")),
         examples=("NumQ",), convention=lambda m: [],
         explanation="""1 per query evaluated; the aggregate is the number of queries.""",
         source=f"{_TREC_EVAL} m_num_q.c"),
     Family(
         "NumNonRelJudgedRet", trec, "judged non-relevant documents retrieved", params=("rel", "unjudged"),
+        value_range=(0.0, float("inf")),
         aggregate="sum", trec=(TrecName("num_nonrel_judged_ret"),), examples=("NumNonRelJudgedRet",),
         explanation="""
 Retrieved documents judged with a grade below rel (trec_eval's -1 'not pooled' and -2
@@ -598,6 +608,7 @@ greatest over s.""",
         source="Clarke, Vtyurina & Smucker, TOIS 2020; ir_measures' compat provider"),
     Family(
         "alpha-nDCG", diversity, "novelty-aware nDCG over subtopics", cutoff="required",
+        value_range=(0.0, float("inf")),  # the greedy ideal is not always the best ranking
         params=("rel", "unjudged", "maxgrade", "alpha"), subtopics=True, aliases=("alpha_nDCG",),
         examples=("alpha-nDCG@20",), boundable=True, bounds="conservative",
         convention=_diversity("ideal=greedy(ties=docid-desc)", "norm=ideal"),
@@ -655,6 +666,7 @@ are exact.""",
         source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; Agrawal et al., WSDM 2009; ndeval 4.5"),
     Family(
         "nERR-IA", diversity, "ERR-IA normalised by the greedy ideal ranking's", cutoff="required",
+        value_range=(0.0, float("inf")),  # the greedy ideal is not always the best ranking
         params=("rel", "unjudged", "maxgrade", "alpha"), subtopics=True, aliases=("nERR_IA",),
         examples=("nERR-IA@20",), boundable=True, bounds="conservative",
         convention=_diversity("ideal=greedy(ties=docid-desc)", "norm=ideal"),
@@ -676,6 +688,7 @@ in every label with S fixed: unjudged=min|max are exact.""",
         source="Clarke, Kolla & Vechtomova, ICTIR 2009; ndeval 4.5"),
     Family(
         "nNRBP", diversity, "NRBP normalised by the greedy ideal ranking's",
+        value_range=(0.0, float("inf")),  # the greedy ideal is not always the best ranking
         params=("rel", "unjudged", "maxgrade", "alpha", "patience"), subtopics=True, spellings={"patience": "beta"},
         examples=("nNRBP",), boundable=True, bounds="conservative",
         convention=_diversity("ideal=greedy(ties=docid-desc)", "norm=ideal", "depth=run"),
@@ -735,6 +748,7 @@ with a document in the top k, divided by the groups required; 1 for a query with
 requirements.""", source="judged (docs/beyond.md)"),
     Family(
         "Leak", leak, "ineligible documents retrieved (a count)", cutoff="optional", aggregate="sum",
+        value_range=(0.0, float("inf")),
         examples=("Leak@10",), convention=leak.convention,
         explanation="""
 Ineligible documents (--eligibility) in the top k, per query; the aggregate is the sum,
