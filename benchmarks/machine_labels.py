@@ -287,7 +287,7 @@ def _score_queries(per_run, count, seeds, rng):
 
 def _result(per_run, allest):
     truth = np.array([t for _, t in per_run])[:, None]
-    plug = np.array([u.machine_filled for u, _ in per_run])
+    plug = np.array([u.machine_only for u, _ in per_run])  # the plug-in: no person's label
     stacked = {e: _Stack(v) for e, v in allest.items()}
     res = _summ(stacked, truth)
     res["machine_filled_mae"] = float(np.abs(plug - truth[:, 0]).mean())

@@ -104,3 +104,38 @@ def test_an_unmerged_sample_is_refused(campaign, cli):
     code, out, err = cli("holes", c / "qrels.txt", c / "a.run", "--machine", c / "machine.txt",
                          "--sample", c / "u.pool")
     assert code == 2 and "judge and merge the whole sample first" in err and err.count("\n") == 1
+
+
+def test_holes_p_at_10_with_machine_and_pair_sample_adds_to_the_default_output(campaign, cli):
+    """judged holes -m P@10 --machine --sample with a pair sample: P@10 has no sampled estimator
+    (statAP and statNDCG estimate AP and nDCG@k), so the prediction-powered estimates stand for
+    the sample (its human-only column is the sample alone) instead of an error. The output is the
+    default one plus the machine-filled and prediction-powered parts, with the same judged and
+    machine-filled numbers in both, and every estimate and end inside P's range [0, 1]."""
+    c = campaign
+    assert cli("pool", c / "qrels.txt", c / "a.run", c / "b.run", "--depth", 10, "--strategy", "sample",
+               "--budget", 60, "--seed", 5, "-o", c / "p10.pool")[0] == 0
+    qrels = merged(c, "p10.pool")
+    runs = [c / "a.run", c / "b.run"]
+    code, out, err = cli("holes", qrels, *runs, "-m", "P@10", "--format", "json")
+    assert code == 0, err
+    default = json.loads(out)
+    code, out, err = cli("holes", qrels, *runs, "-m", "P@10", "--machine", c / "machine.txt",
+                         "--sample", c / "p10.pool", "--format", "json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert "sample" not in d and "no sampled estimator" in " ".join(d["ppi"]["notes"])
+    assert {row["run"] for row in d["ppi"]["estimates"]} == set(d["runs"])
+    for row in d["ppi"]["estimates"]:
+        run = d["runs"][row["run"]]
+        assert row["measure"] == "P@10" and row["judged"] == pytest.approx(run["score"])
+        assert row["machine_filled"] == pytest.approx(run["machine_filled"]["mean"]["P@10 machine-filled"])
+        for e in row["estimates"].values():
+            assert 0 <= e["low"] <= e["estimate"] <= e["high"] <= 1
+    plain = {k: v for k, v in d.items() if k not in ("ppi", "machine")}
+    for r in plain["runs"].values():
+        r.pop("machine_filled")
+    assert plain == default
+    code, out, err = cli("holes", qrels, *runs, "-m", "P@10", "--machine", c / "machine.txt",
+                         "--sample", c / "p10.pool")
+    assert code == 0 and "prediction-powered estimates" in out and "no sampled estimator" in out, err

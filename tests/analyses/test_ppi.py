@@ -318,8 +318,9 @@ def test_the_coverage_test_can_fail(acceptance, design):
 
 
 def test_the_glue_is_exact_on_known_cases():
-    """Every pair sampled: PPI = human-only = the truth; no pair sampled: the PPI point is the
-    machine-filled score computed by evaluate()."""
+    """Every pair sampled: PPI = human-only = the truth; the machine-only plug-in is the score
+    evaluate() gives with every hole at the machine's label, and the machine-filled score (the
+    people's label wins, as --machine fills everywhere) is the truth."""
     c = campaign(5, GOOD)
     h = np.flatnonzero(c["hole"])
     everything = Design.pairs(c["qid"][h], c["docid"][h], np.ones(len(h), bool))
@@ -331,7 +332,8 @@ def test_the_glue_is_exact_on_known_cases():
     filled = Qrels(pa.concat_arrays([qrels_of(c, c["before"]).qid, c["machine"].qrels.qid]),
                    pa.concat_arrays([qrels_of(c, c["before"]).docid, c["machine"].qrels.docid]),
                    np.concatenate([qrels_of(c, c["before"]).grade, c["machine"].qrels.grade]))
-    assert u.machine_filled == pytest.approx(judged.evaluate(filled, c["run"], ["P@10"]).mean().iloc[0, 0], abs=1e-12)
+    assert u.machine_only == pytest.approx(judged.evaluate(filled, c["run"], ["P@10"]).mean().iloc[0, 0], abs=1e-12)
+    assert u.machine_filled == pytest.approx(want, abs=1e-12)  # as --machine fills: the people's label wins
 
 
 # ---------------------------------------------------------------------------

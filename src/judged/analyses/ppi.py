@@ -427,9 +427,16 @@ class Units:
                         value_range=self.value_range)
 
     @property
-    def machine_filled(self) -> float:
+    def machine_only(self) -> float:
         """The plug-in: every unit at its machine value (biased as the machine is)."""
         return float(self.constant + (self.coef * self.machine).sum())
+
+    @property
+    def machine_filled(self) -> float:
+        """The machine-filled score as ``--machine`` gives it everywhere (judged.analyses.machine):
+        the people's value where they labelled (the drawn units), the machine's elsewhere."""
+        people = self.sampled & ~np.isnan(self.human)
+        return float(self.constant + (self.coef * np.where(people, self.human, self.machine)).sum())
 
     def minus(self, other: "Units") -> "Units":
         """The units of the difference self - other (same design): z = c_a v_a - c_b v_b."""

@@ -127,14 +127,18 @@ def _report(args, measure) -> dict | None:
     if query_sample and not args.machine:
         raise ConventionError(f"{args.sample} is a sample of whole queries: estimate from it with a machine "
                               "judge's labels (--machine LABELS)")
+    from ..analyses.inference import estimator_for
+
+    # with --machine, a measure no sampled estimator estimates (P@k, DCG@k) is left to the prediction-powered part
+    estimated = estimator_for(report.measure) is not None or not args.machine
     sampled = (holes_sample_decisions(report, args.sample, args.intervals) if args.sample and not query_sample
-               else None)
+               and estimated else None)
     ppi = None
     if args.machine and args.sample:
         from .machine import ppi_for
 
         ppi = ppi_for(report.qrels, {name: rh.aligned.run for name, rh in report.runs.items()}, args.machine,
-                      args.sample, [report.measure], report.settings, k=report.k)
+                      args.sample, [report.measure], report.settings, k=report.k, sampled=estimated)
     if args.format == "json":
         d = report.to_dict(holes=args.list)
         from ..analyses.flips import flip_summary

@@ -13,13 +13,18 @@ def is_query_sample(sample) -> bool:
     return str(read_pool_file(sample).meta.get("strategy", "")).startswith("sample-queries")
 
 
-def ppi_for(qrels, runs: dict, machine, sample, measures, settings, *, baseline=None, k: int = 10, level=0.95):
+def ppi_for(qrels, runs: dict, machine, sample, measures, settings, *, baseline=None, k: int = 10, level=0.95,
+            sampled: bool = True):
     """The :class:`judged.ppi.PPIReport` of ``runs`` (name -> Run) for the measures the
-    sample's design can estimate, with its notes."""
+    sample's design can estimate, with its notes; ``sampled`` False: the measures have no
+    sampled estimator (statAP, statNDCG), a note says the human-only column is the sample's."""
     from ..analyses.ppi import Design, ppi_report, supported_measures
 
     design = Design.from_pool(sample)
     chosen, notes = supported_measures(design, measures, k)
+    if not sampled:
+        notes = notes + [f"{', '.join(map(str, measures))}: no sampled estimator (statAP and statNDCG estimate AP "
+                         "and nDCG@k); the human-only column is the sample's own estimate (Horvitz-Thompson)"]
     report = ppi_report(qrels, runs, machine, design, chosen, level=level, baseline=baseline, ties=settings.ties,
                         complete=settings.complete, no_relevant=settings.no_relevant,
                         ignore_identical_ids=settings.ignore_identical_ids)
