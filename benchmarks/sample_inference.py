@@ -8,6 +8,9 @@ relevant, as in the full-judgment value):
 * ``half``: a random half of the judged pairs in the runs' top DEPTH is removed (seeded);
   the holes of the runs' top DEPTH are sampled (SHARE of them, ``judged pool --strategy
   sample``) and "judged" with the full qrels; every run is estimated from that one sample.
+* ``scratch``: every judged pair in the runs' top DEPTH is removed: the sample is the only
+  judging of the pool (statAP's own setting, Aslam, Pavlu & Yilmaz 2006); one reduced
+  collection, each seed a fresh sample of SHARE of its holes, every run estimated from it.
 * ``loro``: leave one run out: the judgments only that run contributed to the top-DEPTH
   pool of the runs are removed, SHARE of that run's holes is sampled, and that run is
   estimated.
@@ -26,6 +29,8 @@ and decided right?).
         --runs ../shared/data/robust03/runs/*.gz --depth 100 --share 0.1 --seeds 20 --stop
     python benchmarks/sample_inference.py --qrels /work/data/dl19/qrels.txt --runs /work/data/dl19/runs/*.gz \\
         --depth 10 --share 0.1 --seeds 20 --stop
+    python benchmarks/sample_inference.py --qrels ../shared/data/robust03/qrels.txt \\
+        --runs ../shared/data/robust03/runs/*.gz --depth 10 --share 0.1 --seeds 20 --protocols half scratch
 """
 
 from __future__ import annotations
@@ -138,6 +143,32 @@ def protocol_half(full, runs, depth, share, seeds, estimators, stop: int, power:
     return rows, stop_rows
 
 
+def protocol_scratch(full, runs, depth, share, seeds, estimators):
+    """Nothing of the runs' top-``depth`` pool judged before the sample: one reduced
+    collection, one sample of ``share`` of its holes per seed (drawn together)."""
+    base = without(full, set(judged_top(full, runs, depth)))
+    holes = len(candidates({n: align(base, r) for n, r in runs.items()}, depth))
+    budget = max(3, int(round(share * holes)))
+    t = time.perf_counter()
+    E, truth, design = repeated_samples(base, full, runs, depth, budget, seeds, estimators)
+    secs = time.perf_counter() - t
+    rows = []
+    for e in E.estimators:
+        joint = E.simultaneous(e)
+        for j, r in enumerate(E.runs):
+            est, se, lo, hi, df = E.interval(e, r)
+            for s, seed in enumerate(seeds):
+                rows.append({"estimator": str(e), "run": r, "seed": seed, "truth": truth[str(e)][r],
+                             "estimate": float(est[s]), "low": float(lo[s]), "high": float(hi[s]),
+                             "simultaneous_low": float(joint.low[s, j]), "simultaneous_high": float(joint.high[s, j]),
+                             "critical": float(joint.critical[s]), "simultaneous_method": joint.method[s],
+                             "holes": holes, "judged": budget, "removed": holes, "seconds": secs / len(seeds),
+                             "strata": len(design.strata)})
+    print(f"scratch: {holes} holes, {budget} judged per sample, {len(design.strata)} strata, {len(seeds)} samples, "
+          f"{secs:.1f}s", file=sys.stderr)
+    return rows
+
+
 def growth(n, N, more: int) -> float:
     """The factor by which every stratum's sample grows (capped at N_h) to add ``more``
     judgments: the rule's projection (judged.analyses.inference.projected_variance)."""
@@ -240,7 +271,7 @@ def main(argv=None) -> int:
     p.add_argument("--share", type=float, default=0.1, help="share of the holes judged (default 0.1)")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--estimators", nargs="+", default=["statNDCG@10", "statAP"])
-    p.add_argument("--protocols", nargs="+", default=["half", "loro"], choices=["half", "loro"])
+    p.add_argument("--protocols", nargs="+", default=["half", "loro"], choices=["half", "scratch", "loro"])
     p.add_argument("--stop", type=int, default=0, metavar="S", help="check the stopping rule on the first S seeds")
     p.add_argument("--power", type=float, default=0.8)
     p.add_argument("--bias", type=int, default=0, metavar="N",
@@ -261,6 +292,12 @@ def main(argv=None) -> int:
         print_summary("half", report["half"]["summary"], rows)
         if stop_rows:
             print_stop(stop_rows)
+    if "scratch" in args.protocols:
+        rows = protocol_scratch(full, runs, args.depth, args.share, seeds, args.estimators)
+        report["scratch"] = {"summary": summarise(rows), "rows": rows}
+        print_table("nothing of the top-%d pool judged before, seed %d" % (args.depth, seeds[0]),
+                    [r for r in rows if r["seed"] == seeds[0]])
+        print_summary("scratch", report["scratch"]["summary"], rows)
     if "loro" in args.protocols:
         rows = protocol_loro(full, runs, args.depth, args.share, seeds, args.estimators)
         report["loro"] = {"summary": summarise(rows), "rows": rows}
