@@ -54,3 +54,25 @@ def test_piped_output_honours_columns(command, deep_runs, capsys, monkeypatch):
         lines = lines[:lines.index("conventions:")]
     long = [line for line in lines if len(line) > 70 and "=" not in line]
     assert not long, long
+
+
+@pytest.mark.parametrize("command", ["eval", "holes", "compare"])
+def test_piped_tables_fit_80_columns(command, capsys, monkeypatch):
+    """Without COLUMNS, tables fit 80 columns (issue #34: tables that read at 80 columns)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    files = {"q": str(EXAMPLES / "qrels.txt"), "a": str(EXAMPLES / "bm25.run"), "b": str(EXAMPLES / "dense.run")}
+    lines = _run(command, files, capsys)
+    rows = [line for line in lines if line[:1] in "┏┃┡│└─" or ("   " in line.strip() and not line.startswith("  "))]
+    assert len(rows) >= 4 and max(map(len, rows)) <= 80, rows  # the table's lines: cells apart, or box lines
+
+
+def test_a_piped_table_80_columns_would_cut_is_drawn_whole(capsys, monkeypatch):
+    """meta holdout's table needs more than 80 columns for its numbers: drawn as wide as its
+    cells, never cut (Rich narrowed it to 4-letter slices)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    files = {"q": str(EXAMPLES / "qrels.txt"), "a": str(EXAMPLES / "bm25.run"), "b": str(EXAMPLES / "dense.run"),
+             "c": str(EXAMPLES / "tuned.run")}
+    lines = _run("meta holdout", files, capsys)
+    rows = [line for line in lines if line.startswith("│ ") and ".run" in line]
+    assert len(rows) == 3 and all(len(row.split("│")) == 13 for row in rows)  # one line per run
+    assert "…" not in "".join(lines) and max(map(len, rows)) > 80

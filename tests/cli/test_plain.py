@@ -145,7 +145,7 @@ def _through_both(argv, monkeypatch) -> dict:
     out = {}
     for name, make in (("plain", plain.PlainConsole), ("rich", rich_console.Console)):
         monkeypatch.setattr(plain, "console", lambda file=None, width=None, make=make: make(
-            file=file, width=width or plain.console_width()))  # a pipe's width: COLUMNS, else no line wraps
+            file=file, width=width or plain.table_width()))  # a pipe's tables: COLUMNS, else 80
         buf = io.StringIO()
         monkeypatch.setattr("sys.stdout", buf)
         assert main(argv) == 0
@@ -192,6 +192,7 @@ def test_long_run_names_print_what_rich_prints(command, tmp_path, monkeypatch):
 def test_compare_to_a_pipe_prints_what_rich_prints(options, long_names, tmp_path, monkeypatch):
     """judged compare's tables (SIMPLE_HEAD, the run column folded to its min_width, Δ, ▲/▼
     and ⇄ marks, bracketed intervals) through the plain console and through Rich."""
+    monkeypatch.setenv("COLUMNS", "200")  # --all-tests: every test's p, wider than 80 columns
     runs = [str(EXAMPLES / n) for n in ("bm25.run", "dense.run", "tuned.run")]
     if long_names:
         deep = tmp_path / ("a-long-folder-name-" * 5)

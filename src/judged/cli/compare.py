@@ -253,7 +253,7 @@ def render(c, all_tests: bool = False, console=None, regressions: int | None = N
                       highlight=False)
         t = Table(box="simple_head", pad_edge=False, collapse_padding=True, show_edge=False)
         t.add_column("run", min_width=min(12, max(len(shown[r]) for r in c.runs)), overflow="fold")
-        for col in ["mean", "Δ mean", "95% CI", "W/L/T", "d_z"]:
+        for col in ["mean", "Δ mean", "95% CI", "W/L/T", *(["d_z"] if all_tests else [])]:  # 80 columns
             t.add_column(col, justify="right", no_wrap=True)
         tests = TESTS if all_tests else ("randomization",)
         for test in tests:
@@ -269,7 +269,7 @@ def render(c, all_tests: bool = False, console=None, regressions: int | None = N
             flip = c.flip(x)
             t.add_row(shown[x.run] + leaks.get(x.run, ""), f"{x.mean_run:.4f}", f"{s.mean_delta:+.4f}",
                       f"[{s.ci95[0]:+.4f}, {s.ci95[1]:+.4f}]", f"{s.wins}/{s.losses}/{s.ties}",
-                      format_effect(s.effect_size), *cells, x.mark + (FLIP if flip and flip.can_flip else ""))
+                      *([format_effect(s.effect_size)] if all_tests else []), *cells, x.mark + (FLIP if flip and flip.can_flip else ""))
         console.print(t)
         say(f"  {convention}", soft_wrap=True)
         logs = next((x.paired_on for x in rows if x.log_ratio), None)
@@ -283,12 +283,12 @@ def render(c, all_tests: bool = False, console=None, regressions: int | None = N
             d = c.sample.decision(measure, x.run, c.baseline) if getattr(c, "sample", None) is not None else None
             if d is not None:
                 say(f"  sampled: {short(d['sentence'])}")
-    undefined = any(x.p_adjusted.get(t) != x.p_adjusted.get(t) or x.test.effect_size != x.test.effect_size
+    undefined = any(x.p_adjusted.get(t) != x.p_adjusted.get(t) or (all_tests and x.test.effect_size != x.test.effect_size)
                     for x in c.comparisons for t in tests)
     say(f"▲/▼: better/worse than the baseline, randomization p < 0.05 after {c.correction} correction over the runs "
         f"({c.permutations} sign-flip draws or all 2^n, seed {c.seed})"
         + (f"; {FLIP}: judging the holes (grades 0..{c.holes.maxgrade}) could reverse the order" if c.holes is not None
-           else "") + "; d_z = mean(d)/sd(d)"
+           else "") + ("; d_z = mean(d)/sd(d)" if all_tests else "")
         + ("; n/a: not defined (constant differences) or not tested (Judged@k)" if undefined else ""))
     if getattr(c, "sample", None) is not None:
         print_sample_decisions(c.sample, console)

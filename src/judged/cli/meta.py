@@ -239,13 +239,13 @@ def _console(width: int | None = None):
 
 
 def _table(title, columns):
-    """A table of left-aligned first and right-aligned other columns (rows may end a section:
-    ``add_row(..., end_section=True)``)."""
+    """A table of a left-aligned first column (it folds) and right-aligned others (never cut,
+    never wrapped); rows may end a section: ``add_row(..., end_section=True)``."""
     from .plain import Table
 
     t = Table(title=title)
     for k, c in enumerate(columns):
-        t.add_column(c, justify="left" if k == 0 else "right", overflow="fold")
+        t.add_column(c, justify="left" if k == 0 else "right", overflow="fold", no_wrap=k > 0)
     return t
 
 

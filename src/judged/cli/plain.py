@@ -29,20 +29,19 @@ _RICH_TAG = re.compile(r"\[[a-z#/@][^[]*?]")  # what Rich's markup reads as a ta
 def console(file=None, width: int | None = None):
     """A Rich console on a terminal (or when Rich is asked for colour: FORCE_COLOR,
     TTY_COMPATIBLE); else a :class:`PlainConsole`. ``width``: the console's; by default the
-    terminal's, and for a file or a pipe :func:`console_width` (``COLUMNS``, else no line
-    is wrapped): the one width rule of every command's output."""
+    terminal's, and for a file or a pipe the one rule of every command's output: lines of
+    text wrap at ``COLUMNS``, else not at all (:func:`text_width`); tables fit ``COLUMNS``,
+    else 80 columns (:func:`table_width`)."""
     out = sys.stdout if file is None else file
     env = os.environ
     terminal = _isatty(out)
-    if width is None and not terminal:
-        width = console_width()
     plain = env.get("FORCE_COLOR") is None and env.get("TTY_COMPATIBLE", "") in ("", "0") and not terminal \
         and (getattr(out, "encoding", None) or "utf-8").lower().replace("-", "") == "utf8"
     if plain:
         return PlainConsole(file, width)
     from rich.console import Console
 
-    return Console(file=file, width=width)
+    return Console(file=file, width=table_width() if width is None and not terminal else width)
 
 
 def _isatty(out) -> bool:
@@ -52,15 +51,27 @@ def _isatty(out) -> bool:
         return False
 
 
-UNWRAPPED = 100_000  # the width of output to a file or a pipe without COLUMNS: no line wraps
+UNWRAPPED = 100_000  # the width lines of text wrap at in a file or a pipe without COLUMNS: never
+TABLE_WIDTH = 80  # the width tables fit in a file or a pipe without COLUMNS
 
 
-def console_width() -> int:
-    """The width of output to a file or a pipe: ``COLUMNS`` when set (a positive number),
-    else :data:`UNWRAPPED` (each line as long as its text, tables as wide as their cells:
-    nothing wraps, grep and diff read whole lines). A terminal's width is the terminal's."""
+def _columns() -> int | None:
     columns = os.environ.get("COLUMNS", "")
-    return int(columns) if columns.isdigit() and int(columns) > 0 else UNWRAPPED
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+def text_width() -> int:
+    """Where lines of text wrap in a file or a pipe: ``COLUMNS`` when set (a positive
+    number), else :data:`UNWRAPPED` (each line as long as its text: grep and diff read
+    whole lines). On a terminal, the terminal's width."""
+    return _columns() or UNWRAPPED
+
+
+def table_width() -> int:
+    """The width tables fit in a file or a pipe: ``COLUMNS`` when set, else
+    :data:`TABLE_WIDTH` (80: tables read in any pager or mail). On a terminal, the
+    terminal's width."""
+    return _columns() or TABLE_WIDTH
 
 
 BOXES = {  # Rich's boxes (rich.box) judged's tables use: (top, header row, rule under it, rows, bottom, the
@@ -198,6 +209,18 @@ class Table:
                               [self._padding(i) for i in range(n)], UNWRAPPED)
         return sum(widths) + (n + 1 if self.show_edge else n - 1)
 
+    def least_width(self) -> int:
+        """The narrowest page the table is drawn on without cutting a cell of a column that
+        does not wrap: those columns whole, the others (which fold or wrap) down to their
+        ``min_width`` or 8 cells."""
+        n = len(self.columns)
+        cells = [[h for h, _, _ in self.columns], *self.rows]
+        widths = self._widths([[_without_tags(c) or c for c in row] for row in cells],
+                              [self._padding(i) for i in range(n)], UNWRAPPED)
+        least = [w if option["no_wrap"] else min(w, max(option["min_width"] or 0, 8) + self._padding_width(i))
+                 for i, (w, option) in enumerate(zip(widths, self.options))]
+        return sum(least) + (n + 1 if self.show_edge else n - 1)
+
     def _padding(self, i: int) -> tuple:
         """(left, right) padding of column ``i``'s cells, as Rich's ``Table._get_cells``."""
         left, right = 1, 1
@@ -317,11 +340,15 @@ def _justify(line: str, width: int, justify: str, overflow: str) -> str:
 
 
 class PlainConsole:
-    """``print`` as Rich's ``Console.print`` prints to a file (see the module); ``width``
-    as Rich finds it unless given."""
+    """``print`` as Rich's ``Console.print`` prints to a file (see the module), on a page
+    ``width`` cells wide; by default tables fit :func:`table_width` and lines of text wrap at
+    :func:`text_width` (not at all without ``COLUMNS``), as if printed with ``soft_wrap``."""
 
     def __init__(self, file=None, width: int | None = None):
-        self.width = console_width() if width is None else width
+        self.width = table_width() if width is None else width
+        self.text_width = text_width() if width is None else width
+        # without a width or COLUMNS, a table that 80 columns would cut is drawn as wide as its cells
+        self._stretch = width is None and _columns() is None
         self._file, self._width = file, self.width
         self._rich = None
 
@@ -330,17 +357,27 @@ class PlainConsole:
         return sys.stdout if self._file is None else self._file
 
     def print(self, obj, *, highlight: bool | None = None, markup: bool | None = None, soft_wrap: bool = False):
-        text = obj.draw(self.width) if isinstance(obj, Table) else \
-            self._text(obj, markup is not False, soft_wrap) if isinstance(obj, str) else None
+        if isinstance(obj, Table):
+            # a table that cannot fit without cutting a cell that does not wrap: as wide as its cells
+            width = obj.natural_width() if self._stretch and obj.least_width() > self.width else self.width
+            text = obj.draw(width)
+            if text is None:
+                return self.rich(width).print(obj, highlight=highlight, markup=markup, soft_wrap=soft_wrap)
+        else:
+            text = self._text(obj, markup is not False, soft_wrap) if isinstance(obj, str) else None
         if text is None:
-            return self.rich().print(obj, highlight=highlight, markup=markup, soft_wrap=soft_wrap)
+            return self.rich().print(obj, highlight=highlight, markup=markup,
+                                     soft_wrap=soft_wrap or (isinstance(obj, str) and self.text_width > self.width))
         self.file.write(text)
 
-    def rich(self):
-        """The Rich console for what this one does not draw, writing to the same file."""
-        if self._rich is None:
-            from rich.console import Console
+    def rich(self, width: int | None = None):
+        """The Rich console for what this one does not draw, writing to the same file
+        (``width``: another page width than this console's, for one wide table)."""
+        from rich.console import Console
 
+        if width is not None and width != self._width:
+            return Console(file=self._file, width=width)
+        if self._rich is None:
             self._rich = Console(file=self._file, width=self._width)
         return self._rich
 
@@ -351,7 +388,7 @@ class PlainConsole:
             return None
         if soft_wrap:
             return text + "\n"
-        return "".join(line + "\n" for part in text.split("\n") for line in wrap(part, self.width))
+        return "".join(line + "\n" for part in text.split("\n") for line in wrap(part, self.text_width))
 
 
 ONE_CELL = frozenset("—Δ▲▼⇄±…")  # beyond ASCII, what judged prints (eval's dash, compare's marks,
