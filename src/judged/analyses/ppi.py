@@ -20,7 +20,7 @@ Variance of the realised sample: ``poisson`` (independent inclusions), ``V = sum
 (``n_h`` of ``N_h`` per stratum), ``V = sum_h N_h^2 (1 - n_h/N_h) s_h^2 / n_h``, Student t
 with Satterthwaite's degrees of freedom (Satterthwaite 1946; Cochran 1977, 5.4). With fewer
 than ``MIN_SURPRISES`` units where people and machine differ, ``V`` is floored at the whole
-sample's rate of them (Jeffreys' prior; :func:`judged.inference.unseen_share_variance`).
+sample's rate of them (Jeffreys' prior; :func:`judged.analyses.sampled_intervals.unseen_share_variance`).
 Every function takes a leading batch axis, so a simulation of many samples is one call.
 """
 
@@ -32,7 +32,7 @@ import numpy as np
 
 from ..core.words import counted
 from ..core.conventions import Settings
-from .inference import jeffreys_rate, satterthwaite_df, unseen_share_variance
+from .sampled_intervals import jeffreys_rate, satterthwaite_df, unseen_share_variance
 from ..core.align import align
 from ..core.data import Qrels, as_numpy
 from ..core.errors import ConventionError, JudgedError
@@ -217,7 +217,7 @@ def _rare_floor(c, y, f, s, groups, N_h, n_h, lam) -> tuple[np.ndarray, np.ndarr
     been surprises at the rate of the whole sample (all drawn units, Jeffreys' prior),
     each of the mean square size of those drawn (the largest machine value squared when
     none was), weighted by the stratum's mean squared coefficient:
-    :func:`judged.inference.unseen_share_variance`, the floor statAP's strata with no
+    :func:`judged.analyses.sampled_intervals.unseen_share_variance`, the floor statAP's strata with no
     relevant drawn get."""
     ref = np.where(np.asarray(lam)[..., None] > 0, f, 0.0)  # a unit's value when nothing surprises
     gap = np.where(s, y - ref, 0.0)
