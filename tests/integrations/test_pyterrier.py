@@ -215,6 +215,10 @@ def test_save_dir_batch_size_verbose_mrt_and_validate(systems, tmp_path, capsys)
     assert reused["nDCG@10"].tolist() == first["nDCG@10"].tolist() and reused["mrt"].tolist() == [0.0, 0.0]
     with pytest.raises(ValueError, match="already exists"):
         Experiment(two, TOPICS, QRELS, [nDCG @ 10], save_dir=str(ours_dir), save_mode="error")
+    frames = {name: pt.io.read_results(str(ours_dir / f"{name}.res.gz")) for name in two}
+    with pytest.warns(UserWarning, match="already exists"):                   # frames: warned, files left as they are
+        Experiment(frames, TOPICS, QRELS, [nDCG @ 10], save_dir=str(ours_dir), holes=False)
+    assert (ours_dir / "BM25.res.gz").exists() and (ours_dir / "top2.res.gz").exists()
     timed = Experiment(two, TOPICS, QRELS, [nDCG @ 10, "mrt"], holes=False)
     assert list(timed.columns) == ["name", "nDCG@10", "mrt"] and (timed["mrt"] > 0).all()
     no_docno = pt.apply.generic(lambda t: t.assign(score=1.0), transform_outputs=lambda cols: [*cols, "score"])

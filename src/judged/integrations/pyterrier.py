@@ -217,10 +217,11 @@ def _run(system, label, topics, batch_size, save_dir, save_mode, save_format) ->
         if save_mode == "error":
             raise ValueError(f"save_dir is set, but the file '{path}' already exists: save_mode='reuse' reads it, "
                              "'overwrite' replaces it")
-        if save_mode == "warn":
-            warnings.warn(f"save_dir is set, but the file '{path}' already exists; it is overwritten (save_mode="
-                          "'reuse' reads it instead, 'overwrite' silences this)", stacklevel=3)
-        os.remove(path)
+        if save_mode == "warn":     # and it is written over below, as pt.Experiment does
+            warnings.warn(f"save_dir is set, but the file '{path}' already exists; save_mode='reuse' reads it, "
+                          "'overwrite' replaces it without this warning", stacklevel=3)
+        else:
+            os.remove(path)
     start = timer()
     res = results(system, topics, batch_size)
     elapsed = (timer() - start) * 1000.0 if not isinstance(system, pd.DataFrame) else 0.0
@@ -331,9 +332,8 @@ def Experiment(retr_systems, topics, qrels, eval_metrics=("nDCG@10",), names=Non
     queries, by up to 70% at any size where values differ in their last bits only
     (0.3 - 0.2 against 0.1), and were equal to 1e-15 otherwise; ``test=scipy.stats.wilcoxon``
     gives scipy's p-values exactly. A NaN p-value (a test not defined) is left out of its
-    correction family. With
-    ``perquery="both"`` and a topic without qrels, pt 1.x's means are NaN (its NaN rows
-    enter them); judged's are the means over the qrels' queries.
+    correction family. With ``perquery="both"`` and a topic without qrels, pt 1.x's means
+    are NaN (its NaN rows enter them); judged's are the means over the qrels' queries.
     """
     from dataclasses import replace
 
