@@ -380,7 +380,9 @@ def test_holes_table_names_the_method_interval_and_coverage(tmp_path, capsys):
         assert r["min"] - 1e-12 <= r["estimate"]["low"] <= r["estimate"]["high"] <= r["max"] + 1e-12
     assert main(["holes", q, *runs, "-k", "10", "--samples", "20"]) == 0
     flat = " ".join(capsys.readouterr().out.split())
-    assert "estimate (not a bound), 90% interval:" in flat
+    assert "and an estimate (not a bound)" in flat and "90% interval" in flat
+    run = next(iter(d["runs"].values()))
+    assert f"{run['estimate']['low']:.4f}-{run['estimate']['high']:.4f}" in flat  # a conformal interval, in its column
     assert (f"estimate: {METHOD}, a grade model of holes fitted on {d['estimate']['fit']['pseudo_holes']} "
             f"leave-one-run-out pseudo-holes") in flat
     assert (f"90% conformal interval, measured coverage {cal['coverage']:.1%} ({cal['covered']}/{cal['runs']} runs, "

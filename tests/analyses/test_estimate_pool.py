@@ -73,14 +73,15 @@ def test_an_oracle_predicts_judging_exactly(measure, seed):
             assert est.runs[i].mean == pytest.approx(truth, abs=1e-12), (pool_ideal, name)
 
 
-def test_estimate_over_follows_the_bounds_unless_given():
+def test_estimate_over_is_the_runs_own_holes_unless_given():
     full, runs, cut, scored, _ = cut_and_truths(4)
     given = {n: runs[n] for n in scored}
     kw = dict(k=5, samples=30, estimate="run-prior")  # three new runs: the grade model has no pseudo-holes
-    pool = holes_report(cut, given, **kw)
+    default = holes_report(cut, given, **kw)
+    pool = holes_report(cut, given, estimate_over="pool", **kw)
     own = holes_report(cut, given, bounds_over="run", **kw)
-    mixed = holes_report(cut, given, estimate_over="run", **kw)
-    for n in scored:  # the estimate over the run's own holes alone is the same whatever the bounds
-        assert own.runs[n].summary()["estimate"]["mean"] == mixed.runs[n].summary()["estimate"]["mean"]
+    for n in scored:  # the default predicts judging the run's own holes, whatever the bounds range over
+        assert own.runs[n].summary()["estimate"]["mean"] == default.runs[n].summary()["estimate"]["mean"]
+    assert default.bounds_over == "pool" and own.bounds_over == "run"
     assert any(pool.runs[n].summary()["estimate"]["mean"] < own.runs[n].summary()["estimate"]["mean"]
                for n in scored)  # the others' holes raise the ideal

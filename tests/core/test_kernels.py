@@ -102,6 +102,12 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
         other = {q: {d: -s for d, s in docs.items()} for q, docs in run.items()}
         judged.compare(qrels, {"a": run, "b": other}, ["nDCG@5", "AP", "nDCG(gain=exp)@10"], permutations=200,
                        on_duplicate="first")
+        # a pair's conservative interval over its two runs' holes alone (each the other's as extras:
+        # holes_only_in), as `judged holes --bounds-over run` bounds them
+        from judged.analyses.holes import holes_report
+
+        holes_report(qrels, {"a": run, "b": other}, k=5, measure="AP@5", bounds_over="run", samples=1,
+                     on_duplicate="first")
     # a pooling replay's draws per query (judged.core.kernels.pooling): move-to-front, MM, MM-NS, Hedge; the
     # bounds strategy's and Thompson sampling's (TS, TS-NS) whole orders; impact's pairwise sums
     from judged.analyses.meta.pooling import pooling_replay

@@ -69,9 +69,9 @@ def register(sub) -> None:
                         "runs' leave-one-run-out pseudo-holes; run-prior the run's own judged documents near the top "
                         "(Fröbe et al., ECIR 2023), for runs unlike the ones a model could be fitted on")
     p.add_argument("--estimate-over", choices=["pool", "run"], default=None,
-                   help="what the estimate predicts: pool, judging the holes of every run given (the others' holes "
-                        "enter each run's ideal and R; the default); run, judging each run's own (the default with "
-                        "--bounds-over run)")
+                   help="what the estimate predicts: run (the default), judging each run's own holes; pool, judging "
+                        "the holes of every run given (the others' holes enter each run's ideal and R). Measured on "
+                        "three collections (docs/holes.md), neither wins every protocol")
     p.add_argument("--reference", nargs="+", action="extend", metavar="RUN", default=[],
                    help="more runs the estimate learns from but the report leaves out (e.g. the collection's pooled "
                         "runs, when RUN is a new system)")
@@ -263,9 +263,8 @@ def _print_runs(report, flips, summaries, shown, console) -> None:
         "max": (lambda name, i: f"{numbers[name][0]['max']:.4f}", False),
         "estimate": (lambda name, i: "-" if numbers[name][1] is None else f"{numbers[name][1]['mean']:.4f}", False),
     }
-    if level:
-        columns[level] = (lambda name, i: "-" if numbers[name][1] is None else
-                          f"{numbers[name][1]['low']:.4f}-{numbers[name][1]['high']:.4f}", False)
+    if level:  # an interval that is the bounds (too few runs to calibrate one) is no estimate interval: said so
+        columns[level] = (lambda name, i: _interval_cell(numbers[name][1]), False)
     if matrix is not None:
         columns[f"{FLIP} with #"] = (lambda name, i: matrix[i], True)
 
@@ -290,6 +289,17 @@ def _print_runs(report, flips, summaries, shown, console) -> None:
                   layouts[-1])
     for t in chosen:
         console.print(t)
+
+
+def _interval_cell(estimate: dict | None) -> str:
+    if estimate is None:
+        return "-"
+    kind = estimate.get("interval", "conformal")
+    if kind == "bounds":
+        return "none (bounds)"
+    if kind == "exact":
+        return "exact"
+    return f"{estimate['low']:.4f}-{estimate['high']:.4f}"
 
 
 def _matrix_row(i: int, row: list) -> str:

@@ -104,7 +104,7 @@ def register(sub) -> None:
     ho.add_argument("--estimate", choices=["loro-logit", "run-prior"], default=None,
                     help="the estimate's method, as `judged holes --estimate` (default loro-logit)")
     ho.add_argument("--estimate-over", choices=["pool", "run"], default=None,
-                    help="what the estimate predicts, as `judged holes --estimate-over` (default pool)")
+                    help="what the estimate predicts, as `judged holes --estimate-over` (default run)")
     ho.add_argument("--samples", type=int, default=200, help="draws for each estimate (default 200)")
     ho.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     from .holes import add_hole_options
@@ -598,6 +598,7 @@ def print_holdout(res, console, per_run: bool = True) -> None:
 
 def print_shift(res, console) -> None:
     """Per cell: the scored runs against their truth, then the summary over every cell."""
+    from ..analyses.meta.protocols import abstains
     from ..core.runnames import display_names
 
     for cell in res.cells:
@@ -612,7 +613,7 @@ def print_shift(res, console) -> None:
             if r.truth_width > s["truth_width_limit"]:
                 mark = f"left out: truth ±{r.truth_width:.3f}"
             t.add_row(name, f"{r.truth:.4f}", f"{r.zero:.4f}", f"{r.condensed:.4f}", f"{r.min:.4f}", f"{r.max:.4f}",
-                      "abstains" if r.estimate is None else f"{r.estimate:.4f}",
+                      "abstains" if abstains(r) else f"{r.estimate:.4f}",
                       f"{r.low:.4f}-{r.high:.4f} ({r.interval})", mark)
         console.print(t)
     _print_shift_summary(res, console)

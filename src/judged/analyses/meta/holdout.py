@@ -145,10 +145,13 @@ class HoldoutResult:
                 out.setdefault("tau_ap", {})[s] = tau_ap(ref, got)
             else:
                 out.setdefault("tau_ap", {})[s] = float("nan")
-        open_runs = [r for r in self.runs if r.interval != "exact" and r.truth_width <= shared["truth_width_limit"]]
+        # coverage over the estimate intervals (conformal) of the runs with a truth: an interval that
+        # is the bounds (too few runs to calibrate one) holds the truth by construction, informing nothing
+        open_runs = [r for r in self.runs if r.interval == "conformal" and r.truth_width <= shared["truth_width_limit"]]
         out["coverage"] = (float(np.mean([r.covered for r in open_runs])) if open_runs else float("nan"))
         out["covered"] = int(sum(r.covered for r in open_runs))
         out["intervals"] = len(open_runs)
+        out["bounds_only"] = int(sum(r.interval == "bounds" for r in self.runs))
         out["coverage_all_runs"] = float(np.mean([r.covered for r in self.runs])) if self.runs else float("nan")
         # the runs the protocol tests: those whose held-out step removed judgments. A run that
         # contributed nothing of its own (e.g. one the pool never reached) is scored on the
@@ -364,6 +367,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                     zero=_mean(zero_m.compute(r)), condensed=_mean(condensed_m.compute(r)), min=bound[i][0],
                     max=bound[i][1], estimate=e.mean, low=e.low, high=e.high, interval=e.interval, method=est.method,
                     truth_width=width, queries=len(full_q),
+                    abstain=f"{est.method}: {est.info['fallback']}" if est.info.get("fallback") else None,
                     cell_violations=int(((full_q < lo_q - TOLERANCE) | (full_q > hi_q + TOLERANCE)).sum())))
             del reduced, top, r, per_query  # this unit's grades: freed before the next unit's are made
             advance()

@@ -113,8 +113,8 @@ def summarize(runs: list) -> dict:
     estimate (None: abstained), abstain, low, high, interval, min, max, queries, cell_violations."""
     counted = [r for r in runs if r.truth_width <= TRUTH_WIDTH]
     left_out = [{"run": r.run, "truth_width": r.truth_width} for r in runs if r.truth_width > TRUTH_WIDTH]
-    estimated = [r for r in counted if r.estimate is not None]
-    abstained = [{"run": r.run, "why": r.abstain} for r in counted if r.estimate is None]
+    estimated = [r for r in counted if not abstains(r)]
+    abstained = [{"run": r.run, "why": r.abstain} for r in counted if abstains(r)]
     out = {"runs": len(runs), "counted": len(counted), "left_out": left_out, "truth_width_limit": TRUTH_WIDTH,
            "estimated": len(estimated), "abstained": abstained}
     for name in ("zero", "condensed", "estimate"):
@@ -122,15 +122,15 @@ def summarize(runs: list) -> dict:
         out.setdefault("mae", {})[name] = float(np.abs(err).mean()) if len(err) else float("nan")
         out.setdefault("bias", {})[name] = float(err.mean()) if len(err) else float("nan")
         out.setdefault("max_error", {})[name] = float(np.abs(err).max()) if len(err) else float("nan")
-        every = np.array([getattr(r, name) - r.truth for r in runs if r.estimate is not None])
+        every = np.array([getattr(r, name) - r.truth for r in runs if not abstains(r)])
         out.setdefault("mae_all", {})[name] = float(np.abs(every).mean()) if len(every) else float("nan")
-    with_holes = [r for r in estimated if r.interval != "exact"]
+    # coverage over the estimate intervals only: an interval that is the bounds informs nothing
+    with_holes = [r for r in estimated if r.interval == "conformal"]
     out["intervals"] = len(with_holes)
     out["covered"] = int(sum(r.covered for r in with_holes))
     out["coverage"] = out["covered"] / len(with_holes) if with_holes else float("nan")
     out["mean_width"] = float(np.mean([r.high - r.low for r in with_holes])) if with_holes else float("nan")
-    out["interval_kinds"] = {k: sum(r.interval == k for r in with_holes) for k in sorted({r.interval
-                                                                                        for r in with_holes})}
+    out["bounds_only"] = int(sum(r.interval == "bounds" for r in estimated))
     out["violations"] = int(sum(r.violation for r in runs))
     out["cell_violations"] = int(sum(r.cell_violations for r in runs))
     out["cells"] = int(sum(r.queries for r in runs))
@@ -232,7 +232,7 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
                     holes=int(rh.holes.sum()), judged=float(rh.judged.mean()), zero=float(rh.score.mean()),
                     condensed=float(np.mean(cond.runs[n].values[str(condensed_m)])),
                     min=float(rh.low.mean()), max=float(rh.high.mean()),
-                    **_estimate_fields(rh), queries=len(tv),
+                    **_estimate_fields(rh, report.estimates), queries=len(tv),
                     cell_violations=int(((tv < rh.low - TOLERANCE) | (tv > rh.high + TOLERANCE)).sum())))
             est = report.estimates.describe() if report.estimates is not None else {}
             cells.append(Cell(label, protocol, pool, scored, out, int(len(full) - len(cut)), int(len(cut)),
@@ -257,15 +257,22 @@ def _values_on(run_result, measure: str, qids: np.ndarray) -> np.ndarray:
     return np.array([v[at[q]] if q in at else 0.0 for q in qids.astype(str).tolist()])
 
 
-def _estimate_fields(rh) -> dict:
-    d = rh.estimate_detail
-    if rh.estimate is None:
+def abstains(row) -> bool:
+    """Whether the estimator gave no estimate of this run: none at all, or its stated fallback
+    (holes counted as zero, the reason in ``abstain``), which is not an estimate."""
+    from ..estimate import FALLBACK
+
+    return row.estimate is None or row.method == FALLBACK
+
+
+def _estimate_fields(rh, estimates) -> dict:
+    if rh.estimate is None or estimates is None:
         return {"estimate": None, "low": float(rh.low.mean()), "high": float(rh.high.mean()), "interval": "none",
-                "method": "none"}
-    abstain = getattr(d, "abstain", None)
-    return {"estimate": None if abstain else float(np.mean(rh.estimate)), "low": float(rh.estimate_interval[0]),
-            "high": float(rh.estimate_interval[1]), "interval": getattr(d, "interval", "bounds"),
-            "method": getattr(d, "method", "") or "", "abstain": abstain}
+                "method": "none", "abstain": "no estimate for this measure"}
+    fallback = estimates.info.get("fallback")
+    return {"estimate": float(np.mean(rh.estimate)), "low": float(rh.estimate_interval[0]),
+            "high": float(rh.estimate_interval[1]), "interval": getattr(rh.estimate_detail, "interval", "bounds"),
+            "method": estimates.method, "abstain": f"{estimates.method}: {fallback}" if fallback else None}
 
 
 @dataclass
