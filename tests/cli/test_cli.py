@@ -148,7 +148,7 @@ def test_trec_eval_format_equals_pytrec_eval(synthetic, cli):
             assert got[(name, qid)] == want, (name, qid)
         agg = pytrec_eval.compute_aggregated_measure(name, [v[name] for v in expected.values()])
         assert got[(name, "all")] == (str(int(agg)) if name in counts else f"{agg:.4f}"), name
-    assert got[("runid", "all")] == str(r)
+    assert got[("runid", "all")] == "synth"  # the run's tag (its last line's), as trec_eval; was the path
     assert got[("num_q", "all")] == str(len(expected))
     assert len(got) == len(lines)  # one line per (measure, query), trec_eval -q layout
     assert out.splitlines()[0].startswith("ndcg_cut_10           \t")  # %-22s, as trec_eval
@@ -281,3 +281,56 @@ def test_save_says_what_it_wrote_on_stderr(small, cli, command, queries):
     assert (f"saved the evaluation record of 2 runs x 2 measures over {queries} queries (per-query values, conventions, "
             "hashes) to rec.json; `judged compare-records` compares two") in err.splitlines()
     assert json.loads((small / "rec.json").read_text())["format"]
+
+
+def test_trec_eval_names_every_level_as_trec_eval_does(synthetic, cli):
+    """Issue 34: -m Rprec_mult.0.20,1.00 --format trec_eval printed the 1.00 level as Rprec
+    (judged's Rprec is trec_eval's Rprec_mult at 1.00); trec_eval names each level by its
+    value, append_double's %3.2f (meas_init.c): Rprec_mult_1.00."""
+    c, q, r = synthetic
+    code, out, err = cli("eval", q, r, "-m", "Rprec_mult.0.20,1.00", "-m", "iprec_at_recall_0.1", "-m", "P_5",
+                         "--format", "trec_eval")
+    assert code == 0, err
+    names = {line.split("\t")[0].strip() for line in out.splitlines()}
+    assert names == {"Rprec_mult_0.20", "Rprec_mult_1.00", "iprec_at_recall_0.10", "P_5", "runid", "num_q"}
+    theirs = pytrec_eval.RelevanceEvaluator(c.qrels, {"Rprec_mult.0.2,1"}).evaluate(c.run)
+    got = {(n.strip(), qid): v for n, qid, v in (line.split("\t") for line in out.splitlines())}
+    assert all(got[("Rprec_mult_1.00", qid)] == f"{v['Rprec_mult_1.00']:.4f}" for qid, v in theirs.items())
+
+
+def test_trec_eval_runid_is_the_tag_of_the_last_line(tmp_path, cli):
+    """Issue 34: the runid line showed the path; trec_eval shows the run's tag, from its last
+    data line (get_trec_results.c), for a gzip run too; a run read from no TREC file keeps
+    its name."""
+    import gzip
+
+    (tmp_path / "q").write_text("1 0 a 1\n2 0 b 1\n")
+    text = "1 Q0 a 1 2.0 first\n2 Q0 b 1 1.0 last-tag\n# a comment\n\n"
+    (tmp_path / "r.txt").write_text(text)
+    (tmp_path / "r.gz").write_bytes(gzip.compress(text.encode()))
+    for run in ("r.txt", "r.gz"):
+        code, out, err = cli("eval", tmp_path / "q", tmp_path / run, "-m", "P_5", "--format", "trec_eval")
+        assert code == 0 and "runid                 \tall\tlast-tag" in out.splitlines(), err
+    (tmp_path / "r.json").write_text('{"1": {"a": 2.0}}')
+    code, out, err = cli("eval", tmp_path / "q", tmp_path / "r.json", "-m", "P_5", "--format", "trec_eval")
+    assert f"runid                 \tall\t{tmp_path / 'r.json'}" in out.splitlines()
+
+
+def test_all_trec_is_trec_eval_nickname(synthetic, cli):
+    """Issue 34: -m all_trec was refused. It gives trec_eval's measures at their default
+    cutoffs and levels, in trec_eval's order (pytrec_eval's all_trec keys, the string
+    relstring left out; rbp, rbp_resid and unj, which only trec_eval 10 has, said on
+    stderr), num_q once."""
+    c, q, r = synthetic
+    code, out, err = cli("eval", q, r, "-m", "all_trec", "--format", "trec_eval")
+    assert code == 0 and "rbp, rbp_resid and unj" in err
+    names = [line.split("\t")[0].strip() for line in out.splitlines() if line.split("\t")[1] == "all"]
+    theirs = pytrec_eval.RelevanceEvaluator(c.qrels, {"all_trec"}).evaluate(c.run)
+    assert set(names) == (set(next(iter(theirs.values()))) - {"relstring"}) | {"num_q"}
+    assert len(names) == len(set(names)) and names[:7] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret",
+                                                          "map", "gm_map"]
+    got = {(n.strip(), qid): v for n, qid, v in (line.split("\t") for line in out.splitlines())}
+    for key in ("map", "P_10", "ndcg_cut_10", "recall_100", "bpref", "set_F", "Rprec_mult_0.40", "utility"):
+        assert all(got[(key, qid)] == f"{v[key]:.4f}" for qid, v in theirs.items()), key
+    code, out, err = cli("eval", q, r, "-m", "official", "--format", "trec_eval")
+    assert code == 0 and err == "" and "iprec_at_recall_0.50" in out and "set_F" not in out

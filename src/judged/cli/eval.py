@@ -47,7 +47,7 @@ def register(sub) -> None:
                         "(--qrels: the old spelling, kept)")
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help="measure in ir_measures syntax, repeatable: nDCG@10, AP, P(rel=2)@10, nDCG(gain=exp)@10; or "
-                        "trec_eval's: ndcg_cut.10, P.5,10, set_F.0.5 (`judged measures` lists them all)")
+                        "trec_eval's: ndcg_cut.10, P.5,10, set_F.0.5, all_trec, official (`judged measures` lists them all)")
     p.add_argument("--per-query", action="store_true", help="also print every query's value")
     p.add_argument("--format", choices=["table", "json", "tsv", "csv", "trec_eval"], default="table", help=format_help(["table", "json", "tsv", "csv", "trec_eval"]))
     p.add_argument("--engine", choices=["local", "spark"], default="local",
@@ -115,6 +115,10 @@ def run(args) -> int:
         result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=args.on_duplicate, **check_kwargs(args))
     else:
         measures = args.measures or list(DEFAULT_MEASURES)
+        if "all_trec" in measures:
+            print("note: -m all_trec: trec_eval's measures at its default cutoffs, but for trec_eval 10's rbp, "
+                  "rbp_resid and unj (not in trec_eval 9's all_trec, which pytrec_eval holds; judged's RBP, "
+                  "RBPResidual and Judged@k are other conventions) and the string relstring", file=sys.stderr)
         if args.engine == "spark":
             from ..spark import evaluate_files
 
@@ -240,14 +244,20 @@ def trec_eval_name(measure, given: str | None = None) -> str:
     """trec_eval's output name for a measure, where trec_eval has it (for one ``given`` in
     trec_eval's own form, the name trec_eval prints for it: set_F.0.5 -> set_F); else judged's
     string."""
-    from ..core.measures import trec_form
+    from ..core.measures import trec_form, trec_key
 
     named = trec_form(given) if given else None
-    return named[0][0] if named and len(named) == 1 else measure.trec_eval_name
+    if named and len(named) == 1:
+        return named[0][0]
+    return (trec_key(given) if given else None) or measure.trec_eval_name
 
 
 def write_trec_eval(result, out) -> None:
-    """trec_eval -q layout: ``name<TAB>qid<TAB>value`` per query, then the ``all`` lines."""
+    """trec_eval -q layout: ``name<TAB>qid<TAB>value`` per query, then the ``all`` lines: the
+    ``runid`` line with the run file's tag (its last line's sixth field, as trec_eval; the run's
+    name for a run that is no TREC file), ``num_q`` (once: all_trec names it too)."""
+    from ..core.io.trec import run_tag
+
     for name, rr in result.runs.items():
         names = {g: trec_eval_name(m, g) for g, m in result.measures.items()}
         counts = {g: m.aggregate == "sum" for g, m in result.measures.items()}
@@ -260,8 +270,10 @@ def write_trec_eval(result, out) -> None:
         for i, q in enumerate(rr.qids.tolist()):
             for g in per_query:
                 line(names[g], q, float(rr.values[g][i]), counts[g])
-        out.write(f"{'runid':<22}\tall\t{name}\n")
-        out.write(f"{'num_q':<22}\tall\t{rr.counts['evaluated']}\n")
+        source = getattr(rr, "source", None) or (rr.aligned.run.source if rr.aligned is not None else None)
+        out.write(f"{'runid':<22}\tall\t{run_tag(source) or name}\n")
+        if "num_q" not in names.values():
+            out.write(f"{'num_q':<22}\tall\t{rr.counts['evaluated']}\n")
         for g in result.measures:
             line(names[g], "all", result.aggregate(name, g), counts[g])
 

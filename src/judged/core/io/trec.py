@@ -16,6 +16,7 @@ from ..data import (Qrels, Run, any_repeated, id_blocks, id_codes, pair_keys, st
 from ..errors import ParseError
 from ..kernels import kernel
 from ..lazy import lazy
+from . import compressed
 from .text import Layout, RawFile, Tokens, iter_lines, line_of_row, read_raw, read_tokens, require_rows
 
 pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)
@@ -31,6 +32,33 @@ def parse_score(raw: RawFile, lineno: int, token: str) -> float:
     if not math.isfinite(value):
         raise ParseError(raw.name, lineno, f"score {token!r} is not a finite number")
     return value
+
+
+TAIL = 1 << 16  # bytes read from the end of a plain run file for its last line
+
+
+def run_tag(path) -> str | None:
+    """trec_eval's ``runid``: the tag (sixth field) of a TREC run file's last data line,
+    the one trec_eval keeps (get_trec_results.c: "the run_id field of the last line is kept",
+    unchecked against the others); None when ``path`` is no TREC run file on disk, or its
+    last data line has no tag."""
+    try:
+        name = os.fspath(path)
+        if not os.path.isfile(name):
+            return None
+        if compressed.kind_of_file(name):
+            data = read_raw(name).data
+        else:
+            with open(name, "rb") as fh:
+                fh.seek(max(0, os.fstat(fh.fileno()).st_size - TAIL))
+                data = fh.read()
+    except (OSError, TypeError, ValueError, ParseError):
+        return None
+    for line in reversed(data.split(b"\n")):
+        fields = line.split()
+        if fields and not fields[0].startswith(b"#"):
+            return fields[5].decode("utf-8", "replace") if len(fields) >= 6 else None
+    return None
 
 
 def parse_grade(raw: RawFile, lineno: int, token: str) -> int:

@@ -16,8 +16,8 @@ from ..words import counted
 from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
 from ..errors import MeasureError
 from ..suggest import closest, did_you_mean
-from .registry import (MIN_GEO_MEAN, BOUNDED, FAMILIES, NAMES, NEEDS_CUTOFF, OPTIONS, PARAMS, SPELLINGS, Family,
-                       trec_names, trec_table)
+from .registry import (MIN_GEO_MEAN, BOUNDED, FAMILIES, NAMES, NEEDS_CUTOFF, OPTIONS, PARAMS, SPELLINGS,
+                       TREC_NICKNAMES, TREC_NOT_COMPUTED, TREC_STRINGS, Family, trec_names, trec_table)
 
 # trec_eval / pytrec_eval names with a cutoff: ndcg_cut.10, ndcg_cut_10, P.5, map_cut_100 ...
 _TREC_NAME = re.compile(r"^(%s)[._](\d+)$" % "|".join(
@@ -285,16 +285,61 @@ def parse_measures(measures) -> list[Measure]:
 
 def named_measures(measures) -> dict:
     """Measures as given -> Measure, trec_eval's forms naming several measures expanded to
-    trec_eval's output names (``P.5,10`` -> ``P_5``, ``P_10``); a measure given twice once."""
+    trec_eval's output names (``P.5,10`` -> ``P_5``, ``P_10``; ``all_trec``: :func:`trec_nickname`);
+    a measure given twice once."""
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     out = {}
     for given in measures:
-        named = trec_form(given) if isinstance(given, str) else None
+        named = (trec_nickname(given) or trec_form(given)) if isinstance(given, str) else None
         for key, m in named if named is not None and len(named) > 1 else [(str(given), None)]:
             if key not in out:
                 out[key] = m or Measure.parse(given)
     return out
+
+
+def trec_defaults(name: str) -> "list[tuple[str, Measure]]":
+    """A trec_eval measure named without values, as trec_eval computes it: (output name,
+    Measure) at each of its default cutoffs or levels (``P`` -> P_5 ... P_1000,
+    ``iprec_at_recall`` -> iprec_at_recall_0.00 ... 1.00), else the one measure (``map``).
+
+    >>> [key for key, _ in trec_defaults("success")], trec_defaults("map")
+    (['success_1', 'success_5', 'success_10'], [('map', Measure('AP'))])
+    """
+    family, t = trec_table()[name]
+    if t.levels:
+        return [(f"{t.name}_{level:.2f}", Measure.parse(f"{family}({t.level}={float(level)!r})")) for level in t.levels]
+    if t.cutoffs:
+        return [(f"{t.name}_{k}", Measure(family, k)) for k in t.cutoffs]
+    return [(t.name, Measure(family))]
+
+
+def trec_nickname(text: str) -> "list[tuple[str, Measure]] | None":
+    """trec_eval's ``-m official``, ``-m set`` and ``-m all_trec`` as (output name, Measure)
+    pairs, in trec_eval's print order, each at trec_eval's default cutoffs or levels
+    (:func:`trec_defaults`); None when ``text`` is not one. Left out: the string-valued
+    runid (trec_eval's ``runid`` line) and relstring, and trec_eval 10's rbp, rbp_resid and
+    unj (``TREC_NOT_COMPUTED``: not in trec_eval 9's all_trec, which pytrec_eval holds)."""
+    names = TREC_NICKNAMES.get(text.strip()) if isinstance(text, str) else None
+    if names is None:
+        return None
+    return [pair for name in names if name not in TREC_STRINGS + TREC_NOT_COMPUTED for pair in trec_defaults(name)]
+
+
+def trec_key(text: str) -> str | None:
+    """trec_eval's output name when ``text`` is one already (pytrec_eval's keys:
+    ``ndcg_cut_10``, ``Rprec_mult_1.00``, ``iprec_at_recall_0.1`` -> ``iprec_at_recall_0.10``);
+    None otherwise. trec_eval names a level by its value (``%3.2f``), the default one too."""
+    text = text.strip()
+    m = _TREC_NAME.match(text)
+    if m:
+        name = next(t for t in trec_table() if t.lower() == m.group(1).lower())
+        return f"{name}_{int(m.group(2))}"
+    m = _TREC_LEVEL.match(text)
+    if m:
+        name = next(t for t in trec_table() if t.lower() == m.group(1).lower())
+        return f"{name}_{float(m.group(2)):.2f}"
+    return None
 
 
 def trec_form(text: str) -> "list[tuple[str, Measure]] | None":

@@ -785,3 +785,24 @@ def trec_names() -> dict:
 def trec_table() -> dict:
     """trec_eval name -> (family name, its :class:`TrecName`)."""
     return {t.name: (f.name, t) for f in FAMILIES.values() for t in f.trec}
+
+
+# trec_eval 10's measures in the order it prints them (measures.c, te_trec_measures; the
+# preference and jg measures, which need other qrels, left out)
+TREC_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+              "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult",
+              "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P",
+              "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
+              "rbp", "rbp_resid", "unj")
+# trec_eval 10's -m nicknames (measures.c), the measures of its relevance qrels
+TREC_NICKNAMES = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+    "all_trec": TREC_ORDER,
+}
+TREC_STRINGS = ("relstring", "runid")  # string-valued per query (pytrec_eval reports 0.0)
+# in trec_eval 10's all_trec, not in trec_eval 9's (pytrec_eval's): judged's RBP, RBPResidual and
+# Judged@k are other conventions (trec_eval 10's rbp rescales graded gains, unj counts unjudged)
+TREC_NOT_COMPUTED = ("rbp", "rbp_resid", "unj")
