@@ -140,3 +140,53 @@ def test_relevance_level_below_one_is_refused_as_pytrec_eval_refuses_it(level):
         compat.RelevanceEvaluator({"q": {"d": 1}}, {"map"}, relevance_level=level)
     with pytest.raises(TypeError):
         pytrec_eval.RelevanceEvaluator({"q": {"d": 1}}, {"map"}, relevance_level=0)
+
+
+@pytest.mark.parametrize("measures", [
+    {"iprec_at_recall_0.10", "Rprec_mult_0.20", "set_F_0.5"},  # issue 34: pytrec_eval's own key spellings
+    {"iprec_at_recall_0.1", "iprec_at_recall.0.5"}, {"Rprec_mult_1.00", "Rprec_mult.0.2,2"}, {"set_F_0.25"},
+    {"official"}, {"set"}, {"all_trec"}, {"all_trec", "P_7"},  # its nicknames; a family named again: those only
+])
+def test_pytrec_eval_spellings_and_nicknames(measures, backend):
+    """pytrec_eval reads name_values as name.values (its _combine_measures) and expands its
+    nicknames; judged.compat refused iprec_at_recall_0.10, Rprec_mult_0.20 and set_F_0.5."""
+    qrels, run = random_collection(3)
+    ours = compat.RelevanceEvaluator(qrels, measures).evaluate(run)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    assert_same(ours, theirs)
+    assert compat.supported_nicknames["all_trec"] == pytrec_eval.supported_nicknames["all_trec"]
+    assert compat.supported_nicknames["official"] == pytrec_eval.supported_nicknames["official"]
+
+
+INF = float("inf")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_infinite_scores_are_ranked_as_pytrec_eval_ranks_them(seed, backend):
+    """Decided for issue 34: +inf and -inf are ordered doubles (trec_eval's comparison puts
+    +inf first, -inf last, equal infinities tie and go by docid): scored as pytrec_eval
+    scores them; judged.compat refused them."""
+    import random
+
+    rng = random.Random(seed)
+    qrels, run = random_collection(seed)
+    for q, docs in run.items():
+        for d in rng.sample(sorted(docs), min(3, len(docs))):
+            docs[d] = rng.choice([INF, -INF])
+    ms = MEASURE_SETS[0] | {"set_F", "iprec_at_recall", "Rprec_mult", "utility"}
+    assert_same(compat.RelevanceEvaluator(qrels, ms).evaluate(run), pytrec_eval.RelevanceEvaluator(qrels, ms).evaluate(run))
+
+
+def test_nan_scores_are_refused_with_the_reason():
+    """Decided for issue 34: a NaN compares false with every score, so pytrec_eval ranks it
+    wherever its sort happens to leave it (here: after 2.0 among [nan, 1.0, 2.0], but
+    d, c, b, a by docid among [nan, nan, 2.0, nan]); judged refuses it, a ValueError naming
+    the query and the document, and says what to do."""
+    qrels = {"q1": {"a": 1, "b": 2, "c": 0, "d": 1}}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate({"q1": {"a": NAN, "b": NAN, "c": 2.0, "d": NAN}})
+    assert theirs["q1"]["map"] == pytest.approx((1 + 2 / 3 + 3 / 4) / 3)  # d, c, b, a: docid order, c's 2.0 ignored
+    with pytest.raises(ValueError, match=r"query 'q1' docid 'a': score nan has no place in a ranking .*-inf ranks"):
+        compat.RelevanceEvaluator(qrels, {"map"}).evaluate({"q1": {"a": NAN, "b": 1.0, "c": 2.0}})
+
+
+NAN = float("nan")

@@ -7,18 +7,23 @@ without a cutoff expands to trec_eval's default cutoffs, as pytrec_eval does
 (``ndcg_cut`` -> ``ndcg_cut_5`` ... ``ndcg_cut_1000``; ``success`` -> 1, 5, 10); when a
 family is also named with cutoffs, only the cutoffs named are computed, all of them
 (``{"P", "P.5"}`` -> ``P_5``; ``{"P.5,10", "P_20"}`` -> ``P_5``, ``P_10``, ``P_20``), as
-pytrec_eval combines them. A query listed in the run with nothing ranked is scored on an
-empty ranking (0; ``num_rel`` its count), as pytrec_eval scores it. What pytrec_eval
-refuses is refused here with its message, at construction: ``relevance_level`` below 1
-(its TypeError), a cutoff of 0 (trec_eval stops with "Negative cutoff detected" and
-pytrec_eval aborts the process; here a ValueError).
+pytrec_eval combines them; ``name_values`` is ``name.values`` (``set_F_0.5``,
+``iprec_at_recall_0.10``, ``Rprec_mult_0.20``: pytrec_eval's keys), and its nicknames
+(``official``, ``set``, ``all_trec``: ``supported_nicknames``) expand as it expands them. A
+query listed in the run with nothing ranked is scored on an empty ranking (0; ``num_rel``
+its count), as pytrec_eval scores it. An infinite score is ranked as pytrec_eval ranks it
+(trec_eval compares doubles: ``inf`` first, ``-inf`` last). What pytrec_eval refuses is
+refused here with its message, at construction: ``relevance_level`` below 1 (its
+TypeError), a cutoff of 0 (trec_eval stops with "Negative cutoff detected" and pytrec_eval
+aborts the process; here a ValueError).
 
 The conventions are pytrec_eval's (the trec_eval code inside it): ties broken by docid
 descending, the queries both in the run and the qrels, a query with nothing relevant
-scored 0, documents equal to the query id kept. One difference is deliberate: scores
+scored 0, documents equal to the query id kept. Two differences are deliberate: scores
 are compared as doubles, while pytrec_eval rounds them to float32 first, so two scores
 that differ only past float32 precision are a tie there and ordered here
-(docs/migrating.md shows an example).
+(docs/migrating.md shows an example); and a NaN score is refused (:class:`UnorderedScore`,
+a ValueError), which pytrec_eval ranks wherever its sort happens to leave it.
 """
 
 from __future__ import annotations
@@ -28,23 +33,35 @@ import re
 
 import numpy as np
 
-from ..core.errors import ConventionError, MeasureError
+from ..core.errors import ConventionError, MeasureError, ParseError
 
-from ..core.measures.registry import DEFAULT_CUTOFFS, MIN_GEO_MEAN, SUCCESS_CUTOFFS, trec_table  # noqa: F401
+from ..core.measures.registry import (DEFAULT_CUTOFFS, MIN_GEO_MEAN, SUCCESS_CUTOFFS, TREC_NICKNAMES,  # noqa: F401
+                                      TREC_NOT_COMPUTED, TREC_STRINGS, trec_table)
 
 # trec_eval name -> (judged family, its TrecName record), from the measure registry
 TREC = trec_table()
 # trec_eval family -> (judged measure name, default cutoffs or None for a measure without one)
 FAMILIES = {name: (family, t.cutoffs) for name, (family, t) in TREC.items()}
 # trec_eval's measures whose value is a string; pytrec_eval reports 0.0 for each query
-STRINGS = ("relstring", "runid")
+STRINGS = TREC_STRINGS
 supported_measures = frozenset(FAMILIES) | frozenset(STRINGS)
+# pytrec_eval's nicknames: trec_eval 9's lists (trec_eval 10's without rbp, rbp_resid, unj)
+supported_nicknames = {name: frozenset(m for m in names if m not in TREC_NOT_COMPUTED)
+                       for name, names in TREC_NICKNAMES.items()}
+_BY_LENGTH = "|".join(sorted(map(re.escape, supported_measures), key=len, reverse=True))
 _WITH_CUTOFFS = re.compile(r"^(%s)[._](\d+(?:,\d+)*)$" % "|".join(sorted((f for f, (_, c) in FAMILIES.items() if c),
                                                                          key=len, reverse=True)))
+# pytrec_eval's name_values spelling of trec_eval's name.values (its _combine_measures: numbers
+# after '.' or '_'): set_F_0.5, iprec_at_recall_0.10, Rprec_mult_0.20
+_UNDERSCORED = re.compile(r"^(%s)_(\d+(?:\.\d+)?(?:,\d+(?:\.\d+)?)*)$" % _BY_LENGTH)
 
 
 class UnsupportedMeasure(MeasureError, ValueError):
     """A measure name judged does not compute (a ValueError, as pytrec_eval raises)."""
+
+
+class UnorderedScore(ParseError, ValueError):
+    """A NaN score: it has no place in a ranking (a ValueError)."""
 
 
 class BadRelevanceLevel(ConventionError, TypeError):
@@ -68,6 +85,9 @@ def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -
         raise BadRelevanceLevel("Argument relevance_level should be positive.")
     if isinstance(measures, str):
         measures = [measures]
+    # pytrec_eval's nicknames (official, set, all_trec), then its name_values keys as name.values
+    measures = [name for text in measures for name in sorted(supported_nicknames.get(str(text).strip(), [text]))]
+    measures = [_UNDERSCORED.sub(r"\1.\2", str(text).strip()) for text in measures]
     given: dict[str, set] = {}  # family -> cutoffs or levels named (empty: the defaults), in first-seen order
     fixed = {}  # trec_eval's parameter forms (set_F.0.5, utility.1,-1,0,0, ndcg.1=3.5): key -> Measure
     for text in measures:
@@ -145,13 +165,44 @@ class RelevanceEvaluator:
         if not scores or self.qrels is None:
             return {}
         listed = {str(q) for q in scores}
-        run = read_run({q: d for q, d in scores.items()})
+        run = _run(scores)
         # a listed query with an empty ranking is scored as trec_eval -c scores a missing one
         empty = listed - set(run.qid.unique().to_pylist())
         aligned = align(self.qrels, run, Settings(complete=bool(empty)))
         values = {key: _trec_values(key, m, aligned) for key, m in self.measures.items()}
         return {q: {key: float(v[i]) for key, v in values.items()} for i, q in enumerate(aligned.qids.tolist())
                 if q in listed}
+
+
+def _run(scores):
+    """The run as judged reads it. An infinite score is ordered as trec_eval orders doubles
+    (+inf above every number, -inf below; equal infinities tie, then docid descending), as
+    pytrec_eval scores it: the scores are then replaced by their rank among the run's
+    distinct values, which every trec_eval measure reads alike (only their order counts).
+    A NaN score is refused (:class:`UnorderedScore`): it compares false with everything, so
+    pytrec_eval puts it wherever its sort happens to leave it."""
+    from ..core.io import read_run
+
+    try:
+        return read_run({q: d for q, d in scores.items()})
+    except ParseError as refused:
+        rows = [(str(q), str(d), s) for q, docs in scores.items() if isinstance(docs, dict) for d, s in docs.items()]
+        try:
+            values = np.array([float(s) for _, _, s in rows], np.float64)
+        except (TypeError, ValueError):
+            raise refused from None
+        if not np.isinf(values).any() and not np.isnan(values).any():
+            raise refused from None
+        if np.isnan(values).any():
+            q, d, s = rows[int(np.flatnonzero(np.isnan(values))[0])]
+            raise UnorderedScore("<dict>", None, f"query {q!r} docid {d!r}: score {s!r} has no place in a ranking "
+                                 "(pytrec_eval puts a NaN wherever its sort happens to leave it); drop the "
+                                 "document or give it a number (-inf ranks it last)") from None
+        order = np.unique(values, return_inverse=True)[1].astype(np.float64)
+        ranked: dict = {}
+        for (q, d, _), value in zip(rows, order.tolist()):
+            ranked.setdefault(q, {})[d] = value
+        return read_run(ranked)
 
 
 def _trec_values(key: str, measure, aligned) -> np.ndarray:
