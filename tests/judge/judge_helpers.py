@@ -18,6 +18,13 @@ from judged.judge.db import Database
 from judged.judge.inputs import Pool, read_judging_scale
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "judging"
+CHROMIUM = "/usr/bin/chromium"
+# headless, no sandbox (root in CI), and nothing fetched in the background: the tests reach
+# only loopback addresses
+BROWSER_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-default-apps",
+                "--disable-domain-reliability", "--no-first-run", "--metrics-recording-only",
+                "--disable-features=OptimizationHints,MediaRouter,Translate"]
 PG_ENV = "JUDGED_TEST_POSTGRES_URL"
 LOOPBACK = "http://127.0.0.1:8000"   # a TestClient's base URL: a Host the app answers to
 
@@ -44,13 +51,31 @@ def make_campaign(db: str, n_queries: int = 2, docs_per_query: int = 3, overlap:
 
 def login_form_token(client) -> str:
     """GET the log-in page (which sets the log-in cookie) and return its form's CSRF token."""
-    page = client.get("/").text
+    page = client.get("/").text                      # the log-in form, unless a session opens the page
+    if "login-button" not in page:
+        page = client.get("/login").text
     return page.split('name="csrf" value="')[1].split('"')[0]
 
 
 def log_in(client, token: str, **kw):
-    """Log in through the form, as the page does (the form's CSRF token included)."""
+    """Post the log-in form as a browser without the page's script would (the form's CSRF
+    token included): 303 and the session cookie alone, which opens the pages, not the API."""
     return client.post("/login", data={"token": token, "csrf": login_form_token(client)}, **kw)
+
+
+def page_log_in(client, token: str):
+    """Log in as the page's script does (static/login.js): the answer holds the session's
+    page key, which the client then sends with every request (``X-Session-Key``)."""
+    r = client.post("/login", data={"token": token, "csrf": login_form_token(client)},
+                    headers={"Accept": "application/json"})
+    if r.status_code == 200:
+        client.headers["X-Session-Key"] = r.json()["session_key"]
+    return r
+
+
+def session_cookie(client) -> tuple[str, str]:
+    """(name, value) of the client's session cookie."""
+    return next((k, v) for k, v in client.cookies.items() if "judged_session" in k)
 
 
 def reset_postgres(url: str) -> None:
@@ -120,3 +145,39 @@ def postgres_url() -> str:
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"PostgreSQL at {PG_ENV} cannot be reached: {exc}")
     return url
+
+
+class OtherPort:
+    """A page on another port of 127.0.0.1 (the attacker's): answers every GET with ``html``
+    and the ``Set-Cookie`` headers given, and keeps the Cookie headers browsers sent it
+    (cookies do not separate ports: the app's come here too)."""
+
+    def __init__(self, html: str = "<!doctype html><title>elsewhere</title><p>hello", set_cookies=()):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.html, self.set_cookies, self.cookies_seen = html, list(set_cookies), []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.cookies_seen.extend(self.headers.get_all("Cookie") or [])
+                body = outer.html.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                for c in outer.set_cookies:
+                    self.send_header("Set-Cookie", c)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -4,7 +4,7 @@ blind per-assessor order, overlap and agreement, auth and security headers."""
 from __future__ import annotations
 
 import pytest
-from judge_helpers import log_in, make_campaign
+from judge_helpers import LOOPBACK, log_in, make_campaign, page_log_in
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
@@ -15,7 +15,7 @@ from judged.judge.models import Assessor, Judgment
 
 
 def client(db, **kw) -> TestClient:
-    return TestClient(create_app(db, **kw))
+    return TestClient(create_app(db, **kw), base_url=LOOPBACK)
 
 
 def bearer(token):
@@ -193,24 +193,34 @@ def test_overlap_agreement_disagreements_adjudication_export(sqlite_db):
     assert "q0 0 q0-d0 2\n" in qrels and qrels.count("\n") == 4
 
 
-def test_cookie_session_needs_csrf_and_login_is_rate_limited(sqlite_db):
+def test_browser_session_needs_its_page_key_and_wrong_tokens_are_limited(sqlite_db):
     tok = make_campaign(sqlite_db)
-    c = client(sqlite_db, limiter=LoginLimiter(allowed=3, window=60))
-    r = log_in(c, tok["alice"], follow_redirects=False)
-    assert r.status_code == 303 and "judged_session" in r.cookies
-    assert "httponly" in r.headers["set-cookie"].lower() and "samesite=strict" in r.headers["set-cookie"].lower()
-    p = c.get("/api/next").json()  # the cookie authenticates GET
+    c = client(sqlite_db, limiter=LoginLimiter(allowed=3, window=60, slow=0))
+    plain = client(sqlite_db)
+    # a form post without the page's script: 303 and a cookie that opens the pages, not the API
+    assert log_in(plain, tok["alice"], follow_redirects=False).status_code == 303
+    assert plain.get("/").status_code == 200 and plain.post("/api/next").status_code == 401
+    r = page_log_in(c, tok["alice"])
+    assert r.status_code == 200 and r.json()["session_key"]                  # the page key, to this page once
+    cookie = r.headers["set-cookie"].lower()
+    assert cookie.startswith("judged_session_") and "httponly" in cookie and "samesite=strict" in cookie
+    key = c.headers.pop("X-Session-Key")
+    assert key not in cookie and key not in c.get("/").text                  # never in a cookie or a page
+    for headers in ({}, {"X-Session-Key": "forged"}):                        # the cookie alone opens no API
+        r = c.get("/api/progress", headers=headers)
+        assert r.status_code == 401 and r.json()["session"] == "replaced"
+        assert c.post("/api/next", headers=headers).status_code == 401
+    h = {"X-Session-Key": key}
+    p = c.post("/api/next", headers=h).json()                                # POST claims
+    r = c.get("/api/next", headers=h)
+    assert r.status_code == 405 and r.headers["allow"] == "POST"             # GET changes nothing
     j = {"qid": p["qid"], "docid": p["docid"], "grade": 0, "request_id": "c1"}
-    assert c.post("/api/judgments", json=j).status_code == 403                       # no CSRF header
-    assert c.post("/api/judgments", json=j, headers={"X-CSRF-Token": "forged"}).status_code == 403
-    page = c.get("/").text
-    csrf = page.split('name="csrf-token" content="')[1].split('"')[0]
-    assert c.post("/api/judgments", json=j, headers={"X-CSRF-Token": csrf}).status_code == 201
-    fresh = client(sqlite_db, limiter=LoginLimiter(allowed=3, window=60))
-    codes = [log_in(fresh, f"guess{i}").status_code for i in range(4)]
-    assert codes == [401, 401, 401, 429]
-    assert log_in(fresh, tok["alice"]).status_code == 429      # a token never seen from here: not checked
-    assert fresh.get("/api/next", headers=bearer(tok["alice"])).status_code == 429
+    assert c.post("/api/judgments", json=j, headers=h).status_code == 201
+    fresh = client(sqlite_db, limiter=LoginLimiter(allowed=3, window=60, slow=0))
+    r = [page_log_in(fresh, f"guess{i}") for i in range(4)]
+    assert [x.status_code for x in r] == [401, 401, 401, 429] and int(r[-1].headers["retry-after"]) > 0
+    assert page_log_in(fresh, tok["alice"]).status_code == 200     # a right token is checked, and opens (#35)
+    assert fresh.get("/api/next", headers=bearer(tok["alice"])).status_code == 200
 
 
 def test_security_headers_and_escaping(sqlite_db):
@@ -222,8 +232,11 @@ def test_security_headers_and_escaping(sqlite_db):
     assert r.headers["x-content-type-options"] == "nosniff"
     with Database(sqlite_db).write() as s:
         s.add(Assessor(campaign_id=1, name="<script>alert(1)</script>", token_hash="h" * 64))
-    page = log_in(c, tok["boss"]).text   # follows to /admin
-    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    page_log_in(c, tok["boss"])
+    page = c.get("/admin").text          # the shell: names come from the API, shown with textContent
+    assert "<script>alert(1)</script>" not in page and "alert(1)" not in page
+    st = c.get("/api/status").json()
+    assert "<script>alert(1)</script>" in [a["assessor"] for a in st["assessors"]]
 
 
 def test_tokens_are_stored_only_as_hashes(sqlite_db):

@@ -17,17 +17,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from judge_helpers import EXAMPLE
+from judge_helpers import BROWSER_ARGS, CHROMIUM, EXAMPLE
 
 from judged.cli import main
 
-CHROMIUM = "/usr/bin/chromium"
-# headless, no sandbox (root in CI), and nothing fetched in the background: the tests reach
-# only loopback addresses
-BROWSER_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--disable-default-apps",
-                "--disable-domain-reliability", "--no-first-run", "--metrics-recording-only",
-                "--disable-features=OptimizationHints,MediaRouter,Translate"]
 AXE_PATHS = [os.environ.get("JUDGED_AXE_JS", ""),
              str(Path(__file__).resolve().parents[2] / ".ci" / "node" / "node_modules" / "axe-core" / "axe.min.js")]
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -330,7 +323,7 @@ def test_a_campaign_walkthrough_by_keyboard_with_practice_reassign_adjudication(
         carol_row = admin.locator('#assessors tr[data-assessor="carol"] td')
         expect(carol_row.nth(1)).to_have_text("no")
         expect(carol_row.nth(4)).to_have_text("0")
-        assert httpx.get(server.url + "/api/next", headers=hc).status_code == 204   # carol gets nothing new
+        assert httpx.get(server.url + "/api/next", headers=hc).status_code == 401   # carol's token is revoked
         admin.screenshot(path=str(shots / "judge-admin.png"), full_page=True)
 
         # bob on a phone: document, evidence and grades in view at once
@@ -366,6 +359,7 @@ def test_a_campaign_walkthrough_by_keyboard_with_practice_reassign_adjudication(
 
         # --- the admin adjudicates a disagreement: the final label, with its history
         admin.reload()
+        expect(admin.locator("#admin")).to_have_attribute("data-loaded", "yes")   # the status came from the API
         rows = admin.locator("#disagreements form.adjudicate")
         assert rows.count() >= 1
         form = rows.first
@@ -436,9 +430,11 @@ def test_a_page_on_another_port_cannot_log_the_assessor_in_as_someone_else(tmp_p
     alice = cli_token(capsys, "judge", "add-assessor", "alice", "--db", db)
     bob = cli_token(capsys, "judge", "add-assessor", "bob", "--db", db)
     server = serve(db)
+    # the log-in cookie's name, as the other port's server sees it in the Cookie headers it gets
+    login_cookie = next(k for k in httpx.get(server.url + "/").cookies if k.startswith("judged_login"))
     evil = f"""<!doctype html><body><form id=f method=post action="{server.url}/login">
       <input name=token value="{bob}"><input name=csrf value="{'t' * 43}"></form>
-      <script>document.cookie = "judged_login={'t' * 43}; path=/"; document.getElementById("f").submit();</script>"""
+      <script>document.cookie = "{login_cookie}={'t' * 43}; path=/"; document.getElementById("f").submit();</script>"""
 
     class Evil(BaseHTTPRequestHandler):
         def do_GET(self):
@@ -471,3 +467,4 @@ def test_a_page_on_another_port_cannot_log_the_assessor_in_as_someone_else(tmp_p
     finally:
         attacker.shutdown()
     assert response is not None
+

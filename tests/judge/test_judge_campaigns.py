@@ -8,7 +8,7 @@ import json
 
 import pytest
 from fastapi.testclient import TestClient
-from judge_helpers import EXAMPLE, log_in, make_campaign
+from judge_helpers import EXAMPLE, LOOPBACK, make_campaign, page_log_in
 
 from judged.cli import main
 from judged.core.errors import ParseError
@@ -80,7 +80,7 @@ def _campaign(db, overlap=0.0, assessors=("alice",), practice=True):
 
 def test_practice_first_then_report_then_work_and_never_exported(sqlite_db):
     tok = _campaign(sqlite_db)
-    c = TestClient(create_app(sqlite_db))
+    c = TestClient(create_app(sqlite_db), base_url=LOOPBACK)
     h = bearer(tok["alice"])
     key = {"p1": 1, "p2": 3, "p3": 0}
     shown = []
@@ -125,7 +125,7 @@ def test_practice_pair_in_the_pool_is_refused(tmp_path, capsys):
 def test_comment_and_flag_stored_listed_and_exported(tmp_path, capsys):
     db = str(tmp_path / "j.db")
     tok = make_campaign(db, n_queries=1, docs_per_query=3)
-    c = TestClient(create_app(db))
+    c = TestClient(create_app(db), base_url=LOOPBACK)
     h = bearer(tok["alice"])
     p = c.get("/api/next", headers=h).json()
     j = {"qid": p["qid"], "docid": p["docid"], "grade": 0, "request_id": "1", "comment": "cut\toff\nhere",
@@ -155,7 +155,7 @@ def test_comment_and_flag_stored_listed_and_exported(tmp_path, capsys):
 def test_progress_share_left_and_time_to_finish(sqlite_db):
     # 3 queries x 4 docs, overlap 1.0: 24 copies for two judges; each can take one copy of each pair
     tok = make_campaign(sqlite_db, n_queries=3, docs_per_query=4, overlap=1.0, assessors=("alice", "bob"))
-    c = TestClient(create_app(sqlite_db))
+    c = TestClient(create_app(sqlite_db), base_url=LOOPBACK)
     h = bearer(tok["alice"])
     p = c.get("/api/progress", headers=h).json()
     assert (p["assigned"], p["share"], p["left"], p["median_seconds"], p["eta_seconds"]) == (0, 12, 12, None, None)
@@ -180,7 +180,7 @@ def test_two_campaigns_in_one_database_stay_apart(tmp_path, capsys):
         ta, tb = cp.add_assessor(s, "alice", campaign=a), cp.add_assessor(s, "alice", campaign=b)
         boss_a = cp.add_assessor(s, "boss", admin=True, campaign=a)
     database.dispose()
-    c = TestClient(create_app(db))
+    c = TestClient(create_app(db), base_url=LOOPBACK)
     assert c.get("/api/next", headers=bearer(ta)).json()["query"] == "the first topic"     # same qid, own topic
     assert c.get("/api/next", headers=bearer(tb)).json()["title"] == "Y"
     c.post("/api/judgments", headers=bearer(tb), json={"qid": "1", "docid": "x", "grade": 0, "request_id": "r"})
@@ -200,7 +200,7 @@ def test_add_pool_merges_new_pairs_into_a_running_campaign(tmp_path, capsys):
                  "--corpus", str(E / "corpus.jsonl"), "--overlap", "0.5"]) == 0
     assert "judging campaign 20" in capsys.readouterr().out                 # a real default name
     alice = (main(["judge", "add-assessor", "alice", "--db", db]), capsys.readouterr().out.split()[-1])[1]
-    c = TestClient(create_app(db))
+    c = TestClient(create_app(db), base_url=LOOPBACK)
     first, _ = judge_all(c, alice)
     assert len(first) == 6
     assert main(["judge", "add-pool", "--db", db, "--pool", str(E / "pool-round2.txt"), "--queries", str(E / "topics.txt"),
@@ -215,7 +215,7 @@ def test_add_pool_merges_new_pairs_into_a_running_campaign(tmp_path, capsys):
 
 def test_reassign_moves_open_pairs_releases_overlap_copies_and_deactivates(sqlite_db):
     tok = make_campaign(sqlite_db, n_queries=2, docs_per_query=3, overlap=1.0, assessors=("alice", "bob", "carol"))
-    c = TestClient(create_app(sqlite_db))
+    c = TestClient(create_app(sqlite_db), base_url=LOOPBACK)
     boss = bearer(tok["boss"])
     # bob claims q-something (3 pairs, one copy each); carol claims the same query's other copies or another
     pb = c.get("/api/next", headers=bearer(tok["bob"])).json()
@@ -227,7 +227,8 @@ def test_reassign_moves_open_pairs_releases_overlap_copies_and_deactivates(sqlit
     assert got["moved"] + got["released"] == carol["open"] and got["deactivated"]
     bob = c.get("/api/progress", headers=bearer(tok["bob"])).json()
     assert bob["open"] == 3 + got["moved"]
-    assert c.get("/api/next", headers=bearer(tok["carol"])).status_code == 204          # no new work
+    assert got["revoked"] and got["sessions_ended"] == 0
+    assert c.get("/api/next", headers=bearer(tok["carol"])).status_code == 401          # no new work: revoked (#35)
     # nobody holds two copies of a pair, and every copy is still judged exactly once
     judge_all(c, tok["bob"])
     judge_all(c, tok["alice"])
@@ -241,7 +242,7 @@ def test_reassign_moves_open_pairs_releases_overlap_copies_and_deactivates(sqlit
 def test_adjudication_keeps_the_history_in_status_export_and_pair_history(tmp_path, capsys):
     db = str(tmp_path / "j.db")
     tok = make_campaign(db, n_queries=1, docs_per_query=1, overlap=1.0, assessors=("alice", "bob"))
-    c = TestClient(create_app(db))
+    c = TestClient(create_app(db), base_url=LOOPBACK)
     judge_all(c, tok["alice"], grade=lambda p: 1)
     judge_all(c, tok["bob"], grade=lambda p: 3)
     boss = bearer(tok["boss"])
@@ -260,10 +261,10 @@ def test_adjudication_keeps_the_history_in_status_export_and_pair_history(tmp_pa
 
 def test_pages_guidelines_favicon_and_html_errors(sqlite_db):
     tok = _campaign(sqlite_db, practice=False)
-    c = TestClient(create_app(sqlite_db))
+    c = TestClient(create_app(sqlite_db), base_url=LOOPBACK)
     assert c.get("/favicon.ico").status_code == 200
     assert c.get("/guidelines", follow_redirects=False).status_code == 303            # log in first
-    log_in(c, tok["alice"])
+    page_log_in(c, tok["alice"])
     page = c.get("/guidelines").text
     assert "<h1>Rules</h1>" in page and "<strong>bold</strong>" in page
     assert "<script>x()" not in page and "&lt;script&gt;x()" in page                   # raw HTML shown as text

@@ -7,7 +7,7 @@ import hashlib
 import json
 
 import pytest
-from judge_helpers import EXAMPLE
+from judge_helpers import EXAMPLE, LOOPBACK
 
 from judged.cli import main
 from judged.core.errors import ParseError
@@ -83,7 +83,7 @@ def test_cli_init_add_assessor_export_status(tmp_path, capsys):
     from fastapi.testclient import TestClient
 
     from judged.judge.app import create_app
-    c = TestClient(create_app(db))
+    c = TestClient(create_app(db), base_url=LOOPBACK)
     h = {"Authorization": f"Bearer {token}"}
     n = 0
     while (r := c.get("/api/next", headers=h)).status_code == 200:
@@ -152,7 +152,7 @@ def test_the_whole_flow_pool_judge_export_merge_rejudge(tmp_path, capsys):
     from fastapi.testclient import TestClient
 
     from judged.judge.app import create_app
-    c, h = TestClient(create_app(db)), {"Authorization": f"Bearer {token}"}
+    c, h = TestClient(create_app(db), base_url=LOOPBACK), {"Authorization": f"Bearer {token}"}
     hidden_key = {"h1": 3, "h2": 2, "x": 0}     # the dense run's holes are relevant
     while (r := c.get("/api/next", headers=h)).status_code == 200:
         p = r.json()

@@ -9,6 +9,7 @@ import os
 from datetime import datetime, timedelta
 
 from fastapi.testclient import TestClient
+from judge_helpers import LOOPBACK, page_log_in
 
 from judged.cli import main
 from judged.judge.app import create_app
@@ -69,12 +70,13 @@ def _upgrade(db: str, capsys, tmp_path) -> None:
         assert os.path.exists(db + ".schema1.bak")
     assert main(["judge", "migrate", "--db", db]) == 0 and "already at schema 2" in capsys.readouterr().out
 
-    c = TestClient(create_app(db))
+    c = TestClient(create_app(db), base_url=LOOPBACK)
     h = {"Authorization": f"Bearer {TOKEN}"}
     assert c.get("/api/progress", headers=h).json()["graded"] == 1          # the token still opens alice's work
     assert c.get("/api/next", headers=h).json()["docid"] == "b"              # the pair she had open
     c.cookies.set("judged_session", SESSION)
-    assert c.get("/api/next").status_code == 200                             # her browser session too
+    assert c.get("/api/progress").status_code == 401     # an old browser session ends: she logs in again (#35)
+    assert page_log_in(c, TOKEN).status_code == 200 and c.post("/api/next").json()["docid"] == "b"
     r = c.post("/api/judgments", headers=h, json={"qid": "9", "docid": "b", "grade": 0, "request_id": "r4"})
     assert r.status_code == 201 and r.json()["id"] == 4, r.text                     # ids go on after the old ones
     assert c.post("/api/judgments", headers=h, json={"qid": "9", "docid": "a", "grade": 1, "evidence": "“quoted”",

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from fastapi.testclient import TestClient
+from judge_helpers import LOOPBACK
 
 from judged.cli import main
 from judged.judge.app import create_app
@@ -60,7 +61,7 @@ def judge(c, token, request_prefix="r"):
 
 def test_next_serves_move_to_front_order_as_labels_arrive(tmp_path, capsys):
     db, pool, tok = campaign(tmp_path, capsys, "mtf")
-    c = TestClient(create_app(db))
+    c = TestClient(create_app(db), base_url=LOOPBACK)
     # MTF by hand: A first (a1 relevant, a2 not: A drops), B (b1, x relevant, b2 not), tie: A's a3, then b3
     assert judge(c, tok["alice"]) == ["a1", "a2", "b1", "x", "b2", "a3", "b3"]
     # the same as the policy replayed offline on the pool file
@@ -75,7 +76,7 @@ def test_next_serves_move_to_front_order_as_labels_arrive(tmp_path, capsys):
 
 def test_two_assessors_never_get_the_same_pair_and_the_order_adapts(tmp_path, capsys):
     db, _, tok = campaign(tmp_path, capsys, "mtf")
-    c = TestClient(create_app(db))
+    c = TestClient(create_app(db), base_url=LOOPBACK)
     ha, hb = ({"Authorization": f"Bearer {tok[n]}"} for n in ("alice", "bob"))
     first_a = c.get("/api/next", headers=ha).json()["docid"]
     first_b = c.get("/api/next", headers=hb).json()["docid"]
@@ -86,7 +87,7 @@ def test_two_assessors_never_get_the_same_pair_and_the_order_adapts(tmp_path, ca
 
 def test_pool_order_and_overlap_second_copies(tmp_path, capsys):
     db, pool, tok = campaign(tmp_path, capsys, "pool", overlap="1")
-    c = TestClient(create_app(db))
+    c = TestClient(create_app(db), base_url=LOOPBACK)
     ha, hb = ({"Authorization": f"Bearer {tok[n]}"} for n in ("alice", "bob"))
     file_order = [p.docid for p in read_pool_file(pool).pairs]
     a1 = c.get("/api/next", headers=ha).json()["docid"]
@@ -113,7 +114,7 @@ def test_order_errors_are_one_line(tmp_path, capsys):
 @pytest.mark.parametrize("order", ["mm", "mm-ns", "ts", "hedge"])
 def test_every_adaptive_order_serves_each_pair_once(tmp_path, capsys, order):
     db, _, tok = campaign(tmp_path, capsys, order)
-    seen = judge(TestClient(create_app(db)), tok["alice"])
+    seen = judge(TestClient(create_app(db), base_url=LOOPBACK), tok["alice"])
     assert sorted(seen) == sorted(KEY)
 
 
@@ -127,7 +128,7 @@ def test_each_campaign_in_one_database_follows_its_own_order(tmp_path, capsys):
                  "--name", "fixed"]) == 0
     assert main(["judge", "add-assessor", "carol", "--db", db, "--campaign", "fixed"]) == 0
     carol = capsys.readouterr().out.strip().splitlines()[-1]
-    c = TestClient(create_app(db))
+    c = TestClient(create_app(db), base_url=LOOPBACK)
     assert judge(c, tok["alice"]) == ["a1", "a2", "b1", "x", "b2", "a3", "b3"]
     assert judge(c, carol, "c") == [p.docid for p in read_pool_file(pool).pairs]
 
@@ -135,7 +136,7 @@ def test_each_campaign_in_one_database_follows_its_own_order(tmp_path, capsys):
 @pytest.mark.parametrize("order", ["mm", "bounds"])
 def test_adaptive_orders_serve_the_policy_offline_order(tmp_path, capsys, order):
     db, pool, tok = campaign(tmp_path, capsys, order)
-    seen = judge(TestClient(create_app(db)), tok["alice"])
+    seen = judge(TestClient(create_app(db), base_url=LOOPBACK), tok["alice"])
     cands = candidates_from_pool(read_pool_file(pool).pairs)  # the same order as the policy offline
     policy = make_policy(order, cands, maxgrade=3).start()
     offline = []

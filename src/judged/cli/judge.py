@@ -1,5 +1,5 @@
-"""``judged judge``: the judging campaign (init, add-assessor, serve, export, status) and the
-agreement of a machine judge with the people (agreement).
+"""``judged judge``: the judging campaign (init, add-assessor, rotate, revoke, serve, export,
+status) and the agreement of a machine judge with the people (agreement).
 
 The campaign commands need the ``web`` extra (FastAPI, SQLAlchemy, Jinja2, uvicorn; psycopg
 for PostgreSQL); ``agreement`` needs nothing beyond judged itself.
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 
 from ..core.words import counted
@@ -28,6 +29,8 @@ examples:
   judged judge export --db judging.db -o new.qrels         # + .provenance.tsv, .evidence.jsonl, .notes.tsv
   judged judge add-pool --db judging.db --pool more.txt --queries topics.txt --corpus corpus.jsonl
   judged judge reassign alice --to bob --db judging.db
+  judged judge rotate alice --db judging.db                # a new token for alice, the old one stops working
+  judged judge revoke carol --db judging.db                # carol's token and sessions end at once
   judged judge campaigns --db judging.db
   judged judge migrate --db judging.db                     # a database made by judged 0.1
   judged judge agreement qrels.txt llm-labels.txt          # a machine judge against the people
@@ -103,10 +106,29 @@ def register(sub) -> None:
                         formatter_class=Formatter)
     r.add_argument("name", help="the assessor whose open pairs move")
     r.add_argument("--to", help="the assessor who gets them (default: back to the pool)")
-    r.add_argument("--deactivate", action="store_true", help="and give NAME no new work")
+    r.add_argument("--deactivate", action="store_true",
+                   help="and give NAME no new work: their token is revoked and their browser sessions end "
+                        "(`judged judge rotate NAME` gives them a new token)")
     r.add_argument("--db", default=default_db, help=DB_HELP)
     r.add_argument("--campaign", help=CAMPAIGN_HELP)
     r.set_defaults(func=run_reassign)
+
+    for command, short, long, name_help, func in (
+            ("revoke", "end an assessor's access at once (token and browser sessions)",
+             "end an assessor's access at once: their token opens nothing any more, their browser sessions end "
+             "(the next request is refused), their open pairs go back to the pool and they get no new work; their "
+             "judgments stay theirs. `judged judge rotate NAME` gives them a new token.\n\nexample:\n"
+             "  judged judge revoke carol --db campaign.db", "the assessor (or admin) whose access ends", run_revoke),
+            ("rotate", "give an assessor a new token; the old one stops working",
+             "give an assessor a new token, printed once as the last line; the old token stops working and their "
+             "browser sessions end at once (they log in again with the new one). A revoked or deactivated assessor "
+             "is active again.\n\nexample:\n  judged judge rotate alice --db campaign.db",
+             "the assessor (or admin) who gets a new token", run_rotate)):
+        c = jsub.add_parser(command, help=short, description=long, formatter_class=Formatter)
+        c.add_argument("name", help=name_help)
+        c.add_argument("--db", default=default_db, help=DB_HELP)
+        c.add_argument("--campaign", help=CAMPAIGN_HELP)
+        c.set_defaults(func=func)
 
     cl = jsub.add_parser("campaigns", help="list the campaigns in a database",
                          description="list the campaigns in a database.\n\nexample:\n  judged judge campaigns --db campaign.db",
@@ -137,7 +159,12 @@ def register(sub) -> None:
     s.add_argument("--db", default=default_db, help=DB_HELP)
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s, this machine only)")
     s.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
-    s.add_argument("--secure-cookie", action="store_true", help="mark the session cookie Secure (behind HTTPS)")
+    s.add_argument("--secure-cookie", action="store_true",
+                   help="mark the session cookie Secure and __Host- (behind HTTPS)")
+    s.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="a Host name (or address) the server answers to, besides 127.0.0.1, localhost, ::1 and "
+                        "--host; repeat for more (the name people type, e.g. judging.example.org behind a proxy, "
+                        "or this machine's address with --host 0.0.0.0); any other Host gets 400")
     s.add_argument("--trust-proxy", metavar="ADDRESSES",
                    help="comma-separated addresses of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto "
                         "are believed (the log-in rate limit then counts the client they name); default: none, "
@@ -338,8 +365,38 @@ def run_reassign(args) -> int:
     if got["released"] or not got["to"]:
         parts.append(f"{got['released']} back to the pool" + (f" ({got['to']} holds their other copy)" if got["to"] else ""))
     if got["deactivated"]:
-        parts.append(f"{got['from']} gets no new work")
+        parts.append(f"{got['from']} gets no new work; their token is revoked and {_sessions(got['sessions_ended'])} "
+                     f"ended (`judged judge rotate {got['from']}` gives them a new token)")
     print("; ".join(parts))
+    return 0
+
+
+def _sessions(n: int) -> str:
+    return f"{n} browser session{'' if n == 1 else 's'}"
+
+
+def run_revoke(args) -> int:
+    campaign, _ = _web()
+    with _database(args.db).write() as s:
+        c = _campaign(s, campaign, args.campaign)
+        got = campaign.revoke(s, c, args.name)
+        cname = c.name
+    print(f"{got['assessor']}'s token no longer opens campaign {cname!r}; {_sessions(got['sessions_ended'])} ended; "
+          f"{got['released']} open pairs back to the pool; their judgments stay theirs "
+          f"(`judged judge rotate {got['assessor']}` gives them a new token)")
+    return 0
+
+
+def run_rotate(args) -> int:
+    campaign, _ = _web()
+    with _database(args.db).write() as s:
+        c = _campaign(s, campaign, args.campaign)
+        token, got = campaign.rotate(s, c, args.name)
+        cname = c.name
+    again = " and is active again" if got["reactivated"] or got["was_revoked"] else ""
+    print(f"{got['assessor']} has a new token for campaign {cname!r}{again}; the old one no longer works and "
+          f"{_sessions(got['sessions_ended'])} ended. The token below is shown once (only its hash is stored):")
+    print(token)
     return 0
 
 
@@ -369,9 +426,17 @@ def run_serve(args) -> int:
             campaign.find_campaign(s)
 
     from ..judge.app import create_app
+    from ..judge.db import sqlite_path
+    from ..judge.guard import LOOPBACK_HOSTS
 
-    app = create_app(args.db, secure_cookie=args.secure_cookie)
-    print(f"judging page on http://{args.host}:{args.port}/ (Ctrl-C stops)", file=sys.stderr)
+    path = sqlite_path(args.db)
+    if path is not None and os.stat(path).st_mode & 0o077:
+        print(f"judged: warning: {path} can be read by other users (mode {os.stat(path).st_mode & 0o777:o}): it "
+              f"holds token hashes, evidence and the campaigns' seeds; chmod 600 {path}", file=sys.stderr)
+    hosts = [*LOOPBACK_HOSTS, *args.allow_host] + ([] if args.host in ("0.0.0.0", "::", "") else [args.host])
+    app = create_app(args.db, secure_cookie=args.secure_cookie, allowed_hosts=hosts)
+    print(f"judging page on http://{args.host}:{args.port}/ (Ctrl-C stops); answering to Host "
+          + ", ".join(dict.fromkeys(hosts)), file=sys.stderr)
     # proxy headers only from the proxies named: uvicorn's default believes any request from
     # 127.0.0.1, so a client on this machine could pick its address for the rate limit
     trusted = [a.strip() for a in (args.trust_proxy or "").split(",") if a.strip()]
@@ -478,7 +543,8 @@ def run_status(args) -> int:
                                     "to finish", "practice"], con.width)
     for a in st["assessors"]:
         pr = a.get("practice")
-        t.add_row(a["assessor"] + (" (admin)" if a["admin"] else "") + ("" if a["active"] else " (inactive)"),
+        mark = " (revoked)" if a.get("revoked") else "" if a["active"] else " (inactive)"
+        t.add_row(a["assessor"] + (" (admin)" if a["admin"] else "") + mark,
                   *(str(a[k]) for k in ("share", "graded", "skipped", "left")),
                   "—" if a["median_seconds"] is None else str(a["median_seconds"]),
                   ("unknown" if a["eta_seconds"] is None else _duration(a["eta_seconds"])) if a["left"] else "—",

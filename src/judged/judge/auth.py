@@ -1,14 +1,17 @@
-"""Access tokens, sessions and the login rate limit.
+"""Access tokens, browser sessions and the log-in rate limit.
 
 A token is ``secrets.token_urlsafe(32)`` (256 random bits), shown once; the database keeps
 only its SHA-256 (an unsalted hash is enough for a random secret of that size). Tokens are
 looked up by hash and confirmed with :func:`hmac.compare_digest`, so no comparison leaks
-timing. Failed logins (form or bearer) are limited per client address; see
-:class:`LoginLimiter`.
+timing. A revoked token's hash is replaced by :func:`revoked_hash`, which no token hashes
+to. A browser session is two secrets (:class:`SessionKeys`): a cookie this server process
+signed, and a page key kept in the page's origin storage, which every API call sends.
+Failed log-ins are limited by what failed (:class:`LoginLimiter`).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import ipaddress
@@ -23,9 +26,11 @@ from sqlalchemy.orm import Session
 from .models import Assessor
 
 TOKEN_BYTES = 32
+REVOKED = "revoked:"          # the start of a revoked assessor's token_hash (never a SHA-256 hex digest)
 LOGIN_FAILURES_ALLOWED = 10   # distinct wrong tokens per client address ...
-LOGIN_WINDOW_SECONDS = 60.0   # ... within this window; then 429 until the window slides
-KNOWN_GOOD_SECONDS = 12 * 3600.0  # a token that worked from an address passes its block this long
+LOGIN_WINDOW_SECONDS = 60.0   # ... within this window; then its wrong tokens get 429, slowly
+SAME_TOKEN_FAILURES = 3       # one wrong token tried this often in the window: 429 for it
+SLOW_FAILURE_SECONDS = 1.0    # how long a limited failure waits for its 429
 
 
 @dataclass(frozen=True)
@@ -49,8 +54,19 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def revoked_hash() -> str:
+    """What replaces a revoked assessor's token hash: unique (the column is), 64 characters,
+    and never equal to a SHA-256 hex digest (it holds ``r``, ``v`` and ``:``)."""
+    return REVOKED + secrets.token_hex(28)
+
+
+def is_revoked(assessor: Assessor) -> bool:
+    return assessor.token_hash.startswith(REVOKED)
+
+
 def find_assessor(session: Session, token: str) -> Assessor | None:
-    """The assessor holding ``token``, or None; the final check is constant-time."""
+    """The assessor holding ``token``, or None (a revoked token matches no one); the final
+    check is constant-time."""
     if not token or len(token) > 200:
         return None
     digest = hash_token(token)
@@ -60,8 +76,66 @@ def find_assessor(session: Session, token: str) -> Assessor | None:
     return assessor
 
 
+def who_holds(connection, token: str) -> Who | None:
+    """:func:`find_assessor` on a plain connection, as the request's :class:`Who` (the
+    lookup every bearer request makes: no ORM object is built)."""
+    if not token or len(token) > 200:
+        return None
+    digest = hash_token(token)
+    row = connection.execute(select(Assessor.id, Assessor.name, Assessor.is_admin, Assessor.campaign_id,
+                                    Assessor.token_hash).where(Assessor.token_hash == digest)).first()
+    if row is None or not hmac.compare_digest(row.token_hash, digest):
+        return None
+    return Who(row.id, row.name, row.is_admin, row.campaign_id)
+
+
 def same_secret(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
+
+
+class SessionKeys:
+    """This server process's secret (random at start, never stored) and what it makes.
+
+    A cookie from another port of the same host can be set by any page there, and is sent
+    there too (cookies do not separate ports), so a session is bound twice:
+
+    - the cookie's name and value come from this process: ``judged_session_<id>`` (another
+      server on another port keeps its own) holding ``sid.signature``, an HMAC of the session
+      id; a cookie another process made (another server, or this one before a restart) is no
+      session here;
+    - the *page key*, given once at log-in to the page (never in a cookie), is kept in the
+      page's origin storage (origins do separate ports) and sent with every API call as
+      ``X-Session-Key``; the database keeps its SHA-256. A session cookie planted by another
+      page arrives without the key that belongs to it: refused, and the page says so.
+    """
+
+    def __init__(self, secret: bytes | None = None, secure: bool = False):
+        self._secret = secret or secrets.token_bytes(32)
+        tag = hmac.new(self._secret, b"cookie name", hashlib.sha256).hexdigest()[:12]
+        # __Host-: a browser accepts it only from a secure page of this very host (not another port over http)
+        prefix = "__Host-" if secure else ""
+        self.cookie = f"{prefix}judged_session_{tag}"
+        self.login_cookie = f"{prefix}judged_login_{tag}"     # the log-in form's CSRF token (double submit)
+
+    def _mac(self, purpose: bytes, sid: str) -> str:
+        digest = hmac.new(self._secret, purpose + sid.encode("utf-8"), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+    def cookie_value(self, sid: str) -> str:
+        return f"{sid}.{self._mac(b'cookie:', sid)}"
+
+    def session_id(self, value: str) -> str | None:
+        """The session id of a cookie value this process signed, else None."""
+        sid, _, mac = value.rpartition(".")
+        if not sid or len(value) > 200 or not same_secret(mac, self._mac(b"cookie:", sid)):
+            return None
+        return sid
+
+    def tag(self, sid: str) -> str:
+        """A public name of the session, put in its pages: the page compares it with the one
+        it stored at log-in, so it notices a session it did not start (no secret: a tag
+        opens nothing)."""
+        return self._mac(b"tag:", sid)[:16]
 
 
 def client_key(address: str) -> str:
@@ -83,57 +157,65 @@ def client_key(address: str) -> str:
 
 
 class LoginLimiter:
-    """Failed log-ins, counted per client address and per token (in memory, per process).
+    """Failed log-ins (form or bearer), keyed on what failed; in memory, per process.
 
-    - Only failures count, never successes; and a wrong token tried again counts once (a
-      script retrying a stale token is not a guesser): an address is blocked once
-      ``allowed`` *distinct* wrong tokens came from it within ``window`` seconds, until the
-      oldest of them leaves the window (the caller answers 429 with Retry-After).
-    - While an address is blocked, tokens are not checked from it (no guessing through the
-      block), except a token that already logged in from that address (known good for
-      :data:`KNOWN_GOOD_SECONDS`): assessors sharing an address with someone who mistypes,
-      or with an attacker, keep working. Sessions (cookies) are never limited.
-    - The address is the TCP peer's; a proxy's ``X-Forwarded-For`` replaces it only when the
-      server was told to trust that proxy (``judged judge serve --trust-proxy``).
+    - A token is always checked, and one that opens a campaign always does: from any
+      address, whatever others sent from there (a 256-bit token cannot be guessed in any
+      number of tries, so checking it gives a guesser nothing; refusing it would lock the
+      honest out).
+    - A wrong token is counted on two keys: the token itself (tried again, it counts again)
+      and the client address (counted once per distinct wrong token, so a script retrying
+      one stale token is not a guesser). A wrong token tried ``same_token`` times within
+      ``window`` seconds, or any wrong token from an address that sent ``allowed`` distinct
+      wrong ones within the window, is answered 429 with Retry-After, after
+      :data:`SLOW_FAILURE_SECONDS` (the caller waits, without holding a thread): the
+      attacker is slowed, the assessor beside them is not.
+    - The address is the TCP peer's (an IPv6 client's /64); a proxy's ``X-Forwarded-For``
+      replaces it only when the server was told to trust that proxy (``judged judge serve
+      --trust-proxy``). Sessions (cookie and page key) are never limited.
     """
 
     def __init__(self, allowed: int = LOGIN_FAILURES_ALLOWED, window: float = LOGIN_WINDOW_SECONDS,
-                 known_good: float = KNOWN_GOOD_SECONDS):
-        self.allowed, self.window, self.known_good = allowed, window, known_good
-        self._failures: dict[str, dict[str, float]] = {}   # client key -> wrong token hash -> last time
-        self._good: dict[tuple[str, str], float] = {}       # (client key, token hash) -> expiry
+                 same_token: int = SAME_TOKEN_FAILURES, slow: float = SLOW_FAILURE_SECONDS):
+        self.allowed, self.window, self.same_token, self.slow = allowed, window, same_token, slow
+        self._by_client: dict[str, dict[str, float]] = {}   # client key -> wrong token hash -> last time
+        self._by_token: dict[str, list[float]] = {}         # wrong token hash -> times it failed
         self._lock = threading.Lock()
 
     def _recent(self, key: str, now: float) -> dict[str, float]:
-        tried = self._failures.get(key, {})
+        tried = self._by_client.get(key, {})
         for digest in [d for d, t in tried.items() if t <= now - self.window]:
             del tried[digest]
         if not tried:
-            self._failures.pop(key, None)
+            self._by_client.pop(key, None)
         return tried
 
-    def blocked(self, client: str, token: str | None = None) -> float:
-        """Seconds to wait before the next attempt from ``client`` with ``token`` (0: go on)."""
-        key, now = client_key(client), time.monotonic()
-        with self._lock:
-            tried = self._recent(key, now)
-            if len(tried) < self.allowed:
-                return 0.0
-            if token and self._good.get((key, hash_token(token)), 0.0) > now:
-                return 0.0
-            return max(0.0, min(tried.values()) + self.window - now)
+    def _token_times(self, digest: str, now: float) -> list[float]:
+        times = [t for t in self._by_token.get(digest, ()) if t > now - self.window]
+        if times:
+            self._by_token[digest] = times
+        else:
+            self._by_token.pop(digest, None)
+        return times
 
-    def failed(self, client: str, token: str) -> None:
-        key, now = client_key(client), time.monotonic()
+    def failed(self, client: str, token: str) -> float:
+        """Count a wrong token from ``client``; the seconds to put in Retry-After when this
+        failure is past a limit (answer 429, slowly), else 0 (answer 401)."""
+        key, digest, now = client_key(client), hash_token(token), time.monotonic()
         with self._lock:
-            if len(self._failures) > 10_000:   # many addresses: forget the ones past the window
-                for k in list(self._failures):
+            if len(self._by_client) > 10_000 or len(self._by_token) > 100_000:   # forget what left the window
+                for k in list(self._by_client):
                     self._recent(k, now)
-            self._failures.setdefault(key, {})[hash_token(token)] = now
-
-    def succeeded(self, client: str, token: str) -> None:
-        key, now = client_key(client), time.monotonic()
-        with self._lock:
-            if len(self._good) > 10_000:
-                self._good = {k: t for k, t in self._good.items() if t > now}
-            self._good[(key, hash_token(token))] = now + self.known_good
+                for d in list(self._by_token):
+                    self._token_times(d, now)
+            tried = self._recent(key, now)
+            times = self._token_times(digest, now)
+            client_limited, token_limited = len(tried) >= self.allowed, len(times) >= self.same_token
+            tried[digest] = now
+            self._by_client[key] = tried
+            self._by_token[digest] = times + [now]
+            if client_limited:
+                return max(1.0, min(tried.values()) + self.window - now)
+            if token_limited:
+                return max(1.0, times[0] + self.window - now)
+            return 0.0

@@ -14,7 +14,7 @@ import statistics
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import case, func, select
+from sqlalchemy import case, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -27,7 +27,7 @@ from ..analyses.agreement import cohen_kappa, krippendorff_alpha
 from .assign import PracticeFinished, next_assignment, open_assignment, overlap_pair_indices
 from .inputs import Pool, Scale, Topic
 from .models import (ADJUDICATE, FLAGS, GRADE, GRADED, OPEN, SKIP, SKIPPED, UNDO, Assessor, Assignment, Campaign,
-                     Document, Judgment, Pair, Query, utcnow)
+                     Document, Judgment, LoginSession, Pair, Query, utcnow)
 from .ordering import SHUFFLED, campaign_order, claim_next
 
 DISAGREEMENT_POLICIES = ("skip", "min", "max")  # export of an unadjudicated disagreement
@@ -193,7 +193,8 @@ def reassign(session: Session, campaign: Campaign, source: str, target: str | No
     """Move ``source``'s remaining (open, not practice) pairs to ``target``, or, without a
     target, back to the pool for whoever claims next. A pair ``target`` holds already (its
     overlap copy) goes back to the pool instead. Their judgments so far stay theirs.
-    ``deactivate``: ``source`` claims no new work afterwards."""
+    ``deactivate``: ``source`` claims no new work afterwards and their access is revoked
+    (token and browser sessions, as :func:`revoke`)."""
     a = _assessor(session, campaign, source)
     b = _assessor(session, campaign, target) if target else None
     if b is not None and b.id == a.id:
@@ -217,11 +218,49 @@ def reassign(session: Session, campaign: Campaign, source: str, target: str | No
             x.pair.copies_assigned = Pair.copies_assigned - 1
             session.delete(x)
             released += 1
-    if deactivate:
-        a.active = False
+    ended = _revoke(session, a) if deactivate else 0
     session.flush()
     return {"from": a.name, "to": None if b is None else b.name, "moved": moved, "released": released,
-            "deactivated": deactivate}
+            "deactivated": deactivate, "revoked": deactivate, "sessions_ended": ended}
+
+
+def _end_sessions(session: Session, a: Assessor) -> int:
+    """Delete every browser session of ``a``: their next request is refused (401)."""
+    return session.execute(delete(LoginSession).where(LoginSession.assessor_id == a.id)).rowcount or 0
+
+
+def _revoke(session: Session, a: Assessor) -> int:
+    a.token_hash = auth.revoked_hash()
+    a.active = False
+    return _end_sessions(session, a)
+
+
+def revoke(session: Session, campaign: Campaign, name: str) -> dict:
+    """End ``name``'s access at once: their token opens nothing any more, their browser
+    sessions end, their open pairs go back to the pool and they get no new work (their
+    judgments stay theirs). :func:`rotate` gives them a new token."""
+    got = reassign(session, campaign, name, None, deactivate=True)
+    return {"assessor": got["from"], "released": got["released"], "sessions_ended": got["sessions_ended"]}
+
+
+def rotate(session: Session, campaign: Campaign, name: str) -> tuple[str, dict]:
+    """A new token for ``name`` (returned, shown once); the old one stops working and their
+    browser sessions end at once. A revoked or deactivated assessor is active again."""
+    a = _assessor(session, campaign, name)
+    token = auth.new_token()
+    was_revoked = auth.is_revoked(a)
+    a.token_hash = auth.hash_token(token)
+    reactivated = not a.active
+    a.active = True
+    ended = _end_sessions(session, a)
+    session.flush()
+    return token, {"assessor": a.name, "sessions_ended": ended, "was_revoked": was_revoked,
+                   "reactivated": reactivated}
+
+
+def purge_sessions(session: Session) -> int:
+    """Delete the browser sessions past their expiry; how many."""
+    return session.execute(delete(LoginSession).where(LoginSession.expires_at <= utcnow())).rowcount or 0
 
 
 # --- judging ------------------------------------------------------------------------------
@@ -627,7 +666,7 @@ def status(session: Session, campaign_id: int | None = None) -> dict:
     for a in session.scalars(select(Assessor).where(Assessor.campaign_id == campaign.id).order_by(Assessor.name)):
         p = progress(session, a)
         judges += a.active and not a.is_admin
-        row = {"assessor": a.name, "admin": a.is_admin, "active": a.active, **p}
+        row = {"assessor": a.name, "admin": a.is_admin, "active": a.active, "revoked": auth.is_revoked(a), **p}
         if "practice" in p:
             rep = practice_report(session, a)
             row["practice"] = {**p["practice"], "agreed": rep["agreed"], "agreement": rep["agreement"],

@@ -40,9 +40,31 @@ def public_url(db: str) -> str:
     return make_url(normalise_url(db)).render_as_string(hide_password=True)
 
 
+def sqlite_path(db: str) -> str | None:
+    """The file of a SQLite database URL or path, None for another database or in memory."""
+    url = make_url(normalise_url(db))
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:") \
+            or url.database.startswith("file:") or url.query.get("mode") == "memory":
+        return None
+    return url.database
+
+
+def create_private(path: str) -> None:
+    """Create an empty SQLite file readable by its owner only (0600), unless it exists:
+    it holds token hashes, evidence and each campaign's secret seed. SQLite gives its -wal
+    and -shm files the database file's mode."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
 def make_engine(db: str) -> Engine:
     url = normalise_url(db)
     if url.startswith("sqlite"):
+        path = sqlite_path(db)
+        if path is not None:
+            create_private(path)
         engine = create_engine(url, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW,
                                connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
 
@@ -112,8 +134,9 @@ class Database:
             except BaseException:
                 self.engine.dispose()
                 raise
+        self._read_engine = self.engine.execution_options(**{READ_ONLY: True})
         self._writes = sessionmaker(self.engine, expire_on_commit=False)
-        self._reads = sessionmaker(self.engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False)
+        self._reads = sessionmaker(self._read_engine, expire_on_commit=False)
         self._lock = threading.Lock() if self.engine.dialect.name == "sqlite" else nullcontext()
 
     @contextmanager
@@ -126,6 +149,13 @@ class Database:
     def read(self):
         with self._reads() as session, session.begin():
             yield session
+
+    @contextmanager
+    def read_rows(self):
+        """A read transaction on a plain connection (SQLAlchemy Core, no ORM objects): for
+        the lookups every request makes."""
+        with self._read_engine.connect() as connection, connection.begin():
+            yield connection
 
     def dispose(self) -> None:
         self.engine.dispose()

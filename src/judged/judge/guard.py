@@ -1,5 +1,10 @@
-"""The ASGI wrapper in front of every request: security headers, a request size limit and
-the refusal of unsafe requests sent from another origin.
+"""The ASGI wrapper in front of every request: the Host allow-list, security headers, a
+request size limit and the refusal of requests sent from another origin.
+
+- A request whose ``Host`` is not one the server answers to (:data:`LOOPBACK_HOSTS` by
+  default; ``judged judge serve --allow-host NAME`` adds names) is answered 400 before
+  anything else: a DNS-rebinding page (``evil.example`` resolving to 127.0.0.1) reaches no
+  route.
 
 - Every HTTP response gets :data:`SECURITY_HEADERS` (a strict Content-Security-Policy among
   them), unless the app set the header itself.
@@ -15,6 +20,9 @@ the refusal of unsafe requests sent from another origin.
   from a browser page (scripts use bearer tokens); the session and log-in tokens still
   guard it. The app's own origin is the request's scheme and ``Host`` header (a proxy's
   ``X-Forwarded-Proto`` counts only with ``judged judge serve --trust-proxy``).
+- A read of the API (``/api/...``) that a browser made for another site's page
+  (``Sec-Fetch-Site`` ``cross-site`` or ``same-site``: an ``<img>`` or a ``fetch`` on
+  another port) is refused too: no request from another page reaches the API.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "n
                     "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
 MAX_BODY_BYTES = 256 * 1024   # a judgment with 20,000 characters of evidence, all escaped, fits
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")   # the Host names a server answers to by default
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -51,6 +60,31 @@ def own_origin(scope) -> tuple[str, str, int] | None:
     headers = dict(scope.get("headers") or [])
     host = headers.get(b"host", b"").decode("latin-1")
     return _origin(f"{scope.get('scheme', 'http')}://{host}") if host else None
+
+
+def host_name(value: str) -> str | None:
+    """The name or address of a ``Host`` header (no port; an IPv6 address without its
+    brackets; lower case, no trailing dot), None if it is not one."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        name, close, rest = value[1:].partition("]")
+        return name if close and (not rest or rest[:1] == ":" and rest[1:].isdigit()) and name else None
+    name, colon, port = value.partition(":")
+    if colon and not port.isdigit() or ":" in port:
+        return None
+    name = name.rstrip(".")
+    return name or None
+
+
+def allowed_host_names(names) -> frozenset[str] | None:
+    """The names a server answers to, normalised as :func:`host_name`; None: any."""
+    if names is None:
+        return None
+    out = set()
+    for n in names:
+        n = n.strip().lower()
+        out.add(n[1:-1] if n.startswith("[") and n.endswith("]") else n.rstrip("."))
+    return frozenset(out)
 
 
 def cross_origin(scope) -> str | None:
@@ -77,9 +111,10 @@ class Guard:
     """Pure ASGI wrapper (cheaper than an ``@app.middleware("http")``, which runs each request
     through an extra task): headers, body size limit, cross-origin refusal."""
 
-    def __init__(self, app, max_body: int = MAX_BODY_BYTES):
+    def __init__(self, app, allowed_hosts=LOOPBACK_HOSTS, max_body: int = MAX_BODY_BYTES):
         self.app = app
         self.state = app.state
+        self.allowed_hosts = allowed_host_names(allowed_hosts)
         self.max_body = max_body
         self._headers = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
 
@@ -93,6 +128,15 @@ class Guard:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        if self.allowed_hosts is not None:
+            host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+            if host_name(host) not in self.allowed_hosts:
+                return await self._refuse(send, 400, "this server does not answer to that Host (judged judge serve "
+                                                     "--allow-host NAME adds a name)")
+        if scope["method"] not in UNSAFE_METHODS and scope.get("path", "").startswith("/api/"):
+            site = dict(scope.get("headers") or []).get(b"sec-fetch-site", b"").decode("latin-1").lower()
+            if site in ("cross-site", "same-site"):
+                return await self._refuse(send, 403, f"refused: sent from another site's page (Sec-Fetch-Site: {site})")
         if scope["method"] in UNSAFE_METHODS:
             why = cross_origin(scope)
             if why is not None:

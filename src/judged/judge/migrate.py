@@ -17,7 +17,7 @@ from sqlalchemy import (JSON, Boolean, Column, DateTime, Float, ForeignKey, Inte
                         UniqueConstraint, inspect, select)
 
 from ..core.errors import JudgedError
-from .db import make_engine, normalise_url, public_url, schema_version
+from .db import create_private, make_engine, normalise_url, public_url, schema_version
 from .models import (SCHEMA_VERSION, Assessor, Assignment, Base, Campaign, CampaignOrder, Document, Judgment,
                      LoginSession, Pair, PairRank, Query, SchemaVersion)
 
@@ -51,6 +51,7 @@ V1_TABLES = ("login_session", "judgment", "assignment", "pair", "assessor", "que
 def _backup_sqlite(url: str) -> str:
     path = url.split("sqlite:///", 1)[1]
     target = path + ".schema1.bak"
+    create_private(target)          # a copy of token hashes and seeds: the owner's only, like the database
     src, dst = sqlite3.connect(path), sqlite3.connect(target)
     try:
         src.backup(dst)

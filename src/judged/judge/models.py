@@ -114,7 +114,9 @@ class Assessor(Base):
 
 
 class LoginSession(Base):
-    """A browser session: the cookie holds a random id, the table only its hash."""
+    """A browser session: the cookie holds a random id (signed by the server process), the
+    table only its hash; ``csrf`` holds the SHA-256 of the session's page key, which the
+    page sends with every API call (see :class:`~.auth.SessionKeys`)."""
     __tablename__ = "login_session"
     id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     assessor_id: Mapped[int] = mapped_column(ForeignKey("assessor.id"))

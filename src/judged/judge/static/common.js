@@ -1,17 +1,77 @@
 "use strict";
-// Shared by the judging and admin pages: JSON calls with the session's CSRF token,
-// retried with the same body (so the same request_id) on network errors and 5xx.
+// Shared by the judging and admin pages: the session check, then JSON calls with the
+// session's page key, retried with the same body (so the same request_id) on network
+// errors and 5xx.
+//
+// The page key was kept in this origin's storage at log-in (signed-in.js) with the
+// session's tag. A page whose tag is not the stored one belongs to a session this page
+// did not start (a page on another port planted its cookie, or another tab logged in as
+// someone else): it says so and sends nothing. The key read here stays with this page, so
+// a session that changes later is refused by the server (401 "replaced").
 window.judged = (function () {
-  const meta = document.querySelector('meta[name="csrf-token"]');
-  const csrf = meta ? meta.content : "";
+  const STORE = "judged-session";
+  const metaTag = document.querySelector('meta[name="session-tag"]');
+  const pageTag = metaTag ? metaTag.content : "";
+  const whoEl = document.getElementById("who");
+  const who = whoEl ? whoEl.dataset.name : "";
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  let key = "";
+  let sessionOk = false;
+
+  function stored() {
+    try { return JSON.parse(localStorage.getItem(STORE) || "null"); } catch (e) { return null; }
+  }
+
+  function refuseSession() {
+    sessionOk = false;
+    const main = document.getElementById("main");
+    if (!main || document.getElementById("session-refused")) return;
+    const box = document.createElement("section");
+    box.className = "login";
+    box.id = "session-refused";
+    box.setAttribute("role", "alert");
+    const h = document.createElement("h1");
+    h.textContent = "This session was not started on this page";
+    const p = document.createElement("p");
+    p.appendChild(document.createTextNode("This browser now holds a session for "));
+    const name = document.createElement("bdi");
+    name.textContent = who || "someone";
+    p.appendChild(name);
+    p.appendChild(document.createTextNode(" that this page did not log in with: another page (on another port " +
+      "of this machine) or another tab replaced it. Nothing is sent under it."));
+    const again = document.createElement("p");
+    const a = document.createElement("a");
+    a.href = "/login";
+    a.id = "login-again";
+    a.textContent = "Log in again with your own token";
+    again.appendChild(a);
+    box.append(h, p, again);
+    main.replaceChildren(box);
+    a.focus();
+  }
+
+  if (pageTag) {
+    const s = stored();
+    if (s && s.tag === pageTag && s.key) { key = s.key; sessionOk = true; } else refuseSession();
+  }
+
+  const logout = document.getElementById("logout-form");
+  if (logout) {
+    logout.addEventListener("submit", () => {
+      logout.elements.csrf.value = key;
+      try { localStorage.removeItem(STORE); } catch (e) { /* storage gone: nothing to forget */ }
+    });
+  }
+
   function requestId() {
     const b = new Uint8Array(16);
     crypto.getRandomValues(b);
     return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
   }
+
   async function api(method, url, body) {
-    const opts = { method, headers: { "X-CSRF-Token": csrf }, credentials: "same-origin" };
+    if (!sessionOk) throw new Error("this page holds no session of its own: log in again");
+    const opts = { method, headers: { "X-Session-Key": key }, credentials: "same-origin" };
     if (body !== undefined) {
       opts.headers["Content-Type"] = "application/json";
       opts.body = JSON.stringify(body);
@@ -20,7 +80,12 @@ window.judged = (function () {
       try {
         const r = await fetch(url, opts);
         if (r.status >= 500 && attempt < 3) throw new Error("server error " + r.status);
-        if (r.status === 401) { window.location.assign("/"); }
+        if (r.status === 401) {
+          let b = null;
+          try { b = await r.clone().json(); } catch (e) { b = null; }
+          if (b && b.session === "replaced") refuseSession();
+          else window.location.assign("/login?why=ended");
+        }
         return r;
       } catch (e) {
         if (attempt >= 3) throw e;
@@ -39,8 +104,9 @@ window.judged = (function () {
   }
   function message(text, isError) {
     const m = document.getElementById("message");
+    if (!m) return;
     m.textContent = text;
     m.classList.toggle("error", !!isError);
   }
-  return { api, requestId, detail, message };
+  return { api, requestId, detail, message, get sessionOk() { return sessionOk; } };
 })();

@@ -4,6 +4,7 @@
 // right-to-left override in one cannot reverse the next); j/k move a highlighted passage
 // by sentence, J/K extend or shrink it, q quotes it; query terms are marked (h toggles).
 (function () {
+  if (!window.judged.sessionOk) return;        // common.js said why: nothing runs under another session
   const { api, requestId, detail, message } = window.judged;
   const $ = (id) => document.getElementById(id);
   const root = $("judge");
@@ -187,7 +188,7 @@
   }
 
   async function loadNext() {
-    const r = await api("GET", "/api/next");
+    const r = await api("POST", "/api/next");
     if (r.status === 204) render(null);
     else if (r.status === 409) {
       const b = await r.json();
