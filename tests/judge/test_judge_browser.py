@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from judge_helpers import BROWSER_ARGS, CHROMIUM, EXAMPLE
+from judge_helpers import BROWSER_ARGS, CHROMIUM, EXAMPLE, make_campaign
 
 from judged.cli import main
 
@@ -468,3 +468,53 @@ def test_a_page_on_another_port_cannot_log_the_assessor_in_as_someone_else(tmp_p
         attacker.shutdown()
     assert response is not None
 
+
+def test_a_typed_evidence_note_survives_a_reload(tmp_path, serve):
+    """Issue #34: a typed evidence note was lost on reload. The page keeps what was typed
+    for a pair (evidence, comment, flag) in this origin's storage until it is sent."""
+    db = str(tmp_path / "judging.db")
+    tok = make_campaign(db, n_queries=1, docs_per_query=3)
+    server = serve(db)
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_page()
+        page.set_default_timeout(120_000)
+        expect, title = sync_api.expect, page.locator("#doc-title")
+        page.goto(server.url + "/")
+        page.fill("#token", tok["alice"])
+        page.click("#login-button")
+        expect(title).to_have_text(re.compile(".+"))
+        first = title.text_content()
+        page.keyboard.press("e")
+        page.keyboard.type("the second paragraph answers it")
+        page.keyboard.press("Escape")
+        page.keyboard.press("c")
+        page.keyboard.type("half read")
+        page.keyboard.press("Escape")
+        page.select_option("#flag", "duplicate")
+        page.reload()
+        expect(title).to_have_text(first)
+        expect(page.locator("#evidence")).to_have_value("the second paragraph answers it")
+        expect(page.locator("#comment")).to_have_value("half read")
+        expect(page.locator("#flag")).to_have_value("duplicate")
+        page.keyboard.press("2")
+        expect(page.locator("#message")).to_contain_text("Saved grade 2")
+        expect(title).not_to_have_text(first)
+        page.reload()                                     # the next pair starts empty: the draft went with the grade
+        expect(title).not_to_have_text(first)
+        assert page.input_value("#evidence") == "" and page.input_value("#comment") == ""
+        page.keyboard.press("e")
+        page.keyboard.type("a draft left behind")
+        page.keyboard.press("Escape")
+        page.click("#logout")                             # logging out forgets drafts and the session's key
+        expect(page.locator("#login-button")).to_be_visible()
+        assert page.evaluate("() => Object.keys(localStorage).filter(k => k.startsWith('judged-'))") == []
+        browser.close()
+    hist = httpx.get(server.url + "/api/history", headers={"Authorization": f"Bearer {tok['alice']}"},
+                     params={"qid": "q0", "docid": by_title_of(first)}).json()
+    assert [(h["grade"], h["evidence"], h.get("comment"), h.get("flag")) for h in hist] == \
+        [(2, "the second paragraph answers it", "half read", "duplicate")]
+
+
+def by_title_of(title: str) -> str:
+    return title.removeprefix("title of ")

@@ -10,6 +10,7 @@
 // a session that changes later is refused by the server (401 "replaced").
 window.judged = (function () {
   const STORE = "judged-session";
+  const DRAFTS = "judged-draft:";
   const metaTag = document.querySelector('meta[name="session-tag"]');
   const pageTag = metaTag ? metaTag.content : "";
   const whoEl = document.getElementById("who");
@@ -59,7 +60,10 @@ window.judged = (function () {
   if (logout) {
     logout.addEventListener("submit", () => {
       logout.elements.csrf.value = key;
-      try { localStorage.removeItem(STORE); } catch (e) { /* storage gone: nothing to forget */ }
+      try {
+        localStorage.removeItem(STORE);
+        for (const k of Object.keys(localStorage)) if (k.startsWith(DRAFTS)) localStorage.removeItem(k);
+      } catch (e) { /* storage gone: nothing to forget */ }
     });
   }
 
@@ -108,5 +112,20 @@ window.judged = (function () {
     m.textContent = text;
     m.classList.toggle("error", !!isError);
   }
-  return { api, requestId, detail, message, get sessionOk() { return sessionOk; } };
+  // a draft (evidence, comment, flag) typed for a pair, kept in this origin's storage until
+  // it is sent, so a reload does not lose it; forgotten at log-out
+  function draftKey(pair) { return DRAFTS + JSON.stringify([who, pair.qid, pair.docid]); }
+  function saveDraft(pair, draft) {
+    try {
+      if (draft.evidence || draft.comment || draft.flag) localStorage.setItem(draftKey(pair), JSON.stringify(draft));
+      else localStorage.removeItem(draftKey(pair));
+    } catch (e) { /* storage full or gone: the draft lives in the page only */ }
+  }
+  function loadDraft(pair) {
+    try { return JSON.parse(localStorage.getItem(draftKey(pair)) || "null"); } catch (e) { return null; }
+  }
+  function dropDraft(pair) {
+    try { localStorage.removeItem(draftKey(pair)); } catch (e) { /* nothing kept */ }
+  }
+  return { api, requestId, detail, message, saveDraft, loadDraft, dropDraft, get sessionOk() { return sessionOk; } };
 })();

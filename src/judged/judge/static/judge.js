@@ -5,7 +5,7 @@
 // by sentence, J/K extend or shrink it, q quotes it; query terms are marked (h toggles).
 (function () {
   if (!window.judged.sessionOk) return;        // common.js said why: nothing runs under another session
-  const { api, requestId, detail, message } = window.judged;
+  const { api, requestId, detail, message, saveDraft, loadDraft, dropDraft } = window.judged;
   const $ = (id) => document.getElementById(id);
   const root = $("judge");
   const evidenceRequired = root.dataset.evidenceRequired === "yes";
@@ -123,10 +123,11 @@
   function render(p) {
     current = p;
     show(p ? "pair" : "done");
-    $("evidence").value = "";
-    $("comment").value = "";
-    $("flag").value = "";
-    $("more").open = false;
+    const draft = (p && loadDraft(p)) || {};   // what was typed for this pair before a reload
+    $("evidence").value = draft.evidence || "";
+    $("comment").value = draft.comment || "";
+    $("flag").value = draft.flag || "";
+    $("more").open = Boolean(draft.comment || draft.flag);
     renderText(p);
     if (!p) return;
     $("qid").textContent = p.qid;
@@ -206,7 +207,11 @@
   }
 
   // --- answering ----------------------------------------------------------------------------
-  async function post(url, body, done) {
+  function keepDraft() {
+    if (current) saveDraft(current, { evidence: $("evidence").value, comment: $("comment").value, flag: $("flag").value });
+  }
+
+  async function post(url, body, done, pair) {
     if (busy) return;
     busy = true;
     let r;
@@ -218,6 +223,7 @@
     } finally { busy = false; }
     if (!r.ok) { message(await detail(r), true); return; }
     current = null;  // answered: no key may grade this pair again until the next one is shown
+    if (pair) dropDraft(pair);
     message(done(await r.json()));
     await loadNext();
   }
@@ -243,14 +249,14 @@
     }
     const pair = current;
     post("/api/judgments", { qid: pair.qid, docid: pair.docid, grade: g, evidence, request_id: requestId(), ...extras() },
-      (j) => `Saved grade ${j.grade} for ${pair.docid}${noted(j)}${j.revision > 1 ? " (revision " + j.revision + ")" : ""}.`);
+      (j) => `Saved grade ${j.grade} for ${pair.docid}${noted(j)}${j.revision > 1 ? " (revision " + j.revision + ")" : ""}.`, pair);
   }
 
   function skip() {
     if (!current) return;
     const pair = current;
     post("/api/skip", { qid: pair.qid, docid: pair.docid, request_id: requestId(), ...extras() },
-      (j) => `Skipped ${pair.docid}${noted(j)}.`);
+      (j) => `Skipped ${pair.docid}${noted(j)}.`, pair);
   }
 
   function undo() {
@@ -267,6 +273,7 @@
     if (!text) { message("Pick a sentence first (j / k), or select a passage with the mouse.", true); return; }
     const box = $("evidence");
     box.value = (box.value ? box.value + "\n" : "") + "“" + text + "”";
+    keepDraft();
     message("Quoted. Now grade it.");
   }
 
@@ -311,5 +318,7 @@
   $("prev-sentence").addEventListener("click", () => moveSentence(-1));
   $("toggle-highlight").addEventListener("click", toggleHighlight);
   $("start-work").addEventListener("click", startWork);
+  for (const id of ["evidence", "comment"]) $(id).addEventListener("input", keepDraft);
+  $("flag").addEventListener("change", keepDraft);
   loadNext();
 })();
