@@ -372,7 +372,7 @@ def run_reassign(args) -> int:
 
 
 def _sessions(n: int) -> str:
-    return f"{n} browser session{'' if n == 1 else 's'}"
+    return counted(n, "browser session")
 
 
 def run_revoke(args) -> int:
@@ -382,7 +382,7 @@ def run_revoke(args) -> int:
         got = campaign.revoke(s, c, args.name)
         cname = c.name
     print(f"{got['assessor']}'s token no longer opens campaign {cname!r}; {_sessions(got['sessions_ended'])} ended; "
-          f"{got['released']} open pairs back to the pool; their judgments stay theirs "
+          f"{counted(got['released'], 'open pair')} back to the pool; their judgments stay theirs "
           f"(`judged judge rotate {got['assessor']}` gives them a new token)")
     return 0
 

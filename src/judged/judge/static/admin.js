@@ -28,17 +28,20 @@
     return `${(s / 3600).toFixed(1)} h`;
   }
   const three = (x) => (x === null || x === undefined ? "n/a" : x.toFixed(3));
+  // "1 pair goes", "2 pairs go": judged.core.words.counted's rule
+  const counted = (n, one, many) => `${n} ${n === 1 ? one : many || one + "s"}`;
 
   function summary(st) {
     const waiting = st.open_disagreements;
-    $("summary").textContent = `${st.labelled} of ${st.pairs} pairs labelled` +
-      (waiting ? ` (${waiting} disagreement${waiting === 1 ? "" : "s"} to decide below)` : "") +
-      ` · ${st.judgments_done} of ${st.judgments_wanted} judgments done, ${st.judgments_left} left · ` +
-      `${st.overlap_pairs} pairs go to two assessors.`;
+    $("summary").textContent = `${st.labelled} of ${counted(st.pairs, "pair")} labelled` +
+      (waiting ? ` (${counted(waiting, "disagreement")} to decide below)` : "") +
+      ` · ${st.judgments_done} of ${counted(st.judgments_wanted, "judgment")} done, ${st.judgments_left} left · ` +
+      `${counted(st.overlap_pairs, "pair goes", "pairs go")} to two assessors.`;
     const eta = $("eta");
     eta.replaceChildren("Estimated time to finish: ", el("strong", {}, dur(st.eta_seconds)),
       st.median_seconds !== null
-        ? ` (${st.judgments_left} judgments × ${st.median_seconds} s median ÷ ${st.active_assessors} active assessors).`
+        ? ` (${counted(st.judgments_left, "judgment")} × ${st.median_seconds} s median ÷ ` +
+          `${counted(st.active_assessors, "active assessor")}).`
         : " (no timed judgment yet).");
   }
 
@@ -67,7 +70,7 @@
 
   function agreement(st) {
     const ag = st.agreement;
-    $("agreement").textContent = `${ag.pairs} doubly judged pairs · Cohen's κ = ${three(ag.cohen_kappa)} · ` +
+    $("agreement").textContent = `${counted(ag.pairs, "doubly judged pair")} · Cohen's κ = ${three(ag.cohen_kappa)} · ` +
       `Krippendorff's α (ordinal) = ${three(ag.krippendorff_alpha_ordinal)}`;
     $("agreement-convention").textContent = ag.convention;
   }
@@ -92,7 +95,7 @@
         if (e.evidence) li.append(" — ", bdi(e.evidence));
         return li;
       }));
-      labels.append(el("details", {}, el("summary", {}, `history (${d.history.length} events)`), history));
+      labels.append(el("details", {}, el("summary", {}, `history (${counted(d.history.length, "event")})`), history));
       const n = i + 1;
       const select = el("select", { name: "grade", id: `grade-${n}` });
       select.append(options.cloneNode(true));
@@ -154,9 +157,8 @@
     const r = await api("POST", "/api/reassign", body);
     if (!r.ok) { message(await detail(r), true); return; }
     const b = await r.json();
-    const n = b.to ? b.moved : b.released;
     await refresh();
-    message(`Reassigned ${n} open pair${n === 1 ? "" : "s"} of ${b.from} to ${b.to || "the pool"}` +
+    message(`Reassigned ${counted(b.to ? b.moved : b.released, "open pair")} of ${b.from} to ${b.to || "the pool"}` +
       (b.released && b.to ? ` (${b.released} back to the pool: ${b.to} holds their other copy)` : "") +
       (b.deactivated ? `; ${b.from} gets no new work, their token is revoked and their sessions ended.` : "."));
   });
