@@ -1,3 +1,4 @@
+import contextlib
 import os
 import runpy
 from pathlib import Path
@@ -75,36 +76,50 @@ def screenshot():
 CHROMIUM = "/usr/bin/chromium"
 
 
-def open_in_chromium(html_path, png_path):
-    """Open the page in headless Chromium; return (console errors, page errors, outside requests, svg count)."""
-    missing = pytest.fail if os.environ.get("CI") else pytest.skip  # CI must run it (.ci/run installs chromium)
+@pytest.fixture
+def browser_page():
+    """``with browser_page(width, height) as page:`` a page of headless Chromium (Debian's)."""
+    return chromium_page
+
+
+@contextlib.contextmanager
+def chromium_page(width: int = 1200, height: int = 1000):
+    """A page of headless Debian Chromium driven by Playwright (never `playwright install`);
+    without them the test skips, or fails under CI (.ci/run installs chromium)."""
+    missing = pytest.fail if os.environ.get("CI") else pytest.skip
     try:
         from playwright import sync_api
     except ImportError:
         missing("the playwright package is not installed (pip install -e '.[test]')")
     if not os.path.exists(CHROMIUM):
         missing("Debian chromium is not installed (apt-get install -y chromium)")
-    errors, page_errors, outside = [], [], []
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--headless"])
         try:
-            page = browser.new_page(viewport={"width": 1200, "height": 1000})
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: page_errors.append(str(e)))
-
-            def route(r):
-                if r.request.url.startswith("file://"):
-                    r.continue_()
-                else:
-                    outside.append(r.request.url)
-                    r.abort()
-
-            page.route("**/*", route)
-            page.goto(f"file://{html_path}")
-            page.wait_for_load_state("load")
-            n_svg = page.locator("svg").count()
-            first_cell = page.locator("table").first.inner_text()
-            page.screenshot(path=str(png_path), full_page=False)
+            yield browser.new_page(viewport={"width": width, "height": height})
         finally:
             browser.close()
+
+
+def open_in_chromium(html_path, png_path):
+    """Open the page in headless Chromium; return (console errors, page errors, outside requests, svg count)."""
+    errors, page_errors, outside = [], [], []
+    with chromium_page() as page:
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: page_errors.append(str(e)))
+
+        def route(r):
+            if r.request.url.startswith("file://"):
+                r.continue_()
+            else:
+                outside.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.goto(f"file://{html_path}")
+        page.wait_for_load_state("load")
+        n_svg = page.locator("svg").count()
+        main = page.locator("h2#summary + table")  # a report's main table, else the page's first table
+        first_cell = (main if main.count() else page.locator("table")).first.inner_text()
+        page.screenshot(path=str(png_path), full_page=False)
     return errors, page_errors, outside, n_svg, first_cell

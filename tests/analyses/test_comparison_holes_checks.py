@@ -217,8 +217,8 @@ def test_report_power_section_matches_judged_meta_power(example, tmp_path, monke
     for row in ref.summary():
         assert (f"<tr><td class='l'>{row['measure']}</td><td>{row['significant']}/{row['pairs']}</td>"
                 f"<td>{row['power']:.0%}</td><td>{row['median_asl']:.4f}</td></tr>") in text
-    # nDCG@10 and the added Judged@10: 2 x 2 difference plots, 2 distributions; then the ASL curves
-    assert text.count("<svg") == 2 * 2 + 2 + 1
+    # the ranking; nDCG@10 and the added Judged@10: 2 x 2 difference plots, 2 distributions; the ASL curves
+    assert text.count("<svg") == 1 + 2 * 2 + 2 + 1
     assert main(["report", "qrels.txt", *runs, "--format", "md", "--power"]) == 2  # curves need HTML
 
 
@@ -229,7 +229,7 @@ def test_report_with_every_section_opens_in_chromium(tmp_path, monkeypatch, scre
                  "--power-samples", "200"]) == 0
     errors, page_errors, outside, n_svg, table = screenshot(out, tmp_path / "r.png")
     assert errors == [] and page_errors == [] and outside == []
-    assert n_svg == 2 * 1 + 2 + 1  # nDCG@10 and Judged@10 differences, their distributions, the ASL curves
+    assert n_svg == 1 + 2 * 1 + 2 + 1  # the ranking, the differences, the distributions, the ASL curves
     assert "2 leaks" in table
 
 

@@ -30,17 +30,18 @@ def test_html_is_self_contained(report):
     # only XML namespaces may name a URL; nothing is fetched
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
     assert not re.search(r"url\(\s*['\"]?https?:", text)
-    for section in ("Main table", "Paired comparisons", "Per-query differences", "Score distributions",
-                    "Regressions", "Settings", "Judged@10"):
+    for section in ("Which runs are better", "Main table", "Paired comparisons", "Each run against the baseline",
+                    "Score distributions", "Settings", "Judged@10"):
         assert section in text
-    assert text.count("<svg") == 3 * 2 + 3  # difference bars: 3 measures x 2 runs; distributions: 3 measures
+    # the ranking; difference bars: 3 measures x 2 runs; distributions: 3 measures
+    assert text.count("<svg") == 1 + 3 * 2 + 3
 
 
 def test_report_opens_in_chromium_without_errors(report, tmp_path, screenshot):
     png = tmp_path / "report.png"
     errors, page_errors, outside, n_svg, table = screenshot(report, png)
     assert errors == [] and page_errors == [] and outside == []
-    assert n_svg == 9
+    assert n_svg == 10
     assert "dense.run" in table and "0.3197▼" in table and "/" not in table  # dense loses AP significantly
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"

@@ -343,10 +343,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
                 out[name] = done.result()
                 advance()
             if not own:  # over the pool: every run's holes known, each run's bounds with the others' as extras
-                extras = pool_extras(m, [rh.aligned for rh in out.values()], depth=k)
-                found = list(pool.map(lambda r, e: bounds(m, r.aligned, e), out.values(), extras))
-                for rh, e, (lo, hi) in zip(out.values(), extras, found):
-                    rh.low, rh.high, rh.extras = lo, hi, e
+                bound_over_pool(m, out, k, pool)
         refs = {}
         if isinstance(reference, dict):
             reference = {name: r for name, r in reference.items() if str(name) not in out}
@@ -371,6 +368,42 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
             pairs = pairs.result()
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
                        out, pairs, estimates, of_aligned(settings, qrels, aligned, measures=[m]), bounds_over)
+
+
+def bound_over_pool(measure: Measure, runs: dict, k: int, pool=None) -> None:
+    """Each :class:`RunHoles` of ``runs`` bounded over every hole of every run in the pool
+    of their top k (``bounds_over='pool'``): its low, high and extras set in place
+    (``pool``: an executor bounding the runs at once)."""
+    extras = pool_extras(measure, [rh.aligned for rh in runs.values()], depth=k)
+    found = list((pool.map if pool is not None else map)(lambda r, e: bounds(measure, r.aligned, e), runs.values(),
+                                                         extras))
+    for rh, e, (lo, hi) in zip(runs.values(), extras, found):
+        rh.low, rh.high, rh.extras = lo, hi, e
+
+
+def result_holes(result, measure: str, k: int, *, maxgrade: int | None = None, negative: str = "nonrelevant",
+                 bounds_over: str = "pool") -> HolesReport:
+    """The ``judged holes`` report of an evaluated :class:`~judged.evaluation.Result` (its runs
+    aligned already) on ``measure`` (as given to it), without the estimate: every run's
+    Judged@k, holes and bounds, every pair's interval, as :func:`holes_report` computes them
+    (the report's first screen: which runs could swap places)."""
+    check_bounds_over(bounds_over)
+    validate(negative=negative)
+    m = zero_filled(result.measures[measure])
+    if m.name not in BOUNDED:
+        raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
+    if maxgrade is not None:
+        m = replace(m, maxgrade=int(maxgrade))
+    own = bounds_over == "run"
+    runs = {name: run_holes(name, negative_as(rr.aligned, negative), m, k, samples=0, own_bounds=own)
+            for name, rr in result.runs.items()}
+    if not own:
+        bound_over_pool(m, runs, k)
+    names = list(runs)
+    pairs = pair_flips(m, [runs[n] for n in names], list(combinations(range(len(names)), 2)), over_pool=not own)
+    return HolesReport(result.qrels, k, m, result.settings, negative,
+                       max_grade(m, next(iter(runs.values())).aligned) if runs else 0, runs, pairs, None,
+                       result.query_set, bounds_over)
 
 
 def _import_estimate() -> None:

@@ -7,9 +7,12 @@ import sys
 from . import Formatter
 from .common import format_help
 
-HELP = """Compare runs with a baseline (the first run) and write one self-contained HTML page
-(no network, no scripts): the settings, the main table with significance marks, Judged@k,
-per-query difference bars, score distributions and the regression list. With
+HELP = """Compare runs with a baseline (the first run, or --baseline) and write one
+self-contained HTML page (no network, no scripts): first, the runs ranked by the first
+measure with their intervals and what judging the holes could make them, how many pairs of
+runs judging could flip (the flip matrix); then the main table with significance marks,
+Judged@k, the paired comparisons, each run's per-query differences and regressions (folded
+beyond three runs), score distributions and the settings. With
 --format md|latex|csv, the main table for papers. Judged@k (k = the first measure's
 cutoff, else 10) is added to the measures unless given (not with --manifest, which
 fixes the measures).

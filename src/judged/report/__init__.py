@@ -1,8 +1,10 @@
 """Reports of a :class:`~judged.comparison.Comparison` that people read.
 
 * :func:`html` — one self-contained HTML page (inline CSS and SVG, no scripts, no
-  network): the settings, the main table with significance marks, Judged@k, sorted
-  per-query difference bars, score distributions and the regression list.
+  network): first the runs ranked with their intervals and holes' bounds and the flip
+  matrix, then the main table with significance marks, Judged@k, the paired comparisons,
+  each run's sorted per-query difference bars and regressions (folded beyond three runs),
+  score distributions and the settings.
 * :func:`table` — the main table for papers as Markdown, LaTeX or CSV.
 
 Significance marks: ▲ (better) / ▼ (worse) than the baseline when the randomization

@@ -38,8 +38,13 @@ def _main(c, alpha) -> str:
 
 
 def _comparisons(c) -> str:
+    from ..analyses.comparison import is_coverage_measure
+
     out = []
+    coverage = [m for m in c.measures if is_coverage_measure(m)]
     for m, convention in c.measures.items():
+        if m in coverage:  # Judged@k: coverage, never tested (its means and Δ are in the main table)
+            continue
         bounded = c.holes is not None and m in c.holes.bounded
         head = ("<tr><th class='l'>run</th><th>mean</th><th>Δ mean</th><th>95% CI</th><th>W/L/T</th><th>d<sub>z</sub></th>"
                 + "".join(f"<th>p {t}<br><span class='sub'>{c.correction}</span></th>" for t in TESTS)
@@ -57,6 +62,9 @@ def _comparisons(c) -> str:
                    f"{counted(c.comparisons[0].test.n if c.comparisons else 0, 'query')}</span></h3>"
                    f"<p class='sub'><code>{escape(convention)}</code></p><table>{head}{''.join(rows)}</table>"
                    + (f"<p class='note'>{escape(logs)}</p>" if logs else ""))
+    if coverage:
+        out.append(f"<p class='note'>{escape(', '.join(coverage))}: the share of the top k judged (coverage, not "
+                   "quality), never tested: its means and differences are in the main table.</p>")
     return "\n".join(out)
 
 
@@ -86,11 +94,17 @@ def _holes(c) -> str:
                          f"with the holes judged anything in [{f.low:+.4f}, {f.high:+.4f}] ({how}): {verdict}</li>")
     flips += [f"<li>{escape(m)}: holes not bounded ({escape(why)})</li>" for m, why in h.skipped.items()]
     notes = "".join(f"<br>{escape(m)}" for m in methods.values())
-    return (f"<h2 id='holes'>Holes</h2><p class='note'>A hole is a document in a run's top {h.k} with no judgment "
+    could = sum(1 for x in c.comparisons if (f := c.flip(x)) is not None and f.can_flip)
+    judged = [r["judged"] for r in h.runs.values()]
+    return (f"<h2 id='holes'>Holes</h2><details{_open(c)}><summary>Judged@{h.k} {min(judged):.4f} to {max(judged):.4f}; judging "
+            f"the holes could flip {could} of {sum(1 for x in c.comparisons if c.flip(x) is not None)} comparisons "
+            "with the baseline</summary>"
+            f"<p class='note'>A hole is a document in a run's top {h.k} with no judgment "
             f"for that query; the scores count it as not relevant. Judging the holes (grades 0..{h.maxgrade}; "
             f"negative grades: {escape(h.negative)}) could move each difference anywhere in its interval.</p>"
             f"<table><tr><th class='l'>run</th><th>Judged@{h.k}</th><th>holes</th><th>queries with holes</th></tr>"
-            f"{rows}</table><ul>{''.join(flips)}</ul><p class='note'>Intervals of mean(run) − mean(baseline):{notes}</p>")
+            f"{rows}</table><ul>{''.join(flips)}</ul><p class='note'>Intervals of mean(run) − mean(baseline):{notes}</p>"
+            "</details>")
 
 
 def _machine(c) -> str:
@@ -219,16 +233,35 @@ def _power(power) -> str:
             f"{rows}</table><figure>{plots.asl_curves(power)}</figure>")
 
 
-def _differences(c, shown) -> str:
+def _open(c) -> str:
+    """The ``open`` attribute of a section folded in <details>: open for three runs or fewer."""
+    return " open" if len(c.runs) <= 2 else ""
+
+
+def _run_details(c, shown) -> str:
+    """Per run, folded: its mean on each measure against the baseline, the per-query
+    differences (sorted bars) and the queries it lost most on."""
     out = []
-    for m in c.measures:
+    first = next(iter(c.measures), None)
+    for r in c.runs:
+        cells = []
+        for m in c.measures:
+            x = c.get(m, r)
+            flip = c.flip(x)
+            cells.append(f"{escape(m)} {x.mean_run:.4f}{x.mark}{'⇄' if flip is not None and flip.can_flip else ''} "
+                         f"({x.test.mean_delta:+.4f})")
         figs = []
-        for r in c.runs:
+        for m in c.measures:
             x = c.get(m, r)
             d = differences(c.values[c.baseline][m], c.values[r][m])  # ties already exactly 0
             title = f"{m}: {shown[r]} − {shown[c.baseline]} (W/L/T {x.test.wins}/{x.test.losses}/{x.test.ties})"
             figs.append(f"<figure>{plots.difference_bars(d, title)}</figure>")
-        out.append(f"<div class='pair'>{''.join(figs)}</div>")
+        lost = [g for g in c.regressions if g.run == r]
+        regressions = (f"<h3>Queries {escape(shown[r])} lost most on ({escape(first)})</h3>" + _regressions(c, lost)
+                       if lost else "")
+        out.append(f"<details class='run'{_open(c)}><summary><b>{escape(shown[r])}</b> "
+                   f"<span class='sub'>{'; '.join(cells)}</span></summary><div class='pair'>{''.join(figs)}</div>"
+                   f"{regressions}</details>")
     return "\n".join(out)
 
 
@@ -248,11 +281,9 @@ def _ranking_cells(entry, newly) -> str:
     return f"<td class='l'>{escape(doc)}</td><td>{grade}</td>"
 
 
-def _regressions(c) -> str:
-    if not c.regressions:
-        return "<p>No run lost on any query.</p>"
+def _regressions(c, regressions: list) -> str:
     out = []
-    for r in c.regressions:
+    for r in regressions:
         newly = set(r.newly_unjudged)
         n = max(len(r.baseline_ranking), len(r.run_ranking))
         rows = []
@@ -289,22 +320,108 @@ def _settings(c) -> str:
     return "<dl class='settings'>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items) + "</dl>"
 
 
+def ranking_measure(c) -> str | None:
+    """The measure the first screen ranks the runs by: the first one that is not coverage."""
+    from ..analyses.comparison import is_coverage_measure
+
+    return next((m for m in c.measures if not is_coverage_measure(m)), None)
+
+
+def overview_holes(c):
+    """The holes of every run on the ranking measure, as ``judged holes`` reports them
+    (bounds over the pool of every run, every pair's interval; no estimate), or None
+    without holes or when that measure has no bounds."""
+    from ..analyses.holes import result_holes
+
+    m = ranking_measure(c)
+    if c.holes is None or c.result is None or m not in c.holes.bounded:
+        return None
+    return result_holes(c.result, m, c.holes.k, maxgrade=c.holes.bounded[m].maxgrade, negative=c.holes.negative)
+
+
+def _overview(c, shown, holes, alpha) -> str:
+    """The first screen: which runs are better, by how much, and could judging change it."""
+    from ..analyses.flips import flip_summary
+    from ..analyses.stats import ci95
+    from ..core.measures import Measure
+
+    m = ranking_measure(c)
+    if m is None:
+        return ""
+    names = [c.baseline, *c.runs]
+    means = {c.baseline: c.get(m, c.runs[0]).mean_baseline} if c.runs else {}
+    means.update({r: c.get(m, r).mean_run for r in c.runs})
+    by_mean = Measure.parse(m).aggregate == "mean"  # a t interval of the mean (not of GMAP's geometric mean)
+    bounds = {}
+    if holes is not None:
+        bounds = {name: (float(rh.low.mean()), float(rh.high.mean())) if len(rh.low) else None
+                  for name, rh in holes.runs.items()}
+    rows = []
+    for name in names:
+        x = None if name == c.baseline else c.get(m, name)
+        flip = c.flip(x) if x is not None else None
+        rows.append({"name": name, "label": shown[name], "mean": means[name], "baseline": name == c.baseline,
+                     "ci": ci95(c.values[name][m]) if by_mean else None, "bounds": bounds.get(name),
+                     "mark": x.mark if x is not None else "", "flip": bool(flip is not None and flip.can_flip)})
+    rows.sort(key=lambda r: -r["mean"] if r["mean"] == r["mean"] else float("inf"))
+    better = [r for r in rows if r["mark"] == "▲"]
+    worse = [r for r in rows if r["mark"] == "▼"]
+    lines = [f"By {escape(m)} over {counted(len(c.qids), 'query')}: best {escape(rows[0]['label'])} "
+             f"({rows[0]['mean']:.4f}); {len(better)} of {counted(len(c.runs), 'run')} better than the baseline "
+             f"{escape(shown[c.baseline])} ({means[c.baseline]:.4f}), {len(worse)} worse ({MARK_NOTE.format(alpha=alpha, correction=escape(c.correction))})."]
+    matrix = ""
+    if holes is not None:
+        summary = flip_summary({name: means[name] for name in names}, holes.pairs)
+        lines.append(escape(summary.sentence(shown)) + ".")
+        matrix = _flip_matrix(summary, shown)
+    what = (f"{escape(m)}: the mean (dot: green better, red worse than the baseline, black the baseline), its 95% "
+            "interval (bar)" + (", what judging the holes could make it (band)" if holes is not None else ""))
+    figure = plots.ranking(rows, f"{m}: runs best first")
+    return (f"<h2 id='overview'>Which runs are better, by how much, and could judging change it?</h2>"
+            f"<p>{' '.join(lines)}</p><div class='pair overview'><figure>{figure}<figcaption class='note'>{what}; "
+            f"▲/▼: significantly better/worse than the baseline; ⇄: judging the holes could reverse its order with "
+            f"the baseline.</figcaption></figure>{matrix}</div>")
+
+
+MARK_NOTE = "randomization test, p &lt; {alpha} after {correction} correction"
+
+
+def _flip_matrix(summary, shown) -> str:
+    """The flip matrix as a table: runs best first, ⇄ where judging the holes could swap two."""
+    n = len(summary.runs)
+    if n < 3:
+        return ""
+    head = "<tr><th></th>" + "".join(f"<th>{j + 1}</th>" for j in range(n)) + "</tr>"
+    body = []
+    for i, (name, row) in enumerate(zip(summary.runs, summary.matrix())):
+        cells = "".join(f"<td class='d'>{i + 1}</td>" if cell is None and j == i else
+                        "<td class='flip'>⇄</td>" if cell else "<td class='sub'>·</td>" for j, cell in enumerate(row))
+        body.append(f"<tr><th class='l'>{i + 1} {escape(shown[name])}</th>{cells}</tr>")
+    return (f"<figure><table class='matrix'>{head}{''.join(body)}</table><figcaption class='note'>⇄: judging the "
+            "holes could swap the two runs (best first, numbered)</figcaption></figure>")
+
+
 def html(c, title: str | None = None, alpha: float = 0.05, power=None) -> str:
-    """A self-contained HTML page for a :class:`~judged.comparison.Comparison`; with
-    ``power`` (a :class:`judged.meta.PowerResult`, e.g. from
-    :func:`judged.meta.power.power_of_comparison`) the ASL-curve section too."""
+    """A self-contained HTML page for a :class:`~judged.comparison.Comparison`, its first
+    screen answering which runs are better, by how much and whether judging could change it
+    (the runs ranked with their intervals and the holes' bounds, the flip matrix), then the
+    tables and, folded, each run's detail; with ``power`` (a :class:`judged.meta.PowerResult`,
+    e.g. from :func:`judged.meta.power.power_of_comparison`) the ASL-curve section too."""
     from .. import __version__
 
     template = Template(_template())
     shown, short = shortener(c)  # runs by file name (settings keep the paths)
-    title = title or f"judged report: {', '.join(shown[r] for r in c.runs)} vs {shown[c.baseline]}"
+    title = title or (f"judged report: {', '.join(shown[r] for r in c.runs)} vs {shown[c.baseline]}" if len(c.runs) <= 2
+                      else f"judged report: {len(c.runs) + 1} runs, baseline {shown[c.baseline]}")
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    first = next(iter(c.measures), "")
+    measures = ", ".join(c.measures)
     return template.substitute(
-        title=escape(title), subtitle=escape(f"judged {__version__}, {when}; {counted(len(c.qids), 'query')}"),
+        title=escape(title),
+        subtitle=escape(f"{measures}; {counted(len(c.qids), 'query')}; judged {__version__}, {when}"),
+        overview=short(_overview(c, shown, overview_holes(c), alpha)),
         main_table=short(_main(c, alpha)), legend=escape(short(legend(c, alpha, flips=True))),
-        comparisons=short(_comparisons(c)), differences=_differences(c, shown), distributions=_distributions(c, shown),
-        regressions=short(_regressions(c)), regression_measure=escape(first), settings=_settings(c),
+        comparisons=short(_comparisons(c)), runs=short(_run_details(c, shown)), open=_open(c),
+        distributions=_distributions(c, shown), settings=_settings(c),
         holes=short(_holes(c)), machine=short(_machine(c)), checks=short(_checks(c)), power=short(_power(power)))
 
 

@@ -128,6 +128,50 @@ def distributions(values: dict, title: str) -> str:
     return c.svg()
 
 
+def ranking(rows: list, title: str) -> str:
+    """The runs best first, one line each (``rows``: dicts of label, mean, ci (low, high) or
+    None, bounds (low, high) or None, mark: '▲', '▼' or '', flip: bool, baseline: bool):
+    the range judging the holes could give (a pale band), the 95% CI of the mean (a bar with
+    ends), the mean (a dot: green better, red worse than the baseline, black the baseline),
+    the baseline's mean as a dashed line, the marks at the right. Drawn as SVG directly."""
+    row = 18
+    label = max([len(r["label"]) for r in rows] + [8]) + (11 if any(r.get("baseline") for r in rows) else 0)
+    left = min(12 + 5.6 * label, 260)
+    c = _Canvas(540, 26 + row * max(len(rows), 1) + 26, left=int(left), right=30, top=26, bottom=26)
+    seen = [v for r in rows for v in (r["mean"], *(r["ci"] or ()), *(r["bounds"] or ())) if v == v]
+    c.x_range(min(seen, default=0.0), max(seen, default=1.0), pad=0.04)
+    c.y_range(len(rows) + 0.5, 0.5, pad=0.0)
+    c.x_ticks()
+    for i in range(1, len(rows) + 1, 2):  # every other line shaded, to follow a run across
+        c.add(f'<rect x="{c.left}" y="{c.y(i - 0.5):.2f}" width="{c.right - c.left}" height="{row}" fill="#f5f5f5"/>')
+    base = next((r for r in rows if r.get("baseline")), None)
+    if base is not None:
+        x = float(c.x(base["mean"]))
+        c.add(f'<line x1="{x:.2f}" y1="{c.top}" x2="{x:.2f}" y2="{c.bottom}" stroke="#616161" stroke-dasharray="3 3"/>')
+    for i, r in enumerate(rows, 1):
+        y = float(c.y(i))
+        c.text(c.left - 6, y + 4, _short(r["label"], 44) + (" (baseline)" if r.get("baseline") else ""), anchor="end",
+               extra=' font-weight="bold"' if r.get("baseline") else "")
+        if r["bounds"] is not None:
+            lo, hi = (float(c.x(v)) for v in r["bounds"])
+            c.add(f'<rect x="{lo:.2f}" y="{y - 6:.2f}" width="{max(hi - lo, 1.0):.2f}" height="12" fill="#ffcc80" '
+                  f'fill-opacity="0.7"><title>with the holes judged: {r["bounds"][0]:.4f} to {r["bounds"][1]:.4f}'
+                  '</title></rect>')
+        if r["ci"] is not None:
+            lo, hi = (float(c.x(v)) for v in r["ci"])
+            c.add(f'<path d="M{lo:.2f},{y:.2f}H{hi:.2f}M{lo:.2f},{y - 4:.2f}V{y + 4:.2f}M{hi:.2f},{y - 4:.2f}'
+                  f'V{y + 4:.2f}" stroke="#424242" stroke-width="1.6" fill="none"/>')
+        color = "black" if r.get("baseline") else {"▲": BETTER, "▼": WORSE}.get(r["mark"], "#757575")
+        c.add(f'<circle cx="{float(c.x(r["mean"])):.2f}" cy="{y:.2f}" r="4" fill="{color}"><title>{html.escape(r["label"])}'
+              f': {r["mean"]:.4f}</title></circle>')
+        marks = r["mark"] + ("⇄" if r.get("flip") else "")
+        if marks:
+            c.text(c.right + 6, y + 4, marks, extra=f' fill="{color}"')
+    c.frame()
+    c.title(title)
+    return c.svg()
+
+
 class _Canvas:
     """A small SVG chart: one plot area with linear axes, ticks, labels and a title."""
 
