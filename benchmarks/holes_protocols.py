@@ -2,6 +2,7 @@
 
     python benchmarks/holes_protocols.py COLLECTION [COLLECTION ...] [--measure nDCG@10] [-k 10]
         [--seeds 5] [--kind-pool trad] [--json out.json]
+        [--methods loro-logit:run,loro-logit:pool,run-prior:pool]
 
 A COLLECTION is a folder with ``qrels.txt``, ``runs/*`` (TREC run files, gzip'ed or not) and,
 optionally, ``runs.tsv`` (tab-separated, a header line with at least ``file`` and ``group``
@@ -12,7 +13,9 @@ pooled, neural ones scored).
 
 Per collection it prints one row per (protocol, cell): runs counted (with a truth) and
 estimated, abstentions, MAE of holes-as-zero, condensed and the estimate, interval coverage
-and width, and the bound violations (run means, run x query cells). The collections'
+and width, and the bound violations (run means, run x query cells). With ``--methods`` (estimate:over, comma-separated) each estimate configuration runs in
+turn and one more table compares their MAE per cell with holes-as-zero's and condensed's,
+marking with * each configuration that beats both there. The collections'
 files are never part of this repository (robust03 is in ../shared/data; DL 2019 and
 CLEF TAR 2017 are fetched locally, see docs/holes.md "On real collections").
 """
@@ -79,6 +82,24 @@ def run_collection(path: str, args) -> list:
     return out
 
 
+def comparison(name: str, by_method: dict) -> str:
+    """MAE per cell of every configuration beside zero's and condensed's; * beats both."""
+    methods = list(by_method)
+    first = by_method[methods[0]]
+    lines = [f"**{name}**: MAE per cell (runs with a truth, estimated; * below both holes-as-zero and condensed)", "",
+             "| protocol / cell | zero | condensed | " + " | ".join(methods) + " |",
+             "|---|---:|---:|" + "---:|" * len(methods)]
+    for i, r in enumerate(first):
+        cells = []
+        for m in methods:
+            x = by_method[m][i]
+            best = x["mae_estimate"] < min(x["mae_zero"], x["mae_condensed"])
+            abst = f" ({x['abstained']} abst.)" if x["abstained"] else ""
+            cells.append("-" if x["mae_estimate"] != x["mae_estimate"] else f"{x['mae_estimate']:.4f}{'*' if best else ''}{abst}")
+        lines.append(f"| {r['cell']} | {r['mae_zero']:.4f} | {r['mae_condensed']:.4f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def markdown(name: str, rows: list) -> str:
     lines = [f"**{name}**", "",
              "| protocol / cell | runs (truth, estimated) | abstained | MAE zero | MAE condensed | MAE estimate | "
@@ -102,12 +123,24 @@ def main() -> None:
     p.add_argument("--kind-pool", default=None)
     p.add_argument("--estimate", default=None, help="the estimate's method (default: judged's)")
     p.add_argument("--estimate-over", default=None, choices=["pool", "run"])
+    p.add_argument("--methods", default=None, help="estimate:over configurations to compare, comma-separated")
     p.add_argument("--json", default=None)
     args = p.parse_args()
     every = {}
     for path in args.collections:
-        every[path] = run_collection(path, args)
-        print(markdown(os.path.basename(os.path.normpath(path)), every[path]) + "\n", flush=True)
+        name = os.path.basename(os.path.normpath(path))
+        if not args.methods:
+            every[path] = run_collection(path, args)
+            print(markdown(name, every[path]) + "\n", flush=True)
+            continue
+        by_method = {}
+        for config in args.methods.split(","):
+            args.estimate, _, over = config.partition(":")
+            args.estimate_over = over or None
+            by_method[config] = run_collection(path, args)
+            print(markdown(f"{name}, {config}", by_method[config]) + "\n", flush=True)
+        every[path] = by_method
+        print(comparison(name, by_method) + "\n", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(every, f, indent=1)
