@@ -47,7 +47,7 @@ def _pyplot(what: str):
     try:
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UsageError(f"{what} needs matplotlib: pip install 'judged[plot]'")
+        raise UsageError(f"{what} needs matplotlib, a dependency of judged missing here: pip install matplotlib")
     return plt
 
 

@@ -173,35 +173,112 @@ def _blocks(text: str, lang: str):
 def test_readme_use_blocks_run_as_written(tmp_path, monkeypatch, capsys):
     """Every command of the README's Use section runs from a clean checkout (in a copy of
     it here, so the files the commands write stay out of the repository)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    use = readme.split("## Use", 1)[1].split("\n## ", 1)[0]
+    use = _use_section()
     checkout = tmp_path / "checkout"
     shutil.copytree(ROOT / "docs" / "examples", checkout / "docs" / "examples")
     monkeypatch.chdir(checkout)
     ran = 0
+    for line, words, out in _use_commands(use):
+        if words[0] == "cd":  # as in a shell: from where the previous line left
+            os.chdir(words[1])
+            continue
+        args = [a for w in words[1:] for a in (sorted(glob.glob(w)) if "*" in w else [w])]
+        assert main(args) == 0, (line, capsys.readouterr().err)
+        text = capsys.readouterr().out
+        if out:
+            Path(out).write_text(text)
+        ran += 1
+    assert ran >= 12
+    os.chdir(checkout / "docs" / "examples")
+    exec(_blocks(use, "python")[0], {})  # the Python block, in the example folder
+    assert len(_blocks(use, "python")) == 1  # the other Python lines (own data) are under "Your own data"
+
+
+def _use_section() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    return readme.split("## Use", 1)[1].split("\n## ", 1)[0]
+
+
+def _use_commands(use: str):
+    """(line, words, file the output goes to or None) of every command of the Use section's
+    shell blocks: `judged ...`, or `cd DIR`."""
     for block in _blocks(use, "bash"):
         for line in block.replace("\\\n", " ").splitlines():
             line = line.split("  #")[0].strip()
             if not line or line.startswith("#"):
                 continue
-            words = shlex.split(line)
-            if words[0] == "cd":  # as in a shell: from where the previous line left
-                os.chdir(words[1])
-                continue
-            out = None
+            words, out = shlex.split(line), None
             if ">" in words:  # judged scale > scale.toml
                 words, out = words[:words.index(">")], words[words.index(">") + 1]
-            assert words[0] == "judged", line
-            args = [a for w in words[1:] for a in (sorted(glob.glob(w)) if "*" in w else [w])]
-            assert main(args) == 0, (line, capsys.readouterr().err)
-            text = capsys.readouterr().out
-            if out:
-                Path(out).write_text(text)
-            ran += 1
-    assert ran >= 12
-    os.chdir(checkout / "docs" / "examples")
-    exec(_blocks(use, "python")[0], {})  # the Python block, in the example folder
-    assert len(_blocks(use, "python")) == 1  # the other Python lines (own data) are under "Your own data"
+            assert words[0] in ("judged", "cd"), line
+            yield line, words, out
+
+
+RUN_USE = """
+import glob, json, os, sys
+
+class Absent:  # what `pip install judged` does not install cannot be imported
+    def find_spec(self, name, path=None, target=None):
+        if "." not in name and name in json.loads(sys.argv[2]):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, Absent())
+from judged.cli import main
+for words, out in json.loads(sys.argv[1]):
+    if words[0] == "cd":
+        os.chdir(words[1])
+        continue
+    args = [a for w in words[1:] for a in (sorted(glob.glob(w)) if "*" in w else [w])]
+    assert main(args) == 0, words
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+
+
+def _requirement_closure(requirements) -> set:
+    """The distributions ``requirements`` name (this Python's markers, no extras) and, as
+    installed here, every distribution they require in turn."""
+    from importlib.metadata import PackageNotFoundError, requires
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    seen, todo = set(), list(requirements)
+    while todo:
+        req = Requirement(todo.pop())
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        name = canonicalize_name(req.name)
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            todo.extend(requires(name) or [])
+        except PackageNotFoundError:
+            pass
+    return seen
+
+
+def test_the_use_commands_need_only_the_default_install(tmp_path):
+    """`pip install judged` (no extra) runs every command of the README's Use section (issue
+    #34: compare, report and meta power --plot needed the compare, report and meta extras):
+    run where every installed package that is not a dependency of judged's (or of theirs)
+    cannot be imported, as after a plain install, they all succeed."""
+    import tomllib
+    from importlib.metadata import packages_distributions
+
+    from packaging.utils import canonicalize_name
+
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "docs" / "examples", checkout / "docs" / "examples")
+    commands = [(words, out) for _, words, out in _use_commands(_use_section()) if not out]
+    default = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    installed = _requirement_closure(default)
+    absent = sorted(name for name, dists in packages_distributions().items()
+                    if name != "judged" and not {canonicalize_name(d) for d in dists} & installed)
+    done = subprocess.run([sys.executable, "-c", RUN_USE, json.dumps(commands), json.dumps(absent)], cwd=checkout,
+                          capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = set(json.loads(done.stdout.splitlines()[-1]))
+    assert {"scipy", "matplotlib"} <= imported  # compare and report; meta power --plot
 
 
 def test_degenerate_compare_prints_no_warning_on_stderr(tmp_path, capsys):

@@ -89,7 +89,7 @@ def _load_special():
     try:
         from scipy import special
     except ImportError as exc:  # pragma: no cover - scipy is in the 'compare' extra
-        raise JudgedError("paired tests need scipy: pip install 'judged[compare]'") from exc
+        raise JudgedError("paired tests need scipy, a dependency of judged missing here: pip install scipy") from exc
     return special
 
 

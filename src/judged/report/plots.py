@@ -21,7 +21,8 @@ def _figure(width: float, height: float):
     except ImportError as exc:  # pragma: no cover - matplotlib is in the 'report' extra
         from ..core.errors import JudgedError
 
-        raise JudgedError("the HTML report needs matplotlib: pip install 'judged[report]'") from exc
+        raise JudgedError("the HTML report's ASL curves need matplotlib, a dependency of judged missing here: "
+                          "pip install matplotlib") from exc
     return Figure(figsize=(width, height), layout="constrained")
 
 

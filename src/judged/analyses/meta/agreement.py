@@ -200,5 +200,5 @@ def binomtest():
     try:
         from scipy.stats import binomtest as test
     except ImportError:
-        raise JudgedError("the binomial test needs scipy: pip install 'judged[meta]'")
+        raise JudgedError("the binomial test needs scipy, a dependency of judged missing here: pip install scipy")
     return test

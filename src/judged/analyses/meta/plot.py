@@ -10,7 +10,7 @@ def pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise JudgedError("plotting needs matplotlib: pip install 'judged[meta]'")
+        raise JudgedError("plotting needs matplotlib, a dependency of judged missing here: pip install matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
