@@ -41,16 +41,16 @@ from ...core.errors import ConventionError, JudgedError, ParseError
 from ...core.progress import progress
 from ...core.runnames import run_stem
 from ...core.querysets import of_aligned
+from .protocols import TOLERANCE, TruthChecks
 from .stability import kendall_tau, tau_ap
 
 SCORINGS = ("zero", "condensed", "estimate")
 PROTOCOLS = ("loro", "group", "shift", "few")
 DEFAULT_GROUP_REGEX = r"[A-Za-z]+"  # a run's leading letters; a label without letters is its own group
-TOLERANCE = 1e-9  # a full score this far outside the bounds is a violation, not rounding
 
 
 @dataclass
-class HoldoutRun:
+class HoldoutRun(TruthChecks):
     """One run held out: its scores on the full and the reduced qrels."""
 
     run: str
@@ -81,14 +81,6 @@ class HoldoutRun:
     @property
     def truth_holes(self) -> int:
         return self.full_holes
-
-    @property
-    def covered(self) -> bool:
-        return self.low - TOLERANCE <= self.full <= self.high + TOLERANCE
-
-    @property
-    def violation(self) -> bool:
-        return not (self.min - TOLERANCE <= self.full <= self.max + TOLERANCE)
 
     def to_dict(self) -> dict:
         return {"run": self.run, "group": self.group, "removed": self.removed, "holes": self.holes,

@@ -45,8 +45,21 @@ TOLERANCE = 1e-9  # a truth this far outside the bounds is a violation, not roun
 TRUTH_WIDTH = 0.02
 
 
+class TruthChecks:
+    """What a row with ``truth``, its bounds (``min``, ``max``) and its estimate's interval
+    (``low``, ``high``) says of them: the interval covers the truth; the truth breaks the bounds."""
+
+    @property
+    def covered(self) -> bool:
+        return self.low - TOLERANCE <= self.truth <= self.high + TOLERANCE
+
+    @property
+    def violation(self) -> bool:
+        return not (self.min - TOLERANCE <= self.truth <= self.max + TOLERANCE)
+
+
 @dataclass
-class CellRun:
+class CellRun(TruthChecks):
     """One scored run of a cell: its scores on the cut qrels and its truth."""
 
     run: str
@@ -67,14 +80,6 @@ class CellRun:
     queries: int
     cell_violations: int  # queries whose truth lies outside the run's per-query bounds
     abstain: str | None = None
-
-    @property
-    def covered(self) -> bool:
-        return self.low - TOLERANCE <= self.truth <= self.high + TOLERANCE
-
-    @property
-    def violation(self) -> bool:
-        return not (self.min - TOLERANCE <= self.truth <= self.max + TOLERANCE)
 
     def to_dict(self) -> dict:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
