@@ -47,16 +47,32 @@ class Result:
     def aggregate(self, run: str, measure: str) -> float:
         return self.measures[measure].aggregate_of(self.runs[run].values[measure])
 
-    def mean(self):
-        """One row per run, one column per measure (NumRel/NumRet/NumRelRet are sums, as trec_eval)."""
+    def mean(self, backend: str = "pandas"):
+        """One row per run, one column per measure (NumRel/NumRet/NumRelRet are sums, as trec_eval).
+
+        ``backend``: ``"pandas"`` (default; the runs are the index, named ``run``),
+        ``"polars"`` or ``"arrow"`` (a pyarrow Table): the runs are then the first column,
+        ``run``. The same float64 values in every backend."""
+        data = {given: [self.aggregate(r, given) for r in self.runs] for given in self.measures}
+        if check_backend(backend) != "pandas":
+            return frame_of({"run": list(self.runs), **data}, backend)
         import pandas as pd
 
-        data = {given: [self.aggregate(r, given) for r in self.runs] for given in self.measures}
         df = pd.DataFrame(data, index=pd.Index(list(self.runs), name="run"))
         return df
 
-    def per_query(self):
-        """Tidy table: run, qid, measure, value."""
+    def per_query(self, backend: str = "pandas"):
+        """Tidy table: run, qid, measure, value (``backend`` as :meth:`mean`: pandas, polars, arrow)."""
+        if check_backend(backend) != "pandas":
+            import numpy as np
+
+            parts = [(name, rr.qids.astype(str), given, rr.values[given])
+                     for name, rr in self.runs.items() for given in self.measures]
+            return frame_of({"run": [name for name, q, _, _ in parts for _ in range(len(q))],
+                             "qid": [x for _, q, _, _ in parts for x in q.tolist()],
+                             "measure": [given for _, q, given, _ in parts for _ in range(len(q))],
+                             "value": np.concatenate([np.asarray(v, np.float64) for *_, v in parts])
+                             if parts else np.zeros(0)}, backend)
         import pandas as pd
 
         frames = []
@@ -108,6 +124,31 @@ class Result:
 
     def __repr__(self) -> str:
         return f"Result({len(self.runs)} run(s), measures={list(self.measures)})"
+
+
+BACKENDS = ("pandas", "polars", "arrow")  # what Result.mean and Result.per_query return
+
+
+def check_backend(backend: str) -> str:
+    if backend not in BACKENDS:
+        raise UsageError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    return backend
+
+
+def frame_of(columns: dict, backend: str):
+    """A polars DataFrame or a pyarrow Table of ``columns`` (name -> values): strings as
+    strings, the numbers as float64."""
+    import pyarrow as pa
+
+    table = pa.table({name: pa.array(values, type=pa.string() if name in ("run", "qid", "measure")
+                                     else pa.float64()) for name, values in columns.items()})
+    if backend == "arrow":
+        return table
+    try:
+        import polars as pl
+    except ImportError as exc:
+        raise UsageError("backend='polars' needs polars: pip install 'judged[polars]'") from exc
+    return pl.from_arrow(table)
 
 
 def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", complete: bool = False,
