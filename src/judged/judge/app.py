@@ -212,8 +212,7 @@ def create_app(db: str, limiter: auth.LoginLimiter | None = None, secure_cookie:
     def check_token(request: Request, token: str) -> auth.Who:
         """The assessor whose token this is (looked up every time: a revoked or rotated token
         stops working at once), else :class:`Refusal` (counted by the limiter)."""
-        with database.read_rows() as connection:
-            who = auth.who_holds(connection, token)
+        who = auth.who_holds(database, token)
         if who is None:
             raise Refusal("no valid token", limiter.failed(client(request), token))
         return who

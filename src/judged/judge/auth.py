@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from .models import Assessor
@@ -76,17 +76,21 @@ def find_assessor(session: Session, token: str) -> Assessor | None:
     return assessor
 
 
-def who_holds(connection, token: str) -> Who | None:
-    """:func:`find_assessor` on a plain connection, as the request's :class:`Who` (the
-    lookup every bearer request makes: no ORM object is built)."""
+# built once: building a select() costs more than running it (some 0.35 of 0.5 ms)
+_HOLDER = select(Assessor.id, Assessor.name, Assessor.is_admin, Assessor.campaign_id,
+                 Assessor.token_hash).where(Assessor.token_hash == bindparam("digest"))
+
+
+def who_holds(database, token: str) -> Who | None:
+    """:func:`find_assessor` as the request's :class:`Who`, by :meth:`.db.Database.first_row`
+    (the lookup every bearer request makes: no ORM object, a statement built once)."""
     if not token or len(token) > 200:
         return None
     digest = hash_token(token)
-    row = connection.execute(select(Assessor.id, Assessor.name, Assessor.is_admin, Assessor.campaign_id,
-                                    Assessor.token_hash).where(Assessor.token_hash == digest)).first()
-    if row is None or not hmac.compare_digest(row.token_hash, digest):
+    row = database.first_row(_HOLDER, {"digest": digest})
+    if row is None or not hmac.compare_digest(row[4], digest):
         return None
-    return Who(row.id, row.name, row.is_admin, row.campaign_id)
+    return Who(row[0], row[1], bool(row[2]), row[3])
 
 
 def same_secret(a: str, b: str) -> bool:

@@ -150,12 +150,25 @@ class Database:
         with self._reads() as session, session.begin():
             yield session
 
-    @contextmanager
-    def read_rows(self):
-        """A read transaction on a plain connection (SQLAlchemy Core, no ORM objects): for
-        the lookups every request makes."""
-        with self._read_engine.connect() as connection, connection.begin():
-            yield connection
+    def first_row(self, statement, params: dict):
+        """The first row of a one-statement SELECT, run on a pooled DBAPI connection (the
+        lookup every request makes: SQLAlchemy's Connection and transaction layers cost
+        more than the query). The statement is compiled once per dialect."""
+        compiled = self.cache.get(("compiled", statement))
+        if compiled is None:
+            compiled = self.cache[("compiled", statement)] = statement.compile(dialect=self.engine.dialect)
+        bound = compiled.construct_params(params)
+        args = [bound[k] for k in compiled.positiontup] if compiled.positional else bound
+        connection = self.engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            try:
+                cursor.execute(str(compiled), args)
+                return cursor.fetchone()
+            finally:
+                cursor.close()
+        finally:
+            connection.close()          # back to the pool, rolled back
 
     def dispose(self) -> None:
         self.engine.dispose()
