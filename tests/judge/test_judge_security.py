@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import httpx
-import pytest
 from fastapi.testclient import TestClient
 from judge_helpers import EXAMPLE, LOOPBACK, login_form_token, make_campaign, page_log_in
 from sqlalchemy import func, select

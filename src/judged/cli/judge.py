@@ -7,7 +7,6 @@ for PostgreSQL); ``agreement`` needs nothing beyond judged itself.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
