@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = ["read_qrels", "read_run", "evaluate", "compare", "compare_records", "Comparison", "Manifest", "Measure",
            "Qrels", "Run", "Result", "Settings", "ParseError", "MeasureError", "ConventionError", "JudgedError",
-           "calc_aggregate", "iter_calc", "__version__"]
+           "calc_aggregate", "iter_calc", "gate", "__version__"]
 
 _LAZY = {
     "read_qrels": "judged.core.io", "read_run": "judged.core.io", "evaluate": "judged.core.evaluation",
@@ -29,7 +29,7 @@ _LAZY = {
     "MeasureError": "judged.core.errors", "ConventionError": "judged.core.errors", "JudgedError": "judged.core.errors",
     "calc_aggregate": "judged.compat.ir_measures", "iter_calc": "judged.compat.ir_measures",
     "compare": "judged.analyses.comparison", "compare_records": "judged.analyses.comparison",
-    "Comparison": "judged.analyses.comparison", "Manifest": "judged.core.manifest",
+    "Comparison": "judged.analyses.comparison", "Manifest": "judged.core.manifest", "gate": "judged.analyses.gate",
 }
 
 # judged.<name> -> the module's home in its layer (the name it was published under before the layers)

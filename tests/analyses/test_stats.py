@@ -7,6 +7,7 @@ import pytest
 from scipy import stats as sp
 
 from judged import stats
+from judged.core.errors import ConventionError
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +171,19 @@ def test_ci95_matches_scipy(pair):
     d = stats.differences(*pair)
     ci = sp.ttest_1samp(d, 0).confidence_interval(0.95)
     assert stats.ci95(d) == pytest.approx((ci.low, ci.high), rel=1e-12)
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.975])
+def test_one_sided_lower_bound_matches_scipy(pair, confidence):
+    # the gate's non-inferiority bound: scipy's one-sided ('greater') t interval, its lower end
+    d = stats.differences(*pair)
+    low = sp.ttest_1samp(d, 0, alternative="greater").confidence_interval(confidence).low
+    assert stats.lower_bound(d, confidence) == pytest.approx(low, rel=1e-12)
+    if confidence == 0.975:  # ci95's lower end is the one-sided 97.5% bound, the same bits
+        assert stats.lower_bound(d, confidence) == stats.ci95(d)[0]
+    assert stats.lower_bound(np.full(4, 0.25), confidence) == 0.25  # constant differences: the mean
+    with pytest.raises(ConventionError, match="confidence must be in"):
+        stats.lower_bound(d, 1.0)
 
 
 def test_effect_size_is_cohens_dz():

@@ -587,13 +587,36 @@ def ci95(d: np.ndarray) -> tuple[float, float]:
     """Student t 95% interval of the mean difference (a point when n < 2 or the
     differences are constant)."""
     d = np.asarray(d, dtype=np.float64)
+    mean, half = _t_half_width(d, 0.975)
+    return (float(mean - half), float(mean + half))
+
+
+def _t_half_width(d: np.ndarray, quantile: float) -> tuple[float, float]:
+    """(mean(d), t(quantile, n-1) x sd / sqrt(n)); the half-width 0 when n < 2 or the
+    differences are constant (zero variance)."""
     n = len(d)
     mean = float(d.mean()) if n else 0.0
     if n < 2 or is_constant(d):
-        return (mean, mean)
+        return mean, 0.0
     sd = float(d.std(ddof=1))
-    half = float(special_functions().stdtrit(n - 1, 0.975)) * sd / np.sqrt(n)
-    return (float(mean - half), float(mean + half))
+    return mean, float(special_functions().stdtrit(n - 1, quantile)) * sd / np.sqrt(n)
+
+
+ONE_SIDED_METHOD = ("one-sided Student t bound of the mean paired difference d = candidate - baseline: "
+                    "mean(d) - t(c, n-1) x sd(d) / sqrt(n) at confidence c, sd with n-1 (the mean itself for one "
+                    "query or constant differences); non-inferiority by a margin as a one-sided test against "
+                    "-margin (Blackwelder, Controlled Clinical Trials 1982), superiority against +margin")
+
+
+def lower_bound(d: np.ndarray, confidence: float = 0.95) -> float:
+    """The one-sided Student t lower bound of the mean difference at ``confidence``
+    (:data:`ONE_SIDED_METHOD`): mean(d) - t(confidence, n-1) sd / sqrt(n); the mean when
+    n < 2 or the differences are constant, as :func:`ci95` (its lower end is this bound
+    at 0.975)."""
+    if not 0.5 <= confidence < 1:
+        raise ConventionError(f"a one-sided bound's confidence must be in [0.5, 1), got {confidence!r}")
+    mean, half = _t_half_width(np.asarray(d, dtype=np.float64), confidence)
+    return float(mean - half)
 
 
 def effect_size(d: np.ndarray) -> float:

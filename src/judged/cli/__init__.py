@@ -20,7 +20,7 @@ from . import declared
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # command modules, imported lazily so that `judged eval` stays fast
-COMMANDS = ["eval", "compare", "freeze", "report", "explain", "holes", "pool", "infer", "qrels", "rejudge", "judge",
+COMMANDS = ["eval", "compare", "freeze", "gate", "report", "explain", "holes", "pool", "infer", "qrels", "rejudge", "judge",
             "demo", "answers", "scale", "meta", "measures", "completion"]
 # the one-line help of every subcommand, as its module registers it (a test keeps them equal):
 # `judged --help` and `judged --version` list them without importing any command module,
@@ -30,6 +30,7 @@ SUMMARIES = {
     "compare": "paired comparison of runs against a baseline",
     "compare-records": "compare two saved evaluation records",
     "freeze": "freeze an evaluation set into a TOML manifest",
+    "gate": "decide whether a candidate run may replace a baseline",
     "report": "HTML report or paper tables of a comparison",
     "explain": "work one query's score by hand",
     "holes": "show unjudged documents and bound what judging them could change",
@@ -59,6 +60,7 @@ EPILOG = """examples:
   judged explain qrels.txt run.dense --query 42 -m nDCG@10
   judged compare qrels.txt run.bm25 run.dense -m nDCG@10 -m AP
   judged freeze qrels.txt -m nDCG@10 -o eval.toml
+  judged gate qrels.txt run.bm25 run.dense --policy gate.toml --junit gate.xml
   judged report qrels.txt run.bm25 run.dense -o report.html
   judged holes qrels.txt run.bm25 run.dense -k 10
   judged pool qrels.txt run.bm25 run.dense --depth 10 --budget 500 -o pool.txt
