@@ -18,7 +18,7 @@ import judged
 
 OPTIONAL = {"fastapi", "sqlalchemy", "starlette", "pyspark", "uvicorn", "jinja2", "multipart", "psycopg",
             "ir_datasets", "matplotlib", "scipy", "polars",
-            "torch", "sentence_transformers", "mteb", "pyterrier", "ranx", "ir_measures", "datasets"}  # integrations
+            "torch", "sentence_transformers", "mteb", "pyterrier", "ranx", "ir_measures", "datasets", "mlflow"}  # integrations
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 

@@ -45,7 +45,7 @@ def run_blocks(codes, namespace, label):
 
 def test_the_guide_has_runnable_examples():
     assert len(blocks()) >= 10
-    assert set(needing()) == {"sentence_transformers", "mteb", "pyterrier", "ranx", "datasets"}
+    assert set(needing()) == {"sentence_transformers", "mteb", "pyterrier", "ranx", "datasets", "mlflow"}
 
 
 def test_guide_examples_run_in_order(tmp_path, monkeypatch):

@@ -61,6 +61,13 @@ def register(sub) -> None:
     add_convention_options(p)
     add_check_options(p)
     add_record_options(p)
+    g = p.add_argument_group("experiment trackers")
+    g.add_argument("--mlflow", action="store_true",
+                   help="also log the result to MLflow (pip install 'judged[mlflow]'), to MLFLOW_TRACKING_URI: the "
+                        "conventions as params, the means as metrics, the per-query values, the JSON and the holes "
+                        "report as artifacts (judged.integrations.mlflow)")
+    g.add_argument("--mlflow-experiment", metavar="NAME", help="with --mlflow: the experiment (default: MLflow's)")
+    g.add_argument("--mlflow-run-name", metavar="NAME", help="with --mlflow: the run's name (default: MLflow's)")
     p.set_defaults(func=run, precheck=inputs_named)
 
 
@@ -141,6 +148,8 @@ def run(args) -> int:
         machine = machine_filled(result, args.machine)
     if args.save:
         save_record_of(result, args, manifest)
+    if args.mlflow or args.mlflow_experiment or args.mlflow_run_name:
+        log_to_mlflow(result, args)
     out = sys.stdout
     if args.format == "json":
         d = result.to_dict(per_query=args.per_query)
@@ -155,6 +164,27 @@ def run(args) -> int:
     else:
         print_table(result, args.per_query, machine)
     return 0
+
+
+def log_to_mlflow(result, args) -> None:
+    """``--mlflow``: one MLflow run holding the result (:func:`judged.integrations.mlflow.log_result`),
+    and one line on stderr saying where it went."""
+    from ..core.errors import UsageError
+
+    if not args.mlflow:
+        raise UsageError("--mlflow-experiment and --mlflow-run-name go with --mlflow")
+    try:
+        import mlflow
+
+        from ..integrations.mlflow import log_result
+    except ImportError as exc:
+        raise UsageError(f"--mlflow needs mlflow: pip install 'judged[mlflow]' ({exc})") from None
+    if args.mlflow_experiment:
+        mlflow.set_experiment(args.mlflow_experiment)
+    with mlflow.start_run(run_name=args.mlflow_run_name) as run:
+        logged = log_result(result)
+    print(f"logged to MLflow run {run.info.run_id} at {mlflow.get_tracking_uri()}: {len(logged['params'])} params, "
+          f"{len(logged['metrics'])} metrics, artifacts {', '.join(logged['artifacts'])}", file=sys.stderr)
 
 
 def add_machine_json(d: dict, machine, per_query: bool) -> None:

@@ -88,6 +88,11 @@ class GradedIREvaluator(SentenceEvaluator):
     name, batch_size, corpus_chunk_size, show_progress_bar, truncate_dim, query_prompt,
         query_prompt_name, corpus_prompt, corpus_prompt_name, write_csv : as the built-in evaluator
     write_run : also write each call's retrieved lists as a TREC run file in ``output_path``
+    mlflow : also log each call's result to the active MLflow run with
+        :func:`judged.integrations.mlflow.log_result` (extra ``mlflow``): the conventions as params,
+        the metrics at the step (keyed ``name_nDCG_10``: the returned keys as transformers'
+        ``MLflowCallback`` renames them, without the trainer's ``eval_``), and the per-query values,
+        the JSON and the holes report as artifacts under ``judged/<name or eval>/epoch<E>-steps<S>``
 
     After a call, ``last_run`` holds the retrieved lists and ``last_result`` the
     :class:`judged.Result` (per-query values, conventions).
@@ -103,7 +108,7 @@ class GradedIREvaluator(SentenceEvaluator):
                  corpus_chunk_size: int = 50000, show_progress_bar: bool = False, truncate_dim: int | None = None,
                  query_prompt: str | None = None, query_prompt_name: str | None = None,
                  corpus_prompt: str | None = None, corpus_prompt_name: str | None = None,
-                 write_csv: bool = True, write_run: bool = False):
+                 write_csv: bool = True, write_run: bool = False, mlflow: bool = False):
         super().__init__()
         from ..core.conventions import Settings
         from ..core.io import read_qrels
@@ -137,7 +142,10 @@ class GradedIREvaluator(SentenceEvaluator):
         self.show_progress_bar, self.truncate_dim = show_progress_bar, truncate_dim
         self.query_prompt, self.query_prompt_name = query_prompt, query_prompt_name
         self.corpus_prompt, self.corpus_prompt_name = corpus_prompt, corpus_prompt_name
-        self.write_csv, self.write_run = write_csv, write_run
+        self.write_csv, self.write_run, self.mlflow = write_csv, write_run, mlflow
+        self.k = k if holes else None
+        if mlflow:  # mlflow missing: said now, not after the first epoch
+            from .mlflow import log_result  # noqa: F401
         self.primary_metric = self.main_measure
         self.csv_file = "Judged-IR_evaluation" + (f"_{name}" if name else "") + "_results.csv"
         self.last_run: dict | None = None
@@ -211,6 +219,12 @@ class GradedIREvaluator(SentenceEvaluator):
             logger.info(f"{given:>28}: {values[given]:.4f}   [{conv}]")
         if output_path is not None:
             self._write(output_path, epoch, steps, values, run)
+        if self.mlflow:
+            from .mlflow import log_result
+
+            log_result(result, prefix=f"{self.name}_" if self.name else "", step=None if steps == -1 else steps,
+                       k=self.k, holes=self.k is not None,
+                       artifact_path=f"judged/{self.name or 'eval'}/epoch{epoch}-steps{steps}")
         metrics = self.prefix_name_to_metrics(values, self.name)
         self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
         return metrics
