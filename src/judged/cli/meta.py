@@ -556,18 +556,20 @@ def print_holdout(res, console, per_run: bool = True) -> None:
             t.add_row(name, *([r.group] if res.by == "group" else []), str(r.removed),
                       f"{r.judged:.3f}", f"{r.full:.4f}", f"{r.zero:.4f}", f"{r.condensed:.4f}", f"{r.min:.4f}",
                       f"{r.max:.4f}", f"{r.estimate:.4f}",
-                      f"{r.low:.4f}-{r.high:.4f}" if r.interval != "exact" else "exact", mark)
+                      {"exact": "exact", "bounds": "none (bounds)"}.get(r.interval, f"{r.low:.4f}-{r.high:.4f}"), mark)
         console.print(t)
-    st = _table(f"against the full qrels ({s['runs']} runs, leave-one-{unit}-out, {res.measure})",
+    st = _table(f"against the full qrels ({s['estimated']} of {s['runs']} runs: those with a truth, estimated; "
+                f"leave-one-{unit}-out, {res.measure})",
                 ["scoring", "MAE", "mean error", "largest error", "Kendall's tau", "tau_AP"])
     for name, label in (("zero", "holes as zero"), ("condensed", "condensed (Sakai 2007)"),
                         ("estimate", f"estimate ({res.estimate['method']})")):
-        st.add_row(label, f"{s['mae'][name]:.4f}", f"{s['bias'][name]:+.4f}", f"{s['max_error'][name]:.4f}",
-                   _fmt_corr(s["kendall_tau"][name]), _fmt_corr(s["tau_ap"][name]))
+        st.add_row(label, _fmt_corr(s['mae'][name]), _fmt_corr(s['bias'][name], "+.4f"),
+                   _fmt_corr(s['max_error'][name]), _fmt_corr(s["kendall_tau"][name]), _fmt_corr(s["tau_ap"][name]))
     console.print(st)
-    console.print(f"{res.level:.0%} interval: covers the full score for {s['covered']}/{s['intervals']} runs with "
-                  f"holes ({_pct(s['coverage'])}; mean width {s['mean_width']:.4f}); "
-                  f"bound violations: {s['violations']}/{s['runs']}; "
+    covers = (f"covers the full score for {s['covered']}/{s['intervals']} runs with holes ({_pct(s['coverage'])}; "
+              f"mean width {s['mean_width']:.4f})" if s["intervals"] else
+              "none: too few runs to calibrate one (the bounds, which hold the full score by construction)")
+    console.print(f"{res.level:.0%} interval: {covers}; bound violations: {s['violations']}/{s['runs']}; "
                   f"{counted(s['removed'], 'judgment')} removed in all", highlight=False)
     if s["left_out"]:
         console.print(f"{counted(len(s['left_out']), 'run')} left out of the errors and the coverage: judging the holes the full "
@@ -635,5 +637,5 @@ def _print_shift_summary(res, console) -> None:
                   markup=False, highlight=False, soft_wrap=True)
 
 
-def _fmt_corr(x: float) -> str:
-    return "-" if x != x else f"{x:.4f}"
+def _fmt_corr(x: float, spec: str = ".4f") -> str:
+    return "-" if x != x else format(x, spec)
