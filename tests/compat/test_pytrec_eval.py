@@ -25,7 +25,7 @@ def assert_same(ours: dict, theirs: dict):
     for q in theirs:
         assert set(ours[q]) == set(theirs[q]), q
         for key, value in theirs[q].items():
-            assert ours[q][key] == pytest.approx(value, abs=1e-9), (q, key)
+            assert ours[q][key] == pytest.approx(value, abs=1e-9, nan_ok=True), (q, key)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -190,3 +190,23 @@ def test_nan_scores_are_refused_with_the_reason():
 
 
 NAN = float("nan")
+
+
+def test_num_rel_of_an_empty_ranking_is_the_count_as_pytrec_eval_once_warm(backend):
+    """Issue 34 saw num_rel 2 here and 0 from pytrec_eval. pytrec_eval's answer depends on its
+    process: until a ranked document has been scored, trec_eval 9's result buffers are not
+    allocated, form_res_rels fails on an empty ranking and the query keeps a failed
+    computation's values (num_rel 0, iprec_at_recall NaN at every level); afterwards the
+    same call gives the count. judged gives the defined answer, in both cases."""
+    qrels, ms = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}, {"num_rel", "map", "iprec_at_recall"}
+    run = {"q1": {}, "q2": {"c": 1.0}}
+    ours = compat.RelevanceEvaluator(qrels, ms).evaluate(run)
+    assert ours["q1"]["num_rel"] == 2.0
+    code = ("import json, pytrec_eval\n"
+            f"e = pytrec_eval.RelevanceEvaluator({qrels!r}, {ms!r})\n"
+            f"cold = e.evaluate({run!r})['q1']\nwarm = e.evaluate({run!r})['q1']\n"
+            "print(json.dumps([cold['num_rel'], warm['num_rel'], cold['iprec_at_recall_0.10']]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[0.0, 2.0, NaN]", done.stderr  # a fresh process: 0, then the count
+    pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate({"q2": {"c": 1.0}})  # warm in this process
+    assert_same(ours, pytrec_eval.RelevanceEvaluator(qrels, ms).evaluate(run))

@@ -11,7 +11,11 @@ pytrec_eval combines them; ``name_values`` is ``name.values`` (``set_F_0.5``,
 ``iprec_at_recall_0.10``, ``Rprec_mult_0.20``: pytrec_eval's keys), and its nicknames
 (``official``, ``set``, ``all_trec``: ``supported_nicknames``) expand as it expands them. A
 query listed in the run with nothing ranked is scored on an empty ranking (0; ``num_rel``
-its count), as pytrec_eval scores it. An infinite score is ranked as pytrec_eval ranks it
+its count), as pytrec_eval scores it once its process has scored any ranked document:
+before that, trec_eval 9's buffers inside it are unallocated, its form_res_rels fails on
+an empty ranking and the query keeps the values of a failed computation (``num_rel`` 0,
+``iprec_at_recall`` NaN at every level), an answer that depends on what the process did
+before, which judged does not copy. An infinite score is ranked as pytrec_eval ranks it
 (trec_eval compares doubles: ``inf`` first, ``-inf`` last). What pytrec_eval refuses is
 refused here with its message, at construction: ``relevance_level`` below 1 (its
 TypeError), a cutoff of 0 (trec_eval stops with "Negative cutoff detected" and pytrec_eval
