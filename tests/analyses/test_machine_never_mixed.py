@@ -183,8 +183,8 @@ def test_the_judging_app_never_shows_or_exports_the_machine_grade(f, cli):
     code, out, err = cli("judge", "add-assessor", "alice", "--db", db)
     assert code == 0, err
     token = out.strip().splitlines()[-1]
-    c = TestClient(create_app(db))
-    r = c.get("/api/next", headers={"Authorization": f"Bearer {token}"})
+    c = TestClient(create_app(db), base_url="http://127.0.0.1:8000")   # a Host the app answers to (issue #35)
+    r = c.post("/api/next", headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 200
     assert "machine" not in json.dumps(r.json())  # the assessor judges blind
     code, out, err = cli("judge", "export", "--db", db, "-o", f["dir"] / "labels.txt")
