@@ -263,7 +263,7 @@ def _evaluate(qrels, runs, measures, settings, reader, *, scale, requirements, e
         # the alignment (four numbers per ranked row) is not kept for callers that read only the
         # values: it is made again on first use, as for a streamed run
         return LazyRunResult(name, block.qids, block.values, block.counts,
-                             lambda: realign(qrels, run, settings, checks.attach), block.max_depth, source=run.source)
+                             lambda: realign(qrels, run, settings, checks.attach), block.max_depth)
 
     results = {}
     count = len(runs) if isinstance(runs, (list, tuple, dict)) else None
