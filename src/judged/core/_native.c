@@ -10,6 +10,7 @@
  *                   column, the 64-bit hash of one column, the rows where the first column
  *                   changes, and the byte offset and number of the line where it last changed
  *   string_hash     the same hash over an Arrow string array (judged.data.string_hash)
+ *   dict_pairs      {qid: {docid: value}} -> the same columns, hashes and blocks as tokenize
  *   gather_strings  the bytes of chosen strings of an Arrow string array, one after another
  *   equal_at        whether pairs of strings of two Arrow string arrays are equal
  *   repeated_rows   rows that repeat an earlier (query, id) pair
@@ -482,6 +483,171 @@ done:
     Py_XDECREF(blocks.obj);
     PyBuffer_Release(&buf);
     PyBuffer_Release(&strspec);
+    return result;
+}
+
+/* ---- dict_pairs ----------------------------------------------------------------------- */
+
+/* A column being filled whose final size is not known in advance: a Block grown by realloc. */
+typedef struct {
+    Block *b;
+    Py_ssize_t used;
+} Grow;
+
+static int grow_new(Grow *g, Py_ssize_t cap)
+{
+    g->b = block_new(cap);
+    g->used = 0;
+    return g->b ? 0 : -1;
+}
+
+static int grow_fit(Grow *g, Py_ssize_t more)
+{
+    if (g->used + more <= g->b->cap) return 0;
+    Py_ssize_t cap = g->b->cap * 2;
+    if (cap < g->used + more) cap = g->used + more;
+    char *p = realloc(g->b->data, cap);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    g->b->data = p;
+    g->b->cap = cap;
+    return 0;
+}
+
+static int grow_put(Grow *g, const char *s, Py_ssize_t n)
+{
+    if (grow_fit(g, n)) return -1;
+    memcpy(g->b->data + g->used, s, n);
+    g->used += n;
+    return 0;
+}
+
+/* The UTF-8 bytes of str(o): o itself when it is a str (ASCII: its own buffer, no copy),
+ * else PyObject_Str(o); *hold keeps what must outlive the bytes (decref it after use).
+ * NULL with an exception set when str() or the encoding fails (a lone surrogate). */
+static const char *utf8_of(PyObject *o, PyObject **hold, Py_ssize_t *len)
+{
+    PyObject *s = o;
+    *hold = NULL;
+    if (!PyUnicode_CheckExact(o)) {
+        s = PyObject_Str(o);
+        if (!s) return NULL;
+        *hold = s;
+    }
+    if (PyUnicode_IS_ASCII(s)) return PyUnicode_AsUTF8AndSize(s, len);
+    PyObject *bytes = PyUnicode_AsUTF8String(s);
+    Py_XDECREF(*hold);
+    *hold = bytes;
+    if (!bytes) return NULL;
+    *len = PyBytes_GET_SIZE(bytes);
+    return PyBytes_AS_STRING(bytes);
+}
+
+/* A value as judged.core.io.frames reads it: a float (numpy's float64 too) or an int as
+ * they are, anything else through `number` (frames._finite: a float or None). 0: *x is
+ * a finite number (and, with `integer`, a whole number below 2**63 in magnitude); 1: not
+ * (the caller falls back: the reference names the problem). */
+static int value_of(PyObject *v, PyObject *number, int integer, double *x)
+{
+    if (PyFloat_Check(v)) {
+        *x = PyFloat_AS_DOUBLE(v);
+    } else if (PyLong_CheckExact(v)) {
+        *x = PyLong_AsDouble(v);
+        if (*x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return 1; }
+    } else {
+        PyObject *f = PyObject_CallOneArg(number, v);
+        if (!f) { PyErr_Clear(); return 1; }
+        if (!PyFloat_Check(f)) { Py_DECREF(f); return 1; }
+        *x = PyFloat_AS_DOUBLE(f);
+        Py_DECREF(f);
+    }
+    if (!isfinite(*x)) return 1;
+    if (integer && (*x != trunc(*x) || fabs(*x) >= 9223372036854775808.0)) return 1;
+    return 0;
+}
+
+/* dict_pairs(d, integer, mappings, number) -> None or (rows, (qid offsets, data), (docid
+ * offsets, data), values, docid hashes, block starts, (block qid offsets, data), all_str):
+ * {qid: {docid: value}} walked in its order, one row per (qid, docid) pair, ids as str()
+ * gives them in UTF-8 (Arrow string columns), values float64 (int64 with `integer`: whole
+ * numbers), the docids' string_hash, the rows where the qid changes and those qids, and
+ * whether every query id was a str (its blocks then hold distinct qids). An inner mapping
+ * must be of a type in the tuple `mappings`; `number` reads a value that is not a float or
+ * an int. None: something the reference must explain (or decide: a non-finite value, a
+ * value past int64, an id str() cannot give, 2 GiB of ids). */
+static PyObject *dict_pairs(PyObject *self, PyObject *args)
+{
+    PyObject *d, *mappings, *number;
+    int integer;
+    if (!PyArg_ParseTuple(args, "O!pO!O", &PyDict_Type, &d, &integer, &PyTuple_Type, &mappings, &number)) return NULL;
+    Py_ssize_t rows = 0, nq = PyDict_GET_SIZE(d), pos = 0;
+    PyObject *q, *docs, *doc, *v, *result = NULL;
+    while (PyDict_Next(d, &pos, &q, &docs)) {
+        int ok = 0;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(mappings); k++)
+            ok |= (PyObject *)Py_TYPE(docs) == PyTuple_GET_ITEM(mappings, k);
+        if (!ok) Py_RETURN_NONE;
+        rows += PyDict_GET_SIZE(docs);
+    }
+    Grow qoff = {0}, qdata = {0}, doff = {0}, ddata = {0}, vals = {0}, hashes = {0}, starts = {0}, boff = {0}, bdata = {0};
+    if (grow_new(&qoff, (rows + 1) * 4) || grow_new(&qdata, rows * 8) || grow_new(&doff, (rows + 1) * 4) ||
+        grow_new(&ddata, rows * 16) || grow_new(&vals, rows * 8) || grow_new(&hashes, rows * 8) ||
+        grow_new(&starts, nq * 8) || grow_new(&boff, (nq + 1) * 4) || grow_new(&bdata, nq * 8))
+        goto done;
+    int32_t *qo = (int32_t *)qoff.b->data, *dof = (int32_t *)doff.b->data, *bo = (int32_t *)boff.b->data;
+    qo[0] = dof[0] = bo[0] = 0;
+    Py_ssize_t r = 0, nblocks = 0, prev_at = -1, prev_len = -1;
+    int all_str = 1, fallback = 0;
+    pos = 0;
+    while (!fallback && PyDict_Next(d, &pos, &q, &docs)) {
+        Py_ssize_t n = PyDict_GET_SIZE(docs), ql, inner = 0;
+        if (n == 0) continue;
+        if (PyDict_GET_SIZE(docs) + r > rows) { fallback = 1; break; }  /* changed while walked */
+        all_str &= PyUnicode_CheckExact(q);
+        PyObject *qhold;
+        const char *qs = utf8_of(q, &qhold, &ql);
+        if (!qs) { PyErr_Clear(); fallback = 1; break; }
+        if (prev_len != ql || memcmp(qdata.b->data + prev_at, qs, ql) != 0) {  /* a new block of rows */
+            ((int64_t *)starts.b->data)[nblocks++] = r;
+            if (grow_put(&bdata, qs, ql)) { Py_XDECREF(qhold); goto done; }
+            bo[nblocks] = (int32_t)bdata.used;
+        }
+        if (grow_fit(&qdata, ql * n)) { Py_XDECREF(qhold); goto done; }
+        prev_at = qdata.used;
+        prev_len = ql;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            memcpy(qdata.b->data + qdata.used, qs, ql);
+            qdata.used += ql;
+            qo[r + j + 1] = (int32_t)qdata.used;
+        }
+        Py_XDECREF(qhold);
+        while (PyDict_Next(docs, &inner, &doc, &v)) {
+            double x;
+            if (r >= rows) { fallback = 1; break; }  /* a mapping changed while walked */
+            if (value_of(v, number, integer, &x)) { fallback = 1; break; }
+            PyObject *dhold;
+            Py_ssize_t dl;
+            const char *ds = utf8_of(doc, &dhold, &dl);
+            if (!ds) { PyErr_Clear(); fallback = 1; break; }
+            int failed = grow_put(&ddata, ds, dl);
+            if (!failed) ((uint64_t *)hashes.b->data)[r] = hash_bytes((const unsigned char *)ds, dl);
+            Py_XDECREF(dhold);
+            if (failed) goto done;
+            ((int32_t *)doff.b->data)[r + 1] = (int32_t)ddata.used;
+            if (integer) ((int64_t *)vals.b->data)[r] = (int64_t)x;
+            else ((double *)vals.b->data)[r] = x;
+            r++;
+        }
+        if (qdata.used >= INT32_MAX || ddata.used >= INT32_MAX || bdata.used >= INT32_MAX) fallback = 1;
+    }
+    if (fallback || r != rows) { result = Py_None; Py_INCREF(result); goto done; }
+    qoff.b->size = (rows + 1) * 4; qdata.b->size = qdata.used; doff.b->size = (rows + 1) * 4;
+    ddata.b->size = ddata.used; vals.b->size = hashes.b->size = rows * 8; starts.b->size = nblocks * 8;
+    boff.b->size = (nblocks + 1) * 4; bdata.b->size = bdata.used;
+    result = Py_BuildValue("(n(OO)(OO)OOO(OO)O)", rows, qoff.b, qdata.b, doff.b, ddata.b, vals.b, hashes.b, starts.b,
+                           boff.b, bdata.b, all_str ? Py_True : Py_False);
+done:
+    Py_XDECREF(qoff.b); Py_XDECREF(qdata.b); Py_XDECREF(doff.b); Py_XDECREF(ddata.b); Py_XDECREF(vals.b);
+    Py_XDECREF(hashes.b); Py_XDECREF(starts.b); Py_XDECREF(boff.b); Py_XDECREF(bdata.b);
     return result;
 }
 
@@ -2885,6 +3051,8 @@ static PyMethodDef METHODS[] = {
     {"dcg_measure", dcg_measure, METH_VARARGS, "dcg_measure(k, condensed, offsets, pos, grade, gains, denominators, out) -> bool"},
     {"ideal_dcg", ideal_dcg, METH_VARARGS, "ideal_dcg(k, offsets, grade, gains, denominators, out) -> bool"},
     {"string_hash", string_hash, METH_VARARGS, "string_hash(offsets_int32, data, out_uint64)"},
+    {"dict_pairs", dict_pairs, METH_VARARGS,
+     "dict_pairs(d, integer, mappings, number) -> None or (rows, qid, docid, values, hashes, starts, block qids, all_str)"},
     {"gather_strings", gather_strings, METH_VARARGS,
      "gather_strings(offsets_int32, data, rows_int64, out_offsets_int32) -> bytes or None"},
     {"equal_at", equal_at, METH_VARARGS, "equal_at(a_offsets, a_data, a_rows, b_offsets, b_data, b_rows, out_bool)"},

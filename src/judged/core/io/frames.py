@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 import numbers
@@ -10,8 +11,9 @@ import os
 import numpy as np
 import pyarrow as pa
 
-from ..data import Qrels, Run
+from ..data import Qrels, Run, id_blocks, string_hash
 from ..errors import ParseError
+from ..kernels import FALLBACK, kernel
 from ..lazy import lazy
 from .text import RawFile, read_raw
 from .trec import dedupe_qrels, dedupe_run
@@ -105,34 +107,66 @@ def _finite(value) -> float | None:
 
 
 def qrels_from_dict(d: dict, source="<dict>", on_duplicate="error") -> Qrels:
-    qids, docids, grades = [], [], []
-    for q, docs in d.items():
-        if not isinstance(docs, dict):
-            raise ParseError(source, None, f"query {q!r}: expected a mapping docid -> grade, found {type(docs).__name__}")
-        for doc, g in docs.items():
-            value = _finite(g)
-            if value is None or value != int(value):
-                raise ParseError(source, None, f"query {q!r} docid {doc!r}: grade {g!r} is not an integer")
-            if abs(value) >= 2.0**63:
-                raise ParseError(source, None, f"query {q!r} docid {doc!r}: grade {g!r} is out of range")
-            qids.append(str(q)); docids.append(str(doc)); grades.append(int(value))
-    if not qids:
+    """Qrels from ``{qid: {docid: grade}}`` (grades whole numbers; ids as ``str()`` gives them)."""
+    qid, docid, grade, hashes, blocks = dict_columns(d, True, source)
+    if not len(grade):
         raise ParseError(source, None, "no judgments")
-    return Qrels(pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(grades, np.int64), source=source)
+    return Qrels(qid, docid, grade, source=source).known(docid_hash=hashes, qid_blocks=blocks)
 
 
 def run_from_dict(d: dict, name: str, source="<dict>") -> Run:
-    qids, docids, scores = [], [], []
+    """A run from ``{qid: {docid: score}}`` (finite scores; ids as ``str()`` gives them)."""
+    qid, docid, score, hashes, blocks = dict_columns(d, False, source)
+    return Run(qid, docid, score, name=name, source=source).known(docid_hash=hashes, qid_blocks=blocks)
+
+
+@kernel
+def dict_columns(d: dict, integer: bool, source: str = "<dict>") -> tuple:
+    """``{qid: {docid: value}}`` as columns, one row per pair in the dict's order: (qid,
+    docid: Arrow strings of ``str(id)``; values: float64, or int64 whole numbers with
+    ``integer``; the docids' :func:`~judged.core.data.string_hash`; the qids'
+    :func:`~judged.core.data.id_blocks`). A value must be a real number (not a bool),
+    finite, and with ``integer`` a whole number below 2**63 in magnitude: else a
+    :class:`ParseError` naming the query and document. The compiled binding walks the
+    dicts in C (``dict_pairs``) with the same result."""
+    qids, docids, values = [], [], []
+    what = "grade" if integer else "score"
     for q, docs in d.items():
         if not isinstance(docs, dict):
-            raise ParseError(source, None, f"query {q!r}: expected a mapping docid -> score, found {type(docs).__name__}")
-        for doc, s in docs.items():
-            value = _finite(s)
+            raise ParseError(source, None, f"query {q!r}: expected a mapping docid -> {what}, found {type(docs).__name__}")
+        for doc, v in docs.items():
+            value = _finite(v)
+            if integer and value is not None and value != int(value):
+                value = None
             if value is None:
-                raise ParseError(source, None, f"query {q!r} docid {doc!r}: score {s!r} is not a finite number")
-            qids.append(str(q)); docids.append(str(doc)); scores.append(value)
-    return Run(pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.array(scores, np.float64),
-               name=name, source=source)
+                raise ParseError(source, None, f"query {q!r} docid {doc!r}: {what} {v!r} is not "
+                                               + ("an integer" if integer else "a finite number"))
+            if integer and abs(value) >= 2.0**63:
+                raise ParseError(source, None, f"query {q!r} docid {doc!r}: grade {v!r} is out of range")
+            qids.append(str(q)); docids.append(str(doc)); values.append(int(value) if integer else value)
+    qid, docid = pa.array(qids, pa.string()), pa.array(docids, pa.string())
+    return qid, docid, np.array(values, np.int64 if integer else np.float64), string_hash(docid), id_blocks(qid)
+
+
+@dict_columns.binding
+def _(native, d, integer, source="<dict>"):
+    if type(d) not in MAPPINGS:
+        return FALLBACK
+    out = native.dict_pairs(d, integer, MAPPINGS, _finite)
+    if out is None:
+        return FALLBACK  # the reference names the problem (or decides what C does not)
+    rows, (qo, qd), (do, dd), values, hashes, starts, (bo, bd), _ = out
+    blocks = np.frombuffer(starts, np.int64)
+    return (strings(rows, qo, qd), strings(rows, do, dd), np.frombuffer(values, np.int64 if integer else np.float64),
+            np.frombuffer(hashes, np.uint64), (blocks, strings(len(blocks), bo, bd)))
+
+
+MAPPINGS = (dict, collections.defaultdict)  # the inner mappings dict_pairs walks (their order is the dict's own)
+
+
+def strings(n: int, offsets, data) -> pa.Array:
+    """An Arrow string array of ``n`` strings over int32 ``offsets`` and UTF-8 ``data`` (no copy)."""
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 def load_json(path, on_duplicate: str = "error") -> tuple[dict, object]:

@@ -1,11 +1,18 @@
 """ranx's ``Qrels`` and ``Run`` objects (Bassani, ECIR 2022) as judged inputs.
 
 Recognised by type name and module, so reading them never imports ranx (nor numba).
-Their ``to_dict()`` gives ``{qid: {docid: value}}``; a ranx Run keeps its ``name``. The
+Their pairs are read from ranx's numba typed dicts by numba (:func:`ranx_columns`; its
+reference reads ``to_dict()``); a ranx Run keeps its ``name``. The
 export to ranx objects is :mod:`judged.integrations.ranx`.
 """
 
 from __future__ import annotations
+
+import numpy as np
+
+from ..data import Qrels, Run, string_hash
+from ..errors import ParseError
+from ..kernels import FALLBACK, kernel
 from . import frames
 
 
@@ -23,17 +30,46 @@ def is_run(obj) -> bool:
 
 
 def qrels_from_ranx(obj, on_duplicate: str = "error"):
-    q = frames.qrels_from_dict(_plain(obj), source=f"<ranx.Qrels {getattr(obj, 'name', None) or ''}>".replace(" >", ">"),
-                               on_duplicate=on_duplicate)
-    return q
+    source = f"<ranx.Qrels {getattr(obj, 'name', None) or ''}>".replace(" >", ">")
+    qid, docid, grade, hashes, blocks = ranx_columns(obj, True, source)
+    if not len(grade):
+        raise ParseError(source, None, "no judgments")
+    return Qrels(qid, docid, grade, source=source).known(docid_hash=hashes, qid_blocks=blocks)
 
 
 def run_from_ranx(obj, name: str | None = None):
     run_name = name or getattr(obj, "name", None) or "run"
-    return frames.run_from_dict(_plain(obj), run_name, source=f"<ranx.Run {run_name}>")
+    source = f"<ranx.Run {run_name}>"
+    qid, docid, score, hashes, blocks = ranx_columns(obj, False, source)
+    return Run(qid, docid, score, name=run_name, source=source).known(docid_hash=hashes, qid_blocks=blocks)
 
 
 def _plain(obj) -> dict:
     """{qid: {docid: value}} as Python dicts (numba's typed dicts copied out)."""
     d = obj.to_dict()
     return {str(q): {str(doc): v for doc, v in docs.items()} for q, docs in d.items()}
+
+
+def _typed(obj):
+    """The numba typed dict a ranx object keeps its pairs in."""
+    return obj.qrels if is_qrels(obj) else obj.run
+
+
+@kernel
+def ranx_columns(obj, integer: bool, source: str) -> tuple:
+    """A ranx ``Qrels`` / ``Run`` as :func:`judged.core.io.frames.dict_columns` reads its
+    ``to_dict()``. The compiled binding reads ranx's numba typed dicts in numba
+    (:mod:`judged.core.io.typed_dicts`), no pair boxed into Python objects."""
+    return frames.dict_columns(_plain(obj), integer, source)
+
+
+@ranx_columns.binding
+def _(native, obj, integer: bool, source: str):
+    from . import typed_dicts
+
+    ok, rows, qo, qd, do, dd, values, starts, bo, bd = typed_dicts.pairs(_typed(obj))
+    if not ok or integer and len(values) and np.abs(values).max() >= 2.0**63:
+        return FALLBACK  # the reference names the problem (or decides)
+    docid = frames.strings(rows, do, dd)
+    return (frames.strings(rows, qo, qd), docid, values.astype(np.int64) if integer else values, string_hash(docid),
+            (starts, frames.strings(len(starts), bo, bd)))
