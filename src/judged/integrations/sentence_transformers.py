@@ -32,6 +32,7 @@ import logging
 import os
 
 import numpy as np
+import pyarrow as pa
 
 try:
     import torch
@@ -54,6 +55,14 @@ def qrels_from_relevant_docs(relevant_docs: dict) -> dict:
     out = {}
     for q, docs in relevant_docs.items():
         out[str(q)] = dict(docs) if isinstance(docs, dict) else {str(d): 1 for d in docs}
+    return out
+
+
+def _as_dict(run) -> dict:
+    """A run's rows as ``{qid: {docid: score}}``, in row order."""
+    out: dict = {}
+    for q, d, v in zip(run.qid.to_pylist(), run.docid.to_pylist(), run.score.tolist()):
+        out.setdefault(q, {})[d] = v
     return out
 
 
@@ -148,7 +157,9 @@ class GradedIREvaluator(SentenceEvaluator):
             from .mlflow import log_result  # noqa: F401
         self.primary_metric = self.main_measure
         self.csv_file = "Judged-IR_evaluation" + (f"_{name}" if name else "") + "_results.csv"
-        self.last_run: dict | None = None
+        self._query_id_array = pa.array(self.query_ids, pa.string())
+        self._corpus_id_array = pa.array(self.corpus_ids, pa.string())
+        self._last_run = self._last_run_dict = None  # the last call's Run; last_run: as a dict
         self.last_result = None
 
     @property
@@ -168,49 +179,62 @@ class GradedIREvaluator(SentenceEvaluator):
     def retrieve(self, model) -> dict:
         """``{qid: {docid: score}}``: each query's top ``depth`` documents by the model's
         similarity (scores as the model computes them, float32 for most models)."""
-        if not self.query_ids:
-            return {}
-        q_emb = self._embed(model, self.queries, "query")
-        n_q = len(self.query_ids)
-        cand_idx = [[] for _ in range(n_q)]
-        cand_score = [[] for _ in range(n_q)]
-        for start in range(0, len(self.corpus), self.corpus_chunk_size):
+        return _as_dict(self.retrieved(model))
+
+    def retrieved(self, model):
+        """The lists :meth:`retrieve` gives as a :class:`judged.core.data.Run` (``model``):
+        built from the similarity tensors' columns, no Python object per retrieved document.
+        Each chunk of the corpus keeps its top ``depth`` per query and every document tied
+        with the last of them; the lists are then ordered by score descending, ties by docid
+        as ``ties`` says (descending for trec), and cut at ``depth``."""
+        from ..core.data import Run
+
+        queries, docs, scores = [], [], []
+        q_emb = self._embed(model, self.queries, "query") if self.query_ids else None
+        for start in range(0, len(self.corpus), self.corpus_chunk_size) if self.query_ids else ():
             c_emb = self._embed(model, self.corpus[start:start + self.corpus_chunk_size], "document")
-            scores = model.similarity(q_emb, c_emb)
-            top = min(self.depth, scores.shape[1])
-            kth = torch.topk(scores, top, dim=1, largest=True, sorted=False).values.min(dim=1, keepdim=True).values
-            rows, cols = torch.nonzero(scores >= kth, as_tuple=True)  # every document tied with the k-th too
-            vals = scores[rows, cols].cpu().tolist()
-            for r, c, v in zip(rows.cpu().tolist(), cols.cpu().tolist(), vals):
-                cand_idx[r].append(start + c)
-                cand_score[r].append(v)
-        run = {}
-        docid_desc = self.settings.ties == "trec"
-        for i, qid in enumerate(self.query_ids):
-            idx = np.asarray(cand_idx[i], dtype=np.int64)
-            sc = np.asarray(cand_score[i], dtype=np.float64)
-            key = -self._docid_rank[idx] if docid_desc else self._docid_rank[idx]
-            keep = np.lexsort((key, -sc))[:self.depth]
-            run[qid] = {self.corpus_ids[j]: float(s) for j, s in zip(idx[keep].tolist(), sc[keep].tolist())}
-        return run
+            sim = model.similarity(q_emb, c_emb)
+            top = min(self.depth, sim.shape[1])
+            kth = torch.topk(sim, top, dim=1, largest=True, sorted=False).values.min(dim=1, keepdim=True).values
+            rows, cols = torch.nonzero(sim >= kth, as_tuple=True)  # every document tied with the k-th too
+            queries.append(rows.cpu().numpy().astype(np.int64))
+            docs.append(cols.cpu().numpy().astype(np.int64) + start)
+            scores.append(sim[rows, cols].to(torch.float64).cpu().numpy())
+        q = np.concatenate(queries) if queries else np.zeros(0, np.int64)
+        idx = np.concatenate(docs) if docs else np.zeros(0, np.int64)
+        sc = np.concatenate(scores) if scores else np.zeros(0, np.float64)
+        key = -self._docid_rank[idx] if self.settings.ties == "trec" else self._docid_rank[idx]
+        order = np.lexsort((key, -sc, q))  # by query, score descending, then the docid rule
+        counts = np.bincount(q, minlength=len(self.query_ids))
+        before = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        keep = order[np.arange(len(order)) - np.repeat(before, counts) < self.depth]
+        return Run(self._query_id_array.take(pa.array(q[keep])), self._corpus_id_array.take(pa.array(idx[keep])),
+                   sc[keep], name="model", source="<retrieved>")
 
     # -- evaluation ------------------------------------------------------------
-    def score(self, run: dict, run_name: str = "model"):
-        """:func:`judged.evaluate` of retrieved lists with this evaluator's qrels, measures
-        and conventions."""
+    def score(self, run, run_name: str = "model"):
+        """:func:`judged.evaluate` of retrieved lists (``{qid: {docid: score}}`` or a
+        :class:`judged.core.data.Run`) with this evaluator's qrels, measures and conventions."""
         from ..core.evaluation import evaluate
 
         s = self.settings
         return evaluate(self.qrels, {run_name: run}, list(self.measures), ties=s.ties, complete=s.complete,
                         no_relevant=s.no_relevant, ignore_identical_ids=s.ignore_identical_ids)
 
+    @property
+    def last_run(self) -> dict | None:
+        """The last call's retrieved lists, ``{qid: {docid: score}}`` (made on first use)."""
+        if self._last_run_dict is None and self._last_run is not None:
+            self._last_run_dict = _as_dict(self._last_run)
+        return self._last_run_dict
+
     def __call__(self, model, output_path: str | None = None, epoch: int = -1, steps: int = -1) -> dict[str, float]:
         where = f" after epoch {epoch}" if epoch != -1 else ""
         where += f" after {steps} steps" if steps != -1 else ""
         logger.info(f"judged graded IR evaluation of the model on {self.name or 'the'} data{where}")
-        run = self.retrieve(model)
-        self.last_run = run
-        if not run:
+        run = self.retrieved(model)
+        self._last_run, self._last_run_dict = run, None
+        if not len(run):
             raise ValueError("no query of `queries` has judgments in the qrels: nothing to evaluate")
         result = self.score(run)
         self.last_result = result
@@ -244,7 +268,7 @@ class GradedIREvaluator(SentenceEvaluator):
 
             stem = self.csv_file.replace("_results.csv", f"_run_epoch{epoch}_steps{steps}.txt")
             with open_replacing(os.path.join(output_path, stem)) as fh:
-                for q, docs in run.items():
+                for q, docs in _as_dict(run).items():
                     for r, (d, s) in enumerate(docs.items(), start=1):
                         fh.write(f"{q} Q0 {d} {r} {s!r} judged\n")
 
