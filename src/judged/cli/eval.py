@@ -285,7 +285,7 @@ def trec_eval_name(measure, given: str | None = None) -> str:
 def write_trec_eval(result, out) -> None:
     """trec_eval -q layout: ``name<TAB>qid<TAB>value`` per query, then the ``all`` lines: the
     ``runid`` line with the run file's tag (its last line's sixth field, as trec_eval; the run's
-    name for a run that is no TREC file), ``num_q`` (once: all_trec names it too)."""
+    name for a run that is no TREC file, or given twice), ``num_q`` (once: all_trec names it too)."""
     from ..core.io.trec import run_tag
 
     for name, rr in result.runs.items():
@@ -300,7 +300,7 @@ def write_trec_eval(result, out) -> None:
         for i, q in enumerate(rr.qids.tolist()):
             for g in per_query:
                 line(names[g], q, float(rr.values[g][i]), counts[g])
-        source = getattr(rr, "source", None) or (rr.aligned.run.source if rr.aligned is not None else None)
+        source = getattr(rr, "source", None) or name  # streamed: its file; else the path given, as eval names it
         out.write(f"{'runid':<22}\tall\t{run_tag(source) or name}\n")
         if "num_q" not in names.values():
             out.write(f"{'num_q':<22}\tall\t{rr.counts['evaluated']}\n")

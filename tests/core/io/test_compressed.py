@@ -19,7 +19,6 @@ import zlib
 
 import pytest
 
-from judged.cli import main
 from judged.core.errors import ParseError
 from judged.core.io import compressed, read_qrels, read_run
 from judged.core.io.text import read_raw
@@ -29,15 +28,6 @@ RUN = "".join(f"q{q} Q0 d{d} {d} {100 - d}.5 tag\n" for q in range(1, 9) for d i
 CODECS = {"gzip": (gzip.compress, gzip.decompress), "bz2": (bz2.compress, bz2.decompress),
           "xz": (lzma.compress, lzma.decompress)}
 SEED = 20240534  # issue 34
-
-
-def cli(argv, capsys) -> tuple[int, str, str]:
-    try:
-        rc = main([str(a) for a in argv])
-    except SystemExit as exc:
-        rc = exc.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def damaged(data: bytes, rng: random.Random) -> bytes:
@@ -111,21 +101,21 @@ def test_a_cut_stream_names_the_line_where_the_text_stops(tmp_path):
 
 @pytest.mark.parametrize("what", ["run", "qrels"])
 @pytest.mark.parametrize("codec", list(CODECS))
-def test_fuzzed_streams_never_a_traceback(tmp_path, capsys, monkeypatch, codec, what):
+def test_fuzzed_streams_never_a_traceback(tmp_path, cli, monkeypatch, codec, what):
     monkeypatch.chdir(tmp_path)
     compress, decompress = CODECS[codec]
     (tmp_path / "qrels.txt").write_text(QRELS)
     (tmp_path / "run.txt").write_text(RUN)
     original = (RUN if what == "run" else QRELS).encode()
     stream = compress(original)
-    plain = cli(["eval", "qrels.txt", "run.txt"], capsys)[1]
+    plain = cli("eval", "qrels.txt", "run.txt")[1]
     rng = random.Random(f"{SEED}-{codec}-{what}")
     refused = 0
     for case in range(12):
         bad = tmp_path / f"bad{case}.{what}.{'gz' if codec == 'gzip' else codec}"
         bad.write_bytes(damaged(stream, rng))
         argv = ["eval", "qrels.txt", bad] if what == "run" else ["eval", bad, "run.txt"]
-        rc, out, err = cli(argv, capsys)
+        rc, out, err = cli(*argv)
         assert "Traceback" not in err, (case, err)
         if intact(decompress, bad.read_bytes(), original):  # damage the codec does not see
             assert rc == 0 and out.replace(bad.name, "run.txt") == plain, (case, err)
@@ -143,7 +133,7 @@ def test_fuzzed_streams_never_a_traceback(tmp_path, capsys, monkeypatch, codec, 
     lambda q, r: ["meta", "power", q, r, "run.txt"],
 ], ids=["holes", "compare", "pool", "explain", "meta power"])
 @pytest.mark.parametrize("codec", ["gzip", "bz2"])
-def test_every_command_refuses_damaged_streams_in_one_line(tmp_path, capsys, monkeypatch, command, codec):
+def test_every_command_refuses_damaged_streams_in_one_line(tmp_path, cli, monkeypatch, command, codec):
     monkeypatch.chdir(tmp_path)
     compress, _ = CODECS[codec]
     (tmp_path / "qrels.txt").write_text(QRELS)
@@ -153,6 +143,6 @@ def test_every_command_refuses_damaged_streams_in_one_line(tmp_path, capsys, mon
         data[12:40] = random.Random(SEED).randbytes(28)
         (tmp_path / name).write_bytes(data)
     for argv in (command("bad.qrels", "run.txt"), command("qrels.txt", "bad.run")):
-        rc, _, err = cli(argv, capsys)
+        rc, _, err = cli(*argv)
         assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, (argv, err)
         assert f"corrupt {codec} data" in err and ":1: " in err, err
