@@ -217,3 +217,20 @@ def test_runs_in_memory_are_named_baseline_and_candidate():
     assert [x.verdict for x in r.rules] == ["fail", "pass"]
     assert EXIT_CODES == {"pass": 0, "fail": 1, "undecided": 3}
     assert np.isclose(r.rules[0].detail["mean_delta"], (1 - 1 / np.log2(3)) / 2)
+
+
+def test_abstention_precision_fails_for_a_run_that_abstains_on_an_answerable_query():
+    # q3 is unanswerable (the qrels' marker line); the candidate returns nothing for q1 and q3:
+    # it abstains twice, once rightly: precision 1/2, recall 1/1. A run that never abstains passes
+    # the precision floor (no wrong abstention) and fails the recall one.
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"__UNANSWERABLE__": 0}}
+    never = {"q1": {"a": 1.0}, "q2": {"b": 1.0}, "q3": {"x": 1.0}}
+    shy = {"q2": {"b": 1.0}}
+    policy = {"abstention": {"min_precision": 0.9, "min_recall": 1.0}}
+    r = gate(policy, qrels, never, shy)
+    assert [(x.name, x.verdict, x.value) for x in r.rules] == [("abstention recall", "pass", 1.0),
+                                                               ("abstention precision", "fail", 0.5)]
+    assert r.rules[1].detail["abstained_on_answerable"] == ["q1"]
+    back = gate(policy, qrels, shy, never)
+    assert [(x.verdict, x.value) for x in back.rules] == [("fail", 0.0), ("pass", None)]
+    assert "n/a (never abstained)" in back.rules[1].figure
