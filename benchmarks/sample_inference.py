@@ -194,7 +194,9 @@ def check_stop(E, truth, base, full, runs, depth, budget, seed, power, repeats: 
         for i, a in enumerate(names):
             for b in names[i + 1:]:
                 d, vh = E.difference(e, a, b)
-                dec = judgments_to_decide(float(d[0]), vh[0], E.n[0], E.N, power=power, df=E.df(vh)[0])
+                dec = judgments_to_decide(float(d[0]), vh[0], E.n[0], E.N, power=power, df=E.df(vh)[0],
+                                          bias=float(E.difference_bias(e, a, b)[0]),
+                                          v_projected=E.difference(e, a, b, plain=True)[1][0])
                 true_sign = np.sign(truth[key][a] - truth[key][b])
                 if dec["decided"]:
                     out.append({"estimator": key, "seed": seed, "kind": "decided", "a": a, "b": b,
@@ -207,8 +209,9 @@ def check_stop(E, truth, base, full, runs, depth, budget, seed, power, repeats: 
                                         range(50_000 + seed * 100, 50_000 + seed * 100 + repeats), [key],
                                         estimate={a, b}, grow=growth(E.n[0], E.N, dec["more"]))
             d2, vh2 = E2.difference(key, a, b)
-            decided = [judgments_to_decide(float(d2[s]), vh2[s], E2.n[s], E2.N, power=power,
-                                           df=E2.df(vh2)[s])["decided"] for s in range(repeats)]
+            b2 = E2.difference_bias(key, a, b)
+            decided = [judgments_to_decide(float(d2[s]), vh2[s], E2.n[s], E2.N, power=power, df=E2.df(vh2)[s],
+                                           bias=float(b2[s]))["decided"] for s in range(repeats)]
             right = [dd and np.sign(d2[s]) == true_sign for s, dd in enumerate(decided)]
             out.append({"estimator": key, "seed": seed, "kind": "more", "a": a, "b": b, "more": dec["more"],
                         "decided": float(np.mean(decided)), "decided_right": float(np.mean(right)),

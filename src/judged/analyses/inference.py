@@ -38,7 +38,7 @@ from ..core.measures import Measure
 from ..core.align import align
 from ..core.data import Qrels
 from .sampled_estimators import Estimator, default_estimators, estimate_states, population_from_sample, run_items
-from .sampled_intervals import INTERVAL_METHOD, SIMULTANEOUS_METHOD, Estimates, Simultaneous, t_quantile
+from .sampled_intervals import INTERVAL_METHOD, SIMULTANEOUS_METHOD, Estimates, Simultaneous, bias_aware_critical
 
 INTERVALS = ("simultaneous", "marginal")
 DEFAULT_INTERVALS = "simultaneous"  # a table of runs is read as a whole: the intervals hold for all at once
@@ -62,38 +62,51 @@ def projected_variance(v_h: np.ndarray, n: np.ndarray, N: np.ndarray, scale: flo
 
 
 def judgments_to_decide(difference: float, v_h: np.ndarray, n: np.ndarray, N: np.ndarray,
-                        level: float = 0.95, power: float = 0.8, df: float = np.inf) -> dict:
-    """Whether the sign of ``difference`` is decided at ``level`` (its interval excludes
-    0) and, if not, the extra sampled judgments m for which |difference| >=
-    (z_level + z_power) sqrt(v(m)) (docs/holes.md, *When to stop judging*). ``more`` is None
-    when judging every remaining pair of the design is needed (``remaining`` of them)."""
+                        level: float = 0.95, power: float = 0.8, df: float = np.inf, bias: float = 0.0,
+                        v_projected: np.ndarray | None = None) -> dict:
+    """Whether the sign of ``difference`` is decided at ``level`` (its interval, widened
+    for a bias up to ``bias``, :func:`bias_aware_critical`, excludes 0) and, if not, the
+    extra sampled judgments m for which |difference| - bias(m) >= (z_level + z_power)
+    sqrt(v(m)), bias(m) = bias n/(n + m) (a ratio's bias falls as 1/n) (docs/holes.md,
+    *When to stop judging*); v(m) projected from ``v_projected`` (default ``v_h``: the
+    corrected estimates' own jackknife overstates the variance of a larger sample, the
+    plain estimate's projects it). ``more`` is None when judging every remaining pair of
+    the design is needed (``remaining`` of them)."""
     n = np.asarray(n)
     N = np.asarray(N)
     za = NormalDist().inv_cdf(1 - (1 - level) / 2)
     zb = NormalDist().inv_cdf(power)
-    ta = float(t_quantile(1 - (1 - level) / 2, df))  # the interval now; projections are large-sample
     var, _ = projected_variance(v_h, n, N, 0.0)
     remaining = int(np.maximum(N - n, 0).sum())
     se = float(np.sqrt(var))
-    out = {"difference": float(difference), "se": se, "low": float(difference - ta * se),
-           "high": float(difference + ta * se), "level": level, "power": power, "remaining": remaining}
-    if abs(difference) > ta * se:
+    # the interval now (t, bias-aware); the projections are large-sample
+    half = float(bias_aware_critical(bias / se, level, df) * se) if se > 0 else abs(bias)
+    out = {"difference": float(difference), "se": se, "low": float(difference - half),
+           "high": float(difference + half), "level": level, "power": power, "remaining": remaining}
+    if abs(difference) > half:
         return {**out, "decided": True, "more": 0}
-    target = (abs(difference) / (za + zb)) ** 2
-    if difference == 0 or target <= 0:
+    drawn = float(n.sum())
+
+    grow = v_h if v_projected is None else v_projected
+
+    def enough(scale: float) -> bool:
+        v, extra = projected_variance(grow, n, N, scale)
+        return abs(difference) - abs(bias) * drawn / max(drawn + extra, 1.0) >= (za + zb) * np.sqrt(v)
+
+    if difference == 0:
         return {**out, "decided": False, "more": None}
     ok = (n >= 2) & (n < N)
     top = float(np.max(np.where(ok, N / np.maximum(n, 1), 1.0))) - 1.0
-    if top <= 0 or projected_variance(v_h, n, N, top)[0] > target:
+    if top <= 0 or not enough(top):
         return {**out, "decided": False, "more": None}
     lo, hi = 0.0, top
     for _ in range(60):
         mid = (lo + hi) / 2
-        if projected_variance(v_h, n, N, mid)[0] <= target:
+        if enough(mid):
             hi = mid
         else:
             lo = mid
-    more = int(np.ceil(projected_variance(v_h, n, N, hi)[1] - 1e-9))
+    more = int(np.ceil(projected_variance(grow, n, N, hi)[1] - 1e-9))
     if more >= remaining:  # only judging everything left settles it
         return {**out, "decided": False, "more": None}
     return {**out, "decided": False, "more": max(more, 1)}
@@ -206,7 +219,9 @@ class Inference:
         E = self.estimates
         d, vh = E.difference(estimator, a, b)
         df = E.df(vh)[0]
-        dec = judgments_to_decide(float(d[0]), vh[0], E.n[0], E.N, self.level, self.power, df)
+        dec = judgments_to_decide(float(d[0]), vh[0], E.n[0], E.N, self.level, self.power, df,
+                                  float(E.difference_bias(estimator, a, b)[0]),
+                                  E.difference(estimator, a, b, plain=True)[1][0])
         return {"a": a, "b": b, "estimator": str(estimator), **dec,
                 "sentence": decision_sentence(a, b, str(estimator), dec)}
 
@@ -238,10 +253,11 @@ class Inference:
                 "warnings": self.warnings}
 
 
-STOP_RULE = ("decided: the level's interval of the difference excludes 0; else the fewest more sampled judgments "
-             "(every stratum's sample grown in proportion, variance projected per stratum as (1 - n/N) S^2/n, "
-             "Cochran 1977 ch. 5) after which |difference| >= (z_level + z_power) se: the order is then decided "
-             "with probability power if the difference is as estimated")
+STOP_RULE = ("decided: the level's interval of the difference (widened for its bias bound) excludes 0; else the "
+             "fewest more sampled judgments (every stratum's sample grown in proportion, the plain estimate's "
+             "variance projected per stratum as (1 - n/N) S^2/n, Cochran 1977 ch. 5, the bias bound as 1/n) after "
+             "which |difference| - bias >= (z_level + z_power) se: the order is then decided with probability "
+             "power if the difference is as estimated")
 
 
 def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0.95, power: float = 0.8,

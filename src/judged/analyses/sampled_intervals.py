@@ -19,14 +19,17 @@ from statistics import NormalDist
 import numpy as np
 
 INTERVAL_METHOD = ("stratified jackknife over the drawn units with finite-population correction (Wolter 2007, "
-                   "ch. 4), t interval with Satterthwaite degrees of freedom; a stratum whose sample holds no relevant "
-                   "document gets the variance of a relevant share borrowed from its rank's other strata (Jeffreys' "
-                   "prior)")
+                   "ch. 4), for statAP and statNDCG of the jackknife-corrected estimate itself (the correction redone "
+                   "with each unit left out); t interval with Satterthwaite degrees of freedom, its critical value "
+                   "widened for a bias up to the one the correction removed (Armstrong & Kolesar 2020); a stratum "
+                   "whose sample holds no relevant document gets the variance of a relevant share borrowed from its "
+                   "rank's other strata (Jeffreys' prior); estimate and ends clipped to the measure's range")
 SIMULTANEOUS_METHOD = ("simultaneous intervals (Hothorn, Bretz & Westfall, Biometrical Journal 2008): the runs' "
                        "joint covariance from the same jackknife replicates over the shared sample (cross terms "
                        "included), the level quantile c of max |Z| for Z normal with its correlation (50,000 "
-                       "simulated draws, seed 0), each run's interval estimate +- t_(df, 1 - p/2) se with "
-                       "p = 2 (1 - Phi(c)); Bonferroni's c where the correlation cannot be estimated")
+                       "simulated draws, seed 0), each run's interval estimate +- c_r se, c_r the run's critical "
+                       "value (t, widened for its bias bound) at the tail probability p = 2 (1 - Phi(c)); "
+                       "Bonferroni's c where the correlation cannot be estimated")
 
 SIMULTANEOUS_DRAWS = 50_000  # normal draws for the max-|t| critical value (Monte Carlo SE about 0.007)
 FLOOR_PRIOR = 0.5  # Jeffreys' prior for the relevant rate behind a stratum with none drawn
@@ -61,6 +64,27 @@ def unseen_share_variance(n, N, rate, effect2) -> np.ndarray:
     return np.where(ok, kept * N * N / np.maximum(n, 1.0) * kept * rate * effect2, 0.0)
 
 
+def bias_aware_critical(bias, level: float, df=np.inf) -> np.ndarray:
+    """The critical value c of an interval estimate -+ c se that holds with probability
+    ``level`` whenever the estimate's bias is at most ``bias`` standard errors: c with
+    P(|Z + bias| <= c) = level, Z standard normal (Armstrong & Kolesar, "Simple and honest
+    confidence intervals in nonparametric regression", Quantitative Economics 2020), times
+    t_(df)/z for Student's t with ``df`` degrees of freedom; t_(df, (1 + level)/2) at bias 0.
+
+    >>> [round(float(c), 3) for c in bias_aware_critical([0.0, 1.0, 3.0], 0.95)]
+    [1.96, 2.646, 4.645]
+    """
+    b = np.abs(np.asarray(bias, np.float64))
+    z = NormalDist().inv_cdf((1 + level) / 2)
+    cdf = np.vectorize(NormalDist().cdf, otypes=[np.float64])
+    lo, hi = np.full(b.shape, z), b + z
+    for _ in range(50):  # P(|Z + b| <= c) rises with c from lo (<= level) to hi (>= level)
+        mid = (lo + hi) / 2
+        inside = cdf(mid - b) - cdf(-mid - b) >= level
+        hi, lo = np.where(inside, mid, hi), np.where(inside, lo, mid)
+    return hi * t_quantile((1 + level) / 2, df) / z
+
+
 def satterthwaite_df(v_h, n) -> np.ndarray:
     """Satterthwaite's (Welch's) degrees of freedom of a sum of stratum variances v_h with
     n_h drawn: (sum v_h)^2 / sum v_h^2/(n_h - 1) over the last axis; inf when it is 0
@@ -81,9 +105,10 @@ class Estimates:
     """For each state s, run r, estimator e: the mean over the run's queries
     (``mean[e][r][s]``, jackknife bias-corrected for statAP and statNDCG; ``plain[e][r][s]``
     without), the per-query values (``per_query[e][r]``: states x queries, plain), the
-    jackknife contributions (``contrib[e][r]``: states x units) and, for strata whose
-    sample holds no relevant document, the changes a relevant one would have made
-    (``pseudo_delta[e][r]``, rows of ``pseudo[e]``)."""
+    jackknife contributions of the estimate shown (``contrib[e][r]``: states x units; for
+    the corrected ones, the replicates of the corrected estimate), the plain estimate's
+    (``delete_one[e][r]``) and, for strata whose sample holds no relevant document, the
+    changes a relevant one would have made (``pseudo_delta[e][r]``, rows of ``pseudo[e]``)."""
 
     estimators: list
     runs: list
@@ -101,6 +126,7 @@ class Estimates:
     rank_group: np.ndarray | None = None  # per stratum: its first best rank
     pseudo: dict = field(default_factory=dict)  # e -> (state, stratum, weight) arrays of the pseudo rows
     pseudo_delta: dict = field(default_factory=dict)  # e -> run -> change of the mean per pseudo row
+    delete_one: dict = field(default_factory=dict)  # e -> run -> states x units: e_i/Q, the plain estimate's
 
     def stratum_ss(self, c: np.ndarray) -> np.ndarray:
         """states x strata: sum over the stratum's usable units of (c - mean_h c)^2."""
@@ -162,21 +188,33 @@ class Estimates:
         v = factor * self.stratum_ss(c)
         return v if delta is None else np.maximum(v, self.floor(e, delta))
 
-    def run_variance(self, e, run) -> np.ndarray:
-        """states x strata: the variance components of a run's mean."""
+    def replicates(self, e, plain: bool = False) -> dict:
+        """run -> states x units: the jackknife contributions of the estimate shown, or with
+        ``plain`` of the plain estimate (the corrected one varies more at small samples)."""
+        return (self.delete_one or self.contrib)[str(e)] if plain else self.contrib[str(e)]
+
+    def run_variance(self, e, run, plain: bool = False) -> np.ndarray:
+        """states x strata: the variance components of a run's mean (``plain``: :meth:`replicates`)."""
         key = str(e)
-        return self.stratum_variance(e, self.contrib[key][run], self.pseudo_delta.get(key, {}).get(run))
+        return self.stratum_variance(e, self.replicates(e, plain)[run], self.pseudo_delta.get(key, {}).get(run))
 
     def variance(self, e, run) -> np.ndarray:
         return self.run_variance(e, run).sum(1)
 
-    def difference(self, e, a, b):
-        """(difference of means per state, stratum variances states x strata)."""
+    def difference(self, e, a, b, plain: bool = False):
+        """(difference of means per state, stratum variances states x strata; ``plain``:
+        :meth:`replicates`)."""
         key = str(e)
         d = self.mean[key][a] - self.mean[key][b]
         pd = self.pseudo_delta.get(key, {})
         delta = pd[a] - pd[b] if a in pd and b in pd else None
-        return d, self.stratum_variance(e, self.contrib[key][a] - self.contrib[key][b], delta)
+        c = self.replicates(e, plain)
+        return d, self.stratum_variance(e, c[a] - c[b], delta)
+
+    def difference_bias(self, e, a, b) -> np.ndarray:
+        """Per state: the bias the correction took off the difference a - b (:meth:`bias`)."""
+        key = str(e)
+        return np.abs((self.mean[key][a] - self.plain[key][a]) - (self.mean[key][b] - self.plain[key][b]))
 
     def df(self, v_h: np.ndarray) -> np.ndarray:
         return satterthwaite_df(v_h, self.n)
@@ -191,15 +229,29 @@ class Estimates:
         """The estimator (judged.analyses.sampled_estimators.Estimator) named ``e``."""
         return next(x for x in self.estimators if str(x) == str(e))
 
+    def bias(self, e, run) -> np.ndarray:
+        """Per state: the bias the jackknife correction took off the estimate, |corrected -
+        plain| (0 for an estimator without the correction): the bound on the bias left
+        that the intervals allow for (:func:`bias_aware_critical`)."""
+        return np.abs(self.mean[str(e)][run] - self.plain[str(e)][run])
+
+    def half_width(self, se, df, bias, level: float) -> np.ndarray:
+        """c se, c the bias-aware critical value at ``bias``/se (:func:`bias_aware_critical`);
+        the bias itself where se is 0."""
+        b = np.where(se > 0, bias / np.where(se > 0, se, 1.0), 0.0)
+        return np.where(se > 0, bias_aware_critical(b, level, df) * se, bias)
+
     def interval(self, e, run, level: float = 0.95):
-        """(estimate, se, low, high, df) per state: estimate -+ t_(df) se, the estimate and
-        the ends clipped to the measure's range (:meth:`clip`)."""
+        """(estimate, se, low, high, df) per state: estimate -+ c se, c the t critical value
+        widened for the bias the correction may have left (:meth:`bias`,
+        :func:`bias_aware_critical`), the estimate and the ends clipped to the measure's
+        range (:meth:`clip`)."""
         v_h = self.run_variance(e, run)
         est = self.mean[str(e)][run]
         se = np.sqrt(v_h.sum(1))
         df = self.df(v_h)
-        t = t_quantile(1 - (1 - level) / 2, df)
-        est, low, high = self.clip(e, est, est - t * se, est + t * se)
+        half = self.half_width(se, df, self.bias(e, run), level)
+        est, low, high = self.clip(e, est, est - half, est + half)
         return est, se, low, high, df
 
     def covariance(self, e, runs=None) -> np.ndarray:
@@ -283,8 +335,10 @@ class Estimates:
             z[s] = max_abs_normal_quantile(C / np.outer(d, d), level, base)
             method.append("max-t")
         p = 2 * (1 - np.vectorize(NormalDist().cdf)(z)) if S else z
-        t = np.stack([t_quantile(1 - p[s] / 2, df[s]) for s in range(S)]) if S and runs else np.zeros((S, len(runs)))
-        est, low, high = self.clip(e, est, est - t * se, est + t * se)
+        bias = np.stack([self.bias(e, r) for r in runs], 1) if runs else np.zeros((S, 0))
+        half = (np.stack([self.half_width(se[s], df[s], bias[s], 1 - p[s]) for s in range(S)]) if S and runs
+                else np.zeros((S, len(runs))))
+        est, low, high = self.clip(e, est, est - half, est + half)
         return Simultaneous(runs, est, se, low, high, df, z, family, method, level)
 
 

@@ -21,10 +21,12 @@ Estimators (-m, repeatable; default statNDCG@K and statAP):
   infNDCG@k    infNDCG (Yilmaz, Kanoulas & Aslam, SIGIR 2008), not bias-corrected
   xinfAP       xinfAP (Yilmaz, Kanoulas & Aslam, SIGIR 2008), not bias-corrected
 statNDCG and statAP are jackknife bias-corrected. Intervals: the stratified jackknife
-over the drawn pairs (Wolter 2007), t with Satterthwaite degrees of freedom; a stratum
-whose sample drew no relevant document gets the variance of the relevant share seen at
-its rank in the other strata (Jeffreys' prior) instead of 0. Every number printed is an
-estimate with its method; judged eval's numbers never change.
+over the drawn pairs (Wolter 2007; for statNDCG and statAP, of the corrected estimate
+itself), t with Satterthwaite degrees of freedom, widened for a bias up to the one the
+correction removed (Armstrong & Kolesar 2020); a stratum whose sample drew no relevant
+document gets the variance of the relevant share seen at its rank in the other strata
+(Jeffreys' prior) instead of 0. Estimates and ends stay in the measure's range. Every
+number printed is an estimate with its method; judged eval's numbers never change.
 For trec_eval's infAP (qrels with -1 for pooled but unjudged) use judged eval -m infAP.
 
 --intervals simultaneous (the default): every run's interval holds AT ONCE with --level
