@@ -61,7 +61,7 @@ ROBUST03 = "/work/shared/data/robust03"
 DEPTH = 10
 ESTIMATORS = ("human", "ppi", "ppi++")
 PAIR_MEASURES = ("P@10", "DCG@10")
-QUERY_MEASURES = ("nDCG@10", "AP@10")
+QUERY_MEASURES = ("nDCG@10", "AP@10", "P@10")
 POOL_STRATEGIES = ("depth", "machine", "disagreement")
 POOL_MEASURE = "nDCG@10"
 WARMUP_PER_QUERY = 2
@@ -254,13 +254,27 @@ def _truth(truth_qrels, run, m, settings):
     return float(m.compute(a).mean()) if a.n_queries else 0.0
 
 
+CEILING = 0.8  # runs whose true value is at least this: near the top of a [0, 1] measure
+
+
 def _summ(ests, truth):
     out = {}
+    top = truth[:, 0] >= CEILING
     for e, x in ests.items():
         cover = (x.low <= truth) & (truth <= x.high)
         out[e] = {"coverage": float(cover.mean()), "width": float(x.width.mean()),
-                  "mae": float(np.abs(x.value - truth).mean()), "lambda": float(np.mean(x.lam))}
+                  "mae": float(np.abs(x.value - truth).mean()), "lambda": float(np.mean(x.lam)),
+                  "zero_width": float((x.width < 1e-12).mean())}
+        if top.any():  # near the ceiling
+            out[e]["ceiling"] = {"runs": int(top.sum()), "coverage": float(cover[top].mean()),
+                                 "width": float(x.width[top].mean()), "zero_width": float((x.width[top] < 1e-12).mean())}
     return out
+
+
+def _ranges(u) -> dict:
+    """What Units.estimate passes on: the measure's range (clipping) and a query unit's (the
+    floor at the ceiling); none with a judged from before they were added (a before/after run)."""
+    return {"value_range": u.value_range, "unit_range": u.unit_range} if hasattr(u, "unit_range") else {}
 
 
 def _score(per_run, sampled, strata):
@@ -268,7 +282,7 @@ def _score(per_run, sampled, strata):
     for u, _ in per_run:
         for e in ESTIMATORS:
             allest[e].append(estimate(u.coef, u.machine, u.human, sampled, estimator=e, variance="srs",
-                                      strata=strata, constant=u.constant))
+                                      strata=strata, constant=u.constant, **_ranges(u)))
     return _result(per_run, allest)
 
 
@@ -281,13 +295,13 @@ def _score_queries(per_run, count, seeds, rng):
         s = draws[:, [at[k] for k in u.key.tolist()]]
         for e in ESTIMATORS:
             allest[e].append(estimate(u.coef, u.machine, u.human, s, estimator=e, variance="srs",
-                                      constant=u.constant))
+                                      constant=u.constant, **_ranges(u)))
     return _result(per_run, allest)
 
 
 def _result(per_run, allest):
     truth = np.array([t for _, t in per_run])[:, None]
-    plug = np.array([u.machine_only for u, _ in per_run])  # the plug-in: no person's label
+    plug = np.array([getattr(u, "machine_only", u.machine_filled) for u, _ in per_run])  # the plug-in: no person's
     stacked = {e: _Stack(v) for e, v in allest.items()}
     res = _summ(stacked, truth)
     res["machine_filled_mae"] = float(np.abs(plug - truth[:, 0]).mean())

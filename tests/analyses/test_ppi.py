@@ -382,6 +382,30 @@ def test_sparse_strata_with_rare_disagreements_cover():
     assert "Satterthwaite" in ests["ppi"].method and "floored" in ests["ppi"].method
 
 
+def test_a_query_sample_at_the_ceiling_is_not_certain():
+    """P@10 from a sample of 10 of 43 queries, 33 of them at P@10 = 1 (strong runs on DL 2019
+    are there): 4% of samples draw only queries at 1, where the human-only variance is 0 and
+    PPI++'s lambda falls to 0 with it, so both intervals had width 0 and missed the truth
+    (0.958); a sample with one query off the ceiling had a t interval far too narrow too
+    (covered 0.49 human-only, 0.65 PPI++). Measured from outside on real data: 0.73-0.90.
+    The floor for a sample whose queries score alike (fewer than 2 off the typical score):
+    the variance had the population held queries off it at Jeffreys' rate, each by the
+    measure's range. Coverage >= 0.95 for both (measured 0.999 and 0.974), no interval of width 0
+    at the ceiling."""
+    rng = np.random.default_rng(11)
+    Q, n, draws = 43, 10, 2000
+    y = np.where(np.arange(Q) < 33, 1.0, rng.choice([0.6, 0.7, 0.8, 0.9], Q))
+    f = np.clip(y + rng.choice([-0.2, -0.1, 0.0, 0.0, 0.0, 0.1], Q), 0, 1)  # the machine's P@10 per query
+    s = np.argsort(rng.random((draws, Q)), axis=1) < n
+    ceiling = ((s & (y < 1)).sum(axis=1) == 0)
+    assert 0.03 < ceiling.mean() < 0.06
+    for e in ("human", "ppi++"):
+        before = estimate(np.full(Q, 1 / Q), f, y, s, estimator=e, variance="srs")  # no unit range: no guard
+        assert (before.width[ceiling] < 1e-12).mean() > 0.9 and coverage(before, y.mean()) < 0.87, e
+        x = estimate(np.full(Q, 1 / Q), f, y, s, estimator=e, variance="srs", value_range=(0, 1), unit_range=(0, 1))
+        assert coverage(x, y.mean()) >= 0.95 and (x.width[ceiling] > 0.05).all() and x.width.mean() < 0.2, e
+
+
 def test_an_unsampled_outlier_query_is_warned_about_not_hidden():
     """AP from a query sample: DL 2019 has 43 queries and one (4 relevant passages of 183
     judged; the machine calls about 16 relevant) holds 70% of the spread of the per-query

@@ -26,6 +26,7 @@ Every function takes a leading batch axis, so a simulation of many samples is on
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,7 +109,7 @@ def _quantile(level: float, df=None):
 
 def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++", lam=None,
              variance: str = "poisson", strata=None, level: float = 0.95, constant=0.0,
-             value_range=(-np.inf, np.inf)) -> Estimate:
+             value_range=(-np.inf, np.inf), unit_range=None) -> Estimate:
     """``constant + T(lam)`` with its standard error and interval (see the module doc).
 
     Parameters
@@ -122,6 +123,9 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
     variance : ``poisson`` or ``srs``; strata : (n,) stratum of each unit (``srs``)
     value_range : (low, high) the estimate and the interval's ends are clipped to (the
         measure's range; none by default)
+    unit_range : (low, high) a unit's human values lie in (a query's score: the measure's
+        range): ``srs`` then floors the variance of a sample whose units nearly all score
+        alike (the ceiling, :func:`_rare_floor`)
 
     >>> e = estimate([1, 1, 1, 1], [1, 0, 1, 0], [1, 0, 0, 0], [True, True, True, False], variance="srs")
     >>> float(e.value), float(e.lam)   # the machine says 2; it was wrong on one of the 3 sampled
@@ -191,8 +195,8 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
         v_h = groups.sum((zc * zc)) * w_h
         if estimator == "ppi++" and lam is None:  # lambda re-estimated without each unit: its noise counted
             v_h = _jackknife_tuned(cy, cf, s, groups, N_h, n_h, machine_total, num, den, pop_var)
-        floor, seen = _rare_floor(c, y, f, s, groups, N_h, n_h, lam_)
-        floored = (seen < MIN_SURPRISES) & (floor.sum(axis=-1) > v_h.sum(axis=-1))
+        floor, applies = _rare_floor(c, y, f, s, groups, N_h, n_h, lam_, unit_range)
+        floored = applies & (floor.sum(axis=-1) > v_h.sum(axis=-1))
         v_h = np.where(floored[..., None], floor, v_h)
         var = v_h.sum(axis=-1)
         n = s.sum(axis=-1)
@@ -207,9 +211,9 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
 MIN_SURPRISES = 2  # fewer drawn units where the people and the machine differ: the variance is floored
 
 
-def _rare_floor(c, y, f, s, groups, N_h, n_h, lam) -> tuple[np.ndarray, np.ndarray]:
-    """((..., H) the variance floor per stratum, (...) the surprises drawn) for a
-    stratified sample. A *surprise* is a drawn unit whose human value differs from the
+def _rare_floor(c, y, f, s, groups, N_h, n_h, lam, unit_range=None) -> tuple[np.ndarray, np.ndarray]:
+    """((..., H) the variance floor per stratum, (...) whether it applies: too few
+    surprises drawn) for a stratified sample. A *surprise* is a drawn unit whose human value differs from the
     machine's (PPI, PPI++) or is not 0 (human-only, lambda 0), among the units the measure
     reads (coefficient not 0). With a good machine they are rare: a run's P@10 reads about
     20 of 125 drawn pairs, 1-2 of them surprises, and a sample with none has variance 0
@@ -217,18 +221,42 @@ def _rare_floor(c, y, f, s, groups, N_h, n_h, lam) -> tuple[np.ndarray, np.ndarr
     been surprises at the rate of the whole sample (all drawn units, Jeffreys' prior),
     each of the mean square size of those drawn (the largest machine value squared when
     none was), weighted by the stratum's mean squared coefficient:
-    :func:`judged.analyses.sampled_intervals.unseen_share_variance`, the floor statAP's strata with no
-    relevant drawn get."""
-    ref = np.where(np.asarray(lam)[..., None] > 0, f, 0.0)  # a unit's value when nothing surprises
+    :func:`judged.analyses.sampled_intervals.unseen_share_variance`, the floor statAP's
+    strata with no relevant drawn get.
+
+    With ``unit_range`` (a query's score, which lies in the measure's range) a sample whose
+    queries all score alike is guarded too: at the ceiling every drawn query has P@10 = 1,
+    the human-only variance is 0 and PPI++'s lambda falls to 0 with it. Where fewer than
+    MIN_SURPRISES drawn units the measure reads have a human value off the typical one
+    (their median), the floor is at least the variance had the units been off it at their
+    rate in the sample with Jeffreys' prior ((r + 1/2)/(n + 1): 1/2 in n + 1 when none was
+    seen, the prior of Jeffreys' interval for a proportion; Brown, Cai & DasGupta,
+    Statistical Science 2001), each by the width of the range (one or two seen tell little
+    of how far the unseen lie)."""
+    c2 = groups.sum(c * c) / N_h
+    ref = np.where(np.asarray(lam)[..., None] > 1e-9, f, 0.0)  # lambda tuned to 0 comes out as 1e-30 or so
     gap = np.where(s, y - ref, 0.0)
     surprise = s & (np.abs(gap) > 1e-12)
     r = surprise.sum(axis=-1)
     rate = jeffreys_rate(r, s.sum(axis=-1))
     top = np.max(np.abs(f), axis=-1, initial=0.0)
     effect = np.where(r > 0, (gap * gap).sum(axis=-1) / np.maximum(r, 1), np.where(top > 0, top * top, 1.0))
-    c2 = groups.sum(c * c) / N_h
-    floor = unseen_share_variance(n_h, N_h, rate[..., None], effect[..., None] * c2)
-    return floor, (surprise & (c != 0)).sum(axis=-1)
+    applies = (surprise & (c != 0)).sum(axis=-1) < MIN_SURPRISES
+    floor = np.where(applies[..., None], unseen_share_variance(n_h, N_h, rate[..., None], effect[..., None] * c2), 0.0)
+    if unit_range is not None and np.isfinite(unit_range[1] - unit_range[0]):
+        read = s & (c != 0)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a sample reading no unit: no median
+            typical = np.nan_to_num(np.nanmedian(np.where(read, y, np.nan), axis=-1)) if y.shape[-1] \
+                else np.zeros(y.shape[:-1])
+        off = s & (np.abs(y - typical[..., None]) > 1e-12)
+        width2 = float(unit_range[1] - unit_range[0]) ** 2 or 1.0
+        ceiling = unseen_share_variance(n_h, N_h, jeffreys_rate(off.sum(axis=-1), s.sum(axis=-1))[..., None],
+                                        width2 * c2)
+        alike = (off & (c != 0)).sum(axis=-1) < MIN_SURPRISES
+        floor = np.where(alike[..., None], np.maximum(floor, ceiling), floor)
+        applies = applies | alike
+    return floor, applies
 
 
 def _fixed_lambda(lam, estimator: str, shape):
@@ -420,11 +448,12 @@ class Units:
     missing_machine: int = 0  # population pairs in the ranked lists without a machine label (machine value 0)
     uncovered_min: float = 0.0  # what they could take away at most (a difference: the other run's holes)
     value_range: tuple = (-np.inf, np.inf)  # the measure's (a difference: low_a - high_b .. high_a - low_b)
+    unit_range: tuple | None = None  # a query unit's values: the measure's range (the variance floor)
 
     def estimate(self, estimator: str = "ppi++", level: float = 0.95) -> Estimate:
         return estimate(self.coef, self.machine, self.human, self.sampled, self.pi, estimator=estimator,
                         variance=self.variance, strata=self.strata, level=level, constant=self.constant,
-                        value_range=self.value_range)
+                        value_range=self.value_range, unit_range=self.unit_range)
 
     @property
     def machine_only(self) -> float:
@@ -603,7 +632,7 @@ def _query_units(labels: Labels, run, m, settings) -> Units:
     constant = float(human[~in_frame].sum() / n_q)  # queries without a population pair: known exactly
     return Units(qids[in_frame], np.full(int(in_frame.sum()), 1.0 / n_q), machine[in_frame],
                  np.where(drawn, human, np.nan)[in_frame], drawn[in_frame], None, None, "srs", constant,
-                 uncovered, float("nan"), missing, value_range=m.family.value_range)
+                 uncovered, float("nan"), missing, value_range=m.family.value_range, unit_range=m.family.value_range)
 
 
 # ---------------------------------------------------------------------------
