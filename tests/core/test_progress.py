@@ -70,3 +70,49 @@ def test_phases_in_threads_share_the_display_until_the_last_ends():
         _wait(0.3)
     assert module._SHARED["bar"] is None
     assert "first phase" in buf.getvalue() and "second phase" in buf.getvalue()
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self):
+        return True
+
+
+def test_output_stays_on_stdout_while_a_bar_is_drawn(capsys):
+    """Issue 34: `judged holes ... > out.txt` on a terminal, past a second, wrote the report on
+    the terminal (Rich's Live sent stdout to the bar's console, stderr) and left out.txt empty."""
+    buf, console = _console()
+    with progress(None, "phase", enabled=True, delay=0.0, console=console):
+        _wait(0.2)
+        print("the report")
+        Console().print("a table row")  # a Rich console on stdout, as the commands make
+    out = capsys.readouterr().out
+    assert "the report" in out and "a table row" in out
+    assert "the report" not in buf.getvalue() and "a table row" not in buf.getvalue()
+    assert "phase" in buf.getvalue()  # the bar was drawn
+
+
+def test_the_first_write_to_a_terminal_stdout_ends_the_bar(monkeypatch):
+    """Issue 34: on a 120-column terminal `judged holes` printed its report while the bar was
+    drawn: lines glued to the bar, the bar redrawn inside the table. The first write ends
+    the bar (erased) and no later phase draws one again."""
+    from judged.core import progress as module
+
+    buf, console = _console()
+    stdout = _Terminal()
+    monkeypatch.setattr("sys.stdout", stdout)
+    with progress(None, "phase", enabled=True, delay=0.0, console=console):
+        _wait(0.2)
+        bar = module._SHARED["bar"]
+        assert bar.live.is_started
+        Console(force_terminal=True, width=100).print("the report")
+        assert not bar.live.is_started  # ended before the line was written
+        drawn = buf.getvalue()
+        with progress(None, "a later phase", enabled=True, delay=0.0):
+            _wait(0.2)
+        assert buf.getvalue() == drawn and not bar.live.is_started
+    assert "the report" in stdout.getvalue() and "━" not in stdout.getvalue()
+    import sys
+
+    assert sys.stdout is stdout and module._SHARED == {"bar": None, "phases": 0, "output": False}

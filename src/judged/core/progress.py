@@ -1,5 +1,11 @@
 """Rich progress bars for long work: on stderr, only when it is a terminal, and only for a
-phase still running after a second (``DELAY``), so short commands print nothing extra."""
+phase still running after a second (``DELAY``), so short commands print nothing extra.
+
+What a command prints goes to stdout, whatever the bar: Rich's own redirection would send
+it to the bar's console, stderr (``judged holes ... > out.txt`` on a terminal wrote the
+report on the terminal and left the file empty), and a Rich console writes past it to the
+real stdout (lines glued to the bar). When stdout is the terminal too, the first write to
+it ends the bar (transient: erased) and no bar is drawn again until the phases end."""
 
 from __future__ import annotations
 
@@ -11,8 +17,9 @@ from contextlib import contextmanager
 DELAY = 1.0  # seconds a phase runs before its bar appears
 
 
-_SHARED = {"bar": None, "phases": 0}  # the one Rich display of the phases running now (nested phases, and
-# phases running at once in threads, share it; it stops when the last of them ends)
+_SHARED = {"bar": None, "phases": 0, "output": False}  # the one Rich display of the phases running now (nested
+# phases, and phases running at once in threads, share it; it stops when the last of them ends); output: stdout,
+# the same terminal, was written to, so no bar is drawn again
 _LOCK = threading.Lock()
 
 
@@ -37,7 +44,8 @@ def progress(total: int | None, description: str, enabled: bool | None = None, d
     with _LOCK:
         if _SHARED["bar"] is None:
             _SHARED["bar"] = Progress(TextColumn("{task.description}"), BarColumn(), _count_column(),
-                                      TimeElapsedColumn(), console=console or Console(stderr=True), transient=True)
+                                      TimeElapsedColumn(), console=console or Console(stderr=True), transient=True,
+                                      redirect_stdout=False)
         bar = _SHARED["bar"]
         _SHARED["phases"] += 1
         task = bar.add_task(description, total=total, visible=False, unit=unit)
@@ -45,11 +53,13 @@ def progress(total: int | None, description: str, enabled: bool | None = None, d
 
     def show():
         with _LOCK:
-            if over:
+            if over or _SHARED["output"]:
                 return
             bar.update(task, visible=True)
             if not bar.live.is_started:
                 bar.start()
+                if _isatty(sys.stdout) and not isinstance(sys.stdout, _EndsBarOnWrite):
+                    sys.stdout = _EndsBarOnWrite(sys.stdout)
 
     timer = threading.Timer(delay, show)
     timer.daemon = True
@@ -70,7 +80,45 @@ def progress(total: int | None, description: str, enabled: bool | None = None, d
             if not _SHARED["phases"]:
                 if bar.live.is_started:
                     bar.stop()
-                _SHARED["bar"] = None
+                _restore_stdout()
+                _SHARED["bar"], _SHARED["output"] = None, False
+
+
+class _EndsBarOnWrite:
+    """sys.stdout while a bar is drawn and stdout is the same terminal: the first write ends
+    the bar, gives sys.stdout back, then writes, so output never lands inside the bar."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text):
+        if text:
+            with _LOCK:
+                _SHARED["output"] = True
+                bar = _SHARED["bar"]
+                if bar is not None and bar.live.is_started:
+                    bar.stop()
+                _restore_stdout()
+        return self.stream.write(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _restore_stdout() -> None:
+    if isinstance(sys.stdout, _EndsBarOnWrite):
+        sys.stdout = sys.stdout.stream
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _count_column():
