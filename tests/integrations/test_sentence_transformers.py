@@ -158,3 +158,24 @@ def test_texts_read_from_a_collection_folder_go_in_as_they_are(tmp_path, model):
     joined = GradedIREvaluator(queries, dict(zip(ev.corpus_ids, ev.corpus)), str(root), ["nDCG@10", "RR@10"],
                                holes=False)
     assert ev(model) == joined(model) and ev.last_run == joined.last_run and len(ev.last_run) == 2
+
+
+def test_the_top_of_each_row_keeps_every_document_tied_with_its_last():
+    """_top_with_ties gives, per row, the ``top`` largest values and every value equal to the
+    last of them (the candidates the docid rule then orders): the same set as comparing the
+    whole row with its k-th value, on rows with and without ties at the cut."""
+    import torch
+
+    from judged.integrations.sentence_transformers import _top_with_ties
+
+    sim = torch.tensor([[0.9, 0.5, 0.5, 0.5, 0.1],    # one of three 0.5s in the top 2: all three kept
+                        [0.9, 0.8, 0.7, 0.6, 0.5],    # no tie: the top 2
+                        [0.5, 0.5, 0.5, 0.5, 0.5],    # all tied
+                        [0.1, 0.2, 0.9, 0.9, 0.3]])   # tied inside the top 2 only
+    for top in (1, 2, 5):
+        got = sorted((int(r), int(c), float(v)) for rows, cols, vals in _top_with_ties(sim, top)
+                     for r, c, v in zip(rows, cols, vals))
+        kth = torch.topk(sim, top, dim=1).values[:, -1:]
+        rows, cols = torch.nonzero(sim >= kth, as_tuple=True)
+        assert got == sorted((int(r), int(c), float(sim[r, c])) for r, c in zip(rows, cols)), top
+    assert sum(len(r) for r, _, _ in _top_with_ties(sim, 2)) == 4 + 2 + 5 + 2

@@ -58,6 +58,26 @@ def qrels_from_relevant_docs(relevant_docs: dict) -> dict:
     return out
 
 
+def _top_with_ties(sim, top: int):
+    """(rows, columns, values) of each row's ``top`` largest values of the matrix ``sim``
+    and of every value tied with the last of them: ``torch.topk`` of ``top + 1`` sorted
+    tells the rows with such a tie (their next value equals the last), whose values at or
+    above it are then found in those rows alone; the others keep their top ``top``."""
+    n_rows, n_cols = sim.shape
+    if top == 0 or n_rows == 0:
+        return
+    values, cols = torch.topk(sim, min(top + 1, n_cols), dim=1, largest=True, sorted=True)
+    last = values[:, top - 1]
+    tied = values[:, top] == last if n_cols > top else torch.zeros(n_rows, dtype=torch.bool, device=sim.device)
+    plain = torch.nonzero(~tied, as_tuple=True)[0]
+    yield plain.repeat_interleave(top), cols[plain, :top].reshape(-1), values[plain, :top].reshape(-1)
+    if bool(tied.any()):
+        which = torch.nonzero(tied, as_tuple=True)[0]
+        sub = sim[which]
+        rows, at = torch.nonzero(sub >= last[which].unsqueeze(1), as_tuple=True)
+        yield which[rows], at, sub[rows, at]
+
+
 def _as_dict(run) -> dict:
     """A run's rows as ``{qid: {docid: score}}``, in row order."""
     out: dict = {}
@@ -194,12 +214,10 @@ class GradedIREvaluator(SentenceEvaluator):
         for start in range(0, len(self.corpus), self.corpus_chunk_size) if self.query_ids else ():
             c_emb = self._embed(model, self.corpus[start:start + self.corpus_chunk_size], "document")
             sim = model.similarity(q_emb, c_emb)
-            top = min(self.depth, sim.shape[1])
-            kth = torch.topk(sim, top, dim=1, largest=True, sorted=False).values.min(dim=1, keepdim=True).values
-            rows, cols = torch.nonzero(sim >= kth, as_tuple=True)  # every document tied with the k-th too
-            queries.append(rows.cpu().numpy().astype(np.int64))
-            docs.append(cols.cpu().numpy().astype(np.int64) + start)
-            scores.append(sim[rows, cols].to(torch.float64).cpu().numpy())
+            for rows, cols, values in _top_with_ties(sim, min(self.depth, sim.shape[1])):
+                queries.append(rows.cpu().numpy().astype(np.int64))
+                docs.append(cols.cpu().numpy().astype(np.int64) + start)
+                scores.append(values.to(torch.float64).cpu().numpy())
         q = np.concatenate(queries) if queries else np.zeros(0, np.int64)
         idx = np.concatenate(docs) if docs else np.zeros(0, np.int64)
         sc = np.concatenate(scores) if scores else np.zeros(0, np.float64)
