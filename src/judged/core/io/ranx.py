@@ -1,9 +1,10 @@
 """ranx's ``Qrels`` and ``Run`` objects (Bassani, ECIR 2022) as judged inputs.
 
-Recognised by type name and module, so reading them never imports ranx (nor numba).
-Their pairs are read from ranx's numba typed dicts by numba (:func:`ranx_columns`; its
-reference reads ``to_dict()``); a ranx Run keeps its ``name``. The
-export to ranx objects is :mod:`judged.integrations.ranx`.
+Recognised by type name and module, so telling them apart never imports ranx. Their
+pairs are read from ranx's numba typed dicts by numba (:func:`ranx_columns`, through
+:mod:`judged.core.io.typed_dicts`, imported only then: numba is already loaded by ranx);
+the reference reads ``to_dict()``. A ranx Run keeps its ``name``. The export to ranx
+objects is :mod:`judged.integrations.ranx`.
 """
 
 from __future__ import annotations
