@@ -96,7 +96,7 @@ def test_table_output_marks_significance(example, capsys):
     assert main(["compare", str(example / "qrels.txt"), *runs, "-m", "AP", "--regressions", "1"]) == 0
     out = capsys.readouterr().out
     assert "▼" in out  # dense loses AP significantly (1/39 W/L)
-    assert "1/39/0" in out and "unjudged document(s) newly in the run's top 10" in out
+    assert "1/39/0" in out and "5 unjudged documents newly in the run's top 10" in out
 
 
 def test_errors_are_one_line(example, capsys):

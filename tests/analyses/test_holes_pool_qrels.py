@@ -219,7 +219,7 @@ def test_merge_conflicts_are_listed_and_refused(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert err[:2] == [f"conflict: query q1 docid a: 2 in {base} but 0 in {new}",
                        f"conflict: query q1 docid b: 0 in {base} but 1 in {new}"]
-    assert err[-1].startswith("judged: error: 2 conflicting judgment(s)") and len(err) == 3
+    assert err[-1].startswith("judged: error: 2 conflicting judgments") and len(err) == 3
     assert not out.exists()
     with pytest.raises(MergeConflict):
         merge(base, [new])

@@ -326,7 +326,7 @@ def test_wilcoxon_exact_matches_scipy_exact_without_ties():
 def test_wilcoxon_exact_with_tied_ranks_matches_enumeration():
     d = np.array([0.1, 0.1, -0.1, 0.2, 0.3, -0.05, 0.2, 0.0, 0.1, 0.4, -0.2, 0.1])
     p, how = stats.wilcoxon_test(d)
-    assert "tied" in how and "1 zero difference(s) dropped" in how
+    assert "tied" in how and "1 zero difference dropped" in how
     assert p == pytest.approx(brute_wilcoxon(d), rel=1e-12)
 
 

@@ -34,12 +34,19 @@ BY_HAND = re.compile(r"(?<!/)\{(?!counted\()[^{}]+\}\}? (holes|pairs|queries|jud
                      r"conflicts|strata|samples|resamples|groups|fields|preferences|collections|disagreements)\b(?!=)")
 
 
+# a count in braces, then a noun hedged with "(s)": "1 unjudged document(s)", "2 run(s)"
+HEDGED = re.compile(r"(?<!/)\{(?!counted\()[^{}]+\}\}? (\w+ )?\w+\(s\)")
+# a plural hedged the way another tool words it, on purpose (pt.Experiment's own warning)
+QUOTED = {"integrations/pyterrier.py"}
+
+
 def test_no_message_counts_a_plural_by_hand():
     found = []
     for path in sorted(SRC.rglob("*")):
         if path.suffix not in (".py", ".html"):
             continue
         for lineno, line in enumerate(path.read_text().splitlines(), 1):
-            if BY_HAND.search(line) and ('f"' in line or "f'" in line or "{{" in line):
+            hedged = HEDGED.search(line) and str(path.relative_to(SRC)) not in QUOTED
+            if (BY_HAND.search(line) or hedged) and ('f"' in line or "f'" in line or "{{" in line):
                 found.append(f"{path.relative_to(SRC)}:{lineno}: {line.strip()}")
     assert found == [], "use judged.core.words.counted:\n" + "\n".join(found)

@@ -39,6 +39,7 @@ from ..core.measures import BOUNDED, Measure
 from ..core.measures.bounds import bounds as exact_bounds
 from ..core.measures.bounds import list_depth, sorted_distinct
 from ..core.measures.dcg import dcg, ideal_dcg_of_counts
+from ..core.words import counted
 from .stats import median
 
 METHOD = "loro-logit"
@@ -1120,7 +1121,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
            "features": list(FEATURES)}
     reason = None
     if len(units_with) < 2:
-        reason = (f"{len(units_with)} {unit_word}(s) contributed judged documents no other {unit_word} has in its "
+        reason = (f"{counted(len(units_with), unit_word)} contributed judged documents no other {unit_word} has in its "
                   f"top {pool.depth}; leave-one-{unit_word}-out needs at least 2")
     elif len(rows) < MIN_PSEUDO_HOLES:
         reason = (f"{len(rows)} leave-one-{unit_word}-out pseudo-holes (judged documents only one {unit_word} has "

@@ -525,7 +525,7 @@ class Labels:
         missing = design.sampled & np.isnan(self.human)
         if missing.any():
             i = int(np.flatnonzero(missing)[0])
-            raise JudgedError(f"{int(missing.sum())} drawn pair(s) of {design.source} have no label in "
+            raise JudgedError(f"{counted(int(missing.sum()), 'drawn pair')} of {design.source} {'has' if missing.sum() == 1 else 'have'} no label in "
                               f"{qrels.source} (first: query {design.qid[i]!r} docid {design.docid[i]!r}): judge "
                               "and merge the whole sample first (leaving drawn pairs out would break the design)")
         self.top_grade = float(max(np.nanmax(self.human, initial=0.0), np.nanmax(self.machine, initial=0.0),

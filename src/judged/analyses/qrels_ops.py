@@ -21,6 +21,7 @@ from ..core.data import Qrels
 from ..core.errors import ConventionError, JudgedError, ParseError
 from ..core.io import compressed
 from ..core.naturalsort import natural_key
+from ..core.words import counted
 
 PREFER = ("new", "base")
 PROVENANCE_SUFFIX = ".provenance.tsv"
@@ -33,7 +34,7 @@ class MergeConflict(JudgedError):
     def __init__(self, conflicts: list):
         self.conflicts = conflicts
         first = conflicts[0]
-        super().__init__(f"{len(conflicts)} conflicting judgment(s), first: query {first['qid']!r} docid "
+        super().__init__(f"{counted(len(conflicts), 'conflicting judgment')}, first: query {first['qid']!r} docid "
                          f"{first['docid']!r} is {_grades_text(first['grades'])}; "
                          "choose --prefer new or --prefer base")
 

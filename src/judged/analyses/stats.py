@@ -249,7 +249,7 @@ def wilcoxon_test(d: np.ndarray) -> tuple[float, str]:
     tied = bool((sizes > 1).any())
     w = float(ranks[nz > 0].sum())
     dropped = len(d) - n
-    note = f"{dropped} zero difference(s) dropped, " if dropped else ""
+    note = f"{counted(dropped, 'zero difference')} dropped, " if dropped else ""
     if n <= WILCOXON_EXACT_MAX:
         doubled = np.rint(2 * ranks).astype(np.int64)  # average ranks are halves: exact integers
         counts = np.zeros(int(doubled.sum()) + 1)

@@ -400,7 +400,7 @@ def render_regression(r, console, shown: dict | None = None) -> None:
         t.add_row(str(i + 1), b[1], _grade(b[2]), doc, _grade(n[2]))
     console.print(t)
     if newly:
-        console.print(f"  {len(newly)} unjudged document(s) newly in the run's top {len(r.run_ranking)}: "
+        console.print(f"  {counted(len(newly), 'unjudged document')} newly in the run's top {len(r.run_ranking)}: "
                       f"{', '.join(r.newly_unjudged)} — judge them before reading this drop as a regression",
                       highlight=False)
 

@@ -299,7 +299,7 @@ def run_power(args) -> int:
     console.print(t)
     for row in res.summary():
         if row["undefined"]:
-            console.print(f"{row['measure']}: the {res.test} test is not defined on {row['undefined']} pair(s) with "
+            console.print(f"{row['measure']}: the {res.test} test is not defined on {counted(row['undefined'], 'pair')} with "
                           "constant differences (no null distribution); counted as not significant", highlight=False)
     if sc.dropped_queries:
         console.print(f"{counted(sc.dropped_queries, 'query')} left out: not evaluated for every run", highlight=False)
@@ -590,7 +590,7 @@ def print_holdout(res, console, per_run: bool = True) -> None:
                           f"{m['zero']:.4f}, condensed {m['condensed']:.4f}, estimate {m['estimate']:.4f}",
                           highlight=False)
     if s["fallbacks"]:
-        console.print(f"{s['fallbacks']} run(s) got the fallback estimate (holes as zero, interval = the bounds): "
+        console.print(f"{counted(s['fallbacks'], 'run')} got the fallback estimate (holes as zero, interval = the bounds): "
                       "too little leave-one-out evidence without them", highlight=False)
     if per_run:
         console.print(f"estimate: {res.estimate['method']} — {res.estimate['source']}; {res.estimate['nested']}",

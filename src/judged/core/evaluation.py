@@ -20,6 +20,7 @@ from .progress import progress as progress_bar
 from .querysets import refuse_disjoint, run_query_sample
 from .results import LazyRunResult, RunResult, max_depth  # noqa: F401  (judged.evaluation.RunResult, as before)
 from .runnames import unique_name
+from .words import counted
 from .align import align
 
 DEFAULT_MEASURES = ("nDCG@10", "Judged@10")
@@ -123,7 +124,7 @@ class Result:
         return DISPLAY["plot_result"](self, measure, ax)
 
     def __repr__(self) -> str:
-        return f"Result({len(self.runs)} run(s), measures={list(self.measures)})"
+        return f"Result({counted(len(self.runs), 'run')}, measures={list(self.measures)})"
 
 
 BACKENDS = ("pandas", "polars", "arrow")  # what Result.mean and Result.per_query return

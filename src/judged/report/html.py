@@ -291,7 +291,7 @@ def _regressions(c, regressions: list) -> str:
             b = r.baseline_ranking[i] if i < len(r.baseline_ranking) else None
             x = r.run_ranking[i] if i < len(r.run_ranking) else None
             rows.append(f"<tr><td>{i + 1}</td>{_ranking_cells(b, set())}{_ranking_cells(x, newly)}</tr>")
-        note = (f"<p class='note'>{len(newly)} unjudged document(s) newly in the top {len(r.run_ranking)}: "
+        note = (f"<p class='note'>{counted(len(newly), 'unjudged document')} newly in the top {len(r.run_ranking)}: "
                 f"{escape(', '.join(r.newly_unjudged))}</p>" if newly else "")
         out.append(f"<h3>{escape(r.run)} on query {escape(r.qid)}: {r.baseline_value:.4f} → {r.run_value:.4f} "
                    f"<span class='worse'>({r.delta:+.4f})</span></h3>"

@@ -24,6 +24,7 @@ from .answer_key import (AnswerKey, check_unanswerable, drop_queries, read_query
 from .eligibility import Eligibility, leaks_in_run, read_eligibility, restrict_qrels
 from .evidence import HIGH_SCORE, Requirements, evidence_gaps, read_requirements, unknown_queries
 from .scale import GradeScale, read_scale
+from ..words import counted
 
 DEFAULT_DEPTH = 10  # k of the leak and evidence-gap lists when no nDCG@k is measured
 
@@ -136,7 +137,7 @@ class Checks:
         out += result.query_set.warnings()  # runs missing queries, different query sets or depths
         for name, found in self.leaks(result).items():
             if found:
-                out.append(f"run {name} retrieved {len(found)} ineligible document(s) in the top {self.k(result)} "
+                out.append(f"run {name} retrieved {counted(len(found), 'ineligible document')} in the top {self.k(result)} "
                            f"(leaks; first: query {found[0].qid!r} rank {found[0].rank} docid {found[0].docid!r})")
         return out + list(self.notes)
 

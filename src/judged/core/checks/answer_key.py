@@ -26,6 +26,7 @@ import pyarrow as pa
 from ..data import Qrels, Run, arrow_strings, as_numpy, string_hash, strings_equal
 from ..errors import ParseError
 from ..lazy import lazy
+from ..words import counted
 from .sidefiles import read_records
 
 pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)
@@ -75,7 +76,7 @@ def check_unanswerable(relevant: dict[str, int], unanswerable, source: str) -> N
     clash = [q for q in unanswerable if relevant.get(q, 0) > 0]
     if clash:
         raise ParseError(source, None, f"query {clash[0]!r} is declared unanswerable but the qrels judge "
-                                       f"{relevant[clash[0]]} document(s) relevant"
+                                       f"{counted(relevant[clash[0]], 'document')} relevant"
                                        + (f" ({len(clash) - 1} more such queries)" if len(clash) > 1 else ""))
 
 

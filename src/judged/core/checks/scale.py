@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParseError
+from ..words import counted
 
 DEFAULT_SCALE_FILE = "default-scale.toml"
 SCALE_BESIDE_QRELS = ("{stem}.scale.toml", "scale.toml")  # looked for in the qrels' folder
@@ -65,9 +66,10 @@ class GradeScale:
             return
         first = int(np.flatnonzero(qrels.grade == off[0])[0])
         n = int(counts[np.isin(present, off)].sum())
+        more = f", and {counted(n - 1, 'more judgment', 'more judgments')}" if n > 1 else ""
         raise ParseError(qrels.source, None,
                          f"grade {off[0]} (query {qrels.qid[first].as_py()!r}, docid {qrels.docid[first].as_py()!r}"
-                         f"{f', and {n - 1} more judgment(s)' if n > 1 else ''}) is not on the grade scale "
+                         f"{more}) is not on the grade scale "
                          f"{self.source} (grades {', '.join(map(str, self.values))})"
                          + (f"; other grades off the scale: {', '.join(map(str, off[1:]))}" if len(off) > 1 else ""))
 

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import MeasureError, ParseError
+from ..words import counted
 
 TRUE = {"true", "1", "yes", "y", "t"}
 FALSE = {"false", "0", "no", "n", "f"}
@@ -51,7 +52,7 @@ def read_records(source, columns: list[str], optional: list[str] = (), rest: boo
             f = f[:len(names) - 1] + [" ".join(f[len(names) - 1:])]
         if not len(columns) <= len(f) <= len(names):
             want = " ".join(columns) + "".join(f" [{c}]" for c in optional)
-            raise ParseError(raw.name, lineno, f"expected {want}, found {len(f)} field(s)")
+            raise ParseError(raw.name, lineno, f"expected {want}, found {counted(len(f), 'field')}")
         for i, c in enumerate(names):
             out[c].append(f[i] if i < len(f) else None)
         lines.append(lineno)
