@@ -1,4 +1,5 @@
-"""Builds judged's optional compiled fast path (src/judged/core/_native.c).
+"""Builds judged's optional compiled fast path: one extension, judged.core._native, from
+src/judged/core/_native.c and the pooling wing's unit src/judged/analyses/pooling/_native_pooling.c.
 
 Everything else is configured in pyproject.toml. The extension is optional: without a C
 compiler, or when it fails to build, judged installs and runs on its pure Python/numpy path
@@ -12,6 +13,8 @@ import sys
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+
+SOURCES = ["src/judged/core/_native.c", "src/judged/analyses/pooling/_native_pooling.c"]
 
 NOT_BUILT = """
 judged: the compiled extension (judged.core._native) could not be built:
@@ -35,5 +38,5 @@ class BuildOptionalExtension(build_ext):
 
 
 setup(cmdclass={"build_ext": BuildOptionalExtension},
-      ext_modules=[Extension("judged.core._native", ["src/judged/core/_native.c"], optional=True,
+      ext_modules=[Extension("judged.core._native", SOURCES, optional=True,
                              extra_compile_args=["-O3", "-std=c99", "-Wall", "-Wno-unused-function"])])

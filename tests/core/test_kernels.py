@@ -108,7 +108,7 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
 
         holes_report(qrels, {"a": run, "b": other}, k=5, measure="AP@5", bounds_over="run", samples=1,
                      on_duplicate="first")
-    # a pooling replay's draws per query (judged.core.kernels.pooling): move-to-front, MM, MM-NS, Hedge; the
+    # a pooling replay's draws per query (judged.analyses.pooling.replay_kernels): move-to-front, MM, MM-NS, Hedge; the
     # bounds strategy's and Thompson sampling's (TS, TS-NS) whole orders; impact's pairwise sums
     from judged.analyses.meta.pooling import pooling_replay
 
@@ -171,12 +171,12 @@ def test_drawn_sums_counts_the_levels_each_uniform_passes_and_sums_in_hole_order
 
 
 def test_pair_gaps_adds_each_column_pairs_gap_in_order():
-    """impact's pairwise sum (judged.core.kernels.pooling.pair_gaps): per row, |a - b| over the
+    """impact's pairwise sum (judged.analyses.pooling.replay_kernels.pair_gaps): per row, |a - b| over the
     column pairs (0, 1), (0, 2), ..., (1, 2), ... added one at a time from 0, as a Python loop
     adds them, on both back ends; a partial block of 16 rows and more than one of 256."""
     from itertools import combinations
 
-    from judged.core.kernels.pooling import pair_gaps
+    from judged.analyses.pooling.replay_kernels import pair_gaps
 
     rng = np.random.default_rng(5)
     for rows, cols in ((0, 3), (3, 0), (2, 1), (5, 2), (17, 4), (600, 37)):
@@ -198,7 +198,7 @@ def test_pair_gaps_adds_each_column_pairs_gap_in_order():
 def test_hedge_with_one_run_draws_as_the_loop(values):
     # one expert: its weight stays exactly 1 and the mixture is its value, so values falling
     # along the pairs are drawn in pair order without the loop; any other values take the loop
-    from judged.core.kernels.pooling import hedge_picks
+    from judged.analyses.pooling.replay_kernels import hedge_picks
 
     if hedge_picks.bound is None or native is None:
         pytest.skip("compiled extension not built")

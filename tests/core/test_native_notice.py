@@ -74,8 +74,9 @@ def test_the_build_says_why_the_extension_is_missing(tmp_path):
     extension optional) and stderr says what that means and how to build it."""
     for name in ("setup.py", "pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, tmp_path / name)
-    (tmp_path / "src" / "judged" / "core").mkdir(parents=True)
-    shutil.copy(ROOT / "src" / "judged" / "core" / "_native.c", tmp_path / "src" / "judged" / "core" / "_native.c")
+    for source in (ROOT / "src").rglob("*.c"):  # the extension's units
+        (tmp_path / source.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, tmp_path / source.relative_to(ROOT))
     (tmp_path / "src" / "judged" / "__init__.py").write_text("")
     (tmp_path / "src" / "judged" / "core" / "__init__.py").write_text("")
     done = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tmp_path,

@@ -43,7 +43,7 @@ from ..core.words import counted
 from ..core.conventions import Settings, validate
 from ..core.data import take_strings
 from ..core.errors import ConventionError, ParseError
-from ..core.kernels.pooling import pair_gaps
+from .pooling.replay_kernels import pair_gaps
 from ..core.measures import Measure
 from ..core.measures.bounds import check_maxgrade, fill, max_grade
 from ..core.measures.dcg import dcg, idcg
@@ -322,7 +322,7 @@ def impact_scores(qids: list, docids: list, aligned, measure, depth, memo: dict 
     """impact of the pairs (``qids[i]``, ``docids[i]``): sum_r |delta_r| + sum_{r<s}
     |delta_r - delta_s| (the module's formula), whole columns at a time; the second sum
     adds the run pairs in order, one at a time, as a loop over them would (``pair_gaps``,
-    :mod:`judged.core.kernels.pooling`). ``memo``: what
+    :mod:`judged.analyses.pooling.replay_kernels`). ``memo``: what
     each run contributes whatever the pairs (its scores, ideals), kept by run name for
     later calls with the same runs. ``ranks``: by run name, each pair's query index in the
     run (-1: none) and its rank in the run's top ``depth`` (0: not there), when the caller

@@ -278,7 +278,7 @@ def test_bounds_are_exact_against_brute_force(seed):
 @pytest.mark.parametrize("seed", range(20))
 def test_max_over_multisets_is_ndcg_extreme(seed):
     from judged.core.measures.bounds import ndcg_extreme
-    from judged.core.kernels.pooling import max_over_multisets as _max_over_multisets
+    from judged.analyses.pooling.replay_kernels import max_over_multisets as _max_over_multisets
 
     rng = np.random.default_rng(seed)
     k, top = 10, int(rng.integers(1, 4))
@@ -325,7 +325,7 @@ def test_replay_gives_the_order_of_select_then_observe(name, backend):
 
 
 def test_bounds_replay_takes_the_policys_steps(backend):
-    """The bounds strategy's whole order (:func:`judged.core.kernels.pooling.bounds_picks`, in C
+    """The bounds strategy's whole order (:func:`judged.analyses.pooling.replay_kernels.bounds_picks`, in C
     when compiled) is its select/observe loop's, pair by pair: up to six runs (so pairs of
     them undecided and decided along the way), cutoffs 1..11, grades up to 3, relevant
     labels rare or common, the hole bounds' maxima recomputed only for the runs whose

@@ -186,9 +186,9 @@ class LabelScorer:
         return out
 
     def _dcg_means(self, order: np.ndarray, at: np.ndarray) -> np.ndarray:
-        """:meth:`means` by :func:`judged.core.kernels.pooling.replay_dcg`, a few checkpoints'
+        """:meth:`means` by :func:`judged.analyses.pooling.replay_kernels.replay_dcg`, a few checkpoints'
         values at a time (no label yet: every query's value is 0)."""
-        from ...core.kernels.pooling import replay_dcg
+        from ..pooling.replay_kernels import replay_dcg
 
         m, top, n = self.m, self.top, self.a.n_queries
         deepest = int(np.diff(self.joffsets).max()) if n else 0

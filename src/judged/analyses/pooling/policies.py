@@ -30,7 +30,7 @@ import numpy as np
 
 from ...core.errors import ConventionError
 from ...core.kernels import packed_key
-from ...core.kernels.pooling import best_hole, bounds_hi, bounds_lo, ideal_dcg, multisets
+from .replay_kernels import best_hole, bounds_hi, bounds_lo, ideal_dcg, multisets
 from .candidates import Candidates
 
 
@@ -304,14 +304,14 @@ class QueryTurns(Policy):
         return not self.pulled_by and not self.pending.any() and all(h is None for h in self._head_cache)
 
     def _turn_rule(self) -> tuple[str, float] | None:
-        """(rule, discount) of :func:`judged.core.kernels.pooling.turn_picks` when it draws
+        """(rule, discount) of :func:`judged.analyses.pooling.replay_kernels.turn_picks` when it draws
         as this policy does (None: it does not)."""
         return None
 
     def _draws(self, truth) -> tuple[np.ndarray, np.ndarray] | None:
         """(picks, counts): each query's draws in order, stored from its first pair, by a
         kernel (None: none draws as this policy does)."""
-        from ...core.kernels.pooling import turn_picks
+        from .replay_kernels import turn_picks
 
         rule = self._turn_rule()
         if rule is None:
@@ -403,9 +403,9 @@ class BayesianBandit(QueryTurns):
 
     def replay(self, truth, limit=None):
         """MM by the compiled kernel; Thompson sampling by
-        :func:`judged.core.kernels.pooling.ts_picks` (a turn of every query at a time, the
+        :func:`judged.analyses.pooling.replay_kernels.ts_picks` (a turn of every query at a time, the
         generator's stream as query after query), from the policy's own generator."""
-        from ...core.kernels.pooling import ts_picks
+        from .replay_kernels import ts_picks
 
         if self.rule != "ts":
             return super().replay(truth, limit)
@@ -498,8 +498,8 @@ class Hedge(QueryTurns):
         self._per_query()[2][q][pid - int(self.c.query_offsets[q])] = False
 
     def _draws(self, truth):
-        """Each query's draws by :func:`judged.core.kernels.pooling.hedge_picks` (from no label)."""
-        from ...core.kernels.pooling import hedge_picks
+        """Each query's draws by :func:`judged.analyses.pooling.replay_kernels.hedge_picks` (from no label)."""
+        from .replay_kernels import hedge_picks
 
         if not np.isnan(self.label).all() or not self.c.n_runs:
             return None
@@ -659,9 +659,9 @@ class Bounds(Policy):
         self._dirty.add(int(self.c.pair_query[pid]))
 
     def replay(self, truth, limit=None):
-        """From no label at all, the order of :func:`judged.core.kernels.pooling.bounds_picks`
+        """From no label at all, the order of :func:`judged.analyses.pooling.replay_kernels.bounds_picks`
         (compiled: the same steps in C); else label by label."""
-        from ...core.kernels.pooling import bounds_picks
+        from .replay_kernels import bounds_picks
 
         c = self.c
         truth = np.asarray(truth, np.float64)

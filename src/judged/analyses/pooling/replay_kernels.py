@@ -1,6 +1,7 @@
-"""Kernels of the pooling policies' offline replay (``judged meta pooling``,
-:mod:`judged.analyses.pooling.policies`): each a numpy reference and the C function of
-``judged._native`` that gives the same bits.
+"""The pooling wing's kernels, mostly its offline replay's (``judged meta pooling``,
+:mod:`judged.analyses.pooling.policies`): each a numpy reference and its C function
+(``_native_pooling.c`` beside this module, compiled into ``judged.core._native``) that gives
+the same bits, bound by :func:`judged.core.kernels.kernel`.
 
 * :func:`ts_picks` -- Thompson sampling's (and TS-NS's) whole order from no label: a turn of
   every query at a time, the draws numpy's Generator makes (the generator's state in and out).
@@ -31,7 +32,7 @@ from itertools import combinations
 
 import numpy as np
 
-from . import FALLBACK, block_rows, kernel
+from ...core.kernels import FALLBACK, block_rows, kernel
 
 RULES = {"mtf": 0, "mm": 1}
 
