@@ -140,7 +140,7 @@ def comparison_html(c, alpha: float = 0.05) -> str:
 def plot_comparison(c, measure: str | None = None, run: str | None = None, ax=None):
     """Per-query differences run − baseline on one measure (default: the first), sorted,
     one bar per query: green wins, red losses, grey ties (the tolerance rule of
-    :func:`judged.stats.differences`), as in the HTML
+    :func:`judged.analyses.stats.differences`), as in the HTML
     report. ``run`` defaults to the first compared run. Returns the matplotlib Axes."""
     plt = _pyplot("Comparison.plot()")
     import numpy as np

@@ -58,7 +58,7 @@ def evaluate(run_df, qrels_df, measures=("nDCG@10", "Judged@10"), *, ties: str =
         driver and broadcast to the executors (judgments are far fewer than ranked rows)
     measures : measure strings, as for :func:`judged.evaluate`
     ties, complete, no_relevant, on_duplicate, ignore_identical_ids : the conventions of
-        :func:`judged.evaluate` (the sugar of ``settings``, a :class:`judged.conventions.Settings`);
+        :func:`judged.evaluate` (the sugar of ``settings``, a :class:`judged.core.conventions.Settings`);
         ``ties='input'`` is refused, since Spark keeps no file order.
     blocks : number of query buckets (default: the run's input partitions, at least the
         cluster's cores)
@@ -93,7 +93,7 @@ def _parsed(measures) -> dict:
     for given in [measures] if isinstance(measures, (str, Measure)) else measures:
         parsed.setdefault(str(given), Measure.parse(given))
     subtopic = [str(m) for m in parsed.values() if m.family.subtopics]
-    if subtopic:  # the qrels table has no subtopic column here (judged.io.subtopics)
+    if subtopic:  # the qrels table has no subtopic column here (judged.core.io.subtopics)
         raise MeasureError(f"{subtopic[0]} reads subtopic qrels, which the Spark engine does not carry yet: "
                            "evaluate it with judged eval or judged.evaluate")
     return parsed
@@ -122,7 +122,7 @@ def broadcast_qrels(spark, qrels):
 
 def score_run(run_df, qrels, shared, parsed: dict, settings: Settings, name: str,
               source: str | None = None, blocks: int | None = None, grouped: bool = False):
-    """One run's :class:`judged.results.RunResult`, the local engine's numbers: the run
+    """One run's :class:`judged.core.results.RunResult`, the local engine's numbers: the run
     shuffled once into buckets of whole queries (``repartition(blocks, qid)``), each bucket
     scored in an executor on Arrow batches (``mapInArrow``, :func:`block_scorer`) by the
     local block engine, the buckets' per-query values brought back and put together on the
@@ -437,7 +437,7 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
                    ties: str = "trec", complete: bool = False, no_relevant: str = "zero",
                    on_duplicate: str = "error", ignore_identical_ids: bool = False, logs: bool | None = None,
                    progress: bool | None = None, blocks: int | None = None, settings: Settings | None = None):
-    """``judged eval --engine spark``: files in, a :class:`judged.evaluation.Result` out, the
+    """``judged eval --engine spark``: files in, a :class:`judged.core.evaluation.Result` out, the
     local engine's numbers. The qrels are read on the driver by the local reader (the same
     checks and messages) and broadcast once for every run; each run is read by Spark and
     scored by the executors (:func:`score_run`); only per-query values come back.

@@ -3,7 +3,7 @@
 ``compare(qrels, [baseline, run, ...], measures)`` scores every run with
 :func:`judged.evaluate` over the qrels' queries (a run missing a query scores 0 there:
 ``complete=True``, counted in ``counts``), then, per run and measure, computes the
-paired statistics of :mod:`judged.stats` on the per-query differences and corrects
+paired statistics of :mod:`judged.analyses.stats` on the per-query differences and corrects
 the p-values across the runs compared on one measure. ``regressions`` lists, per run,
 the queries it lost most on, with both rankings side by side and the unjudged
 documents newly in its top k.
@@ -114,11 +114,11 @@ class Comparison:
     regressions: list = field(default_factory=list)
     provenance: dict = field(default_factory=dict)  # qrels, manifest, record notes
     result: object = field(default=None, repr=False)  # the evaluate() Result, when there is one
-    holes: object = None  # judged.holes.ComparisonHoles: Judged@k per run, can judging flip a comparison
-    sample: object = None  # judged.inference.SampleDecisions: estimates from a judged sample (--sample)
-    answers: dict = field(default_factory=dict)  # run -> judged.answers.AnswerPairing, with an answers file
-    machine: object = None  # judged.machine.MachineFilled: the scores with the holes machine-labelled, apart
-    ppi: object = None  # judged.ppi.PPIReport: prediction-powered estimates (--machine with --sample)
+    holes: object = None  # judged.analyses.holes.ComparisonHoles: Judged@k per run, can judging flip a comparison
+    sample: object = None  # judged.analyses.inference.SampleDecisions: estimates from a judged sample (--sample)
+    answers: dict = field(default_factory=dict)  # run -> judged.analyses.answers.AnswerPairing, with an answers file
+    machine: object = None  # judged.analyses.machine.MachineFilled: the scores with the holes machine-labelled, apart
+    ppi: object = None  # judged.analyses.ppi.PPIReport: prediction-powered estimates (--machine with --sample)
 
     def get(self, measure: str, run: str) -> PairedComparison:
         for c in self.comparisons:
@@ -147,12 +147,12 @@ class Comparison:
                 "ci95": stats.CI_METHOD, "effect_size": stats.EFFECT_SIZE, "tests": stats.TESTS_METHOD}
 
     def flip(self, c: PairedComparison):
-        """The :class:`judged.holes.PairFlip` of a comparison (run - baseline), or None."""
+        """The :class:`judged.analyses.holes.PairFlip` of a comparison (run - baseline), or None."""
         return self.holes.flip(c.measure, c.run) if self.holes is not None else None
 
     @property
     def checks(self):
-        """The :class:`judged.checks.Checks` of the evaluation (scale, leaks, evidence...), or None."""
+        """The :class:`judged.core.checks.Checks` of the evaluation (scale, leaks, evidence...), or None."""
         return getattr(self.result, "checks", None)
 
     def leaks(self) -> dict:
@@ -161,7 +161,7 @@ class Comparison:
 
     @property
     def query_set(self):
-        """Which queries every comparison is over (:mod:`judged.querysets`), or None (records)."""
+        """Which queries every comparison is over (:mod:`judged.core.querysets`), or None (records)."""
         return self.result.query_set if self.result is not None else None
 
     def to_dict(self) -> dict:
@@ -244,7 +244,7 @@ def paired_comparisons(values: dict, baseline: str, measures, *, correction: str
     ``baseline``, per measure; p-values corrected across the runs of each measure. A
     coverage measure (Judged@k) gets the descriptive statistics only, no test. The random
     draws of the tests run in ``pool`` (an executor; default: two threads), the same numbers
-    as one by one (:func:`judged.stats.paired_tests`)."""
+    as one by one (:func:`judged.analyses.stats.paired_tests`)."""
     check_stats_options(correction, permutations, seed)
     others = [r for r in values if r != baseline]
     if not others:
@@ -342,23 +342,23 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     """Compare runs with the first one (the baseline) over the qrels' queries.
 
     A run missing a query scores 0 there (``complete=True``: the query-set rule of every
-    command that compares runs, :mod:`judged.querysets`); ``counts`` says how many and
+    command that compares runs, :mod:`judged.core.querysets`); ``counts`` says how many and
     ``query_set`` states the rule. ``depth_cut`` scores only each query's top N (trec_eval
-    ``-M``), for runs of different depths. ``settings`` (a :class:`judged.conventions.Settings`)
+    ``-M``), for runs of different depths. ``settings`` (a :class:`judged.core.conventions.Settings`)
     gives the conventions as one value; ``ties``, ``no_relevant``, ``on_duplicate``,
     ``ignore_identical_ids`` and ``depth_cut`` are its sugar.
-    ``manifest`` (a path or :class:`judged.manifest.Manifest`) fixes qrels, query set,
+    ``manifest`` (a path or :class:`judged.core.manifest.Manifest`) fixes qrels, query set,
     measures and conventions and refuses qrels that changed. ``regressions`` queries
     per run (on the first measure) are listed with their top ``depth`` documents
     (default: the measure's cutoff, else 10); ``depth`` is also the k of Judged@k and
     of the leak and evidence-gap lists.
 
     ``holes`` (default on): Judged@k per run and, per comparison on a bounded measure,
-    whether judging the holes could flip it (:func:`judged.holes.comparison_holes`;
+    whether judging the holes could flip it (:func:`judged.analyses.holes.comparison_holes`;
     ``maxgrade``, ``negative`` as in ``judged holes``). ``checks`` (scale, requirements,
     eligibility, principal, unanswerable, abstain_marker, score_unanswerable) go to
     :func:`judged.evaluate`; ``answers`` (a file of verdicts) pairs the first nDCG
-    measure with answer acceptance (:func:`judged.answers.pair_answers`, ``high``).
+    measure with answer acceptance (:func:`judged.analyses.answers.pair_answers`, ``high``).
     ``deep=False``: the caller reads the runs' alignments (``result``) no deeper than the
     comparison does, so when every measure reads a cutoff only, each run keeps the ranks
     down to the deepest cutoff and k (:func:`ranks_read`), not the whole ranking.
@@ -375,7 +375,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     from ..core.evaluation import evaluate, keep_docids_only
     from ..core.measures.bounds import check_maxgrade
 
-    # the conventions as one value (settings=, or its keyword sugar), over every qrels query (judged.querysets)
+    # the conventions as one value (settings=, or its keyword sugar), over every qrels query (judged.core.querysets)
     settings = replace(Settings.of(settings, compare, ties=ties, no_relevant=no_relevant, on_duplicate=on_duplicate,
                                    ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut), complete=True)
     validate(negative=negative)
@@ -436,7 +436,7 @@ def compare_result(result, baseline: str | None = None, *, correction: str = "ho
                    regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None, holes: bool = True,
                    maxgrade: int | None = None, negative: str = "nonrelevant",
                    show_progress: bool | None = None) -> Comparison:
-    """The paired comparison of an :class:`~judged.evaluation.Result`'s runs (first = baseline);
+    """The paired comparison of an :class:`~judged.core.evaluation.Result`'s runs (first = baseline);
     with ``holes``, Judged@k (k = ``depth``, else the first measure's cutoff, else 10) and
     whether judging the holes could flip each comparison."""
     from ..core.querysets import refuse_disjoint_runs

@@ -1,6 +1,6 @@
 """The hole estimate: what judging the holes will probably show, learnt from the
 collection's own leave-one-run-out evidence, with a calibrated interval. An estimate,
-never a bound: the exact bounds stay in :mod:`judged.holes`. docs/holes.md ("Estimating
+never a bound: the exact bounds stay in :mod:`judged.analyses.holes`. docs/holes.md ("Estimating
 what judging will show") states the method in full and measures it.
 
 A run's (or group's: a *unit*'s) **pseudo-holes** are the judged documents it alone

@@ -10,7 +10,7 @@ hole (``negative="unjudged"``).
 Bounds (``unjudged=min|max``): the exact minimum and maximum of a query's score over the
 holes' grades, :mod:`judged.core.measures.bounds` (the method is there).
 
-Estimate (labelled as such, not a bound): :mod:`judged.estimate` -- a model of hole
+Estimate (labelled as such, not a bound): :mod:`judged.analyses.estimate` -- a model of hole
 grades learnt from the runs' own leave-one-run-out evidence, with a calibrated interval.
 """
 
@@ -80,7 +80,7 @@ def check_bounds_over(bounds_over: str) -> str:
 ESTIMATE_METHOD = ("estimate, not a bound: each hole's grade drawn from a model fitted on the runs' "
                    "leave-one-run-out pseudo-holes (judged documents only one run has in its top k), "
                    "measure averaged over draws; interval split-conformal on the runs' leave-one-out "
-                   "residuals, clipped to the exact bounds (judged.estimate)")
+                   "residuals, clipped to the exact bounds (judged.estimate)")  # pinned by the golden output
 
 
 # ---------------------------------------------------------------------------
@@ -117,7 +117,7 @@ def holes_per_query(aligned: Aligned, k: int | None) -> np.ndarray:
 
 
 def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarray]:
-    """(min, max) per query of ``measure`` (a :class:`~judged.measures.Measure` or its
+    """(min, max) per query of ``measure`` (a :class:`~judged.core.measures.Measure` or its
     string) over every grade 0..maxgrade of its holes: :func:`judged.core.measures.bounds.bounds`."""
     return measure_bounds(Measure.parse(measure), aligned, extras)
 
@@ -145,7 +145,7 @@ class RunHoles:
     high: np.ndarray | None
     estimate: np.ndarray | None  # None: not estimated
     estimate_interval: tuple | None
-    estimate_detail: object = None  # judged.estimate.RunEstimate: sd, interval kind, holes filled
+    estimate_detail: object = None  # judged.analyses.estimate.RunEstimate: sd, interval kind, holes filled
     extras: np.ndarray | None = None  # per query, other runs' holes its bounds range over too (None: its own only)
 
     def summary(self) -> dict:
@@ -180,10 +180,10 @@ class PairFlip:
     @property
     def can_flip(self) -> bool:
         """The interval reaches the other side of 0 (0 itself, for a tie); equal within
-        judged.stats' tolerance rule, so float rounding never makes a flip."""
+        judged.analyses.stats' tolerance rule, so float rounding never makes a flip."""
         from .stats import TIE
 
-        def sign(x: float, *scale: float) -> int:  # judged.stats.tie_sign on floats (called per pair)
+        def sign(x: float, *scale: float) -> int:  # judged.analyses.stats.tie_sign on floats (called per pair)
             tol = TIE * max([1.0] + [abs(v) for v in scale if math.isfinite(v)])
             return 1 if x > tol else -1 if x < -tol else 0
 
@@ -220,8 +220,8 @@ class HolesReport:
     maxgrade: int
     runs: dict  # name -> RunHoles
     pairs: list  # PairFlip
-    estimates: object = None  # judged.estimate.HoleEstimates: how the estimates were made
-    query_set: object = None  # judged.querysets.QuerySet: which queries every mean is over
+    estimates: object = None  # judged.analyses.estimate.HoleEstimates: how the estimates were made
+    query_set: object = None  # judged.core.querysets.QuerySet: which queries every mean is over
     bounds_over: str = "pool"  # the holes a run's min and max range over: BOUNDS_OVER_TEXT
 
     def hole_list(self):
@@ -284,7 +284,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
                  estimate_over: str | None = None) -> HolesReport:
     """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
     their grades, an estimate with its interval at ``level`` (default 0.9; see
-    :mod:`judged.estimate`), and for every pair of runs whether judging could flip them.
+    :mod:`judged.analyses.estimate`), and for every pair of runs whether judging could flip them.
 
     ``bounds_over='pool'`` (default): a run's min and max, and every pair's interval, range
     over every grade of every hole in the ranked lists of all the runs given, one label per
@@ -301,7 +301,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
 
     Every run is scored over every qrels query (``complete=True``, a run that ranks nothing
     for one scores 0 there: the query-set rule of every command comparing runs,
-    :mod:`judged.querysets`), so each pair's difference is over one set of queries, as in
+    :mod:`judged.core.querysets`), so each pair's difference is over one set of queries, as in
     ``judged compare``. A run sharing no query id with the qrels is refused. ``settings``: the
     conventions as one value (``ties``, ``complete``, ... are its sugar). ``deep=False``: the
     runs' qid, score and rank columns are dropped once every run is aligned
@@ -383,7 +383,7 @@ def bound_over_pool(measure: Measure, runs: dict, k: int, pool=None) -> None:
 
 def result_holes(result, measure: str, k: int, *, maxgrade: int | None = None, negative: str = "nonrelevant",
                  bounds_over: str = "pool") -> HolesReport:
-    """The ``judged holes`` report of an evaluated :class:`~judged.evaluation.Result` (its runs
+    """The ``judged holes`` report of an evaluated :class:`~judged.core.evaluation.Result` (its runs
     aligned already) on ``measure`` (as given to it), without the estimate: every run's
     Judged@k, holes and bounds, every pair's interval, as :func:`holes_report` computes them
     (the report's first screen: which runs could swap places)."""
@@ -407,8 +407,8 @@ def result_holes(result, measure: str, k: int, *, maxgrade: int | None = None, n
 
 
 def _import_estimate() -> None:
-    """Import what the estimate and the pairs' verdicts import (judged.estimate, numpy.random,
-    judged.stats: 0.015-0.03 s, otherwise on the main thread after the last run is aligned)."""
+    """Import what the estimate and the pairs' verdicts import (judged.analyses.estimate, numpy.random,
+    judged.analyses.stats: 0.015-0.03 s, otherwise on the main thread after the last run is aligned)."""
     import numpy.random  # noqa: F401
 
     from . import estimate, stats  # noqa: F401
@@ -432,9 +432,9 @@ def estimate_holes(measure: Measure, runs: dict, k: int, *, samples: int = 200, 
                    level: float | None = None, reference: dict | None = None, over_pool: bool = True,
                    method: str | None = None):
     """Estimate ``measure`` for every :class:`RunHoles` of ``runs`` (filled in place) from
-    the runs' own leave-one-run-out evidence (:mod:`judged.estimate`), and that of the
+    the runs' own leave-one-run-out evidence (:mod:`judged.analyses.estimate`), and that of the
     ``reference`` runs ({name: Aligned}: evidence only, not estimated); returns the
-    :class:`~judged.estimate.HoleEstimates` that says how. ``over_pool``: what judging the
+    :class:`~judged.analyses.estimate.HoleEstimates` that says how. ``over_pool``: what judging the
     pool of ``runs`` gives (each run's ideal takes the others' holes too), as the bounds."""
     from .estimate import DEFAULT_LEVEL, build_pool, estimate_runs
 
@@ -494,7 +494,7 @@ class ComparisonHoles:
 
 def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = None,
                      negative: str = "nonrelevant") -> ComparisonHoles:
-    """Holes of an evaluated :class:`~judged.evaluation.Result` (its runs already aligned):
+    """Holes of an evaluated :class:`~judged.core.evaluation.Result` (its runs already aligned):
     per run Judged@k and the holes in its top k; per bounded measure (the registry's
     ``boundable`` families) and run, the interval of mean(run) - mean(baseline) over every
     grade of the holes of every run compared, one label per document (judging their pool;

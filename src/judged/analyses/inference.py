@@ -2,7 +2,7 @@
 sampling design would show, with design-based intervals (docs/holes.md, "Judging a sample,
 inferring the rest", states the method in full and checks it).
 
-A sample drawn by ``judged pool --strategy sample`` (:mod:`judged.sampling`) gives each hole
+A sample drawn by ``judged pool --strategy sample`` (:mod:`judged.analyses.sampling`) gives each hole
 its stratum h, N_h and n_h. A ranked document is then judged outside the design (known),
 drawn and judged (known, inclusion pi_h = n_h/N_h), not drawn (unknown, in stratum h) or
 outside the pool (not relevant, as a depth pool's full judgment counts it).
@@ -141,7 +141,7 @@ class Inference:
     notes: list
     conventions: dict
     qrels: object = None
-    query_set: object = None  # judged.querysets.QuerySet when the runs were read here (judged infer)
+    query_set: object = None  # judged.core.querysets.QuerySet when the runs were read here (judged infer)
     intervals: str = DEFAULT_INTERVALS  # "simultaneous" or "marginal": the intervals shown
     _joint: dict = field(default_factory=dict, repr=False)
 
@@ -266,11 +266,11 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
           intervals: str = DEFAULT_INTERVALS, settings: Settings | None = None) -> Inference:
     """Estimate what judging every pair of ``sample``'s design would give, from ``qrels``
     holding the judged sample (merged as usual). ``sample``: a pool file written by
-    ``judged pool --strategy sample`` (or a :class:`~judged.pool.PoolFile`).
+    ``judged pool --strategy sample`` (or a :class:`~judged.analyses.pool.PoolFile`).
     ``estimators``: strings like ``statNDCG@10``, ``statAP``, ``infNDCG@10``, ``xinfAP``
     (default statNDCG@k and statAP). Never changes what :func:`judged.evaluate` reports.
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
-    command comparing runs, :mod:`judged.querysets`); a run sharing no query id with the
+    command comparing runs, :mod:`judged.core.querysets`); a run sharing no query id with the
     qrels is refused."""
     from ..core.evaluation import aligned_runs
     from ..core.io import read_qrels

@@ -2,7 +2,7 @@
 as UMBRELA at TREC RAG 2024, a classifier), kept apart from the people's judgments.
 
 Machine labels are read like qrels (``qid iter docid grade``, or any format
-:func:`judged.io.read_qrels` takes) but they are **never judgments**: they are never counted
+:func:`judged.core.io.read_qrels` takes) but they are **never judgments**: they are never counted
 by Judged@k, never merged into the qrels, and every output that uses them names them and
 shows the numbers they produce apart from the human-judged ones:
 
@@ -13,7 +13,7 @@ shows the numbers they produce apart from the human-judged ones:
   outside the human qrels are left out, so both scores average over the same queries.
 * **agreement** (:func:`agreement`): how the machine's labels compare with the people's on
   the pairs both labelled (Cohen's kappa, Krippendorff's alpha, the confusion matrix).
-* **prediction-powered estimates** (:mod:`judged.ppi`): a human sample of known design
+* **prediction-powered estimates** (:mod:`judged.analyses.ppi`): a human sample of known design
   corrects the machine's bias, with intervals valid however biased it is.
 """
 
@@ -60,7 +60,7 @@ class MachineLabels:
 
 
 def read_machine(source, on_duplicate: str = "error") -> MachineLabels:
-    """Machine labels from anything :func:`judged.io.read_qrels` reads (a TREC qrels file
+    """Machine labels from anything :func:`judged.core.io.read_qrels` reads (a TREC qrels file
     written by an LLM judge, a DataFrame, a dict); a :class:`MachineLabels` is returned as is."""
     if isinstance(source, MachineLabels):
         return source
@@ -277,7 +277,7 @@ def fillable(measure) -> bool:
 
 
 def machine_filled(result, machine, k: int | None = None) -> MachineFilled:
-    """Every fillable measure of an evaluated :class:`~judged.evaluation.Result`, recomputed
+    """Every fillable measure of an evaluated :class:`~judged.core.evaluation.Result`, recomputed
     with the holes labelled by ``machine``, over the same runs and queries; per run the
     holes in the top ``k`` (default: the first cutoff, else 10) and how many the machine
     labelled."""

@@ -551,7 +551,7 @@ class Labels:
 
 
 def units(labels: Labels, run, measure, settings) -> Units:
-    """The sampling units of ``measure`` for one ``run`` (a :class:`~judged.data.Run`)."""
+    """The sampling units of ``measure`` for one ``run`` (a :class:`~judged.core.data.Run`)."""
     if measure.unjudged != "zero":
         raise ConventionError(f"prediction-powered estimates label the holes: give {measure.name} with "
                               f"unjudged=zero, not unjudged={measure.unjudged}")

@@ -221,7 +221,7 @@ class Rejudged:
     judged_at_k: dict  # run -> [Judged@k under each version]
     conventions: dict = field(default_factory=dict)
     shas: list = field(default_factory=list)
-    query_set: object = None  # judged.querysets.QuerySet of the first version (every version: the same queries)
+    query_set: object = None  # judged.core.querysets.QuerySet of the first version (every version: the same queries)
     warnings: list = field(default_factory=list)
 
     def order(self, v: int) -> list[str]:
@@ -250,7 +250,7 @@ class Rejudged:
 
 
 def _order_sign(a: float, b: float) -> float:
-    """1, 0 or -1: a above, level with (judged.stats' tolerance rule) or below b."""
+    """1, 0 or -1: a above, level with (judged.analyses.stats' tolerance rule) or below b."""
     from .stats import tie_sign
 
     return float(tie_sign(a - b, a, b))
@@ -261,7 +261,7 @@ def _above(pair, sign) -> str:
 
 
 def evaluate_versions(qrels_versions, runs, measures: list, **conventions) -> list:
-    """One :class:`~judged.evaluation.Result` per qrels version (``measures[v]``: the
+    """One :class:`~judged.core.evaluation.Result` per qrels version (``measures[v]``: the
     measures of version v), every run scored under every version by :func:`judged.evaluate`.
     Plain-text run files are streamed by query blocks, each block scored under every version
     (:func:`judged.core.stream.evaluate_run_file_versions`: each file read once, memory as
@@ -341,7 +341,7 @@ def _plain(path) -> bool:
 def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, **conventions) -> Rejudged:
     """Score every run under every qrels version: the BEIR TREC-COVID table.
 
-    The query-set rule of :mod:`judged.querysets`: every run is scored over every query
+    The query-set rule of :mod:`judged.core.querysets`: every run is scored over every query
     (``complete=True``: 0 where a run ranks nothing), and every version over the queries
     all versions judge (queries only some hold are left out, with a warning), so a flip
     is a change of labels, never of queries."""

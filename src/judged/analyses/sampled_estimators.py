@@ -120,7 +120,7 @@ class Population:
 
 
 def population_from_sample(qrels, design) -> Population:
-    """The population of a :class:`~judged.sampling.SampleDesign` with the labels of
+    """The population of a :class:`~judged.analyses.sampling.SampleDesign` with the labels of
     ``qrels`` (the merged qrels). A drawn pair without a label is treated as not drawn
     (missing at random inside its stratum: n_h counts the judged ones); a label on a pair
     the design did not draw is not used (it would bias the design); judgments of pairs

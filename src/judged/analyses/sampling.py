@@ -1,6 +1,6 @@
 """Judging a sample of the holes: a stratified random sample whose inclusion
 probabilities are recorded, so that measures can be estimated from it without bias
-(:mod:`judged.inference`).
+(:mod:`judged.analyses.inference`).
 
 The design (``judged pool --strategy sample --budget N --seed S``):
 

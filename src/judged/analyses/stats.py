@@ -19,7 +19,7 @@ extreme as the observed one.
   default), Bonferroni and Benjamini-Hochberg (1995), a NaN left out of its family.
 
 The randomization and bootstrap tests are vectorised over many pairs (``*_pvalues``,
-:mod:`judged.meta`'s discriminative power) and over blocks of draws, in bounded memory.
+:mod:`judged.analyses.meta`'s discriminative power) and over blocks of draws, in bounded memory.
 """
 
 from __future__ import annotations

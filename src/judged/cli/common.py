@@ -25,7 +25,7 @@ def format_help(choices) -> str:
 
 def add_convention_options(p, compared: bool = False, depth_cut: bool = True) -> None:
     """The engine-wide conventions. ``compared``: the command compares runs with each other,
-    so they are always scored over every qrels query (judged.querysets); ``--complete`` is
+    so they are always scored over every qrels query (judged.core.querysets); ``--complete`` is
     then accepted and has nothing left to change. ``depth_cut``: offer ``--depth-cut``."""
     g = p.add_argument_group("conventions (defaults are trec_eval's)")
     g.add_argument("--ties", choices=TIES, default="trec", help=TIES_HELP)
@@ -48,7 +48,7 @@ def add_convention_options(p, compared: bool = False, depth_cut: bool = True) ->
 
 def settings_kwargs(args, compared: bool = False) -> dict:
     """The conventions as keyword arguments; ``compared``: the query-set rule of commands that
-    compare runs (every qrels query, judged.querysets)."""
+    compare runs (every qrels query, judged.core.querysets)."""
     out = {"ties": args.ties, "complete": True if compared else args.complete, "no_relevant": args.no_relevant,
            "on_duplicate": args.on_duplicate, "ignore_identical_ids": args.ignore_identical_ids}
     if getattr(args, "depth_cut", None) is not None:
@@ -57,7 +57,7 @@ def settings_kwargs(args, compared: bool = False) -> dict:
 
 
 def print_query_set(query_set, console) -> None:
-    """The query-set line every command prints under its tables (judged.querysets)."""
+    """The query-set line every command prints under its tables (judged.core.querysets)."""
     console.print(query_set.describe(), highlight=False, markup=False, soft_wrap=True)
 
 

@@ -187,7 +187,7 @@ def reads_deeper(args) -> bool:
 
 def comparison_sample_decisions(c, sample, intervals: str = "simultaneous"):
     """--sample POOL: each estimable measure of the comparison estimated from the judged
-    sample, and per run whether its order with the baseline is decided (judged.inference)."""
+    sample, and per run whether its order with the baseline is decided (judged.analyses.inference)."""
     from ..analyses.inference import sample_decisions
 
     result = c.result
@@ -298,7 +298,7 @@ def render(c, all_tests: bool = False, console=None, regressions: int | None = N
         print_ppi(c.ppi, console)
     if c.query_set is not None:
         say(short(c.query_set.describe()), soft_wrap=True)
-    render_checks(c, console)  # its warnings name the runs that miss queries (judged.querysets)
+    render_checks(c, console)  # its warnings name the runs that miss queries (judged.core.querysets)
     for name, counts in c.counts.items():
         if counts.get("in_record", 0) > counts.get("compared", 0):
             console.print(f"[yellow]{shown.get(name, name)}[/]: {counts['in_record'] - counts['compared']} of its "

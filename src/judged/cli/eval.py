@@ -221,7 +221,7 @@ def _mteb_splits(runs: list, args) -> list:
 
 
 def run_rejudge(args) -> int:
-    """``judged eval QRELS --qrels V2 ... RUN...``: :func:`judged.qrels_ops.rejudge` over the versions."""
+    """``judged eval QRELS --qrels V2 ... RUN...``: :func:`judged.analyses.qrels_ops.rejudge` over the versions."""
     from ..core.errors import UsageError
     from ..core.measures import Measure
     from ..analyses.qrels_ops import rejudge

@@ -173,7 +173,7 @@ def _report(args, measure) -> dict | None:
 
 def holes_sample_decisions(report, sample, intervals: str = "simultaneous"):
     """--sample POOL: the report's measure estimated from the judged sample, and for every
-    pair of runs whether the sample decides their order (judged.inference)."""
+    pair of runs whether the sample decides their order (judged.analyses.inference)."""
     from ..analyses.inference import sample_decisions
 
     return sample_decisions(report.qrels, {name: rh.aligned for name, rh in report.runs.items()}, sample,

@@ -197,7 +197,7 @@ def add_sample_option(p) -> None:
 
 
 def print_sample_decisions(sd, console=None) -> None:
-    """The estimates and decisions of a :class:`judged.inference.SampleDecisions`."""
+    """The estimates and decisions of a :class:`judged.analyses.inference.SampleDecisions`."""
     from .plain import console as make_console
 
     from ..core.runnames import shortener

@@ -258,7 +258,7 @@ def _p(x: float) -> str:
 
 
 def _print_query_set(console, query_set) -> None:
-    """The query-set line and its warnings (judged.querysets)."""
+    """The query-set line and its warnings (judged.core.querysets)."""
     if query_set is None:
         return
     console.print(query_set.describe(), markup=False, highlight=False, soft_wrap=True)

@@ -47,7 +47,7 @@ examples:
 """
 
 
-# every --strategy and its one-line summary, as judged.pool.STRATEGIES registers them (a test keeps
+# every --strategy and its one-line summary, as judged.analyses.pool.STRATEGIES registers them (a test keeps
 # them equal): `judged pool --help` lists them without importing numpy or the strategies
 STRATEGIES = {
     "depth": 'TREC depth-k pooling (Sparck Jones & van Rijsbergen 1975; Voorhees & Harman, TREC)',
@@ -103,7 +103,7 @@ def register(sub) -> None:
     p.add_argument("runs", nargs="+", metavar="RUN")
     p.add_argument("-k", "--depth", type=int, default=10, metavar="K",
                    help="the top K examined: pool the runs' top K (default 10: the holes judged holes shows by "
-                        "default, as judged.pool; docs/pooling.md's budget figures pool the top 100)")
+                        "default, as judged.analyses.pool; docs/pooling.md's budget figures pool the top 100)")
     p.add_argument("--budget", type=int, default=None, help="exactly N pairs (all, if fewer)")
     p.add_argument("--strategy", choices=list(STRATEGIES), default=None,
                    help=f"how to choose and order the pairs (see above); default: {BUDGET_STRATEGY} with --budget, "

@@ -10,7 +10,7 @@ keyed by the measure exactly as given. Qrels and runs may be dicts of dicts, Dat
 
 Conventions are judged's defaults (trec_eval's), named and changeable by keyword
 (``ties``, ``complete``, ``no_relevant``, ``ignore_identical_ids``; see
-:class:`judged.conventions.Settings`). Two differ from ir_measures: ir_measures counts a
+:class:`judged.core.conventions.Settings`). Two differ from ir_measures: ir_measures counts a
 qrels query missing from the run as 0 (``complete=True`` does the same for every averaged
 measure; not for ``NumRel``, where ``complete=True`` is trec_eval -c and counts the missing
 query's relevant documents while ir_measures counts 0: leave ``complete`` off for its
@@ -116,5 +116,5 @@ def iter_calc(measures, qrels, run, **conventions):
 
 
 def calc_aggregate(measures, qrels, run, **conventions) -> dict:
-    """{measure as given: aggregate value}; conventions as :class:`judged.conventions.Settings`."""
+    """{measure as given: aggregate value}; conventions as :class:`judged.core.conventions.Settings`."""
     return Evaluator(measures, qrels, **conventions).calc_aggregate(run)

@@ -13,7 +13,7 @@ only calls to judged's public API).
 * :mod:`judged.integrations.ranx` — export to ``ranx.Qrels`` / ``ranx.Run`` (reading them
   needs nothing: ``read_qrels``/``read_run``/``evaluate`` take them as they are; extra ``ranx``)
 
-Hugging Face ``datasets`` folders are read by :mod:`judged.io.hf` (wherever a qrels path
+Hugging Face ``datasets`` folders are read by :mod:`judged.core.io.hf` (wherever a qrels path
 is accepted, and for the judging app's texts). Importing :mod:`judged` imports none of
 these packages; each module imports its tool when it is imported.
 """

@@ -3,7 +3,7 @@
 :func:`log_result` logs, to the active run (MLflow starts one when none is):
 
 * **params**: ``judged.version``, the qrels (path, sha256, queries, judgments), the engine-wide
-  conventions (``judged.settings``: :meth:`judged.conventions.Settings.canonical`), the query set
+  conventions (``judged.settings``: :meth:`judged.core.conventions.Settings.canonical`), the query set
   and, per measure, ``convention.<key>``: the measure's canonical convention string, so every
   metric says how it was computed;
 * **metrics**: every run's aggregate per measure (mean; sum for the counts; geometric mean for

@@ -14,7 +14,7 @@ From files (no mteb needed):
   ``DIR/<Task>_predictions.json``; :func:`read_predictions` (or ``read_run``, or any judged
   command) reads them as runs;
 * task data: the task's dataset folder (an mteb/* dataset downloaded or cloned, or a
-  ``save_to_disk`` copy) is read by :mod:`judged.io.hf` wherever a qrels path is accepted
+  ``save_to_disk`` copy) is read by :mod:`judged.core.io.hf` wherever a qrels path is accepted
   (``judged eval --beir DIR predictions.json``; a multilingual task's language:
   ``--subset LANG``, its ``LANG-qrels`` config and the predictions' ``LANG`` results);
 * MTEB's reported scores: :func:`read_scores` reads ``<cache>/results/<model>/<rev>/<Task>.json``.

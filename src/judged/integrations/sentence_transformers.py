@@ -88,7 +88,7 @@ def _as_dict(run) -> dict:
 
 def document_text(doc) -> str:
     """A corpus entry as the model reads it: a string as it is; a ``{"title", "text"}``
-    record (what :func:`judged.io.texts.read_docs` gives) as its title and text joined by a
+    record (what :func:`judged.core.io.texts.read_docs` gives) as its title and text joined by a
     space and stripped, the text alone when the title is empty (BEIR's and MTEB's rule)."""
     if isinstance(doc, str):
         return doc
@@ -104,7 +104,7 @@ class GradedIREvaluator(SentenceEvaluator):
     Parameters
     ----------
     queries, corpus : ``{id: text}``; corpus entries may also be ``{"title", "text"}`` records, as
-        :func:`judged.io.texts.read_docs` returns them (read as :func:`document_text` says)
+        :func:`judged.core.io.texts.read_docs` returns them (read as :func:`document_text` says)
     qrels : graded judgments: ``{qid: {docid: grade}}`` or anything :func:`judged.read_qrels`
         reads (a TREC qrels file, a BEIR or Hugging Face datasets folder, a DataFrame);
         ``{qid: set(docids)}`` is read as binary
@@ -113,7 +113,7 @@ class GradedIREvaluator(SentenceEvaluator):
     k : the cutoff of Judged@k and of the nDCG@k bounds over the holes (``holes=False``: none)
     depth : documents retrieved per query (default: the largest cutoff among the measures and k)
     ties, complete, no_relevant, ignore_identical_ids : judged's conventions
-        (:class:`judged.conventions.Settings`)
+        (:class:`judged.core.conventions.Settings`)
     name, batch_size, corpus_chunk_size, show_progress_bar, truncate_dim, query_prompt,
         query_prompt_name, corpus_prompt, corpus_prompt_name, write_csv : as the built-in evaluator
     write_run : also write each call's retrieved lists as a TREC run file in ``output_path``

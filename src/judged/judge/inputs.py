@@ -232,7 +232,7 @@ def read_corpus(path: str | Path, wanted: set[str]) -> dict[str, tuple[str, str]
 
 
 def read_judging_scale(path: str | Path | None) -> Scale:
-    """The grade scale the assessors see: the TOML format of :mod:`judged.scale` (``[[grade]]``
+    """The grade scale the assessors see: the TOML format of :mod:`judged.core.checks.scale` (``[[grade]]``
     tables with ``value``, ``name``, ``definition``, ``examples``; None: judged's default
     scale), plus one key of the judging app's own, ``evidence = "required"`` (the default:
     grades above the lowest need a quoted passage or a note) or ``"optional"``."""

@@ -3,7 +3,7 @@
 ``shuffled`` (the default, no row here): each assessor claims a whole query at a time in
 their own shuffled order (:mod:`.assign`). With ``--order pool`` the pairs go out one at
 a time in the pool file's priority order; with an adaptive strategy (``mtf``, ``mm``,
-``hedge``, ... of :mod:`judged.pooling.policies`) one at a time in the order the policy
+``hedge``, ... of :mod:`judged.analyses.pooling.policies`) one at a time in the order the policy
 proposes given every label the assessors have given so far: the policy is rebuilt from
 the pool's runs and ranks (kept in ``pair_rank``) and the campaign's labels (a pair's
 adjudication, else its first current grade) on each claim. Second copies of overlap
@@ -32,8 +32,8 @@ def order_choices() -> list[str]:
 
 def set_order(session: Session, order: str, pool_pairs, seed: int, campaign_id: int) -> None:
     """Store campaign ``campaign_id``'s serving order; for ``pool`` and the adaptive strategies, each
-    pair's priority and its runs and ranks (``pool_pairs``: :class:`judged.pool.PoolPair`
-    in file order, as :func:`judged.pool.read_pool_file` reads them)."""
+    pair's priority and its runs and ranks (``pool_pairs``: :class:`judged.analyses.pool.PoolPair`
+    in file order, as :func:`judged.analyses.pool.read_pool_file` reads them)."""
     if order == SHUFFLED:
         return
     if order not in order_choices():

@@ -1,4 +1,4 @@
-"""Reports of a :class:`~judged.comparison.Comparison` that people read.
+"""Reports of a :class:`~judged.analyses.comparison.Comparison` that people read.
 
 * :func:`html` — one self-contained HTML page (inline CSS and SVG, no scripts, no
   network): first the runs ranked with their intervals and holes' bounds and the flip

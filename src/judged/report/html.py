@@ -402,11 +402,11 @@ def _flip_matrix(summary, shown) -> str:
 
 
 def html(c, title: str | None = None, alpha: float = 0.05, power=None) -> str:
-    """A self-contained HTML page for a :class:`~judged.comparison.Comparison`, its first
+    """A self-contained HTML page for a :class:`~judged.analyses.comparison.Comparison`, its first
     screen answering which runs are better, by how much and whether judging could change it
     (the runs ranked with their intervals and the holes' bounds, the flip matrix), then the
-    tables and, folded, each run's detail; with ``power`` (a :class:`judged.meta.PowerResult`,
-    e.g. from :func:`judged.meta.power.power_of_comparison`) the ASL-curve section too."""
+    tables and, folded, each run's detail; with ``power`` (a :class:`judged.analyses.meta.PowerResult`,
+    e.g. from :func:`judged.analyses.meta.power.power_of_comparison`) the ASL-curve section too."""
     from .. import __version__
 
     template = Template(_template())

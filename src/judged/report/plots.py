@@ -38,7 +38,7 @@ def svg(fig) -> str:
 
 
 def difference_bars(d: np.ndarray, title: str, xlabel: str = "queries, sorted by difference") -> str:
-    """Per-query differences run - baseline (ties exactly 0, :func:`judged.stats.differences`)
+    """Per-query differences run - baseline (ties exactly 0, :func:`judged.analyses.stats.differences`)
     as sorted bars: green above 0, red below. Drawn as SVG directly (no matplotlib)."""
     d = np.sort(np.asarray(d, dtype=np.float64))[::-1]
     c = _Canvas(374, 166, left=44, right=8, top=20, bottom=20)
@@ -269,7 +269,7 @@ def _short(name: str, width: int = 28) -> str:
 
 
 def asl_curves(power) -> str:
-    """Sakai's ASL curves of a :class:`judged.meta.PowerResult` as inline SVG."""
+    """Sakai's ASL curves of a :class:`judged.analyses.meta.PowerResult` as inline SVG."""
     from ..analyses.meta.power import draw_asl_curves
 
     fig = _figure(7.0, 4.2)

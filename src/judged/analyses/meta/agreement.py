@@ -124,7 +124,7 @@ class AgreementResult:
     no_preference: int  # preferred == none
     skipped: int  # query not evaluated for one of the two runs
     category_pairs: dict  # category -> preferences (a or b) in it
-    query_set: object = None  # judged.querysets.QuerySet of the evaluation
+    query_set: object = None  # judged.core.querysets.QuerySet of the evaluation
 
     def tally(self, measure: str, category: str = "all") -> Tally:
         return self.tallies[(measure, category)]
@@ -175,7 +175,7 @@ def preference_agreement(preferences, qrels, runs, measures=DEFAULT_MEASURES, *,
         for m in given:
             va, vb = value[(a, m)][p.qid], value[(b, m)][p.qid]
             diff = va - vb
-            tied = tie_sign(diff, va, vb) == 0  # judged.stats' tolerance rule
+            tied = tie_sign(diff, va, vb) == 0  # judged.analyses.stats' tolerance rule
             for c in ("all", category):
                 t = tallies[(m, c)]
                 if tied:

@@ -12,9 +12,9 @@ on the full qrels:
 * **holes as zero**: the reduced qrels as they are (trec_eval's reading);
 * **condensed**: unjudged documents removed from the ranking before scoring (Sakai,
   SIGIR 2007; trec_eval -J);
-* **bounds**: the exact min and max over every grade of the holes (:mod:`judged.holes`);
+* **bounds**: the exact min and max over every grade of the holes (:mod:`judged.analyses.holes`);
   the full score must lie inside, and a violation is a defect;
-* **estimate** and its interval (:mod:`judged.estimate`), computed exactly as ``judged
+* **estimate** and its interval (:mod:`judged.analyses.estimate`), computed exactly as ``judged
   holes`` would compute them on the reduced qrels with the same runs: the model is
   fitted without the held-out run's judgments (they are gone from the reduced qrels) and
   the interval is calibrated on the other runs' leave-one-out residuals in that world.
@@ -103,7 +103,7 @@ class HoldoutResult:
     runs: list  # HoldoutRun, in the order given
     estimate: dict  # how the estimates were made
     groups: dict = field(default_factory=dict)  # group -> run names
-    query_set: object = None  # judged.querysets.QuerySet: every run over every qrels query
+    query_set: object = None  # judged.core.querysets.QuerySet: every run over every qrels query
     protocol: str = "loro"  # loro | group (this result); shift and few: judged.analyses.meta.protocols
 
     @property
@@ -250,7 +250,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     ``depth``: the pool depth a run contributes (default k); ``groups``: a file of
     ``RUN GROUP`` lines, else ``group_regex`` on the run names (see :func:`run_groups`).
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
-    command comparing runs, :mod:`judged.querysets`); a run sharing no query id with the
+    command comparing runs, :mod:`judged.core.querysets`); a run sharing no query id with the
     qrels is refused."""
     from ..estimate import DEFAULT_LEVEL, build_pool, estimate_runs, make_world, unit_removal, \
         world_aligned

@@ -15,7 +15,7 @@ measures are compared on common random numbers):
 * ``bootstrap``: Sakai's paired bootstrap test: the differences are shifted to mean 0,
   resampled with replacement, and the studentized t statistic compared; p = (b + 1) / (B + 1).
 
-Both follow :mod:`judged.stats`: one tolerance rule for ties and constant differences; the
+Both follow :mod:`judged.analyses.stats`: one tolerance rule for ties and constant differences; the
 randomization test enumerates all 2^n sign assignments (exact p) when 2^n <= the draws;
 the bootstrap is not defined for a pair with constant differences (no null distribution):
 its ASL is NaN, counted as not significant and reported as ``undefined``.
@@ -146,7 +146,7 @@ def power_from_scores(scores: ScoreMatrix, *, test: str = "randomization", sampl
 def power_of_comparison(comparison, measures=DEFAULT_MEASURES, *, test: str = "randomization",
                         samples: int = DEFAULT_SAMPLES, seed: int | None = None,
                         alpha: float = DEFAULT_ALPHA) -> PowerResult:
-    """Discriminative power over every pair of a :class:`~judged.comparison.Comparison`'s
+    """Discriminative power over every pair of a :class:`~judged.analyses.comparison.Comparison`'s
     runs (baseline included), the measures computed on its already aligned runs (seed:
     the comparison's)."""
     if comparison.result is None:

@@ -2,7 +2,7 @@
 
 Paired comparisons need every run scored on the same queries: runs are scored over every
 qrels query (``complete=True``, the query-set rule of every command comparing runs, see
-:mod:`judged.querysets`). With ``complete=False`` passed on purpose, the matrix keeps the
+:mod:`judged.core.querysets`). With ``complete=False`` passed on purpose, the matrix keeps the
 queries every run was evaluated on and says how many it dropped.
 """
 
@@ -29,7 +29,7 @@ class ScoreMatrix:
     values: dict
     conventions: dict
     dropped_queries: int = 0
-    query_set: object = None  # judged.querysets.QuerySet of the evaluation, when known
+    query_set: object = None  # judged.core.querysets.QuerySet of the evaluation, when known
 
     def means(self, measure: str) -> np.ndarray:
         """Each run's number on ``measure``: its registered aggregate (mean; sum for counts;

@@ -39,7 +39,7 @@ def kendall_taus(xs, y) -> np.ndarray:
     if xs.ndim != 2 or y.ndim != 1 or xs.shape[1] != len(y):
         raise JudgedError("kendall_taus needs a matrix of score vectors as long as the reference")
     i, j = np.triu_indices(len(y), k=1)
-    sy = tie_sign(y[i] - y[j], y)  # judged.stats' tolerance rule, each row of xs its own below
+    sy = tie_sign(y[i] - y[j], y)  # judged.analyses.stats' tolerance rule, each row of xs its own below
     tol = row_tolerances(xs)[:, None]
     d = xs[:, i] - xs[:, j]
     sx = np.where(d > tol, 1.0, np.where(d < -tol, -1.0, 0.0))
@@ -87,7 +87,7 @@ class StabilityResult:
     label_b: str
     scores_a: np.ndarray
     scores_b: np.ndarray
-    query_set: object = None  # judged.querysets.QuerySet under A (B: the same queries)
+    query_set: object = None  # judged.core.querysets.QuerySet under A (B: the same queries)
 
     @property
     def order_a(self) -> list:
@@ -156,7 +156,7 @@ def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels
     measures or two conventions (``nDCG@10`` vs ``nDCG(gain=exp)@10``): give
     ``versus_measure``. Means are those of :func:`judged.evaluate` (``conventions``),
     every run over every qrels query (``complete=True`` unless given); two qrels versions
-    are compared over the queries both judge (:mod:`judged.querysets`).
+    are compared over the queries both judge (:mod:`judged.core.querysets`).
     """
     from ...core.evaluation import evaluate
     from ..qrels_ops import evaluate_versions
