@@ -37,6 +37,17 @@ def test_html_is_self_contained(report):
     assert text.count("<svg") == 1 + 3 * 2 + 3
 
 
+def test_judged_at_k_is_no_table_of_na(report):
+    """Issue 34: the Judged@10 comparisons were tables of n/a (coverage is never tested).
+    Its means and differences stay in the main table; the paired comparisons leave it out
+    and say why."""
+    text = report.read_text(encoding="utf-8")
+    paired = text.split("Paired comparisons", 1)[1].split("<h2", 1)[0]
+    assert "n/a" not in text and "<h3>Judged@10" not in paired
+    assert "Judged@10: the share of the top k judged (coverage, not quality), never tested" in paired
+    assert [h.split(" ")[0] for h in re.findall(r"<h3>([^<]+)", paired)] == ["nDCG@10", "AP"]
+
+
 def test_report_opens_in_chromium_without_errors(report, tmp_path, screenshot):
     png = tmp_path / "report.png"
     errors, page_errors, outside, n_svg, table = screenshot(report, png)

@@ -146,3 +146,41 @@ def test_every_command_refuses_damaged_streams_in_one_line(tmp_path, cli, monkey
         rc, _, err = cli(*argv)
         assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, (argv, err)
         assert f"corrupt {codec} data" in err and ":1: " in err, err
+
+
+FILE_COMMANDS = {  # every command that reads a run and qrels file, as issue 34's acceptance lists them
+    "eval": lambda q, r: ["eval", q, r, "run.txt"],
+    "holes": lambda q, r: ["holes", q, r, "run.txt", "--samples", "5"],
+    "compare": lambda q, r: ["compare", q, r, "run.txt", "--permutations", "50"],
+    "report": lambda q, r: ["report", q, r, "run.txt", "--permutations", "50", "-o", "report.html"],
+    "pool": lambda q, r: ["pool", q, r, "run.txt", "--depth", "5", "-o", "pool.txt"],
+}
+
+
+@pytest.mark.parametrize("codec", ["gzip", "bz2"])
+@pytest.mark.parametrize("command", list(FILE_COMMANDS))
+def test_every_file_command_fuzzed_never_a_traceback(tmp_path, cli, monkeypatch, command, codec):
+    """Issue 34's acceptance, seeded and small: damaged gzip and bz2 streams of the run and of
+    the qrels (bytes overwritten, dropped, the end cut) through eval, holes, compare, report
+    and pool: exit code 2 and one line naming the file, or, for damage the codec does not
+    see, the command's plain run."""
+    monkeypatch.chdir(tmp_path)
+    compress, decompress = CODECS[codec]
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "run.txt").write_text(RUN)
+    rng = random.Random(f"{SEED}-{command}-{codec}")
+    refused = 0
+    for case in range(10):
+        what = ("run", "qrels")[case % 2]
+        original = (RUN if what == "run" else QRELS).encode()
+        bad = tmp_path / f"bad{case}.{what}.{'gz' if codec == 'gzip' else codec}"
+        bad.write_bytes(damaged(compress(original), rng))
+        argv = FILE_COMMANDS[command]("qrels.txt", bad.name) if what == "run" else \
+            FILE_COMMANDS[command](bad.name, "run.txt")
+        rc, out, err = cli(*argv)  # an exception escaping main() fails the test: the traceback a user would see
+        if intact(decompress, bad.read_bytes(), original):
+            assert rc == 0, (case, err)
+            continue
+        refused += 1
+        assert rc == 2 and len(err.splitlines()) == 1 and err.startswith(f"judged: error: {bad.name}:"), (case, err)
+    assert refused >= 7
