@@ -73,8 +73,8 @@ def _imports(modules: dict):
             yield mod, _known(target, modules), None
             continue
         for alias in node.names:
-            if (target, alias.name) in (("judged", "__version__"), ("judged.core", "_native")):
-                continue  # the package's version; the compiled extension (judged.core.native loads it)
+            if (target, alias.name) == ("judged.core", "_native"):
+                continue  # the compiled extension (judged.core.native loads it)
             sub = f"{target}.{alias.name}"
             if sub in modules:
                 yield mod, sub, None

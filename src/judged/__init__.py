@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-from .core import DISPLAY
-
-__version__ = "0.1.0"
+from .core import DISPLAY, __version__
 
 __all__ = ["read_qrels", "read_run", "evaluate", "compare", "compare_records", "Comparison", "Manifest", "Measure",
            "Qrels", "Run", "Result", "Settings", "ParseError", "MeasureError", "ConventionError", "JudgedError",

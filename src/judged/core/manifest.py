@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from . import __version__
 from .words import counted
 from .conventions import Settings
 from .errors import JudgedError, ParseError
@@ -196,7 +197,6 @@ class Manifest:
         """Freeze an evaluation set. The query set is the queries file's ids (if given),
         else the qrels' queries; a query of the set missing from a run scores 0 (``complete``).
         ``settings``: the conventions as one value (``ties``, ... are its sugar)."""
-        from .. import __version__
         from .io import read_qrels
         from .measures import parse_measures
 
@@ -411,8 +411,6 @@ def record(result, manifest=None) -> dict:
     """An evaluation record of a :class:`~judged.evaluation.Result`: per-query values,
     ranked docids down to the deepest cutoff (whole rankings if a measure has none),
     each query's ideal grade sequence to that depth, conventions, hashes, tool version."""
-    from .. import __version__
-
     cutoffs = [m.cutoff for m in result.measures.values()]
     depth = None if any(c is None for c in cutoffs) or not cutoffs else max(cutoffs)
     ideal, runs = {}, {}
