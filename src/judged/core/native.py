@@ -1,16 +1,16 @@
-"""The compiled fast path, ``judged.core._native`` (src/judged/core/_native.c): one switch for every caller.
+"""The compiled fast path, ``judged.core._native`` (src/judged/core/_native.c): one switch.
 
 setup.py builds the extension when the machine has a C compiler; without one judged runs
 on its pure Python/numpy path, which gives the same numbers bit for bit (the tests run
-both). Callers ask :func:`compiled` each time (``native = compiled()``; ``if native is not
-None``) and keep their numpy code as the fallback, so one switch turns the whole engine to
-either path:
+both). Only the kernel layer (:mod:`judged.core.kernels`) asks :func:`compiled`: a caller
+calls a kernel and never branches on the back end (``tests/core/test_native.py`` checks it).
+One switch turns the whole engine to either path:
 
 * ``JUDGED_PURE_PYTHON=1`` turns the extension off (read when judged is imported);
-* ``with judged.native.pure():`` runs the block on the pure path (the tests use it to run
+* ``with judged.core.native.pure():`` runs the block on the pure path (the tests use it to run
   the oracle suites on both back ends in one process).
 
-``judged.native.native`` is :func:`compiled` read as an attribute; :func:`status` says which
+``judged.core.native.native`` is :func:`compiled` read as an attribute; :func:`status` says which
 path runs and why (``judged --version`` prints :func:`describe`). When the extension is not
 built (not when it is turned off), the first file of at least :data:`NOTE_BYTES` read on
 the pure path prints one note on stderr (:func:`note_slow_path`): the install went without
@@ -76,14 +76,14 @@ def status() -> tuple[str, str | None]:
     """("compiled", None), or ("pure", why): the extension is not built, or is turned off."""
     if compiled() is not None:
         return "compiled", None
-    return "pure", _why_not or "judged.native.pure() is active"
+    return "pure", _why_not or "judged.core.native.pure() is active"
 
 
 def describe() -> str:
     """One line for ``judged --version``: which path runs, and why when it is the slow one."""
     path, why = status()
     if path == "compiled":
-        return "compiled extension: built (judged._native, the fast path)"
+        return "compiled extension: built (judged.core._native, the fast path)"
     if why == DISABLED:
         return "compiled extension: off (JUDGED_PURE_PYTHON=1): the pure Python/numpy path runs (about 4x slower)"
     return f"compiled extension: {why}: the pure Python/numpy path runs (about 4x slower); to build it, {REBUILD}"

@@ -1,5 +1,5 @@
 """The kernel layer: each kernel written once as its numpy reference, bound to its C
-function (``judged._native``) when the extension is loaded; the fallback rule in one place.
+function (``judged.core._native``) when the extension is loaded; the fallback rule in one place.
 
     @kernel
     def string_hash(values):              # the numpy reference: the definition
@@ -9,8 +9,8 @@ function (``judged._native``) when the extension is loaded; the fallback rule in
     def _(native, values):                # the same result by the compiled function
         ...                               # or FALLBACK: the reference decides
 
-Calling ``string_hash(values)`` runs the binding when :func:`judged.native.compiled` gives
-the extension (``JUDGED_PURE_PYTHON=1`` and ``judged.native.pure()`` turn it off), else the
+Calling ``string_hash(values)`` runs the binding when :func:`judged.core.native.compiled` gives
+the extension (``JUDGED_PURE_PYTHON=1`` and ``judged.core.native.pure()`` turn it off), else the
 reference. A binding returns :data:`FALLBACK` for an input its C code does not take (a NaN
 score, a grade past the gain table); the reference then computes the result. Both give the
 same bits: the tests run every kernel both ways (``tests/core/test_native.py``), and

@@ -1,5 +1,5 @@
 """Kernels of the exact hole bounds (:mod:`judged.core.measures.bounds`): each a numpy reference and the
-C function of ``judged._native`` that gives the same bits.
+C function of ``judged.core._native`` that gives the same bits.
 
 * :func:`ap_extremes` -- AP's minimum and maximum per query over the labels of its holes:
   s newly relevant holes give the largest numerator as the s shallowest holes and the
