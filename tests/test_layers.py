@@ -1,5 +1,6 @@
 """Layering you can see: lower layers never import higher ones, no import cycles, no
-private name imported across modules (issue 17). Read from the source with ``ast``
+private name imported across modules (issue 17); no module over 800 lines, no class name
+defined twice (issue 32). Read from the source with ``ast``
 (imports inside functions count: they are how cycles hide).
 
 The allow-lists hold the violations of the day this test was written; they may only shrink.
@@ -36,6 +37,14 @@ UPWARD_ALLOWED = set()
 CYCLES_ALLOWED = []
 # (importer, imported module, private name)
 PRIVATE_ALLOWED = set()
+MAX_LINES = 800  # a module past this is two subjects
+# modules past MAX_LINES on the day this test was written, with their line counts then: none may grow
+LONG_ALLOWED = {"judged.analyses.estimate": 1327, "judged.analyses.pooling.policies": 849,
+                "judged.core.measures.registry": 808}
+# class name -> the modules defining it at top level, on the day this test was written
+DUPLICATE_CLASSES_ALLOWED = {"Policy": {"judged.analyses.gate", "judged.analyses.pooling.policies"},
+                             "Pool": {"judged.analyses.pool", "judged.judge.inputs"},
+                             "RunEstimate": {"judged.analyses.estimate", "judged.analyses.ppi"}}
 
 
 def _modules() -> dict:
@@ -189,6 +198,28 @@ def test_every_import_of_judged_names_a_module_that_exists():
     modules = _modules()
     found = [(mod, target) for mod, target, _ in _import_nodes(modules) if target not in modules]
     assert found == []
+
+
+def test_no_module_over_800_lines():
+    lines = {mod: len(path.read_text().splitlines()) for mod, path in _modules().items()}
+    grown = {mod: n for mod, n in lines.items() if n > max(MAX_LINES, LONG_ALLOWED.get(mod, 0))}
+    assert grown == {}, f"over {MAX_LINES} lines (or longer than LONG_ALLOWED says): split by subject"
+    fixed = {mod: lines.get(mod) for mod in LONG_ALLOWED if lines.get(mod, 0) <= MAX_LINES}
+    assert fixed == {}, "at most 800 lines now (or gone): remove from LONG_ALLOWED"
+
+
+def test_no_class_name_is_defined_twice():
+    """One ``Pool``, one ``RunEstimate``: a class name names one thing across the package."""
+    where = {}
+    for mod, path in _modules().items():
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, set()).add(mod)
+    twice = {name: mods for name, mods in where.items() if len(mods) > 1}
+    assert {n: m for n, m in twice.items() if DUPLICATE_CLASSES_ALLOWED.get(n) != m} == {}, \
+        "a class name defined in two modules: rename one (or merge them)"
+    assert {n for n in DUPLICATE_CLASSES_ALLOWED if n not in twice} == set(), \
+        "fixed: remove from DUPLICATE_CLASSES_ALLOWED"
 
 
 def test_test_modules_have_unique_names():
