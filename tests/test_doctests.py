@@ -18,7 +18,8 @@ import judged
 
 OPTIONAL = {"fastapi", "sqlalchemy", "starlette", "pyspark", "uvicorn", "jinja2", "multipart", "psycopg",
             "ir_datasets", "matplotlib", "scipy", "polars",
-            "torch", "sentence_transformers", "mteb", "pyterrier", "ranx", "ir_measures", "datasets", "mlflow"}  # integrations
+            "torch", "sentence_transformers", "mteb", "pyterrier", "ranx", "numba", "ir_measures", "datasets",
+            "mlflow"}  # integrations (numba: ranx's, for its typed dicts)
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 
