@@ -298,6 +298,28 @@ def test_trec_eval_names_every_level_as_trec_eval_does(synthetic, cli):
     assert all(got[("Rprec_mult_1.00", qid)] == f"{v['Rprec_mult_1.00']:.4f}" for qid, v in theirs.items())
 
 
+@pytest.mark.parametrize("family", ["ndcg_cut", "Rprec_mult", "map_cut", "recall", "relative_P", "iprec_at_recall"])
+def test_a_trec_eval_family_alone_is_its_default_cutoffs_or_levels(synthetic, cli, family):
+    """trec_eval -m ndcg_cut gives ndcg_cut_5 ... ndcg_cut_1000, -m Rprec_mult its levels 0.20 ...
+    2.00 (as pytrec_eval). judged read ndcg_cut as nDCG of the whole ranking (printed as ndcg)
+    and Rprec_mult as Rprec (one level; the issue 34 naming defect again), and refused the
+    others. A command taking one measure says how many it names."""
+    c, q, r = synthetic
+    code, out, err = cli("eval", q, r, "-m", family, "--format", "trec_eval")
+    assert code == 0, err
+    got = {(n.strip(), qid): v for n, qid, v in (line.split("\t") for line in out.splitlines())}
+    theirs = pytrec_eval.RelevanceEvaluator(c.qrels, {family}).evaluate(c.run)
+    keys = set(next(iter(theirs.values())))
+    assert {n for n, _ in got} - {"runid", "num_q"} == keys and len(keys) > 5
+    if family == "iprec_at_recall":  # trec_eval 10's levels (lround(x * R)), not pytrec_eval's trec_eval 9's
+        levels = ",".join(sorted(key.rsplit("_", 1)[1] for key in keys))
+        assert cli("eval", q, r, "-m", f"{family}.{levels}", "--format", "trec_eval")[1] == out
+    else:
+        assert all(got[(key, qid)] == f"{v[key]:.4f}" for qid, v in theirs.items() for key in keys)
+    code, _, err = cli("holes", q, r, "-m", family)
+    assert code == 2 and err.count("\n") == 1 and f"'{family}' names {len(keys)} measures" in err
+
+
 def test_trec_eval_runid_is_the_tag_of_the_last_line(tmp_path, cli):
     """Issue 34: the runid line showed the path; trec_eval shows the run's tag, from its last
     data line (get_trec_results.c), for a gzip run too; a run read from no TREC file keeps

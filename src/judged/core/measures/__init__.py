@@ -68,7 +68,7 @@ class Measure:
             return text
         if not isinstance(text, str):
             raise MeasureError(f"a measure is a string like 'nDCG@10', not {text!r}")
-        named = trec_form(text)
+        named = trec_form(text) or trec_family(text)
         if named is not None:
             if len(named) > 1:
                 raise MeasureError(f"{text!r} names {len(named)} measures ({', '.join(k for k, _ in named)}): "
@@ -291,7 +291,7 @@ def named_measures(measures) -> dict:
         measures = [measures]
     out = {}
     for given in measures:
-        named = (trec_nickname(given) or trec_form(given)) if isinstance(given, str) else None
+        named = (trec_nickname(given) or trec_form(given) or trec_family(given)) if isinstance(given, str) else None
         for key, m in named if named is not None and len(named) > 1 else [(str(given), None)]:
             if key not in out:
                 out[key] = m or Measure.parse(given)
@@ -312,6 +312,23 @@ def trec_defaults(name: str) -> "list[tuple[str, Measure]]":
     if t.cutoffs:
         return [(f"{t.name}_{k}", Measure(family, k)) for k in t.cutoffs]
     return [(t.name, Measure(family))]
+
+
+def trec_family(text: str) -> "list[tuple[str, Measure]] | None":
+    """trec_eval's name of a measure with default cutoffs or levels, given without values, as
+    trec_eval computes it: at each of them (:func:`trec_defaults`: ``ndcg_cut`` -> ndcg_cut_5
+    ... ndcg_cut_1000, ``Rprec_mult`` -> Rprec_mult_0.20 ... 2.00), not judged's measure of
+    the whole ranking (nDCG) or of one level (Rprec); None for any other text. ``P`` and
+    ``success`` are judged's P and Success too, which need a cutoff.
+
+    >>> [key for key, _ in trec_family("map_cut")][:3], trec_family("P"), trec_family("map")
+    (['map_cut_5', 'map_cut_10', 'map_cut_15'], None, None)
+    """
+    name = text.strip().lower() if isinstance(text, str) else None
+    trec = next((t for t, (_, r) in trec_table().items() if t.lower() == name and (r.cutoffs or r.levels)), None)
+    if trec is None or any(f.lower() == name for f in FAMILIES):
+        return None
+    return trec_defaults(trec)
 
 
 def trec_nickname(text: str) -> "list[tuple[str, Measure]] | None":
