@@ -53,7 +53,7 @@ from judged.core.io import read_qrels, read_run
 from judged.analyses.agreement import kappa_from_confusion
 from judged.analyses.machine import MachineLabels
 from judged.core.measures import Measure
-from judged.analyses.pool import PoolPair
+from judged.analyses.pooling.poolfile import PoolPair
 from judged.analyses.ppi import Design, Labels, estimate, units
 from judged.analyses.sampling import draw
 

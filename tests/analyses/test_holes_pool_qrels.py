@@ -11,7 +11,8 @@ from judged.analyses.holes import holes_report
 from judged.core.io import read_qrels
 from judged.core.measures.registry import BOUNDED
 from judged.analyses.pool import pool
-from judged.judge.inputs import read_pool
+from judged.analyses.pooling.poolfile import read_pool_file
+from judged.judge.inputs import pool_pairs
 from judged.analyses.qrels_ops import MergeConflict, diff, evaluate_versions, merge, rejudge
 from synth import write_qrels, write_run
 
@@ -182,7 +183,7 @@ def test_pool_file_format(tmp_path):
         assert (strategy, stratum, inclusion) == ("depth", "-", "1")  # what the pair was drawn with
         assert min(map(int, ranks.split(","))) == int(best_rank) and len(ranks.split(",")) == len(runs.split(","))
     assert header[-1].startswith("# qid docid priority best_rank runs strategy stratum inclusion ranks")
-    assert read_pool(out).pairs == [tuple(x.split()[:2]) for x in body]   # as the judging app reads it
+    assert pool_pairs(read_pool_file(out, pairs_only=True))[0] == [tuple(x.split()[:2]) for x in body]  # as judging reads it
 
 
 # ---------------------------------------------------------------------------
@@ -259,7 +260,7 @@ def test_the_flip_through_the_cli(tmp_path, capsys):
     pool_file, labels, v2 = tmp_path / "pool.txt", tmp_path / "labels.txt", tmp_path / "v2.txt"
     assert main(["pool", q, lex, den, "--depth", "10", "-o", str(pool_file)]) == 0
     key = {(a, d): g for a, docs in s.answer_key.items() for d, g in docs.items()}
-    labels.write_text("".join(f"{a} 0 {d} {key[(a, d)]}\n" for a, d in read_pool(pool_file).pairs))
+    labels.write_text("".join(f"{a} 0 {d} {key[(a, d)]}\n" for a, d in pool_pairs(read_pool_file(pool_file))[0]))
     assert main(["qrels", "merge", q, str(labels), "-o", str(v2), "--assessor", "sim"]) == 0
     capsys.readouterr()
     assert main(["rejudge", "--qrels", q, "--qrels", str(v2), lex, den, "--format", "json"]) == 0

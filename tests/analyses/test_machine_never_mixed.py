@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from judged.analyses.pool import read_pool_file
+from judged.analyses.pooling.poolfile import read_pool_file
 
 # q1: the people judged a (2), b (0), c (0); the run ranks x, a, y, b, z, c: x, y, z are holes.
 # q2: the people judged e (1); holes u, v. q3: judged k (1); hole w.

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from judged.cli import main
-from judged.analyses.pool import pool, read_pool_file
+from judged.analyses.pool import pool
+from judged.analyses.pooling.poolfile import read_pool_file
 from judged.analyses.ppi import Design
 
 # q1: the people judged a (2), b (0), c (0); holes x, y, z. q2: judged e (1); holes u, v.

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from judged.analyses.pool import read_pool_file
+from judged.analyses.pooling.poolfile import read_pool_file
 from judged.analyses.ppi import ppi_report
 
 

@@ -6,8 +6,9 @@ import pytest
 
 from judged.cli import main
 from judged.core.errors import ConventionError, ParseError
-from judged.judge.inputs import read_pool as judge_read_pool
-from judged.analyses.pool import PoolPair, pool, read_pool_file
+from judged.judge.inputs import pool_pairs
+from judged.analyses.pool import pool
+from judged.analyses.pooling.poolfile import PoolPair, read_pool_file
 from judged.analyses.sampling import ap_prior, draw, rank_bins
 
 
@@ -106,7 +107,7 @@ def test_pool_file_keeps_the_design(tmp_path):
     assert "# stratum id=1 " in text and "\n#~ " in text
     # every existing reader sees the drawn pairs only, in judging order
     drawn = [(x.qid, x.docid) for x in p.pairs]
-    assert judge_read_pool(out).pairs == drawn
+    assert pool_pairs(read_pool_file(out, pairs_only=True))[0] == drawn
     back = read_pool_file(str(out))
     assert back.meta["seed"] == 2 and back.meta["strategy"] == "sample" and back.runs == list(rr)
     assert back.columns[-4:] == ("strategy", "stratum", "inclusion", "ranks")

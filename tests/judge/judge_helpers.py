@@ -15,7 +15,7 @@ import pytest
 
 from judged.judge import campaign as cp
 from judged.judge.db import Database
-from judged.judge.inputs import Pool, read_judging_scale
+from judged.judge.inputs import read_judging_scale
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "judging"
 CHROMIUM = "/usr/bin/chromium"
@@ -40,7 +40,7 @@ def make_campaign(db: str, n_queries: int = 2, docs_per_query: int = 3, overlap:
     scale = type(scale)(scale.grades, evidence == "required")
     tokens = {}
     with database.write() as s:
-        c = cp.init_campaign(s, "test", Pool(pairs, "0" * 64), "pool.txt", queries, corpus, scale, overlap)
+        c = cp.init_campaign(s, "test", pairs, "pool.txt", "0" * 64, queries, corpus, scale, overlap)
         for name in assessors:
             tokens[name] = cp.add_assessor(s, name)
         for name in admins:

@@ -28,7 +28,6 @@ from sqlalchemy import func, select
 from judged.cli import main
 from judged.judge import campaign as cp
 from judged.judge.db import Database
-from judged.judge.inputs import Pool
 from judged.judge.models import Assessor, Assignment, Judgment
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -193,7 +192,7 @@ def test_a_page_on_another_port_cannot_make_the_browser_claim_work(db, serve):
         database = Database(db)                           # the organiser merges a new query in
         with database.write() as s:
             c = cp.find_campaign(s)
-            cp.add_pool(s, c, Pool([("q9", f"q9-d{d}") for d in range(3)], "1" * 64), "more.txt",
+            cp.add_pool(s, c, [("q9", f"q9-d{d}") for d in range(3)], "more.txt",
                         {"q9": "query text 9"}, {f"q9-d{d}": ("t", "x") for d in range(3)})
         database.dispose()
         assert assignments_of(db, "alice") == 3

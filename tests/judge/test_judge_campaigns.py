@@ -15,7 +15,7 @@ from judged.core.errors import ParseError
 from judged.judge import campaign as cp
 from judged.judge.app import create_app
 from judged.judge.db import Database
-from judged.judge.inputs import Pool, read_judging_scale, read_topics
+from judged.judge.inputs import read_judging_scale, read_topics
 
 
 def bearer(token):
@@ -59,16 +59,17 @@ def test_topics_trec_sgml_xml_beir_metadata_and_tsv(tmp_path):
 # --- the practice round -------------------------------------------------------------------------
 
 def _campaign(db, overlap=0.0, assessors=("alice",), practice=True):
-    from judged.judge.inputs import read_corpus, read_practice, read_pool
+    from judged.analyses.pooling.poolfile import read_pool_file
+    from judged.judge.inputs import pool_pairs, read_corpus, read_practice
 
-    pool = read_pool(EXAMPLE / "pool.txt")
+    pairs, _ = pool_pairs(read_pool_file(EXAMPLE / "pool.txt", pairs_only=True))
     prac = read_practice(EXAMPLE / "practice.qrels") if practice else []
-    ids = {q for q, _ in pool.pairs} | {q for q, _, _ in prac}
-    docs = {d for _, d in pool.pairs} | {d for _, d, _ in prac}
+    ids = {q for q, _ in pairs} | {q for q, _, _ in prac}
+    docs = {d for _, d in pairs} | {d for _, d, _ in prac}
     database = Database(db)
     tokens = {}
     with database.write() as s:
-        c = cp.init_campaign(s, "covid", pool, "pool.txt", read_topics(EXAMPLE / "topics.txt", ids),
+        c = cp.init_campaign(s, "covid", pairs, "pool.txt", "0" * 64, read_topics(EXAMPLE / "topics.txt", ids),
                              read_corpus(EXAMPLE / "corpus.jsonl", docs), read_judging_scale(EXAMPLE / "scale.toml"),
                              overlap, "# Rules\n\n<script>x()</script> **bold**", prac)
         for a in assessors:
@@ -175,8 +176,8 @@ def test_two_campaigns_in_one_database_stay_apart(tmp_path, capsys):
     scale = read_judging_scale(None)
     database = Database(db)
     with database.write() as s:
-        a = cp.init_campaign(s, "first", Pool([("1", "x")], "0"), "p", {"1": "the first topic"}, {"x": ("X", "x")}, scale, 0)
-        b = cp.init_campaign(s, "second", Pool([("1", "x")], "0"), "p", {"1": "another topic"}, {"x": ("Y", "y")}, scale, 0)
+        a = cp.init_campaign(s, "first", [("1", "x")], "p", "0", {"1": "the first topic"}, {"x": ("X", "x")}, scale, 0)
+        b = cp.init_campaign(s, "second", [("1", "x")], "p", "0", {"1": "another topic"}, {"x": ("Y", "y")}, scale, 0)
         ta, tb = cp.add_assessor(s, "alice", campaign=a), cp.add_assessor(s, "alice", campaign=b)
         boss_a = cp.add_assessor(s, "boss", admin=True, campaign=a)
     database.dispose()

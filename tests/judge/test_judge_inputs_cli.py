@@ -12,19 +12,26 @@ from judge_helpers import EXAMPLE, LOOPBACK
 from judged.cli import main
 from judged.core.errors import ParseError
 from judged.judge.db import public_url as db_url
-from judged.judge.inputs import read_corpus, read_judging_scale, read_pool, read_topics
+from judged.analyses.pooling.poolfile import read_pool_file
+from judged.judge.inputs import pool_pairs, read_corpus, read_judging_scale, read_topics
 
 
 def test_pool_format_of_judged_pool(tmp_path):
     p = tmp_path / "pool.txt"
     p.write_text("# qid docid priority runs\nq1 d1 0.9 bm25,dense 1\n\nq1\td2\nq2 d1 extra\nq1 d1 again\n")
-    pool = read_pool(p)
-    assert pool.pairs == [("q1", "d1"), ("q1", "d2"), ("q2", "d1")]   # extra fields ignored (blind)
-    assert pool.duplicates == 1
+    pool = read_pool_file(p, pairs_only=True)
+    assert pool_pairs(pool) == ([("q1", "d1"), ("q1", "d2"), ("q2", "d1")], 1)   # extra fields ignored (blind)
     assert pool.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
     (tmp_path / "bad.txt").write_text("q1 d1\nq2\n")
     with pytest.raises(ParseError, match="bad.txt:2"):
-        read_pool(tmp_path / "bad.txt")
+        read_pool_file(tmp_path / "bad.txt", pairs_only=True)
+    # the pooling wing's one reader: blind to what follows qid and docid, strict on UTF-8 (FILE:LINE)
+    (tmp_path / "foreign.txt").write_text("q1 d1 0.9 bm25,dense x\n")
+    assert pool_pairs(read_pool_file(tmp_path / "foreign.txt", pairs_only=True))[0] == [("q1", "d1")]
+    (tmp_path / "latin1.txt").write_bytes(b"q1 d1 1 1 r\nq1 caf\xe9 2 1 r\n")
+    for pairs_only in (True, False):
+        with pytest.raises(ParseError, match="latin1.txt:2: not UTF-8"):
+            read_pool_file(tmp_path / "latin1.txt", pairs_only=pairs_only)
 
 
 def test_queries_tsv_and_beir_jsonl(tmp_path):
@@ -139,7 +146,7 @@ def test_the_whole_flow_pool_judge_export_merge_rejudge(tmp_path, capsys):
     pool = tmp_path / "pool.txt"
     assert main(["pool", str(tmp_path / "qrels.txt"), str(tmp_path / "lexical.run"), str(tmp_path / "dense.run"),
                  "--depth", "2", "-o", str(pool)]) == 0
-    pairs = read_pool(pool).pairs
+    pairs, _ = pool_pairs(read_pool_file(pool, pairs_only=True))
     assert sorted(pairs) == [("q1", "h1"), ("q2", "h2"), ("q2", "x")]
     (tmp_path / "queries.tsv").write_text("q1\tfirst\nq2\tsecond\n")
     (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": d, "text": f"text {d}"}) + "\n"

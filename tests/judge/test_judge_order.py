@@ -11,7 +11,7 @@ from judge_helpers import LOOPBACK
 
 from judged.cli import main
 from judged.judge.app import create_app
-from judged.analyses.pool import read_pool_file
+from judged.analyses.pooling.poolfile import read_pool_file
 from judged.analyses.pooling.candidates import candidates_from_pool
 from judged.analyses.pooling.policies import make_policy
 

@@ -266,7 +266,7 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
           intervals: str = DEFAULT_INTERVALS, settings: Settings | None = None) -> Inference:
     """Estimate what judging every pair of ``sample``'s design would give, from ``qrels``
     holding the judged sample (merged as usual). ``sample``: a pool file written by
-    ``judged pool --strategy sample`` (or a :class:`~judged.analyses.pool.PoolFile`).
+    ``judged pool --strategy sample`` (or a :class:`~judged.analyses.pooling.poolfile.PoolFile`).
     ``estimators``: strings like ``statNDCG@10``, ``statAP``, ``infNDCG@10``, ``xinfAP``
     (default statNDCG@k and statAP). Never changes what :func:`judged.evaluate` reports.
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
@@ -291,7 +291,7 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
 def infer_aligned(qrels, aligned: dict, sample, estimators, *, level: float = 0.95, power: float = 0.8,
                   settings=None, intervals: str = DEFAULT_INTERVALS) -> Inference:
     """:func:`infer` for runs already aligned with ``qrels`` (name -> Aligned)."""
-    from .pool import PoolFile, read_pool_file
+    from .pooling.poolfile import PoolFile, read_pool_file
 
     if not 0 < level < 1:
         raise ConventionError(f"--level must be between 0 and 1, got {level}")

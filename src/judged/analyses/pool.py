@@ -21,131 +21,30 @@ the pairs to judge, in order; ``--budget N`` bounds how many):
   judging app serves them label by label: ``judged judge init --order``). Their
   ``score`` column is the policy's value for the pair when it drew it.
 
-Output (``Pool.write``): one pair per line, ``qid docid priority best_rank runs
-[strategy columns] strategy stratum inclusion ranks`` (priority 1 = judge first;
-``strategy`` what drew the pair, ``stratum`` its sampling stratum or ``-``, ``inclusion``
-the probability that the strategy would include it: 1 for a deterministic choice, ``-``
-where it is not known (an adaptive randomised strategy); ``ranks`` the pair's rank in
-each of ``runs``, comma-separated), after ``#`` header lines; the line ``# qid docid
-...`` names the columns and the line before it the strategy's source. A sampling design
-adds ``# stratum`` header lines and lists the pairs it did not draw as ``#~`` lines.
-Every reader that takes the first two fields of the non-``#`` lines (the judging app's
-``judged.judge.inputs.read_pool``) reads every version of the file.
+Output: a :class:`~judged.analyses.pooling.poolfile.Pool`, written and read back as
+:mod:`judged.analyses.pooling.poolfile` describes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
-from ..core.words import counted
 from ..core.conventions import Settings, validate
 from ..core.data import take_strings
-from ..core.errors import ConventionError, ParseError
+from ..core.errors import ConventionError
 from .pooling.replay_kernels import pair_gaps
 from ..core.measures import Measure
 from ..core.measures.bounds import check_maxgrade, fill, max_grade
 from ..core.measures.dcg import dcg, idcg
 from ..core.progress import progress
 from .holes import negative_as
-from .pooling.strategies import STRATEGIES, PoolContext, PoolPair, Selection, register_strategy
+from .pooling.poolfile import Pool, PoolPair
+from .pooling.strategies import STRATEGIES, PoolContext, Selection, register_strategy
 from .pooling.candidates import candidates_from_aligned
 from .pooling.policies import POLICIES, make_policy
-from .sampling import UNSAMPLED_PREFIX, draw, parse_design
-
-BASE_COLUMNS = ("qid", "docid", "priority", "best_rank", "runs")
-DRAWN_COLUMNS = ("strategy", "stratum", "inclusion")  # what each pair was drawn with
-RANK_COLUMNS = ("ranks",)  # the pair's rank in each of its runs (what an adaptive order needs)
-
-
-@dataclass
-class Pool:
-    pairs: list  # PoolPair, in judging order
-    depth: int
-    strategy: str
-    budget: int | None
-    unjudged: int  # unjudged pairs in the runs' top depth, before the budget
-    runs: list = field(default_factory=list)
-    label: str | None = None  # the strategy as the header names it
-    columns: tuple = ()  # strategy-specific columns
-    design: object = None  # judged.sampling.SampleDesign, for a sample
-    meta: dict = field(default_factory=dict)
-    source: str = ""  # the strategy's source and what its columns mean (a header line)
-
-    def __len__(self) -> int:
-        return len(self.pairs)
-
-    @property
-    def all_columns(self) -> tuple:
-        return BASE_COLUMNS + tuple(self.columns) + DRAWN_COLUMNS + RANK_COLUMNS
-
-    def header(self) -> list[str]:
-        strategy = self.label or self.strategy
-        budget = "all" if self.budget is None else str(self.budget)
-        meta = "".join(f" {k}={v}" for k, v in self.meta.items())
-        out = [f"# judged pool: depth={self.depth} strategy={strategy} budget={budget}{meta}: "
-               f"{len(self.pairs)} of {counted(self.unjudged, 'unjudged pair')}; runs: {' '.join(self.runs)}"]
-        if self.source:
-            out.append(f"# {self.strategy}: {self.source}")
-        if self.design is not None:
-            out += self.design.header_lines()
-        out.append(f"# {' '.join(self.all_columns)}   (priority 1 = judge first)")
-        return out
-
-    def lines(self) -> list[str]:
-        out = []
-        for i, p in enumerate(self.pairs, 1):
-            fields = [p.qid, p.docid, str(i), str(p.best_rank), ",".join(p.runs)]
-            fields += [_cell(_column_value(p, c)) for c in self.columns]
-            fields += [p.strategy or self.strategy, p.stratum or "-",
-                       "-" if p.inclusion is None else f"{p.inclusion:.10g}", ",".join(map(str, p.ranks)) or "-"]
-            out.append(" ".join(fields))
-        return out
-
-    def trailer(self) -> list[str]:
-        """The design's pairs that were not drawn, as ``#~`` comment lines."""
-        return self.design.unsampled_lines() if self.design is not None else []
-
-    def text(self) -> str:
-        return "\n".join(self.header() + self.lines() + self.trailer()) + "\n"
-
-    def write(self, path) -> None:
-        """Write the pool to ``path``, replacing it only once complete."""
-        from ..core.io.output import open_replacing
-
-        with open_replacing(path) as fh:
-            fh.write(self.text())
-
-    def to_pandas(self):
-        import pandas as pd
-
-        df = pd.DataFrame({"qid": [p.qid for p in self.pairs], "docid": [p.docid for p in self.pairs],
-                           "priority": np.arange(1, len(self.pairs) + 1),
-                           "best_rank": [p.best_rank for p in self.pairs],
-                           "runs": [",".join(p.runs) for p in self.pairs],
-                           "impact": [p.impact for p in self.pairs]})
-        for c in self.columns:
-            if c != "impact":
-                df[c] = [_column_value(p, c) for p in self.pairs]
-        df["strategy"] = [p.strategy or self.strategy for p in self.pairs]
-        df["stratum"] = [p.stratum for p in self.pairs]
-        df["inclusion"] = [p.inclusion for p in self.pairs]
-        df["ranks"] = [",".join(map(str, p.ranks)) for p in self.pairs]
-        return df
-
-
-def _column_value(p: PoolPair, column: str):
-    return getattr(p, column) if column in ("impact",) else p.fields.get(column)
-
-
-def _cell(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return str(v)
-
+from .sampling import draw
 
 DEFAULT_STRATEGY = "depth"  # without a budget: the whole depth-k pool, rank by rank
 # with a budget: depth too, by the rule of judged.analyses.pooling.choice (mm from 2026-12-01, chosen on
@@ -380,105 +279,6 @@ def _impact_lookups(a, depth) -> tuple:
     top = a.ranked.top(depth)
     rank = dict(zip(zip(a.qids[top.q].tolist(), a.docids(top.row)), (top.pos + 1).tolist()))
     return qindex, rank
-
-
-# ---------------------------------------------------------------------------
-# reading pool files
-
-
-@dataclass
-class PoolFile:
-    """A pool file read back: its header's settings, its columns, its pairs (with what
-    each was drawn with) and, for a sample, the design."""
-
-    path: str
-    sha256: str
-    meta: dict  # from the first header line: depth, strategy, budget, seed, runs
-    columns: tuple
-    pairs: list  # PoolPair in file order (priority order)
-    design: object = None  # judged.sampling.SampleDesign | None
-
-    @property
-    def runs(self) -> list:
-        return self.meta.get("runs", [])
-
-
-def read_pool_file(path) -> PoolFile:
-    """Every version of the pool file: columns from its ``# qid docid ...`` line (files
-    without one: ``qid docid priority best_rank runs [impact]``), pairs with their
-    ``strategy``, ``stratum`` and ``inclusion`` (1 and no stratum when the file predates
-    them), the ``# stratum`` and ``#~`` lines as a :class:`~judged.sampling.SampleDesign`."""
-    from ..core.io.text import read_raw
-
-    raw = read_raw(path)
-    name = raw.name
-    meta: dict = {}
-    columns = None
-    strata_lines, unsampled, body = [], [], []
-    for lineno, line in enumerate(raw.data.decode("utf-8", errors="replace").splitlines(), 1):
-        s = line.strip()
-        if not s:
-            continue
-        if s.startswith(UNSAMPLED_PREFIX):
-            unsampled.append((lineno, s[len(UNSAMPLED_PREFIX):].split()))
-        elif s.startswith("# judged pool:"):
-            meta = _pool_meta(s)
-        elif s.startswith("# stratum "):
-            strata_lines.append((lineno, s))
-        elif s.startswith("# qid docid"):
-            columns = tuple(s[1:].split("(")[0].split())
-        elif not s.startswith("#"):
-            body.append((lineno, s.split()))
-    legacy = columns is None
-    if legacy:
-        columns = BASE_COLUMNS + ("impact",)
-    pairs, drawn = [], []
-    for lineno, f in body:
-        if len(f) < 2:
-            raise ParseError(name, lineno, "a pool line needs at least qid and docid")
-        rec = dict(zip(columns, f))
-        try:
-            best = None if rec.get("best_rank", "-") == "-" else int(rec["best_rank"])
-            impact = None if rec.get("impact", "-") == "-" else float(rec["impact"])
-            inclusion = None if rec.get("inclusion") == "-" else float(rec.get("inclusion", 1.0))
-            score = None if rec.get("score", "-") == "-" else float(rec["score"])
-        except ValueError:
-            raise ParseError(name, lineno, "best_rank must be an integer, impact, score and inclusion numbers")
-        if inclusion is not None and not 0.0 < inclusion <= 1.0:
-            raise ParseError(name, lineno, f"inclusion must be a probability in (0, 1], got {inclusion}")
-        runs = rec["runs"].split(",") if "runs" in rec else []
-        ranks = [] if rec.get("ranks", "-") == "-" else rec["ranks"].split(",")
-        try:
-            ranks = [int(k) for k in ranks]
-        except ValueError:
-            raise ParseError(name, lineno, f"ranks must be comma-separated integers, got {rec['ranks']!r}") from None
-        if ranks and len(ranks) != len(runs):
-            raise ParseError(name, lineno, f"{counted(len(runs), 'run')} but {counted(len(ranks), 'rank')}")
-        stratum = rec.get("stratum")
-        known = BASE_COLUMNS + DRAWN_COLUMNS + RANK_COLUMNS + ("impact", "score")
-        extra = {c: rec[c] for c in columns if c not in known and c in rec}
-        if "score" in rec:
-            extra["score"] = score
-        p = PoolPair(f[0], f[1], best, runs, impact, rec.get("strategy", meta.get("strategy")),
-                     None if stratum in (None, "-") else stratum, inclusion, extra, ranks)
-        pairs.append(p)
-        if p.stratum is not None:
-            drawn.append((lineno, p))
-    design = parse_design(name, strata_lines, unsampled, drawn, meta.get("seed"))
-    return PoolFile(name, raw.sha256, meta, columns, pairs, design)
-
-
-def _pool_meta(line: str) -> dict:
-    """depth, strategy, budget, seed and runs from ``# judged pool: depth=10 strategy=... : ...; runs: a b``."""
-    head, _, rest = line[len("# judged pool:"):].partition(":")
-    meta: dict = {}
-    for tok in head.split():
-        if "=" in tok:
-            k, v = tok.split("=", 1)
-            meta[k] = int(v) if v.isdigit() and k in ("depth", "budget", "seed") else v
-    if "runs:" in rest:
-        meta["runs"] = rest.split("runs:", 1)[1].split()
-    return meta
 
 
 from . import machine_pool  # noqa: E402,F401  registers machine, disagreement and sample-queries (after ours)

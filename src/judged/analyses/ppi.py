@@ -400,7 +400,7 @@ class Design:
     def from_pool(pool) -> "Design":
         """The design a pool file recorded (``judged pool --strategy sample`` or
         ``sample-queries``): its population (drawn pairs and ``#~`` lines), strata, draws."""
-        from .pool import PoolFile, read_pool_file
+        from .pooling.poolfile import PoolFile, read_pool_file
 
         pf = pool if isinstance(pool, PoolFile) else read_pool_file(pool)
         d = pf.design

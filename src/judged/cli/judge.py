@@ -284,40 +284,37 @@ def _database(db_url: str):
 
 def run_init(args) -> int:
     campaign, db = _web()
-    from ..judge.inputs import read_corpus, read_guidelines, read_judging_scale, read_pool, read_practice, read_topics
-
+    from ..analyses.pooling.poolfile import read_pool_file
+    from ..judge.inputs import pool_pairs, read_corpus, read_guidelines, read_judging_scale, read_practice, read_topics
     from ..judge.ordering import SHUFFLED, order_choices, set_order
 
     if args.order not in order_choices():
         raise JudgedError(f"unknown --order {args.order!r} (choose from {', '.join(order_choices())})")
-    pool = read_pool(args.pool)
-    ordered = None
-    if args.order != SHUFFLED:
-        from ..analyses.pool import read_pool_file
-
-        ordered = read_pool_file(args.pool).pairs
+    # blind (qid and docid only) unless the order reads the pool's runs and ranks
+    pool = read_pool_file(args.pool, pairs_only=args.order == SHUFFLED)
+    pairs, repeated = pool_pairs(pool)
     practice = read_practice(args.practice) if args.practice else []
-    qids = {q for q, _ in pool.pairs} | {q for q, _, _ in practice}
-    docids = {d for _, d in pool.pairs} | {d for _, d, _ in practice}
+    qids = {q for q, _ in pairs} | {q for q, _, _ in practice}
+    docids = {d for _, d in pairs} | {d for _, d, _ in practice}
     topics = read_topics(args.queries, qids)
     corpus = read_corpus(args.corpus, docids)
     scale = read_judging_scale(args.scale)
     guidelines = read_guidelines(args.guidelines) if args.guidelines else ""
     with _database(args.db).write() as s:
-        c = campaign.init_campaign(s, args.name, pool, str(args.pool), topics, corpus, scale, args.overlap,
-                                   guidelines, practice)
-        if ordered is not None:
-            set_order(s, args.order, ordered, args.seed, c.id)
+        c = campaign.init_campaign(s, args.name, pairs, str(args.pool), pool.sha256, topics, corpus, scale,
+                                   args.overlap, guidelines, practice)
+        if args.order != SHUFFLED:
+            set_order(s, args.order, pool.pairs, args.seed, c.id)
         name = c.name
-    pooled_q = {q for q, _ in pool.pairs}
-    print(f"campaign {name!r} in {db.public_url(args.db)}: {counted(len(pool.pairs), 'pair')} over "
-          f"{counted(len(pooled_q), 'query')} and {counted(len({d for _, d in pool.pairs}), 'document')}; "
-          f"{counted(round(args.overlap * len(pool.pairs)), 'pair goes', 'pairs go')} to two "
+    pooled_q = {q for q, _ in pairs}
+    print(f"campaign {name!r} in {db.public_url(args.db)}: {counted(len(pairs), 'pair')} over "
+          f"{counted(len(pooled_q), 'query')} and {counted(len({d for _, d in pairs}), 'document')}; "
+          f"{counted(round(args.overlap * len(pairs)), 'pair goes', 'pairs go')} to two "
           f"assessors (overlap {args.overlap}); evidence "
           f"{'required above ' + str(scale.grades[0]['value']) if scale.evidence_required else 'optional'}"
           + (f"; {counted(len(practice), 'practice pair')}" if practice else "")
           + ("; guidelines at /guidelines" if guidelines else "")
-          + (f"; {pool.duplicates} repeated pool lines ignored" if pool.duplicates else "")
+          + (f"; {repeated} repeated pool lines ignored" if repeated else "")
           + ("" if args.order == SHUFFLED else f"; pairs served one at a time in {args.order} order"))
     return 0
 
@@ -340,14 +337,15 @@ def run_add_assessor(args) -> int:
 
 def run_add_pool(args) -> int:
     campaign, _ = _web()
-    from ..judge.inputs import read_corpus, read_pool, read_topics
+    from ..analyses.pooling.poolfile import read_pool_file
+    from ..judge.inputs import pool_pairs, read_corpus, read_topics
 
-    pool = read_pool(args.pool)
+    pairs, _ = pool_pairs(read_pool_file(args.pool, pairs_only=True))
     with _database(args.db).write() as s:
         c = _campaign(s, campaign, args.campaign)
-        topics = read_topics(args.queries, {q for q, _ in pool.pairs})
-        corpus = read_corpus(args.corpus, {d for _, d in pool.pairs})
-        got = campaign.add_pool(s, c, pool, str(args.pool), topics, corpus)
+        topics = read_topics(args.queries, {q for q, _ in pairs})
+        corpus = read_corpus(args.corpus, {d for _, d in pairs})
+        got = campaign.add_pool(s, c, pairs, str(args.pool), topics, corpus)
         cname = c.name
     print(f"campaign {cname!r}: {counted(got['added'], 'new pair')} over {counted(got['queries'], 'query')} added "
           f"({counted(got['overlap_pairs'], 'goes', 'go')} to two assessors); "

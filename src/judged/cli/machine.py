@@ -8,7 +8,7 @@ from ..core.words import counted
 
 def is_query_sample(sample) -> bool:
     """Whether a pool file holds a sample of whole queries (judged pool --strategy sample-queries)."""
-    from ..analyses.pool import read_pool_file
+    from ..analyses.pooling.poolfile import read_pool_file
 
     return str(read_pool_file(sample).meta.get("strategy", "")).startswith("sample-queries")
 

@@ -25,7 +25,7 @@ from ..core.naturalsort import natural_key
 from . import auth
 from ..analyses.agreement import cohen_kappa, krippendorff_alpha
 from .assign import PracticeFinished, next_assignment, open_assignment, overlap_pair_indices
-from .inputs import Pool, Scale, Topic
+from .inputs import Scale, Topic
 from .models import (ADJUDICATE, FLAGS, GRADE, GRADED, OPEN, SKIP, SKIPPED, UNDO, Assessor, Assignment, Campaign,
                      Document, Judgment, LoginSession, Pair, Query, utcnow)
 from .ordering import SHUFFLED, campaign_order, claim_next
@@ -79,7 +79,8 @@ def _add_texts(session: Session, campaign: Campaign, qids, docids, topics: dict,
     session.flush()
 
 
-def init_campaign(session: Session, name: str | None, pool: Pool, pool_source: str, queries: dict,
+def init_campaign(session: Session, name: str | None, pairs: list[tuple[str, str]], pool_source: str,
+                  pool_sha256: str, queries: dict,
                   corpus: dict[str, tuple[str, str]], scale: Scale, overlap: float, guidelines: str = "",
                   practice: list[tuple[str, str, int]] | None = None) -> Campaign:
     """A new campaign. ``queries``: qid -> :class:`~.inputs.Topic` (or plain text);
@@ -98,35 +99,35 @@ def init_campaign(session: Session, name: str | None, pool: Pool, pool_source: s
     off_scale = [p for p in practice if p[2] not in scale.values]
     if off_scale:
         raise JudgedError(f"practice answer {off_scale[0]} has a grade off the scale {sorted(scale.values)}")
-    overlapping = {(q, d) for q, d, _ in practice} & set(pool.pairs)
+    overlapping = {(q, d) for q, d, _ in practice} & set(pairs)
     if overlapping:
         raise JudgedError(f"{counted(len(overlapping), 'practice pair is', 'practice pairs are')} in the pool too "
                           f"(first: {sorted(overlapping)[0]}): "
                           "practice pairs are never exported, so keep them out of the pool")
     seed = secrets.token_hex(16)
     campaign = Campaign(name=name, scale=scale.to_dict(), evidence_required=scale.evidence_required,
-                        overlap=overlap, seed=seed, pool_source=pool_source, pool_sha256=pool.sha256,
+                        overlap=overlap, seed=seed, pool_source=pool_source, pool_sha256=pool_sha256,
                         guidelines=guidelines)
     session.add(campaign)
     session.flush()
-    _add_texts(session, campaign, [q for q, _ in pool.pairs] + [q for q, _, _ in practice],
-               [d for _, d in pool.pairs] + [d for _, d, _ in practice], queries, corpus)
-    twice = overlap_pair_indices(len(pool.pairs), overlap, seed)
+    _add_texts(session, campaign, [q for q, _ in pairs] + [q for q, _, _ in practice],
+               [d for _, d in pairs] + [d for _, d, _ in practice], queries, corpus)
+    twice = overlap_pair_indices(len(pairs), overlap, seed)
     session.add_all(Pair(campaign_id=campaign.id, qid=q, docid=d, copies_wanted=2 if i in twice else 1,
-                         copies_assigned=0) for i, (q, d) in enumerate(pool.pairs))
+                         copies_assigned=0) for i, (q, d) in enumerate(pairs))
     session.add_all(Pair(campaign_id=campaign.id, qid=q, docid=d, copies_wanted=0, copies_assigned=0,
                          practice_grade=g) for q, d, g in practice)
     session.flush()
     return campaign
 
 
-def add_pool(session: Session, campaign: Campaign, pool: Pool, pool_source: str, queries: dict,
+def add_pool(session: Session, campaign: Campaign, pairs: list[tuple[str, str]], pool_source: str, queries: dict,
              corpus: dict[str, tuple[str, str]]) -> dict:
     """Merge a new pool into a running campaign: pairs it does not hold yet are added (the
     same overlap share goes to two assessors), with their topics and documents; pairs it
     holds, judged or not, are left as they are. Assessors claim the new pairs as they go."""
     have = {(q, d) for q, d in session.execute(select(Pair.qid, Pair.docid).where(Pair.campaign_id == campaign.id))}
-    new = [p for p in pool.pairs if p not in have]
+    new = [p for p in pairs if p not in have]
     _add_texts(session, campaign, [q for q, _ in new], [d for _, d in new], queries, corpus)
     merges = campaign.pool_source.count("\n") + 1
     twice = overlap_pair_indices(len(new), campaign.overlap, f"{campaign.seed}:{merges}")
@@ -134,7 +135,7 @@ def add_pool(session: Session, campaign: Campaign, pool: Pool, pool_source: str,
                          copies_assigned=0) for i, (q, d) in enumerate(new))
     campaign.pool_source = campaign.pool_source + "\n" + pool_source
     session.flush()
-    return {"added": len(new), "already": len(pool.pairs) - len(new), "overlap_pairs": len(twice),
+    return {"added": len(new), "already": len(pairs) - len(new), "overlap_pairs": len(twice),
             "queries": len({q for q, _ in new})}
 
 

@@ -1,9 +1,9 @@
 """Readers for a campaign's inputs: the pool, the topics, the corpus, the grade scale, the
 practice answers and the guidelines.
 
-Pool (the format ``judged pool`` writes): one (qid, docid) pair per line, qid and docid
-the first two whitespace-separated fields, further fields ignored; lines starting with
-``#`` and blank lines are skipped. Topics (:func:`read_topics`): TSV ``qid<TAB>text``, BEIR
+Pool: the file ``judged pool`` writes, read by the pooling wing's one reader
+(:func:`judged.analyses.pooling.poolfile.read_pool_file`); a campaign takes its distinct
+(qid, docid) pairs (:func:`pool_pairs`). Topics (:func:`read_topics`): TSV ``qid<TAB>text``, BEIR
 ``queries.jsonl`` (``_id``, ``text``, and ``title``, ``description``, ``narrative`` at the
 top level or under ``metadata``, as BEIR's TREC-COVID has them), or a TREC topic file
 (``<top> <num> <title> <desc> <narr>``, or the XML form ``<topic number=...>`` with
@@ -14,11 +14,9 @@ TREC qrels (``qid 0 docid grade``).
 
 from __future__ import annotations
 
-import hashlib
 import html
 import re
 import sys
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,21 +57,14 @@ def _checked(path, line: int | None, what: str, text: str, max_length: int | Non
     return text
 
 
-def _decoded_lines(path: Path, raw: bytes | None = None):
-    """(line number, text without its end of line) of a UTF-8 file, streamed unless ``raw``
-    holds its bytes; a line that is not UTF-8 is a ParseError naming it."""
+def _decoded_lines(path: Path):
+    """(line number, text without its end of line) of a UTF-8 file, streamed; a line that
+    is not UTF-8 is a ParseError naming it."""
     from ..core.io.text import utf8_line
 
-    with (open(path, "rb") if raw is None else nullcontext(raw.splitlines(keepends=True))) as lines:
+    with open(path, "rb") as lines:
         for n, line in enumerate(lines, 1):
             yield n, utf8_line(path, n, line)
-
-
-@dataclass(frozen=True)
-class Pool:
-    pairs: list[tuple[str, str]]
-    sha256: str
-    duplicates: int = 0
 
 
 @dataclass(frozen=True)
@@ -91,25 +82,24 @@ class Scale:
         return {"evidence": "required" if self.evidence_required else "optional", "grade": self.grades}
 
 
-def read_pool(path: str | Path) -> Pool:
-    raw = Path(path).read_bytes()
+def pool_pairs(pool) -> tuple[list[tuple[str, str]], int]:
+    """The distinct (qid, docid) pairs of a pool file read back
+    (:class:`~judged.analyses.pooling.poolfile.PoolFile`), in its order, each id one that
+    every database stores the same (a ParseError naming the line otherwise), and how many
+    lines repeated a pair before them."""
     seen: set[tuple[str, str]] = set()
     pairs, dups = [], 0
-    for n, line in _decoded_lines(path, raw):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        fields = line.split()
-        if len(fields) < 2:
-            raise ParseError(str(path), n, "a pool line needs qid and docid (two whitespace-separated fields)")
-        pair = (_checked(path, n, "the qid", fields[0], MAX_ID_LENGTH), _checked(path, n, "the docid", fields[1], MAX_ID_LENGTH))
+    for p, n in zip(pool.pairs, pool.lines):
+        pair = (_checked(pool.path, n, "the qid", p.qid, MAX_ID_LENGTH),
+                _checked(pool.path, n, "the docid", p.docid, MAX_ID_LENGTH))
         if pair in seen:
             dups += 1
             continue
         seen.add(pair)
         pairs.append(pair)
     if not pairs:
-        raise ParseError(str(path), None, "the pool holds no (qid, docid) pair")
-    return Pool(pairs, hashlib.sha256(raw).hexdigest(), dups)
+        raise ParseError(pool.path, None, "the pool holds no (qid, docid) pair")
+    return pairs, dups
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ def order_choices() -> list[str]:
 
 def set_order(session: Session, order: str, pool_pairs, seed: int, campaign_id: int) -> None:
     """Store campaign ``campaign_id``'s serving order; for ``pool`` and the adaptive strategies, each
-    pair's priority and its runs and ranks (``pool_pairs``: :class:`judged.analyses.pool.PoolPair`
-    in file order, as :func:`judged.analyses.pool.read_pool_file` reads them)."""
+    pair's priority and its runs and ranks (``pool_pairs``: :class:`judged.analyses.pooling.poolfile.PoolPair`
+    in file order, as :func:`judged.analyses.pooling.poolfile.read_pool_file` reads them)."""
     if order == SHUFFLED:
         return
     if order not in order_choices():
@@ -70,7 +70,7 @@ def _candidates(session: Session, database, campaign_id: int):
     """(pair ids in candidate order, Candidates, priority order) from pair_rank, built once."""
     got = database.cache.get(("order_candidates", campaign_id))
     if got is None:
-        from ..analyses.pool import PoolPair
+        from ..analyses.pooling.poolfile import PoolPair
         from ..analyses.pooling.candidates import candidates_from_pool
 
         rows = session.execute(select(PairRank.pair_id, PairRank.run, PairRank.rank, Pair.qid, Pair.docid)

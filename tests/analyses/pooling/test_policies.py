@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from judged.core.errors import ConventionError
-from judged.analyses.pool import pool, read_pool_file
+from judged.analyses.pool import pool
+from judged.analyses.pooling.poolfile import read_pool_file
 from judged.analyses.pooling.candidates import build_candidates
 from judged.analyses.pooling.policies import POLICIES, BayesianBandit, Depth, Hedge, MoveToFront, make_policy
 

@@ -216,7 +216,7 @@ def build_candidates(rankings, depth: int, known: dict | None = None, qids=None,
 
 
 def candidates_from_pool(pairs, depth: int | None = None) -> Candidates:
-    """Candidates from a pool file's pairs (:class:`judged.pool.PoolPair` with ``runs`` and
+    """Candidates from a pool file's pairs (:class:`~.poolfile.PoolPair` with ``runs`` and
     ``ranks``): each run's list is the pairs it ranked, by rank; ``depth`` defaults to the
     deepest rank. Queries in the order they first appear."""
     rankings: dict = {}

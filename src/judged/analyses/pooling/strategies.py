@@ -1,25 +1,11 @@
 """The registry of ``judged pool``'s strategies (:data:`STRATEGIES`) and what a strategy
-reads (:class:`PoolContext`, the candidate :class:`PoolPair`) and returns
+reads (:class:`PoolContext`, the candidate :class:`~.poolfile.PoolPair`) and returns
 (:class:`Selection`); the strategies live in :mod:`judged.pool` and :mod:`judged.machine_pool`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable
-
-
-@dataclass
-class PoolPair:
-    qid: str
-    docid: str
-    best_rank: int | None
-    runs: list
-    impact: float | None = None
-    strategy: str | None = None  # the strategy that drew the pair
-    stratum: str | None = None  # its sampling stratum (None: not drawn by a sampling design)
-    inclusion: float | None = 1.0  # probability that the strategy includes it (1: deterministic; None: not known)
-    fields: dict = field(default_factory=dict)  # strategy-specific columns, name -> value
-    ranks: list = field(default_factory=list)  # the pair's rank in each of ``runs``
 
 
 @dataclass
