@@ -236,5 +236,5 @@ def test_without_a_subset_the_error_lists_the_subsets(multilingual_run, capsys):
     with pytest.raises(judged.ParseError, match=r"subsets de, en.*subset="):
         read_predictions(pred)
     assert read_predictions(pred, subset="de").source.endswith("(de/test)")
-    from judged.io import dataset_qrels
+    from judged.core.io import dataset_qrels
     assert len(dataset_qrels(root, subset="en")) > 0

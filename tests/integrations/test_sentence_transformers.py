@@ -142,7 +142,7 @@ def test_metrics_are_logged_by_the_trainer(tmp_path, data):
 def test_texts_read_from_a_collection_folder_go_in_as_they_are(tmp_path, model):
     import json
 
-    from judged.io import texts
+    from judged.core.io import texts
 
     root = tmp_path / "beir"
     (root / "qrels").mkdir(parents=True)
