@@ -130,22 +130,51 @@ def dict_columns(d: dict, integer: bool, source: str = "<dict>") -> tuple:
     :class:`ParseError` naming the query and document. The compiled binding walks the
     dicts in C (``dict_pairs``) with the same result."""
     qids, docids, values = [], [], []
-    what = "grade" if integer else "score"
     for q, docs in d.items():
         if not isinstance(docs, dict):
+            what = "grade" if integer else "score"
             raise ParseError(source, None, f"query {q!r}: expected a mapping docid -> {what}, found {type(docs).__name__}")
-        for doc, v in docs.items():
-            value = _finite(v)
-            if integer and value is not None and value != int(value):
-                value = None
-            if value is None:
-                raise ParseError(source, None, f"query {q!r} docid {doc!r}: {what} {v!r} is not "
-                                               + ("an integer" if integer else "a finite number"))
-            if integer and abs(value) >= 2.0**63:
-                raise ParseError(source, None, f"query {q!r} docid {doc!r}: grade {v!r} is out of range")
-            qids.append(str(q)); docids.append(str(doc)); values.append(int(value) if integer else value)
+        qids += [str(q)] * len(docs)
+        docids += map(str, docs)
+        values += docs.values()
+    numbers = _plain_numbers(values, integer)
+    if numbers is None:  # a value of another type, or a bad one: each pair looked at, the first bad one named
+        numbers = np.array([_pair_value(q, doc, v, integer, source) for q, docs in d.items() for doc, v in docs.items()],
+                           np.float64)
     qid, docid = pa.array(qids, pa.string()), pa.array(docids, pa.string())
-    return qid, docid, np.array(values, np.int64 if integer else np.float64), string_hash(docid), id_blocks(qid)
+    return (qid, docid, numbers.astype(np.int64) if integer else numbers, string_hash(docid), id_blocks(qid))
+
+
+def _plain_numbers(values: list, integer: bool) -> np.ndarray | None:
+    """``values`` as float64 when every one is a Python float or int that :func:`_pair_value`
+    takes (finite; with ``integer`` whole and below 2**63 in magnitude), else None: the
+    pure path's shortcut, no Python code run per value."""
+    if not set(map(type, values)) <= {float, int}:
+        return None
+    try:
+        numbers = np.array(values, np.float64)  # float(int) for an int, as float() converts it
+    except OverflowError:
+        return None
+    ok = np.isfinite(numbers).all()
+    if ok and integer:
+        ok = (numbers == np.round(numbers)).all() and (np.abs(numbers) < 2.0**63).all()
+    return numbers if ok else None
+
+
+def _pair_value(q, doc, v, integer: bool, source: str) -> float:
+    """The value ``v`` of query ``q``, document ``doc`` as a float: a real number (not a
+    bool), finite, and with ``integer`` a whole number below 2**63 in magnitude; else a
+    :class:`ParseError` naming the pair."""
+    what = "grade" if integer else "score"
+    value = _finite(v)
+    if integer and value is not None and value != int(value):
+        value = None
+    if value is None:
+        raise ParseError(source, None, f"query {q!r} docid {doc!r}: {what} {v!r} is not "
+                                       + ("an integer" if integer else "a finite number"))
+    if integer and abs(value) >= 2.0**63:
+        raise ParseError(source, None, f"query {q!r} docid {doc!r}: grade {v!r} is out of range")
+    return value
 
 
 @dict_columns.binding
