@@ -11,6 +11,7 @@ pytest.importorskip("torch", reason="torch is not installed: pip install torch==
 pytest.importorskip("sentence_transformers", reason="the st extra is not installed: pip install 'judged[st]'")
 
 import tiny_st  # noqa: E402
+from synth import write_qrels, write_run  # noqa: E402
 try:  # sentence-transformers 6
     from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
 except ImportError:  # 3.x - 5.x
@@ -34,16 +35,20 @@ def builtin(queries, corpus, relevant, **kw):
     return InformationRetrievalEvaluator(queries, corpus, relevant, write_csv=False, **kw)
 
 
-def test_numbers_equal_judged_evaluate_on_the_same_lists(data, model):
+def test_numbers_equal_judged_evaluate_on_the_same_lists(data, model, tmp_path):
+    """The evaluator scores its retrieved lists as Arrow columns (no dict in between): the
+    same bits as judged.evaluate of those lists given as dicts and as TREC files."""
     queries, corpus, relevant = data
     graded = {q: {d: 1 + i % 2 for i, d in enumerate(sorted(docs))} for q, docs in relevant.items()}
     ev = GradedIREvaluator(queries, corpus, graded, ["nDCG@10", "nDCG(gain=exp)@10", "AP", "RR", "P@5"], depth=20)
     metrics = ev(model)
     direct = judged.evaluate(graded, {"m": ev.last_run}, list(ev.measures)).mean().loc["m"]
+    from_files = judged.evaluate(write_qrels(tmp_path / "qrels.txt", graded),
+                                 write_run(tmp_path / "run.txt", ev.last_run, "m"), list(ev.measures)).mean().iloc[0]
     assert set(metrics) == set(ev.measures) and len(ev.last_run) == len(queries)
     assert all(len(docs) == 20 for docs in ev.last_run.values())
     for given in ev.measures:
-        assert metrics[given] == direct[given]                      # bit for bit
+        assert metrics[given] == direct[given] == from_files[given]  # bit for bit
     assert ev.primary_metric == "nDCG@10"
     assert "gain=exp" in ev.conventions["nDCG(gain=exp)@10"]
     # holes: Judged@10 and nDCG@10's exact bounds over the unjudged documents in the top 10
