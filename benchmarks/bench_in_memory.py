@@ -12,7 +12,9 @@ ratio to the peer (judged / peer: below 1, judged is faster). Five measures, as 
 * dicts: ``judged.evaluate(qrels_dict, run_dict)`` and the pytrec_eval drop-in
   (``judged.compat.pytrec_eval``) against ``pytrec_eval.RelevanceEvaluator(qrels_dict,
   measures).evaluate(run_dict)`` (the evaluator built in the timing too, as judged reads its
-  qrels in it);
+  qrels in it); and as a training loop calls them, the qrels read once: ``judged.evaluate``
+  of a ``judged.read_qrels`` result and a run dict, and the drop-in's ``evaluate``, against
+  ``evaluate`` of a pytrec_eval evaluator built beforehand;
 * ranx: ``judged.evaluate(ranx.Qrels, ranx.Run)`` against ``ranx.evaluate`` on the same
   objects, warm (its numba code compiled in the warm-up round, as judged's);
 * frames: ``judged.evaluate`` of pandas and polars DataFrames and Arrow tables against the
@@ -52,9 +54,10 @@ def collection(n_queries: int, depth: int = 100, seed: int = 0) -> tuple[dict, d
     return qrels, run
 
 
-def compare(title: str, contenders: dict, repeat: int, peer: str) -> dict:
+def compare(title: str, contenders: dict, repeat: int, peer: str, against: dict | None = None) -> dict:
     """Median wall seconds of each contender over ``repeat`` interleaved rounds (after one
-    warm-up round), printed with each one's ratio to ``peer`` (this / peer: below 1, faster)."""
+    warm-up round), printed with each one's ratio to ``peer`` (this / peer: below 1, faster),
+    or to ``against[name]`` for a contender compared with another one."""
     times = {name: [] for name in contenders}
     names = list(contenders)
     for name in names:  # warm-up: numba compiled, caches filled, pages mapped
@@ -66,9 +69,11 @@ def compare(title: str, contenders: dict, repeat: int, peer: str) -> dict:
             times[name].append(time.perf_counter() - t)
     medians = {name: statistics.median(v) for name, v in times.items()}
     print(f"\n{title}  (load average {os.getloadavg()[0]:.1f}; median of {repeat})")
+    against = against or {}
     for name, m in medians.items():
-        ratio = "" if name == peer else f"   {m / medians[peer]:.2f}x {peer}"
-        print(f"  {name:<34} {m:8.3f} s{ratio}")
+        other = against.get(name, peer)
+        ratio = "" if name in (peer, *against.values()) else f"   {m / medians[other]:.2f}x {other}"
+        print(f"  {name:<40} {m:8.3f} s{ratio}")
     return medians
 
 
@@ -79,11 +84,18 @@ def bench_dicts(n_queries: int, repeat: int) -> dict:
     import judged.compat.pytrec_eval as dropin
 
     qrels, run = collection(n_queries)
+    theirs, ours = pytrec_eval.RelevanceEvaluator(qrels, PYTREC), dropin.RelevanceEvaluator(qrels, PYTREC)
+    read_once = judged.read_qrels(qrels)
+    built = "pytrec_eval .evaluate (built once)"
     return compare(f"dicts: {n_queries:,} queries x 100", {
         "judged.evaluate(dicts)": lambda: judged.evaluate(qrels, run, MEASURES),
         "pytrec_eval": lambda: pytrec_eval.RelevanceEvaluator(qrels, PYTREC).evaluate(run),
         "judged.compat.pytrec_eval": lambda: dropin.RelevanceEvaluator(qrels, PYTREC).evaluate(run),
-    }, repeat, "pytrec_eval")
+        built: lambda: theirs.evaluate(run),
+        "judged.evaluate(qrels read once, dict)": lambda: judged.evaluate(read_once, run, MEASURES),
+        "judged.compat .evaluate (built once)": lambda: ours.evaluate(run),
+    }, repeat, "pytrec_eval", {"judged.evaluate(qrels read once, dict)": built,
+                               "judged.compat .evaluate (built once)": built})
 
 
 def bench_ranx(n_queries: int, repeat: int) -> dict:
