@@ -76,3 +76,13 @@ def test_a_piped_table_80_columns_would_cut_is_drawn_whole(capsys, monkeypatch):
     rows = [line for line in lines if line.startswith("│ ") and ".run" in line]
     assert len(rows) == 3 and all(len(row.split("│")) == 13 for row in rows)  # one line per run
     assert "…" not in "".join(lines) and max(map(len, rows)) > 80
+
+
+def test_freeze_prints_its_lines_whole_on_stderr(deep_runs, tmp_path, capsys, monkeypatch):
+    """freeze wrote its stderr through a Rich console 80 columns wide: each convention string
+    broke in two (`... unjudged=zero` / `ties=score-desc,...`), unlike every other command's."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert main(["freeze", deep_runs["q"], "-m", "nDCG@10", "-m", "AP", "-o", str(tmp_path / "eval.toml")]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 3 and lines[0].endswith(f"2 measures into {tmp_path / 'eval.toml'}")
+    assert lines[1].startswith("  nDCG@10 gain=linear") and lines[1].endswith("identical-ids=kept")

@@ -48,10 +48,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from rich.console import Console
+    import sys
 
     from ..core.errors import UsageError
     from ..core.manifest import Manifest
+    from .plain import console as make_console
 
     if args.qrels and args.qrels_option and args.qrels != args.qrels_option:
         raise UsageError(f"two qrels given: {args.qrels} and --qrels {args.qrels_option}; give one")
@@ -63,10 +64,10 @@ def run(args) -> int:
                         relevance_unit=args.relevance_unit, ties=args.ties, no_relevant=args.no_relevant,
                         ignore_identical_ids=args.ignore_identical_ids, on_duplicate=args.on_duplicate)
     m.write(args.output)
-    console = Console(stderr=True)
+    console = make_console(sys.stderr)  # lines whole in a file or a pipe, as every command's
     console.print(f"froze {counted(m.queries['count'], 'query')}, {counted(m.qrels['judgments'], 'judgment')} "
                   f"(grades {', '.join(map(str, m.qrels['grades']))}), {counted(len(m.measures), 'measure')} "
-                  f"into {args.output}", highlight=False)
+                  f"into {args.output}", highlight=False, markup=False)
     for entry in m.measures:
-        console.print(f"  {entry['convention']}", highlight=False, markup=False)
+        console.print(f"  {entry['convention']}", highlight=False, markup=False, soft_wrap=True)
     return 0
