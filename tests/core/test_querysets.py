@@ -269,6 +269,16 @@ def test_every_command_comparing_runs_scores_every_qrels_query(coll, capsys, com
     assert "query set: queries=qrels" in out and "run part.run ranks nothing for 20" in " ".join(out.split())
 
 
+def test_the_refusal_quotes_query_ids_without_a_bom(coll, capsys):
+    """A run file starting with a UTF-8 BOM is read without it; the refusal's sample of the
+    run's query ids, which eval reads from the file apart, quoted '\\ufeff1'."""
+    with open("bom.run", "w", encoding="utf-8-sig") as f:
+        f.write("".join(re.sub(r"^q0*", "", line) for line in open("part.run")))
+    assert main(["eval", "qrels.txt", "bom.run"]) == 2
+    err = capsys.readouterr().err
+    assert "(run query ids: '1', " in err and "ufeff" not in err, err
+
+
 def test_a_run_sharing_no_query_id_is_refused_by_the_later_commands(coll, capsys):
     sample_pool(capsys)
     with open("ids.run", "w") as f:

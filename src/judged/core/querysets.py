@@ -257,7 +257,7 @@ def file_query_sample(path, count: int = SAMPLE) -> list:
     from .io.compressed import head
 
     seen = []
-    for line in head(path, 1 << 20).decode("utf-8", errors="replace").split("\n")[:10_000]:
+    for line in head(path, 1 << 20).decode("utf-8-sig", errors="replace").split("\n")[:10_000]:  # a BOM is no qid
         fields = line.split()
         if fields and not fields[0].startswith("#") and fields[0] not in seen:
             seen.append(fields[0])
