@@ -177,7 +177,7 @@ def replay_pools(qrels, runs, budgets, seed: int = 0) -> dict:
     strategy and total budget, nDCG@10 error, tau and relevant found."""
     from scipy.stats import kendalltau
 
-    from judged.analyses.pool import pool as make_pool
+    from judged.analyses.pooling.strategies import pool as make_pool
 
     rng = np.random.default_rng(seed)
     pool = depth_pool(qrels, runs)

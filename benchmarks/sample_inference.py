@@ -49,7 +49,7 @@ from judged.core.align import align  # noqa: E402
 from judged.core.data import Qrels  # noqa: E402
 from judged.analyses.inference import judgments_to_decide, projected_variance, repeated_samples  # noqa: E402
 from judged.core.io import read_qrels, read_run  # noqa: E402
-from judged.analyses.pool import candidates  # noqa: E402
+from judged.analyses.pooling.strategies import candidates  # noqa: E402
 
 
 def run_name(path: str) -> str:

@@ -11,7 +11,7 @@ from scipy import stats as sp
 
 import judged
 from judged.analyses.gate import EXIT_CODES, Policy, gate
-from judged.analyses.pool import pool as judged_pool
+from judged.analyses.pooling.strategies import pool as judged_pool
 from judged.core.errors import ParseError, UsageError
 from judged.core.manifest import Manifest, ManifestError
 

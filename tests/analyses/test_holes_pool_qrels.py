@@ -10,7 +10,7 @@ from judged.core.evaluation import evaluate
 from judged.analyses.holes import holes_report
 from judged.core.io import read_qrels
 from judged.core.measures.registry import BOUNDED
-from judged.analyses.pool import pool
+from judged.analyses.pooling.strategies import pool
 from judged.analyses.pooling.poolfile import read_pool_file
 from judged.judge.inputs import pool_pairs
 from judged.analyses.qrels_ops import MergeConflict, diff, evaluate_versions, merge, rejudge
@@ -327,7 +327,7 @@ def test_pool_depth_is_the_depth_policys_order(budget):
     (ties of best rank broken by how many runs hold the pair, then qid, then docid)."""
     from judged.analyses.meta.synthetic import pooled_collection
     from judged.analyses.pooling import candidates_from_aligned
-    from judged.analyses.pooling.policies import make_policy
+    from judged.analyses.pooling.strategies import make_policy
     from judged.core.conventions import Settings
     from judged.core.evaluation import aligned_runs
 

@@ -15,7 +15,7 @@ from judged.core.errors import ConventionError, MeasureError
 from judged.analyses.inference import (Estimator, infer, infer_aligned, judgments_to_decide, projected_variance,
                               repeated_samples)
 from judged.analyses.sampled_intervals import t_quantile
-from judged.analyses.pool import pool
+from judged.analyses.pooling.strategies import pool
 from judged.analyses.pooling.poolfile import PoolFile, read_pool_file
 from judged.analyses.sampling import DesignUnit, SampleDesign, Stratum
 

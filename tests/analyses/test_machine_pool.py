@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from judged.cli import main
-from judged.analyses.pool import pool
+from judged.analyses.pooling.strategies import pool
 from judged.analyses.pooling.poolfile import read_pool_file
 from judged.analyses.ppi import Design
 
@@ -54,7 +54,7 @@ def test_a_grade_never_wrong_on_a_small_overlap_is_not_certain(tmp_path):
     pseudo-labels, grade 3 is the less certain, so its pair comes first."""
     from judged.core.data import Qrels
     from judged.analyses.machine import MachineLabels
-    from judged.analyses.machine_pool import expected_error
+    from judged.analyses.pooling.strategies import expected_error
 
     overlap = [(f"h{i}", 0, 0) for i in range(20)] + [(f"g{i}", 3, 3) for i in range(3)] + [("k0", 0, 1), ("k1", 0, 1)]
     human = Qrels(["q"] * 25, [d for d, _, _ in overlap], [h for _, h, _ in overlap])

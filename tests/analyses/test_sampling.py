@@ -7,7 +7,7 @@ import pytest
 from judged.cli import main
 from judged.core.errors import ConventionError, ParseError
 from judged.judge.inputs import pool_pairs
-from judged.analyses.pool import pool
+from judged.analyses.pooling.strategies import pool
 from judged.analyses.pooling.poolfile import PoolPair, read_pool_file
 from judged.analyses.sampling import ap_prior, draw, rank_bins
 

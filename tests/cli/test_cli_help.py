@@ -84,9 +84,10 @@ def test_help_shows_the_values_its_modules_hold():
 
 
 def test_a_computed_or_changed_name_is_imported_not_read():
-    # STRATEGIES is filled in place (STRATEGIES[name] = ...): its text is not its value
-    assert _literal("judged.analyses.pool", "STRATEGIES") is _COMPUTED
-    assert declared("judged.analyses.pool").STRATEGIES is importlib.import_module("judged.analyses.pool").STRATEGIES
+    # STRATEGIES is built from its records (a comprehension): its text is not its value
+    strategies = "judged.analyses.pooling.strategies"
+    assert _literal(strategies, "STRATEGIES") is _COMPUTED
+    assert declared(strategies).STRATEGIES is importlib.import_module(strategies).STRATEGIES
     # CONVENTIONS is computed from TIES (tuple(TIES)): not a literal
     assert _literal("judged.core.conventions", "CONVENTIONS") is _COMPUTED
     conventions = importlib.import_module("judged.core.conventions")
@@ -95,7 +96,7 @@ def test_a_computed_or_changed_name_is_imported_not_read():
 
 def test_pool_help_lists_every_strategy_with_its_registered_summary():
     from judged.cli.pool import STRATEGIES as SHOWN
-    from judged.analyses.pool import STRATEGIES
+    from judged.analyses.pooling.strategies import STRATEGIES
 
     assert list(SHOWN.items()) == [(name, s.summary) for name, s in STRATEGIES.items()]
 

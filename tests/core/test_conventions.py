@@ -11,7 +11,7 @@ import judged.compat.pytrec_eval as pytrec_eval_compat
 from judged.core.conventions import CONVENTIONS
 from judged.core.errors import ConventionError
 from judged.analyses.holes import holes_report
-from judged.analyses.pool import pool
+from judged.analyses.pooling.strategies import pool
 
 QRELS = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}}
 RUN = {"q1": {"a": 1.0, "b": 2.0}, "q2": {"c": 1.0}}

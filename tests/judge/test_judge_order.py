@@ -13,7 +13,7 @@ from judged.cli import main
 from judged.judge.app import create_app
 from judged.analyses.pooling.poolfile import read_pool_file
 from judged.analyses.pooling.candidates import candidates_from_pool
-from judged.analyses.pooling.policies import make_policy
+from judged.analyses.pooling.strategies import make_policy
 
 # run A: a1 relevant, a2 not, a3 relevant; run B: b1, x relevant, b2 not, b3 relevant
 KEY = {"a1": 1, "a2": 0, "a3": 2, "x": 1, "b1": 3, "b2": 0, "b3": 1}

@@ -33,7 +33,7 @@ runs (:func:`judged.analyses.holes.comparison_holes`: Δ's range, exact for nDCG
 the interval's half-width held), a critical query when its difference's range over its
 holes (each run bounded over both runs' holes, :func:`judged.analyses.holes.bound_over_pool`)
 reaches the other side of -max_loss. The pairs to judge first are the holes of the
-queries concerned, in ``judged pool``'s order (:mod:`judged.analyses.pool`). Against a
+queries concerned, in ``judged pool``'s order (:mod:`judged.analyses.pooling.strategies`). Against a
 frozen manifest the qrels are checked first (:meth:`judged.core.manifest.Manifest.check`:
 changed judgments are refused). Every figure is computed by judged's own functions:
 :mod:`judged.analyses.stats` (the bound), :mod:`judged.core.checks` (Complete@k, leaks,
@@ -253,7 +253,6 @@ def _parse(data: dict, source: str, folder: str | None) -> Policy:
             raise bad(f"[holes] {exc}") from None
         holes["negative"] = s["negative"]
     if "strategy" in s:
-        from .pool import default_strategy  # noqa: F401  (fills the registry of strategies)
         from .pooling.strategies import STRATEGIES
 
         if s["strategy"] not in STRATEGIES or s["strategy"] in NOT_JUDGEABLE:
@@ -685,8 +684,7 @@ class _Decision:
         """(strategy, unjudged pairs of the queries concerned, the first of them in judged
         pool's order): the holes of both runs' top k, ``queries`` only when given."""
         from .holes import negative_as
-        from .pool import candidates, default_strategy
-        from .pooling.strategies import STRATEGIES, PoolContext
+        from .pooling.strategies import STRATEGIES, PoolContext, candidates, default_strategy
 
         negative = self.holes.get("negative", "nonrelevant")
         aligned = {name: negative_as(self.result.runs[name].aligned, negative) for name in (self.base, self.cand)}

@@ -396,7 +396,7 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
     same strata: the larger sample :func:`judgments_to_decide` projects to."""
     from ..core.evaluation import named_runs, evaluate
     from ..core.io import read_qrels
-    from .pool import candidates
+    from .pooling.strategies import candidates
     from .sampling import DesignUnit, SampleDesign, allocate, draw_many
 
     ests = [Estimator.parse(e) for e in (estimators or default_estimators(k))]

@@ -79,7 +79,7 @@ def _holes_demo(console, directory) -> None:
     from ..demo import POOL_DEPTH, holes_story, write_qrels
     from ..analyses.holes import holes_report
     from ..core.io import read_qrels
-    from ..analyses.pool import pool
+    from ..analyses.pooling.strategies import pool
     from ..analyses.qrels_ops import merge, rejudge
     from .holes import print_report
     from .rejudge import print_rejudged

@@ -47,7 +47,7 @@ examples:
 """
 
 
-# every --strategy and its one-line summary, as judged.analyses.pool.STRATEGIES registers them (a test keeps
+# every --strategy and its one-line summary, as judged.analyses.pooling.strategies.STRATEGIES registers them (a test keeps
 # them equal): `judged pool --help` lists them without importing numpy or the strategies
 STRATEGIES = {
     "depth": 'TREC depth-k pooling (Sparck Jones & van Rijsbergen 1975; Voorhees & Harman, TREC)',
@@ -91,7 +91,7 @@ def register(sub) -> None:
     from .declared import declared
     from .holes import add_hole_options
 
-    pool = declared("judged.analyses.pool")
+    pool = declared("judged.analyses.pooling.strategies")
     BUDGET_STRATEGY, DEFAULT_STRATEGY = pool.BUDGET_STRATEGY, pool.DEFAULT_STRATEGY
     default = (f"{DEFAULT_STRATEGY}, with or without --budget" if BUDGET_STRATEGY == DEFAULT_STRATEGY else
                f"{BUDGET_STRATEGY} with --budget, {DEFAULT_STRATEGY} without") + " (depth: every unjudged pair of the top " \
@@ -103,7 +103,7 @@ def register(sub) -> None:
     p.add_argument("runs", nargs="+", metavar="RUN")
     p.add_argument("-k", "--depth", type=int, default=10, metavar="K",
                    help="the top K examined: pool the runs' top K (default 10: the holes judged holes shows by "
-                        "default, as judged.analyses.pool; docs/pooling.md's budget figures pool the top 100)")
+                        "default, as judged.analyses.pooling.strategies; docs/pooling.md's budget figures pool the top 100)")
     p.add_argument("--budget", type=int, default=None, help="exactly N pairs (all, if fewer)")
     p.add_argument("--strategy", choices=list(STRATEGIES), default=None,
                    help=f"how to choose and order the pairs (see above); default: {BUDGET_STRATEGY} with --budget, "
@@ -126,7 +126,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..core.errors import UsageError
-    from ..analyses.pool import BUDGET_STRATEGY_WHY, HOW_TO_CHOOSE, default_strategy, pool
+    from ..analyses.pooling.strategies import BUDGET_STRATEGY_WHY, HOW_TO_CHOOSE, default_strategy, pool
 
     defaulted = args.strategy is None and args.budget is not None
     if args.strategy is None:

@@ -25,9 +25,9 @@ SHUFFLED, POOL = "shuffled", "pool"
 
 
 def order_choices() -> list[str]:
-    from ..analyses.pooling.policies import POLICIES
+    from ..analyses.pooling.strategies import STRATEGIES
 
-    return [SHUFFLED, POOL] + [n for n, s in POLICIES.items() if s.adaptive]
+    return [SHUFFLED, POOL] + [n for n, s in STRATEGIES.items() if s.adaptive]
 
 
 def set_order(session: Session, order: str, pool_pairs, seed: int, campaign_id: int) -> None:
@@ -132,7 +132,7 @@ def next_pair_id(session: Session, database, assessor: Assessor, maxgrade: int) 
     order = campaign_order(database, cid)
     if order == POOL or cands is None:
         return next((i for i in ordered if i not in handed), None)
-    from ..analyses.pooling.policies import make_policy
+    from ..analyses.pooling.strategies import make_policy
 
     policy = make_policy(order, cands, seed=database.cache.get(("order_seed", cid), 0), maxgrade=max(maxgrade, 1))
     policy.start()

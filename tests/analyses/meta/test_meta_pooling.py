@@ -64,7 +64,7 @@ def test_replay_scores_are_evaluate_on_the_labels_gathered(measure, batch, monke
     s = res.strategies["mtf"]
     # rebuild the labels the policy gathered, in its order, and score them with evaluate()
     from judged.analyses.pooling.candidates import build_candidates
-    from judged.analyses.pooling.policies import make_policy
+    from judged.analyses.pooling.strategies import make_policy
 
     ranked = {r: {q: sorted(d, key=lambda x: -d[x]) for q, d in per.items()} for r, per in runs.items()}
     c = build_candidates(ranked, 6, None, sorted(qrels))
@@ -113,7 +113,7 @@ def test_seeded_replays_are_identical(tmp_path, capsys):
 
 
 def test_json_layout_names_every_strategy_with_its_source(tmp_path, capsys):
-    from judged.analyses.pool import BUDGET_STRATEGY, STRATEGIES
+    from judged.analyses.pooling.strategies import BUDGET_STRATEGY, STRATEGIES
 
     assert main(["meta", "pooling", str(write(tmp_path, "qrels.txt", QRELS)), *runs_files(tmp_path), "--budget", "2",
                  "--depth", "3", "-m", "nDCG@3", "--format", "json"]) == 0
@@ -198,7 +198,7 @@ def test_the_strategy_recommended_beat_depth_at_every_tolerance(tmp_path, capsys
     assert main(base + ["--strategy", "mtf", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["recommended"]["strategy"] == "mtf"
     # against itself depth pooling wins nothing: it stays (named for judged pool unless the default)
-    from judged.analyses.pool import BUDGET_STRATEGY
+    from judged.analyses.pooling.strategies import BUDGET_STRATEGY
 
     assert main(base) == 0
     text = " ".join(capsys.readouterr().out.split())

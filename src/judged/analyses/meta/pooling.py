@@ -602,7 +602,7 @@ def _in_order(futures: dict, names: list):
 def _policy(name, cands, *, prepared_runs, aligned, seed, rel, depth, maxgrade, memo=None):
     """The strategy's policy for a replay (impact: scored from the replay's empty start;
     ``memo`` keeps each run's part of it from one replay to the next)."""
-    from ..pooling.policies import make_policy
+    from ..pooling.strategies import make_policy
 
     if name != "impact":
         return make_policy(name, cands, seed=seed, rel=rel, maxgrade=maxgrade)
@@ -614,9 +614,9 @@ def _impact_policy(cands, aligned, depth, memo=None):
     from ...core.align import Judgments, Ranked, block_offsets
     from ...core.data import arrow_strings
     from ...core.measures import Measure
-    from ..pool import impact_scores
     from ..pooling.candidates import TakenStrings
     from ..pooling.policies import StaticOrder, depth_keys
+    from ..pooling.strategies import impact_scores
 
     empty = {}
     for n, a in aligned.items():
@@ -648,7 +648,7 @@ def _impact_policy(cands, aligned, depth, memo=None):
 
 def budget_default() -> str:
     """The strategy ``judged pool --budget N`` uses when none is named."""
-    from ..pool import BUDGET_STRATEGY
+    from ..pooling.strategies import BUDGET_STRATEGY
 
     return BUDGET_STRATEGY
 
@@ -661,7 +661,7 @@ def replayable() -> list[str]:
     (``sample``, ``sample-queries``: drawn for estimates by inference, measured by their own
     tests, not orders) and those ordered by a machine judge's labels, which a replay of
     the qrels alone does not have."""
-    from ..pool import STRATEGIES
+    from ..pooling.strategies import STRATEGIES
 
     return [n for n in STRATEGIES if n not in NOT_REPLAYED]
 
@@ -680,11 +680,9 @@ def _combine(name, reps: list, marks, full, tolerance, budgets, limit=None) -> S
         cols.append(r.scores[idx])
         rel.append(r.relevant[idx])
     scores = np.concatenate(cols, axis=1)
-    from ..pool import STRATEGIES
-    from ..pooling.policies import POLICIES
+    from ..pooling.strategies import STRATEGIES
 
-    info = POLICIES.get(name)
-    return StrategyReplay(name, STRATEGIES[name].summary, bool(info and info.adaptive), at, scores,
+    return StrategyReplay(name, STRATEGIES[name].summary, STRATEGIES[name].adaptive, at, scores,
                           np.stack(rel, axis=1),
                           [r.candidates for r in reps], full, tolerance, budgets, limit)
 

@@ -1,6 +1,6 @@
 """Pooling policies: which pair to judge next, given the labels so far.
 
-A policy sees the :class:`~judged.pooling.candidates.Candidates` (every pair in the runs'
+A policy sees the :class:`~judged.analyses.pooling.candidates.Candidates` (every pair in the runs'
 top depth, where each run ranks it, the labels already known) and the labels as they
 arrive. ``select()`` proposes the next pair (never one labelled or already handed out);
 ``observe(pair, grade)`` takes a label. The same object drives an offline replay
@@ -23,8 +23,6 @@ A pair is *relevant* when its grade is at least ``rel`` (default 1). Static stra
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -797,53 +795,3 @@ class Bounds(Policy):
             self.last_score = -neg
             return pid
         return None
-
-
-# ---------------------------------------------------------------------------------------
-# the registry: `judged pool --strategy NAME`, `judged meta pooling`, the judging app
-
-
-@dataclass(frozen=True)
-class PolicyInfo:
-    name: str
-    make: Callable  # (candidates, seed=, rel=) -> Policy
-    source: str
-    score: str  # what the pool file's score column holds ("-": no score column)
-    adaptive: bool = True
-    randomised: bool = False
-
-
-def _bandit(rule, discount):
-    return lambda c, **kw: BayesianBandit(c, rule=rule, discount=discount, **kw)
-
-
-NS_DISCOUNT = 0.9
-BANDIT_SOURCE = "Losada, Parapar & Barreiro, SAC 2016 and IP&M 2017"
-# `judged pool --strategy` registers each of these (judged.pool.STRATEGIES, beside impact and sample)
-POLICIES = {s.name: s for s in [
-    PolicyInfo("depth", Depth, Depth.source, "-", adaptive=False),
-    PolicyInfo("mtf", MoveToFront, MoveToFront.source, MoveToFront.score_meaning),
-    PolicyInfo("mm", _bandit("mm", 1.0), f"bandit MM: Bayesian, highest posterior mean ({BANDIT_SOURCE})",
-               BayesianBandit.score_meaning),
-    PolicyInfo("mm-ns", _bandit("mm", NS_DISCOUNT), f"bandit MM-NS: Bayesian, highest posterior mean, "
-               f"non-stationary (evidence discounted by {NS_DISCOUNT} per outcome of the run) ({BANDIT_SOURCE})",
-               BayesianBandit.score_meaning),
-    PolicyInfo("ts", _bandit("ts", 1.0), f"bandit TS: Thompson sampling ({BANDIT_SOURCE})",
-               BayesianBandit.score_meaning, randomised=True),
-    PolicyInfo("ts-ns", _bandit("ts", NS_DISCOUNT), f"bandit TS-NS: Thompson sampling, non-stationary (evidence "
-               f"discounted by {NS_DISCOUNT} per outcome of the run) ({BANDIT_SOURCE})",
-               BayesianBandit.score_meaning, randomised=True),
-    PolicyInfo("hedge", Hedge, Hedge.source + ", beta 0.1", Hedge.score_meaning),
-    PolicyInfo("bounds", Bounds, Bounds.source, Bounds.score_meaning),
-]}
-
-
-def make_policy(name: str, candidates: Candidates, *, seed: int = 0, rel: int = 1, maxgrade: int = 1) -> Policy:
-    """A fresh policy of strategy ``name`` over ``candidates`` (not yet started);
-    ``maxgrade``: the top of the grade scale (the bounds need it before any label)."""
-    info = POLICIES.get(name)
-    if info is None:
-        raise ConventionError(f"unknown pooling policy {name!r} (choose from {', '.join(POLICIES)})")
-    if info.make is Bounds:
-        return Bounds(candidates, seed=seed, rel=rel, maxgrade=maxgrade)
-    return info.make(candidates, seed=seed, rel=rel)

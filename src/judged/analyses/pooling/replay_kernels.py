@@ -42,7 +42,7 @@ def pair_gaps(values: np.ndarray) -> np.ndarray:
     """Per row of ``values`` (rows x columns, float64): the sum over the column pairs x < y,
     in order (0, 1), (0, 2), ..., (1, 2), ..., of ``|values[:, x] - values[:, y]|``, added
     one pair at a time from 0 (the pairwise sum of ``impact``,
-    :func:`judged.analyses.pool.impact_scores`)."""
+    :func:`judged.analyses.pooling.strategies.impact_scores`)."""
     values = np.asarray(values, np.float64)
     out = np.zeros(len(values))
     columns = np.asfortranarray(values)  # each column contiguous: the same values, read faster

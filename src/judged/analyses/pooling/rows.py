@@ -10,7 +10,7 @@ import pyarrow as pa
 
 class PoolRows:
     """Every run's ranked (query, document) pairs once, as arrays, and each pool's
-    :class:`~judged.pooling.candidates.Candidates` from them by whole-array steps: the same
+    :class:`~judged.analyses.pooling.candidates.Candidates` from them by whole-array steps: the same
     candidates as :func:`build_candidates` (tested), pair ids in its order (per query by
     best rank over the pool's runs, then the first run that ranks the pair, then that
     run's rank), without a pass over the pairs in Python per pool."""
