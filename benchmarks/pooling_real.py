@@ -100,7 +100,7 @@ def within_only(res: dict, strategy: str, tolerance: float) -> dict:
     """Recovery by "every run within the tolerance" alone (Kendall's tau = 1 not counted),
     read off the replay's curve: the first checkpoint from which every later one has every
     run within the tolerance (None: not even at the end; a replay stopped by --max-judgments
-    must show it before its last checkpoint), as judged.analyses.meta.pooling reads its own."""
+    must show it before its last checkpoint), as judged.analyses.pooling.replay reads its own."""
     curve = res["strategies"][strategy]["curve"]
     ok = [e <= tolerance + 1e-12 for e in curve["max_abs_error"]]
     bad = [i for i, x in enumerate(ok) if not x]
@@ -177,7 +177,7 @@ def main(argv=None) -> int:
                    help="passed to judged meta pooling, e.g. --replay-option=--max-judgments=20000")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    from judged.analyses.meta.pooling import replayable
+    from judged.analyses.pooling.replay import replayable
 
     results = {}
     for name, qrels, runs in args.collections:

@@ -110,7 +110,7 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
                      on_duplicate="first")
     # a pooling replay's draws per query (judged.analyses.pooling.replay_kernels): move-to-front, MM, MM-NS, Hedge; the
     # bounds strategy's and Thompson sampling's (TS, TS-NS) whole orders; impact's pairwise sums
-    from judged.analyses.meta.pooling import pooling_replay
+    from judged.analyses.pooling.replay import pooling_replay
 
     for qrels, run in list(_collections())[:4]:
         other = {q: {d: -s for d, s in docs.items()} for q, docs in run.items()}

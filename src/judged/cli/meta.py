@@ -34,8 +34,8 @@ example:
 def register(sub) -> None:
     from .declared import declared
 
-    agreement, discount, power, meta_pooling = (declared(f"judged.analyses.meta.{name}") for name in
-                                                 ("agreement", "discount", "power", "pooling"))
+    agreement, discount, power = (declared(f"judged.analyses.meta.{name}") for name in ("agreement", "discount", "power"))
+    meta_pooling = declared("judged.analyses.pooling.replay")
 
     p = sub.add_parser("meta", help="meta-evaluation: discriminative power, agreement, stability, holdout, "
                                     "discounts",
@@ -392,7 +392,7 @@ def _never(res, s) -> str:
 def run_pooling(args) -> int:
     import numpy as np
 
-    from ..analyses.meta import pooling as meta_pooling
+    from ..analyses.pooling import replay as meta_pooling
     from ..core.progress import progress
 
     replays = len(args.strategies or meta_pooling.replayable()) * (

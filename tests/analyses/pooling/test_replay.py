@@ -10,7 +10,7 @@ import pytest
 
 from judged import evaluate
 from judged.cli import main
-from judged.analyses.meta.pooling import nice_step, pairwise_agreement, pooling_replay, replayable
+from judged.analyses.pooling.replay import nice_step, pairwise_agreement, pooling_replay, replayable
 
 # one query; a and c relevant, b and d not, e unjudged (scored 0)
 QRELS = {"q1": {"a": 1, "b": 0, "c": 1, "d": 0}}
@@ -49,7 +49,7 @@ def test_replay_scores_are_evaluate_on_the_labels_gathered(measure, batch, monke
     # The checkpoints' queries scored one checkpoint a call (batch 1), a few checkpoints a
     # call (40 rows; the DCG family's replay kernel: 40 query values) or all in one call (the
     # default, on this small collection).
-    import judged.analyses.meta.pooling as replaying
+    import judged.analyses.pooling.replay as replaying
 
     if batch is not None:
         monkeypatch.setattr(replaying, "BATCH_ROWS", batch)
@@ -430,7 +430,7 @@ def test_strategies_replayed_in_threads_give_one_threads_bits(tmp_path, monkeypa
 
 
 def test_a_failing_replay_in_a_thread_is_raised(tmp_path, monkeypatch):
-    from judged.analyses.meta import pooling
+    from judged.analyses.pooling import replay as pooling
 
     qrels, paths = adversarial_files(tmp_path, seed=3)
     monkeypatch.setenv("JUDGED_THREADS", "2")

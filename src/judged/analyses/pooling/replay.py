@@ -39,8 +39,8 @@ from ...core.align import block_offsets
 from ...core.conventions import Settings
 from ...core.errors import ConventionError, JudgedError
 from ...core.querysets import aligned_counts, query_set as of_counts, result_counts
-from ..pooling.rows import PoolRows
-from .stability import kendall_tau, kendall_taus
+from ..meta.stability import kendall_tau, kendall_taus
+from .rows import PoolRows
 
 PROTOCOLS = ("leave-one-run-out", "from-scratch")
 DEFAULT_DEPTH = 100
@@ -188,7 +188,7 @@ class LabelScorer:
     def _dcg_means(self, order: np.ndarray, at: np.ndarray) -> np.ndarray:
         """:meth:`means` by :func:`judged.analyses.pooling.replay_kernels.replay_dcg`, a few checkpoints'
         values at a time (no label yet: every query's value is 0)."""
-        from ..pooling.replay_kernels import replay_dcg
+        from .replay_kernels import replay_dcg
 
         m, top, n = self.m, self.top, self.a.n_queries
         deepest = int(np.diff(self.joffsets).max()) if n else 0
@@ -404,7 +404,7 @@ class PoolingReplay:
     def choice(self):
         """The strategy to pool with on collections like this one
         (:func:`judged.analyses.pooling.choice.choose` over every tolerance measured)."""
-        from ..pooling.choice import choose
+        from .choice import choose
 
         tolerances = self.tolerances or (self.tolerance,)
         return choose({n: {t: s.recovered(t)[0] for t in tolerances} for n, s in self.strategies.items()},
@@ -553,7 +553,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
 def measured_tolerances(tolerance) -> tuple[tuple, float]:
     """(every tolerance to measure recovery at, in the order given, the one of the top-level
     figures) from one tolerance, several, or None (the rule's three)."""
-    from ..pooling.choice import RULE_TOLERANCES
+    from .choice import RULE_TOLERANCES
 
     given = RULE_TOLERANCES if tolerance is None else (
         (tolerance,) if isinstance(tolerance, (int, float)) else tuple(tolerance))
@@ -602,7 +602,7 @@ def _in_order(futures: dict, names: list):
 def _policy(name, cands, *, prepared_runs, aligned, seed, rel, depth, maxgrade, memo=None):
     """The strategy's policy for a replay (impact: scored from the replay's empty start;
     ``memo`` keeps each run's part of it from one replay to the next)."""
-    from ..pooling.strategies import make_policy
+    from .strategies import make_policy
 
     if name != "impact":
         return make_policy(name, cands, seed=seed, rel=rel, maxgrade=maxgrade)
@@ -614,9 +614,9 @@ def _impact_policy(cands, aligned, depth, memo=None):
     from ...core.align import Judgments, Ranked, block_offsets
     from ...core.data import arrow_strings
     from ...core.measures import Measure
-    from ..pooling.candidates import TakenStrings
-    from ..pooling.policies import StaticOrder, depth_keys
-    from ..pooling.strategies import impact_scores
+    from .candidates import TakenStrings
+    from .policies import StaticOrder, depth_keys
+    from .strategies import impact_scores
 
     empty = {}
     for n, a in aligned.items():
@@ -648,7 +648,7 @@ def _impact_policy(cands, aligned, depth, memo=None):
 
 def budget_default() -> str:
     """The strategy ``judged pool --budget N`` uses when none is named."""
-    from ..pooling.strategies import BUDGET_STRATEGY
+    from .strategies import BUDGET_STRATEGY
 
     return BUDGET_STRATEGY
 
@@ -661,7 +661,7 @@ def replayable() -> list[str]:
     (``sample``, ``sample-queries``: drawn for estimates by inference, measured by their own
     tests, not orders) and those ordered by a machine judge's labels, which a replay of
     the qrels alone does not have."""
-    from ..pooling.strategies import STRATEGIES
+    from .strategies import STRATEGIES
 
     return [n for n in STRATEGIES if n not in NOT_REPLAYED]
 
@@ -680,7 +680,7 @@ def _combine(name, reps: list, marks, full, tolerance, budgets, limit=None) -> S
         cols.append(r.scores[idx])
         rel.append(r.relevant[idx])
     scores = np.concatenate(cols, axis=1)
-    from ..pooling.strategies import STRATEGIES
+    from .strategies import STRATEGIES
 
     return StrategyReplay(name, STRATEGIES[name].summary, STRATEGIES[name].adaptive, at, scores,
                           np.stack(rel, axis=1),
@@ -689,7 +689,7 @@ def _combine(name, reps: list, marks, full, tolerance, budgets, limit=None) -> S
 
 def plot_pooling(result: PoolingReplay, path) -> None:
     """Mean absolute error and Kendall's tau against judgments, one line per strategy."""
-    from .plot import pyplot, save
+    from ..meta.plot import pyplot, save
 
     plt = pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
