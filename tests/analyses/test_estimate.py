@@ -15,8 +15,10 @@ import pytest
 from judged.core.align import align
 from judged.cli import main
 from judged.core.conventions import Settings
-from judged.analyses.estimate import (FALLBACK, METHOD, Case, build_pool, conformal_quantile, fit_model, make_world,
-                             score_cases, unit_removal, units_needed, world_aligned)
+from judged.analyses.estimate import FALLBACK, METHOD, conformal_quantile, units_needed
+from judged.analyses.hole_collection import build_pool, make_world, unit_removal, world_aligned
+from judged.analyses.hole_draws import Case, score_cases
+from judged.analyses.hole_model import fit_model
 from judged.core.evaluation import evaluate
 from judged.analyses.holes import holes_report
 from judged.core.io import read_qrels, read_run
@@ -473,7 +475,7 @@ def test_capped_draws_count_as_the_capped_grade_in_the_ideal(measure):
     """A model sure of the top grade, with maxgrade=1: every hole is a 1 in the ranking
     and in the ideal, so the drawn score is the kernel's on the qrels with the holes
     judged 1 (not 1 in the ranking and 3 in the ideal)."""
-    from judged.analyses.estimate import HoleModel
+    from judged.analyses.hole_model import HoleModel
     from judged.core.measures.bounds import fill
 
     c = small(seed=4)
@@ -496,13 +498,13 @@ def test_drawn_levels_are_the_count_of_levels_each_draw_passes(chunk, monkeypatc
     # a hole's level is how many of its cumulative probabilities the uniform draw exceeds;
     # counted in bytes up to 256 levels, in int64 beyond: the same integers either way, and
     # the same draws whether the uniforms are drawn all at once or a few draws at a time
-    from judged.analyses import estimate
+    from judged.analyses import hole_draws
 
-    monkeypatch.setattr(estimate, "DRAW_CHUNK", chunk)
+    monkeypatch.setattr(hole_draws, "DRAW_CHUNK", chunk)
     for levels in (2, 4, 300):
         rng = np.random.default_rng(levels)
         probs = rng.dirichlet(np.ones(levels), size=50)
-        got = estimate._draw(probs, 30, np.random.default_rng(1))
+        got = hole_draws._draw(probs, 30, np.random.default_rng(1))
         cum = np.cumsum(probs, axis=1)
         cum[:, -1] = 1.0
         u = np.random.default_rng(1).random((30, 50))
@@ -512,7 +514,7 @@ def test_drawn_levels_are_the_count_of_levels_each_draw_passes(chunk, monkeypatc
 
 def test_per_draw_sums_are_the_same_bits_a_few_draws_at_a_time(monkeypatch):
     """np.bincount adds each bin's terms in order: summing a few draws at a time changes no bit."""
-    from judged.analyses import estimate
+    from judged.analyses import hole_draws
 
     rng = np.random.default_rng(3)
     d, nq, q = 40, 7, rng.integers(0, 7, 300)
@@ -520,8 +522,8 @@ def test_per_draw_sums_are_the_same_bits_a_few_draws_at_a_time(monkeypatch):
     at = (np.arange(d)[:, None] * nq + q[None, :]).ravel()
     whole = np.bincount(at, weights=w.ravel(), minlength=d * nq).reshape(d, nq)
     for chunk in (1 << 18, 3 * 300, 1):
-        monkeypatch.setattr(estimate, "DRAW_CHUNK", chunk)
-        assert estimate._per_draw_sums(d, nq, q, lambda s, e: w[s:e]).tobytes() == whole.tobytes()
+        monkeypatch.setattr(hole_draws, "DRAW_CHUNK", chunk)
+        assert hole_draws._per_draw_sums(d, nq, q, lambda s, e: w[s:e]).tobytes() == whole.tobytes()
 
 
 def test_compat_estimate_reads_its_ideal(example):

@@ -5,7 +5,8 @@ grade must give exactly the score that judging gives, for every measure the esti
 import numpy as np
 import pytest
 
-from judged.analyses.estimate import build_pool, estimate_runs, make_world
+from judged.analyses.estimate import estimate_runs
+from judged.analyses.hole_collection import build_pool, make_world
 from judged.analyses.holes import holes_report
 from judged.analyses.meta.synthetic import pooled_collection
 from judged.core.align import align

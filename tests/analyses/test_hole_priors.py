@@ -9,7 +9,7 @@ from judged.cli import main
 from judged.core.align import align
 from judged.core.conventions import Settings
 from judged.core.io import read_qrels, read_run
-from judged.analyses.estimate import build_pool, make_world
+from judged.analyses.hole_collection import build_pool, make_world
 from judged.analyses.hole_priors import RunPrior
 from judged.analyses.holes import holes_report
 from synth import write_qrels, write_run

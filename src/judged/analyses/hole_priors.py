@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .estimate import HolePool, World, level_of
+from .hole_collection import HolePool, World, level_of
 
 METHOD = "run-prior"
 SOURCE = ("each hole's grade drawn from the distribution of the run's own judged documents for the query in its top "
@@ -39,7 +39,7 @@ DEFAULT_ALPHA = 2.0  # pseudo-documents of the run's overall distribution in a q
 
 @dataclass
 class RunPrior:
-    """A grade source for :func:`judged.analyses.estimate.score_cases` (``Case.model``)."""
+    """A grade source for :func:`judged.analyses.hole_draws.score_cases` (``Case.model``)."""
 
     window: int = DEFAULT_WINDOW
     alpha: float = DEFAULT_ALPHA

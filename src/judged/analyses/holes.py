@@ -436,7 +436,8 @@ def estimate_holes(measure: Measure, runs: dict, k: int, *, samples: int = 200, 
     ``reference`` runs ({name: Aligned}: evidence only, not estimated); returns the
     :class:`~judged.analyses.estimate.HoleEstimates` that says how. ``over_pool``: what judging the
     pool of ``runs`` gives (each run's ideal takes the others' holes too), as the bounds."""
-    from .estimate import DEFAULT_LEVEL, build_pool, estimate_runs
+    from .estimate import DEFAULT_LEVEL, estimate_runs
+    from .hole_collection import build_pool
 
     if not runs:
         return None

@@ -252,8 +252,8 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
     command comparing runs, :mod:`judged.core.querysets`); a run sharing no query id with the
     qrels is refused."""
-    from ..estimate import DEFAULT_LEVEL, build_pool, estimate_runs, make_world, unit_removal, \
-        world_aligned
+    from ..estimate import DEFAULT_LEVEL, estimate_runs
+    from ..hole_collection import build_pool, make_world, unit_removal, world_aligned
     from ...core.evaluation import aligned_runs
     from ...core.measures.bounds import bounds, check_maxgrade, list_depth, pool_extras
     from ..holes import DEFAULT_ESTIMATE_OVER, estimate_source, negative_as
