@@ -7,6 +7,7 @@ scipy.special's compiled functions without the package (0.25-0.4 CPU-s, 28 MB), 
 the hole estimate's module nor numpy.ma."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -55,8 +56,11 @@ def test_workflow_command_imports_no_compute_module(argv, tmp_path):
     lines = (examples / "qrels.txt").read_text().splitlines(keepends=True)
     (tmp_path / "v2.txt").write_text("".join(line for i, line in enumerate(lines) if i % 5))
     argv = [str(tmp_path / "v2.txt") if a == "V2" else a for a in argv]
+    # the environment as os.environ says, without COLUMNS: under pytest 9 on a pipe a child inherits
+    # COLUMNS=80 that os.environ does not show, and a table wider than 80 columns is then Rich's to draw
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(argv)], capture_output=True, text=True,
-                          cwd=examples)
+                          cwd=examples, env=env)
     out, modules = done.stdout.rsplit("\nMODULES ", 1)
     assert done.returncode == 0 and out.strip(), done.stderr
     assert "pyarrow.compute" not in json.loads(modules)
