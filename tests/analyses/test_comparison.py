@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import judged
-from judged import stats
+from judged.analyses import stats
 from judged.cli import main
 from judged.analyses.comparison import compare
 

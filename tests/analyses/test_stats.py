@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sp
 
-from judged import stats
+from judged.analyses import stats
 from judged.core.errors import ConventionError
 
 
@@ -381,7 +381,7 @@ def test_special_functions_are_scipy_specials_own_without_its_package():
 
     code = """
 import sys, threading
-from judged import stats
+from judged.analyses import stats
 u = stats.special_functions()
 assert "scipy.special" not in sys.modules and u.__name__ == "scipy.special._ufuncs", sorted(sys.modules)
 import scipy.special, scipy.stats
@@ -391,7 +391,7 @@ assert 2 * u.stdtr(29, -2.1) == 2 * scipy.stats.t.sf(2.1, 29) and u.stdtrit(29, 
 """
     race = """
 import sys, threading
-from judged import stats
+from judged.analyses import stats
 got = []
 def load(): got.append(stats.special_functions().stdtr)
 def real():

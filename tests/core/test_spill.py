@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import judged
-from judged import spill
+from judged.core import spill
 from judged.cli import main
 from judged.core.conventions import Settings
 from judged.core.errors import UsageError
