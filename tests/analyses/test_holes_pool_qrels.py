@@ -326,7 +326,7 @@ def test_pool_depth_is_the_depth_policys_order(budget):
     """--strategy depth sorts the pairs itself: the Depth policy's proposals, pair for pair
     (ties of best rank broken by how many runs hold the pair, then qid, then docid)."""
     from judged.analyses.meta.synthetic import pooled_collection
-    from judged.analyses.pooling import candidates_from_aligned
+    from judged.analyses.pooling import PoolRows
     from judged.analyses.pooling.strategies import make_policy
     from judged.core.conventions import Settings
     from judged.core.evaluation import aligned_runs
@@ -334,7 +334,7 @@ def test_pool_depth_is_the_depth_policys_order(budget):
     coll = pooled_collection(systems=6, queries=12, depth=30, pool_depth=3, pooled_runs=2, seed=4)
     qrels, runs = read_qrels(coll.qrels()), coll.runs()
     got = pool(qrels, runs, 10, budget=budget, strategy="depth")
-    cands = candidates_from_aligned(aligned_runs(qrels, runs, Settings()), 10)
+    cands = PoolRows.of(aligned_runs(qrels, runs, Settings()), 10).candidates(None, 10, known=True)[0]
     want = [(cands.qids[int(cands.pair_query[pid])], cands.docids[pid])
             for pid, _ in make_policy("depth", cands).start().propose(budget)]
     assert [(p.qid, p.docid) for p in got.pairs] == want

@@ -12,7 +12,7 @@ from judge_helpers import LOOPBACK
 from judged.cli import main
 from judged.judge.app import create_app
 from judged.analyses.pooling.poolfile import read_pool_file
-from judged.analyses.pooling.candidates import candidates_from_pool
+from judged.analyses.pooling.candidates import PoolRows
 from judged.analyses.pooling.strategies import make_policy
 
 # run A: a1 relevant, a2 not, a3 relevant; run B: b1, x relevant, b2 not, b3 relevant
@@ -65,7 +65,7 @@ def test_next_serves_move_to_front_order_as_labels_arrive(tmp_path, capsys):
     # MTF by hand: A first (a1 relevant, a2 not: A drops), B (b1, x relevant, b2 not), tie: A's a3, then b3
     assert judge(c, tok["alice"]) == ["a1", "a2", "b1", "x", "b2", "a3", "b3"]
     # the same as the policy replayed offline on the pool file
-    cands = candidates_from_pool(read_pool_file(pool).pairs)
+    cands = PoolRows.of_pairs(read_pool_file(pool).pairs).candidates()[0]
     policy = make_policy("mtf", cands).start()
     offline = []
     while (pid := policy.select()) is not None:
@@ -137,7 +137,7 @@ def test_each_campaign_in_one_database_follows_its_own_order(tmp_path, capsys):
 def test_adaptive_orders_serve_the_policy_offline_order(tmp_path, capsys, order):
     db, pool, tok = campaign(tmp_path, capsys, order)
     seen = judge(TestClient(create_app(db), base_url=LOOPBACK), tok["alice"])
-    cands = candidates_from_pool(read_pool_file(pool).pairs)  # the same order as the policy offline
+    cands = PoolRows.of_pairs(read_pool_file(pool).pairs).candidates()[0]  # the same order as the policy offline
     policy = make_policy(order, cands, maxgrade=3).start()
     offline = []
     while (pid := policy.select()) is not None:

@@ -34,7 +34,8 @@ example:
 def register(sub) -> None:
     from .declared import declared
 
-    agreement, discount, power = (declared(f"judged.analyses.meta.{name}") for name in ("agreement", "discount", "power"))
+    agreement, discount, power = (declared(f"judged.analyses.meta.{name}") for name in
+                                  ("agreement", "discount", "power"))
     meta_pooling = declared("judged.analyses.pooling.replay")
 
     p = sub.add_parser("meta", help="meta-evaluation: discriminative power, agreement, stability, holdout, "

@@ -71,7 +71,7 @@ def _candidates(session: Session, database, campaign_id: int):
     got = database.cache.get(("order_candidates", campaign_id))
     if got is None:
         from ..analyses.pooling.poolfile import PoolPair
-        from ..analyses.pooling.candidates import candidates_from_pool
+        from ..analyses.pooling.candidates import PoolRows
 
         rows = session.execute(select(PairRank.pair_id, PairRank.run, PairRank.rank, Pair.qid, Pair.docid)
                                .join(Pair, Pair.id == PairRank.pair_id).where(Pair.campaign_id == campaign_id)
@@ -85,7 +85,8 @@ def _candidates(session: Session, database, campaign_id: int):
                 p.runs.append(run)
                 p.ranks.append(rank)
         ordered = sorted(pairs, key=lambda i: priority.get(i, 0))
-        cands = candidates_from_pool([pairs[i] for i in ordered]) if any(p.runs for p in pairs.values()) else None
+        ranked = any(p.runs for p in pairs.values())
+        cands = PoolRows.of_pairs([pairs[i] for i in ordered]).candidates()[0] if ranked else None
         index = cands.index() if cands is not None else {}
         pid_of = {i: index.get((pairs[i].qid, pairs[i].docid)) for i in ordered}
         got = database.cache[("order_candidates", campaign_id)] = (ordered, cands, pid_of)

@@ -10,6 +10,7 @@ import pytest
 
 from judged import evaluate
 from judged.cli import main
+from judged.analyses.pooling.candidates import Candidates
 from judged.analyses.pooling.replay import nice_step, pairwise_agreement, pooling_replay, replayable
 
 # one query; a and c relevant, b and d not, e unjudged (scored 0)
@@ -279,12 +280,79 @@ def test_one_run_is_refused(tmp_path, capsys):
     assert "needs at least two runs" in capsys.readouterr().err
 
 
+def reference_candidates(rankings, depth: int, known: dict | None = None, qids=None, ranks=None):
+    """The candidates by dicts, pair after pair (judged's builder before PoolRows): the
+    reference PoolRows is checked against."""
+    runs = list(rankings)
+    if qids is None:
+        seen: dict = {}
+        for r in runs:
+            for q in rankings[r]:
+                seen.setdefault(q, None)
+        qids = list(seen)
+    qids = list(qids)
+    known = known or {}
+    docids, pair_query, offsets, run_lists, run_ranks, labels = [], [], [0], [], [], []
+    for qi, qid in enumerate(qids):
+        first: dict = {}  # docid -> (best rank, first run)
+        per_run = []
+        for ri, r in enumerate(runs):
+            docs = list(rankings[r].get(qid, ()))
+            rk = list(ranks[r].get(qid, ())) if ranks is not None else list(range(1, len(docs) + 1))
+            keep = [i for i, k in enumerate(rk) if k <= depth]
+            docs, rk = [docs[i] for i in keep], [rk[i] for i in keep]
+            per_run.append((docs, rk))
+            for d, k in zip(docs, rk):
+                b = first.get(d)
+                if b is None or k < b[0]:
+                    first[d] = (k, ri if b is None else b[1])
+        order = sorted(first, key=lambda d: (first[d][0], first[d][1]))
+        base = len(docids)
+        local = {d: base + i for i, d in enumerate(order)}
+        docids.extend(order)
+        pair_query.extend([qi] * len(order))
+        labels.extend(known.get((qid, d), np.nan) for d in order)
+        offsets.append(len(docids))
+        run_lists.append([np.fromiter((local[d] for d in docs), np.int64, len(docs)) for docs, _ in per_run])
+        run_ranks.append([np.asarray(rk, np.int64) for _, rk in per_run])
+    return Candidates(qids, docids, np.asarray(pair_query, np.int64), np.asarray(offsets, np.int64), runs,
+                      run_lists, run_ranks, np.asarray(labels, np.float64), depth)
+
+
+def reference_from_pairs(pairs, depth: int | None = None):
+    """A pool file's pairs as candidates by :func:`reference_candidates` (their ranks as gaps)."""
+    rankings: dict = {}
+    ranks: dict = {}
+    for p in pairs:
+        for r, k in zip(p.runs, p.ranks):
+            rankings.setdefault(r, {}).setdefault(p.qid, []).append((k, p.docid))
+    deepest = 1
+    for r, per in rankings.items():
+        for q, lst in per.items():
+            lst.sort()
+            ranks.setdefault(r, {})[q] = [k for k, _ in lst]
+            per[q] = [d for _, d in lst]
+            deepest = max(deepest, ranks[r][q][-1])
+    qids = list(dict.fromkeys(p.qid for p in pairs))
+    return reference_candidates(rankings, depth or deepest, None, qids, ranks)
+
+
+def same_candidates(got, want) -> bool:
+    """Every field of two Candidates equal (labels NaN where unknown)."""
+    lists = lambda c, f: [[x.tolist() for x in row] for row in getattr(c, f)]
+    return (got.qids == want.qids and got.docids == want.docids and got.runs == want.runs and got.depth == want.depth
+            and all(np.array_equal(getattr(got, f), getattr(want, f)) for f in ("pair_query", "query_offsets"))
+            and np.array_equal(got.known, want.known, equal_nan=True)
+            and all(lists(got, f) == lists(want, f) for f in ("run_lists", "run_ranks"))
+            and all(np.array_equal(x, y) for f in ("pair_runs", "list_csr") for x, y in zip(getattr(got, f)(), getattr(want, f)())))
+
+
 def test_pool_rows_give_build_candidates_candidates():
     # every field, for every pool of a leave-one-run-out replay and the whole pool, depth cuts
     # included; the truth is the qrels' grade (0 for a pair they do not hold) and the index
     # maps (qid, docid) to the pair id (-1 outside the pool)
-    from judged.analyses.pooling.rows import PoolRows
-    from judged.analyses.pooling.candidates import build_candidates
+    from judged.analyses.pooling.candidates import PoolRows, build_candidates
+    from judged.analyses.pooling.poolfile import PoolPair
 
     rng = np.random.default_rng(4)
     for trial in range(30):
@@ -303,7 +371,7 @@ def test_pool_rows_give_build_candidates_candidates():
                         docids, np.array(grade, np.float64))
         depth = int(rng.integers(1, 30))
         for pool in [names] + [[n for n in names if n != left] for left in names]:
-            want = build_candidates({n: rankings[n] for n in pool}, depth, None, qids)
+            want = reference_candidates({n: rankings[n] for n in pool}, depth, None, qids)
             got, truth, index = rows.candidates(pool, depth)
             assert rows.size(pool, depth) == want.n_pairs
             assert got.qids == want.qids and got.docids == want.docids and got.runs == want.runs
@@ -333,6 +401,22 @@ def test_pool_rows_give_build_candidates_candidates():
                     looked_up = [index.get((q, d), -1) for q, ranked in rankings[n].items() if q in qids
                                  for d in ranked[:k]]
                     assert index.pid_of[rows.run_codes(n, k)].tolist() == looked_up
+        # build_candidates (PoolRows.of_rankings): known labels, the queries as the runs list them
+        for order in (qids, None):
+            assert same_candidates(build_candidates(rankings, depth, grade_of, order),
+                                   reference_candidates(rankings, depth, grade_of, order))
+        # a pool file's pairs (PoolRows.of_pairs): each run's ranks with gaps, runs and queries as first met
+        pairs = {}
+        for n in names:
+            for q, ranked in rankings[n].items():
+                for k, d in enumerate(ranked, 1):
+                    if rng.random() < 0.7:  # the others judged: not in the file
+                        p = pairs.setdefault((q, d), PoolPair(q, d, k, [], ranks=[]))
+                        p.runs.append(n)
+                        p.ranks.append(k)
+        listed = list(pairs.values())
+        rng.shuffle(listed)
+        assert same_candidates(PoolRows.of_pairs(listed).candidates()[0], reference_from_pairs(listed))
 
 
 def test_helpers():

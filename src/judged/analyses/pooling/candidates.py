@@ -6,6 +6,12 @@ query in order of best rank over the runs (then first run that retrieved it), so
 numbering is the depth-pooling order of that query. Every run's candidate list for a
 query is the pair ids of its top ``depth`` in rank order. A pair's known label comes from
 the qrels given (NaN: unjudged); policies see the candidates and the labels only.
+
+One builder, :class:`PoolRows`: every run's ranked rows once, as arrays, and any pool's
+candidates from them by whole-array steps. Its rows come from aligned runs
+(:meth:`PoolRows.of`: ``judged pool``, the replay), from rankings given by hand
+(:meth:`PoolRows.of_rankings`, :func:`build_candidates`) or from a pool file's pairs
+(:meth:`PoolRows.of_pairs`: the judging app's ``--order``).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow as pa
 
 
 @dataclass
@@ -172,87 +179,208 @@ def string_ranks(strings: list) -> np.ndarray:
 
 
 def build_candidates(rankings, depth: int, known: dict | None = None, qids=None, ranks=None) -> Candidates:
-    """Candidates from ``rankings``: {run name: {qid: [docid, ...] best first}}.
+    """Candidates from ``rankings``: {run name: {qid: [docid, ...] best first}}, by
+    :class:`PoolRows` (:meth:`PoolRows.of_rankings`).
 
     ``known``: {(qid, docid): grade} labels already known; ``qids``: the queries to pool,
     in order (default: every query any run lists, in order of first appearance);
     ``ranks``: {run: {qid: [rank, ...]}} parallel to ``rankings`` when the lists have
     gaps (a pool file's pairs: the judged documents are not in it), else 1, 2, 3, ...
     A run's list is cut to the ranks up to ``depth``."""
-    runs = list(rankings)
-    if qids is None:
-        seen: dict = {}
-        for r in runs:
-            for q in rankings[r]:
-                seen.setdefault(q, None)
-        qids = list(seen)
-    qids = list(qids)
-    known = known or {}
-    docids, pair_query, offsets, run_lists, run_ranks, labels = [], [], [0], [], [], []
-    for qi, qid in enumerate(qids):
-        first: dict = {}  # docid -> (best rank, first run)
-        per_run = []
-        for ri, r in enumerate(runs):
-            docs = list(rankings[r].get(qid, ()))
-            rk = list(ranks[r].get(qid, ())) if ranks is not None else list(range(1, len(docs) + 1))
-            keep = [i for i, k in enumerate(rk) if k <= depth]
-            docs, rk = [docs[i] for i in keep], [rk[i] for i in keep]
-            per_run.append((docs, rk))
-            for d, k in zip(docs, rk):
-                b = first.get(d)
-                if b is None or k < b[0]:
-                    first[d] = (k, ri if b is None else b[1])
-        order = sorted(first, key=lambda d: (first[d][0], first[d][1]))
-        base = len(docids)
-        local = {d: base + i for i, d in enumerate(order)}
-        docids.extend(order)
-        pair_query.extend([qi] * len(order))
-        labels.extend(known.get((qid, d), np.nan) for d in order)
-        offsets.append(len(docids))
-        run_lists.append([np.fromiter((local[d] for d in docs), np.int64, len(docs)) for docs, _ in per_run])
-        run_ranks.append([np.asarray(rk, np.int64) for _, rk in per_run])
-    return Candidates(qids, docids, np.asarray(pair_query, np.int64), np.asarray(offsets, np.int64), runs,
-                      run_lists, run_ranks, np.asarray(labels, np.float64), depth)
+    return PoolRows.of_rankings(rankings, known, qids, ranks).candidates(None, depth, known=True)[0]
 
 
-def candidates_from_pool(pairs, depth: int | None = None) -> Candidates:
-    """Candidates from a pool file's pairs (:class:`~.poolfile.PoolPair` with ``runs`` and
-    ``ranks``): each run's list is the pairs it ranked, by rank; ``depth`` defaults to the
-    deepest rank. Queries in the order they first appear."""
-    rankings: dict = {}
-    ranks: dict = {}
-    for p in pairs:
-        for r, k in zip(p.runs, p.ranks):
-            rankings.setdefault(r, {}).setdefault(p.qid, []).append((k, p.docid))
-    deepest = 1
-    for r, per in rankings.items():
-        for q, lst in per.items():
-            lst.sort()
-            ranks.setdefault(r, {})[q] = [k for k, _ in lst]
-            per[q] = [d for _, d in lst]
-            deepest = max(deepest, ranks[r][q][-1])
-    qids = list(dict.fromkeys(p.qid for p in pairs))
-    return build_candidates(rankings, depth or deepest, None, qids, ranks)
+class PoolRows:
+    """Every run's ranked (query, document) pairs once, as arrays, and each pool's
+    :class:`Candidates` from them by whole-array steps, pair ids in its order (per query by
+    best rank over the pool's runs, then the first run that ranks the pair, then that
+    run's rank), without a pass over the pairs in Python per pool."""
+
+    def __init__(self, names: list, qids: list, run: np.ndarray, query: np.ndarray, rank: np.ndarray, docids,
+                 grade: np.ndarray):
+        """Every run's ranked rows, run by run, each run's queries in turn, in rank order:
+        the run's index in ``names``, the query's in ``qids``, the 1-based rank, the docid
+        (Arrow strings, or a list of str) and the pair's grade in the qrels (NaN: not there,
+        a truth of 0)."""
+        from ...core.data import arrow_strings, string_codes
+
+        self.names, self.qids = list(names), list(qids)
+        self.run, self.query, self.rank = (np.asarray(x, np.int64) for x in (run, query, rank))
+        self.docids = docids if isinstance(docids, pa.Array) else arrow_strings(list(docids))
+        # pair codes numbered by query, then docid in Python's string order (exact: the strings compared
+        # whole), so that within a query they are the docids' order, the policies' last tie-break
+        self.pair, self.first = string_codes(self.query, self.docids)  # and the first row of each code
+        self.code_query = self.query[self.first]
+        self.known = np.asarray(grade, np.float64)[self.first]  # each code's grade (NaN: unjudged)
+        self.truth = np.where(np.isnan(self.known), 0.0, self.known)
+        self.docs = TakenStrings(self.docids, self.first)  # docid of each code, made str when read
+        self.qpos = {q: i for i, q in enumerate(self.qids)}
+        self._code = None
+        self._qid_ranks = None
+
+    @classmethod
+    def of(cls, aligned: dict, depth: int) -> "PoolRows":
+        """The top ``depth`` rows of every query of the aligned runs ({name: Aligned}), the
+        queries in order of first appearance."""
+        from ...core.data import take_strings
+
+        qids = list(dict.fromkeys(q for a in aligned.values() for q in a.qids.tolist()))
+        qpos = {q: i for i, q in enumerate(qids)}
+        parts = []
+        for i, a in enumerate(aligned.values()):  # each query's top `depth` rows, queries in the run's order
+            top = a.ranked.top(depth)
+            counts = np.diff(top.offsets)
+            query = np.repeat(np.fromiter((qpos[q] for q in a.qids.tolist()), np.int64, a.n_queries), counts)
+            rank = np.arange(1, len(top.row) + 1, dtype=np.int64) - np.repeat(top.offsets[:-1], counts)
+            parts.append((np.full(len(top.row), i, np.int64), query, rank, take_strings(a.run.docid, top.row),
+                          top.grade))
+        run, query, rank, grade = (np.concatenate([p[j] for p in parts]) for j in (0, 1, 2, 4))
+        return cls(list(aligned), qids, run, query, rank, pa.concat_arrays([p[3] for p in parts]), grade)
+
+    @classmethod
+    def of_rankings(cls, rankings: dict, known: dict | None = None, qids=None, ranks: dict | None = None) -> "PoolRows":
+        """The rows of ``rankings`` ({run: {qid: [docid, ...] best first}}), queries in the
+        order of ``qids`` (default: as the runs first list them; others left out), ranks
+        1, 2, 3, ... or ``ranks`` ({run: {qid: [rank, ...]}}, parallel: lists with gaps),
+        grades from ``known`` ({(qid, docid): grade}; NaN: unjudged)."""
+        names = list(rankings)
+        if qids is None:
+            qids = list(dict.fromkeys(q for r in names for q in rankings[r]))
+        qpos = {q: i for i, q in enumerate(qids)}
+        known = known or {}
+        run, query, rank, docids, grade = [], [], [], [], []
+        for i, r in enumerate(names):
+            for q, docs in rankings[r].items():
+                if q not in qpos:
+                    continue
+                rk = list(ranks[r].get(q, ())) if ranks is not None else range(1, len(docs) + 1)
+                docs = list(docs)[:len(rk)]
+                run += [i] * len(docs)
+                query += [qpos[q]] * len(docs)
+                rank += rk
+                docids += docs
+                grade += [known.get((q, d), np.nan) for d in docs]
+        return cls(names, qids, run, query, rank, docids, np.asarray(grade, np.float64))
+
+    @classmethod
+    def of_pairs(cls, pairs) -> "PoolRows":
+        """The rows of a pool file's pairs (:class:`~.poolfile.PoolPair` with ``runs`` and
+        ``ranks``): each run's list is the pairs it ranked; runs and queries in the order they
+        first appear; no label known."""
+        names = list(dict.fromkeys(r for p in pairs for r in p.runs))
+        qids = list(dict.fromkeys(p.qid for p in pairs))
+        npos, qpos = {n: i for i, n in enumerate(names)}, {q: i for i, q in enumerate(qids)}
+        cells = [(npos[r], qpos[p.qid], k, p.docid) for p in pairs for r, k in zip(p.runs, p.ranks)]
+        run, query, rank, docids = (list(x) for x in zip(*cells)) if cells else ([], [], [], [])
+        return cls(names, qids, run, query, rank, docids, np.full(len(cells), np.nan))
+
+    @property
+    def code(self) -> dict:
+        """(query index, docid) -> pair code, built when first asked."""
+        if self._code is None:
+            self._code = dict(zip(zip(self.code_query.tolist(), self.docs), range(len(self.docs))))
+        return self._code
+
+    def codes_of(self, aligned, top) -> np.ndarray:
+        """The pair code of each of the ranked rows ``top`` of the aligned run (-1: a pair no
+        row here has): the codes' docids and the rows' numbered together by
+        :func:`~judged.core.data.string_codes` (exact)."""
+        from ...core.data import string_codes, take_strings
+
+        qi = np.array([self.qpos.get(q, -1) for q in aligned.qids.tolist()], np.int64)[top.q]
+        rows = np.flatnonzero(qi >= 0)
+        C = len(self.first)
+        docids = [take_strings(self.docids, self.first), take_strings(aligned.run.docid, top.row[rows])]
+        joint, distinct = string_codes(np.concatenate([self.code_query, qi[rows]]), pa.concat_arrays(docids))
+        code_of = np.full(len(distinct), -1, np.int64)
+        code_of[joint[:C]] = np.arange(C)  # the codes' pairs are distinct
+        out = np.full(len(qi), -1, np.int64)
+        out[rows] = code_of[joint[C:]]
+        return out
+
+    def run_codes(self, name: str, k: int) -> np.ndarray:
+        """The pair code of each of run ``name``'s top ``k`` rows (k at most the rankings'
+        depth), in its aligned order: by query, then rank."""
+        return self.pair[(self.run == self.names.index(name)) & (self.rank <= k)]
+
+    def _rows(self, pool: list, depth: int):
+        local = np.full(len(self.names), -1, np.int64)
+        local[[self.names.index(n) for n in pool]] = np.arange(len(pool))
+        return local, np.flatnonzero((local[self.run] >= 0) & (self.rank <= depth))
+
+    def size(self, pool: list, depth: int) -> int:
+        """The pool's candidate pairs, counted without building them."""
+        return int(np.count_nonzero(np.bincount(self.pair[self._rows(pool, depth)[1]], minlength=len(self.first))))
+
+    def candidates(self, pool: list | None = None, depth: int | None = None, known: bool = False):
+        """(candidates, truth per pair, {(qid, docid): pair id}-like index) of the pool's runs
+        (default: every run) cut to their top ``depth`` (default: every row; the deepest rank,
+        at least 1, as the candidates' depth); ``known``: the candidates know the rows' grades
+        (else no label is known)."""
+        pool = self.names if pool is None else pool
+        if depth is None:
+            depth = max(1, int(self.rank.max()) if len(self.rank) else 1)
+        R, Q, C = len(pool), len(self.qids), len(self.first)
+        local, rows = self._rows(pool, depth)
+        r, q, k, c = local[self.run[rows]], self.query[rows], self.rank[rows], self.pair[rows]
+        # each pair's best rank over the pool's runs, the first of them ranking it and its best rank there
+        none = np.iinfo(np.int64).max
+        best, first_run, first_rank = np.full(C, none), np.full(C, R, np.int64), np.full(C, none)
+        np.minimum.at(best, c, k)
+        np.minimum.at(first_run, c, r)
+        mine = r == first_run[c]
+        np.minimum.at(first_rank, c[mine], k[mine])
+        codes = np.flatnonzero(best < none)
+        codes = codes[_order(self.code_query[codes], best[codes], first_run[codes], first_rank[codes])]
+        pair_query = self.code_query[codes]
+        pid_of = np.full(C, -1, np.int64)
+        pid_of[codes] = np.arange(len(codes))
+        offsets = np.zeros(Q + 1, np.int64)
+        np.cumsum(np.bincount(pair_query, minlength=Q), out=offsets[1:])
+        in_lists = _order(q, r, k)
+        pids, ranks = pid_of[c[in_lists]], k[in_lists]
+        cells = np.zeros(Q * R + 1, np.int64)
+        np.cumsum(np.bincount(q * R + r, minlength=Q * R), out=cells[1:])
+        # the runs' lists per query and run as views of one CSR, and each pair's runs and ranks (in run order)
+        run_lists, run_ranks = CellLists(cells, pids, Q, R), CellLists(cells, ranks, Q, R)
+        pair_pid = pid_of[c]
+        runs_of_pair = _order(pair_pid, r)
+        pair_offsets = np.zeros(len(codes) + 1, np.int64)
+        np.cumsum(np.bincount(pair_pid, minlength=len(codes)), out=pair_offsets[1:])
+        if self._qid_ranks is None:
+            self._qid_ranks = string_ranks(self.qids)
+        # the codes, numbered by query then docid, order each query's docids as their strings
+        cands = Candidates(self.qids, TakenStrings(self.docids, self.first[codes]), pair_query, offsets, list(pool),
+                           run_lists, run_ranks, self.known[codes] if known else np.full(len(codes), np.nan), depth,
+                           _pair_runs=(pair_offsets, r[runs_of_pair], k[runs_of_pair]),
+                           _string_order=(self._qid_ranks, codes), _list_csr=(cells, pids))
+        return cands, self.truth[codes], _PairIndex(self, pid_of)
 
 
-def candidates_from_aligned(aligned: dict, depth: int, qids=None) -> Candidates:
-    """Candidates from judged-aligned runs ({name: Aligned}, the tie order applied): each
-    run's top ``depth`` per evaluated query; known labels are the aligned grades."""
-    rankings, known = {}, {}
-    for name, a in aligned.items():
-        top = a.ranked.top(depth)
-        q = a.qids[top.q].tolist()
-        docs = a.docids(top.row)
-        per: dict = {}
-        for qid, d, g in zip(q, docs, top.grade.tolist()):
-            per.setdefault(qid, []).append(d)
-            if g == g:
-                known[(qid, d)] = g
-        rankings[name] = per
-    if qids is None:
-        seen: dict = {}
-        for a in aligned.values():
-            for qid in a.qids.tolist():
-                seen.setdefault(qid, None)
-        qids = list(seen)
-    return build_candidates(rankings, depth, known, qids)
+def _order(*keys) -> np.ndarray:
+    """``np.lexsort``'s order of rows by ``keys`` (non-negative integers, the first decides;
+    rows equal on all in row order): when the keys and the row number fit in one int64 key
+    (62 bits), a sort of that key, whose values are distinct (quicksort then gives the stable
+    order, faster than a stable sort of int64 or a lexsort)."""
+    from ...core.kernels import packed_key
+
+    keys = (*keys, np.arange(len(keys[0]), dtype=np.int64))
+    key = packed_key(*keys)
+    return np.lexsort(keys[::-1]) if key is None else np.argsort(key)
+
+
+class _PairIndex:
+    """(qid, docid) -> pair id of one pool (``get`` as a dict's), through the pair codes."""
+
+    def __init__(self, rows: PoolRows, pid_of: np.ndarray):
+        self.rows, self.pid_of = rows, pid_of
+
+    def of_rows(self, aligned, top) -> np.ndarray:
+        """The pair id of each of the ranked rows ``top`` of the aligned run (-1: none)."""
+        code = self.rows.codes_of(aligned, top)
+        return np.where(code >= 0, self.pid_of[code], -1)
+
+    def get(self, key, default=None):
+        qi = self.rows.qpos.get(key[0])
+        c = None if qi is None else self.rows.code.get((qi, key[1]))
+        return default if c is None or self.pid_of[c] < 0 else int(self.pid_of[c])

@@ -40,7 +40,7 @@ from ...core.conventions import Settings
 from ...core.errors import ConventionError, JudgedError
 from ...core.querysets import aligned_counts, query_set as of_counts, result_counts
 from ..meta.stability import kendall_tau, kendall_taus
-from .rows import PoolRows
+from .candidates import PoolRows
 
 PROTOCOLS = ("leave-one-run-out", "from-scratch")
 DEFAULT_DEPTH = 100

@@ -67,7 +67,7 @@ from ...core.measures.bounds import check_maxgrade, fill, max_grade
 from ...core.measures.dcg import dcg, idcg
 from ...core.progress import progress
 from ..sampling import DesignUnit, SampleDesign, Stratum, ap_prior, draw
-from .candidates import candidates_from_aligned
+from .candidates import PoolRows
 from .policies import BayesianBandit, Bounds, Depth, Hedge, MoveToFront, Policy
 from .poolfile import Pool, PoolPair
 from .replay_kernels import pair_gaps
@@ -195,7 +195,7 @@ def _cut(pairs: list, budget: int | None) -> list:
 def _policy_select(pairs, ctx, name: str, score_column: bool, randomised: bool):
     """``select`` of a pooling policy (:mod:`judged.analyses.pooling.policies`): it learns from
     the labels the qrels hold for the runs' top depth and proposes the unjudged pairs in order."""
-    cands = candidates_from_aligned(ctx.aligned, ctx.depth)
+    cands = PoolRows.of(ctx.aligned, ctx.depth).candidates(None, ctx.depth, known=True)[0]
     seed = 0 if ctx.seed is None else ctx.seed
     top = ctx.maxgrade if ctx.maxgrade is not None else (int(max(ctx.qrels.grade.max(), 1))
                                                         if len(ctx.qrels.grade) else 1)
