@@ -316,13 +316,13 @@ def test_replay_gives_the_order_of_select_then_observe(name, backend):
     """``replay`` (the kernel's draws per query and the queries' turns, Thompson sampling turn
     by turn, a static order as one array) hands out the pairs in the order the policy's
     select/observe loop does, labels known or not, stopped or not: pair by pair the same."""
-    from judged.analyses.pooling.policies import Policy
+    from judged.analyses.pooling.policies import PoolingPolicy
 
     rng = np.random.default_rng(11)
     for trial in range(25):
         c, truth = _random_candidates(rng, known=trial % 2 == 1)
         for limit in (None, int(rng.integers(1, 8))):
-            want = Policy.replay(make_policy(name, c, maxgrade=3).start(), truth, limit)
+            want = PoolingPolicy.replay(make_policy(name, c, maxgrade=3).start(), truth, limit)
             got = make_policy(name, c, maxgrade=3).start().replay(truth, limit)
             assert got.dtype == np.int64 and got.tolist() == want.tolist(), (trial, limit)
 
@@ -333,7 +333,7 @@ def test_bounds_replay_takes_the_policys_steps(backend):
     them undecided and decided along the way), cutoffs 1..11, grades up to 3, relevant
     labels rare or common, the hole bounds' maxima recomputed only for the runs whose
     holes changed."""
-    from judged.analyses.pooling.policies import Bounds, Policy
+    from judged.analyses.pooling.policies import Bounds, PoolingPolicy
 
     rng = np.random.default_rng(5)
     for trial in range(60):
@@ -345,7 +345,7 @@ def test_bounds_replay_takes_the_policys_steps(backend):
         top, k = int(rng.integers(1, 4)), int(rng.integers(1, 12))
         truth = rng.integers(0, top + 1, c.n_pairs).astype(float) * (rng.random(c.n_pairs) < rng.random())
         limit = None if trial % 3 else int(rng.integers(0, 20))
-        want = Policy.replay(Bounds(c, k=k, maxgrade=top).start(), truth, limit)
+        want = PoolingPolicy.replay(Bounds(c, k=k, maxgrade=top).start(), truth, limit)
         got = Bounds(c, k=k, maxgrade=top).start().replay(truth, limit)
         assert got.dtype == np.int64 and got.tolist() == want.tolist(), trial
 

@@ -11,6 +11,6 @@ a strategy from a replay).
 """
 
 from .candidates import Candidates, PoolRows, build_candidates
-from .policies import Policy
+from .policies import PoolingPolicy
 
-__all__ = ["Candidates", "Policy", "PoolRows", "build_candidates"]
+__all__ = ["Candidates", "PoolingPolicy", "PoolRows", "build_candidates"]

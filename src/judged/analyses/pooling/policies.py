@@ -32,7 +32,7 @@ from .replay_kernels import best_hole, bounds_hi, bounds_lo, ideal_dcg, multiset
 from .candidates import Candidates
 
 
-class Policy:
+class PoolingPolicy:
     """Base class: labels, pairs handed out and not yet labelled (pending), proposals."""
 
     name = ""
@@ -49,7 +49,7 @@ class Policy:
         self.last_score = float("nan")
 
     # -- labels ----------------------------------------------------------------------
-    def start(self) -> "Policy":
+    def start(self) -> "PoolingPolicy":
         """Take the labels already known (the candidates' ``known``), in pair order."""
         for pid in np.flatnonzero(~np.isnan(self.c.known)).tolist():
             self.observe(pid, float(self.c.known[pid]))
@@ -123,7 +123,7 @@ class Policy:
 # static orders
 
 
-class StaticOrder(Policy):
+class StaticOrder(PoolingPolicy):
     """A fixed order computed once (labels only remove pairs from it)."""
 
     adaptive = False
@@ -200,7 +200,7 @@ class Depth(StaticOrder):
 # run-based, query by query
 
 
-class QueryTurns(Policy):
+class QueryTurns(PoolingPolicy):
     """Queries served in turn (fewest labels first, then query order); each query's own
     choice is ``_select_in(q)``. Runs are walked with ``_head(q, r)``."""
 
@@ -521,7 +521,7 @@ class Hedge(QueryTurns):
 # judged's own: the exact bounds
 
 
-class Bounds(Policy):
+class Bounds(PoolingPolicy):
     """Judge first the hole whose label can move the still undecided orders of the runs
     the most, weighted by how likely it is relevant (judged's own strategy).
 

@@ -273,7 +273,7 @@ def replay(policy, truth: np.ndarray, scorers: list, checkpoints, rel: int = 1, 
     """Run ``policy`` (started) until every candidate is labelled (or ``limit`` judgments),
     answering with ``truth``; score with every scorer at each checkpoint (judgment counts)
     passed, and at the end. The policy gives its whole order at once
-    (:meth:`judged.pooling.policies.Policy.replay`); the scorers then read it."""
+    (:meth:`judged.analyses.pooling.policies.PoolingPolicy.replay`); the scorers then read it."""
     order = policy.replay(truth, limit)
     done = len(order)
     at = np.asarray(sorted({0, done} | {int(k) for k in checkpoints if 0 < k <= done}), np.int64)

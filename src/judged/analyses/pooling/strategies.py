@@ -68,7 +68,7 @@ from ...core.measures.dcg import dcg, idcg
 from ...core.progress import progress
 from ..sampling import DesignUnit, SampleDesign, Stratum, ap_prior, draw
 from .candidates import PoolRows
-from .policies import BayesianBandit, Bounds, Depth, Hedge, MoveToFront, Policy
+from .policies import BayesianBandit, Bounds, Depth, Hedge, MoveToFront, PoolingPolicy
 from .poolfile import Pool, PoolPair
 from .replay_kernels import pair_gaps
 
@@ -108,7 +108,7 @@ class Strategy:
     summary: str  # one line for --help
     select: Callable  # (pairs: list[PoolPair], ctx: PoolContext) -> Selection
     source: str = ""  # a header line of the pool file: the source and what the columns mean
-    policy: Callable | None = None  # (candidates, seed=, rel=, maxgrade=) -> Policy: the policies only
+    policy: Callable | None = None  # (candidates, seed=, rel=, maxgrade=) -> PoolingPolicy: the policies only
     adaptive: bool = False  # learns from labels as they arrive (the judging app serves it: --order)
     randomised: bool = False
 
@@ -508,7 +508,7 @@ STRATEGIES = {s.name: s for s in [
 ]}
 
 
-def make_policy(name: str, candidates, *, seed: int = 0, rel: int = 1, maxgrade: int = 1) -> Policy:
+def make_policy(name: str, candidates, *, seed: int = 0, rel: int = 1, maxgrade: int = 1) -> PoolingPolicy:
     """A fresh policy of strategy ``name`` over ``candidates`` (not yet started);
     ``maxgrade``: the top of the grade scale (the bounds need it before any label)."""
     s = STRATEGIES.get(name)
