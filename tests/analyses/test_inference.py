@@ -20,9 +20,9 @@ from judged.analyses.pooling.poolfile import PoolFile, read_pool_file
 from judged.analyses.sampling import DesignUnit, SampleDesign, Stratum
 
 
-def synth(seed=0, queries=12, docs=80, runs=4, judged_top=3, depth=20, shared=0.0, step=0.5):
+def synth(seed=0, queries=12, docs=80, runs=4, judged_top=3, depth=20, shared=0.0, step=0.5, relevant=(0.08, 0.35)):
     """Runs of rising quality (``step`` apart) over ``docs`` documents per query (a tenth
-    to a third of them relevant, grades 1-2); ``full`` judges the runs' top ``depth`` (the
+    to a third of them relevant, grades 1-2; ``relevant``: the range of that share); ``full`` judges the runs' top ``depth`` (the
     truth), ``base`` only their top ``judged_top``: the rest of the pool are holes, deeper
     and rarer in the better runs. ``shared``: the share of the scores' noise common to
     every run (alike runs, whose estimates from one sample are strongly correlated)."""
@@ -30,7 +30,7 @@ def synth(seed=0, queries=12, docs=80, runs=4, judged_top=3, depth=20, shared=0.
     full, base, rr = {}, {}, {f"r{i}": {} for i in range(runs)}
     for q in range(queries):
         qid = f"q{q:02d}"
-        p = rng.uniform(0.08, 0.35)
+        p = rng.uniform(*relevant)
         grades = np.where(rng.random(docs) < p, rng.integers(1, 3, docs), 0)
         common = rng.normal(0, 1.0, docs) if shared else 0.0
         for i, name in enumerate(rr):
@@ -171,6 +171,8 @@ def test_the_variance_floor_where_a_stratum_drew_no_relevant_document():
         met = E.relevant["statAP"] / np.maximum(E.n, 1) >= E.floor_rate("statAP")
         assert np.array_equal(v_floor[met], v_jack[met]) and (v_floor >= v_jack).all()
         assert (v_floor > v_jack)[E.none_relevant["statAP"] & (E.n < E.N)].all()
+        short = ~met & (E.relevant["statAP"] > 0) & (E.n < E.N)  # drew some, fewer than the rank's rate
+        assert short.sum() > 100 and (v_floor > v_jack)[short].all()  # not only the strata that drew none
         for v, cov, ratio in ((v_floor, with_floor, ratio_floor), (v_jack, jackknife, ratio_jack)):
             tq = t_quantile(0.975, E.df(v))
             cov.append(np.abs(est - t) <= tq * np.sqrt(v.sum(1)))

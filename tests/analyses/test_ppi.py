@@ -31,7 +31,8 @@ from judged.core.data import Qrels, Run
 from judged.analyses.agreement import kappa_from_confusion
 from judged.analyses.machine import MachineLabels
 from judged.core.measures import Measure
-from judged.analyses.ppi import ESTIMATORS, SOURCES, Design, Labels, estimate, estimates, supported_measures, units
+from judged.analyses.ppi import (ESTIMATORS, SOURCES, Design, Labels, estimate, estimates, method_text,
+                                 supported_measures, units)
 
 SEEDS = 500
 QUERIES = 50  # per seed; the query sample draws SAMPLED_QUERIES of them
@@ -404,6 +405,26 @@ def test_a_query_sample_at_the_ceiling_is_not_certain():
         assert (before.width[ceiling] < 1e-12).mean() > 0.9 and coverage(before, y.mean()) < 0.87, e
         x = estimate(np.full(Q, 1 / Q), f, y, s, estimator=e, variance="srs", value_range=(0, 1), unit_range=(0, 1))
         assert coverage(x, y.mean()) >= 0.95 and (x.width[ceiling] > 0.05).all() and x.width.mean() < 0.2, e
+
+
+def test_query_units_carry_the_measures_range_and_the_method_says_so():
+    """The floor above reaches the CLI through Units: a query unit's values lie in the
+    measure's range (unit_range), a pair's do not (a pair moves P@10 by 1/10); both clip to
+    the measure's range, and the method line printed with every estimate names the floor."""
+    qid = np.array(["q0", "q0", "q1", "q1"], dtype=object)
+    docid = np.array(["d0", "d1", "d0", "d1"], dtype=object)
+    qrels = Qrels(qid, docid, np.array([1, 0, 1, 1]), source="people")
+    machine = MachineLabels(Qrels(qid, docid, np.array([1, 1, 1, 0]), source="machine"))
+    run = Run(qid, docid, np.array([2.0, 1.0, 2.0, 1.0]))
+    m = Measure.parse("P@10")
+    by_query = Design.queries(qid, docid, ["q0"])
+    u = units(Labels(qrels, machine, by_query), run, m, Settings())
+    assert u.unit_range == (0, 1) and u.value_range == (0, 1)
+    assert "Jeffreys' rate" in method_text(by_query) and "clipped to the measure's range" in method_text(by_query)
+    by_pair = Design.pairs(qid, docid, np.array([True, True, False, True]))
+    u = units(Labels(qrels, machine, by_pair), run, m, Settings())
+    assert u.unit_range is None and u.value_range == (0, 1)
+    assert "Jeffreys' rate" not in method_text(by_pair) and "clipped to the measure's range" in method_text(by_pair)
 
 
 def test_an_unsampled_outlier_query_is_warned_about_not_hidden():

@@ -690,7 +690,12 @@ def method_text(design: Design) -> str:
             "ppi++ = lambda tuned; valid whatever the machine's bias; unjudged pairs outside the population "
             "count as not relevant (pair units: the upper end is widened by the most they could add); t intervals "
             "with Satterthwaite degrees of freedom, the variance floored at the whole sample's rate of human-machine "
-            f"differences when fewer than {MIN_SURPRISES} were drawn")
+            f"differences when fewer than {MIN_SURPRISES} were drawn"
+            + ("; and, when fewer than {0} drawn queries score off the typical (median) value (the ceiling: every "
+               "drawn query at P@10 = 1), at queries off it at Jeffreys' rate (r + 1/2)/(n + 1), each by the "
+               "measure's range (Brown, Cai & DasGupta 2001); estimates and ends clipped to the measure's range"
+               .format(MIN_SURPRISES) if design.unit == "query" else
+               "; estimates and ends clipped to the measure's range"))
 
 
 def ppi_report(qrels, runs, machine, design, measures=("P@10", "DCG@10"), *, level: float = 0.95,

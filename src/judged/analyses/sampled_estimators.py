@@ -349,8 +349,8 @@ def estimate_states(pop: Population, runs: dict, estimators) -> Estimates:
     - f_q(h): the variance needs the e_i only; the bias correction
     theta - sum_h (1 - n_h/N_h)(n_h - 1)(D_h + mean_i e_i)/Q needs D_h too (the
     stratum-wide fallback shares are held fixed across queries, an approximation).
-    Where a stratum's sample holds no relevant document, up to PSEUDO_UNITS not-drawn
-    units of each query are tried as relevant, for the variance floor."""
+    In every stratum with documents left to draw, up to PSEUDO_UNITS not-drawn units of
+    each query are tried as relevant, for the variance floor (Estimates.floor)."""
     estimators = [Estimator.parse(e) for e in estimators]
     S, U = pop.known.shape
     H = len(pop.N)

@@ -3,8 +3,8 @@ Satterthwaite's degrees of freedom, and intervals for one run or every run at on
 (:class:`Estimates`; docs/holes.md, "Judging a sample, inferring the rest").
 
 * Variance: the stratified jackknife with the finite-population correction (Wolter,
-  *Introduction to Variance Estimation*, 2007, ch. 4), a stratum's variance floored where
-  its sample drew nothing relevant (:meth:`Estimates.floor`), t intervals with
+  *Introduction to Variance Estimation*, 2007, ch. 4), plus the variance of the relevant
+  share a stratum's sample fell short of its rank's rate by (:meth:`Estimates.floor`), t intervals with
   Satterthwaite's degrees of freedom.
 * Simultaneous over the runs of one estimator: the simulated max-|Z| critical value
   (Hothorn, Bretz & Westfall, Biometrical Journal 2008), Bonferroni where no correlation
@@ -22,8 +22,9 @@ INTERVAL_METHOD = ("stratified jackknife over the drawn units with finite-popula
                    "ch. 4), for statAP and statNDCG of the jackknife-corrected estimate itself (the correction redone "
                    "with each unit left out); t interval with Satterthwaite degrees of freedom, its critical value "
                    "widened for a bias up to the one the correction removed (Armstrong & Kolesar 2020); a stratum "
-                   "whose sample holds no relevant document gets the variance of a relevant share borrowed from its "
-                   "rank's other strata (Jeffreys' prior); estimate and ends clipped to the measure's range")
+                   "whose sample drew fewer relevant documents than its rank's rate over every stratum (Jeffreys' "
+                   "prior) adds the variance of the share it fell short by (all of that rate where it drew none); "
+                   "estimate and ends clipped to the measure's range")
 SIMULTANEOUS_METHOD = ("simultaneous intervals (Hothorn, Bretz & Westfall, Biometrical Journal 2008): the runs' "
                        "joint covariance from the same jackknife replicates over the shared sample (cross terms "
                        "included), the level quantile c of max |Z| for Z normal with its correlation (50,000 "
@@ -108,8 +109,8 @@ class Estimates:
     without), the per-query values (``per_query[e][r]``: states x queries, plain), the
     jackknife contributions of the estimate shown (``contrib[e][r]``: states x units; for
     the corrected ones, the replicates of the corrected estimate), the plain estimate's
-    (``delete_one[e][r]``) and, for strata whose sample holds no relevant document, the
-    changes a relevant one would have made (``pseudo_delta[e][r]``, rows of ``pseudo[e]``)."""
+    (``delete_one[e][r]``) and, for strata with documents left to draw, the changes a
+    relevant one would have made (``pseudo_delta[e][r]``, rows of ``pseudo[e]``)."""
 
     estimators: list
     runs: list

@@ -23,9 +23,10 @@ Estimators (-m, repeatable; default statNDCG@K and statAP):
 statNDCG and statAP are jackknife bias-corrected. Intervals: the stratified jackknife
 over the drawn pairs (Wolter 2007; for statNDCG and statAP, of the corrected estimate
 itself), t with Satterthwaite degrees of freedom, widened for a bias up to the one the
-correction removed (Armstrong & Kolesar 2020); a stratum whose sample drew no relevant
-document gets the variance of the relevant share seen at its rank in the other strata
-(Jeffreys' prior) instead of 0. Estimates and ends stay in the measure's range. Every
+correction removed (Armstrong & Kolesar 2020); a stratum whose sample drew fewer relevant
+documents than its rank's rate in every stratum (Jeffreys' prior) adds the variance of the
+share it fell short by (all of that rate where it drew none, instead of 0). Estimates and
+ends stay in the measure's range. Every
 number printed is an estimate with its method; judged eval's numbers never change.
 For trec_eval's infAP (qrels with -1 for pooled but unjudged) use judged eval -m infAP.
 
