@@ -6,6 +6,7 @@ import pytest
 
 from judged.cli import main
 from judged.demo import holes_story
+from judged.core.conventions import Settings
 from judged.core.evaluation import evaluate
 from judged.analyses.holes import holes_report
 from judged.core.io import read_qrels
@@ -289,7 +290,7 @@ def test_evaluate_versions_is_one_evaluate_per_version(tmp_path, form):
     """Runs read once, scored under each version as they come: the Results (names, order,
     per-query values, counts) of one evaluate per version; a file given twice is two runs.
     Plain-text files are streamed (each block scored under every version); the dense run
-    not grouped by query is read whole, and with a gzip file every run is read whole."""
+    not grouped by query, or gzip, is read whole."""
     import gzip
 
     s = holes_story()
@@ -305,7 +306,7 @@ def test_evaluate_versions_is_one_evaluate_per_version(tmp_path, form):
     v2 = read_qrels(q).to_pandas()
     v2 = v2[v2.qid != v2.qid.iloc[0]]  # a version without the first query
     runs, measures = [lex, den, lex], [["nDCG@10", "Judged@10"], ["AP"]]
-    got = evaluate_versions([q, v2], runs, measures, complete=True)
+    got = evaluate_versions([q, v2], runs, measures, Settings(complete=True))
     for res, qrels, ms in zip(got, [q, v2], measures):
         want = evaluate(qrels, runs, ms, complete=True)
         assert list(res.runs) == list(want.runs) == [lex, den, f"{lex} (2)"]
@@ -316,7 +317,7 @@ def test_evaluate_versions_is_one_evaluate_per_version(tmp_path, form):
                 assert res.runs[name].values[m].tolist() == rr.values[m].tolist()
     assert got[0].runs[den].values["nDCG@10"].tolist() != got[0].runs[lex].values["nDCG@10"].tolist()
     assert len(got[1].runs[lex].qids) == len(got[0].runs[lex].qids) - 1
-    streamed = {"text": [lex, den, f"{lex} (2)"], "ungrouped": [lex, f"{lex} (2)"], "gzip": []}[form]
+    streamed = {"text": [lex, den, f"{lex} (2)"], "ungrouped": [lex, f"{lex} (2)"], "gzip": [lex, f"{lex} (2)"]}[form]
     for res in got:
         assert [name for name, rr in res.runs.items() if getattr(rr, "source", None)] == streamed
 
@@ -329,12 +330,13 @@ def test_pool_depth_is_the_depth_policys_order(budget):
     from judged.analyses.pooling import PoolRows
     from judged.analyses.pooling.strategies import make_policy
     from judged.core.conventions import Settings
-    from judged.core.evaluation import aligned_runs
+    from judged.core.evaluation import ALIGNMENT, Scorer
 
     coll = pooled_collection(systems=6, queries=12, depth=30, pool_depth=3, pooled_runs=2, seed=4)
     qrels, runs = read_qrels(coll.qrels()), coll.runs()
     got = pool(qrels, runs, 10, budget=budget, strategy="depth")
-    cands = PoolRows.of(aligned_runs(qrels, runs, Settings()), 10).candidates(None, 10, known=True)[0]
+    cands = PoolRows.of(Scorer(qrels, {}, Settings()).runs(runs, ALIGNMENT).alignments(), 10).candidates(
+        None, 10, known=True)[0]
     want = [(cands.qids[int(cands.pair_query[pid])], cands.docids[pid])
             for pid, _ in make_policy("depth", cands).start().propose(budget)]
     assert [(p.qid, p.docid) for p in got.pairs] == want

@@ -10,6 +10,7 @@ import pytest
 
 import judged
 import judged.core.evaluation as evaluation
+from judged.core.data import take_strings
 from judged.core.errors import ConventionError, ParseError, UsageError
 
 from synth import make_collection
@@ -136,24 +137,29 @@ def test_a_run_file_read_ahead_raises_its_parse_error_in_its_turn(tmp_path):
     assert got == [paths[0]]  # the run before it came first
 
 
-def test_aligned_runs_without_the_runs_columns_or_below_a_depth(tmp_path):
-    # docids_only: the alignments of aligned_runs, their runs without qid, score and rank
-    # (docids and their hashes kept); keep_ranks: the same rows down to that rank only
+@pytest.mark.parametrize("read", [False, True])
+def test_scorer_keeps_the_top_ranks_without_the_runs_columns(tmp_path, read):
+    # Top(5, docids_only): each alignment of each query's top 5 ranks, its run those rows'
+    # docids only (and their hashes), renumbered; run files grouped by query are streamed
+    # and their top rows aligned again, runs read into memory cut after scoring
     from judged.core.conventions import Settings
+    from judged.core.evaluation import ALIGNMENT, Scorer, Top
 
     qrels, runs = _runs(13, n=3)
     paths = _write_runs(tmp_path, runs)
-    qrels = judged.read_qrels(qrels)
+    given = {p: judged.read_run(p) for p in paths} if read else paths
     settings = Settings(complete=True)
-    full = evaluation.aligned_runs(qrels, paths, settings)
-    slim = evaluation.aligned_runs(qrels, paths, settings, docids_only=True, keep_ranks=5)
-    assert list(slim) == list(full) == paths
-    for name, a in full.items():
-        s, top = slim[name], a.ranked.top(5)
+    full = Scorer(qrels, ["AP"], settings).runs(given, ALIGNMENT)
+    slim = Scorer(qrels, ["AP"], settings).runs(given, Top(5, docids_only=True))
+    assert list(slim.runs) == list(full.runs) == paths
+    for name, a in full.alignments().items():
+        s, top = slim.runs[name].aligned, a.ranked.top(5)
         assert s.run.qid is None and s.run.score is None and a.run.score is not None
-        assert s.run.docid.equals(a.run.docid) and np.array_equal(s.run.docid_hash, a.run.docid_hash)
+        assert take_strings(s.run.docid, s.ranked.row).equals(take_strings(a.run.docid, top.row))
+        assert np.array_equal(s.run.docid_hash[s.ranked.row], a.run.docid_hash[top.row])
         assert s.ranked.pos.max() == 4 < a.ranked.pos.max()
-        for col in ("q", "pos", "row", "offsets"):
+        for col in ("q", "pos", "offsets"):
             assert np.array_equal(getattr(s.ranked, col), getattr(top, col)), col
         assert np.array_equal(s.ranked.grade, top.grade, equal_nan=True)
+        assert slim.runs[name].values["AP"].tolist() == full.runs[name].values["AP"].tolist()
         assert s.counts == a.counts and np.array_equal(s.qids, a.qids)

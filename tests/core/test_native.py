@@ -30,11 +30,17 @@ from judged.core.errors import ParseError
 from judged.core.io.trec import duplicate_rows
 from judged.core.measures import Measure
 from judged.core.results import LazyRunResult
-from judged.core.stream import evaluate_run_file
+from judged.core import stream
 
 from synth import make_collection, trec_qrels_text, trec_run_text
 
 SRC = Path(judged.__file__).parent
+
+
+def evaluate_run_file(qrels, path, measures, settings, **options):
+    """The stream under one qrels version: its RunResult, or None."""
+    got = stream.evaluate_run_file([(qrels, measures)], path, settings, **options)
+    return None if got is None else got[0]
 # the modules that ask `compiled()` for the extension (`from .native import compiled`, or `..`):
 # the kernel layer for every kernel, and the TREC readers choosing the compiled tokenizer
 NATIVE_USERS = ("judged.core.kernels",)

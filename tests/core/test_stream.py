@@ -10,7 +10,7 @@ from judged.core.evaluation import evaluate
 from judged.core.conventions import Settings
 from judged.core.measures import Measure
 from judged.core.results import LazyRunResult
-from judged.core.stream import evaluate_run_file, evaluate_run_file_versions, top_of_run_file
+from judged.core import stream
 
 MEASURES = ["nDCG@10", "nDCG(gain=exp)@5", "AP", "P@5", "RR", "R@20", "Rprec", "Bpref", "Judged@10",
             "NumRet", "NumRel", "nDCG(unjudged=condensed)@10"]
@@ -38,6 +38,12 @@ def write_collection(tmp_path, seed=11, queries=30, grouped=True):
     return str(tmp_path / "qrels"), str(tmp_path / "run")
 
 
+def evaluate_run_file(qrels, path, measures, settings, **options):
+    """The stream under one qrels version: its RunResult, or None."""
+    got = stream.evaluate_run_file([(qrels, measures)], path, settings, **options)
+    return None if got is None else got[0]
+
+
 def in_memory(qrels, run, **conventions):
     r = evaluate(qrels, {"run": judged.read_run(run)}, MEASURES, **conventions)
     return r.runs["run"]
@@ -51,7 +57,7 @@ def test_versions_are_each_versions_own_stream(tmp_path):
     frame = full.to_pandas()
     fewer = judged.read_qrels(frame[frame.qid != frame.qid.iloc[0]].iloc[::2])  # a query gone, half the rest
     versions = [(full, {m: Measure.parse(m) for m in MEASURES}), (fewer, {"AP": Measure.parse("AP")})]
-    got = evaluate_run_file_versions(versions, run_path, Settings(complete=True), block_size=64)
+    got = stream.evaluate_run_file(versions, run_path, Settings(complete=True), block_size=64)
     assert len(got) == 2
     for (qrels, measures), rr in zip(versions, got):
         alone = evaluate_run_file(qrels, run_path, measures, Settings(complete=True), block_size=64)
@@ -99,34 +105,36 @@ def test_a_file_not_grouped_by_query_is_read_whole(tmp_path):
 @pytest.mark.parametrize("conventions", [{}, {"complete": True}, {"no_relevant": "skip"}, {"ties": "rank"},
                                          {"depth_cut": 4}], ids=["defaults", "complete", "skip", "rank-ties", "cut"])
 def test_top_of_a_run_file_is_the_top_of_the_whole_alignment(tmp_path, monkeypatch, conventions):
-    # each block's top k ranks stacked (blocks of a query or two): aligned again, the same
-    # queries, ranks, grades and docids as the whole file's alignment cut at k; the values
-    # and counts are evaluate_run_file's
-    from judged.core import stream
+    # Scorer Top(5): each block's top 5 ranks stacked (blocks of a query or two) and aligned
+    # again, the same queries, ranks, grades and docids as the whole file's alignment cut at
+    # 5; the values and counts are the stream's. A file not grouped by query, or gzip, is
+    # read whole and cut: the same
     from judged.core.align import align
+    from judged.core.evaluation import Scorer, Top
 
     qrels_path, run_path = write_collection(tmp_path)
     qrels, settings = judged.read_qrels(qrels_path), Settings(**conventions)
     measures = {m: Measure.parse(m) for m in ("nDCG@10", "AP")}
     monkeypatch.setattr(stream, "BLOCK_SIZE", 256)
-    result, top = top_of_run_file(qrels, run_path, measures, settings, 5, name="r")
     whole = align(qrels, judged.read_run(run_path), settings)
-    again, cut = align(qrels, top, settings), whole.ranked.top(5)
-    assert top.name == "r" and top.source == run_path and len(top) == len(cut.row)
-    assert len(cut.row) < len(whole.ranked.row) or "depth_cut" in conventions
-    assert again.qids.tolist() == whole.qids.tolist()
-    for field in ("q", "pos", "offsets"):
-        assert np.array_equal(getattr(again.ranked, field), getattr(cut, field)), field
-    assert np.array_equal(again.ranked.grade, cut.grade, equal_nan=True)
-    assert again.docids(again.ranked.row) == whole.docids(cut.row)
+    cut = whole.ranked.top(5)
     alone = evaluate_run_file(qrels, run_path, measures, settings)
-    assert result.counts == alone.counts and all(np.array_equal(result.values[m], alone.values[m]) for m in measures)
     (tmp_path / "u").mkdir()
     _, ungrouped = write_collection(tmp_path / "u", grouped=False)
-    assert top_of_run_file(qrels, ungrouped, measures, settings, 5) is None  # read whole by the caller
     gz = tmp_path / "run.gz"
     gz.write_bytes(__import__("gzip").compress(open(run_path, "rb").read()))
-    assert top_of_run_file(qrels, gz, measures, settings, 5) is None
+    for path in (run_path, ungrouped, str(gz)):
+        result = Scorer(qrels, measures, settings).runs({"r": path}, Top(5)).runs["r"]
+        again = result.aligned
+        assert again.run.name == "r" and len(again.run) == len(cut.row)
+        assert len(cut.row) < len(whole.ranked.row) or "depth_cut" in conventions
+        assert again.qids.tolist() == whole.qids.tolist() and again.settings == settings
+        for field in ("q", "pos", "offsets"):
+            assert np.array_equal(getattr(again.ranked, field), getattr(cut, field)), field
+        assert np.array_equal(again.ranked.grade, cut.grade, equal_nan=True)
+        assert again.docids(again.ranked.row) == whole.docids(cut.row)
+        assert result.counts == alone.counts == again.counts
+        assert all(np.array_equal(result.values[m], alone.values[m]) for m in measures)
 
 
 def test_a_duplicate_in_a_late_block_names_its_line(tmp_path):

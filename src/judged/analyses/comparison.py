@@ -372,7 +372,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     """
     import math
 
-    from ..core.evaluation import evaluate, keep_docids_only
+    from ..core.evaluation import ALIGNMENT, VALUES, Keep, evaluate
     from ..core.measures.bounds import check_maxgrade
 
     # the conventions as one value (settings=, or its keyword sugar), over every qrels query (judged.core.querysets)
@@ -396,11 +396,11 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     else:
         # trec_eval's P.5,10: P_5 and P_10, as judged eval names them
         measures = list(named_measures(DEFAULT_MEASURES if measures is None else measures))
-        result = evaluate(qrels, runs, measures, settings=settings, whole_runs=holes or regressions > 0,
-                          keep_ranks=None if deep else ranks_read(measures, depth), digests=digests,
+        # deep=False: nothing reads the runs' qids, scores or rank columns again, nor another file
+        keep = VALUES if not (holes or regressions > 0) else ALIGNMENT if deep else Keep(
+            True, ranks_read(measures, depth), docids_only=True)
+        result = evaluate(qrels, runs, measures, settings=settings, keep=keep, digests=digests,
                           progress=sys.stderr.isatty() if show_progress is None else show_progress, **checks)
-        if not deep:  # nothing reads the runs' qids, scores or rank columns again, nor another file
-            keep_docids_only([rr.aligned for rr in result.runs.values() if vars(rr).get("aligned") is not None])
     result.checks.depth = depth
     if high is not None:
         result.checks.high = high

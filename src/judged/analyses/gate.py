@@ -376,7 +376,7 @@ def gate(policy, qrels=None, baseline=None, candidate=None, *, manifest=None, an
     dicts, as :func:`judged.evaluate` takes them; both are scored over every qrels query (0
     where a run ranks nothing), as ``judged compare``. ``settings``: the conventions
     (without a manifest; default trec_eval's)."""
-    from ..core.evaluation import evaluate
+    from ..core.evaluation import ALIGNMENT, evaluate
     from ..core.querysets import refuse_disjoint_runs
 
     p = Policy.load(policy)
@@ -405,7 +405,7 @@ def gate(policy, qrels=None, baseline=None, candidate=None, *, manifest=None, an
         if paths[0] != paths[1]:
             shown = display_names(paths)
             runs = {shown[paths[0]]: baseline, shown[paths[1]]: candidate}
-    result = evaluate(qrels, runs, list(dict.fromkeys(measures)), settings=settings, whole_runs=True, **checks)
+    result = evaluate(qrels, runs, list(dict.fromkeys(measures)), settings=settings, keep=ALIGNMENT, **checks)
     refuse_disjoint_runs(result)
     base, cand = list(result.runs)
     result.checks.depth = k

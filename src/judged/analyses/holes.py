@@ -24,7 +24,7 @@ from itertools import combinations
 
 import numpy as np
 
-from ..core.align import Aligned, Judgments, Ranked, align, block_offsets
+from ..core.align import Aligned, Judgments, Ranked, block_offsets
 from ..core.conventions import Settings, validate
 from ..core.errors import ConventionError, MeasureError
 from ..core.measures import BOUNDED, Measure
@@ -309,20 +309,19 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     read them again), as each run is aligned (the reader's pool emptied before the last
     one); nor are the run files hashed (the report shows no run's sha256: 0.02 CPU-s a
     1M-line file)."""
-    from ..core.evaluation import aligned_runs, keep_docids_only, named_runs
+    from ..core.evaluation import Keep, Scorer, keep_docids_only
     from ..core.io import read_qrels
-    from ..core.querysets import of_aligned
+    from ..core.querysets import of_aligned, refuse_disjoint_runs
 
     settings = Settings.of(settings, holes_report, ties=ties, complete=complete, no_relevant=no_relevant,
                            on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
-    on_duplicate = settings.on_duplicate
     validate(negative=negative)
     if samples < 1:
         raise ConventionError(f"the estimate needs at least one sample, got samples={samples}")
     check_maxgrade(maxgrade)
     check_bounds_over(bounds_over)
     m = zero_filled(Measure.parse(measure or f"nDCG@{k}"))
-    qrels = read_qrels(qrels, on_duplicate=on_duplicate, subtopics=m.family.subtopics)
+    scorer = Scorer(read_qrels(qrels, on_duplicate=settings.on_duplicate, subtopics=m.family.subtopics), {}, settings)
     if m.name not in BOUNDED:
         raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
     if maxgrade is not None:
@@ -334,25 +333,24 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         # each run's counts (and its own bounds: --bounds-over run) in a thread as soon as it
         # is aligned, while the next one is read
         own = bounds_over == "run"
-        aligned = aligned_runs(qrels, runs, settings, docids_only=not deep, digest=deep,
-                               each=lambda name, a: out.__setitem__(
-                                   name, pool.submit(run_holes, name, negative_as(a, negative), m, k, samples=0,
-                                                     own_bounds=own)))
+        scored = scorer.runs(runs, Keep(True, docids_only=not deep), digests=deep, each=lambda name, rr: out.__setitem__(
+            name, pool.submit(run_holes, name, negative_as(rr.aligned, negative), m, k, samples=0, own_bounds=own)))
+        refuse_disjoint_runs(scored)
+        qrels, aligned = scored.qrels, scored.alignments()
         with progress(len(aligned), f"bounds of {m} per run") as advance:
             for name, done in out.items():
                 out[name] = done.result()
                 advance()
             if not own:  # over the pool: every run's holes known, each run's bounds with the others' as extras
                 bound_over_pool(m, out, k, pool)
-        refs = {}
         if isinstance(reference, dict):
             reference = {name: r for name, r in reference.items() if str(name) not in out}
         else:
             reference = [r for r in reference or [] if not isinstance(r, (str, os.PathLike)) or os.fspath(r) not in out]
-        for name, run in named_runs(reference, on_duplicate, ahead=True, digest=deep):
-            refs[name] = negative_as(align(qrels, run, settings), negative)
+        refs = {name: negative_as(a, negative) for name, a in
+                scorer.runs(reference, Keep(True), digests=deep).alignments().items()} if reference else {}
         if not deep and (refs or negative != "nonrelevant"):
-            # what aligned_runs did not slim: the reference runs, the runs negative_as copied
+            # what the scorer did not slim: the reference runs, the runs negative_as copied
             keep_docids_only([*(rh.aligned for rh in out.values()), *refs.values()])
         names = list(out)
         # the pairs' intervals in a thread while the estimate is made (each as alone: the same numbers)

@@ -35,7 +35,6 @@ import numpy as np
 from ..core.conventions import Settings
 from ..core.errors import ConventionError
 from ..core.measures import Measure
-from ..core.align import align
 from ..core.data import Qrels
 from .sampled_estimators import Estimator, default_estimators, estimate_states, population_from_sample, run_items
 from .sampled_intervals import INTERVAL_METHOD, SIMULTANEOUS_METHOD, Estimates, Simultaneous, bias_aware_critical
@@ -272,14 +271,13 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
     command comparing runs, :mod:`judged.core.querysets`); a run sharing no query id with the
     qrels is refused."""
-    from ..core.evaluation import aligned_runs
-    from ..core.io import read_qrels
+    from ..core.evaluation import ALIGNMENT, Scorer
     from ..core.querysets import of_aligned
 
     settings = Settings.of(settings, infer, ties=ties, complete=complete, no_relevant=no_relevant,
                            on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
-    qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate)
-    aligned = aligned_runs(qrels, runs, settings)
+    scored = Scorer(qrels, {}, settings).runs(runs, ALIGNMENT)
+    qrels, aligned = scored.qrels, scored.alignments()
     ests = estimators or default_estimators(k)
     query_set = of_aligned(settings, qrels, aligned, measures=[Estimator.parse(e).measure for e in ests])
     out = infer_aligned(qrels, aligned, sample, ests, level=level, power=power, settings=settings,
@@ -394,7 +392,7 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
     is drawn from every run; ``estimate`` (run names) limits the runs estimated. ``grow``:
     every stratum's sample is ``1 + grow`` times the design's (rounded, capped at N_h), the
     same strata: the larger sample :func:`judgments_to_decide` projects to."""
-    from ..core.evaluation import named_runs, evaluate
+    from ..core.evaluation import ALIGNMENT, Scorer, evaluate
     from ..core.io import read_qrels
     from .pooling.strategies import candidates
     from .sampling import DesignUnit, SampleDesign, allocate, draw_many
@@ -402,8 +400,7 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
     ests = [Estimator.parse(e) for e in (estimators or default_estimators(k))]
     base, full = read_qrels(base_qrels), read_qrels(full_qrels)
     settings = Settings.of(settings, repeated_samples, ties=ties)
-    named = list(named_runs(runs, settings.on_duplicate))
-    aligned = {name: align(base, run, settings) for name, run in named}
+    aligned = Scorer(base, {}, settings).runs(runs, ALIGNMENT).alignments()
     seeds = list(seeds)
     cands, strata, members = allocate(candidates(aligned, depth), budget, seeds[0], depth, strata)
     units = [DesignUnit(cands[i].qid, cands[i].docid, cands[i].best_rank, list(cands[i].runs), sid, True)
@@ -430,8 +427,7 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
     wanted = [name for name in aligned if estimate is None or name in estimate]
     lists = {name: run_items(pop, aligned[name]) for name in wanted}
     E = estimate_states(pop, lists, ests)
-    truth_res = evaluate(merged, {name: run for name, run in named if name in wanted},
-                         [str(e.measure) for e in ests], settings=settings)
-    means = truth_res.mean()
+    means = evaluate(merged, {name: aligned[name].run for name in wanted}, [str(e.measure) for e in ests],
+                     settings=settings).mean()
     truth = {str(e): {name: float(means.loc[name, str(e.measure)]) for name in lists} for e in ests}
     return E, truth, d0

@@ -17,9 +17,9 @@ from itertools import combinations
 
 import numpy as np
 
+from ..core.conventions import Settings
 from ..core.data import Qrels
 from ..core.errors import ConventionError, JudgedError, ParseError
-from ..core.io import compressed
 from ..core.naturalsort import natural_key
 from ..core.words import counted
 
@@ -260,82 +260,17 @@ def _above(pair, sign) -> str:
     return f"{pair[0]} = {pair[1]}" if sign == 0 else f"{pair[0]} > {pair[1]}"
 
 
-def evaluate_versions(qrels_versions, runs, measures: list, **conventions) -> list:
+def evaluate_versions(qrels_versions, runs, measures: list, settings: Settings) -> list:
     """One :class:`~judged.core.evaluation.Result` per qrels version (``measures[v]``: the
-    measures of version v), every run scored under every version by :func:`judged.evaluate`.
-    Plain-text run files are streamed by query blocks, each block scored under every version
-    (:func:`judged.core.stream.evaluate_run_file_versions`: each file read once, memory as
-    ``judged eval``'s). Other runs are read two at a time in threads, and each run is scored
-    under every version as soon as it is read, one alignment at a time, while the next one
-    is read: the runs are read once, and two alignments are never held at once."""
-    from dataclasses import replace
+    measures of version v), every run read once and scored under every version
+    (:meth:`judged.core.evaluation.Scorer.runs` with ``versions``): plain-text run files
+    streamed by query blocks, each block scored under every version; other runs read two at
+    a time, each scored under every version as soon as it is read."""
+    from ..core.checks import SideFiles
+    from ..core.evaluation import Scorer
 
-    from ..core.evaluation import evaluate, named_runs
-
-    streamed = _streamed_versions(qrels_versions, runs, measures, conventions)
-    if streamed is not None:
-        return streamed
-    per_version = [[] for _ in qrels_versions]
-    qrels = list(qrels_versions)
-    for name, run in named_runs(runs, conventions.get("on_duplicate", "error"), ahead=True):
-        for v, results in enumerate(per_version):
-            results.append(evaluate(qrels[v], {name: run}, measures[v], **conventions))
-            qrels[v] = results[-1].qrels  # read once (as evaluate reads it), on the first run
-    if not per_version[0]:
-        return [evaluate(q, runs, m, **conventions) for q, m in zip(qrels, measures)]  # no run: evaluate says so
-    return [replace(results[0], runs={name: rr for r in results for name, rr in r.runs.items()})
-            for results in per_version]
-
-
-def _streamed_versions(qrels_versions, runs, measures: list, conventions: dict) -> list | None:
-    """:func:`evaluate_versions` with the run files streamed; a file not grouped by query is
-    read whole and scored by :func:`judged.evaluate` under each version. None when the runs
-    are not all plain-text files (compressed: read two at a time instead), a convention is not an
-    engine setting or a check reads whole runs (unanswerable queries marked in the qrels)."""
-    from dataclasses import fields
-
-    from ..core.checks import Checks
-    from ..core.conventions import Settings
-    from ..core.evaluation import Result, evaluate
-    from ..core.io import file_kind, read_qrels, read_run
-    from ..core.measures import named_measures
-    from ..core.runnames import unique_name
-    from ..core.stream import PieceReader, evaluate_run_file_versions
-
-    if not isinstance(runs, (list, tuple)) or not runs or not set(conventions) <= {f.name for f in fields(Settings)} \
-            or not all(isinstance(r, (str, os.PathLike)) and file_kind(os.fspath(r)) == "text" and _plain(r)
-                       for r in runs):
-        return None
-    settings = Settings(**conventions)
-    reader = PieceReader.start(runs[0])  # the first file tokenized while the qrels are read
-    try:
-        versions = []
-        for q, m in zip(qrels_versions, measures):
-            parsed = named_measures(m)
-            subtopics = any(x.family.subtopics for x in parsed.values())
-            checks, q = Checks.load(read_qrels(q, on_duplicate=settings.on_duplicate, subtopics=subtopics))
-            if checks.needs_whole_run:
-                return None
-            versions.append((q, parsed, checks))
-        seen, per_run = set(), {}
-        for i, path in enumerate(runs):
-            name = unique_name(os.fspath(path), seen)
-            got = evaluate_run_file_versions([(q, parsed) for q, parsed, _ in versions], path, settings, name=name,
-                                             reader=reader if i == 0 else None)
-            if got is None:  # not grouped by query
-                run = read_run(path, on_duplicate=settings.on_duplicate)
-                got = [evaluate(q, {name: run}, list(parsed), settings=settings).runs[name] for q, parsed, _ in versions]
-            per_run[name] = got
-    finally:
-        if reader is not None:
-            reader.close()
-    return [Result(q, parsed, settings, {name: got[v] for name, got in per_run.items()}, checks)
-            for v, (q, parsed, checks) in enumerate(versions)]
-
-
-def _plain(path) -> bool:
-    """A file, not compressed (gzip, bz2, xz)."""
-    return os.path.isfile(path) and compressed.kind_of_file(path) is None
+    first, *more = [Scorer(q, m, settings, SideFiles()) for q, m in zip(qrels_versions, measures)]
+    return first.runs(runs, versions=more)
 
 
 def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, **conventions) -> Rejudged:
@@ -350,11 +285,10 @@ def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, **conve
 
     if len(qrels_versions) < 2:
         raise ConventionError("a rejudging report needs two or more qrels versions")
-    conventions = {**conventions, "complete": True}
-    on_dup = conventions.get("on_duplicate", "error")
+    settings = Settings(**{**conventions, "complete": True})
     judged_m = f"Judged@{k}"
-    qrels = [read_qrels(v, on_duplicate=on_dup) for v in qrels_versions]
-    results = evaluate_versions(qrels, runs, [[measure, judged_m]] * len(qrels), **conventions)
+    qrels = [read_qrels(v, on_duplicate=settings.on_duplicate) for v in qrels_versions]
+    results = evaluate_versions(qrels, runs, [[measure, judged_m]] * len(qrels), settings)
     common, left_out = common_queries(qrels)  # after scoring: the index has each version's query ids
     versions, shas, scores, judged_at_k, convs, query_set, warnings = [], [], {}, {}, {}, None, []
     for q, res in zip(qrels, results):

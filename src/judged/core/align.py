@@ -8,7 +8,7 @@ as blocks of grades for the ideal ranking and the relevant counts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -163,8 +163,6 @@ def top_run(aligned: Aligned, k: int) -> Run:
     rank) order, the rest let go: :func:`align` ranks them again as they were under every
     tie order (trec_eval's sorts a query's rows by their own score and docid; ``rank`` and
     ``input`` keep rows of equal keys in row order, which rank order is)."""
-    from dataclasses import replace
-
     run, top = aligned.run, aligned.ranked.top(k)
     rows = top.row
     small = replace(run, qid=take_strings(run.qid, rows), docid=take_strings(run.docid, rows), score=run.score[rows],
@@ -173,6 +171,14 @@ def top_run(aligned: Aligned, k: int) -> Run:
     starts = top.offsets[:-1][np.diff(top.offsets) > 0]  # one block of rows per query
     return small.known(docid_hash=None if known is None else known[rows],
                        qid_blocks=(starts, take_strings(small.qid, starts)))
+
+
+def top_rows(aligned: Aligned, k: int) -> Aligned:
+    """The alignment with each query's top ``k`` ranks only, its run holding those rows only
+    (:func:`top_run`, renumbered): the rest of a long run is let go."""
+    top = aligned.ranked.top(k)
+    ranked = Ranked(top.n_queries, top.q, top.pos, top.grade, np.arange(len(top.row), dtype=np.int64), top.offsets)
+    return replace(aligned, run=top_run(aligned, k), ranked=ranked)
 
 
 def no_relevant_error(no_rel_qids: list) -> ConventionError:

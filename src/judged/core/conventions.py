@@ -122,7 +122,8 @@ class Settings:
     def of(cls, settings: "Settings | None", entry, **keywords) -> "Settings":
         """The conventions of a call to the entry point ``entry`` (a function) as one value:
         ``settings`` when given, else the keyword arguments (the sugar), validated. With
-        ``settings`` a keyword the caller moved off ``entry``'s default must agree with it.
+        ``settings`` a keyword the caller moved off ``entry``'s default (``entry`` None: a
+        keyword given at all, as ``**conventions``) must agree with it.
 
         >>> def run(*, ties="trec", settings=None): return Settings.of(settings, run, ties=ties)
         >>> run(ties="rank") == run(settings=Settings(ties="rank")) == Settings(ties="rank")
@@ -136,9 +137,9 @@ class Settings:
             return cls(**keywords)
         if not isinstance(settings, Settings):
             raise ConventionError(f"settings must be a judged.Settings, not {type(settings).__name__}")
-        defaults = entry.__kwdefaults__ or {}
+        defaults = {} if entry is None else entry.__kwdefaults__ or {}
         for name, value in keywords.items():
-            if name in defaults and value != defaults[name] and value != getattr(settings, name):
+            if (entry is None or name in defaults and value != defaults[name]) and value != getattr(settings, name):
                 raise ConventionError(f"{name}={value!r} and settings.{name}={getattr(settings, name)!r}: "
                                       "give each convention once")
         return settings

@@ -1,27 +1,28 @@
-"""``evaluate``: qrels + runs + measures + conventions -> :class:`Result`."""
+"""Qrels + runs + measures + conventions -> :class:`Result`: the :class:`Scorer`, the one way
+into the engine, and :func:`evaluate`, its sugar."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-from dataclasses import dataclass, replace
+import warnings
+from dataclasses import dataclass, fields, replace
 
 from . import DISPLAY
-from .checks.abstention import ABSTAIN_MARKER
+from .align import align, top_rows, top_run
 from .blocks import score_block
-from .checks import Checks
+from .checks import Checks, SideFiles
 from .conventions import Settings
-from .data import Qrels
+from .data import Qrels, stack_runs
 from .errors import UsageError
 from .io import file_kind, read_qrels, read_run
-from .measures import Measure, named_measures
+from .measures import named_measures
+from .native import release_pool
 from .progress import progress as progress_bar
-from .querysets import refuse_disjoint, run_query_sample
-from .results import LazyRunResult, RunResult, max_depth  # noqa: F401  (judged.evaluation.RunResult, as before)
+from .results import LazyRunResult, RunResult  # noqa: F401  (judged.evaluation.RunResult, as before)
 from .runnames import unique_name
 from .words import counted
-from .align import align
 
 DEFAULT_MEASURES = ("nDCG@10", "Judged@10")
 
@@ -84,6 +85,10 @@ class Result:
         if not frames:
             return pd.DataFrame(columns=["run", "qid", "measure", "value"])
         return pd.concat(frames, ignore_index=True)
+
+    def alignments(self) -> dict:
+        """Run name -> its :class:`~judged.align.Aligned` (made again for a run that kept only its values)."""
+        return {name: rr.aligned for name, rr in self.runs.items()}
 
     @property
     def query_set(self):
@@ -152,52 +157,222 @@ def frame_of(columns: dict, backend: str):
     return pl.from_arrow(table)
 
 
-def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", complete: bool = False,
-             no_relevant: str = "zero", on_duplicate: str = "error", scale=None, requirements=None,
-             eligibility=None, principal: str | None = None, unanswerable=None,
-             abstain_marker: str = ABSTAIN_MARKER, score_unanswerable: bool = False,
-             ignore_identical_ids: bool = False, depth_cut: int | None = None, progress: bool = False,
-             whole_runs: bool = False, settings: Settings | None = None, keep_ranks: int | None = None,
-             digests: bool = True) -> Result:
-    """Score runs against qrels.
+@dataclass(frozen=True)
+class Keep:
+    """What each run a :class:`Scorer` scores keeps beside its per-query values:
+    ``alignment`` (its :class:`~judged.align.Aligned`, ``RunResult.aligned``; else it is
+    made again on first use), ``top`` (only each query's first ``top`` ranks of it, the
+    run's other rows let go: :func:`judged.align.top_rows`), ``docids_only`` (the
+    alignment's run keeps its docids, not its qid, score and rank columns:
+    :meth:`~judged.core.data.Run.docids_only`)."""
+
+    alignment: bool = False
+    top: int | None = None
+    docids_only: bool = False
+
+
+VALUES = Keep()  # the values only: what judged eval prints
+ALIGNMENT = Keep(alignment=True)  # the whole alignment too: for callers that read it (holes, regressions)
+
+
+def Top(k: int, docids_only: bool = False) -> Keep:  # noqa: N802  (a value, as VALUES and ALIGNMENT)
+    """The alignment of each query's top ``k`` ranks only: for callers that read no deeper."""
+    return Keep(True, int(k), docids_only)
+
+
+class Scorer:
+    """The one way into the engine: runs scored against one ``qrels`` with ``measures``
+    (strings, or given string -> Measure) under ``settings`` (default :class:`Settings`).
+    The qrels (a path, DataFrame, dict or Qrels) are read on first use, with their
+    subtopics when a diversity measure is asked for; ``side`` (:class:`SideFiles`) applies
+    the checks beyond the score (:mod:`judged.core.checks`; ``Result.checks``), None none."""
+
+    def __init__(self, qrels, measures=DEFAULT_MEASURES, settings: Settings | None = None,
+                 side: SideFiles | None = None):
+        self.measures = measures if isinstance(measures, dict) else named_measures(measures)
+        self.settings = Settings() if settings is None else settings
+        self.side, self.source, self._qrels, self.checks = side, qrels, None, None
+
+    @property
+    def qrels(self) -> Qrels:
+        """The qrels, read once (and checked against the side files)."""
+        if self._qrels is None:
+            qrels = read_qrels(self.source, on_duplicate=self.settings.on_duplicate,
+                               subtopics=any(m.family.subtopics for m in self.measures.values()))
+            if self.side is not None:
+                self.checks, qrels = Checks.load(qrels, self.side)
+            self._qrels = qrels
+        return self._qrels
+
+    def runs(self, runs, keep: Keep = VALUES, versions=(), *, each=None, progress: bool = False,
+             digests: bool = True):
+        """Score ``runs`` (a run: path, DataFrame, dict of dicts, Run; a list of them; or a
+        dict name -> run): one :class:`Result`; with ``versions`` (more Scorers: other qrels
+        versions, the same settings) one per Scorer, this one first, each run read once.
+
+        The path each run takes (the numbers are the same on every one): a plain TREC run
+        file grouped by query is streamed by query blocks (:mod:`judged.core.stream`, the
+        first one tokenized while the qrels are read) unless ``keep`` holds whole
+        alignments or a side file reads whole runs; a larger one not grouped by query (over
+        ``JUDGED_SPILL_BYTES``, default 1 GiB) is partitioned by query on disk
+        (:mod:`judged.core.spill`) when only the values are kept; every other run is read
+        into memory (two files at a time when whole alignments are kept), several scored in
+        threads (:func:`scoring_threads`) unless ``each``, ``versions`` or no measure take
+        them one at a time. ``each(name, run_result)`` is called in run order as each run is scored
+        (before ``keep.docids_only`` slims it). ``progress``: a progress bar on stderr.
+        ``digests``: False, a plain TREC run file read whole is not hashed."""
+        scorers = [self, *versions]
+        reader = None
+        if self._qrels is None and (not keep.alignment or keep.top is not None) \
+                and isinstance(self.source, (str, os.PathLike)):
+            reader = first_run_reader(runs)  # the first run file tokenized while the qrels are read
+        try:
+            for scorer in scorers:
+                scorer.qrels
+            results = self._score_runs(scorers, runs, keep, each, progress, digests, reader)
+        finally:
+            if reader is not None:
+                reader.close()
+        out = [Result(s.qrels, s.measures, s.settings, got, s.checks) for s, got in zip(scorers, results)]
+        return out if versions else out[0]
+
+    def _score_runs(self, scorers, runs, keep: Keep, each, progress, digests, reader) -> list:
+        whole = any(s.checks is not None and s.checks.needs_whole_run for s in scorers)
+        stream = None if whole or keep.alignment and keep.top is None else (
+            lambda name, path: self._streamed(scorers, name, path, keep, progress, reader))
+        results = [{} for _ in scorers]
+        count = len(runs) if isinstance(runs, (list, tuple, dict)) else None
+        # one run is scored in this thread (concurrent.futures, 0.01 s to import, only for more); runs
+        # only aligned (no measure) one after the other, as their readers go ahead
+        alone = whole or each is not None or len(scorers) > 1 or (count or 1) < 2 or not self.measures
+        workers = 1 if alone else scoring_threads()
+        with _pool(workers) if workers > 1 else contextlib.nullcontext() as pool, \
+                progress_bar(count, "reading and scoring runs", enabled=progress) as advance:
+            try:
+                # runs kept whole (their alignments too): read two at a time, ahead of the scoring
+                for i, (name, run) in enumerate(named_runs(
+                        runs, self.settings.on_duplicate, streamed=stream or (lambda name, path: None),
+                        ahead=keep.alignment and keep.top is None or len(scorers) > 1 and stream is None,
+                        digest=digests)):
+                    if keep.docids_only and i + 1 == count:
+                        release_pool()  # every file read: the columns dropped so far are not reused
+                    if pool is not None and not isinstance(run, list):
+                        self.qrels.index  # built once (on the first run read whole), before the threads share it
+                        results[0][name] = pool.submit(lambda name=name, run=run: _slim(self._score(name, run, keep),
+                                                                                         keep))
+                        results[0][name].add_done_callback(lambda _: advance())
+                        continue
+                    got = run if isinstance(run, list) else [s._score(name, run, keep) for s in scorers]
+                    for out, rr in zip(results, got):
+                        out[name] = rr
+                    if each is not None:
+                        each(name, got[0])
+                    _slim(got[0], keep)
+                    advance()
+            except BaseException:
+                _in_order(results[0], pool)  # a run scored before the failure raises first, as in one thread
+                raise
+            _in_order(results[0], pool)
+        if keep.docids_only:
+            run = None  # the last run's columns freed before the reader's pool is
+            release_pool()
+        return results
+
+    def _score(self, name: str, run, keep: Keep) -> RunResult:
+        """One run read into memory: one block, aligned with the run's settings (complete,
+        no_relevant) and scored."""
+        checks = self.checks
+        if checks is not None:
+            run = checks.prepare_run(name, run, self.settings)
+        aligned, block = score_block(self.qrels, run, self.measures, self.settings,
+                                     annotate=None if checks is None else checks.attach)
+        if not keep.alignment:
+            # the alignment (four numbers per ranked row) is not kept for callers that read only the
+            # values: it is made again on first use, as for a streamed run
+            return LazyRunResult(name, block.qids, block.values, block.counts, lambda: self._aligned(run),
+                                 block.max_depth)
+        if keep.top is not None:
+            aligned = top_rows(aligned, keep.top)
+        return RunResult(name, block.qids, block.values, block.counts, aligned, block.max_depth)
+
+    def _aligned(self, run):
+        """The alignment a run read into memory was scored with, made again."""
+        aligned = align(self.qrels, run, self.settings)
+        if self.checks is not None:
+            self.checks.attach(aligned)
+        return aligned
+
+    def _streamed(self, scorers, name, path, keep: Keep, progress, reader) -> "list | None":
+        """The run file scored by query blocks under every scorer (one RunResult each, the
+        first keeping its top ranks with ``keep.top``), or None when it must be read whole."""
+        if file_kind(os.fspath(path)) != "text" or not os.path.isfile(path):
+            return None
+        from . import spill, stream
+
+        source, large = os.fspath(path), os.path.getsize(path) > 64 << 20
+        if reader is not None and (reader.used or reader.source != source):
+            reader = None
+        if reader is not None:
+            reader.used = True
+        parts: list = []
+        got = stream.evaluate_run_file([(s.qrels, s.measures) for s in scorers], source, self.settings, name=name,
+                                       progress=progress and large, reader=reader,
+                                       each=None if keep.top is None else lambda a: parts.append(top_run(a, keep.top)))
+        if got is None:  # not grouped by query: partitioned on disk when large (judged.spill)
+            if keep.alignment or len(scorers) > 1:
+                return None
+            got = [spill.evaluate_run_file(self.qrels, source, self.measures, self.settings, name=name,
+                                           progress=progress and large)]
+            return None if got[0] is None else got
+        if keep.top is not None:
+            # the top rows come in rank order under the run's tie order: ranked as they come (no sort by score)
+            top = stack_runs(parts, name=name, source=source)
+            aligned = replace(align(self.qrels, top, replace(self.settings, ties="input")), settings=self.settings,
+                              counts=dict(got[0].counts))  # the whole run's (only_in_run: rows not kept)
+            if self.checks is not None:
+                self.checks.attach(aligned)
+            got[0].aligned = aligned
+        return got
+
+
+def _slim(rr: RunResult, keep: Keep) -> RunResult:
+    """``keep.docids_only``: the run's alignment without its run's qid, score and rank columns."""
+    if keep.docids_only and rr.aligned.run.score is not None:
+        rr.aligned.run = rr.aligned.run.docids_only()
+    return rr
+
+
+def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, settings: Settings | None = None,
+             side: SideFiles | None = None, keep: Keep = VALUES, progress: bool = False, digests: bool = True,
+             **conventions) -> Result:
+    """Score runs against qrels: :meth:`Scorer.runs`, with keyword sugar.
 
     Parameters
     ----------
     qrels : path, DataFrame, dict or Qrels
     runs : a run (path, DataFrame, dict of dicts, Run), a list of them, or a dict name -> run
     measures : measure strings such as ``"nDCG@10"``, ``"AP(rel=2)"``, ``"nDCG(gain=exp)@10"``
-    ties, complete, no_relevant, ignore_identical_ids, depth_cut, on_duplicate : engine-wide
-        conventions (which queries a mean is over: :mod:`judged.querysets`; ``on_duplicate``:
-        ``error`` | ``first`` | ``max`` for repeated pairs in the inputs), the sugar of
-    settings : all of them as one :class:`judged.conventions.Settings`
-    scale : grade scale TOML (every qrels grade must be on it; printed in the output)
-    requirements : ``qid group docid`` evidence groups, for Complete@k / Coverage@k
-    eligibility, principal : ``qid docid eligible [principal]``; ineligible documents are
-        graded 0 everywhere and counted by Leak@k
-    unanswerable, abstain_marker, score_unanswerable : declared unanswerable queries (also
-        the qrels marker ``__UNANSWERABLE__``) get an abstention evaluation and are kept out
-        of the ranking measures unless ``score_unanswerable``
-    (see :mod:`judged.checks`; the results are in ``Result.checks`` and ``to_dict()``)
+    settings : the engine-wide conventions as one :class:`judged.conventions.Settings`
+        (which queries a mean is over: :mod:`judged.querysets`)
+    side : the side files as one :class:`judged.checks.SideFiles` (grade scale,
+        requirements, eligibility, unanswerable queries; the results are in
+        ``Result.checks`` and ``to_dict()``)
+    keep : what each run keeps beside its values (:class:`Keep`: ``VALUES``, the default,
+        ``ALIGNMENT`` or ``Top(k)``); a run read into memory keeps only its values, its
+        ``RunResult.aligned`` made again on first use, unless ``keep`` holds it
     progress : show a progress bar (stderr) while streaming large run files
-    whole_runs : read every run whole and keep its alignment (``RunResult.aligned``) rather
-        than stream it: for callers that go on to read the alignment (compare's holes and
-        regressions), which a streamed run would read and align a second time. Otherwise a
-        run read into memory keeps only its values, and ``RunResult.aligned`` is made again
-        on first use
-    keep_ranks : with ``whole_runs``, keep only each query's first ``keep_ranks`` ranks of
-        every alignment (the values are computed on every rank first): for callers that read
-        no deeper (a comparison whose measures all have that cutoff or less)
-    digests : False: a plain TREC run file read whole is not hashed (``Run.sha256`` None),
-        for callers that show no run's hash
+    digests : False: a plain TREC run file read whole is not hashed (``Run.sha256`` None)
+    conventions : the sugar: each field of Settings (``ties``, ``complete``,
+        ``no_relevant``, ``ignore_identical_ids``, ``depth_cut``, ``on_duplicate``) and of
+        SideFiles (``scale``, ``requirements``, ``eligibility``, ``principal``,
+        ``unanswerable``, ``abstain_marker``, ``score_unanswerable``) as a keyword.
+        ``whole_runs=True`` and ``keep_ranks=N`` are deprecated (until 2027-06-01):
+        ``keep=ALIGNMENT`` and ``keep=Top(N)``.
 
     Runs that share few or no query ids with the qrels, miss qrels queries, cover
     different queries or rank different depths are named in ``Result.checks.warnings``
     (the commands refuse a run sharing no query id: :func:`judged.querysets.refuse_disjoint_runs`).
-
-    TREC run files grouped by query are streamed by query blocks (bounded memory, see
-    :mod:`judged.stream`); larger ones not grouped by query (over ``JUDGED_SPILL_BYTES``,
-    default 1 GiB) are partitioned by query in ``TMPDIR`` (see :mod:`judged.spill`). Their
-    ``RunResult.aligned`` is then computed on first use.
+    Which path each run takes (in memory, streamed, spilled): :meth:`Scorer.runs`.
 
     Example
     -------
@@ -210,18 +385,35 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, ties: str = "trec", comp
     >>> r.per_query()[["qid", "measure", "value"]].values.tolist()
     [['q1', 'nDCG@10', 0.9134...], ['q1', 'RR', 1.0]]
     """
-    settings = Settings.of(settings, evaluate, ties=ties, complete=complete, no_relevant=no_relevant,
-                           ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut, on_duplicate=on_duplicate)
-    reader = first_run_reader(runs) if isinstance(qrels, (str, os.PathLike)) and not whole_runs else None
-    try:
-        return _evaluate(qrels, runs, measures, settings, reader, scale=scale,
-                         requirements=requirements, eligibility=eligibility, principal=principal,
-                         unanswerable=unanswerable, abstain_marker=abstain_marker,
-                         score_unanswerable=score_unanswerable, progress=progress, whole_runs=whole_runs,
-                         keep_ranks=keep_ranks, digests=digests)
-    finally:
-        if reader is not None:
-            reader.close()
+    unknown = sorted(set(conventions) - SETTINGS_FIELDS - SIDE_FIELDS - {"whole_runs", "keep_ranks"})
+    if unknown:
+        raise TypeError(f"evaluate() got an unexpected keyword argument {unknown[0]!r}")
+    whole, ranks = conventions.pop("whole_runs", False), conventions.pop("keep_ranks", None)
+    if whole or ranks is not None:
+        warnings.warn("evaluate(whole_runs=True, keep_ranks=N) is deprecated until 2027-06-01: "
+                      "pass keep=ALIGNMENT or keep=Top(N)", DeprecationWarning, stacklevel=2)
+        keep = (ALIGNMENT if ranks is None else Top(ranks)) if whole else keep
+    sides = {name: conventions.pop(name) for name in list(conventions) if name in SIDE_FIELDS}
+    if side is not None and sides:
+        raise UsageError(f"side={side!r} and {', '.join(sides)}=: give the side files once")
+    settings = Settings.of(settings, None, **conventions)
+    return Scorer(qrels, measures, settings, SideFiles(**sides) if side is None else side).runs(
+        runs, keep, progress=progress, digests=digests)
+
+
+SETTINGS_FIELDS = frozenset(f.name for f in fields(Settings))  # evaluate's keyword sugar
+SIDE_FIELDS = frozenset(f.name for f in fields(SideFiles))
+
+
+def keep_docids_only(alignments) -> None:
+    """Each alignment's run without its qid, score and rank columns
+    (:meth:`~judged.core.data.Run.docids_only`; a run already slimmed is left), then the
+    compiled reader's pool of freed columns emptied (it would keep their memory): for a
+    caller done reading run files that reads only the docids of aligned rows."""
+    for a in alignments:
+        if a.run.score is not None:
+            a.run = a.run.docids_only()
+    release_pool()
 
 
 def first_run_reader(runs):
@@ -235,70 +427,6 @@ def first_run_reader(runs):
     from .stream import PieceReader
 
     return PieceReader.start(first) if file_kind(os.fspath(first)) == "text" else None
-
-
-def _evaluate(qrels, runs, measures, settings, reader, *, scale, requirements, eligibility, principal,
-              unanswerable, abstain_marker, score_unanswerable, progress, whole_runs=False,
-              keep_ranks=None, digests=True) -> Result:
-    on_duplicate = settings.on_duplicate
-    if isinstance(measures, (str, Measure)):
-        measures = [measures]
-    parsed = named_measures(measures)  # trec_eval's P.5,10: P_5 and P_10
-    # a diversity measure reads the qrels' second column as the subtopic (judged.io.subtopics)
-    qrels = read_qrels(qrels, on_duplicate=on_duplicate, subtopics=any(m.family.subtopics for m in parsed.values()))
-    checks, qrels = Checks.load(qrels, scale=scale, requirements=requirements, eligibility=eligibility,
-                                principal=principal, unanswerable=unanswerable, abstain_marker=abstain_marker,
-                                score_unanswerable=score_unanswerable)
-    stream = None if checks.needs_whole_run or whole_runs else (lambda name, path: _stream(
-        qrels, path, parsed, settings, name, progress,
-        reader if reader is not None and not reader.used and reader.source == os.fspath(path) else None))
-
-    def score(name: str, run) -> RunResult:
-        # the whole run is one block, aligned with the run's settings (complete, no_relevant)
-        run = checks.prepare_run(name, run, settings)
-        aligned, block = score_block(qrels, run, parsed, settings, annotate=checks.attach)
-        if whole_runs:
-            if keep_ranks is not None:
-                aligned = replace(aligned, ranked=aligned.ranked.top(keep_ranks))
-            return RunResult(name, block.qids, block.values, block.counts, aligned, block.max_depth)
-        # the alignment (four numbers per ranked row) is not kept for callers that read only the
-        # values: it is made again on first use, as for a streamed run
-        return LazyRunResult(name, block.qids, block.values, block.counts,
-                             lambda: realign(qrels, run, settings, checks.attach), block.max_depth)
-
-    results = {}
-    count = len(runs) if isinstance(runs, (list, tuple, dict)) else None
-    # one run is scored in this thread (concurrent.futures, 0.01 s to import, only for more)
-    workers = 1 if checks.needs_whole_run or (count or 1) < 2 else scoring_threads()
-    with _pool(workers) if workers > 1 else contextlib.nullcontext() as pool, \
-            progress_bar(count, "reading and scoring runs", enabled=progress) as advance:
-        try:
-            # runs kept whole (their alignments too): read two at a time, ahead of the scoring
-            for name, run in named_runs(runs, on_duplicate, streamed=stream or (lambda name, path: None),
-                                        ahead=whole_runs and keep_ranks is None, digest=digests):
-                if isinstance(run, RunResult):
-                    results[name] = run
-                elif pool is not None:
-                    qrels.index  # built once (on the first run read whole), before the threads share it
-                    results[name] = pool.submit(score, name, run)
-                    results[name].add_done_callback(lambda _: advance())
-                    continue
-                else:
-                    results[name] = score(name, run)
-                advance()
-        except BaseException:
-            _in_order(results, pool)  # a run scored before the failure raises first, as in one thread
-            raise
-        _in_order(results, pool)
-    return Result(qrels, parsed, settings, results, checks)
-
-
-def realign(qrels: Qrels, run, settings: Settings, annotate=None):
-    """The alignment :func:`evaluate` scored a run read into memory with, made again."""
-    aligned = align(qrels, run, settings)
-    if annotate is not None:
-        annotate(aligned)
-    return aligned
 
 
 def scoring_threads() -> int:
@@ -335,72 +463,6 @@ def _in_order(results: dict, pool) -> None:
             except BaseException:
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
-
-
-def _stream(qrels, path, measures, settings, name, progress, reader=None):
-    """The run file scored by query blocks, or None when it must be read whole."""
-    if file_kind(os.fspath(path)) != "text" or not os.path.isfile(path):
-        return None
-    from . import stream
-
-    large = os.path.getsize(path) > 64 << 20
-    if reader is not None:
-        reader.used = True
-    options = dict(name=name, progress=progress and large)
-    result = stream.evaluate_run_file(qrels, path, measures, settings, reader=reader, **options)
-    if result is None:  # not grouped by query: partitioned on disk when large (judged.spill)
-        from . import spill
-
-        result = spill.evaluate_run_file(qrels, path, measures, settings, **options)
-    return result
-
-
-def aligned_runs(qrels: Qrels, runs, settings: Settings, each=None, docids_only: bool = False,
-                 keep_ranks: int | None = None, digest: bool = True) -> dict:
-    """name -> each run read and aligned with ``qrels`` under ``settings``, with a progress
-    bar; a run sharing no query id with the qrels is refused as soon as it is read
-    (:func:`judged.querysets.refuse_disjoint`): what every analysis of several runs reads
-    (every alignment kept: run files are read ahead, :func:`named_runs`). ``each(name,
-    aligned)`` is called as each run is aligned (e.g. to start work on it meanwhile).
-    ``docids_only``: each alignment keeps its run without the qid, score and rank columns
-    (:meth:`~judged.core.data.Run.docids_only`), for callers that read only the docids of
-    aligned rows; their memory is freed before the last run is aligned, where two runs
-    read at once would otherwise peak. ``keep_ranks``: each alignment keeps only each
-    query's first ``keep_ranks`` ranks (for callers that read no deeper). ``digest``: as
-    :func:`named_runs`'."""
-    from .native import release_pool
-
-    aligned = {}
-    count = len(runs) if isinstance(runs, (list, tuple, dict)) else None
-    with progress_bar(count, "reading and aligning runs") as advance:
-        for i, (name, run) in enumerate(named_runs(runs, settings.on_duplicate, ahead=True, digest=digest)):
-            if docids_only and i + 1 == count:
-                release_pool()  # every file read: the columns dropped so far are not reused
-            aligned[name] = align(qrels, run, settings)
-            if keep_ranks is not None:
-                aligned[name] = replace(aligned[name], ranked=aligned[name].ranked.top(keep_ranks))
-            refuse_disjoint(name, aligned[name].counts, qrels, lambda run=run: run_query_sample(run))
-            if each is not None:
-                each(name, aligned[name])
-            if docids_only:
-                aligned[name].run = aligned[name].run.docids_only()
-            advance()
-    if docids_only:
-        release_pool()
-    return aligned
-
-
-def keep_docids_only(alignments) -> None:
-    """Each alignment's run without its qid, score and rank columns
-    (:meth:`~judged.core.data.Run.docids_only`; a run already slimmed is left), then the
-    compiled reader's pool of freed columns emptied (it would keep their memory): for a
-    caller done reading run files that reads only the docids of aligned rows."""
-    from .native import release_pool
-
-    for a in alignments:
-        if a.run.score is not None:
-            a.run = a.run.docids_only()
-    release_pool()
 
 
 def named_runs(runs, on_duplicate, streamed=lambda name, path: None, ahead: bool = False, digest: bool = True):

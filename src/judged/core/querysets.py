@@ -201,9 +201,9 @@ def aligned_counts(name: str, aligned, qrels) -> dict:
 
 
 def result_counts(name: str, result, qrels) -> dict:
-    """:func:`aligned_counts` of a run scored by query blocks (a streamed file's
-    :class:`~judged.results.RunResult`, which knows its longest ranking and its file)."""
-    refuse_disjoint(name, result.counts, qrels, lambda: file_query_sample(getattr(result, "source", None)))
+    """:func:`aligned_counts` of a scored run (a :class:`~judged.results.RunResult`, which
+    knows its longest ranking)."""
+    refuse_disjoint_run(name, result, qrels)
     return {**result.counts, "max_depth": result.max_depth}
 
 
@@ -270,10 +270,15 @@ def refuse_disjoint_runs(result) -> None:
     """:func:`refuse_disjoint` for every run of an :class:`~judged.evaluation.Result` (what
     every command does before it prints or compares a score)."""
     for name, rr in result.runs.items():
-        aligned = vars(rr).get("aligned")  # not a streamed run's (it would read the file again)
-        refuse_disjoint(name, rr.counts, result.qrels,
-                        lambda aligned=aligned, rr=rr: run_query_sample(aligned.run) if aligned is not None
-                        else file_query_sample(getattr(rr, "source", None)))
+        refuse_disjoint_run(name, rr, result.qrels)
+
+
+def refuse_disjoint_run(name: str, rr, qrels) -> None:
+    """:func:`refuse_disjoint` for one scored run (a RunResult), its query ids quoted from
+    the alignment it holds, else from its file (a streamed run's, not read again)."""
+    aligned = vars(rr).get("aligned")
+    refuse_disjoint(name, rr.counts, qrels, lambda: run_query_sample(aligned.run) if aligned is not None
+                    else file_query_sample(getattr(rr, "source", None)))
 
 
 def run_query_sample(run, count: int = SAMPLE) -> list:

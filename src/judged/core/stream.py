@@ -19,10 +19,9 @@ from __future__ import annotations
 import os
 
 from .conventions import Settings
-from .data import Qrels, Run, any_repeated, stack_runs, string_hash, take_strings
+from .data import any_repeated, string_hash, take_strings
 from .blocks import assemble, block_settings, file_realigner, score_block
 from .progress import ByteProgress
-from .results import RunResult
 from .io import compressed
 from .io.text import file_size, line_of_row, read_raw, tokenize
 from .io.trec import RUN_LAYOUT, dedupe_run, duplicate_rows, run_from_tokens
@@ -35,27 +34,16 @@ class _NotStreamable(Exception):
     """The file needs the in-memory path."""
 
 
-def evaluate_run_file(qrels: Qrels, path, measures: dict, settings: Settings, *, name: str | None = None,
+def evaluate_run_file(versions: list, path, settings: Settings, *, name: str | None = None,
                       block_size: int | None = None, progress: bool = False,
-                      reader: PieceReader | None = None, each=None) -> RunResult | None:
-    """Per-query values of ``measures`` (given string -> Measure) for the run file at ``path``,
-    streamed by query blocks; None when the file cannot be streamed (see the module).
-    ``each(aligned)`` is given every block's alignment once scored, for a caller that keeps
-    part of it (``judged meta pooling`` keeps each query's top ranks: :func:`judged.align.top_run`);
-    when None is returned, the blocks given so far are to be let go."""
-    out = evaluate_run_file_versions([(qrels, measures)], path, settings, name=name, block_size=block_size,
-                                     progress=progress, reader=reader, each=each)
-    return None if out is None else out[0]
-
-
-def evaluate_run_file_versions(versions: list, path, settings: Settings, *, name: str | None = None,
-                               block_size: int | None = None, progress: bool = False,
-                               reader: PieceReader | None = None, each=None) -> list | None:
-    """:func:`evaluate_run_file` under several qrels at once: ``versions`` is [(qrels,
-    measures)], the result one RunResult per version. The file is read once; each block is
-    aligned and scored under one version after another (one block's alignment held at a
-    time), as :func:`evaluate_run_file` scores it under each; ``each`` is given the
-    alignments under the first version."""
+                      reader: PieceReader | None = None, each=None) -> list | None:
+    """One RunResult per (qrels, measures) of ``versions`` (measures: given string ->
+    Measure) for the run file at ``path``, streamed by query blocks; None when the file
+    cannot be streamed (see the module). The file is read once; each block is aligned and
+    scored under one version after another (one block's alignment held at a time).
+    ``each(aligned)`` is given every block's alignment under the first version once scored,
+    for a caller that keeps part of it; when None is returned, the blocks given so far are
+    to be let go. ``reader``: a :class:`PieceReader` already started on the file."""
     source = os.fspath(path)
     name = name or source
     with open(source, "rb") as fh:
@@ -70,28 +58,6 @@ def evaluate_run_file_versions(versions: list, path, settings: Settings, *, name
     parts = parts or [() for _ in versions]
     return [assemble(qrels, list(blocks), measures, settings, name, file_realigner(qrels, source, name, settings),
                      source) for (qrels, measures), blocks in zip(versions, parts)]
-
-
-
-def top_of_run_file(qrels: Qrels, path, measures: dict, settings: Settings, k: int, *,
-                    name: str | None = None, reader: PieceReader | None = None) -> "tuple[RunResult, Run] | None":
-    """:func:`evaluate_run_file` that keeps each query's top ``k`` ranks: (the per-query
-    values, the run of those rows, :func:`judged.align.top_run` of every block stacked), for
-    a caller that reads only the top of each ranking (``judged meta pooling``): it holds
-    them, not the file. None when the file cannot be streamed (not plain text, gzip, not
-    grouped by query). ``reader``: a :class:`PieceReader` already started on the file."""
-    from .align import top_run
-    from .io import file_kind
-
-    source = os.fspath(path)
-    if not os.path.isfile(source) or file_kind(source) != "text":
-        return None
-    parts: list = []
-    result = evaluate_run_file(qrels, source, measures, settings, name=name, reader=reader,
-                               each=lambda aligned: parts.append(top_run(aligned, k)))
-    if result is None:
-        return None
-    return result, stack_runs(parts, name=name or source, source=source)
 
 
 def query_cut(text, end: int) -> int:

@@ -478,7 +478,7 @@ def adversarial_files(tmp_path, seed=0):
                                      {"measure": "P@5"}, {"measure": "AP"}])
 def test_streamed_run_files_replay_as_runs_read_whole(tmp_path, monkeypatch, options):
     # run files grouped by query are streamed by query blocks, each block's top ranks kept
-    # (judged.stream.top_of_run_file); the same runs given read (whole-run path) replay to the same bits,
+    # (judged.core.evaluation.Scorer with Top(k)); the same runs given read (whole-run path) replay to the same bits,
     # blocks of a query or two included
     from judged.core import stream
     from judged.core.io import read_run
@@ -487,8 +487,8 @@ def test_streamed_run_files_replay_as_runs_read_whole(tmp_path, monkeypatch, opt
     options = {"measure": "nDCG@5", "depth": 6, "step": 3, **options}
     monkeypatch.setattr(stream, "BLOCK_SIZE", 700)
     streamed = []
-    real = stream.top_of_run_file
-    monkeypatch.setattr(stream, "top_of_run_file", lambda *a, **k: streamed.append(real(*a, **k)) or streamed[-1])
+    real = stream.evaluate_run_file
+    monkeypatch.setattr(stream, "evaluate_run_file", lambda *a, **k: streamed.append(real(*a, **k)) or streamed[-1])
     res = pooling_replay(qrels, paths, [10, 40], **options)
     whole = pooling_replay(qrels, {p: read_run(p) for p in paths}, [10, 40], **options)
     reads_whole = options["measure"] == "AP"  # it reads whole rankings: nothing to cut, the files are read whole
@@ -541,8 +541,8 @@ def test_the_first_run_is_read_while_the_qrels_are_and_let_go_on_an_error(tmp_pa
 
     qrels, paths = adversarial_files(tmp_path, seed=5)
     taken = []
-    real = stream.top_of_run_file
-    monkeypatch.setattr(stream, "top_of_run_file", lambda *a, **k: taken.append(k.get("reader")) or real(*a, **k))
+    real = stream.evaluate_run_file
+    monkeypatch.setattr(stream, "evaluate_run_file", lambda *a, **k: taken.append(k.get("reader")) or real(*a, **k))
     pooling_replay(qrels, paths, [10], ["depth"], measure="nDCG@5", depth=6)
     assert [r is not None and r.source == paths[0] for r in taken] == [True, False, False]
     (tmp_path / "bad.txt").write_text("q1 0 d1 1\nq1 0\n")

@@ -254,10 +254,9 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     qrels is refused."""
     from ..estimate import DEFAULT_LEVEL, estimate_runs
     from ..hole_collection import build_pool, make_world, unit_removal, world_aligned
-    from ...core.evaluation import aligned_runs
+    from ...core.evaluation import Keep, Scorer
     from ...core.measures.bounds import bounds, check_maxgrade, list_depth, pool_extras
     from ..holes import DEFAULT_ESTIMATE_OVER, estimate_source, negative_as
-    from ...core.io import read_qrels
     from ...core.measures import BOUNDED, Measure
     from ...core.measures.registry import family
 
@@ -301,8 +300,8 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                            k if depth is None else int(depth), level, cells)
     zero_m = replace(m, maxgrade=None)
     condensed_m = replace(zero_m, unjudged="condensed")
-    qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate)
-    aligned = aligned_runs(qrels, runs, settings, docids_only=True, digest=False)  # no run's sha256 is shown
+    scored = Scorer(qrels, {}, settings).runs(runs, Keep(True, docids_only=True), digests=False)  # no sha256 shown
+    qrels, aligned = scored.qrels, scored.alignments()
     query_set = of_aligned(settings, qrels, aligned, measures=[m])
     named = [(name, negative_as(a, negative)) for name, a in aligned.items()]
     if len(named) < 2:

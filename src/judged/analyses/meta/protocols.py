@@ -190,7 +190,8 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
     from ..holes import holes_report, negative_as
     from ...core.align import align
     from ...core.measures.bounds import bounds
-    from ...core.evaluation import aligned_runs, evaluate
+    from ...core.evaluation import ALIGNMENT, Scorer, evaluate
+    from ...core.querysets import refuse_disjoint_runs
     from ...core.io import read_qrels
     from ...core.measures import Measure
 
@@ -199,7 +200,9 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
     depth = k if depth is None else int(depth)
     m = replace(Measure.parse(measure), unjudged="zero", maxgrade=None)
     full = read_qrels(qrels, on_duplicate=settings.on_duplicate)
-    aligned = aligned_runs(full, runs, settings)
+    scored = Scorer(full, {}, settings).runs(runs, ALIGNMENT)
+    refuse_disjoint_runs(scored)
+    aligned = scored.alignments()
     names = list(aligned)
     full_scores = {n: float(np.mean(m.compute(negative_as(a, negative)))) for n, a in aligned.items()}
     # every run's top max(k, depth): query, docid, grade in the full qrels (NaN: never judged)

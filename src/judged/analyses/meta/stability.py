@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...core.conventions import Settings
 from ...core.errors import JudgedError
 from ..stats import row_tolerances, tie_sign
 from ...core.querysets import common_queries, mean_over, refuse_disjoint_runs
@@ -169,7 +170,8 @@ def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels
         result_a = result_b = evaluate(qrels, runs, list(dict.fromkeys([str(measure), str(measure_b)])),
                                        **conventions)
     else:  # each run read once and scored under both versions, one alignment at a time
-        result_a, result_b = evaluate_versions([qrels, versus_qrels], runs, [[measure], [measure_b]], **conventions)
+        result_a, result_b = evaluate_versions([qrels, versus_qrels], runs, [[measure], [measure_b]],
+                                               Settings(**conventions))
     for r in (result_a, result_b):
         refuse_disjoint_runs(r)
     names = list(result_a.runs)

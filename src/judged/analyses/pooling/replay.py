@@ -30,7 +30,6 @@ beat depth pooling at every tolerance, else depth pooling.
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -38,7 +37,7 @@ import numpy as np
 from ...core.align import block_offsets
 from ...core.conventions import Settings
 from ...core.errors import ConventionError, JudgedError
-from ...core.querysets import aligned_counts, query_set as of_counts, result_counts
+from ...core.querysets import query_set as of_counts, result_counts
 from ..meta.stability import kendall_tau, kendall_taus
 from .candidates import PoolRows
 
@@ -49,50 +48,17 @@ DEFAULT_MEASURE = "nDCG@10"
 CHECKPOINTS = 200  # the default step: about this many checkpoints per replay
 
 
-def top_rows(aligned, k: int):
-    """The aligned run with its top ``k`` rows per query only, and the run with those rows
-    only (the rows renumbered): the rest of a long run is let go."""
-    from ...core.align import Ranked, top_run
+def _read_runs(qrels, runs, m, settings: Settings, keep: int | None) -> tuple:
+    """(the qrels read, name -> each run's alignment, cut to its top ``keep`` ranks (None:
+    whole), name -> its query counts, its full-qrels score per run). A run file grouped by
+    query is streamed by query blocks, as judged eval reads it, only its top ranks kept
+    (:class:`judged.core.evaluation.Scorer` with ``Top(keep)``)."""
+    from ...core.evaluation import ALIGNMENT, Scorer, Top
 
-    top = aligned.ranked.top(k)
-    ranked = Ranked(top.n_queries, top.q, top.pos, top.grade, np.arange(len(top.row), dtype=np.int64), top.offsets)
-    return replace(aligned, run=top_run(aligned, k), ranked=ranked)
-
-
-def _read_runs(qrels, runs, m, settings: Settings, keep: int | None, reader=None) -> tuple[dict, dict, list]:
-    """(name -> each run's alignment, cut to its top ``keep`` ranks (None: whole), name -> its
-    query counts, its full-qrels score per run). A run file grouped by query is streamed by
-    query blocks, as judged eval reads it (the first one from ``reader``, a
-    :class:`judged.stream.PieceReader` started on it): each block scored and its top ranks kept
-    (:func:`judged.stream.top_of_run_file`), then those rows aligned again."""
-    from ...core.align import align
-    from ...core.evaluation import named_runs
-    from ...core.stream import top_of_run_file
-
-    def top(name, path):
-        if keep is None:
-            return None
-        mine = reader is not None and not reader.used and reader.source == os.fspath(path)
-        if mine:
-            reader.used = True
-        return top_of_run_file(qrels, path, {str(m): m}, settings, keep, name=name, reader=reader if mine else None)
-
-    aligned, counts, full = {}, {}, []
-    for name, run in named_runs(runs, settings.on_duplicate, streamed=top):
-        if isinstance(run, tuple):
-            result, run = run
-            counts[name] = result_counts(name, result, qrels)
-            full.append(m.aggregate_of(result.values[str(m)]))
-            # its rows come in rank order under the run's tie order: ranked as they come (no sort by score)
-            aligned[name] = replace(align(qrels, run, replace(settings, ties="input")), settings=settings)
-            continue
-        a = align(qrels, run, settings)
-        del run
-        counts[name] = aligned_counts(name, a, qrels)
-        full.append(m.aggregate_of(m.compute(a)))
-        aligned[name] = a if keep is None else top_rows(a, keep)
-        del a
-    return aligned, counts, full
+    scored = Scorer(qrels, {str(m): m}, settings).runs(runs, ALIGNMENT if keep is None else Top(keep))
+    counts = {name: result_counts(name, rr, scored.qrels) for name, rr in scored.runs.items()}
+    full = [m.aggregate_of(rr.values[str(m)]) for rr in scored.runs.values()]
+    return scored.qrels, scored.alignments(), counts, full
 
 
 def nice_step(n: int, checkpoints: int = CHECKPOINTS) -> int:
@@ -444,8 +410,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     the first. Runs are scored over every qrels
     query (``complete=True``, the query-set rule of every command comparing runs,
     :mod:`judged.querysets`); a run sharing no query id with the qrels is refused."""
-    from ...core.evaluation import first_run_reader, scoring_threads
-    from ...core.io import read_qrels
+    from ...core.evaluation import scoring_threads
     from ...core.measures import Measure
     from ...core.measures.bounds import list_depth
 
@@ -468,20 +433,13 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     # `depth` and the measure's cutoff (the whole ranking when the measure reads it), so one run is
     # held whole at a time; the first run file is tokenized in a second thread meanwhile, as judged eval starts
     keep = list_depth(m)
-    reader = first_run_reader(runs) if keep is not None else None
-    try:
-        names = replayable() if not strategies else list(dict.fromkeys(strategies))
-        for s in names:
-            if s not in replayable():
-                raise ConventionError(f"cannot replay pooling strategy {s!r} (choose from {', '.join(replayable())})")
-        settings = Settings.of(settings, pooling_replay, ties=ties, complete=complete, no_relevant=no_relevant,
-                               on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids,
-                               depth_cut=depth_cut)
-        qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate)
-        aligned, counts, full = _read_runs(qrels, runs, m, settings, None if keep is None else max(keep, depth), reader)
-    finally:
-        if reader is not None:
-            reader.close()
+    names = replayable() if not strategies else list(dict.fromkeys(strategies))
+    for s in names:
+        if s not in replayable():
+            raise ConventionError(f"cannot replay pooling strategy {s!r} (choose from {', '.join(replayable())})")
+    settings = Settings.of(settings, pooling_replay, ties=ties, complete=complete, no_relevant=no_relevant,
+                           on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    qrels, aligned, counts, full = _read_runs(qrels, runs, m, settings, None if keep is None else max(keep, depth))
     query_set = of_counts(settings, len(qrels.query_ids), counts, measures=[m])
     run_names = list(aligned)
     if len(run_names) < 2:

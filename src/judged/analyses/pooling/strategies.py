@@ -140,8 +140,8 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     of them (a run sharing no query id with the qrels is refused: nothing to pool). ``seed``
     (random strategies; default 0) and ``options`` go to the strategy (``sample``:
     ``strata``, the best-rank bin starts)."""
-    from ...core.evaluation import aligned_runs
-    from ...core.io import read_qrels
+    from ...core.evaluation import Scorer, Top
+    from ...core.querysets import refuse_disjoint_runs
     from ..holes import negative_as
 
     validate(negative=negative)
@@ -155,10 +155,10 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     check_maxgrade(maxgrade)
     if budget is not None and budget < 0:
         raise ConventionError(f"--budget must be 0 or more, got {budget}")
-    qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate)
     # every strategy reads the runs' top depth and the docids there, nothing deeper; no run's sha256 is written
-    aligned = {name: negative_as(a, negative) for name, a in
-               aligned_runs(qrels, runs, settings, docids_only=True, keep_ranks=depth, digest=False).items()}
+    scored = Scorer(qrels, {}, settings).runs(runs, Top(depth, docids_only=True), digests=False)
+    refuse_disjoint_runs(scored)
+    qrels, aligned = scored.qrels, {name: negative_as(a, negative) for name, a in scored.alignments().items()}
     with progress(None, f"pooling: the unjudged pairs of the top {depth}, strategy {strategy}"):
         pairs = candidates(aligned, depth)
         ctx = PoolContext(qrels, aligned, depth, budget, maxgrade, seed, dict(options))

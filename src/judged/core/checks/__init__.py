@@ -29,6 +29,25 @@ from ..words import counted
 DEFAULT_DEPTH = 10  # k of the leak and evidence-gap lists when no nDCG@k is measured
 
 
+@dataclass(frozen=True, eq=False)
+class SideFiles:
+    """The side files of an evaluation, as one value (paths, DataFrames or dicts; see
+    ``docs/beyond-ndcg.md``): a grade ``scale`` (TOML; every qrels grade must be on it),
+    evidence ``requirements`` (``qid group docid``, for Complete@k / Coverage@k),
+    ``eligibility`` for a ``principal`` (ineligible documents graded 0, counted by Leak@k),
+    declared ``unanswerable`` queries (also the qrels marker ``__UNANSWERABLE__``), the
+    ``abstain_marker`` a run abstains with, and ``score_unanswerable`` (keep those queries
+    in the ranking measures)."""
+
+    scale: object = None
+    requirements: object = None
+    eligibility: object = None
+    principal: str | None = None
+    unanswerable: object = None
+    abstain_marker: str = ABSTAIN_MARKER
+    score_unanswerable: bool = False
+
+
 @dataclass
 class Checks:
     scale: GradeScale | None = None
@@ -45,26 +64,25 @@ class Checks:
     _cache: dict = field(default_factory=dict, repr=False)
 
     @staticmethod
-    def load(qrels, *, scale=None, requirements=None, eligibility=None, principal=None, unanswerable=None,
-             abstain_marker: str = ABSTAIN_MARKER, score_unanswerable: bool = False):
+    def load(qrels, side: SideFiles):
         """(Checks, the qrels to evaluate against)."""
-        checks = Checks(abstain_marker=abstain_marker)
-        if scale is not None:
-            checks.scale = read_scale(scale)
+        checks = Checks(abstain_marker=side.abstain_marker)
+        if side.scale is not None:
+            checks.scale = read_scale(side.scale)
             checks.scale.check_qrels(qrels)
-        qrels, marked = split_marker(qrels, keep_rows=score_unanswerable)
-        listed = read_query_list(unanswerable) if unanswerable is not None else []
+        qrels, marked = split_marker(qrels, keep_rows=side.score_unanswerable)
+        listed = read_query_list(side.unanswerable) if side.unanswerable is not None else []
         declared = sorted(set(marked) | set(listed))
-        if eligibility is not None:
-            checks.eligibility = read_eligibility(eligibility, principal)
+        if side.eligibility is not None:
+            checks.eligibility = read_eligibility(side.eligibility, side.principal)
             qrels, checks.ineligible_relevant = restrict_qrels(qrels, checks.eligibility)
         if declared:
             check_unanswerable(relevant_per_query(qrels), declared, qrels.source)
-        if declared and not score_unanswerable:
+        if declared and not side.score_unanswerable:
             qrels = drop_queries(qrels, declared)
-        checks.answer_key = AnswerKey(qrels, declared, score_unanswerable)
-        if requirements is not None:
-            checks.requirements = read_requirements(requirements)
+        checks.answer_key = AnswerKey(qrels, declared, side.score_unanswerable)
+        if side.requirements is not None:
+            checks.requirements = read_requirements(side.requirements)
             stray = unknown_queries(checks.requirements, qrels.query_ids.tolist() + declared)
             if stray:
                 checks.notes.append(f"{len(stray)} quer{'y' if len(stray) == 1 else 'ies'} in the requirements "
@@ -170,4 +188,4 @@ class Checks:
         return out
 
 
-__all__ = ["Checks", "Abstention"]
+__all__ = ["Checks", "SideFiles", "Abstention"]
