@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from ...core.data import arrow_strings, string_codes, take_strings
+from ...core.kernels import packed_key
+
 
 @dataclass
 class Candidates:
@@ -123,8 +126,6 @@ class TakenStrings(Sequence):
 
     def tolist(self) -> list:
         if self._list is None:
-            from ...core.data import take_strings
-
             self._list = take_strings(self.values, self.rows).to_pylist()
         return self._list
 
@@ -167,8 +168,6 @@ def string_ranks(strings: list) -> np.ndarray:
     """Each string's rank among the distinct strings, in Python's order: code point order,
     which is the order of their UTF-8 bytes (:func:`judged.core.data.string_codes`, the
     strings compared whole, NULs included)."""
-    from ...core.data import arrow_strings, string_codes
-
     strings = list(strings)
     try:
         values = arrow_strings(strings)
@@ -202,8 +201,6 @@ class PoolRows:
         the run's index in ``names``, the query's in ``qids``, the 1-based rank, the docid
         (Arrow strings, or a list of str) and the pair's grade in the qrels (NaN: not there,
         a truth of 0)."""
-        from ...core.data import arrow_strings, string_codes
-
         self.names, self.qids = list(names), list(qids)
         self.run, self.query, self.rank = (np.asarray(x, np.int64) for x in (run, query, rank))
         self.docids = docids if isinstance(docids, pa.Array) else arrow_strings(list(docids))
@@ -222,8 +219,6 @@ class PoolRows:
     def of(cls, aligned: dict, depth: int) -> "PoolRows":
         """The top ``depth`` rows of every query of the aligned runs ({name: Aligned}), the
         queries in order of first appearance."""
-        from ...core.data import take_strings
-
         qids = list(dict.fromkeys(q for a in aligned.values() for q in a.qids.tolist()))
         qpos = {q: i for i, q in enumerate(qids)}
         parts = []
@@ -285,8 +280,6 @@ class PoolRows:
         """The pair code of each of the ranked rows ``top`` of the aligned run (-1: a pair no
         row here has): the codes' docids and the rows' numbered together by
         :func:`~judged.core.data.string_codes` (exact)."""
-        from ...core.data import string_codes, take_strings
-
         qi = np.array([self.qpos.get(q, -1) for q in aligned.qids.tolist()], np.int64)[top.q]
         rows = np.flatnonzero(qi >= 0)
         C = len(self.first)
@@ -362,8 +355,6 @@ def _order(*keys) -> np.ndarray:
     rows equal on all in row order): when the keys and the row number fit in one int64 key
     (62 bits), a sort of that key, whose values are distinct (quicksort then gives the stable
     order, faster than a stable sort of int64 or a lexsort)."""
-    from ...core.kernels import packed_key
-
     keys = (*keys, np.arange(len(keys[0]), dtype=np.int64))
     key = packed_key(*keys)
     return np.lexsort(keys[::-1]) if key is None else np.argsort(key)

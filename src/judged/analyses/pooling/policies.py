@@ -28,8 +28,10 @@ import numpy as np
 
 from ...core.errors import ConventionError
 from ...core.kernels import packed_key
-from .replay_kernels import best_hole, bounds_hi, bounds_lo, ideal_dcg, multisets
+from ...core.measures.bounds import ndcg_extreme
 from .candidates import Candidates
+from .replay_kernels import (best_hole, bounds_hi, bounds_lo, bounds_picks, hedge_picks, ideal_dcg, multisets,
+                             ts_picks, turn_picks)
 
 
 class PoolingPolicy:
@@ -309,8 +311,6 @@ class QueryTurns(PoolingPolicy):
     def _draws(self, truth) -> tuple[np.ndarray, np.ndarray] | None:
         """(picks, counts): each query's draws in order, stored from its first pair, by a
         kernel (None: none draws as this policy does)."""
-        from .replay_kernels import turn_picks
-
         rule = self._turn_rule()
         if rule is None:
             return None
@@ -403,8 +403,6 @@ class BayesianBandit(QueryTurns):
         """MM by the compiled kernel; Thompson sampling by
         :func:`judged.analyses.pooling.replay_kernels.ts_picks` (a turn of every query at a time, the
         generator's stream as query after query), from the policy's own generator."""
-        from .replay_kernels import ts_picks
-
         if self.rule != "ts":
             return super().replay(truth, limit)
         if not self._started:
@@ -497,8 +495,6 @@ class Hedge(QueryTurns):
 
     def _draws(self, truth):
         """Each query's draws by :func:`judged.analyses.pooling.replay_kernels.hedge_picks` (from no label)."""
-        from .replay_kernels import hedge_picks
-
         if not np.isnan(self.label).all() or not self.c.n_runs:
             return None
         values, factor_rel, factor_non = self._flat
@@ -659,8 +655,6 @@ class Bounds(PoolingPolicy):
     def replay(self, truth, limit=None):
         """From no label at all, the order of :func:`judged.analyses.pooling.replay_kernels.bounds_picks`
         (compiled: the same steps in C); else label by label."""
-        from .replay_kernels import bounds_picks
-
         c = self.c
         truth = np.asarray(truth, np.float64)
         fresh = not self._undecided_seen() and np.isnan(self.label).all() and not self.pending.any()
@@ -717,7 +711,6 @@ class Bounds(PoolingPolicy):
         left = bounds_hi(self.hi[q], np.asarray(sorted(stale), np.int64), Wo, n_own, self.dcg[q], jg, self.disc,
                          self.maxgrade, ideal)
         if left:  # too many grade multisets: the DP
-            from ...core.measures.bounds import ndcg_extreme
 
             disc = np.zeros(len(jg) + Wo.shape[1])  # the ideal's discounts, 0 past k
             disc[: self.k] = self.disc[: len(disc)]

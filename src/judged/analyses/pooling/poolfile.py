@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...core.errors import ParseError
+from ...core.io.output import open_replacing
+from ...core.io.text import read_raw, utf8_line
 from ...core.words import counted
 from ..sampling import UNSAMPLED_PREFIX, parse_design
 
@@ -98,8 +100,6 @@ class Pool:
 
     def write(self, path) -> None:
         """Write the pool to ``path``, replacing it only once complete."""
-        from ...core.io.output import open_replacing
-
         with open_replacing(path) as fh:
             fh.write(self.text())
 
@@ -159,8 +159,6 @@ def read_pool_file(path, *, pairs_only: bool = False) -> PoolFile:
     ``pairs_only``: each pair's qid and docid only, whatever follows them on its line (no
     design). Compressed files are read as every reader reads them; a line that is not UTF-8
     is a ParseError naming it."""
-    from ...core.io.text import read_raw, utf8_line
-
     raw = read_raw(path)
     name = raw.name
     meta: dict = {}

@@ -34,12 +34,21 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ...core.align import block_offsets
+from ...core.align import Judgments, Ranked, block_offsets
 from ...core.conventions import Settings
+from ...core.data import arrow_strings
 from ...core.errors import ConventionError, JudgedError
+from ...core.kernels import block_rows
+from ...core.measures import Measure
+from ...core.measures.bounds import list_depth
 from ...core.querysets import query_set as of_counts, result_counts
+from ..meta.plot import pyplot, save
 from ..meta.stability import kendall_tau, kendall_taus
-from .candidates import PoolRows
+from .candidates import PoolRows, TakenStrings
+from .choice import RULE_TOLERANCES, choose
+from .policies import StaticOrder, depth_keys
+from .replay_kernels import replay_dcg
+from .strategies import BUDGET_STRATEGY, STRATEGIES, impact_scores, make_policy
 
 PROTOCOLS = ("leave-one-run-out", "from-scratch")
 DEFAULT_DEPTH = 100
@@ -82,8 +91,6 @@ class LabelScorer:
 
     def __init__(self, measure, aligned, index, truth: np.ndarray, candidate_qids: list, pair_query,
                  pid: np.ndarray | None = None):
-        from ...core.measures.bounds import list_depth
-
         self.m, self.a, self.truth = measure, aligned, truth
         top = aligned.ranked.top(list_depth(measure))  # the ranks the measure reads
         self.top = top
@@ -154,8 +161,6 @@ class LabelScorer:
     def _dcg_means(self, order: np.ndarray, at: np.ndarray) -> np.ndarray:
         """:meth:`means` by :func:`judged.analyses.pooling.replay_kernels.replay_dcg`, a few checkpoints'
         values at a time (no label yet: every query's value is 0)."""
-        from .replay_kernels import replay_dcg
-
         m, top, n = self.m, self.top, self.a.n_queries
         deepest = int(np.diff(self.joffsets).max()) if n else 0
         depth = max(int(top.pos.max()) + 1 if len(top.pos) else 0, deepest)
@@ -182,9 +187,6 @@ class LabelScorer:
 
     def _flush(self, pending: list, when: np.ndarray, values, out: np.ndarray):
         """Score the pending checkpoints' queries in one call, then each checkpoint's number in turn."""
-        from ...core.align import Judgments, Ranked
-        from ...core.kernels import block_rows
-
         parts = [(k, q) for _, k, q in pending if q is not None]
         if parts:
             pq = np.concatenate([q for _, q in parts])
@@ -370,8 +372,6 @@ class PoolingReplay:
     def choice(self):
         """The strategy to pool with on collections like this one
         (:func:`judged.analyses.pooling.choice.choose` over every tolerance measured)."""
-        from .choice import choose
-
         tolerances = self.tolerances or (self.tolerance,)
         return choose({n: {t: s.recovered(t)[0] for t in tolerances} for n, s in self.strategies.items()},
                       tolerances)
@@ -411,8 +411,6 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     query (``complete=True``, the query-set rule of every command comparing runs,
     :mod:`judged.querysets`); a run sharing no query id with the qrels is refused."""
     from ...core.evaluation import scoring_threads
-    from ...core.measures import Measure
-    from ...core.measures.bounds import list_depth
 
     if protocol not in PROTOCOLS:
         raise ConventionError(f"unknown protocol {protocol!r} (choose from {', '.join(PROTOCOLS)})")
@@ -511,8 +509,6 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
 def measured_tolerances(tolerance) -> tuple[tuple, float]:
     """(every tolerance to measure recovery at, in the order given, the one of the top-level
     figures) from one tolerance, several, or None (the rule's three)."""
-    from .choice import RULE_TOLERANCES
-
     given = RULE_TOLERANCES if tolerance is None else (
         (tolerance,) if isinstance(tolerance, (int, float)) else tuple(tolerance))
     if not given:
@@ -560,8 +556,6 @@ def _in_order(futures: dict, names: list):
 def _policy(name, cands, *, prepared_runs, aligned, seed, rel, depth, maxgrade, memo=None):
     """The strategy's policy for a replay (impact: scored from the replay's empty start;
     ``memo`` keeps each run's part of it from one replay to the next)."""
-    from .strategies import make_policy
-
     if name != "impact":
         return make_policy(name, cands, seed=seed, rel=rel, maxgrade=maxgrade)
     return _impact_policy(cands, {n: aligned[n] for n in prepared_runs}, depth, memo)
@@ -569,13 +563,6 @@ def _policy(name, cands, *, prepared_runs, aligned, seed, rel, depth, maxgrade, 
 
 def _impact_policy(cands, aligned, depth, memo=None):
     """``impact`` as ``judged pool`` computes it, on the replay's start: no label yet."""
-    from ...core.align import Judgments, Ranked, block_offsets
-    from ...core.data import arrow_strings
-    from ...core.measures import Measure
-    from .candidates import TakenStrings
-    from .policies import StaticOrder, depth_keys
-    from .strategies import impact_scores
-
     empty = {}
     for n, a in aligned.items():
         r = a.ranked
@@ -606,8 +593,6 @@ def _impact_policy(cands, aligned, depth, memo=None):
 
 def budget_default() -> str:
     """The strategy ``judged pool --budget N`` uses when none is named."""
-    from .strategies import BUDGET_STRATEGY
-
     return BUDGET_STRATEGY
 
 
@@ -619,8 +604,6 @@ def replayable() -> list[str]:
     (``sample``, ``sample-queries``: drawn for estimates by inference, measured by their own
     tests, not orders) and those ordered by a machine judge's labels, which a replay of
     the qrels alone does not have."""
-    from .strategies import STRATEGIES
-
     return [n for n in STRATEGIES if n not in NOT_REPLAYED]
 
 
@@ -638,7 +621,6 @@ def _combine(name, reps: list, marks, full, tolerance, budgets, limit=None) -> S
         cols.append(r.scores[idx])
         rel.append(r.relevant[idx])
     scores = np.concatenate(cols, axis=1)
-    from .strategies import STRATEGIES
 
     return StrategyReplay(name, STRATEGIES[name].summary, STRATEGIES[name].adaptive, at, scores,
                           np.stack(rel, axis=1),
@@ -647,8 +629,6 @@ def _combine(name, reps: list, marks, full, tolerance, budgets, limit=None) -> S
 
 def plot_pooling(result: PoolingReplay, path) -> None:
     """Mean absolute error and Kendall's tau against judgments, one line per strategy."""
-    from ..meta.plot import pyplot, save
-
     plt = pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
     draw_pooling(result, ax1, ax2)

@@ -60,7 +60,7 @@ from typing import Callable
 import numpy as np
 
 from ...core.conventions import Settings, validate
-from ...core.data import take_strings
+from ...core.data import as_numpy, take_strings
 from ...core.errors import ConventionError
 from ...core.measures import Measure
 from ...core.measures.bounds import check_maxgrade, fill, max_grade
@@ -331,7 +331,6 @@ def machine_grades(pairs, machine) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ...core.data import as_numpy
     from ..machine import pair_key
 
     if not pairs:
@@ -367,7 +366,6 @@ def expected_error(qrels, machine, prior: float = PRIOR_LABELS) -> dict:
     leave all its pairs to the end of the pool."""
     import pyarrow.compute as pc
 
-    from ...core.data import as_numpy
     from ..machine import pair_key
 
     m = machine.qrels
