@@ -29,7 +29,8 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..core.measures import Measure
-    from ..core.measures.registry import FAMILIES, NAMES, PARAMS
+    from ..core.measures.params import PARAMS
+    from ..core.measures.registry import FAMILIES, NAMES
 
     out = sys.stdout
     if args.name is None:

@@ -81,7 +81,7 @@ def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -
     from dataclasses import replace
 
     from ..core.measures import FAMILIES as JUDGED_FAMILIES, Measure, trec_form
-    from ..core.measures.registry import PARAMS
+    from ..core.measures.params import PARAMS
 
     # pytrec_eval's test (relevance_level < 1); -1, which its int32 parse lets through to
     # score every query 0, is refused here too

@@ -10,7 +10,8 @@ from judged.cli import main
 from judged.cli.completion import measure_words
 from judged.core.errors import MeasureError
 from judged.core.measures import Measure
-from judged.core.measures.registry import FAMILIES, NAMES, PARAMS, trec_table
+from judged.core.measures.params import PARAMS
+from judged.core.measures.registry import FAMILIES, NAMES, trec_table
 
 
 def cli(capsys, *argv):

@@ -16,8 +16,9 @@ from ..words import counted
 from ..conventions import IDEAL, UNJUDGED, Discount, Gain, Settings
 from ..errors import MeasureError
 from ..suggest import closest, did_you_mean
-from .registry import (MIN_GEO_MEAN, BOUNDED, FAMILIES, NAMES, NEEDS_CUTOFF, OPTIONS, PARAMS, SPELLINGS,
-                       TREC_NICKNAMES, TREC_NOT_COMPUTED, TREC_STRINGS, Family, trec_names, trec_table)
+from .params import OPTIONS, PARAMS
+from .registry import (MIN_GEO_MEAN, BOUNDED, FAMILIES, NAMES, NEEDS_CUTOFF, SPELLINGS, TREC_NICKNAMES,
+                       TREC_NOT_COMPUTED, TREC_STRINGS, Family, trec_names, trec_table)
 
 # trec_eval / pytrec_eval names with a cutoff: ndcg_cut.10, ndcg_cut_10, P.5, map_cut_100 ...
 _TREC_NAME = re.compile(r"^(%s)[._](\d+)$" % "|".join(
