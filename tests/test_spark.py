@@ -128,6 +128,26 @@ def test_run_fields_after_the_tag_are_ignored(spark, tmp_path):
                                                             ("2", "c", 1.0, 1.5)]
 
 
+def test_text_is_read_by_the_local_tokenizer(spark, tmp_path):
+    """Issue 32: Spark split text lines with a regex of its own; the executors now tokenize
+    them as the local reader does: a line ends at \\n only (a lone \\r is white space: Spark's
+    reader ended a line there too), a byte-order mark, CRLF, a form feed between fields,
+    scores in any form C reads; a bad score is the local reader's message."""
+    from judged.spark import evaluate_files
+
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n2 0 d 1\n")
+    (tmp_path / "run").write_bytes(b"\xef\xbb\xbf1 Q0 a 1 1e-3 t\r\n1 Q0 b 2 .5 t\r\n2\x0cQ0 d 1 +2. t\r2 Q0 c 2 1E0 t\n")
+    measures = ["AP", "P@1", "NumRet"]
+    remote = evaluate_files(str(tmp_path / "qrels"), [str(tmp_path / "run")], measures)
+    local = judged.evaluate(str(tmp_path / "qrels"), {str(tmp_path / "run"): str(tmp_path / "run")}, measures)
+    assert remote.per_query().to_dict() == local.per_query().to_dict()
+    assert remote.aggregate(str(tmp_path / "run"), "NumRet") == 3  # c rides on d's line, after its tag
+    assert list(remote.per_query()["qid"].unique()) == ["1", "2"]
+    (tmp_path / "bad").write_text("1 Q0 a 1 0x1A t\n")
+    with pytest.raises(judged.JudgedError, match="score '0x1A' is not a number"):
+        evaluate_files(str(tmp_path / "qrels"), [str(tmp_path / "bad")], measures)
+
+
 def test_parquet_folders_are_read_by_content(spark, tmp_path):
     """Issue #14: Spark writes Parquet as a folder of part files, named as the user chose (no
     .parquet); it was read as text and failed with [INVALID_ARRAY_INDEX]. Both engines now

@@ -221,26 +221,64 @@ def judgments_table(shared):
 # -- reading files into Spark -----------------------------------------------------------
 
 def read_table(spark, path: str, kind: str):
-    """A TREC run / qrels file (split on any white space; blank and ``#`` lines skipped; a
-    run line's fields after the tag ignored, as trec_eval does) or Parquet, decided by
-    content (a file, or a folder of part files as Spark writes it, whatever its name), as a
-    DataFrame with the engine's columns. ``kind``: ``run`` or ``qrels``."""
+    """A TREC run / qrels file or Parquet, decided by content (a file, or a folder of part
+    files as Spark writes it, whatever its name), as a DataFrame with the engine's columns.
+    ``kind``: ``run`` or ``qrels``. Text is read by Spark as lines and tokenized in the
+    executors by the local readers' tokenizer (:func:`text_rows`), so it is split, skipped
+    and its numbers parsed exactly as ``judged eval`` reads the file."""
     from pyspark.sql import functions as F
 
     from .core.io.sniff import parquet_files
 
     if parquet_files(path):
         return spark.read.parquet(path)
-    # bytes.split()'s white space is Java's \s (space, \t, \n, \x0b, \f, \r); F.trim strips spaces only
-    stripped = F.regexp_replace(F.col("value"), r"^\s+|\s+$", "")
-    fields = F.split(stripped, r"\s+")
-    lines = spark.read.text(path).filter(~stripped.rlike(r"^(#.*)?$"))
+    lines = spark.read.text(path, lineSep="\n")  # a line ends at \n only, as the tokenizer reads a file
     if kind == "run":
-        return lines.select(fields.getItem(0).alias("qid"), fields.getItem(2).alias("docid"),
-                            fields.getItem(3).cast("double").alias("rank"),
-                            fields.getItem(4).cast("double").alias("score"))
-    return lines.select(fields.getItem(0).alias("qid"), fields.getItem(2).alias("docid"),
-                        fields.getItem(3).cast("long").alias("grade"))
+        rows = lines.mapInArrow(text_rows(path, kind), "qid string, docid string, rank string, score double")
+        return rows.select("qid", "docid", F.col("rank").cast("double").alias("rank"), "score")
+    return lines.mapInArrow(text_rows(path, kind), "qid string, docid string, grade long")
+
+
+def text_rows(source: str, kind: str):
+    """The function each executor runs on its lines of a TREC file (Arrow batches of one
+    string column): the batch's lines put back together and tokenized by
+    :func:`judged.core.io.text.tokenize` (run or qrels layout: ``bytes.split()`` per line,
+    blank and ``#`` lines skipped, trailing run fields ignored, the C grammar for numbers),
+    a line it refuses read by the line-by-line reader. A bad line is the local reader's
+    ParseError without its line number (a batch's lines do not know theirs). Spark's reader
+    drops the file's byte-order mark, as the local reader does."""
+
+    def rows(batches):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from .core.io.text import RawFile, iter_lines, tokenize
+        from .core.io.trec import QRELS_LAYOUT, RUN_LAYOUT
+
+        layout = RUN_LAYOUT if kind == "run" else QRELS_LAYOUT
+        names = ["qid", "docid", "rank", "score"] if kind == "run" else ["qid", "docid", "grade"]
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            lines = batch.column(0)
+            joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n")
+            data = joined[0].as_buffer().to_pybytes()
+            if b"\x00" in data:
+                raise ParseError(source, None, "binary data (NUL byte), not a text file")
+            tokens = tokenize(data, layout)
+            if not isinstance(tokens, int):
+                columns = [*tokens.strings, pa.array(tokens.number)]
+            else:  # a line the tokenizer refused: the line-by-line reader's error for it, or its rows
+                raw = RawFile(source, data, "")
+                try:
+                    parsed = [layout.check(raw, n, f) for n, f in iter_lines(raw)]
+                except ParseError as exc:
+                    raise ParseError(source, None, exc.why) from None
+                columns = [pa.array(list(c)) for c in zip(*parsed)]
+            if columns:
+                yield pa.RecordBatch.from_arrays(columns, names)
+
+    return rows
 
 
 ROWS_PER_BUCKET = 2_000_000  # a bucket's run rows: about 300 MB in its Python worker
