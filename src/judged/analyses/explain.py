@@ -13,10 +13,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..core.words import counted
-from ..core.align import align
 from ..core.conventions import Settings
 from ..core.errors import ConventionError, MeasureError
-from ..core.io import read_qrels, read_run
+from ..core.evaluation import ALIGNMENT, Scorer
 from ..core.measures import Measure
 
 
@@ -94,19 +93,19 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
             max_rows: int = 1000, settings: Settings | None = None) -> Explanation:
     settings = Settings.of(settings, explain, ties=ties, on_duplicate=on_duplicate)
     m = Measure.parse(measure)
-    qrels = read_qrels(qrels, on_duplicate=settings.on_duplicate, subtopics=m.family.subtopics)
-    run = read_run(run, on_duplicate=settings.on_duplicate)
     if m.unjudged in ("min", "max"):  # the table shows one grade assignment; a bound is an optimum over many
         raise MeasureError(f"explain works {m.short} with its holes as not relevant (unjudged=zero) or removed "
                            f"(unjudged=condensed); for unjudged={m.unjudged}, run: judged holes QRELS RUN -m '{measure}'")
     qid = str(qid)
-    aligned = align(qrels, run, replace(settings, complete=True))
+    scored = Scorer(qrels, {"m": m}, replace(settings, complete=True)).runs([run], ALIGNMENT)
+    qrels, (rr,) = scored.qrels, scored.runs.values()
+    aligned = rr.aligned
     where = np.flatnonzero(aligned.qids == qid)
     if len(where) == 0:
         raise ConventionError(f"query {qid!r} is not in the qrels {qrels.source} "
                               f"(it has {counted(len(qrels.query_ids), 'query')})")
     qi = int(where[0])
-    value = float(m.compute(aligned)[qi])
+    value = float(rr.values["m"][qi])
     ranked = aligned.ranked.condensed if m.unjudged == "condensed" else aligned.ranked
     lo, hi = ranked.offsets[qi], ranked.offsets[qi + 1]
     shown = hi - lo if m.cutoff is None else min(hi - lo, m.cutoff)

@@ -294,7 +294,7 @@ def fill_runs(qrels, aligned: dict, measures: dict, settings, machine, k: int | 
     ``qrels``) with the holes labelled by ``machine``, over each run's ``qids`` (default:
     its evaluated queries); an ``eligibility`` keeps ineligible pairs graded 0;
     ``negative='unjudged'``: trec_eval's negative grades are holes the machine may label."""
-    from ..core.align import align
+    from ..core.evaluation import ALIGNMENT, Scorer
 
     machine = read_machine(machine)
     if k is None:
@@ -309,14 +309,14 @@ def fill_runs(qrels, aligned: dict, measures: dict, settings, machine, k: int | 
 
         filled, _ = restrict_qrels(filled, eligibility)
     out_qids, values, holes, labelled = {}, {}, {}, {}
+    scored = Scorer(filled, measures, settings).runs({name: a.run for name, a in aligned.items()}, ALIGNMENT)
     for name, human in aligned.items():
         keep_qids = human.qids if qids is None else qids[name]
-        a = align(filled, human.run, settings)
+        a = scored.runs[name].aligned
         where = {q: i for i, q in enumerate(a.qids.tolist())}
         pick = np.array([where.get(q, -1) for q in keep_qids.tolist()], dtype=np.int64)
         vals = {}
-        for g, m in measures.items():
-            v = m.compute(a)
+        for g, v in scored.runs[name].values.items():
             vals[g] = np.where(pick >= 0, v[np.maximum(pick, 0)], 0.0) if len(v) else np.zeros(len(pick))
         out_qids[name], values[name] = keep_qids, vals
         th, tf = human.ranked.top(k), a.ranked.top(k)

@@ -37,6 +37,7 @@ from .sampled_intervals import jeffreys_rate, satterthwaite_df, unseen_share_var
 from ..core.align import align
 from ..core.data import Qrels, as_numpy
 from ..core.errors import ConventionError, JudgedError
+from ..core.evaluation import ALIGNMENT, Scorer
 from ..core.measures import Measure
 
 VARIANCES = ("poisson", "srs")
@@ -620,8 +621,8 @@ def _query_units(labels: Labels, run, m, settings) -> Units:
     missing = int(np.isnan(labels.machine[unit[unit >= 0]]).sum())
 
     def per_query(qrels):
-        a = align(qrels, run, settings)
-        at = dict(zip(a.qids.tolist(), m.compute(a).tolist()))
+        (rr,) = Scorer(qrels, {"m": m}, settings).runs([run]).runs.values()
+        at = dict(zip(rr.qids.tolist(), rr.values["m"].tolist()))
         return np.array([at.get(q, 0.0) for q in qids.tolist()])
 
     human = per_query(labels.qrels_with(np.where(d.sampled, labels.human, np.nan), "people on the sample"))
@@ -706,39 +707,28 @@ def ppi_report(qrels, runs, machine, design, measures=("P@10", "DCG@10"), *, lev
     population labelled by people: human-only, PPI and PPI++ side by side, with the
     judged score (holes as not relevant) and the machine-filled plug-in; with ``baseline``
     also every run's difference from it."""
-    from ..core.evaluation import named_runs
-    from ..core.io import read_qrels
     from .machine import read_machine
 
     settings = Settings.of(settings, ppi_report, ties=ties, complete=complete, no_relevant=no_relevant,
                            on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids)
-    on_duplicate = settings.on_duplicate
-    qrels = read_qrels(qrels, on_duplicate=on_duplicate)
-    machine = read_machine(machine, on_duplicate=on_duplicate)
-    design = design if isinstance(design, Design) else Design.from_pool(design)
-    labels = Labels(qrels, machine, design)
     parsed = {str(m): Measure.parse(m) for m in measures}
-    named = list(named_runs(runs, on_duplicate))
+    scored = Scorer(qrels, parsed, settings).runs(runs, ALIGNMENT)
+    machine = read_machine(machine, on_duplicate=settings.on_duplicate)
+    design = design if isinstance(design, Design) else Design.from_pool(design)
+    labels = Labels(scored.qrels, machine, design)
+    judged = {(name, g): float(v.mean()) if len(v) else 0.0 for name, rr in scored.runs.items()
+              for g, v in rr.values.items()}
     rows, per = [], {}
-    for name, run in named:
-        current = align(qrels, run, settings)
+    for name, rr in scored.runs.items():
         for given, m in parsed.items():
-            u = units(labels, run, m, settings)
+            u = units(labels, rr.aligned.run, m, settings)
             per[(name, given)] = u
-            rows.append(_row(name, given, float(m.compute(current).mean()) if current.n_queries else 0.0, u, level))
+            rows.append(_row(name, given, judged[(name, given)], u, level))
     diffs = None
     if baseline is not None:
-        diffs = []
-        for name, _ in named:
-            if name == baseline:
-                continue
-            for given, m in parsed.items():
-                a = align(qrels, dict(named)[name], settings)
-                b = align(qrels, dict(named)[baseline], settings)
-                judged = (float(m.compute(a).mean()) if a.n_queries else 0.0) - \
-                         (float(m.compute(b).mean()) if b.n_queries else 0.0)
-                diffs.append(_row(f"{name} - {baseline}", given, judged,
-                                  per[(name, given)].minus(per[(baseline, given)]), level))
+        diffs = [_row(f"{name} - {baseline}", given, judged[(name, given)] - judged[(baseline, given)],
+                      per[(name, given)].minus(per[(baseline, given)]), level)
+                 for name in scored.runs if name != baseline for given in parsed]
     conventions = {g: m.convention(settings) for g, m in parsed.items()}
     return PPIReport(design, machine, level, rows, conventions, diffs)
 

@@ -92,14 +92,13 @@ def run(args) -> int:
     ppi = None
     if args.machine:
         from ..core.conventions import Settings
-        from ..core.evaluation import named_runs
         from .machine import ppi_for
 
         settings = Settings(**settings_kwargs(args, compared=True))
-        runs = dict(named_runs(list(args.runs), settings.on_duplicate))
         wanted = ([f"P@{args.k}", f"DCG@{args.k}"] if inf is not None
                   else [f"nDCG@{args.k}", f"AP@{args.k}", f"P@{args.k}"])
-        ppi = ppi_for(args.qrels, runs, args.machine, args.sample, wanted, settings, k=args.k, level=args.level)
+        ppi = ppi_for(args.qrels, list(args.runs), args.machine, args.sample, wanted, settings, k=args.k,
+                      level=args.level)
     if args.format == "json":
         d = inf.to_dict() if inf is not None else {}
         if ppi is not None:

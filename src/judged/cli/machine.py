@@ -15,7 +15,7 @@ def is_query_sample(sample) -> bool:
 
 def ppi_for(qrels, runs: dict, machine, sample, measures, settings, *, baseline=None, k: int = 10, level=0.95,
             sampled: bool = True):
-    """The :class:`judged.analyses.ppi.PPIReport` of ``runs`` (name -> Run) for the measures the
+    """The :class:`judged.analyses.ppi.PPIReport` of ``runs`` (as evaluate takes them) for the measures the
     sample's design can estimate, with its notes; ``sampled`` False: the measures have no
     sampled estimator (statAP, statNDCG), a note says the human-only column is the sample's."""
     from ..analyses.ppi import Design, ppi_report, supported_measures

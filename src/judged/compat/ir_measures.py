@@ -88,22 +88,22 @@ class Evaluator:
         self.qrels = as_qrels(qrels, subtopics=any(m.family.subtopics for m in self.measures.values()))
         self.settings = Settings(**conventions)
 
-    def _values(self, run):
-        from ..core.align import align
+    def _scored(self, run):
+        """The run's :class:`~judged.core.results.RunResult` (:class:`judged.core.evaluation.Scorer`)."""
+        from ..core.evaluation import Scorer
 
-        aligned = align(self.qrels, as_run(run), self.settings)
-        return aligned, {given: m.compute(aligned) for given, m in self.measures.items()}
+        (scored,) = Scorer(self.qrels, self.measures, self.settings).runs([as_run(run)]).runs.values()
+        return scored
 
     def iter_calc(self, run):
-        aligned, values = self._values(run)
-        for i, q in enumerate(aligned.qids.tolist()):
-            for given, v in values.items():
+        scored = self._scored(run)
+        for i, q in enumerate(scored.qids.tolist()):
+            for given, v in scored.values.items():
                 yield Metric(q, given, float(v[i]))
 
     def calc_aggregate(self, run) -> dict:
         """Mean over the queries both in the run and the qrels; NumRel/NumRet/NumRelRet summed (trec_eval)."""
-        aligned, values = self._values(run)
-        return {given: self.measures[given].aggregate_of(v) for given, v in values.items()}
+        return {given: self.measures[given].aggregate_of(v) for given, v in self._scored(run).values.items()}
 
 
 def evaluator(measures, qrels, **conventions) -> Evaluator:

@@ -162,9 +162,8 @@ class RelevanceEvaluator:
     def evaluate(self, scores) -> dict[str, dict[str, float]]:
         """{qid: {key: value}} for the queries both in ``scores`` and the qrels; a query
         listed with nothing ranked is scored on an empty ranking, as pytrec_eval does."""
-        from ..core.align import align
         from ..core.conventions import Settings
-        from ..core.io import read_run
+        from ..core.evaluation import ALIGNMENT, Scorer
 
         if not scores or self.qrels is None:
             return {}
@@ -172,9 +171,10 @@ class RelevanceEvaluator:
         run = _run(scores)
         # a listed query with an empty ranking is scored as trec_eval -c scores a missing one
         empty = listed - set(run.qid.unique().to_pylist())
-        aligned = align(self.qrels, run, Settings(complete=bool(empty)))
-        values = {key: _trec_values(key, m, aligned) for key, m in self.measures.items()}
-        return {q: {key: float(v[i]) for key, v in values.items()} for i, q in enumerate(aligned.qids.tolist())
+        measures = {key: m for key, m in self.measures.items() if m is not None}
+        (scored,) = Scorer(self.qrels, measures, Settings(complete=bool(empty))).runs([run], ALIGNMENT).runs.values()
+        values = {key: _trec_values(key, m, scored.aligned, scored.values.get(key)) for key, m in self.measures.items()}
+        return {q: {key: float(v[i]) for key, v in values.items()} for i, q in enumerate(scored.qids.tolist())
                 if q in listed}
 
 
@@ -209,12 +209,11 @@ def _run(scores):
         return read_run(ranked)
 
 
-def _trec_values(key: str, measure, aligned) -> np.ndarray:
-    """Each query's value as trec_eval reports it: the log for a geometric mean (gm_map's
-    log(max(AP, 1e-5))), 0 for a string-valued measure."""
+def _trec_values(key: str, measure, aligned, values) -> np.ndarray:
+    """Each query's value as trec_eval reports it from judged's ``values``: the log for a
+    geometric mean (gm_map's log(max(AP, 1e-5))), 0 for a string-valued measure."""
     if measure is None:
         return np.zeros(aligned.n_queries)
-    values = measure.compute(aligned)
     t = TREC[key if key in TREC else key.rsplit("_", 1)[0]][1]
     if t.log:
         return np.log(np.maximum(values, MIN_GEO_MEAN))
