@@ -115,7 +115,7 @@ def pair_answers(result, answers, measure: str | None = None, high: float = HIGH
     else the first measure) with the verdicts of ``answers`` (a path or Verdict list)."""
     verdicts = answers if isinstance(answers, list) else read_answers(answers)
     if measure is None:
-        measure = next((g for g, m in result.measures.items() if m.name == "nDCG"), next(iter(result.measures)))
+        measure = next((g for g, m in result.measures.items() if m.family.headline), next(iter(result.measures)))
     if measure not in result.measures:
         raise ConventionError(f"measure {measure!r} was not evaluated (evaluated: {', '.join(result.measures)})")
     labels = sorted({v.run for v in verdicts})

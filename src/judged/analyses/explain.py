@@ -42,7 +42,7 @@ class Explanation:
         console.print(f"[bold]{m}[/] for query [bold]{self.qid}[/]", highlight=False)
         console.print(f"convention: {self.convention} (one query: no mean, so no query set)", highlight=False,
                       markup=False, soft_wrap=True)
-        dcg_family = m.name in ("nDCG", "DCG")
+        dcg_family = m.family.label_worth == "gain"
         t = Table()
         for col in ["rank", "docid", "grade"] + (["gain", "discount", "discounted gain", "running DCG"]
                                                   if dcg_family else ["relevant"]) + \
@@ -59,7 +59,7 @@ class Explanation:
         console.print(t)
         if dcg_family:
             console.print(f"DCG = {self.dcg:.3f}", highlight=False)
-            if m.name == "nDCG":
+            if m.family.normaliser:
                 console.print(f"ideal grade sequence: {', '.join(str(g) for g in self.ideal_grades) or '(none)'}",
                               highlight=False)
                 console.print(f"IDCG = {self.idcg:.3f}", highlight=False)
@@ -118,7 +118,7 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
     relevant = int((qgrades >= m.rel).sum())
     dcg = idcg = None
     ideal_grades, ideal_gains = [], []
-    if m.name in ("nDCG", "DCG"):
+    if m.family.label_worth == "gain":
         gains = m.gain(grades)
         ranks = np.arange(1, shown + 1, dtype=np.float64)
         disc = m.discount.divide(np.ones(shown), ranks)
@@ -157,7 +157,7 @@ def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_d
     if relevant == 0:
         warnings.append(f"the qrels hold nothing relevant (grade >= {m.rel}) for this query: "
                         f"{label} is 0 here by convention (--no-relevant zero); skip or refuse it with --no-relevant")
-    elif relevant == 1 and m.name == "nDCG" and m.gain.kind != "map":
+    elif relevant == 1 and m.family.label_worth == "gain" and m.family.normaliser and m.gain.kind != "map":
         warnings.append(f"one relevant document: {label} here is 1/log2(1 + rank of the hit)"
                         if m.discount.kind == "log2" else f"one relevant document: {label} here only measures the rank of the hit")
     if hi == lo:

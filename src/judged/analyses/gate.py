@@ -51,7 +51,7 @@ import numpy as np
 from . import stats
 from ..core.conventions import Settings, validate
 from ..core.errors import ConventionError, JudgedError, ParseError, UsageError
-from ..core.measures import BOUNDED, Measure
+from ..core.measures import Measure
 from ..core.words import counted
 
 VERDICTS = ("pass", "fail", "undecided")
@@ -453,7 +453,7 @@ class _Decision:
         self.qids = [str(q) for q in result.runs[base].qids.tolist()]
         self.measure = policy.measure
         self.holes = policy.holes
-        self.bounded = Measure.parse(self.measure).name in BOUNDED
+        self.bounded = Measure.parse(self.measure).family.boundable
         self.methods = {"query_set": "every qrels query, 0 where a run ranks nothing (trec_eval -c), as judged compare",
                         "tolerance": stats.TOLERANCE, "could_flip": f"{COULD_FLIP[policy.could_flip]} ([holes] could_flip = "
                                       f"'{policy.could_flip}')"}

@@ -99,7 +99,8 @@ def _prepare(measure, pool, world, case: Case, seed, maxgrade) -> dict:
     prep = {"measure": m, "a": a, "nq": nq, "sum": np.zeros(nq), "sumsq": np.zeros(nq), "draws": 1, "holes": 0,
             "parts": [], "fixed": 0.0}
     fill = np.isnan(grade) & (pool.pos[rows] < fill_depth(m, pool))
-    extra = np.zeros(0, np.int64) if case.ideal_rows is None or case.model is None or m.name == "DCG" \
+    extra = np.zeros(0, np.int64) if case.ideal_rows is None or case.model is None or \
+        m.family.label_worth == "gain" and m.family.normaliser is None \
         else np.asarray(case.ideal_rows, np.int64)
     local = np.full(pool.jcount.shape[0], -1, np.int64)
     local[codes] = np.arange(len(codes))
@@ -143,8 +144,9 @@ def _needed_counts(m: Measure, jc: np.ndarray, levels: np.ndarray) -> np.ndarray
     """Judgments per query and level the measure reads: for nDCG (ideal=judged) the
     cutoff largest positive gains (nERR's ideal: the cutoff largest positive grades), for AP
     and R every level >= rel, for Compat every level > 0, else none."""
-    if m.name == "nDCG" and m.ideal == "judged" or m.name == "nERR":
-        gains = m.gain(levels.astype(np.float64)) if m.name == "nDCG" else levels.astype(np.float64)
+    kind = m.family.normaliser
+    if kind == "ideal-gains" and m.ideal == "judged" or kind == "ideal-grades":
+        gains = m.gain(levels.astype(np.float64)) if kind == "ideal-gains" else levels.astype(np.float64)
         order = np.argsort(-gains, kind="stable")
         c = jc[:, order] * (gains[order] > 0)
         if m.cutoff is not None:
@@ -153,9 +155,9 @@ def _needed_counts(m: Measure, jc: np.ndarray, levels: np.ndarray) -> np.ndarray
         out = np.zeros_like(jc)
         out[:, order] = c
         return out
-    if m.name in ("AP", "R"):
+    if kind == "relevant":
         return jc * (levels >= m.rel)[None, :]
-    if m.name == "Compat":  # its ideal: every relevant judgment (grade > 0)
+    if kind == "positive":  # Compat's ideal: every relevant judgment (grade > 0)
         return jc * (levels > 0)[None, :]
     return np.zeros_like(jc)
 
@@ -177,8 +179,8 @@ def _score_group(m: Measure, pool: HolePool, items: list) -> None:
     times their discounts (the drawn grades change nothing else but nDCG's ideal, which
     comes from counts). Other measures score every draw's whole ranking."""
     L = len(pool.levels)
-    by_counts = m.name == "nDCG" and m.ideal == "judged"
-    additive = (by_counts or m.name == "DCG") and m.unjudged != "condensed"
+    by_counts = m.family.normaliser == "ideal-gains" and m.ideal == "judged"
+    additive = m.family.label_worth == "gain" and m.ideal == "judged" and m.unjudged != "condensed"
     table = _ideal_table(m, pool, items) if by_counts and additive else None
     q_parts, pos_parts, g_parts, jq_parts, jg_parts, count_parts = [], [], [], [], [], []
     base, ibase, spans = 0, 0, []
@@ -402,7 +404,7 @@ def _finish(prep) -> CaseScore:
 def holes_read_as_zero(measure: Measure) -> Measure:
     """``measure`` as the estimate scores it: unjudged documents not relevant (what the draws
     then fill), no grade cap; refused for a measure without bounds (:data:`BOUNDED`)."""
-    if measure.name not in BOUNDED:
+    if not measure.family.boundable:
         raise MeasureError(f"the hole estimate is defined for {', '.join(BOUNDED)}, not {measure.name}")
     return replace(measure, unjudged="zero" if measure.unjudged in ("min", "max") else measure.unjudged,
                    maxgrade=None)

@@ -322,7 +322,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     check_bounds_over(bounds_over)
     m = zero_filled(Measure.parse(measure or f"nDCG@{k}"))
     scorer = Scorer(read_qrels(qrels, on_duplicate=settings.on_duplicate, subtopics=m.family.subtopics), {}, settings)
-    if m.name not in BOUNDED:
+    if not m.family.boundable:
         raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
     if maxgrade is not None:
         m = replace(m, maxgrade=int(maxgrade))
@@ -388,7 +388,7 @@ def result_holes(result, measure: str, k: int, *, maxgrade: int | None = None, n
     check_bounds_over(bounds_over)
     validate(negative=negative)
     m = zero_filled(result.measures[measure])
-    if m.name not in BOUNDED:
+    if not m.family.boundable:
         raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
     if maxgrade is not None:
         m = replace(m, maxgrade=int(maxgrade))
@@ -507,7 +507,7 @@ def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = No
     with progress(len(result.measures), "holes: what judging them could change") as advance:
         for given, measure in result.measures.items():
             advance()
-            if measure.name not in BOUNDED:
+            if not measure.family.boundable:
                 continue
             m = zero_filled(measure)
             if maxgrade is not None:
@@ -571,10 +571,10 @@ def pair_flips(measure, runs: list, pairs: list, over_pool: bool = True, depth: 
     if over_pool:
         extras = ([r.extras for r in runs] if all(r.extras is not None for r in runs)
                   else pool_extras(measure, [r.aligned for r in runs], depth))
-    if measure.name == "DCG" or (measure.name == "nDCG" and measure.ideal == "judged"):
+    if measure.family.label_worth == "gain" and measure.ideal == "judged":  # DCG, nDCG with ideal=judged
         # DCG has no ideal: the other runs' holes cannot move it
         extremes = _exact_pairs(measure, [r.aligned for r in runs], pairs,
-                                extras if measure.name == "nDCG" else None)
+                                extras if measure.family.normaliser else None)
         return [PairFlip(runs[i].name, runs[j].name, mean(runs[i].score) - mean(runs[j].score), lo, hi, exact=True)
                 for (i, j), (lo, hi) in zip(pairs, extremes)]
     if not over_pool:
@@ -728,7 +728,7 @@ def _exact_pairs(measure, aligned: list, pairs: list, extras: list | None = None
     nh = np.concatenate(prob_nh) if prob_nh else np.zeros(0, np.int64)
     coef = np.concatenate(coef_parts) if coef_parts else np.zeros(0)
     starts = np.concatenate(([0], np.cumsum(nh)[:-1])) if len(nh) else nh
-    if measure.name == "DCG":
+    if measure.family.normaliser is None:  # DCG: no ideal
         hi_each = [float(np.where(c > 0, c * values.max(), c * values.min()).sum()) for c in np.split(coef, starts[1:])]
         lo_each = [float(np.where(c > 0, c * values.min(), c * values.max()).sum()) for c in np.split(coef, starts[1:])]
         lo_each = (dfix + np.array(lo_each)).tolist() if len(dfix) else []

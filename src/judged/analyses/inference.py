@@ -329,11 +329,9 @@ def estimator_for(measure) -> "Estimator | None":
     """The sampled estimator of a measure: statNDCG for nDCG@k (ideal=judged), statAP for
     AP (its rel= and cutoff kept); None for the others."""
     m = replace(Measure.parse(measure), unjudged="zero", maxgrade=None)
-    if m.name == "nDCG" and m.cutoff is not None and m.ideal == "judged":
-        return Estimator("statNDCG", m)
-    if m.name == "AP":
-        return Estimator("statAP", m)
-    return None
+    if m.family.sampled is None or m.family.normaliser == "ideal-gains" and (m.cutoff is None or m.ideal != "judged"):
+        return None  # the estimate of the ideal's gains needs its length and the judgments' grades
+    return Estimator(m.family.sampled, m)
 
 
 @dataclass

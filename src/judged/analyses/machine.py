@@ -273,7 +273,8 @@ class MachineFilled:
 def fillable(measure) -> bool:
     """Whether a machine-filled version of the measure is shown: not Judged@k (it counts
     the people's judgments only), not the exact bounds, not the side-file measures."""
-    return measure.name not in ("Judged", "Complete", "Coverage", "Leak") and measure.unjudged not in ("min", "max")
+    return measure.family.reads not in ("judged", "requirements", "eligibility") and \
+        measure.unjudged not in ("min", "max")
 
 
 def machine_filled(result, machine, k: int | None = None) -> MachineFilled:

@@ -38,7 +38,7 @@ from ..core.align import align
 from ..core.data import Qrels, as_numpy
 from ..core.errors import ConventionError, JudgedError
 from ..core.evaluation import ALIGNMENT, Scorer
-from ..core.measures import Measure
+from ..core.measures import FAMILIES, Measure
 
 VARIANCES = ("poisson", "srs")
 ESTIMATORS = ("human", "ppi", "ppi++")
@@ -346,7 +346,7 @@ def estimates(coef, machine, human, sampled, pi=None, **kw) -> dict:
 #   sampled query judged): any measure; unit value = the query's score, y with the people's
 #   labels on P, f with the machine's; queries without a pair in P are known exactly.
 
-LINEAR = ("DCG", "P")
+LINEAR = tuple(f.name for f in FAMILIES.values() if f.linear_in_labels)  # DCG, P
 UNITS = ("pair", "query")
 
 
@@ -557,7 +557,7 @@ def units(labels: Labels, run, measure, settings) -> Units:
         raise ConventionError(f"prediction-powered estimates label the holes: give {measure.name} with "
                               f"unjudged=zero, not unjudged={measure.unjudged}")
     if labels.design.unit == "pair":
-        if measure.name not in LINEAR:
+        if not measure.family.linear_in_labels:
             raise ConventionError(f"{measure} is not linear in the labels: with pairs as the sampling units only "
                                   f"{', '.join(LINEAR)} have unbiased prediction-powered estimates; draw queries "
                                   "(judged pool --strategy sample-queries) to estimate it")
@@ -568,7 +568,7 @@ def units(labels: Labels, run, measure, settings) -> Units:
 def _value(measure, grades: np.ndarray) -> np.ndarray:
     """What a label is worth per unit coefficient: its gain (DCG) or relevant-or-not (P); NaN: 0."""
     g = np.nan_to_num(np.asarray(grades, dtype=float), nan=0.0)
-    if measure.name == "DCG":
+    if measure.family.label_worth == "gain":
         return measure.gain(g)
     return (g >= measure.rel).astype(float)
 
@@ -593,7 +593,7 @@ def _pair_units(labels: Labels, run, m, settings) -> Units:
     top = a.ranked.top(m.cutoff)
     n_q = max(a.n_queries, 1)
     unit = _rows_in_population(labels, a, top)
-    if m.name == "DCG":
+    if m.family.label_worth == "gain":
         coef = m.discount.divide(np.ones(len(top.q)), top.pos + 1.0) / n_q
     else:
         coef = np.full(len(top.q), 1.0 / (m.cutoff * n_q))
@@ -745,7 +745,6 @@ def _row(name, given, judged, u: Units, level) -> RunEstimate:
                        u.missing_machine, int((u.coef != 0).sum()), int(u.sampled[u.coef != 0].sum()))
 
 
-DIVIDES_BY_R = ("AP", "Rprec", "Bpref")  # per-query value divided by the query's number of relevant documents
 
 
 def heavy_tail_note(measure: str, design: Design) -> str:
@@ -766,10 +765,10 @@ def supported_measures(design: Design, measures, k: int = 10) -> tuple[list, lis
     parsed = [Measure.parse(m) for m in measures]
     if design.unit == "query":
         chosen = [m for m in parsed if m.unjudged == "zero"]
-        notes = [heavy_tail_note(str(m), design) for m in chosen if m.name in DIVIDES_BY_R]
+        notes = [heavy_tail_note(str(m), design) for m in chosen if m.family.heavy_tail]
         return [str(m) for m in chosen], notes
-    linear = [str(m) for m in parsed if m.name in LINEAR and m.unjudged == "zero"]
-    other = [str(m) for m in parsed if m.name not in LINEAR]
+    linear = [str(m) for m in parsed if m.family.linear_in_labels and m.unjudged == "zero"]
+    other = [str(m) for m in parsed if not m.family.linear_in_labels]
     notes = []
     if other:
         cut = next((m.cutoff for m in parsed if m.cutoff), k)

@@ -63,9 +63,9 @@ class Estimator:
             if s.lower().startswith(name.lower()):
                 rest = s[len(name):]
                 m = Measure.parse(target + rest)
-                if target == "nDCG" and m.cutoff is None:
+                if m.family.normaliser == "ideal-gains" and m.cutoff is None:
                     raise MeasureError(f"{s!r} needs a cutoff, e.g. {name}@10")
-                if m.unjudged != "zero" or (target == "nDCG" and m.ideal != "judged"):
+                if m.unjudged != "zero" or (m.family.normaliser == "ideal-gains" and m.ideal != "judged"):
                     raise MeasureError(f"{s!r}: an estimator takes gain=, discount= and rel= only")
                 return Estimator(name, m)
         raise MeasureError(f"unknown estimator {s!r} (choose from statNDCG@k, statAP, infNDCG@k, xinfAP)")
@@ -460,7 +460,7 @@ def _pseudo_scale(e: Estimator, unit_grade: np.ndarray, relevant: np.ndarray) ->
     effects for a graded measure (nDCG), whose unseen relevant documents are of every
     grade the sample shows; 1 for AP."""
     S = relevant.shape[0]
-    if e.measure.name != "nDCG" or not relevant.any():
+    if e.measure.family.label_worth != "gain" or not relevant.any():
         return np.ones(S)
     g = e.measure.gain(np.nan_to_num(unit_grade, nan=0.0))
     g1 = float(e.measure.gain(np.array([float(max(e.measure.rel, 1))]))[0])

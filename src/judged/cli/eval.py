@@ -237,8 +237,8 @@ def run_rejudge(args) -> int:
     if not args.runs:
         raise UsageError("give at least one RUN after the qrels")
     parsed = [Measure.parse(m) for m in (args.measures or ["nDCG@10"])]
-    scores = [m for m in parsed if m.name != "Judged"]
-    judged_k = [m.cutoff for m in parsed if m.name == "Judged"]
+    scores = [m for m in parsed if not m.family.coverage]
+    judged_k = [m.cutoff for m in parsed if m.family.coverage]
     if len(scores) != 1 or len(judged_k) > 1:
         raise UsageError("with --versus-qrels versions give one measure (and at most one Judged@k), e.g. -m nDCG@10 -m Judged@10")
     k = judged_k[0] if judged_k else (scores[0].cutoff or 10)

@@ -54,7 +54,7 @@ def with_judged_at_k(measures: list) -> list:
 
     measures = list(named_measures(measures))  # trec_eval's P.5,10: P_5 and P_10
     parsed = [Measure.parse(m) for m in measures]
-    if any(m.name == "Judged" for m in parsed):
+    if any(m.family.coverage for m in parsed):
         return list(measures)
     k = next((m.cutoff for m in parsed if m.cutoff), 10)
     return [*measures, f"Judged@{k}"]

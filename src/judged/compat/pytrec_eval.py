@@ -221,7 +221,7 @@ def _trec_values(key: str, measure, aligned, values) -> np.ndarray:
         from ..core.measures.dcg import ranking_for
 
         empty = ranking_for(measure, aligned).count == 0
-        if measure.name == "IPrec":
+        if t.level == "recall":  # iprec_at_recall
             R = aligned.judgments.count_at_least(measure.rel)
             empty &= np.floor(measure.option("recall") * R + 0.9) == 0  # trec_eval 9's rank, as pytrec_eval
         return np.where(empty, np.nan, values)

@@ -344,11 +344,11 @@ class Manifest:
 
 def _measure_entry(m, settings) -> dict:
     entry = {"measure": str(m), "convention": m.convention(settings), "cutoff": m.cutoff or 0}
-    if m.name in ("nDCG", "DCG"):
+    if "gain" in m.family.params:
         entry.update(gain=str(m.gain), discount=str(m.discount))
-        if m.name == "nDCG":
+        if "ideal" in m.family.params:
             entry["ideal"] = m.ideal
-    if m.name not in ("Judged", "NumRet"):
+    if m.family.reads not in ("judged", "retrieved"):
         entry["rel"] = m.rel
     entry["unjudged"] = m.unjudged
     return entry

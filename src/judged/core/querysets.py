@@ -152,7 +152,7 @@ def depth_warnings(runs: dict, measures=()) -> list[str]:
     if len(depths) < 2 or len(set(depths.values())) < 2:
         return []
     low = min(depths.values())
-    deep = [str(m) for m in measures if m.name != "NumRel" and (m.cutoff is None or m.cutoff > low)]
+    deep = [str(m) for m in measures if m.family.reads != "judgments" and (m.cutoff is None or m.cutoff > low)]
     if measures and not deep:
         return []
     listed = ", ".join(f"{n} {d}" for n, d in depths.items())

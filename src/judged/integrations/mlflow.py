@@ -101,9 +101,8 @@ def holes_report(result, k: int | None = None) -> dict | None:
     judged bounds, at ``k`` (default: its cutoff, else 10); None when no measure is bounded."""
     from ..analyses.holes import result_holes
     from ..core.jsonsafe import json_safe
-    from ..core.measures import BOUNDED
 
-    given = next((g for g, m in result.measures.items() if m.name in BOUNDED), None)
+    given = next((g for g, m in result.measures.items() if m.family.boundable), None)
     if given is None:
         return None
     return json_safe(result_holes(result, given, k or result.measures[given].cutoff or 10).to_dict())

@@ -338,7 +338,7 @@ def Experiment(retr_systems, topics, qrels, eval_metrics=("nDCG@10",), names=Non
     from dataclasses import replace
 
     import judged
-    from judged.core.measures import BOUNDED, Measure
+    from judged.core.measures import Measure
 
     _check(round, highlight, save_mode, validate, plan, precompute_prefix, correction, baseline, perquery, test)
     labels = _names(retr_systems, names)
@@ -359,7 +359,7 @@ def Experiment(retr_systems, topics, qrels, eval_metrics=("nDCG@10",), names=Non
     shown = list(judged_strings)
     if holes:
         parsed = [Measure.parse(m) for m in judged_strings]
-        bounded = next((m for m in parsed if m.name in BOUNDED), Measure.parse(f"nDCG@{k}"))
+        bounded = next((m for m in parsed if m.family.boundable), Measure.parse(f"nDCG@{k}"))
         bounded = replace(bounded, cutoff=bounded.cutoff or k)
         lo, hi = str(replace(bounded, unjudged="min")), str(replace(bounded, unjudged="max"))
         shown += [m for m in (f"Judged@{k}", lo, hi) if m not in shown]

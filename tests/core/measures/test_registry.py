@@ -2,9 +2,13 @@
 parsing, printing, conventions, trec_eval names, completion and ``judged measures`` all
 read it, and every record is complete."""
 
+import ast
 import json
+import pathlib
 
 import pytest
+
+import judged
 
 from judged.cli import main
 from judged.cli.completion import measure_words
@@ -119,3 +123,45 @@ def test_the_listing_marks_the_bounded_families(capsys):
     lines = capsys.readouterr().out.splitlines()
     marked = [lines[i - 1].split()[0] for i, line in enumerate(lines) if line.endswith("  bounds")]
     assert marked == list(BOUNDED)
+
+
+# -- no branch on a family's name outside judged.core.measures ---------------------------------------
+# What an analysis asks of a family is a field of its record (boundable, reads, label_worth, normaliser,
+# sampled, heavy_tail, headline, coverage, ...), never ``if m.name == "nDCG"``: a new family then answers
+# every question where it is declared, and no analysis keeps its own list of names.
+
+def _family_names_in(node, constants) -> bool:
+    """Whether ``node`` is a family's name, a literal collection holding one, or a name bound to one."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value in FAMILIES
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_family_names_in(e, constants) for e in node.elts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:  # frozenset((...))
+        return node.func.id in ("frozenset", "set", "tuple") and _family_names_in(node.args[0], constants)
+    return isinstance(node, ast.Name) and node.id in constants
+
+
+def branches_on_family_names(source: str) -> list[str]:
+    """Every comparison in ``source`` of something with a family's name (``m.name == "DCG"``,
+    ``target in ("AP", "R")``) or with a module-level collection of family names, or ``BOUNDED``."""
+    tree = ast.parse(source)
+    constants = {"BOUNDED"}  # the registry's names of the bounded families: ask family.boundable
+    for n in tree.body:
+        if isinstance(n, ast.Assign) and _family_names_in(n.value, set()):
+            constants |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+    return [f"{n.lineno}: {ast.unparse(n)}" for n in ast.walk(tree) if isinstance(n, ast.Compare)
+            and any(_family_names_in(side, constants) for side in (n.left, *n.comparators))]
+
+
+def test_the_scan_finds_a_branch_on_a_family_name():
+    found = branches_on_family_names('LINEAR = ("DCG", "P")\nif m.name == "nDCG" or t in ("AP", "R"):\n    pass\n'
+                                     'ok = [m for m in ms if m.name in LINEAR or m.name not in BOUNDED]\n'
+                                     'if kind == "gain" or m.family.boundable:\n    pass\n')
+    assert found == ["2: m.name == 'nDCG'", "2: t in ('AP', 'R')", "4: m.name in LINEAR", "4: m.name not in BOUNDED"]
+
+
+def test_no_branch_on_a_family_name_outside_core_measures():
+    src = pathlib.Path(judged.__file__).parent
+    found = [f"{p.relative_to(src)}:{hit}" for p in sorted(src.rglob("*.py"))
+             if p.parent != src / "core" / "measures" for hit in branches_on_family_names(p.read_text())]
+    assert found == [], "ask the family's registry record (a field of Family), not its name:\n" + "\n".join(found)

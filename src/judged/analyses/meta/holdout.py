@@ -286,7 +286,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     m = Measure.parse(measure or f"nDCG@{k}")
     # the estimate models grades, not subtopics; holdout reports exact bounds (not nERR's conservative ones)
     estimable = [name for name in BOUNDED if not family(name).subtopics and family(name).bounds == "exact"]
-    if m.name not in estimable:
+    if not (m.family.boundable and not m.family.subtopics and m.family.bounds == "exact"):
         raise ConventionError(f"holdout bounds and estimates are defined for {', '.join(estimable)}, not {m.name}")
     m = replace(m, unjudged="zero", maxgrade=None if maxgrade is None else int(maxgrade))
     if protocol in ("shift", "few"):

@@ -104,7 +104,7 @@ class LabelScorer:
         # DCG (a hole there gains 0 too) nor to the ideal (positive gains only, dcg.ideal_gains); such
         # labels are left out of the judgments and change no query's value
         self.silent = gains = None
-        if measure.name in ("nDCG", "DCG") and measure.unjudged == "zero" and len(truth):
+        if measure.family.label_worth == "gain" and measure.unjudged == "zero" and len(truth):
             gains = measure.gain(np.asarray(truth, np.float64))  # each pair's (elementwise: computed once)
             self.silent = gains == 0
         # the judgments' rows, sorted once: the pairs of the run's queries by (query, pair)
@@ -119,7 +119,7 @@ class LabelScorer:
         # DCG@k and nDCG@k over the judgments with holes at 0 (the default): the compiled replay
         # kernel, which scores every checkpoint's changed queries with the same sums
         self.gain = None
-        if self.silent is not None and (measure.name == "DCG" or measure.ideal == "judged"):
+        if self.silent is not None and measure.ideal == "judged":  # DCG (no ideal), nDCG with ideal=judged
             self.gain = gains
 
     def means(self, order: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -172,8 +172,8 @@ class LabelScorer:
         step = max(1, SNAPSHOT_VALUES // max(n, 1))
         for lo in range(0, len(at), step):
             part = np.asarray(at[lo:lo + step], np.int64)
-            snap = replay_dcg(m.cutoff, m.name == "nDCG", top.offsets, top.pos, self.pid, self.joffsets, self.jpid,
-                              self.pair_aq, self.gain, denominators, order, start, part, values)
+            snap = replay_dcg(m.cutoff, m.family.normaliser is not None, top.offsets, top.pos, self.pid, self.joffsets,
+                              self.jpid, self.pair_aq, self.gain, denominators, order, start, part, values)
             if m.aggregate == "mean":  # each row's mean as aggregate_of takes it (numpy's pairwise sum per row)
                 out[lo:lo + len(part)] = snap.mean(axis=1) if n else 0.0
             else:

@@ -117,7 +117,7 @@ class Checks:
     # -- reporting -----------------------------------------------------------
     def ranking_measure(self, result) -> str | None:
         """The measure the gap and answer lists pair with: the first nDCG measure given."""
-        return next((g for g, m in result.measures.items() if m.name == "nDCG"), None)
+        return next((g for g, m in result.measures.items() if m.family.headline), None)
 
     def k(self, result) -> int | None:
         if self.depth is not None:

@@ -119,6 +119,34 @@ class Family:
     # (low, high): every value of a query, and their mean, lies in it (grades inside the measure's scale,
     # max_rel); estimates from samples are clipped to it (judged.analyses.inference, judged.analyses.ppi)
     value_range: tuple = (0.0, 1.0)
+    # What the analyses ask of a family, declared here rather than asked of its name (no `m.name == "nDCG"`
+    # outside judged.core.measures; tests/core/measures/test_registry.py enforces it):
+    # what a query's value reads besides the run's ranked list: "grades" (the ranked documents' grades and
+    # the query's judgments), "judgments" (the query's judgments only, never the ranking: NumRel), "judged"
+    # (whether each ranked document carries any grade: Judged), "retrieved" (the ranking's length: NumRet),
+    # "queries" (1 per query: NumQ), "requirements" (the requirements file: Complete, Coverage),
+    # "eligibility" (the eligibility file: Leak)
+    reads: str = "grades"
+    # the value as a sum over the ranked documents of each label's worth times a coefficient of its rank,
+    # divided by the normaliser when it has one: "gain" (gain(grade) x discount(rank): nDCG, DCG),
+    # "relevant" ([grade >= rel] / k: P); None: not of that form, or not declared
+    label_worth: str | None = None
+    # what the per-query normaliser reads of the query's judgments, as counts per grade (what the hole
+    # estimate draws, judged.analyses.hole_draws): "ideal-gains" (nDCG with ideal=judged: the cutoff largest
+    # positive gains), "ideal-grades" (nERR: the cutoff largest positive grades), "relevant" (AP, R: every
+    # judgment with grade >= rel), "positive" (Compat's ideal: every grade > 0); None: no count of them
+    normaliser: str | None = None
+    sampled: str | None = None  # the estimator of its mean from a sampled pool (judged.analyses.sampled_estimators)
+    # query-sample (PPI) estimates carry the heavy-tail warning (judged.analyses.ppi.heavy_tail_note): the value
+    # over the whole ranking divides by R, so a query with few relevant documents moves it by up to 1
+    heavy_tail: bool = False
+    headline: bool = False  # what reports pair their lists with when no measure is named (nDCG, judged's default)
+
+    @property
+    def linear_in_labels(self) -> bool:
+        """Its value is a sum of each label's worth times a coefficient of its rank, with no normaliser
+        read from the judgments (DCG, P): a sample of (query, document) pairs estimates it without bias."""
+        return self.label_worth is not None and self.normaliser is None
 
     def default(self, param: str):
         return self.defaults.get(param, PARAMS[param].default)
@@ -180,7 +208,8 @@ _TREC_EVAL = "trec_eval 10 (usnistgov/trec_eval)"
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family(
-        "nDCG", dcg, "normalised discounted cumulative gain", cutoff="optional",
+        "nDCG", dcg, "normalised discounted cumulative gain", cutoff="optional", label_worth="gain",
+        normaliser="ideal-gains", sampled="statNDCG", headline=True,
         params=(*_DCG, "ideal", "unjudged", "maxgrade"), boundable=True, convention=_graded,
         aliases=("ndcg",), trec=(TrecName("ndcg_cut", DEFAULT_CUTOFFS), TrecName("ndcg", params=("gains",))),
         examples=("nDCG@10", "nDCG@100", "nDCG"),
@@ -196,7 +225,7 @@ ndcg_cut.k (ndcg without a cutoff) to the last bit. Without a cutoff the whole r
 counts. The relevance level does not apply: every positive grade has gain.""",
         source="Jarvelin & Kekalainen, TOIS 2002; Burges et al., ICML 2005; trec_eval m_ndcg_cut.c"),
     Family(
-        "DCG", dcg, "discounted cumulative gain (not normalised)", cutoff="optional",
+        "DCG", dcg, "discounted cumulative gain (not normalised)", cutoff="optional", label_worth="gain",
         value_range=(0.0, float("inf")),
         params=(*_DCG, "unjudged", "maxgrade"), boundable=True, convention=_graded,
         aliases=("dcg",), examples=("DCG@10",),
@@ -207,12 +236,14 @@ Under the same gain and discount as nDCG; without a cutoff the whole ranking cou
         source="Jarvelin & Kekalainen, TOIS 2002"),
     Family(
         "P", binary, "precision at k", cutoff="required", params=("rel", "unjudged", "maxgrade"), boundable=True,
+        label_worth="relevant",
         trec=(TrecName("P", DEFAULT_CUTOFFS),), examples=("P@10",),
         explanation="""
 Relevant documents in the top k, divided by k (a ranking shorter than k is padded with
 non-relevant documents).""", source=f"{_TREC_EVAL} m_P.c"),
     Family(
         "R", binary, "recall at k", cutoff="required", params=("rel", "unjudged", "maxgrade"), boundable=True,
+        normaliser="relevant",
         aliases=("recall",), trec=(TrecName("recall", DEFAULT_CUTOFFS),), examples=("R@100",),
         explanation="""
 Relevant documents in the top k, divided by R, the query's relevant judgments (0 when
@@ -226,6 +257,7 @@ R = 0).""", source=f"{_TREC_EVAL} m_recall.c"),
 the top k). Its mean over queries is MRR.""", source=f"{_TREC_EVAL} m_recip_rank.c"),
     Family(
         "AP", binary, "average precision", cutoff="optional", params=("rel", "unjudged", "maxgrade"),
+        normaliser="relevant", sampled="statAP", heavy_tail=True,
         boundable=True, aliases=("map",), trec=(TrecName("map"), TrecName("map_cut", DEFAULT_CUTOFFS, True)),
         examples=("AP", "AP@10"),
         explanation="""
@@ -234,7 +266,7 @@ divided by R, the query's relevant judgments (0 when R = 0). AP@k stops the sum 
 and still divides by R (trec_eval's map_cut.k). Its mean over queries is MAP.""",
         source=f"{_TREC_EVAL} m_map.c, m_map_cut.c"),
     Family(
-        "Rprec", binary, "precision at rank R", params=("rel", "unjudged", "mult"),
+        "Rprec", binary, "precision at rank R", params=("rel", "unjudged", "mult"), heavy_tail=True,
         trec=(TrecName("Rprec"), TrecName("Rprec_mult", level="mult", levels=trec.RPREC_MULTS)),
         examples=("Rprec", "Rprec(mult=2)"), convention=lambda m: _binary(m) + _options(m),
         explanation="""
@@ -243,7 +275,7 @@ R = 0). With mult=x (trec_eval's Rprec_mult.x) the rank read is c = floor(x * R 
 and the value is relevant documents in the top c / c (0 when c = 0).""",
         source=f"{_TREC_EVAL} m_Rprec.c, m_Rprec_mult.c"),
     Family(
-        "Bpref", binary, "binary preference, robust to incomplete judgments", params=("rel",),
+        "Bpref", binary, "binary preference, robust to incomplete judgments", params=("rel",), heavy_tail=True,
         trec=(TrecName("bpref"),), examples=("Bpref",),
         convention=lambda m: [f"rel>={m.rel}", "unjudged=ignored"],
         explanation="""
@@ -272,14 +304,14 @@ removes every document without a grade >= 0 from the ranking first.""",
         explanation="""1 when at least one relevant document is in the top k, else 0.""",
         source=f"{_TREC_EVAL} m_success.c"),
     Family(
-        "NumRel", binary, "relevant judgments of the query", params=("rel",), aggregate="sum",
+        "NumRel", binary, "relevant judgments of the query", params=("rel",), aggregate="sum", reads="judgments",
         value_range=(0.0, float("inf")),
         aliases=("num_rel",), trec=(TrecName("num_rel"),), examples=("NumRel",),
         convention=lambda m: [f"rel>={m.rel}"],
         explanation="""The query's judgments with grade >= rel; the aggregate is the sum over queries.""",
         source=f"{_TREC_EVAL} m_num_rel.c"),
     Family(
-        "NumRet", binary, "documents retrieved", params=("unjudged",), aggregate="sum",
+        "NumRet", binary, "documents retrieved", params=("unjudged",), aggregate="sum", reads="retrieved",
         value_range=(0.0, float("inf")),
         aliases=("num_ret",), trec=(TrecName("num_ret"),), examples=("NumRet",),
         convention=lambda m: [_unjudged(m)],
@@ -398,7 +430,7 @@ a positive gain. Experimental in trec_eval.""", source=f"{_TREC_EVAL} m_ndcg_rel
 trec_eval's fourth coefficient (true negatives) needs the collection size (its -N, 0 by
 default and in pytrec_eval): judged takes it as 0.""", source=f"{_TREC_EVAL} m_utility.c"),
     Family(
-        "NumQ", trec, "queries evaluated (a count)", aggregate="sum", trec=(TrecName("num_q"),),
+        "NumQ", trec, "queries evaluated (a count)", aggregate="sum", trec=(TrecName("num_q"),), reads="queries",
         value_range=(0.0, float("inf")),
         examples=("NumQ",), convention=lambda m: [],
         explanation="""1 per query evaluated; the aggregate is the number of queries.""",
@@ -426,7 +458,7 @@ ERR is monotone in every grade: unjudged=min|max are the exact extremes over the
 grades (every hole at 0, every hole at maxgrade).""",
         source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; gdeval.pl"),
     Family(
-        "nERR", beyond, "ERR normalised by the ideal ranking's", cutoff="optional",
+        "nERR", beyond, "ERR normalised by the ideal ranking's", cutoff="optional", normaliser="ideal-grades",
         params=("unjudged", "maxgrade", "max_rel"), defaults={"max_rel": 4}, examples=("nERR@10",),
         boundable=True, bounds="conservative", bound_gain="grade",
         convention=lambda m: [f"gain=(2^grade-1)/2^{m.option('max_rel')}", "ideal=judged", _unjudged(m)],
@@ -498,7 +530,7 @@ model with T_i = T at every rank, whatever the gain found. Computed as INST (W f
 the gains, so INSQ rises with every grade: unjudged=min|max are the exact extremes.""",
         source="Moffat, Scholer & Thomas, ADCS 2012; cwl_eval"),
     Family(
-        "Compat", beyond, "compatibility with the ideal ranking (rank-biased overlap)",
+        "Compat", beyond, "compatibility with the ideal ranking (rank-biased overlap)", normaliser="positive",
         params=("persistence", "normalize", "unjudged", "maxgrade"), spellings={"persistence": "p"},
         defaults={"persistence": 0.95}, examples=("Compat", "Compat(p=0.8)"), boundable=True, bounds="conservative",
         convention=lambda m: [f"p={m.option('persistence'):g}", f"normalize={m.option('normalize')}",
@@ -634,6 +666,7 @@ Monotone: unjudged=max is 1 when a hole is in the top k (it may cover every subt
         source="Zhai, Cohen & Lafferty, SIGIR 2003; ndeval 4.5"),
     Family(
         "Judged", judged, "share of the top k that is judged (coverage, not quality)", cutoff="required",
+        reads="judged",
         coverage=True, examples=("Judged@10",), convention=lambda m: ["judged=any-grade-for-this-query"],
         explanation="""
 The share of the top min(k, retrieved) documents that carry a judgment of any grade for
@@ -642,6 +675,7 @@ hole here, unlike BEIR's Hole@k. It says how far the other numbers can be truste
 good the ranking is: comparisons never test it for significance.""", source="ir_measures' Judged@k"),
     Family(
         "Complete", evidence, "1 when every required evidence group is in the top k", cutoff="optional",
+        reads="requirements",
         examples=("Complete@10",), convention=evidence.convention,
         explanation="""
 Over a requirements file (qid group docid; --requirements): 1 when each of the query's
@@ -649,6 +683,7 @@ required groups has a document in the top k, else 0; 1 for a query without requi
 Grades play no part.""", source="judged (docs/beyond.md)"),
     Family(
         "Coverage", evidence, "share of the required evidence groups in the top k", cutoff="optional",
+        reads="requirements",
         examples=("Coverage@10",), convention=evidence.convention,
         explanation="""
 Over a requirements file (qid group docid; --requirements): the query's required groups
@@ -656,6 +691,7 @@ with a document in the top k, divided by the groups required; 1 for a query with
 requirements.""", source="judged (docs/beyond.md)"),
     Family(
         "Leak", leak, "ineligible documents retrieved (a count)", cutoff="optional", aggregate="sum",
+        reads="eligibility",
         value_range=(0.0, float("inf")),
         examples=("Leak@10",), convention=leak.convention,
         explanation="""
