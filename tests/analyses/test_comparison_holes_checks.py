@@ -9,6 +9,7 @@ import pytest
 from judged.cli import main
 from judged.analyses.comparison import compare
 from judged.analyses.holes import holes_report
+from judged.core.conventions import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 BEYOND = ROOT / "docs" / "examples" / "beyond"
@@ -53,7 +54,7 @@ def test_flip_difference_is_the_zero_filled_means_difference(negative):
             for name in ("base", "new")}
     c = compare(qrels, runs, ["AP", "nDCG@5", "P@5", "RR", "nDCG(unjudged=max)@5"], permutations=100,
                 negative=negative)
-    for (given, run), flip in comparison_holes(c.result, "base", 5, negative=negative).flips.items():
+    for (given, run), flip in comparison_holes(c.result, "base", 5).flips.items():
         m = zero_filled(c.result.measures[given])
         a, b = (negative_as(c.result.runs[n].aligned, negative) for n in (run, "base"))
         assert flip.difference == float(m.compute(a).mean()) - float(m.compute(b).mean()), given
@@ -107,7 +108,7 @@ def test_compare_json_adds_holes_and_checks_keys_only(example, capsys, monkeypat
     assert dense["can_flip"] and dense["exact"] and dense["min"] < 0 < dense["max"]
     assert not flips[("nDCG@10", "tuned.run")]["can_flip"]  # tuned loses whatever the holes hold
     # the same interval as `judged holes` over the qrels' queries
-    pair = holes_report("qrels.txt", ["dense.run", "bm25.run"], k=10, complete=True).pairs[0]
+    pair = holes_report("qrels.txt", ["dense.run", "bm25.run"], k=10, settings=Settings(complete=True)).pairs[0]
     assert (dense["min"], dense["max"]) == pytest.approx((pair.low, pair.high))
     assert out["checks"]["warnings"] == [] and "answer_key" in out["checks"]
 
@@ -213,7 +214,8 @@ def test_report_power_section_matches_judged_meta_power(example, tmp_path, monke
     text = out.read_text(encoding="utf-8")
     assert "<h2 id='power'>Discriminative power</h2>" in text
     # the same ASLs as `judged meta power` over the qrels' queries (complete=True), same seed
-    ref = discriminative_power("qrels.txt", runs, ["nDCG@10", "RR"], samples=500, seed=0, complete=True)
+    ref = discriminative_power("qrels.txt", runs, ["nDCG@10", "RR"], samples=500, seed=0,
+                               settings=Settings(complete=True))
     for row in ref.summary():
         assert (f"<tr><td class='l'>{row['measure']}</td><td>{row['significant']}/{row['pairs']}</td>"
                 f"<td>{row['power']:.0%}</td><td>{row['median_asl']:.4f}</td></tr>") in text

@@ -42,7 +42,7 @@ def test_negative_grades_nonrelevant_or_unjudged():
     qrels = {"q": {"a": 1, "n": -1}}
     run = {"q": {"n": 2.0, "a": 1.0}}
     default = holes_report(qrels, {"r": run}, k=2, samples=10)
-    as_holes = holes_report(qrels, {"r": run}, k=2, negative="unjudged", samples=10)
+    as_holes = holes_report(qrels, {"r": run}, k=2, settings=Settings(complete=True, negative="unjudged"), samples=10)
     assert default.runs["r"].summary()["holes"] == 0  # trec_eval: -1 is judged not relevant
     assert as_holes.runs["r"].summary()["holes"] == 1
     assert as_holes.runs["r"].summary()["max"] == pytest.approx(1.0)  # n may be a 1 at rank 1
@@ -495,7 +495,7 @@ def test_holes_report_without_the_runs_columns_with_references(example, negative
     and reference slimmed, the report the same, the run files not hashed."""
     runs = [str(example / n) for n in ("bm25.run", "dense.run")]
     args = (str(example / "qrels.txt"), runs)
-    kw = dict(samples=30, negative=negative, reference=[str(example / "tuned.run")])
+    kw = dict(samples=30, settings=Settings(complete=True, negative=negative), reference=[str(example / "tuned.run")])
     full, slim = holes_report(*args, **kw), holes_report(*args, deep=False, **kw)
     assert slim.to_dict(holes=True) == full.to_dict(holes=True)
     assert all(rh.aligned.run.score is None and rh.aligned.run.sha256 is None for rh in slim.runs.values())

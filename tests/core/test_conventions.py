@@ -8,7 +8,7 @@ import pytest
 
 import judged
 import judged.compat.pytrec_eval as pytrec_eval_compat
-from judged.core.conventions import CONVENTIONS
+from judged.core.conventions import CONVENTIONS, Settings
 from judged.core.errors import ConventionError
 from judged.analyses.holes import holes_report
 from judged.analyses.pooling.strategies import pool
@@ -22,9 +22,10 @@ ENTRY_POINTS = {
                  {"ties", "complete", "no_relevant", "ignore_identical_ids", "on_duplicate"}),
     "compare": (lambda **kw: judged.compare(QRELS, RUNS, ["AP"], permutations=10, **kw),
                 {"ties", "no_relevant", "ignore_identical_ids", "on_duplicate", "negative"}),
-    "holes_report": (lambda **kw: holes_report(QRELS, RUNS, **kw),
+    # the analyses take Settings only: a bad value is refused where the Settings is made
+    "holes_report": (lambda **kw: holes_report(QRELS, RUNS, settings=Settings(**{"complete": True, **kw})),
                      {"ties", "complete", "no_relevant", "ignore_identical_ids", "on_duplicate", "negative"}),
-    "pool": (lambda **kw: pool(QRELS, RUNS, **kw), {"ties", "on_duplicate", "negative"}),
+    "pool": (lambda **kw: pool(QRELS, RUNS, settings=Settings(**kw)), {"ties", "on_duplicate", "negative"}),
     "read_run": (lambda **kw: judged.read_run(RUN, **kw), {"on_duplicate"}),
     "read_qrels": (lambda **kw: judged.read_qrels(QRELS, **kw), {"on_duplicate"}),
     "calc_aggregate": (lambda **kw: judged.calc_aggregate(["AP"], QRELS, RUN, **kw),
@@ -86,7 +87,6 @@ def test_settings_is_the_one_value_every_entry_point_takes():
     and give the same numbers; a convention given both ways with different values is refused."""
     from dataclasses import replace
 
-    from judged.core.conventions import Settings
     from judged.core.manifest import Manifest
 
     qrels = {"q1": {"a": 1, "b": 2}, "q2": {"c": 1}, "q3": {"d": 0}}
@@ -101,7 +101,7 @@ def test_settings_is_the_one_value_every_entry_point_takes():
     assert {k: v for k, v in c1.items() if k != "provenance"} == {k: v for k, v in c2.items() if k != "provenance"}
     complete = replace(s, complete=True)
     assert holes_report(qrels, runs, k=2, samples=5, settings=complete).to_dict() == \
-        holes_report(qrels, runs, k=2, samples=5, **kw).to_dict()
+        holes_report(qrels, runs, k=2, samples=5, settings=Settings(complete=True, **kw)).to_dict()
     frozen = Manifest.freeze(qrels, ["AP"], settings=replace(s, depth_cut=None)).to_dict()
     assert frozen["conventions"] == Manifest.freeze(qrels, ["AP"], ties="input", no_relevant="skip").to_dict()["conventions"]
     with pytest.raises(ConventionError, match="ties='rank' and settings.ties='input'"):

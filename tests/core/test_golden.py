@@ -121,7 +121,8 @@ def _records(tmp: Path) -> dict:
     c = judged.compare(str(qrels), [str(p) for p in runs], ["nDCG@10", "AP", "P@5"], no_relevant="skip",
                        ties="input", depth_cut=30, permutations=200)
     out["comparison"] = _renamed(json.dumps(_stable(c.to_dict()), indent=1, default=str), names)
-    h = holes_report(str(qrels), [str(p) for p in runs], k=10, samples=20, ties="rank", ignore_identical_ids=True)
+    h = holes_report(str(qrels), [str(p) for p in runs], k=10, samples=20,
+                     settings=Settings(complete=True, ties="rank", ignore_identical_ids=True))
     out["holes"] = _renamed(json.dumps(_stable(h.to_dict()), indent=1, default=str), names)
     return {k: v.replace(str(tmp), "<tmp>") for k, v in out.items()}
 

@@ -14,6 +14,7 @@ import pytest
 import judged
 import judged.core.kernels as kernels
 from judged.core.kernels import FALLBACK, KERNELS, Kernel
+from judged.core.conventions import Settings
 
 from synth import make_collection
 
@@ -107,7 +108,7 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
         from judged.analyses.holes import holes_report
 
         holes_report(qrels, {"a": run, "b": other}, k=5, measure="AP@5", bounds_over="run", samples=1,
-                     on_duplicate="first")
+                     settings=Settings(complete=True, on_duplicate="first"))
     # a pooling replay's draws per query (judged.analyses.pooling.replay_kernels): move-to-front, MM, MM-NS, Hedge; the
     # bounds strategy's and Thompson sampling's (TS, TS-NS) whole orders; impact's pairwise sums
     from judged.analyses.pooling.replay import pooling_replay
@@ -116,10 +117,10 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
         other = {q: {d: -s for d, s in docs.items()} for q, docs in run.items()}
         pooling_replay(qrels, {"a": run, "b": other, "c": {q: docs for q, docs in list(run.items())[::2]}}, [5],
                        ["mtf", "mm", "mm-ns", "hedge", "bounds", "ts", "ts-ns", "impact"], measure="nDCG@5", depth=8,
-                       on_duplicate="first",
-                       protocol="from-scratch")
+                       settings=Settings(complete=True, on_duplicate="first"), protocol="from-scratch")
         # pools of one run (leave-one-run-out of two): Hedge's one weight stays 1
-        pooling_replay(qrels, {"a": run, "b": other}, [5], ["hedge"], measure="nDCG@5", depth=8, on_duplicate="first")
+        pooling_replay(qrels, {"a": run, "b": other}, [5], ["hedge"], measure="nDCG@5", depth=8,
+                       settings=Settings(complete=True, on_duplicate="first"))
     # the hole estimate's draws summed per draw and query (judged.core.kernels.draws.drawn_sums): nDCG's
     # gains and ideal keys, DCG's gains
     from judged.analyses.holes import holes_report

@@ -20,7 +20,6 @@ import numpy as np
 
 from . import stats
 from ..core import DISPLAY
-from ..core.conventions import Settings, validate
 from ..core.errors import JudgedError, MeasureError
 from ..core.measures import MIN_GEO_MEAN, named_measures
 from ..core.progress import progress
@@ -333,20 +332,19 @@ def aggregate(measure: str, values) -> float:
 
 def compare(qrels, runs, measures=None, *, correction: str = "holm",
             permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
-            regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None, ties: str = "trec",
-            no_relevant: str = "zero", ignore_identical_ids: bool = False, on_duplicate: str = "error",
-            depth_cut: int | None = None, manifest=None,
-            holes: bool = True, maxgrade: int | None = None, negative: str = "nonrelevant", answers=None,
-            high: float | None = None, show_progress: bool | None = None, settings=None, deep: bool = True,
-            digests: bool = True, **checks) -> Comparison:
+            regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None, manifest=None, holes: bool = True,
+            maxgrade: int | None = None, answers=None, high: float | None = None, show_progress: bool | None = None,
+            settings=None, side=None, deep: bool = True, digests: bool = True, **conventions) -> Comparison:
     """Compare runs with the first one (the baseline) over the qrels' queries.
 
     A run missing a query scores 0 there (``complete=True``: the query-set rule of every
     command that compares runs, :mod:`judged.core.querysets`); ``counts`` says how many and
-    ``query_set`` states the rule. ``depth_cut`` scores only each query's top N (trec_eval
-    ``-M``), for runs of different depths. ``settings`` (a :class:`judged.core.conventions.Settings`)
-    gives the conventions as one value; ``ties``, ``no_relevant``, ``on_duplicate``,
-    ``ignore_identical_ids`` and ``depth_cut`` are its sugar.
+    ``query_set`` states the rule. ``settings`` (a :class:`judged.core.conventions.Settings`)
+    gives the conventions as one value (``depth_cut`` scores only each query's top N, trec_eval
+    ``-M``, for runs of different depths; ``negative`` as in ``judged holes``) and ``side``
+    (a :class:`judged.core.checks.SideFiles`) the side files (scale, requirements,
+    eligibility, principal, unanswerable, abstain_marker, score_unanswerable) that go to
+    :func:`judged.evaluate`; ``conventions`` is their keyword sugar, as evaluate's.
     ``manifest`` (a path or :class:`judged.core.manifest.Manifest`) fixes qrels, query set,
     measures and conventions and refuses qrels that changed. ``regressions`` queries
     per run (on the first measure) are listed with their top ``depth`` documents
@@ -355,9 +353,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
 
     ``holes`` (default on): Judged@k per run and, per comparison on a bounded measure,
     whether judging the holes could flip it (:func:`judged.analyses.holes.comparison_holes`;
-    ``maxgrade``, ``negative`` as in ``judged holes``). ``checks`` (scale, requirements,
-    eligibility, principal, unanswerable, abstain_marker, score_unanswerable) go to
-    :func:`judged.evaluate`; ``answers`` (a file of verdicts) pairs the first nDCG
+    ``maxgrade`` as in ``judged holes``); ``answers`` (a file of verdicts) pairs the first nDCG
     measure with answer acceptance (:func:`judged.analyses.answers.pair_answers`, ``high``).
     ``deep=False``: the caller reads the runs' alignments (``result``) no deeper than the
     comparison does, so when every measure reads a cutoff only, each run keeps the ranks
@@ -372,13 +368,12 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     """
     import math
 
-    from ..core.evaluation import ALIGNMENT, VALUES, Keep, evaluate
+    from ..core.evaluation import ALIGNMENT, VALUES, Keep, evaluate, sugared
     from ..core.measures.bounds import check_maxgrade
 
     # the conventions as one value (settings=, or its keyword sugar), over every qrels query (judged.core.querysets)
-    settings = replace(Settings.of(settings, compare, ties=ties, no_relevant=no_relevant, on_duplicate=on_duplicate,
-                                   ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut), complete=True)
-    validate(negative=negative)
+    settings, side = sugared("compare", settings, side, conventions)
+    settings = replace(settings, complete=True)
     check_stats_options(correction, permutations, seed)
     _require_int("--regressions", regressions, 0)
     if depth is not None:
@@ -392,20 +387,21 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
         if measures is not None:
             raise JudgedError("a manifest fixes the measures: pass measures=None with manifest=")
         manifest = Manifest.load(manifest)
-        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=settings.on_duplicate, **checks)
+        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=settings.on_duplicate, side=side)
+        result.settings = replace(result.settings, negative=settings.negative)  # where the holes are looked for
     else:
         # trec_eval's P.5,10: P_5 and P_10, as judged eval names them
         measures = list(named_measures(DEFAULT_MEASURES if measures is None else measures))
         # deep=False: nothing reads the runs' qids, scores or rank columns again, nor another file
         keep = VALUES if not (holes or regressions > 0) else ALIGNMENT if deep else Keep(
             True, ranks_read(measures, depth), docids_only=True)
-        result = evaluate(qrels, runs, measures, settings=settings, keep=keep, digests=digests,
-                          progress=sys.stderr.isatty() if show_progress is None else show_progress, **checks)
+        result = evaluate(qrels, runs, measures, settings=settings, side=side, keep=keep, digests=digests,
+                          progress=sys.stderr.isatty() if show_progress is None else show_progress)
     result.checks.depth = depth
     if high is not None:
         result.checks.high = high
     c = compare_result(result, correction=correction, permutations=permutations, seed=seed,
-                       regressions=regressions, depth=depth, holes=holes, maxgrade=maxgrade, negative=negative,
+                       regressions=regressions, depth=depth, holes=holes, maxgrade=maxgrade,
                        show_progress=show_progress)
     if answers is not None:
         from .answers import pair_answers
@@ -434,11 +430,10 @@ def ranks_read(measures, depth: int | None = None) -> int | None:
 def compare_result(result, baseline: str | None = None, *, correction: str = "holm",
                    permutations: int = stats.DEFAULT_PERMUTATIONS, seed: int = stats.DEFAULT_SEED,
                    regressions: int = DEFAULT_REGRESSIONS, depth: int | None = None, holes: bool = True,
-                   maxgrade: int | None = None, negative: str = "nonrelevant",
-                   show_progress: bool | None = None) -> Comparison:
+                   maxgrade: int | None = None, show_progress: bool | None = None) -> Comparison:
     """The paired comparison of an :class:`~judged.core.evaluation.Result`'s runs (first = baseline);
     with ``holes``, Judged@k (k = ``depth``, else the first measure's cutoff, else 10) and
-    whether judging the holes could flip each comparison."""
+    whether judging the holes could flip each comparison (negative grades as its settings say)."""
     from ..core.querysets import refuse_disjoint_runs
 
     refuse_disjoint_runs(result)  # a run sharing no query id with the qrels: nothing to compare
@@ -459,7 +454,7 @@ def compare_result(result, baseline: str | None = None, *, correction: str = "ho
         if holes and first is not None:
             from .holes import comparison_holes
 
-            found = pool.submit(comparison_holes, result, baseline, k, maxgrade=maxgrade, negative=negative)
+            found = pool.submit(comparison_holes, result, baseline, k, maxgrade=maxgrade)
         rows = paired_comparisons(values, baseline, list(result.measures), correction=correction,
                                   permutations=permutations, seed=seed, show_progress=show_progress, pool=pool)
         comparison = Comparison(baseline, [n for n in names if n != baseline], result.conventions, rows, correction,

@@ -89,9 +89,9 @@ def _n(x: float) -> str:
     return f"{x:.3f}"
 
 
-def explain(qrels, run, qid: str, measure="nDCG@10", *, ties: str = "trec", on_duplicate: str = "error",
-            max_rows: int = 1000, settings: Settings | None = None) -> Explanation:
-    settings = Settings.of(settings, explain, ties=ties, on_duplicate=on_duplicate)
+def explain(qrels, run, qid: str, measure="nDCG@10", *, max_rows: int = 1000,
+            settings: Settings | None = None) -> Explanation:
+    settings = Settings() if settings is None else settings
     m = Measure.parse(measure)
     if m.unjudged in ("min", "max"):  # the table shows one grade assignment; a bound is an optimum over many
         raise MeasureError(f"explain works {m.short} with its holes as not relevant (unjudged=zero) or removed "

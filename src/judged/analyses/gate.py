@@ -397,6 +397,7 @@ def gate(policy, qrels=None, baseline=None, candidate=None, *, manifest=None, an
         raise UsageError("give QRELS BASELINE CANDIDATE (or BASELINE CANDIDATE with a manifest holding the qrels)")
     else:
         settings = replace(Settings.of(settings, gate), complete=True)
+    settings = replace(settings, negative=p.holes.get("negative", settings.negative))  # where holes are looked for
     runs = {"baseline": baseline, "candidate": candidate}
     if all(isinstance(r, (str, os.PathLike)) for r in runs.values()):  # named as every command shows them
         from ..core.runnames import display_names
@@ -469,8 +470,7 @@ class _Decision:
             from .holes import comparison_holes
 
             self._comparison_holes = comparison_holes(self.result, self.base, self.k,
-                                                      maxgrade=self.holes.get("maxgrade"),
-                                                      negative=self.holes.get("negative", "nonrelevant"))
+                                                      maxgrade=self.holes.get("maxgrade"))
         return self._comparison_holes
 
     def query_ranges(self) -> tuple[np.ndarray, np.ndarray]:
@@ -482,7 +482,7 @@ class _Decision:
         m = zero_filled(self.result.measures[self.measure])
         if "maxgrade" in self.holes:
             m = replace(m, maxgrade=self.holes["maxgrade"])
-        negative = self.holes.get("negative", "nonrelevant")
+        negative = self.result.settings.negative
         runs = {name: run_holes(name, negative_as(self.result.runs[name].aligned, negative), m, self.k, samples=0,
                                 own_bounds=False) for name in (self.base, self.cand)}
         bound_over_pool(m, runs, self.k)
@@ -686,7 +686,7 @@ class _Decision:
         from .holes import negative_as
         from .pooling.strategies import STRATEGIES, PoolContext, candidates, default_strategy
 
-        negative = self.holes.get("negative", "nonrelevant")
+        negative = self.result.settings.negative
         aligned = {name: negative_as(self.result.runs[name].aligned, negative) for name in (self.base, self.cand)}
         pairs = [p for p in candidates(aligned, self.k) if queries is None or p.qid in queries]
         count = self.holes.get("judge_first", DEFAULT_JUDGE_FIRST)

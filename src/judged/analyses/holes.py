@@ -275,12 +275,9 @@ class HolesReport:
         return out
 
 
-def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None = None,
-                 negative: str = "nonrelevant", samples: int = 200, seed: int = 0, level: float | None = None,
-                 reference=None, ties: str = "trec", complete: bool = True, no_relevant: str = "zero",
-                 on_duplicate: str = "error", ignore_identical_ids: bool = False,
-                 depth_cut: int | None = None, settings: Settings | None = None, deep: bool = True,
-                 bounds_over: str = "pool", estimate: str | None = None,
+def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None = None, samples: int = 200,
+                 seed: int = 0, level: float | None = None, reference=None, settings: Settings | None = None,
+                 deep: bool = True, bounds_over: str = "pool", estimate: str | None = None,
                  estimate_over: str | None = None) -> HolesReport:
     """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
     their grades, an estimate with its interval at ``level`` (default 0.9; see
@@ -303,7 +300,8 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     for one scores 0 there: the query-set rule of every command comparing runs,
     :mod:`judged.core.querysets`), so each pair's difference is over one set of queries, as in
     ``judged compare``. A run sharing no query id with the qrels is refused. ``settings``: the
-    conventions as one value (``ties``, ``complete``, ... are its sugar). ``deep=False``: the
+    conventions (default ``Settings(complete=True)``; ``settings.negative``: what a negative
+    grade is). ``deep=False``: the
     runs' qid, score and rank columns are dropped once every run is aligned
     (:meth:`~judged.core.data.Run.docids_only`; the CLI without --machine or --sample, which
     read them again), as each run is aligned (the reader's pool emptied before the last
@@ -313,9 +311,8 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     from ..core.io import read_qrels
     from ..core.querysets import of_aligned, refuse_disjoint_runs
 
-    settings = Settings.of(settings, holes_report, ties=ties, complete=complete, no_relevant=no_relevant,
-                           on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
-    validate(negative=negative)
+    settings = Settings(complete=True) if settings is None else settings
+    negative = settings.negative
     if samples < 1:
         raise ConventionError(f"the estimate needs at least one sample, got samples={samples}")
     check_maxgrade(maxgrade)
@@ -379,14 +376,14 @@ def bound_over_pool(measure: Measure, runs: dict, k: int, pool=None) -> None:
         rh.low, rh.high, rh.extras = lo, hi, e
 
 
-def result_holes(result, measure: str, k: int, *, maxgrade: int | None = None, negative: str = "nonrelevant",
+def result_holes(result, measure: str, k: int, *, maxgrade: int | None = None,
                  bounds_over: str = "pool") -> HolesReport:
     """The ``judged holes`` report of an evaluated :class:`~judged.core.evaluation.Result` (its runs
     aligned already) on ``measure`` (as given to it), without the estimate: every run's
     Judged@k, holes and bounds, every pair's interval, as :func:`holes_report` computes them
     (the report's first screen: which runs could swap places)."""
     check_bounds_over(bounds_over)
-    validate(negative=negative)
+    negative = result.settings.negative
     m = zero_filled(result.measures[measure])
     if not m.family.boundable:
         raise MeasureError(f"bounds are defined for {', '.join(BOUNDED)}, not {m.name}")
@@ -491,8 +488,7 @@ class ComparisonHoles:
         return out
 
 
-def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = None,
-                     negative: str = "nonrelevant") -> ComparisonHoles:
+def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = None) -> ComparisonHoles:
     """Holes of an evaluated :class:`~judged.core.evaluation.Result` (its runs already aligned):
     per run Judged@k and the holes in its top k; per bounded measure (the registry's
     ``boundable`` families) and run, the interval of mean(run) - mean(baseline) over every
@@ -500,6 +496,7 @@ def comparison_holes(result, baseline: str, k: int, *, maxgrade: int | None = No
     exact for nDCG and DCG, else conservative). A measure whose
     bounds refuse the data (ERR on grades above max_rel, INST with T < 1/2) is skipped, with
     the reason (``skipped``), not an error: its comparison stands without the holes' interval."""
+    negative = result.settings.negative
     aligned = {name: negative_as(rr.aligned, negative) for name, rr in result.runs.items()}
     judged_m = Measure.parse(f"Judged@{k}")
     runs = {name: hole_counts(judged_m.compute(a), holes_per_query(a, k)) for name, a in aligned.items()}

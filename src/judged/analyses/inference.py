@@ -260,8 +260,6 @@ STOP_RULE = ("decided: the level's interval of the difference (widened for its b
 
 
 def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0.95, power: float = 0.8,
-          ties: str = "trec", complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
-          ignore_identical_ids: bool = False, depth_cut: int | None = None,
           intervals: str = DEFAULT_INTERVALS, settings: Settings | None = None) -> Inference:
     """Estimate what judging every pair of ``sample``'s design would give, from ``qrels``
     holding the judged sample (merged as usual). ``sample``: a pool file written by
@@ -274,8 +272,7 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
     from ..core.evaluation import ALIGNMENT, Scorer
     from ..core.querysets import of_aligned
 
-    settings = Settings.of(settings, infer, ties=ties, complete=complete, no_relevant=no_relevant,
-                           on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    settings = Settings(complete=True) if settings is None else settings
     scored = Scorer(qrels, {}, settings).runs(runs, ALIGNMENT)
     qrels, aligned = scored.qrels, scored.alignments()
     ests = estimators or default_estimators(k)
@@ -379,7 +376,7 @@ def sample_decisions(qrels, aligned: dict, sample, measures, pairs, *, level: fl
 
 
 def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seeds, estimators=None, *,
-                     k: int = 10, strata=None, ties: str = "trec", estimate=None, grow: float = 0.0,
+                     k: int = 10, strata=None, estimate=None, grow: float = 0.0,
                      settings: Settings | None = None):
     """Draw ``judged pool --strategy sample`` samples of the holes of ``base_qrels`` (one
     per seed), "judge" them with ``full_qrels`` (a hole it does not judge is not
@@ -397,7 +394,7 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
 
     ests = [Estimator.parse(e) for e in (estimators or default_estimators(k))]
     base, full = read_qrels(base_qrels), read_qrels(full_qrels)
-    settings = Settings.of(settings, repeated_samples, ties=ties)
+    settings = Settings() if settings is None else settings
     aligned = Scorer(base, {}, settings).runs(runs, ALIGNMENT).alignments()
     seeds = list(seeds)
     cands, strata, members = allocate(candidates(aligned, depth), budget, seeds[0], depth, strata)

@@ -290,17 +290,17 @@ def machine_filled(result, machine, k: int | None = None) -> MachineFilled:
 
 
 def fill_runs(qrels, aligned: dict, measures: dict, settings, machine, k: int | None = None, *, eligibility=None,
-              qids: dict | None = None, negative: str = "nonrelevant") -> MachineFilled:
+              qids: dict | None = None) -> MachineFilled:
     """``measures`` (as given -> Measure) of every aligned run (name -> Aligned against
     ``qrels``) with the holes labelled by ``machine``, over each run's ``qids`` (default:
     its evaluated queries); an ``eligibility`` keeps ineligible pairs graded 0;
-    ``negative='unjudged'``: trec_eval's negative grades are holes the machine may label."""
+    ``settings.negative='unjudged'``: trec_eval's negative grades are holes the machine may label."""
     from ..core.evaluation import ALIGNMENT, Scorer
 
     machine = read_machine(machine)
     if k is None:
         k = next((m.cutoff for m in measures.values() if m.cutoff), 10)
-    if negative == "unjudged" and (qrels.grade < 0).any():
+    if settings.negative == "unjudged" and (qrels.grade < 0).any():
         keep = qrels.grade >= 0
         qrels = Qrels(qrels.qid.filter(pa.array(keep)), qrels.docid.filter(pa.array(keep)), qrels.grade[keep],
                       source=qrels.source)

@@ -700,17 +700,14 @@ def method_text(design: Design) -> str:
 
 
 def ppi_report(qrels, runs, machine, design, measures=("P@10", "DCG@10"), *, level: float = 0.95,
-               baseline: str | None = None, ties: str = "trec", complete: bool = False,
-               no_relevant: str = "zero", on_duplicate: str = "error",
-               ignore_identical_ids: bool = False, settings: Settings | None = None) -> PPIReport:
+               baseline: str | None = None, settings: Settings | None = None) -> PPIReport:
     """Prediction-powered estimates of every run's ``measures`` with the sample's
     population labelled by people: human-only, PPI and PPI++ side by side, with the
     judged score (holes as not relevant) and the machine-filled plug-in; with ``baseline``
     also every run's difference from it."""
     from .machine import read_machine
 
-    settings = Settings.of(settings, ppi_report, ties=ties, complete=complete, no_relevant=no_relevant,
-                           on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids)
+    settings = Settings() if settings is None else settings
     parsed = {str(m): Measure.parse(m) for m in measures}
     scored = Scorer(qrels, parsed, settings).runs(runs, ALIGNMENT)
     machine = read_machine(machine, on_duplicate=settings.on_duplicate)

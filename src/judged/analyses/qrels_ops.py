@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 
 import numpy as np
@@ -273,7 +273,7 @@ def evaluate_versions(qrels_versions, runs, measures: list, settings: Settings) 
     return first.runs(runs, versions=more)
 
 
-def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, **conventions) -> Rejudged:
+def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, *, settings=None) -> Rejudged:
     """Score every run under every qrels version: the BEIR TREC-COVID table.
 
     The query-set rule of :mod:`judged.core.querysets`: every run is scored over every query
@@ -285,7 +285,7 @@ def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, **conve
 
     if len(qrels_versions) < 2:
         raise ConventionError("a rejudging report needs two or more qrels versions")
-    settings = Settings(**{**conventions, "complete": True})
+    settings = replace(Settings() if settings is None else settings, complete=True)
     judged_m = f"Judged@{k}"
     qrels = [read_qrels(v, on_duplicate=settings.on_duplicate) for v in qrels_versions]
     results = evaluate_versions(qrels, runs, [[measure, judged_m]] * len(qrels), settings)

@@ -53,7 +53,16 @@ def settings_kwargs(args, compared: bool = False) -> dict:
            "on_duplicate": args.on_duplicate, "ignore_identical_ids": args.ignore_identical_ids}
     if getattr(args, "depth_cut", None) is not None:
         out["depth_cut"] = args.depth_cut
+    if getattr(args, "negative", None) is not None:
+        out["negative"] = args.negative
     return out
+
+
+def settings_of(args, compared: bool = False):
+    """The conventions as the one :class:`judged.core.conventions.Settings` every analysis takes."""
+    from ..core.conventions import Settings
+
+    return Settings(**settings_kwargs(args, compared))
 
 
 def print_query_set(query_set, console) -> None:

@@ -11,7 +11,7 @@ from . import Formatter
 from ..core.words import counted
 from .checks import add_check_options, check_kwargs, configure, print_checks
 from .common import (add_convention_options, add_machine_option, add_record_options, format_help, load_manifest,
-                     print_query_set, save_record_of, settings_kwargs, split_inputs)
+                     print_query_set, save_record_of, settings_kwargs, settings_of, split_inputs)
 
 HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
 
@@ -243,8 +243,7 @@ def run_rejudge(args) -> int:
         raise UsageError("with --versus-qrels versions give one measure (and at most one Judged@k), e.g. -m nDCG@10 -m Judged@10")
     k = judged_k[0] if judged_k else (scores[0].cutoff or 10)
     output(rejudge([args.qrels, *args.qrels_versions], list(args.runs), str(scores[0]), k,
-                   **settings_kwargs(args, compared=True)),
-           args.format)
+                   settings=settings_of(args, compared=True)), args.format)
     return 0
 
 

@@ -29,9 +29,10 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..analyses.explain import explain
+    from ..core.conventions import Settings
 
     from .plain import console
 
-    explain(args.qrels, args.run, args.query, args.measure, ties=args.ties,
-            on_duplicate=args.on_duplicate).render(console())
+    explain(args.qrels, args.run, args.query, args.measure,
+            settings=Settings(ties=args.ties, on_duplicate=args.on_duplicate)).render(console())
     return 0

@@ -8,8 +8,7 @@ import sys
 
 from . import Formatter
 from ..core.words import counted
-from .common import (add_convention_options, add_machine_option, format_help, print_query_set,
-                     settings_kwargs)
+from .common import add_convention_options, add_machine_option, format_help, print_query_set, settings_of
 from .infer import add_sample_option, print_sample_decisions
 
 HELP = """Show the holes (documents with no judgment for this query) in each run's top k: mean
@@ -117,9 +116,9 @@ def _report(args, measure) -> dict | None:
     from ..analyses.holes import holes_report
 
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=measure, maxgrade=args.maxgrade,
-                          negative=args.negative, samples=args.samples, level=args.level, reference=args.reference,
+                          samples=args.samples, level=args.level, reference=args.reference,
                           bounds_over=args.bounds_over, estimate=args.estimate, estimate_over=args.estimate_over,
-                          deep=bool(args.machine or args.sample), **settings_kwargs(args, compared=True))
+                          deep=bool(args.machine or args.sample), settings=settings_of(args, compared=True))
     machine = machine_filled_holes(report, args.machine) if args.machine else None
     from .machine import is_query_sample
 
@@ -187,7 +186,7 @@ def machine_filled_holes(report, labels):
 
     m = report.measure
     return fill_runs(report.qrels, {name: rh.aligned for name, rh in report.runs.items()}, {str(m): m},
-                     report.settings, labels, report.k, negative=report.negative)
+                     report.settings, labels, report.k)
 
 
 def print_machine(machine, console=None) -> None:

@@ -9,7 +9,7 @@ import sys
 
 from . import Formatter
 from ..core.words import counted
-from .common import add_convention_options, format_help, settings_kwargs
+from .common import add_convention_options, format_help, settings_of
 
 HELP = """Estimate what judging every pair of a sample's design would show, from the
 judged sample: draw it with judged pool --strategy sample, judge it (the judging app or
@@ -88,13 +88,12 @@ def run(args) -> int:
     if not (args.machine and is_query_sample(args.sample)):  # else only prediction-powered estimates
         inf = infer(args.qrels, list(args.runs), args.sample, args.estimators or default_estimators(args.k),
                     level=args.level, power=args.power, intervals=args.intervals,
-                    **settings_kwargs(args, compared=True))
+                    settings=settings_of(args, compared=True))
     ppi = None
     if args.machine:
-        from ..core.conventions import Settings
         from .machine import ppi_for
 
-        settings = Settings(**settings_kwargs(args, compared=True))
+        settings = settings_of(args, compared=True)
         wanted = ([f"P@{args.k}", f"DCG@{args.k}"] if inf is not None
                   else [f"nDCG@{args.k}", f"AP@{args.k}", f"P@{args.k}"])
         ppi = ppi_for(args.qrels, list(args.runs), args.machine, args.sample, wanted, settings, k=args.k,

@@ -25,9 +25,7 @@ def ppi_for(qrels, runs: dict, machine, sample, measures, settings, *, baseline=
     if not sampled:
         notes = notes + [f"{', '.join(map(str, measures))}: no sampled estimator (statAP and statNDCG estimate AP "
                          "and nDCG@k); the human-only column is the sample's own estimate (Horvitz-Thompson)"]
-    report = ppi_report(qrels, runs, machine, design, chosen, level=level, baseline=baseline, ties=settings.ties,
-                        complete=settings.complete, no_relevant=settings.no_relevant,
-                        ignore_identical_ids=settings.ignore_identical_ids)
+    report = ppi_report(qrels, runs, machine, design, chosen, level=level, baseline=baseline, settings=settings)
     report.notes = notes
     return report
 

@@ -8,7 +8,7 @@ import sys
 
 from . import Formatter
 from ..core.words import counted
-from .common import add_convention_options, format_help, settings_kwargs
+from .common import add_convention_options, format_help, settings_of
 
 HELP = """Meta-evaluation of measures and conventions on your own qrels and runs.
 
@@ -278,7 +278,7 @@ def run_power(args) -> int:
 
     res = power.discriminative_power(args.qrels, list(args.runs), args.measures or list(power.DEFAULT_MEASURES),
                                      test=args.test, samples=args.samples, seed=args.seed, alpha=args.alpha,
-                                     **settings_kwargs(args, compared=True))
+                                     settings=settings_of(args, compared=True))
     if args.plot:
         power.plot_asl_curves(res, args.plot)
     if args.format == "json":
@@ -321,7 +321,7 @@ def run_agreement(args) -> int:
 
     res = agreement.preference_agreement(args.preferences, args.qrels, list(args.runs),
                                          args.measures or list(agreement.DEFAULT_MEASURES), depth=args.depth,
-                                         **settings_kwargs(args, compared=True))
+                                         settings=settings_of(args, compared=True))
     if args.format == "json":
         _print_json(res.to_dict())
         return 0
@@ -355,7 +355,7 @@ def run_stability(args) -> int:
     if len(ms) > 2:
         raise JudgedError("stability compares two conditions: at most two -m")
     res = stability.ranking_stability(args.qrels, list(args.runs), ms[0], versus_measure=ms[-1],
-                                      versus_qrels=args.versus_qrels, **settings_kwargs(args, compared=True))
+                                      versus_qrels=args.versus_qrels, settings=settings_of(args, compared=True))
     if args.format == "json":
         _print_json(res.to_dict())
         return 0
@@ -403,7 +403,7 @@ def run_pooling(args) -> int:
                                           measure=args.measure, protocol=args.protocol, depth=args.depth,
                                           step=args.step, tolerance=args.tolerances, seed=args.seed,
                                           max_judgments=args.max_judgments, progress=lambda *_: advance(),
-                                          **settings_kwargs(args, compared=True))
+                                          settings=settings_of(args, compared=True))
     if args.plot:
         meta_pooling.plot_pooling(res, args.plot)
     if args.format == "json":
@@ -522,9 +522,9 @@ def run_holdout(args) -> int:
         raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
     res = holdout(args.qrels, list(args.runs), k=args.k, measure=args.measure, by=args.by, groups=args.groups,
                   group_regex=args.group_regex, depth=args.depth, samples=args.samples, seed=args.seed,
-                  level=args.level, maxgrade=args.maxgrade, negative=args.negative, protocol=args.protocol,
-                  pool_runs=args.pool_runs, seeds=args.seeds, estimate=args.estimate, estimate_over=args.estimate_over,
-                  **settings_kwargs(args, compared=True))
+                  level=args.level, maxgrade=args.maxgrade, protocol=args.protocol, pool_runs=args.pool_runs,
+                  seeds=args.seeds, estimate=args.estimate, estimate_over=args.estimate_over,
+                  settings=settings_of(args, compared=True))
     if args.format == "json":
         _print_json(res.to_dict())
         return 0

@@ -125,6 +125,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..core.conventions import Settings
     from ..core.errors import UsageError
     from ..analyses.pooling.strategies import BUDGET_STRATEGY_WHY, HOW_TO_CHOOSE, default_strategy, pool
 
@@ -141,9 +142,9 @@ def run(args) -> int:
         options["queries"] = args.queries
     if args.machine is not None:
         options["machine"] = args.machine
+    settings = Settings(ties=args.ties, on_duplicate=args.on_duplicate, negative=args.negative)
     result = pool(args.qrels, list(args.runs), args.depth, budget=args.budget, strategy=args.strategy,
-                  maxgrade=args.maxgrade, negative=args.negative, ties=args.ties, on_duplicate=args.on_duplicate,
-                  seed=args.seed, **options)
+                  maxgrade=args.maxgrade, seed=args.seed, settings=settings, **options)
     if args.output == "-":
         sys.stdout.write(result.text())
     else:

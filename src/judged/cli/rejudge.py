@@ -7,7 +7,7 @@ import json
 import sys
 
 from . import Formatter
-from .common import add_convention_options, format_help, settings_kwargs
+from .common import add_convention_options, format_help, settings_of
 
 HELP = """The rejudging report (BEIR's TREC-COVID table, produced by the tool): per run the
 score and Judged@k under each qrels version, the order of the systems under each, and
@@ -55,7 +55,7 @@ def run(args) -> int:
     from ..analyses.qrels_ops import rejudge
 
     versions, runs = versions_and_runs(args)
-    output(rejudge(versions, runs, args.measure, args.k, **settings_kwargs(args, compared=True)), args.format)
+    output(rejudge(versions, runs, args.measure, args.k, settings=settings_of(args, compared=True)), args.format)
     return 0
 
 

@@ -6,9 +6,10 @@ string form, so that each result can say exactly how it was computed:
 * measure parameters (gain, discount, ideal ranking, unjudged documents, relevance
   threshold) live on :class:`judged.measures.Measure`;
 * engine-wide settings (tie order, which queries are averaged, queries with nothing
-  relevant, repeated pairs in the inputs) live on :class:`Settings`: one frozen, validated
-  value that every entry point takes as ``settings=`` (its keyword arguments ``ties=``,
-  ``complete=``, ... are the sugar that builds it, :meth:`Settings.of`).
+  relevant, repeated pairs in the inputs, what a negative grade is where holes are
+  looked for) live on :class:`Settings`: one frozen, validated value that every entry
+  point takes as ``settings=`` (only the outer API, ``judged.evaluate``, ``compare``,
+  ``gate``, and the CLI take keyword sugar for it: :meth:`Settings.of`).
 
 Defaults are those of trec_eval 10 (the official TREC scorer), which is also what
 pytrec_eval, BEIR and MTEB report.
@@ -102,6 +103,11 @@ class Settings:
         A (query, document) pair given twice in the qrels or a run: ``error`` (default),
         ``first`` (keep the first line) or ``max`` (keep the largest grade or score). It
         decides what is read, not how it is scored, so :meth:`canonical` leaves it out.
+    negative
+        Negative grades (trec_eval's pooled-but-unjudged marker) where the holes are looked
+        for (holes, bounds, pools, comparisons' holes): ``nonrelevant`` (default, judged not
+        relevant, as trec_eval) or ``unjudged`` (holes). No score changes with it, so
+        :meth:`canonical` leaves it out.
 
     The query-set rule is ``complete`` (:func:`judged.querysets.rule_of`).
     """
@@ -112,11 +118,12 @@ class Settings:
     ignore_identical_ids: bool = False
     depth_cut: int | None = None
     on_duplicate: str = "error"
+    negative: str = "nonrelevant"
 
     def __post_init__(self):
         validate(ties=self.ties, complete=self.complete, no_relevant=self.no_relevant,
                  ignore_identical_ids=self.ignore_identical_ids, depth_cut=self.depth_cut,
-                 on_duplicate=self.on_duplicate)
+                 on_duplicate=self.on_duplicate, negative=self.negative)
 
     @classmethod
     def of(cls, settings: "Settings | None", entry, **keywords) -> "Settings":

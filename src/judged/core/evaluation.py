@@ -363,7 +363,8 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, settings: Settings | Non
     progress : show a progress bar (stderr) while streaming large run files
     digests : False: a plain TREC run file read whole is not hashed (``Run.sha256`` None)
     conventions : the sugar: each field of Settings (``ties``, ``complete``,
-        ``no_relevant``, ``ignore_identical_ids``, ``depth_cut``, ``on_duplicate``) and of
+        ``no_relevant``, ``ignore_identical_ids``, ``depth_cut``, ``on_duplicate``,
+        ``negative``) and of
         SideFiles (``scale``, ``requirements``, ``eligibility``, ``principal``,
         ``unanswerable``, ``abstain_marker``, ``score_unanswerable``) as a keyword.
         ``whole_runs=True`` and ``keep_ranks=N`` are deprecated (until 2027-06-01):
@@ -385,24 +386,32 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, settings: Settings | Non
     >>> r.per_query()[["qid", "measure", "value"]].values.tolist()
     [['q1', 'nDCG@10', 0.9134...], ['q1', 'RR', 1.0]]
     """
-    unknown = sorted(set(conventions) - SETTINGS_FIELDS - SIDE_FIELDS - {"whole_runs", "keep_ranks"})
-    if unknown:
-        raise TypeError(f"evaluate() got an unexpected keyword argument {unknown[0]!r}")
     whole, ranks = conventions.pop("whole_runs", False), conventions.pop("keep_ranks", None)
     if whole or ranks is not None:
         warnings.warn("evaluate(whole_runs=True, keep_ranks=N) is deprecated until 2027-06-01: "
                       "pass keep=ALIGNMENT or keep=Top(N)", DeprecationWarning, stacklevel=2)
         keep = (ALIGNMENT if ranks is None else Top(ranks)) if whole else keep
-    sides = {name: conventions.pop(name) for name in list(conventions) if name in SIDE_FIELDS}
+    settings, side = sugared("evaluate", settings, side, conventions)
+    return Scorer(qrels, measures, settings, side).runs(runs, keep, progress=progress, digests=digests)
+
+
+SETTINGS_FIELDS = frozenset(f.name for f in fields(Settings))  # the outer API's keyword sugar
+SIDE_FIELDS = frozenset(f.name for f in fields(SideFiles))
+
+
+def sugared(entry: str, settings: Settings | None, side: SideFiles | None, given: dict) -> tuple:
+    """(Settings, SideFiles) of a call to the outer API ``entry`` (``evaluate``, ``compare``):
+    ``settings`` and ``side``, or the keywords ``given``, each a field of one of them
+    (:meth:`Settings.of` checks a convention given both ways), validated. Any other keyword
+    is a TypeError, as Python's own."""
+    unknown = sorted(set(given) - SETTINGS_FIELDS - SIDE_FIELDS)
+    if unknown:
+        raise TypeError(f"{entry}() got an unexpected keyword argument {unknown[0]!r}")
+    sides = {name: value for name, value in given.items() if name in SIDE_FIELDS}
     if side is not None and sides:
         raise UsageError(f"side={side!r} and {', '.join(sides)}=: give the side files once")
-    settings = Settings.of(settings, None, **conventions)
-    return Scorer(qrels, measures, settings, SideFiles(**sides) if side is None else side).runs(
-        runs, keep, progress=progress, digests=digests)
-
-
-SETTINGS_FIELDS = frozenset(f.name for f in fields(Settings))  # evaluate's keyword sugar
-SIDE_FIELDS = frozenset(f.name for f in fields(SideFiles))
+    settings = Settings.of(settings, None, **{name: v for name, v in given.items() if name in SETTINGS_FIELDS})
+    return settings, SideFiles(**sides) if side is None else side
 
 
 def keep_docids_only(alignments) -> None:

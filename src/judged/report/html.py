@@ -336,7 +336,7 @@ def overview_holes(c):
     m = ranking_measure(c)
     if c.holes is None or c.result is None or m not in c.holes.bounded:
         return None
-    return result_holes(c.result, m, c.holes.k, maxgrade=c.holes.bounded[m].maxgrade, negative=c.holes.negative)
+    return result_holes(c.result, m, c.holes.k, maxgrade=c.holes.bounded[m].maxgrade)
 
 
 def _overview(c, shown, holes, alpha) -> str:

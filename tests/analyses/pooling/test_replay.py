@@ -483,8 +483,12 @@ def test_streamed_run_files_replay_as_runs_read_whole(tmp_path, monkeypatch, opt
     from judged.core import stream
     from judged.core.io import read_run
 
+    from judged.core.conventions import Settings
+
     qrels, paths = adversarial_files(tmp_path)
-    options = {"measure": "nDCG@5", "depth": 6, "step": 3, **options}
+    conventions = {k: v for k, v in options.items() if k != "measure"}
+    options = {"measure": "nDCG@5", "depth": 6, "step": 3, "settings": Settings(**{"complete": True, **conventions}),
+               **({"measure": options["measure"]} if "measure" in options else {})}
     monkeypatch.setattr(stream, "BLOCK_SIZE", 700)
     streamed = []
     real = stream.evaluate_run_file

@@ -140,9 +140,11 @@ class AgreementResult:
 
 
 def preference_agreement(preferences, qrels, runs, measures=DEFAULT_MEASURES, *, depth: int = DEFAULT_DEPTH,
-                         **conventions) -> AgreementResult:
+                         settings=None) -> AgreementResult:
     """Per measure, the share of side-by-side preferences it agrees with where it tells
-    the two rankings apart, overall and by whether each side found anything relevant."""
+    the two rankings apart, overall and by whether each side found anything relevant
+    (``settings`` default ``Settings(complete=True)``)."""
+    from ...core.conventions import Settings
     from ...core.evaluation import evaluate
 
     prefs = read_preferences(preferences)
@@ -150,7 +152,8 @@ def preference_agreement(preferences, qrels, runs, measures=DEFAULT_MEASURES, *,
         raise JudgedError(f"depth must be a positive integer, got {depth}")
     success = f"Success@{depth}"
     given = [str(m) for m in measures]
-    result = evaluate(qrels, runs, list(dict.fromkeys(given + [success])), **{"complete": True, **conventions})
+    result = evaluate(qrels, runs, list(dict.fromkeys(given + [success])),
+                      settings=Settings(complete=True) if settings is None else settings)
     refuse_disjoint_runs(result)
     aliases = run_aliases(list(result.runs))
     value = {}

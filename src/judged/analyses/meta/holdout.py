@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ...core.words import counted
-from ...core.conventions import Settings, validate
+from ...core.conventions import Settings
 from ...core.errors import ConventionError, JudgedError, ParseError
 from ...core.progress import progress
 from ...core.runnames import run_stem
@@ -235,10 +235,8 @@ def _read_groups(path: str) -> dict:
 
 def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: str | None = None,
             group_regex: str | None = None, depth: int | None = None, samples: int = 200, seed: int = 0,
-            level: float | None = None, maxgrade: int | None = None, negative: str = "nonrelevant",
-            ties: str = "trec", complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
-            ignore_identical_ids: bool = False, depth_cut: int | None = None,
-            settings: Settings | None = None, protocol: str | None = None, pool_runs=None,
+            level: float | None = None, maxgrade: int | None = None, settings: Settings | None = None,
+            protocol: str | None = None, pool_runs=None,
             seeds: int | None = None, estimate: str | None = None, estimate_over: str | None = None):
     """Hold out each run (``by='run'``, ``protocol='loro'``) or group (``by='group'``,
     ``protocol='group'``) in turn; see the module doc. ``protocol='shift'`` or ``'few'``: new
@@ -250,8 +248,8 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     ``depth``: the pool depth a run contributes (default k); ``groups``: a file of
     ``RUN GROUP`` lines, else ``group_regex`` on the run names (see :func:`run_groups`).
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
-    command comparing runs, :mod:`judged.core.querysets`); a run sharing no query id with the
-    qrels is refused."""
+    command comparing runs, :mod:`judged.core.querysets`; ``settings`` default
+    ``Settings(complete=True)``); a run sharing no query id with the qrels is refused."""
     from ..estimate import DEFAULT_LEVEL, estimate_runs
     from ..hole_collection import build_pool, make_world, unit_removal, world_aligned
     from ...core.evaluation import Keep, Scorer
@@ -260,7 +258,8 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     from ...core.measures import BOUNDED, Measure
     from ...core.measures.registry import family
 
-    validate(negative=negative, on_duplicate=on_duplicate)
+    settings = Settings(complete=True) if settings is None else settings
+    negative = settings.negative
     if by not in ("run", "group"):
         raise ConventionError(f"--by must be run or group, got {by!r}")
     if protocol is not None:
@@ -279,8 +278,6 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
         raise ConventionError("--groups and --group-regex go with --by group")
     check_maxgrade(maxgrade)
     level = DEFAULT_LEVEL if level is None else float(level)
-    settings = Settings.of(settings, holdout, ties=ties, complete=complete, no_relevant=no_relevant,
-                           on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
     if by == "group" and not isinstance(runs, dict) and all(isinstance(r, (str, os.PathLike)) for r in runs):
         run_groups([os.fspath(r) for r in runs], mapping=groups, regex=group_regex)  # refused before any reading
     m = Measure.parse(measure or f"nDCG@{k}")
@@ -294,7 +291,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
 
         cells = shift_protocol(qrels, runs, m, k, protocol=protocol, pool_runs=pool_runs,
                                seeds=DEFAULT_SEEDS if seeds is None else seeds, depth=depth, samples=samples, seed=seed,
-                               level=level, maxgrade=maxgrade, negative=negative, settings=settings,
+                               level=level, maxgrade=maxgrade, settings=settings,
                                estimate=estimate, estimate_over=estimate_over)
         return ShiftResult(protocol, str(replace(m, maxgrade=None)), replace(m, maxgrade=None).convention(settings), k,
                            k if depth is None else int(depth), level, cells)

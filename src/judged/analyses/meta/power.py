@@ -114,14 +114,13 @@ def _median(p: np.ndarray) -> float:
 
 def discriminative_power(qrels, runs, measures=DEFAULT_MEASURES, *, test: str = "randomization",
                          samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED, alpha: float = DEFAULT_ALPHA,
-                         **conventions) -> PowerResult:
+                         settings=None) -> PowerResult:
     """Sakai's discriminative power of each measure over every pair of ``runs``.
 
-    Runs are scored once by :func:`judged.evaluate` (``conventions``: ties, no_relevant,
-    on_duplicate, depth_cut) over every qrels query (``complete=True`` unless given).
-
+    Runs are scored once by :func:`judged.evaluate` under ``settings`` (default: over every
+    qrels query, ``Settings(complete=True)``).
     """
-    return power_from_scores(score_matrix(qrels, runs, measures, **conventions), test=test, samples=samples,
+    return power_from_scores(score_matrix(qrels, runs, measures, settings), test=test, samples=samples,
                              seed=seed, alpha=alpha)
 
 

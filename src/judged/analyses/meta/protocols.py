@@ -181,8 +181,7 @@ def match_run(given: str, names: list) -> str:
 
 def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", pool_runs=None,
                    seeds: int = DEFAULT_SEEDS, depth: int | None = None, samples: int = 200, seed: int = 0,
-                   level: float | None = None, maxgrade: int | None = None, negative: str = "nonrelevant",
-                   settings=None, estimate: str | None = None, estimate_over: str | None = None) -> list:
+                   level: float | None = None, maxgrade: int | None = None, settings=None, estimate: str | None = None, estimate_over: str | None = None) -> list:
     """The cells of ``protocol`` ('shift' or 'few'; module doc) on the full ``qrels`` and
     ``runs``, each scored by :func:`judged.analyses.holes.holes_report` on its cut qrels."""
     import pandas as pd
@@ -204,7 +203,7 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
     refuse_disjoint_runs(scored)
     aligned = scored.alignments()
     names = list(aligned)
-    full_scores = {n: float(np.mean(m.compute(negative_as(a, negative)))) for n, a in aligned.items()}
+    full_scores = {n: float(np.mean(m.compute(negative_as(a, settings.negative)))) for n, a in aligned.items()}
     # every run's top max(k, depth): query, docid, grade in the full qrels (NaN: never judged)
     rows = {}
     for n, a in aligned.items():
@@ -223,7 +222,7 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
             truth_q = read_qrels(truth[["qid", "docid", "grade"]].reset_index(drop=True))
             targets = {n: aligned[n].run for n in scored}
             reference = {n: aligned[n].run for n in pool} if protocol == "shift" else None
-            report = holes_report(cut_q, targets, k=k, measure=str(m), maxgrade=maxgrade, negative=negative,
+            report = holes_report(cut_q, targets, k=k, measure=str(m), maxgrade=maxgrade,
                                   samples=samples, seed=seed, level=level, reference=reference, settings=settings,
                                   estimate=estimate, estimate_over=estimate_over)
             true = evaluate(truth_q, targets, [str(m)], settings=replace(settings, complete=True))

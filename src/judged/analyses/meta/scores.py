@@ -40,12 +40,14 @@ class ScoreMatrix:
         return np.array([m.aggregate_of(row) for row in self.values[measure]])
 
 
-def score_matrix(qrels, runs, measures, **conventions) -> ScoreMatrix:
-    """Evaluate ``runs`` once (see :func:`judged.evaluate`) and stack per-query values
-    on the queries every run was evaluated on."""
+def score_matrix(qrels, runs, measures, settings=None) -> ScoreMatrix:
+    """Evaluate ``runs`` once (see :func:`judged.evaluate`; ``settings`` default
+    ``Settings(complete=True)``) and stack per-query values on the queries every run was
+    evaluated on."""
+    from ...core.conventions import Settings
     from ...core.evaluation import evaluate
 
-    result = evaluate(qrels, runs, list(measures), **{"complete": True, **conventions})
+    result = evaluate(qrels, runs, list(measures), settings=Settings(complete=True) if settings is None else settings)
     refuse_disjoint_runs(result)
     return matrix_from_result(result)
 

@@ -149,14 +149,14 @@ class StabilityResult:
 
 
 def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels=None,
-                      **conventions) -> StabilityResult:
+                      settings=None) -> StabilityResult:
     """Compare the ranking of ``runs`` by mean ``measure`` under ``qrels`` (condition A)
     with their ranking under ``versus_qrels`` and/or ``versus_measure`` (condition B).
 
     Two qrels versions (before and after judging holes): give ``versus_qrels``. Two
     measures or two conventions (``nDCG@10`` vs ``nDCG(gain=exp)@10``): give
-    ``versus_measure``. Means are those of :func:`judged.evaluate` (``conventions``),
-    every run over every qrels query (``complete=True`` unless given); two qrels versions
+    ``versus_measure``. Means are those of :func:`judged.evaluate` (``settings``; default
+    every run over every qrels query, ``Settings(complete=True)``); two qrels versions
     are compared over the queries both judge (:mod:`judged.core.querysets`).
     """
     from ...core.evaluation import evaluate
@@ -165,13 +165,12 @@ def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels
     if versus_measure is None and versus_qrels is None:
         raise JudgedError("stability compares two conditions: give a second measure or a second qrels")
     measure_b = measure if versus_measure is None else versus_measure
-    conventions = {"complete": True, **conventions}
+    settings = Settings(complete=True) if settings is None else settings
     if versus_qrels is None:
         result_a = result_b = evaluate(qrels, runs, list(dict.fromkeys([str(measure), str(measure_b)])),
-                                       **conventions)
+                                       settings=settings)
     else:  # each run read once and scored under both versions, one alignment at a time
-        result_a, result_b = evaluate_versions([qrels, versus_qrels], runs, [[measure], [measure_b]],
-                                               Settings(**conventions))
+        result_a, result_b = evaluate_versions([qrels, versus_qrels], runs, [[measure], [measure_b]], settings)
     for r in (result_a, result_b):
         refuse_disjoint_runs(r)
     names = list(result_a.runs)

@@ -398,10 +398,7 @@ METHOD = ("the qrels act as the assessors (a pair they do not hold is answered 0
 
 def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFAULT_MEASURE,
                    protocol: str = "leave-one-run-out", depth: int = DEFAULT_DEPTH, step: int | None = None,
-                   tolerance=None, seed: int = 0, rel: int = 1, ties: str = "trec",
-                   complete: bool = True, no_relevant: str = "zero", on_duplicate: str = "error",
-                   ignore_identical_ids: bool = False, depth_cut: int | None = None,
-                   max_judgments: int | None = None,
+                   tolerance=None, seed: int = 0, rel: int = 1, max_judgments: int | None = None,
                    progress=None, settings: Settings | None = None) -> PoolingReplay:
     """Replay pooling ``strategies`` (default: every one) on a judged collection; see the
     module docstring for the protocols and the figures. ``tolerance``: one, or several to
@@ -409,7 +406,8 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     the top-level figures are at :data:`DEFAULT_TOLERANCE` when it is one of them, else at
     the first. Runs are scored over every qrels
     query (``complete=True``, the query-set rule of every command comparing runs,
-    :mod:`judged.querysets`); a run sharing no query id with the qrels is refused."""
+    :mod:`judged.querysets`; ``settings`` default ``Settings(complete=True)``); a run sharing
+    no query id with the qrels is refused."""
     from ...core.evaluation import scoring_threads
 
     if protocol not in PROTOCOLS:
@@ -435,8 +433,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     for s in names:
         if s not in replayable():
             raise ConventionError(f"cannot replay pooling strategy {s!r} (choose from {', '.join(replayable())})")
-    settings = Settings.of(settings, pooling_replay, ties=ties, complete=complete, no_relevant=no_relevant,
-                           on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids, depth_cut=depth_cut)
+    settings = Settings(complete=True) if settings is None else settings
     qrels, aligned, counts, full = _read_runs(qrels, runs, m, settings, None if keep is None else max(keep, depth))
     query_set = of_counts(settings, len(qrels.query_ids), counts, measures=[m])
     run_names = list(aligned)

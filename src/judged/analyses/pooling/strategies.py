@@ -59,7 +59,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...core.conventions import Settings, validate
+from ...core.conventions import Settings
 from ...core.data import as_numpy, take_strings
 from ...core.errors import ConventionError
 from ...core.measures import Measure
@@ -133,8 +133,7 @@ def default_strategy(budget: int | None) -> str:
 
 
 def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: str | None = None,
-         maxgrade: int | None = None, negative: str = "nonrelevant", ties: str = "trec",
-         on_duplicate: str = "error", seed: int | None = None, settings: Settings | None = None, **options) -> Pool:
+         maxgrade: int | None = None, seed: int | None = None, settings: Settings | None = None, **options) -> Pool:
     """The unjudged pairs in the runs' top ``depth``, chosen and ordered by ``strategy``
     (a name in :data:`STRATEGIES`; default :func:`default_strategy`), at most ``budget``
     of them (a run sharing no query id with the qrels is refused: nothing to pool). ``seed``
@@ -144,8 +143,8 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     from ...core.querysets import refuse_disjoint_runs
     from ..holes import negative_as
 
-    validate(negative=negative)
-    settings = Settings.of(settings, pool, ties=ties, on_duplicate=on_duplicate)
+    settings = Settings() if settings is None else settings
+    negative = settings.negative
     if strategy is None:
         strategy = default_strategy(budget)
     if strategy not in STRATEGIES:
