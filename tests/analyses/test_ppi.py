@@ -407,6 +407,24 @@ def test_a_query_sample_at_the_ceiling_is_not_certain():
         assert coverage(x, y.mean()) >= 0.95 and (x.width[ceiling] > 0.05).all() and x.width.mean() < 0.2, e
 
 
+def test_a_query_sample_the_machine_misses_by_one_amount_is_not_certain():
+    """P@10 from 5 of 43 queries, PPI and PPI++: where every drawn query's people-minus-machine
+    difference is the same (a machine 2 relevant documents short on each; seen on DL 2019
+    with a weak machine, 0.1% of intervals), z = y - lambda f does not vary in the sample,
+    lambda tunes to 1 and the variance is 0 although the undrawn queries differ. The
+    ceiling's floor reads z, not y: no interval of width 0, coverage >= 0.93."""
+    rng = np.random.default_rng(4)
+    Q, n, draws = 43, 5, 4000
+    y = rng.choice([0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], Q)
+    f = np.where(np.arange(Q) < 36, y - 0.2, np.clip(y - rng.choice([-0.3, 0.0, 0.4], Q), 0, 1))
+    s = np.argsort(rng.random((draws, Q)), axis=1) < n
+    same = (s & (np.arange(Q) >= 36)).sum(axis=1) == 0  # only queries 0.2 short drawn
+    assert 0.3 < same.mean() < 0.5
+    for e in ("ppi", "ppi++"):
+        x = estimate(np.full(Q, 1 / Q), f, y, s, estimator=e, variance="srs", value_range=(0, 1), unit_range=(0, 1))
+        assert (x.width[same] > 0.05).all() and coverage(x, y.mean()) >= 0.93, (e, coverage(x, y.mean()))
+
+
 def test_query_units_carry_the_measures_range_and_the_method_says_so():
     """The floor above reaches the CLI through Units: a query unit's values lie in the
     measure's range (unit_range), a pair's do not (a pair moves P@10 by 1/10); both clip to

@@ -227,9 +227,12 @@ def _rare_floor(c, y, f, s, groups, N_h, n_h, lam, unit_range=None) -> tuple[np.
 
     With ``unit_range`` (a query's score, which lies in the measure's range) a sample whose
     queries all score alike is guarded too: at the ceiling every drawn query has P@10 = 1,
-    the human-only variance is 0 and PPI++'s lambda falls to 0 with it. Where fewer than
-    MIN_SURPRISES drawn units the measure reads have a human value off the typical one
-    (their median), the floor is at least the variance had the units been off it at their
+    the human-only variance is 0 and PPI++'s lambda falls to 0 with it; and where every drawn
+    query differs from the machine by the same amount, PPI's variance is 0 and PPI++'s lambda
+    tunes near 1 with a variance near 0, whatever the undrawn queries hold. Where fewer than
+    MIN_SURPRISES drawn units the measure reads have a human value off the typical one (their
+    median), or (lambda > 0) a human-minus-machine value off the typical one, the floor is
+    at least the variance had the units been off it at their
     rate in the sample with Jeffreys' prior ((r + 1/2)/(n + 1): 1/2 in n + 1 when none was
     seen, the prior of Jeffreys' interval for a proportion; Brown, Cai & DasGupta,
     Statistical Science 2001), each by the width of the range (one or two seen tell little
@@ -246,15 +249,20 @@ def _rare_floor(c, y, f, s, groups, N_h, n_h, lam, unit_range=None) -> tuple[np.
     floor = np.where(applies[..., None], unseen_share_variance(n_h, N_h, rate[..., None], effect[..., None] * c2), 0.0)
     if unit_range is not None and np.isfinite(unit_range[1] - unit_range[0]):
         read = s & (c != 0)
-        with np.errstate(invalid="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a sample reading no unit: no median
-            typical = np.nan_to_num(np.nanmedian(np.where(read, y, np.nan), axis=-1)) if y.shape[-1] \
-                else np.zeros(y.shape[:-1])
-        off = s & (np.abs(y - typical[..., None]) > 1e-12)
-        width2 = float(unit_range[1] - unit_range[0]) ** 2 or 1.0
-        ceiling = unseen_share_variance(n_h, N_h, jeffreys_rate(off.sum(axis=-1), s.sum(axis=-1))[..., None],
+
+        def off(v):  # drawn units whose v is off the typical (median) v of those the measure reads
+            with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a sample reading no unit: no median
+                typical = np.nan_to_num(np.nanmedian(np.where(read, v, np.nan), axis=-1)) if v.shape[-1] \
+                    else np.zeros(v.shape[:-1])
+            return s & (np.abs(v - typical[..., None]) > 1e-12)
+
+        counts = [np.where(used & ((o & (c != 0)).sum(axis=-1) < MIN_SURPRISES), o.sum(axis=-1), np.inf)
+                  for o, used in ((off(y), True), (off(y - f), np.asarray(lam) > 1e-9))]  # y; y - f (lambda > 0)
+        least = np.minimum(*counts)
+        alike, width2 = np.isfinite(least), float(unit_range[1] - unit_range[0]) ** 2 or 1.0
+        ceiling = unseen_share_variance(n_h, N_h, jeffreys_rate(np.where(alike, least, 0.0), s.sum(axis=-1))[..., None],
                                         width2 * c2)
-        alike = (off & (c != 0)).sum(axis=-1) < MIN_SURPRISES
         floor = np.where(alike[..., None], np.maximum(floor, ceiling), floor)
         applies = applies | alike
     return floor, applies
