@@ -307,7 +307,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     read them again), as each run is aligned (the reader's pool emptied before the last
     one); nor are the run files hashed (the report shows no run's sha256: 0.02 CPU-s a
     1M-line file)."""
-    from ..core.evaluation import Keep, Scorer, keep_docids_only
+    from ..core.evaluation import Keep, Scorer
     from ..core.io import read_qrels
     from ..core.querysets import of_aligned, refuse_disjoint_runs
 
@@ -344,11 +344,8 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
             reference = {name: r for name, r in reference.items() if str(name) not in out}
         else:
             reference = [r for r in reference or [] if not isinstance(r, (str, os.PathLike)) or os.fspath(r) not in out]
-        refs = {name: negative_as(a, negative) for name, a in
-                scorer.runs(reference, Keep(True), digests=deep).alignments().items()} if reference else {}
-        if not deep and (refs or negative != "nonrelevant"):
-            # what the scorer did not slim: the reference runs, the runs negative_as copied
-            keep_docids_only([*(rh.aligned for rh in out.values()), *refs.values()])
+        refs = {name: negative_as(a, negative) for name, a in scorer.runs(
+            reference, Keep(True, docids_only=not deep), digests=deep).alignments().items()} if reference else {}
         names = list(out)
         # the pairs' intervals in a thread while the estimate is made (each as alone: the same numbers)
         pairs = pool.submit(pair_flips, m, [out[n] for n in names], list(combinations(range(len(names)), 2)),

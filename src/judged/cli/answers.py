@@ -7,8 +7,8 @@ import json
 import sys
 
 from . import Formatter
-from .checks import add_answers_option, add_check_options, check_kwargs, configure
-from .common import add_convention_options, format_help, settings_kwargs
+from .checks import add_answers_option, add_check_options, configure, side_files
+from .common import add_convention_options, format_help, settings_of
 
 HELP = """Pair each run's ranking score (default nDCG@10) with answer checks: acceptance rate,
 mean score among accepted and among failed answers, and the two disagreement lists (a
@@ -39,7 +39,7 @@ def run(args) -> int:
     from ..analyses.answers import pair_answers
     from ..core.evaluation import evaluate
 
-    result = evaluate(args.qrels, list(args.runs), [args.measure], **settings_kwargs(args), **check_kwargs(args))
+    result = evaluate(args.qrels, list(args.runs), [args.measure], settings=settings_of(args), side=side_files(args))
     configure(result, args)
     pairings = pair_answers(result, args.answers, args.measure, args.high)
     if args.format == "json":

@@ -46,7 +46,10 @@ def add_answers_option(p, required: bool = False) -> None:
                    help="'run qid accepted [note]' answer verdicts, paired with the ranking score")
 
 
-def check_kwargs(args) -> dict:
+def side_files(args):
+    """The side files as the one :class:`judged.core.checks.SideFiles` evaluate takes (a
+    grade scale beside the qrels is read unless --scale names one)."""
+    from ..core.checks import SideFiles
     from ..core.checks.scale import scale_beside
 
     if args.principal is not None and args.eligibility is None:
@@ -54,9 +57,8 @@ def check_kwargs(args) -> dict:
 
         raise UsageError(f"--as {args.principal} chooses rows of an eligibility file: give --eligibility FILE too")
     scale = args.scale if args.scale is not None else scale_beside(args.qrels)
-    return {"scale": scale, "requirements": args.requirements, "eligibility": args.eligibility,
-            "principal": args.principal, "unanswerable": args.unanswerable,
-            "abstain_marker": args.abstain_marker, "score_unanswerable": args.score_unanswerable}
+    return SideFiles(scale, args.requirements, args.eligibility, args.principal, args.unanswerable,
+                     args.abstain_marker, args.score_unanswerable)
 
 
 def configure(result, args) -> None:

@@ -46,23 +46,15 @@ def add_convention_options(p, compared: bool = False, depth_cut: bool = True) ->
                         "default: keep them (trec_eval, pytrec_eval, MTEB)")
 
 
-def settings_kwargs(args, compared: bool = False) -> dict:
-    """The conventions as keyword arguments; ``compared``: the query-set rule of commands that
-    compare runs (every qrels query, judged.core.querysets)."""
-    out = {"ties": args.ties, "complete": True if compared else args.complete, "no_relevant": args.no_relevant,
-           "on_duplicate": args.on_duplicate, "ignore_identical_ids": args.ignore_identical_ids}
-    if getattr(args, "depth_cut", None) is not None:
-        out["depth_cut"] = args.depth_cut
-    if getattr(args, "negative", None) is not None:
-        out["negative"] = args.negative
-    return out
-
-
 def settings_of(args, compared: bool = False):
-    """The conventions as the one :class:`judged.core.conventions.Settings` every analysis takes."""
+    """The conventions as the one :class:`judged.core.conventions.Settings` every entry point
+    takes; ``compared``: the query-set rule of commands that compare runs (every qrels query,
+    judged.core.querysets)."""
     from ..core.conventions import Settings
 
-    return Settings(**settings_kwargs(args, compared))
+    return Settings(ties=args.ties, complete=True if compared else args.complete, no_relevant=args.no_relevant,
+                    on_duplicate=args.on_duplicate, ignore_identical_ids=args.ignore_identical_ids,
+                    depth_cut=getattr(args, "depth_cut", None), negative=getattr(args, "negative", "nonrelevant"))
 
 
 def print_query_set(query_set, console) -> None:

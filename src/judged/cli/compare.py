@@ -7,10 +7,10 @@ import sys
 
 from . import Formatter
 from ..core.words import counted
-from .checks import add_answers_option, add_check_options, check_kwargs
+from .checks import add_answers_option, add_check_options, side_files
 from .declared import declared
 from .common import (add_convention_options, add_machine_option, add_record_options, format_help, import_ahead,
-                     load_manifest, print_query_set, split_inputs)
+                     load_manifest, print_query_set, settings_of, split_inputs)
 from .holes import add_hole_options
 from .infer import add_sample_option, print_sample_decisions
 
@@ -128,11 +128,9 @@ def comparison_from_args(args):
     measures = None if manifest is not None else (args.measures or list(DEFAULT_MEASURES))
     args.qrels = qrels or manifest.resolve(manifest.qrels["path"])  # where the checks look for a scale
     c = compare(qrels, runs, measures, manifest=manifest, regressions=args.regressions, depth=args.depth,
-                ties=args.ties, no_relevant=args.no_relevant,
-                ignore_identical_ids=args.ignore_identical_ids, on_duplicate=args.on_duplicate,
-                depth_cut=args.depth_cut,
-                holes=args.holes, maxgrade=args.maxgrade, negative=args.negative, answers=args.answers,
-                high=args.high, deep=reads_deeper(args), **check_kwargs(args), **stats_kwargs(args),
+                settings=settings_of(args, compared=True), side=side_files(args), holes=args.holes,
+                maxgrade=args.maxgrade, answers=args.answers, high=args.high, deep=reads_deeper(args),
+                **stats_kwargs(args),
                 digests=getattr(args, "command", None) != "compare" or reads_deeper(args))  # report shows them
     if getattr(args, "machine", None):
         from ..analyses.machine import machine_filled

@@ -9,9 +9,9 @@ import sys
 
 from . import Formatter
 from ..core.words import counted
-from .checks import add_check_options, check_kwargs, configure, print_checks
+from .checks import add_check_options, configure, print_checks, side_files
 from .common import (add_convention_options, add_machine_option, add_record_options, format_help, load_manifest,
-                     print_query_set, save_record_of, settings_kwargs, settings_of, split_inputs)
+                     print_query_set, save_record_of, settings_of, split_inputs)
 
 HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
 
@@ -116,10 +116,11 @@ def run(args) -> int:
     runs = _mteb_splits(runs, args)
     if not runs:
         raise UsageError("give at least one RUN after the qrels")
+    settings, side = settings_of(args), side_files(args)  # the conventions and the side files, once
     if manifest is not None:
         from ..core.manifest import evaluate_frozen
 
-        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=args.on_duplicate, **check_kwargs(args))
+        result = evaluate_frozen(manifest, runs, qrels=qrels, on_duplicate=settings.on_duplicate, side=side)
     else:
         measures = args.measures or list(DEFAULT_MEASURES)
         if "all_trec" in measures:
@@ -129,16 +130,14 @@ def run(args) -> int:
         if args.engine == "spark":
             from ..spark import evaluate_files
 
-            side = check_kwargs(args)
-            if args.depth_cut is not None:
+            if settings.depth_cut is not None:
                 raise UsageError("--engine spark does not take --depth-cut yet")
-            if any(side[k] for k in ("scale", "requirements", "eligibility", "unanswerable")):
+            if any(f is not None for f in (side.scale, side.requirements, side.eligibility, side.unanswerable)):
                 raise UsageError("--engine spark does not take side files (scale, requirements, eligibility, ...) yet")
             result = evaluate_files(qrels, runs, measures, master=args.spark_master,
-                                    logs=True if args.spark_logs else None, **settings_kwargs(args))
+                                    logs=True if args.spark_logs else None, settings=settings)
         else:
-            result = evaluate(qrels, runs, measures, progress=sys.stderr.isatty(), **settings_kwargs(args),
-                              **check_kwargs(args))
+            result = evaluate(qrels, runs, measures, settings=settings, side=side, progress=sys.stderr.isatty())
     refuse_disjoint_runs(result)
     configure(result, args)
     machine = None

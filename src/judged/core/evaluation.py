@@ -219,7 +219,7 @@ class Scorer:
         into memory (two files at a time when whole alignments are kept), several scored in
         threads (:func:`scoring_threads`) unless ``each``, ``versions`` or no measure take
         them one at a time. ``each(name, run_result)`` is called in run order as each run is scored
-        (before ``keep.docids_only`` slims it). ``progress``: a progress bar on stderr.
+        (and kept as ``keep`` says). ``progress``: a progress bar on stderr.
         ``digests``: False, a plain TREC run file read whole is not hashed."""
         scorers = [self, *versions]
         reader = None
@@ -265,9 +265,9 @@ class Scorer:
                     got = run if isinstance(run, list) else [s._score(name, run, keep) for s in scorers]
                     for out, rr in zip(results, got):
                         out[name] = rr
+                    _slim(got[0], keep)
                     if each is not None:
                         each(name, got[0])
-                    _slim(got[0], keep)
                     advance()
             except BaseException:
                 _in_order(results[0], pool)  # a run scored before the failure raises first, as in one thread
@@ -412,17 +412,6 @@ def sugared(entry: str, settings: Settings | None, side: SideFiles | None, given
         raise UsageError(f"side={side!r} and {', '.join(sides)}=: give the side files once")
     settings = Settings.of(settings, None, **{name: v for name, v in given.items() if name in SETTINGS_FIELDS})
     return settings, SideFiles(**sides) if side is None else side
-
-
-def keep_docids_only(alignments) -> None:
-    """Each alignment's run without its qid, score and rank columns
-    (:meth:`~judged.core.data.Run.docids_only`; a run already slimmed is left), then the
-    compiled reader's pool of freed columns emptied (it would keep their memory): for a
-    caller done reading run files that reads only the docids of aligned rows."""
-    for a in alignments:
-        if a.run.score is not None:
-            a.run = a.run.docids_only()
-    release_pool()
 
 
 def first_run_reader(runs):
