@@ -103,7 +103,8 @@ def test_settings_is_the_one_value_every_entry_point_takes():
     assert holes_report(qrels, runs, k=2, samples=5, settings=complete).to_dict() == \
         holes_report(qrels, runs, k=2, samples=5, settings=Settings(complete=True, **kw)).to_dict()
     frozen = Manifest.freeze(qrels, ["AP"], settings=replace(s, depth_cut=None)).to_dict()
-    assert frozen["conventions"] == Manifest.freeze(qrels, ["AP"], ties="input", no_relevant="skip").to_dict()["conventions"]
+    assert frozen["conventions"] == Manifest.freeze(qrels, ["AP"], settings=Settings(ties="input", no_relevant="skip")
+                                                    ).to_dict()["conventions"]
     with pytest.raises(ConventionError, match="ties='rank' and settings.ties='input'"):
         judged.evaluate(qrels, runs, ["AP"], ties="rank", settings=s)
     assert judged.evaluate(qrels, runs, ["AP"], ties="input", settings=s).settings == s  # the same value: no conflict

@@ -109,11 +109,12 @@ def _records(tmp: Path) -> dict:
         out[f"record{i}"] = json.dumps(rec, indent=1, sort_keys=False)
         out[f"result{i}"] = json.dumps(_stable({**r.to_dict(per_query=True), "runs": {
             os.path.basename(k): v for k, v in r.to_dict(per_query=True)["runs"].items()}}), indent=1)
-    m = Manifest.freeze(str(qrels), RECORD_MEASURES, corpus_id="golden", no_relevant="skip")
+    m = Manifest.freeze(str(qrels), RECORD_MEASURES, corpus_id="golden", settings=Settings(no_relevant="skip"))
     out["manifest"] = json.dumps(_stable(m.to_dict()), indent=1)
     # every entry point that takes the conventions: a manifest with the others, a frozen
     # evaluation, a comparison and a holes report (their conventions and numbers)
-    m = Manifest.freeze(str(qrels), RECORD_MEASURES[:4], ties="input", ignore_identical_ids=True, on_duplicate="max")
+    m = Manifest.freeze(str(qrels), RECORD_MEASURES[:4],
+                        settings=Settings(ties="input", ignore_identical_ids=True, on_duplicate="max"))
     out["manifest1"] = json.dumps(_stable(m.to_dict()), indent=1)
     rec = _stable(record(evaluate_frozen(m, [str(p) for p in runs[:2]]), m))
     out["frozen"] = json.dumps({**rec, "runs": {os.path.basename(k): v for k, v in rec["runs"].items()}}, indent=1)

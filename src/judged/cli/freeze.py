@@ -50,6 +50,7 @@ def register(sub) -> None:
 def run(args) -> int:
     import sys
 
+    from ..core.conventions import Settings
     from ..core.errors import UsageError
     from ..core.manifest import Manifest
     from .plain import console as make_console
@@ -61,8 +62,9 @@ def run(args) -> int:
         raise UsageError("give the qrels: judged freeze QRELS -m MEASURE -o EVAL.toml")
 
     m = Manifest.freeze(args.qrels, args.measures, queries=args.queries, corpus_id=args.corpus_id,
-                        relevance_unit=args.relevance_unit, ties=args.ties, no_relevant=args.no_relevant,
-                        ignore_identical_ids=args.ignore_identical_ids, on_duplicate=args.on_duplicate)
+                        relevance_unit=args.relevance_unit, settings=Settings(
+                            ties=args.ties, no_relevant=args.no_relevant, ignore_identical_ids=args.ignore_identical_ids,
+                            on_duplicate=args.on_duplicate))
     m.write(args.output)
     console = make_console(sys.stderr)  # lines whole in a file or a pipe, as every command's
     console.print(f"froze {counted(m.queries['count'], 'query')}, {counted(m.qrels['judgments'], 'judgment')} "

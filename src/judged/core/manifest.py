@@ -192,19 +192,16 @@ class Manifest:
     # -- building ---------------------------------------------------------------
     @staticmethod
     def freeze(qrels, measures, *, queries=None, corpus_id: str | None = None, relevance_unit: str = "document",
-               ties: str = "trec", no_relevant: str = "zero", ignore_identical_ids: bool = False,
-               on_duplicate: str = "error", settings: Settings | None = None) -> "Manifest":
+               settings: Settings | None = None) -> "Manifest":
         """Freeze an evaluation set. The query set is the queries file's ids (if given),
         else the qrels' queries; a query of the set missing from a run scores 0 (``complete``).
-        ``settings``: the conventions as one value (``ties``, ... are its sugar)."""
+        ``settings``: the conventions (default trec_eval's; no ``depth_cut``)."""
         from .io import read_qrels
         from .measures import parse_measures
 
         if relevance_unit not in RELEVANCE_UNITS:
             raise JudgedError(f"relevance unit must be one of {', '.join(RELEVANCE_UNITS)}")
-        settings = replace(Settings.of(settings, Manifest.freeze, ties=ties, no_relevant=no_relevant,
-                                       ignore_identical_ids=ignore_identical_ids, on_duplicate=on_duplicate),
-                           complete=True)
+        settings = replace(Settings() if settings is None else settings, complete=True)
         if settings.depth_cut is not None:
             raise JudgedError("a manifest does not record depth_cut: freeze without it")
         parsed = parse_measures(measures)

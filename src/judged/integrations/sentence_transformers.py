@@ -235,9 +235,7 @@ class GradedIREvaluator(SentenceEvaluator):
         :class:`judged.core.data.Run`) with this evaluator's qrels, measures and conventions."""
         from ..core.evaluation import evaluate
 
-        s = self.settings
-        return evaluate(self.qrels, {run_name: run}, list(self.measures), ties=s.ties, complete=s.complete,
-                        no_relevant=s.no_relevant, ignore_identical_ids=s.ignore_identical_ids)
+        return evaluate(self.qrels, {run_name: run}, list(self.measures), settings=self.settings)
 
     @property
     def last_run(self) -> dict | None:
