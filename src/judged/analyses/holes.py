@@ -309,7 +309,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     1M-line file)."""
     from ..core.evaluation import Keep, Scorer
     from ..core.io import read_qrels
-    from ..core.querysets import of_aligned, refuse_disjoint_runs
+    from ..core.querysets import of_scored, refuse_disjoint_runs
 
     settings = Settings(complete=True) if settings is None else settings
     negative = settings.negative
@@ -359,7 +359,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         with progress(None, "intervals of every pair of runs"):
             pairs = pairs.result()
     return HolesReport(qrels, k, m, settings, negative, max_grade(m, next(iter(out.values())).aligned) if out else 0,
-                       out, pairs, estimates, of_aligned(settings, qrels, aligned, measures=[m]), bounds_over)
+                       out, pairs, estimates, of_scored(scored, measures=[m]), bounds_over)
 
 
 def bound_over_pool(measure: Measure, runs: dict, k: int, pool=None) -> None:

@@ -270,13 +270,13 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
     command comparing runs, :mod:`judged.core.querysets`); a run sharing no query id with the
     qrels is refused."""
     from ..core.evaluation import ALIGNMENT, Scorer
-    from ..core.querysets import of_aligned
+    from ..core.querysets import of_scored
 
     settings = Settings(complete=True) if settings is None else settings
     scored = Scorer(qrels, {}, settings).runs(runs, ALIGNMENT)
     qrels, aligned = scored.qrels, scored.alignments()
     ests = estimators or default_estimators(k)
-    query_set = of_aligned(settings, qrels, aligned, measures=[Estimator.parse(e).measure for e in ests])
+    query_set = of_scored(scored, measures=[Estimator.parse(e).measure for e in ests])
     out = infer_aligned(qrels, aligned, sample, ests, level=level, power=power, settings=settings,
                         intervals=intervals)
     out.query_set = query_set

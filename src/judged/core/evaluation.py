@@ -307,7 +307,7 @@ class Scorer:
         first keeping its top ranks with ``keep.top``), or None when it must be read whole."""
         if file_kind(os.fspath(path)) != "text" or not os.path.isfile(path):
             return None
-        from . import spill, stream
+        from . import stream
 
         source, large = os.fspath(path), os.path.getsize(path) > 64 << 20
         if reader is not None and (reader.used or reader.source != source):
@@ -321,6 +321,8 @@ class Scorer:
         if got is None:  # not grouped by query: partitioned on disk when large (judged.spill)
             if keep.alignment or len(scorers) > 1:
                 return None
+            from . import spill
+
             got = [spill.evaluate_run_file(self.qrels, source, self.measures, self.settings, name=name,
                                            progress=progress and large)]
             return None if got[0] is None else got

@@ -183,26 +183,18 @@ def query_set(settings, qrels_queries: int, counts: dict, left_out: int = 0, mea
     return QuerySet(rule_of(settings), qrels_queries, runs, left_out, measures=list(measures))
 
 
-def of_aligned(settings, qrels, aligned: dict, measures=()) -> QuerySet:
-    """The :class:`QuerySet` of runs aligned with ``qrels`` (name -> :class:`~judged.align.Aligned`),
-    once every run is known to share a query id with them (:func:`refuse_disjoint`)."""
-    counts = {name: aligned_counts(name, a, qrels) for name, a in aligned.items()}
-    return query_set(settings, len(qrels.query_ids), counts, measures=measures)
-
-
-def aligned_counts(name: str, aligned, qrels) -> dict:
-    """What :func:`of_aligned` reads of one aligned run (its query counts and longest
-    ranking), once the run is known to share a query id with the qrels: for a caller that
-    keeps only part of each run (``judged meta pooling``)."""
-    from .results import max_depth
-
-    refuse_disjoint(name, aligned.counts, qrels, lambda: run_query_sample(aligned.run))
-    return {**aligned.counts, "max_depth": max_depth(aligned)}
+def of_scored(result, measures=()) -> QuerySet:
+    """The :class:`QuerySet` of the runs a :class:`judged.core.evaluation.Scorer` scored (a
+    Result), under its settings, once every run is known to share a query id with the qrels
+    (:func:`refuse_disjoint`); ``measures``: those it is stated for."""
+    counts = {name: result_counts(name, rr, result.qrels) for name, rr in result.runs.items()}
+    return query_set(result.settings, len(result.qrels.query_ids), counts, measures=measures)
 
 
 def result_counts(name: str, result, qrels) -> dict:
-    """:func:`aligned_counts` of a scored run (a :class:`~judged.results.RunResult`, which
-    knows its longest ranking)."""
+    """What :func:`of_scored` reads of one scored run (a :class:`~judged.results.RunResult`:
+    its query counts and longest ranking), once it is known to share a query id with the
+    qrels."""
     refuse_disjoint_run(name, result, qrels)
     return {**result.counts, "max_depth": result.max_depth}
 

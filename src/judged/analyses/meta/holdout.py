@@ -40,7 +40,7 @@ from ...core.conventions import Settings
 from ...core.errors import ConventionError, JudgedError, ParseError
 from ...core.progress import progress
 from ...core.runnames import run_stem
-from ...core.querysets import of_aligned
+from ...core.querysets import of_scored
 from .protocols import TOLERANCE, TruthChecks
 from .stability import kendall_tau, tau_ap
 
@@ -299,7 +299,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     condensed_m = replace(zero_m, unjudged="condensed")
     scored = Scorer(qrels, {}, settings).runs(runs, Keep(True, docids_only=True), digests=False)  # no sha256 shown
     qrels, aligned = scored.qrels, scored.alignments()
-    query_set = of_aligned(settings, qrels, aligned, measures=[m])
+    query_set = of_scored(scored, measures=[m])
     named = [(name, negative_as(a, negative)) for name, a in aligned.items()]
     if len(named) < 2:
         raise JudgedError("leave-one-run-out needs at least two runs")
