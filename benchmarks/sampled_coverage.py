@@ -122,7 +122,8 @@ def ppi_p10(qrels, runs: list, shares, seeds: int) -> dict:
     docid = np.array([k[1] for k in keys], dtype=object)
     truth_qrels = Qrels(qid, docid, truth, source="the qrels' labels of the depth pool")
     qlist = sorted(set(qid.tolist()))
-    out = {"queries": len(qlist), "pool_pairs": len(keys), "machines": {}, "query_samples": {}, "pair_samples": {}}
+    out = {"queries": len(qlist), "pool_pairs": len(keys), "samples": seeds, "machines": {}, "query_samples": {},
+           "pair_samples": {}}
     rng = np.random.default_rng(1)
     cands = [PoolPair(q, d, pool[(q, d)][0], []) for q, d in keys]
     for name, grades in judges.items():
@@ -172,6 +173,8 @@ def merged(files) -> tuple:
             data = json.load(fh)
         seeds.add(data["seeds"])
         for name, res in data["collections"].items():
+            if "p10" in res:
+                res["p10"].setdefault("samples", data["seeds"])
             into = results.setdefault(name, {"holes": {}})
             holes = {**into["holes"], **res.get("holes", {})}
             p10 = into.get("p10")
@@ -184,10 +187,10 @@ def merged(files) -> tuple:
 
 
 def markdown(results: dict, seeds: int) -> str:
-    lines = [f"Holes sampled (depth {DEPTH}, nothing judged before; {seeds} samples per share): coverage of the "
-             "95% marginal intervals / mean error / MAE / mean half-width; simultaneous: samples with every run "
-             "inside (coverage of the intervals, width x marginal).", "",
-             "| collection | share (judged of holes) | estimator | marginal coverage | mean error | MAE | "
+    lines = [f"Holes sampled (depth {DEPTH}, nothing judged before): coverage of the 95% marginal intervals, "
+             "mean error, MAE, mean half-width; simultaneous: samples with every run inside (coverage of the "
+             "intervals, width x marginal).", "",
+             "| collection | share (judged of holes; samples) | estimator | marginal coverage | mean error | MAE | "
              "half-width | simultaneous: every run inside | simultaneous coverage (width x) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for name, res in results.items():
@@ -195,13 +198,14 @@ def markdown(results: dict, seeds: int) -> str:
             d = block["design"]
             for e in ESTIMATORS:
                 s = block[e]
-                lines.append(f"| {name} ({res['runs']} runs) | {share} ({d['judged']:,} of {d['holes']:,}) | {e} | "
+                lines.append(f"| {name} ({res['runs']} runs) | {share} ({d['judged']:,} of {d['holes']:,}; "
+                             f"{d['samples']}) | {e} | "
                              f"{s['coverage']:.3f} | {s['mean_error']:+.4f} | {s['mae']:.4f} | "
                              f"{s['mean_half_width']:.4f} | {s['seeds_with_every_run_in_simultaneous']:.0%} | "
                              f"{s['simultaneous_coverage']:.3f} ({s['width_vs_marginal']:.2f}) |")
-    lines += ["", f"{PPI_MEASURE} from a machine-labelled pool ({seeds} samples): coverage of the 95% intervals, all "
-              "runs / runs with true P@10 >= 0.8 (how many), mean width, share of width 0.", "",
-              "| collection | people judged | estimator | machine (kappa) | coverage | at the ceiling | width | "
+    lines += ["", f"{PPI_MEASURE} from a machine-labelled pool: coverage of the 95% intervals over every run x "
+              "sample and over the runs with true P@10 >= 0.8 (how many), mean width, share of width 0.", "",
+              "| collection | people judged (share; samples) | estimator | machine (kappa) | coverage | at the ceiling | width | "
               "width 0 |", "|---|---|---|---|---|---|---|---|"]
     for name, res in results.items():
         p = res.get("p10")
@@ -214,7 +218,8 @@ def markdown(results: dict, seeds: int) -> str:
                         at = f"{c['coverage']:.3f} ({c['runs']})" if c else "none"
                         who = "human-only" if e == "human" else e
                         mach = "" if e == "human" else f"{machine} ({p['machines'][machine]['kappa']:.2f})"
-                        lines.append(f"| {name} | {block[size]} {size} ({share}) | {who} | {mach} | "
+                        lines.append(f"| {name} | {block[size]} {size} ({share}; {p.get('samples', seeds)}) | "
+                                     f"{who} | {mach} | "
                                      f"{s['coverage']:.3f} | {at} | {s['width']:.3f} | {s['zero_width']:.3f} |")
     return "\n".join(lines)
 
