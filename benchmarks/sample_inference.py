@@ -143,9 +143,10 @@ def protocol_half(full, runs, depth, share, seeds, estimators, stop: int, power:
     return rows, stop_rows
 
 
-def protocol_scratch(full, runs, depth, share, seeds, estimators):
+def scratch_samples(full, runs, depth, share, seeds, estimators):
     """Nothing of the runs' top-``depth`` pool judged before the sample: one reduced
-    collection, one sample of ``share`` of its holes per seed (drawn together)."""
+    collection, one sample of ``share`` of its holes per seed (drawn together). Returns
+    (rows, design: holes, judged, strata, seconds)."""
     base = without(full, set(judged_top(full, runs, depth)))
     holes = len(candidates({n: align(base, r) for n, r in runs.items()}, depth))
     budget = max(3, int(round(share * holes)))
@@ -164,8 +165,14 @@ def protocol_scratch(full, runs, depth, share, seeds, estimators):
                              "critical": float(joint.critical[s]), "simultaneous_method": joint.method[s],
                              "holes": holes, "judged": budget, "removed": holes, "seconds": secs / len(seeds),
                              "strata": len(design.strata)})
-    print(f"scratch: {holes} holes, {budget} judged per sample, {len(design.strata)} strata, {len(seeds)} samples, "
-          f"{secs:.1f}s", file=sys.stderr)
+    return rows, {"holes": holes, "judged": budget, "strata": len(design.strata), "samples": len(seeds),
+                  "seconds": round(secs, 1)}
+
+
+def protocol_scratch(full, runs, depth, share, seeds, estimators):
+    rows, d = scratch_samples(full, runs, depth, share, seeds, estimators)
+    print(f"scratch: {d['holes']} holes, {d['judged']} judged per sample, {d['strata']} strata, {len(seeds)} samples, "
+          f"{d['seconds']:.1f}s", file=sys.stderr)
     return rows
 
 

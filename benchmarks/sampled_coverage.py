@@ -43,20 +43,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 sys.path.insert(0, HERE)
 
-from judged.core.align import align  # noqa: E402
 from judged.core.conventions import Settings  # noqa: E402
 from judged.core.data import Qrels  # noqa: E402
 from judged.core.io import read_qrels, read_run  # noqa: E402
 from judged.core.measures import Measure  # noqa: E402
-from judged.analyses.inference import repeated_samples  # noqa: E402
 from judged.analyses.machine import MachineLabels  # noqa: E402
 from judged.analyses.pooling.poolfile import PoolPair  # noqa: E402
-from judged.analyses.pooling.strategies import candidates  # noqa: E402
 from judged.analyses.ppi import Design, Labels, units  # noqa: E402
 from judged.analyses.sampling import draw  # noqa: E402
 
 import machine_labels as ml  # noqa: E402
-from sample_inference import judged_top, run_name, summarise, without  # noqa: E402
+from sample_inference import run_name, scratch_samples, summarise  # noqa: E402
 
 DEPTH = 10
 ESTIMATORS = ("statAP", "statNDCG@10")
@@ -77,24 +74,9 @@ def load(path: str):
 
 def holes_sampled(full, runs: dict, share: float, seeds: list) -> dict:
     """The scratch protocol at one share: per estimator the summary of every run x sample."""
-    base = without(full, set(judged_top(full, runs, DEPTH)))
-    holes = len(candidates({n: align(base, r) for n, r in runs.items()}, DEPTH))
-    budget = max(3, int(round(share * holes)))
-    t = time.perf_counter()
-    E, truth, design = repeated_samples(base, full, runs, DEPTH, budget, seeds, list(ESTIMATORS))
-    rows = []
-    for e in E.estimators:
-        joint = E.simultaneous(e)
-        for j, r in enumerate(E.runs):
-            est, se, lo, hi, df = E.interval(e, r)
-            for s, seed in enumerate(seeds):
-                rows.append({"estimator": str(e), "run": r, "seed": seed, "truth": truth[str(e)][r],
-                             "estimate": float(est[s]), "low": float(lo[s]), "high": float(hi[s]),
-                             "simultaneous_low": float(joint.low[s, j]), "simultaneous_high": float(joint.high[s, j]),
-                             "critical": float(joint.critical[s]), "simultaneous_method": joint.method[s]})
+    rows, design = scratch_samples(full, runs, DEPTH, share, seeds, list(ESTIMATORS))
     out = summarise(rows)
-    out["design"] = {"holes": holes, "judged": budget, "strata": len(design.strata), "samples": len(seeds),
-                     "seconds": round(time.perf_counter() - t, 1)}
+    out["design"] = design
     return out
 
 
