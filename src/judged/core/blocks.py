@@ -2,8 +2,8 @@
 
 Every measure is a function of one query's ranked documents and judgments, so a run can be
 scored in blocks of whole queries: the run read in memory is one block, a streamed file
-gives one block per piece (:mod:`judged.stream`), a file spilled to disk one per partition
-(:mod:`judged.spill`). :func:`score_block` aligns and scores one block (``align`` and the
+gives one block per piece (:mod:`judged.core.stream`), a file spilled to disk one per partition
+(:mod:`judged.core.spill`). :func:`score_block` aligns and scores one block (``align`` and the
 measure kernels, unchanged); :func:`assemble` puts the blocks of one run together in qrels
 query order, adds the qrels queries the run lacks (``complete``), refuses queries with
 nothing relevant (``no_relevant='error'``) and counts queries exactly as ``align`` counts
@@ -45,7 +45,7 @@ def block_settings(settings: Settings) -> Settings:
 def score_block(qrels: Qrels, run: Run, measures: dict, settings: Settings, annotate=None) -> tuple[Aligned, Block]:
     """Align ``run`` (whole queries) with ``qrels`` under ``settings`` and compute every
     measure (given string -> Measure): the alignment and the scored :class:`Block`.
-    ``annotate(aligned)`` adds side data for the kernels first (:mod:`judged.checks`)."""
+    ``annotate(aligned)`` adds side data for the kernels first (:mod:`judged.core.checks`)."""
     aligned = align(qrels, run, settings)
     if annotate is not None:
         annotate(aligned)
@@ -56,7 +56,7 @@ def score_block(qrels: Qrels, run: Run, measures: dict, settings: Settings, anno
 
 def query_counts(has_relevant: np.ndarray, in_run: np.ndarray, only_in_run: int, settings: Settings) -> dict:
     """The query counts of a run over the qrels' queries (``has_relevant``, ``in_run``: one
-    flag per qrels query), as :func:`judged.align.align` counts a whole run; raises the
+    flag per qrels query), as :func:`judged.core.align.align` counts a whole run; raises the
     ``no_relevant='error'`` refusal."""
     candidates = np.ones(len(in_run), dtype=bool) if settings.complete else in_run
     no_rel = candidates & ~has_relevant
@@ -79,9 +79,9 @@ def refuse_no_relevant(qrels: Qrels, in_run: np.ndarray, settings: Settings) -> 
 
 def assemble(qrels: Qrels, blocks: list, measures: dict, settings: Settings, name: str, realign,
              source: str | None = None) -> RunResult:
-    """One run's :class:`~judged.results.RunResult` from its scored blocks (each query in one
+    """One run's :class:`~judged.core.results.RunResult` from its scored blocks (each query in one
     block): in qrels query order, the queries the run lacks added when ``complete``, counted
-    as :func:`judged.align.align` counts; ``realign()`` gives the whole run's alignment on
+    as :func:`judged.core.align.align` counts; ``realign()`` gives the whole run's alignment on
     first use."""
     index = qrels.index
     in_run = np.zeros(len(index.query_ids), dtype=bool)

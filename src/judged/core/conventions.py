@@ -4,7 +4,7 @@ Every choice that can change a score is a named, frozen value here, with a canon
 string form, so that each result can say exactly how it was computed:
 
 * measure parameters (gain, discount, ideal ranking, unjudged documents, relevance
-  threshold) live on :class:`judged.measures.Measure`;
+  threshold) live on :class:`judged.core.measures.Measure`;
 * engine-wide settings (tie order, which queries are averaged, queries with nothing
   relevant, repeated pairs in the inputs, what a negative grade is where holes are
   looked for) live on :class:`Settings`: one frozen, validated value that every entry
@@ -109,7 +109,7 @@ class Settings:
         relevant, as trec_eval) or ``unjudged`` (holes). No score changes with it, so
         :meth:`canonical` leaves it out.
 
-    The query-set rule is ``complete`` (:func:`judged.querysets.rule_of`).
+    The query-set rule is ``complete`` (:func:`judged.core.querysets.rule_of`).
     """
 
     ties: str = "trec"
@@ -339,7 +339,7 @@ class Discount:
 
 
 # zero: not relevant (trec_eval); condensed: removed (Sakai 2007; trec_eval -J);
-# min / max: the extremes over every grade 0..maxgrade the holes could get (judged.holes,
+# min / max: the extremes over every grade 0..maxgrade the holes could get (judged.analyses.holes,
 # for the registry's boundable families; exact, or an interval holding them where the
 # family's bounds are "conservative": nERR).
 UNJUDGED = ("zero", "condensed", "min", "max")

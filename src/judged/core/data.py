@@ -1,8 +1,8 @@
 """The columnar data model: a Qrels (the answer key) and a Run (one system's rankings).
 
 Both hold one row per (query, document) pair, as columns: ids as Arrow string arrays,
-numbers as numpy arrays, in input order. Nothing here parses files (that is `judged.io`)
-or computes scores (that is `judged.align` and `judged.measures`).
+numbers as numpy arrays, in input order. Nothing here parses files (that is `judged.core.io`)
+or computes scores (that is `judged.core.align` and `judged.core.measures`).
 """
 
 from __future__ import annotations
@@ -410,7 +410,7 @@ class Run(_Pairs):
 
     ``rank`` (the run file's rank column, as numbers) is needed only for ``ties='rank'``;
     a TREC reader keeps the column's text (``rank_text``), parsed when asked
-    (:func:`judged.io.trec.rank_column`), and ``reread()``, which reads the file's raw text
+    (:func:`judged.core.io.trec.rank_column`), and ``reread()``, which reads the file's raw text
     again to name a bad line. ``distinct_blocks``: the reader checked that each query's rows
     form one block. What a reader computed on the way (docid hashes, qid blocks) is given
     to :meth:`known`.
@@ -425,7 +425,7 @@ class Run(_Pairs):
     source: str = "<memory>"
     sha256: str | None = None
     rank_text: pa.Array | None = field(default=None, repr=False)
-    reread: object = field(default=None, repr=False)  # () -> judged.io.text.RawFile, or None
+    reread: object = field(default=None, repr=False)  # () -> judged.core.io.text.RawFile, or None
     distinct_blocks: bool = False
 
     def __post_init__(self):
@@ -439,7 +439,7 @@ class Run(_Pairs):
     def docids_only(self) -> "Run":
         """This run without its qid, score and rank columns, for a caller done with ranking
         and aligning it that reads only the docids of aligned rows (and their hashes, and the
-        qid blocks, kept): a third of a TREC run's memory (judged.comparison)."""
+        qid blocks, kept): a third of a TREC run's memory (judged.analyses.comparison)."""
         self.docid_hash, self.qid_blocks  # computed from the columns dropped here, if not yet
         slim = copy.copy(self)
         slim.qid = slim.score = slim.rank = slim.rank_text = None
@@ -540,7 +540,7 @@ class QrelsIndex:
         return KeyTable.build(pair_keys(self.row_query, self.docid_hash))
 
     def judgments_of(self, evaluated: np.ndarray, build):
-        """The :class:`judged.align.Judgments` of the ``evaluated`` queries (their sorted
+        """The :class:`judged.core.align.Judgments` of the ``evaluated`` queries (their sorted
         query codes), built by ``build()`` once and shared by every run evaluated on the
         same queries (with what its measures cache). The last two are kept."""
         key = evaluated.tobytes()
@@ -745,7 +745,7 @@ def _(native, index, rows, qcode, docid, docid_hash):
 @dataclass(eq=False)
 class SubtopicQrels:
     """Judgments per subtopic (ndeval's ``qid subtopic docid grade``): one integer grade per
-    (qid, subtopic, docid), for the diversity measures (:mod:`judged.measures.diversity`).
+    (qid, subtopic, docid), for the diversity measures (:mod:`judged.core.measures.diversity`).
     In a TREC qrels file the subtopic is the second (iteration) column, as ir_measures
     reads it. ``row`` is each row's line number (1-based) or row in its source."""
 

@@ -34,4 +34,4 @@ class UsageError(JudgedError):
 
 class QuerySetError(JudgedError):
     """Runs and qrels whose queries do not meet: a run that shares no query id with the
-    qrels, so its score would be a mean over nothing it was asked (see :mod:`judged.querysets`)."""
+    qrels, so its score would be a mean over nothing it was asked (see :mod:`judged.core.querysets`)."""

@@ -20,7 +20,7 @@ from .io import file_kind, read_qrels, read_run
 from .measures import named_measures
 from .native import release_pool
 from .progress import progress as progress_bar
-from .results import LazyRunResult, RunResult  # noqa: F401  (judged.evaluation.RunResult, as before)
+from .results import LazyRunResult, RunResult  # noqa: F401  (judged.core.evaluation.RunResult, as before)
 from .runnames import unique_name
 from .words import counted
 
@@ -39,7 +39,7 @@ class Result:
     measures: dict  # measure as given -> Measure
     settings: Settings
     runs: dict  # run name -> RunResult
-    checks: "Checks | None" = None  # side data and checks beyond the score (judged.checks)
+    checks: "Checks | None" = None  # side data and checks beyond the score (judged.core.checks)
 
     @property
     def conventions(self) -> dict:
@@ -87,12 +87,12 @@ class Result:
         return pd.concat(frames, ignore_index=True)
 
     def alignments(self) -> dict:
-        """Run name -> its :class:`~judged.align.Aligned` (made again for a run that kept only its values)."""
+        """Run name -> its :class:`~judged.core.align.Aligned` (made again for a run that kept only its values)."""
         return {name: rr.aligned for name, rr in self.runs.items()}
 
     @property
     def query_set(self):
-        """Which queries the means are over (:mod:`judged.querysets`)."""
+        """Which queries the means are over (:mod:`judged.core.querysets`)."""
         from .querysets import of_result
 
         return of_result(self)
@@ -160,9 +160,9 @@ def frame_of(columns: dict, backend: str):
 @dataclass(frozen=True)
 class Keep:
     """What each run a :class:`Scorer` scores keeps beside its per-query values:
-    ``alignment`` (its :class:`~judged.align.Aligned`, ``RunResult.aligned``; else it is
+    ``alignment`` (its :class:`~judged.core.align.Aligned`, ``RunResult.aligned``; else it is
     made again on first use), ``top`` (only each query's first ``top`` ranks of it, the
-    run's other rows let go: :func:`judged.align.top_rows`), ``docids_only`` (the
+    run's other rows let go: :func:`judged.core.align.top_rows`), ``docids_only`` (the
     alignment's run keeps its docids, not its qid, score and rank columns:
     :meth:`~judged.core.data.Run.docids_only`)."""
 
@@ -318,7 +318,7 @@ class Scorer:
         got = stream.evaluate_run_file([(s.qrels, s.measures) for s in scorers], source, self.settings, name=name,
                                        progress=progress and large, reader=reader,
                                        each=None if keep.top is None else lambda a: parts.append(top_run(a, keep.top)))
-        if got is None:  # not grouped by query: partitioned on disk when large (judged.spill)
+        if got is None:  # not grouped by query: partitioned on disk when large (judged.core.spill)
             if keep.alignment or len(scorers) > 1:
                 return None
             from . import spill
@@ -354,9 +354,9 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, settings: Settings | Non
     qrels : path, DataFrame, dict or Qrels
     runs : a run (path, DataFrame, dict of dicts, Run), a list of them, or a dict name -> run
     measures : measure strings such as ``"nDCG@10"``, ``"AP(rel=2)"``, ``"nDCG(gain=exp)@10"``
-    settings : the engine-wide conventions as one :class:`judged.conventions.Settings`
-        (which queries a mean is over: :mod:`judged.querysets`)
-    side : the side files as one :class:`judged.checks.SideFiles` (grade scale,
+    settings : the engine-wide conventions as one :class:`judged.core.conventions.Settings`
+        (which queries a mean is over: :mod:`judged.core.querysets`)
+    side : the side files as one :class:`judged.core.checks.SideFiles` (grade scale,
         requirements, eligibility, unanswerable queries; the results are in
         ``Result.checks`` and ``to_dict()``)
     keep : what each run keeps beside its values (:class:`Keep`: ``VALUES``, the default,
@@ -374,7 +374,7 @@ def evaluate(qrels, runs, measures=DEFAULT_MEASURES, *, settings: Settings | Non
 
     Runs that share few or no query ids with the qrels, miss qrels queries, cover
     different queries or rank different depths are named in ``Result.checks.warnings``
-    (the commands refuse a run sharing no query id: :func:`judged.querysets.refuse_disjoint_runs`).
+    (the commands refuse a run sharing no query id: :func:`judged.core.querysets.refuse_disjoint_runs`).
     Which path each run takes (in memory, streamed, spilled): :meth:`Scorer.runs`.
 
     Example
@@ -418,7 +418,7 @@ def sugared(entry: str, settings: Settings | None, side: SideFiles | None, given
 
 def first_run_reader(runs):
     """The first run file, tokenized in a second thread while the qrels are read
-    (:class:`judged.stream.PieceReader`), or None."""
+    (:class:`judged.core.stream.PieceReader`), or None."""
     first = runs[0] if isinstance(runs, (list, tuple)) and runs else runs
     if isinstance(runs, dict):
         first = next(iter(runs.values()), None)
@@ -470,7 +470,7 @@ def named_runs(runs, on_duplicate, streamed=lambda name, path: None, ahead: bool
     ``ahead``: run files are read two at a time in threads (the tokenizer releases the GIL),
     the next one while the caller works on the one before: for callers that keep every run
     anyway (memory holds one run more meanwhile); the pairs come in the same order.
-    ``digest``: as :func:`judged.io.read_run`'s."""
+    ``digest``: as :func:`judged.core.io.read_run`'s."""
     if isinstance(runs, dict) and runs and all(isinstance(v, dict) for v in runs.values()) and _looks_like_run_dict(runs):
         runs = [runs]
     if isinstance(runs, dict):

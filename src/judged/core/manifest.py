@@ -250,7 +250,7 @@ class Manifest:
     def load(path) -> "Manifest":
         """Read a manifest written by :meth:`write`. A file that is not one (missing,
         binary, not TOML, a section missing or of the wrong type, a measure or convention
-        that no longer parses) is a :class:`~judged.errors.ParseError` naming the file."""
+        that no longer parses) is a :class:`~judged.core.errors.ParseError` naming the file."""
         if isinstance(path, Manifest):
             return path
         from .io.toml import read_toml
@@ -405,7 +405,7 @@ def evaluate_frozen(manifest, runs, *, qrels=None, queries=None, on_duplicate: s
 
 
 def record(result, manifest=None) -> dict:
-    """An evaluation record of a :class:`~judged.evaluation.Result`: per-query values,
+    """An evaluation record of a :class:`~judged.core.evaluation.Result`: per-query values,
     ranked docids down to the deepest cutoff (whole rankings if a measure has none),
     each query's ideal grade sequence to that depth, conventions, hashes, tool version."""
     cutoffs = [m.cutoff for m in result.measures.values()]
@@ -459,7 +459,7 @@ def save_record(result, path, manifest=None) -> dict:
 def load_record(source) -> dict:
     """A record saved by :func:`save_record` (a path or the dict itself). A file that is
     not one (missing, binary, not JSON, a key missing or of the wrong type) is a
-    :class:`~judged.errors.ParseError` naming the file and the key."""
+    :class:`~judged.core.errors.ParseError` naming the file and the key."""
     if isinstance(source, dict):
         return check_record(source, "<record>")
     from .io.text import decode_utf8, read_bytes

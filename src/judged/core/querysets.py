@@ -19,7 +19,7 @@ Queries a convention sets aside (``--no-relevant skip``, declared unanswerable q
 are set aside for every run alike, so they never make the sets differ.
 
 Beyond the rule, every command refuses a run that shares no query id with the qrels
-(:func:`refuse_disjoint_runs`, :class:`judged.errors.QuerySetError`: its mean would be 0
+(:func:`refuse_disjoint_runs`, :class:`judged.core.errors.QuerySetError`: its mean would be 0
 over nothing it was asked), and a run whose query ids mostly miss the qrels gets a warning
 (``judged.evaluate`` itself only warns, as trec_eval scores such a run over no query).
 """
@@ -43,7 +43,7 @@ SAMPLE = 3  # ids quoted in a message
 
 
 def rule_of(settings) -> str:
-    """``qrels`` or ``run-and-qrels``: the query-set rule of a :class:`~judged.conventions.Settings`."""
+    """``qrels`` or ``run-and-qrels``: the query-set rule of a :class:`~judged.core.conventions.Settings`."""
     return QRELS if settings.complete else RUN_AND_QRELS
 
 
@@ -173,7 +173,7 @@ def entry(counts: dict) -> dict:
 
 def query_set(settings, qrels_queries: int, counts: dict, left_out: int = 0, measures=()) -> QuerySet:
     """The :class:`QuerySet` of runs (``counts``: name -> query counts of
-    :func:`judged.align.align`) scored under ``settings`` against qrels of
+    :func:`judged.core.align.align`) scored under ``settings`` against qrels of
     ``qrels_queries`` queries."""
     runs = {}
     for name, c in counts.items():
@@ -192,7 +192,7 @@ def of_scored(result, measures=()) -> QuerySet:
 
 
 def result_counts(name: str, result, qrels) -> dict:
-    """What :func:`of_scored` reads of one scored run (a :class:`~judged.results.RunResult`:
+    """What :func:`of_scored` reads of one scored run (a :class:`~judged.core.results.RunResult`:
     its query counts and longest ranking), once it is known to share a query id with the
     qrels."""
     refuse_disjoint_run(name, result, qrels)
@@ -200,7 +200,7 @@ def result_counts(name: str, result, qrels) -> dict:
 
 
 def of_result(result) -> QuerySet:
-    """The :class:`QuerySet` of an :class:`~judged.evaluation.Result`."""
+    """The :class:`QuerySet` of an :class:`~judged.core.evaluation.Result`."""
     counts = {name: {**rr.counts, **({"max_depth": rr.max_depth} if rr.max_depth is not None else {})}
               for name, rr in result.runs.items()}
     qs = query_set(result.settings, len(result.qrels.query_ids), counts)
@@ -259,7 +259,7 @@ def file_query_sample(path, count: int = SAMPLE) -> list:
 
 
 def refuse_disjoint_runs(result) -> None:
-    """:func:`refuse_disjoint` for every run of an :class:`~judged.evaluation.Result` (what
+    """:func:`refuse_disjoint` for every run of an :class:`~judged.core.evaluation.Result` (what
     every command does before it prints or compares a score)."""
     for name, rr in result.runs.items():
         refuse_disjoint_run(name, rr, result.qrels)
@@ -274,7 +274,7 @@ def refuse_disjoint_run(name: str, rr, qrels) -> None:
 
 
 def run_query_sample(run, count: int = SAMPLE) -> list:
-    """The first distinct query ids of a :class:`~judged.data.Run` (for messages)."""
+    """The first distinct query ids of a :class:`~judged.core.data.Run` (for messages)."""
     try:
         _, block_qids = run.qid_blocks
         seen = []

@@ -1,5 +1,5 @@
 """One run's scores: :class:`RunResult`, the record every engine (in memory, streamed,
-spilled, Spark) hands to :class:`judged.evaluation.Result`."""
+spilled, Spark) hands to :class:`judged.core.evaluation.Result`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ class RunResult:
 
     ``qids`` are the evaluated queries in qrels order; ``values`` maps each measure as given
     to its per-query values (float64, aligned with ``qids``); ``counts`` are the query counts
-    of :func:`judged.align.align` (evaluated, skipped, missing_from_run, only_in_run,
+    of :func:`judged.core.align.align` (evaluated, skipped, missing_from_run, only_in_run,
     no_relevant); ``aligned`` the whole run's alignment (None from Spark); ``max_depth``
     the most documents ranked (and scored) for one query, None when not known."""
 

@@ -1,14 +1,14 @@
 """Evaluating a large TREC run file that is not grouped by query: partition to disk, then score.
 
 A run file whose queries are scattered over the file cannot be streamed block by block
-(:mod:`judged.stream`). When such a plain-text file is larger than ``JUDGED_SPILL_BYTES``
+(:mod:`judged.core.stream`). When such a plain-text file is larger than ``JUDGED_SPILL_BYTES``
 (default 1 GiB), its lines are spilled into K temporary files by a hash of their qid (the
 first field), K = file size / ``JUDGED_SPILL_PARTITION_BYTES`` (default 64 MiB). The file
 is read in 2 MB binary chunks and each chunk is split with numpy and Arrow (no Python per
 line); a partition keeps its lines in file order, so it holds whole queries in their
 original order (``ties='input'`` and ``on_duplicate='first'`` see the same order). Each
 partition is then read and scored by the in-memory engine (``read_run``, ``align``, the
-measure kernels) and the pieces are put together by :func:`judged.blocks.assemble`, so the
+measure kernels) and the pieces are put together by :func:`judged.core.blocks.assemble`, so the
 numbers are those of reading the whole file. Memory is one partition's evaluation, however
 large the file; disk is the file's size plus 8 bytes a line (the original line numbers).
 
@@ -227,7 +227,7 @@ def _first_fields(chunk, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray):
 
 def _score(qrels, source: str, name: str, parts: list[Partition], measures: dict, settings: Settings,
            advance) -> list:
-    """Each partition read and scored by the in-memory engine, as :func:`judged.blocks.assemble`'s blocks. A
+    """Each partition read and scored by the in-memory engine, as :func:`judged.core.blocks.assemble`'s blocks. A
     bad partition does not stop the reading of the others: the error raised is the one
     reading the whole file raises (the earliest bad line, else the earliest repeated pair)."""
     scored, errors = [], []
@@ -251,7 +251,7 @@ class _PartitionError(Exception):
 
 
 def _score_partition(qrels, part: Partition, name: str, measures: dict, settings: Settings, check_only: bool):
-    """One partition's :class:`judged.blocks.Block`; None when ``check_only`` (another
+    """One partition's :class:`judged.core.blocks.Block`; None when ``check_only`` (another
     partition failed: only an earlier error matters). Its run is freed on return."""
     from .io import read_run
     from .io.trec import rank_column

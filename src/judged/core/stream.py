@@ -2,7 +2,7 @@
 
 Every measure is a function of one query's ranked documents and judgments, so a run file
 that lists each query in one block can be evaluated block by block. :class:`PieceReader`
-reads the file in pieces cut where a query ends and tokenizes them (:func:`judged.io.text.tokenize`,
+reads the file in pieces cut where a query ends and tokenizes them (:func:`judged.core.io.text.tokenize`,
 compiled or its Arrow reference) in a second thread, ahead of this thread, which aligns and
 scores the queries of each piece. Memory is the qrels index plus a few pieces, whatever the file's size; the
 numbers are the in-memory engine's (each query is computed by the same ``align`` and
@@ -11,7 +11,7 @@ kernels, on the same rows).
 When the file is not grouped by query, or anything needs the in-memory reader (gzip, a
 line to explain in an error),
 :func:`evaluate_run_file` returns None and the caller reads the whole file instead (or
-partitions it on disk: :mod:`judged.spill`).
+partitions it on disk: :mod:`judged.core.spill`).
 """
 
 from __future__ import annotations
@@ -287,7 +287,7 @@ def _runs(source: str, name: str, block_size: int, advance, reader: PieceReader 
 
 
 def _scored_blocks(versions, source, name, settings, block_size, advance, reader=None, each=None):
-    """Each block of whole queries scored by :func:`judged.blocks.score_block` under each
+    """Each block of whole queries scored by :func:`judged.core.blocks.score_block` under each
     (qrels, measures) of ``versions``: a tuple of blocks, one per version (``each`` given
     the first version's alignment)."""
     on_duplicate, settings = settings.on_duplicate, block_settings(settings)

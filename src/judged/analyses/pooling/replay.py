@@ -344,7 +344,7 @@ class PoolingReplay:
     full: np.ndarray
     max_judgments: int | None = None
     strategies: dict = field(default_factory=dict)  # name -> StrategyReplay
-    query_set: object = None  # judged.querysets.QuerySet: every run over every qrels query
+    query_set: object = None  # judged.core.querysets.QuerySet: every run over every qrels query
     tolerances: tuple = ()  # every tolerance recovery is measured at (``tolerance`` among them)
 
     @property
@@ -406,7 +406,7 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     the top-level figures are at :data:`DEFAULT_TOLERANCE` when it is one of them, else at
     the first. Runs are scored over every qrels
     query (``complete=True``, the query-set rule of every command comparing runs,
-    :mod:`judged.querysets`; ``settings`` default ``Settings(complete=True)``); a run sharing
+    :mod:`judged.core.querysets`; ``settings`` default ``Settings(complete=True)``); a run sharing
     no query id with the qrels is refused."""
     from ...core.evaluation import scoring_threads
 

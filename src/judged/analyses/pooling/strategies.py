@@ -95,7 +95,7 @@ class Selection:
     pairs: list
     label: str | None = None  # header text, e.g. impact(nDCG@10,maxgrade=3); default the name
     columns: tuple = ()  # strategy-specific columns (PoolPair attribute or fields key)
-    design: object = None  # judged.sampling.SampleDesign for --strategy sample
+    design: object = None  # judged.analyses.sampling.SampleDesign for --strategy sample
     meta: dict = field(default_factory=dict)  # extra key=value for the header (e.g. seed)
 
 
@@ -501,7 +501,7 @@ STRATEGIES = {s.name: s for s in [
     Strategy("sample-queries", "a simple random sample of --queries N queries (seed --seed), every hole of a drawn "
              "query judged: prediction-powered estimates of any measure", _sample_queries,
              "simple random sample of queries (cluster sampling of the holes); inclusion = n/N per query; estimates: "
-             "judged.ppi (Angelopoulos et al., Science 2023)"),
+             "judged.analyses.ppi (Angelopoulos et al., Science 2023)"),
 ]}
 
 

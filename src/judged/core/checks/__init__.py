@@ -9,7 +9,7 @@ side data of an evaluation and applies it at fixed points:
    ineligible pair 0 (so no measure can reward it, and the ideal ranking leaves it out);
 2. ``prepare_run`` / ``attach``: per run, the abstention evaluation, the run without the
    unanswerable queries, and the requirements and eligibility attached to the
-   :class:`~judged.align.Aligned` (``aligned.annotations``) for the kernels that need them;
+   :class:`~judged.core.align.Aligned` (``aligned.annotations``) for the kernels that need them;
 3. ``to_dict`` / ``warnings``: the keys added to ``judged eval --format json`` (``scale``,
    ``answer_key``, ``warnings``; per run ``leaks``, ``evidence_gaps``, ``abstention``).
 """

@@ -7,7 +7,7 @@ Three kinds of query that have nothing relevant are kept apart:
   the ``no_relevant`` convention: ``zero``, ``skip`` or ``error``);
 * **unanswerable**: declared so, by the marker line ``qid 0 __UNANSWERABLE__ 0`` in the
   qrels or by a file listing one qid per line. Nothing in the corpus answers it: it
-  gets an abstention evaluation (:mod:`judged.abstention`) and is kept out of the
+  gets an abstention evaluation (:mod:`judged.core.checks.abstention`) and is kept out of the
   ranking measures by default (``score_unanswerable=False``), counted.
 
 Thin answer keys: when the queries with something relevant average 1.5 relevant

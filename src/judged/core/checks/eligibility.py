@@ -16,7 +16,7 @@ that disagree are a ParseError.
 Convention (the seed: "an ineligible but highly informative document must never become
 a ranking success"): an ineligible document is treated as judged not relevant (grade
 0) in every measure, so it earns no gain and leaves the ideal ranking, however
-relevant; retrieving one is a leak, counted by ``Leak@k`` (:mod:`judged.measures.leak`)
+relevant; retrieving one is a leak, counted by ``Leak@k`` (:mod:`judged.core.measures.leak`)
 and listed by :func:`leaks`.
 """
 

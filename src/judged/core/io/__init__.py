@@ -1,4 +1,4 @@
-"""Readers: every input form becomes a :class:`~judged.data.Qrels` or :class:`~judged.data.Run`.
+"""Readers: every input form becomes a :class:`~judged.core.data.Qrels` or :class:`~judged.core.data.Run`.
 
 Paths are dispatched on content and name: Parquet by content (a file or a folder of part
 files whose first bytes are ``PAR1``, whatever their names, as Spark writes them), JSON
@@ -13,7 +13,7 @@ JSON and TREC text are told apart by content where the name lies: a TREC file na
 is read as TREC, JSON named ``.txt`` as JSON. A file that fails to parse and looks like
 something else (qrels given as a run or the other way round, a CSV or TSV with a header)
 gets one line saying what it looks like and what was probably meant
-(:func:`judged.io.sniff.hinted`).
+(:func:`judged.core.io.sniff.hinted`).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def read_qrels(source, on_duplicate: str = "error", subtopics: bool = False) -> 
     ``datasets.Dataset`` / ``DatasetDict`` (its ``test`` split; :func:`dataset_qrels` for another).
 
     ``subtopics``: a TREC qrels file or a table with a subtopic column is read as subtopic
-    qrels for the diversity measures (:mod:`judged.io.subtopics`: the second column is the
+    qrels for the diversity measures (:mod:`judged.core.io.subtopics`: the second column is the
     subtopic; each document's flat grade its largest over the subtopics).
 
     >>> q = read_qrels({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}})
@@ -131,11 +131,11 @@ def _in_datasets(source) -> bool:
 
 def dataset_qrels(folder, split: str = "test", on_duplicate: str = "error", subset: str | None = None) -> Qrels:
     """The qrels of one split of a dataset folder: a Hugging Face ``datasets`` folder
-    (:mod:`judged.io.hf`: README configs, ``save_to_disk``, mteb/* files) or a BEIR folder
-    (:mod:`judged.io.beir`: ``qrels/<split>.tsv``); or of an in-memory ``DatasetDict`` (a
+    (:mod:`judged.core.io.hf`: README configs, ``save_to_disk``, mteb/* files) or a BEIR folder
+    (:mod:`judged.core.io.beir`: ``qrels/<split>.tsv``); or of an in-memory ``DatasetDict`` (a
     ``Dataset`` is read as it is). ``subset``: one subset of the collection, a language of a
     multilingual MTEB task (its ``<subset>-qrels`` config) or a subfolder that is a
-    collection itself (CQADupStack's forums); :func:`judged.io.hf.subsets` lists them."""
+    collection itself (CQADupStack's forums); :func:`judged.core.io.hf.subsets` lists them."""
     from . import beir, hf  # read only here: not imported by every evaluation
 
     if _in_datasets(folder):
@@ -176,7 +176,7 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error", diges
     """Read a run from a path (TREC run, JSON {qid: {docid: score}}, Parquet), a
     DataFrame / Arrow table (columns qid, docid, score), a dict, a ``ranx.Run`` or a
     ``datasets.Dataset`` (a ``DatasetDict``: its ``test`` split); an
-    MTEB predictions file (:mod:`judged.io.mteb`). ``name`` defaults to the path as given
+    MTEB predictions file (:mod:`judged.core.io.mteb`). ``name`` defaults to the path as given
     (to the model's name for MTEB predictions, to its own name for a ranx Run).
     ``digest=False``: a plain TREC run file's sha256 is not computed (``Run.sha256`` None),
     for a caller that shows no run's hash.

@@ -105,7 +105,7 @@ def _root_splits(path: str) -> dict[str, list[str]]:
 
 
 def _is_beir_qrels_folder(path: str, config: str) -> bool:
-    """BEIR's own ``qrels/<split>.tsv`` (read by :mod:`judged.io.beir`)."""
+    """BEIR's own ``qrels/<split>.tsv`` (read by :mod:`judged.core.io.beir`)."""
     return config == "qrels" and any(f.endswith(".tsv") for f in os.listdir(os.path.join(path, config)))
 
 
@@ -357,7 +357,7 @@ def memory_table(obj, split: str = "test") -> tuple[pa.Table, str]:
         if split not in obj:
             raise ParseError("<datasets.DatasetDict>", None, f"no split {split!r} (splits here: "
                                                              f"{', '.join(sorted(obj)) or 'none'}); choose one with "
-                                                             "judged.io.dataset_qrels(d, split) or d[split]")
+                                                             "judged.core.io.dataset_qrels(d, split) or d[split]")
         obj, source = obj[split], f"<datasets.DatasetDict[{split!r}]>"
     else:
         source = "<datasets.Dataset>"

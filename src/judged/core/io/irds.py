@@ -40,7 +40,7 @@ def _require(ds, what: str, dataset_id: str):
 def load_qrels(dataset_id: str, on_duplicate: str = "error", subtopics: bool = False) -> Qrels:
     """The dataset's qrels (``qrels_iter()``: query_id, doc_id, relevance); ``subtopics``:
     as subtopic qrels, the subtopic from the records' ``subtopic_id`` (ir_datasets' diversity
-    qrels, TREC Web 2009-2012) or ``iteration`` field (:mod:`judged.io.subtopics`)."""
+    qrels, TREC Web 2009-2012) or ``iteration`` field (:mod:`judged.core.io.subtopics`)."""
     ds = dataset(dataset_id)
     _require(ds, "qrels", dataset_id)
     if subtopics:

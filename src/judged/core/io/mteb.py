@@ -14,7 +14,7 @@ split -> one entry per subset with ``ndcg_at_10``, ``main_score``, ...):
 :func:`read_scores` reads them, so a judged number can be set beside MTEB's. The mteb
 versions read here (2.x) save no per-query scores; judged computes them from the
 predictions. The task's qrels are read from its dataset folder
-(:mod:`judged.io.hf`) or, in Python, from the loaded task
+(:mod:`judged.core.io.hf`) or, in Python, from the loaded task
 (:func:`judged.integrations.mteb.task_qrels`).
 """
 
@@ -46,7 +46,7 @@ def model_name(obj: dict) -> str | None:
 
 def run_from_predictions(obj: dict, source: str, subset: str | None = None, split: str | None = None,
                          name: str | None = None):
-    """One (subset, split) of a predictions object as a :class:`~judged.data.Run`.
+    """One (subset, split) of a predictions object as a :class:`~judged.core.data.Run`.
 
     Without ``subset``/``split``: the only pair, else ``default``/``test`` when present."""
     have = pairs(obj)

@@ -5,7 +5,7 @@ subtopic, as ir_measures does for its diversity measures (TREC Web track 2009-20
 diversity qrels are written that way). A document judged for several subtopics has one
 line per subtopic. The other measures of the same evaluation read the flat qrels:
 each (qid, docid) once, with its largest grade over the subtopics
-(:meth:`judged.data.SubtopicQrels.flat`).
+(:meth:`judged.core.data.SubtopicQrels.flat`).
 
 The file is read only when a diversity measure is asked for
 (``read_qrels(..., subtopics=True)``); otherwise the column is ignored, as trec_eval does.

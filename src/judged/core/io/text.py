@@ -146,7 +146,7 @@ class Layout:
     """What the compiled tokenizer keeps of a line of ``fields`` fields: the text of
     ``strings`` (field numbers; the first is 0, the query id), one number field parsed as
     ``float`` (Python's float(), finite) or ``int`` (int64), and the 64-bit
-    :func:`judged.data.string_hash` of field ``hashed``. ``check(raw, lineno, fields)``
+    :func:`judged.core.data.string_hash` of field ``hashed``. ``check(raw, lineno, fields)``
     raises the pure reader's ParseError for a line the tokenizer refused. ``extra``: a
     line may have more fields, which are ignored (trec_eval's run format)."""
 

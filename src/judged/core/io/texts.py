@@ -2,7 +2,7 @@
 
 ``source`` is ``irds:<dataset-id>`` (ir_datasets), a BEIR folder (``queries.jsonl``,
 ``corpus.jsonl``), a Hugging Face ``datasets`` folder (the ``queries`` and ``corpus``
-configs: README configs, ``save_to_disk`` output or mteb/* files; :mod:`judged.io.hf`),
+configs: README configs, ``save_to_disk`` output or mteb/* files; :mod:`judged.core.io.hf`),
 a JSON-lines file (``{"_id", "text"[, "title"]}`` per line, BEIR's form)
 or a TSV file (``id<TAB>text``, ir_datasets' and MS MARCO's form).
 """

@@ -19,7 +19,7 @@ _AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)|\s*\(at end of document\)"
 
 def read_toml(path, what: str = "TOML file") -> dict:
     """The table of a UTF-8 TOML file; a missing, unreadable, binary or malformed file
-    is a :class:`~judged.errors.ParseError` naming the file and, when known, the line."""
+    is a :class:`~judged.core.errors.ParseError` naming the file and, when known, the line."""
     name = os.fspath(path)
     text = decode_utf8(name, read_bytes(name, what), what)
     if "\x00" in text:

@@ -142,7 +142,7 @@ def rank_column(run: Run) -> np.ndarray:
 def duplicate_rows(qid: pa.Array, docid: pa.Array, docid_hash: np.ndarray | None = None,
                    blocks: tuple | None = None, distinct_blocks: bool = False) -> np.ndarray:
     """Row indices (input order) that repeat an earlier (qid, docid) pair (``blocks``: the
-    qids' :func:`judged.data.id_blocks`, when known; ``distinct_blocks``: the caller knows
+    qids' :func:`judged.core.data.id_blocks`, when known; ``distinct_blocks``: the caller knows
     each query is in one block).
 
     Fast path: distinct (query, docid-hash) keys prove there is none; only when two keys

@@ -1,4 +1,4 @@
-"""Kernels of draws: the paired tests' resampling (the bootstrap of :mod:`judged.stats`),
+"""Kernels of draws: the paired tests' resampling (the bootstrap of :mod:`judged.analyses.stats`),
 indices drawn from a generator's 32-bit draws as numpy draws them, one C pass instead of
 numpy's call per draw; the hole estimate's drawn grades (:mod:`judged.analyses.estimate`),
 summed per draw and query in one C pass.

@@ -213,7 +213,7 @@ class Measure:
 
     @property
     def family(self) -> Family:
-        """The registry record of this measure's family (judged.measures.registry)."""
+        """The registry record of this measure's family (judged.core.measures.registry)."""
         return FAMILIES[self.name]
 
     @property

@@ -1,5 +1,5 @@
 """Measures beyond trec_eval: user models over graded gains. Their records (formula,
-convention, source) are in :mod:`judged.measures.registry`; the reference each equals is
+convention, source) are in :mod:`judged.core.measures.registry`; the reference each equals is
 named there and tested in tests/core/measures/test_beyond.py.
 
 * ``ERR@k``, ``nERR@k``  expected reciprocal rank (Chapelle et al., CIKM 2009), as gdeval;

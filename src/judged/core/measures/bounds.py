@@ -73,7 +73,7 @@ of both runs' holes together, a range of queries (about :data:`HOLE_CHUNK` holes
 time, and confirms every key's docids on the strings (two docids of one query sharing a
 hash: that range is counted on sets of docids); the C function keeps a small hash set per
 query and run, a match confirmed on the bytes.
-:mod:`judged.holes` reads them for runs and pairs of runs.
+:mod:`judged.analyses.holes` reads them for runs and pairs of runs.
 """
 
 from __future__ import annotations
@@ -418,7 +418,7 @@ def _pool_extras_by_sets(aligned: list, tops: list, own: list) -> list:
 
 # ---------------------------------------------------------------------------
 # The other run's holes: a pair's conservative interval bounds each run over the union of
-# both runs' holes (judged.holes), the other run's holes a run lacks counted as its extras
+# both runs' holes (judged.analyses.holes), the other run's holes a run lacks counted as its extras
 
 
 HOLE_CHUNK = 1 << 16  # ranked rows of both runs whose holes' keys are sorted together (under a MB per array)

@@ -1,6 +1,6 @@
 """Diversity measures over subtopic qrels (``qid subtopic docid grade``; the qrels' second
-column, :mod:`judged.io.subtopics`), as ndeval (TREC Web track 2009-2012) computes them.
-Their records (formula, convention, source) are in :mod:`judged.measures.registry`.
+column, :mod:`judged.core.io.subtopics`), as ndeval (TREC Web track 2009-2012) computes them.
+Their records (formula, convention, source) are in :mod:`judged.core.measures.registry`.
 
 * ``alpha-nDCG@k``, ``alpha-DCG@k``  Clarke et al., SIGIR 2008;
 * ``ERR-IA@k``, ``nERR-IA@k``  intent-aware ERR (Chapelle et al., CIKM 2009; Agrawal et al., WSDM 2009);
@@ -17,7 +17,7 @@ over the subtopics in order of first appearance in the qrels, then down the rank
 the values equal ndeval's (through pyndeval) to the last bit on the tests' collections.
 
 A document with a grade >= rel in the flat qrels but no subtopic judgment (only the holes
-``unjudged=max`` fills, :mod:`judged.holes`) counts as relevant to every subtopic of its query;
+``unjudged=max`` fills, :mod:`judged.analyses.holes`) counts as relevant to every subtopic of its query;
 one the evaluated qrels grade below rel (``--eligibility`` grades an ineligible pair 0) counts
 for none, in the ranking, the ideal and S.
 """

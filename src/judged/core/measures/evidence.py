@@ -1,5 +1,5 @@
 """Evidence completeness over a requirements file (``qid group docid``; see
-:mod:`judged.evidence`): the question needs at least one document of every group.
+:mod:`judged.core.checks.evidence`): the question needs at least one document of every group.
 
 * ``Complete@k``  1 when every required group has a document in the top k, else 0.
 * ``Coverage@k``  groups with a document in the top k / groups required.

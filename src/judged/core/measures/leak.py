@@ -1,4 +1,4 @@
-"""``Leak@k``: ineligible documents retrieved in the top k (see :mod:`judged.eligibility`).
+"""``Leak@k``: ineligible documents retrieved in the top k (see :mod:`judged.core.checks.eligibility`).
 
 A count per query; its aggregate is the sum over queries, so a run's ``Leak@10`` is its
 number of leaks and any value above 0 flags the run. Without a cutoff the whole ranking

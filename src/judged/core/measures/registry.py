@@ -53,7 +53,7 @@ def _options(m) -> list[str]:
 
 
 def _diversity(*words):
-    """The convention words of a diversity measure (judged.measures.diversity)."""
+    """The convention words of a diversity measure (judged.core.measures.diversity)."""
     def convention(m) -> list[str]:
         given = [f"alpha={m.option('alpha'):g}"] if "alpha" in m.family.params else []
         given += [f"beta={m.option('patience'):g}"] if "patience" in m.family.params else []
@@ -103,7 +103,7 @@ class Family:
     cutoff: str = "none"  # required | optional | none
     params: tuple = ()  # names in PARAMS
     aggregate: str = "mean"  # mean | sum | geometric-mean
-    boundable: bool = False  # unjudged=min|max bounds it (judged.holes)
+    boundable: bool = False  # unjudged=min|max bounds it (judged.analyses.holes)
     bounds: str = "exact"  # boundable: "exact" extremes, or "conservative" (an interval that holds them)
     at_param: str | None = None  # the parameter NAME@x sets (ir_measures' IPrec@0.5), if not a cutoff
     bound_gain: str = "relevance"  # what a hole's grade moves, monotonely: relevance (grade >= rel) or grade
@@ -115,7 +115,7 @@ class Family:
     source: str = ""
     defaults: dict = field(default_factory=dict)  # this family's defaults where they differ from PARAMS'
     spellings: dict = field(default_factory=dict)  # parameter -> the name it is written as (persistence: p)
-    subtopics: bool = False  # reads subtopic qrels (the qrels' second column; judged.io.subtopics)
+    subtopics: bool = False  # reads subtopic qrels (the qrels' second column; judged.core.io.subtopics)
     # (low, high): every value of a query, and their mean, lies in it (grades inside the measure's scale,
     # max_rel); estimates from samples are clipped to it (judged.analyses.inference, judged.analyses.ppi)
     value_range: tuple = (0.0, 1.0)

@@ -1,13 +1,13 @@
 """The rest of trec_eval 10's measures, computed as its C code computes them (usnistgov/
 trec_eval, the m_*.c file named in each function); their records, with formulas, are in
-:mod:`judged.measures.registry`.
+:mod:`judged.core.measures.registry`.
 
 * set measures over the whole retrieved set (no cutoff): ``SetP``, ``SetR``, ``SetF``,
   ``SetAP`` (set_map), ``SetRelP`` (set_relative_P);
 * ``RelP@k`` (relative_P), ``IPrec(recall=x)`` (iprec_at_recall), ``AP11`` (11pt_avg),
   ``BinG``, ``G``, ``RnDCG`` (Rndcg), ``nDCGRel`` (ndcg_rel), ``Utility``, ``NumQ``,
   ``NumNonRelJudgedRet``; ``GMAP`` and ``GMBpref`` are AP and Bpref per query (their
-  geometric mean is the aggregate's business, :meth:`judged.measures.Measure.aggregate_of`).
+  geometric mean is the aggregate's business, :meth:`judged.core.measures.Measure.aggregate_of`).
 
 Every function reads the aligned ranking (the condensed one under ``unjudged=condensed``,
 as trec_eval -J) and the qrels' counts; trec_eval's "not in the pool" (-1, or absent) and
