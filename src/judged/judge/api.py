@@ -31,24 +31,19 @@ Text = Annotated[str, Field(max_length=MAX_EVIDENCE), AfterValidator(_storable)]
 Flag = Literal[FLAGS]  # type: ignore[valid-type]
 
 
-class JudgmentIn(BaseModel):
+class PairIn(BaseModel):
+    """A pair skipped or flagged (POST /api/skip); a judgment is one with a grade."""
     model_config = ConfigDict(extra="forbid")
     qid: Id
     docid: Id
+    request_id: Id
+    comment: Text = ""
+    flag: Flag | None = None
+
+
+class JudgmentIn(PairIn):
     grade: StrictInt
     evidence: Text = ""
-    request_id: Id
-    comment: Text = ""
-    flag: Flag | None = None
-
-
-class PairIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    qid: Id
-    docid: Id
-    request_id: Id
-    comment: Text = ""
-    flag: Flag | None = None
 
 
 class ReassignIn(BaseModel):
