@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from judged.core.align import align
-from judged.analyses.holes import bounds
+from judged.analyses.holes.unjudged import bounds
 from judged.core.io import read_qrels, read_run
 
 

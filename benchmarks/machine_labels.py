@@ -51,11 +51,11 @@ from judged.core.conventions import Settings
 from judged.core.data import Qrels
 from judged.core.io import read_qrels, read_run
 from judged.analyses.agreement import kappa_from_confusion
-from judged.analyses.machine import MachineLabels
+from judged.analyses.holes.machine import MachineLabels
 from judged.core.measures import Measure
 from judged.analyses.pooling.poolfile import PoolPair
-from judged.analyses.ppi import Design, Labels, estimate, units
-from judged.analyses.sampling import draw
+from judged.analyses.holes.ppi import Design, Labels, estimate, units
+from judged.analyses.holes.sampling import draw
 
 ROBUST03 = "/work/shared/data/robust03"
 DEPTH = 10

@@ -1,5 +1,5 @@
 """Judging a sample of the holes on a real collection: how close are the sampled estimates
-(judged.analyses.inference) to the full-judgment values, do their intervals hold, and is the
+(judged.analyses.holes.inference) to the full-judgment values, do their intervals hold, and is the
 "when to stop judging" rule right?
 
 Protocols (the collection's qrels play the assessors; a hole they never judged is not
@@ -47,7 +47,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from judged.core.align import align  # noqa: E402
 from judged.core.data import Qrels  # noqa: E402
-from judged.analyses.inference import judgments_to_decide, projected_variance, repeated_samples  # noqa: E402
+from judged.analyses.holes.inference import judgments_to_decide, projected_variance, repeated_samples  # noqa: E402
 from judged.core.io import read_qrels, read_run  # noqa: E402
 from judged.analyses.pooling.strategies import candidates  # noqa: E402
 
@@ -178,7 +178,7 @@ def protocol_scratch(full, runs, depth, share, seeds, estimators):
 
 def growth(n, N, more: int) -> float:
     """The factor by which every stratum's sample grows (capped at N_h) to add ``more``
-    judgments: the rule's projection (judged.analyses.inference.projected_variance)."""
+    judgments: the rule's projection (judged.analyses.holes.inference.projected_variance)."""
     lo, hi = 0.0, float(np.max(N / np.maximum(n, 1)))
     for _ in range(60):
         mid = (lo + hi) / 2

@@ -15,7 +15,7 @@ assessors and the truth. Two designs, each drawn ``--seeds`` times per share:
   mean error and MAE against the full-judgment value, the mean half-width; the share of
   samples in which every run is inside its 95% simultaneous interval (the default of
   ``judged infer``) and their width against the marginal ones.
-* **A machine-labelled pool corrected by people** (judged.analyses.ppi, docs/machine-labels.md):
+* **A machine-labelled pool corrected by people** (judged.analyses.holes.ppi, docs/machine-labels.md):
   a machine labels the depth-DEPTH pool, people judge a sample, P@10 is estimated. Samples of
   queries (every pool pair of a drawn query judged; SHARE of the queries, at least
   MIN_QUERIES) and of pairs (stratified by best rank; SHARE of the pool). Human-only and
@@ -47,10 +47,10 @@ from judged.core.conventions import Settings  # noqa: E402
 from judged.core.data import Qrels  # noqa: E402
 from judged.core.io import read_qrels, read_run  # noqa: E402
 from judged.core.measures import Measure  # noqa: E402
-from judged.analyses.machine import MachineLabels  # noqa: E402
+from judged.analyses.holes.machine import MachineLabels  # noqa: E402
 from judged.analyses.pooling.poolfile import PoolPair  # noqa: E402
-from judged.analyses.ppi import Design, Labels, units  # noqa: E402
-from judged.analyses.sampling import draw  # noqa: E402
+from judged.analyses.holes.ppi import Design, Labels, units  # noqa: E402
+from judged.analyses.holes.sampling import draw  # noqa: E402
 
 import machine_labels as ml  # noqa: E402
 from sample_inference import run_name, scratch_samples, summarise  # noqa: E402

@@ -8,7 +8,7 @@ import pytest
 
 from judged.cli import main
 from judged.analyses.comparison import compare
-from judged.analyses.holes import holes_report
+from judged.analyses.holes.unjudged import holes_report
 from judged.core.conventions import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ def test_flip_difference_is_the_zero_filled_means_difference(negative):
     they are those, computed otherwise; the same bits either way."""
     import numpy as np
 
-    from judged.analyses.holes import comparison_holes, negative_as
+    from judged.analyses.holes.unjudged import comparison_holes, negative_as
     from judged.core.measures.bounds import zero_filled
 
     rng = np.random.default_rng(3)

@@ -107,7 +107,7 @@ def test_baseline_is_chosen_by_path_or_shown_name(many, capsys):
 
 def test_the_summary_names_the_shorter_list_of_runs():
     from judged.analyses.flips import flip_summary
-    from judged.analyses.holes import PairFlip
+    from judged.analyses.holes.unjudged import PairFlip
 
     scores = {f"r{i}": 1.0 - i / 10 for i in range(5)}
     flip, hold = (lambda a, b: PairFlip(a, b, 0.1, -0.1, 0.2)), (lambda a, b: PairFlip(a, b, 0.1, 0.05, 0.2))

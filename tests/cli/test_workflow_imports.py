@@ -68,8 +68,8 @@ def test_workflow_command_imports_no_compute_module(argv, tmp_path):
         # nor the hole estimate's module (0.05 CPU-s) nor numpy.ma (np.unique's first call: 0.04 CPU-s)
         loaded = set(json.loads(modules))
         assert "scipy.special._ufuncs" in loaded and "scipy.special" not in loaded
-        assert not {"judged.analyses.estimate", "judged.analyses.hole_collection", "judged.analyses.hole_draws",
-                    "judged.analyses.hole_model", "numpy.ma"} & loaded
+        assert not {"judged.analyses.holes.estimate", "judged.analyses.holes.collection", "judged.analyses.holes.drawn_scores",
+                    "judged.analyses.holes.grade_model", "numpy.ma"} & loaded
     if argv[0] == "holes":  # nor numpy.ma (np.unique's and np.median's first calls: 0.01 CPU-s)
         assert "numpy.ma" not in json.loads(modules)
     if argv[0] == "meta":  # tables printed without Rich off a terminal (0.03 CPU-s, judged.cli.plain); only

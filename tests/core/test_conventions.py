@@ -10,7 +10,7 @@ import judged
 import judged.compat.pytrec_eval as pytrec_eval_compat
 from judged.core.conventions import CONVENTIONS, Settings
 from judged.core.errors import ConventionError
-from judged.analyses.holes import holes_report
+from judged.analyses.holes.unjudged import holes_report
 from judged.analyses.pooling.strategies import pool
 
 QRELS = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}}

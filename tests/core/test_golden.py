@@ -15,7 +15,7 @@ import judged.compat.pytrec_eval as pytrec_eval
 from judged.cli.completion import measure_words
 from judged.cli.eval import trec_eval_name
 from judged.core.conventions import Settings
-from judged.analyses.holes import holes_report
+from judged.analyses.holes.unjudged import holes_report
 from judged.core.manifest import Manifest, evaluate_frozen, record
 from judged.core.measures import Measure
 from synth import make_collection, trec_qrels_text, trec_run_text

@@ -105,7 +105,7 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
                        on_duplicate="first")
         # a pair's conservative interval over its two runs' holes alone (each the other's as extras:
         # holes_only_in), as `judged holes --bounds-over run` bounds them
-        from judged.analyses.holes import holes_report
+        from judged.analyses.holes.unjudged import holes_report
 
         holes_report(qrels, {"a": run, "b": other}, k=5, measure="AP@5", bounds_over="run", samples=1,
                      settings=Settings(complete=True, on_duplicate="first"))
@@ -123,7 +123,7 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
                        settings=Settings(complete=True, on_duplicate="first"))
     # the hole estimate's draws summed per draw and query (judged.core.kernels.draws.drawn_sums): nDCG's
     # gains and ideal keys, DCG's gains
-    from judged.analyses.holes import holes_report
+    from judged.analyses.holes.unjudged import holes_report
     from judged.analyses.meta.synthetic import pooled_collection
 
     c = pooled_collection(8, 12, 20, pool_depth=5, seed=4)

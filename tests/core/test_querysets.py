@@ -16,7 +16,7 @@ from judged import evaluate
 from judged.cli import main
 from judged.analyses.comparison import compare
 from judged.core.errors import QuerySetError
-from judged.analyses.holes import holes_report
+from judged.analyses.holes.unjudged import holes_report
 from judged.analyses.qrels_ops import rejudge
 
 

@@ -75,7 +75,7 @@ def names_something(dotted: str) -> bool:
 
 
 def test_names_something_tells_a_moved_module_from_a_real_one():
-    assert names_something("judged.analyses.holes.holes_report") and names_something("judged.core.io")
+    assert names_something("judged.analyses.holes.unjudged.holes_report") and names_something("judged.core.io")
     assert names_something("judged.evaluate") and names_something("judged.integrations.mlflow.log_result")
     assert not names_something("judged.holes") and not names_something("judged.core.io.no_such_reader")
     assert not names_something("judged.integrations.mlflow.no_such_function")

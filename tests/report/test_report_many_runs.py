@@ -46,7 +46,7 @@ def test_the_first_screen_bounds_are_judged_holes(example):
     import pytest as _pytest
 
     from judged.analyses.comparison import compare
-    from judged.analyses.holes import holes_report
+    from judged.analyses.holes.unjudged import holes_report
     from judged.report.html import overview_holes
 
     runs = [str(example / n) for n in ("bm25.run", "dense.run", "tuned.run")]

@@ -113,11 +113,11 @@ class Comparison:
     regressions: list = field(default_factory=list)
     provenance: dict = field(default_factory=dict)  # qrels, manifest, record notes
     result: object = field(default=None, repr=False)  # the evaluate() Result, when there is one
-    holes: object = None  # judged.analyses.holes.ComparisonHoles: Judged@k per run, can judging flip a comparison
-    sample: object = None  # judged.analyses.inference.SampleDecisions: estimates from a judged sample (--sample)
+    holes: object = None  # judged.analyses.holes.unjudged.ComparisonHoles: Judged@k per run, can judging flip a comparison
+    sample: object = None  # judged.analyses.holes.inference.SampleDecisions: estimates from a judged sample (--sample)
     answers: dict = field(default_factory=dict)  # run -> judged.analyses.answers.AnswerPairing, with an answers file
-    machine: object = None  # judged.analyses.machine.MachineFilled: the scores with the holes machine-labelled, apart
-    ppi: object = None  # judged.analyses.ppi.PPIReport: prediction-powered estimates (--machine with --sample)
+    machine: object = None  # judged.analyses.holes.machine.MachineFilled: the scores with the holes machine-labelled, apart
+    ppi: object = None  # judged.analyses.holes.ppi.PPIReport: prediction-powered estimates (--machine with --sample)
 
     def get(self, measure: str, run: str) -> PairedComparison:
         for c in self.comparisons:
@@ -146,7 +146,7 @@ class Comparison:
                 "ci95": stats.CI_METHOD, "effect_size": stats.EFFECT_SIZE, "tests": stats.TESTS_METHOD}
 
     def flip(self, c: PairedComparison):
-        """The :class:`judged.analyses.holes.PairFlip` of a comparison (run - baseline), or None."""
+        """The :class:`judged.analyses.holes.unjudged.PairFlip` of a comparison (run - baseline), or None."""
         return self.holes.flip(c.measure, c.run) if self.holes is not None else None
 
     @property
@@ -352,7 +352,7 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     of the leak and evidence-gap lists.
 
     ``holes`` (default on): Judged@k per run and, per comparison on a bounded measure,
-    whether judging the holes could flip it (:func:`judged.analyses.holes.comparison_holes`;
+    whether judging the holes could flip it (:func:`judged.analyses.holes.unjudged.comparison_holes`;
     ``maxgrade`` as in ``judged holes``); ``answers`` (a file of verdicts) pairs the first nDCG
     measure with answer acceptance (:func:`judged.analyses.answers.pair_answers`, ``high``).
     ``deep=False``: the caller reads the runs' alignments (``result``) no deeper than the
@@ -452,7 +452,7 @@ def compare_result(result, baseline: str | None = None, *, correction: str = "ho
         # kernels release the GIL); each computed as alone, so the numbers are the same
         found = None
         if holes and first is not None:
-            from .holes import comparison_holes
+            from .holes.unjudged import comparison_holes
 
             found = pool.submit(comparison_holes, result, baseline, k, maxgrade=maxgrade)
         rows = paired_comparisons(values, baseline, list(result.measures), correction=correction,

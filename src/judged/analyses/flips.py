@@ -3,7 +3,7 @@ flip, the runs whose rank can change, and the flip matrix (runs in rank order), 
 ``judged holes`` and the report's first screen.
 
 A pair *can flip* when the interval of its mean difference over the holes' grades
-(:class:`judged.analyses.holes.PairFlip`) reaches the other side of 0; a run's rank *can
+(:class:`judged.analyses.holes.unjudged.PairFlip`) reaches the other side of 0; a run's rank *can
 change* when it is in such a pair (its rank among the runs is decided otherwise: judging
 cannot move it past any other run).
 """

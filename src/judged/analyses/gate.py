@@ -29,9 +29,9 @@ Each rule gives pass, fail or undecided and its figure; the gate fails when a ru
 else is undecided when a rule is, else passes (:data:`EXIT_CODES`: 0, 1, 3; bad input is 2).
 A rule is undecided when judging the holes could flip it: the margin when the threshold
 lies in the range the interval's bound can reach over every grade of the holes of both
-runs (:func:`judged.analyses.holes.comparison_holes`: Δ's range, exact for nDCG and DCG,
+runs (:func:`judged.analyses.holes.unjudged.comparison_holes`: Δ's range, exact for nDCG and DCG,
 the interval's half-width held), a critical query when its difference's range over its
-holes (each run bounded over both runs' holes, :func:`judged.analyses.holes.bound_over_pool`)
+holes (each run bounded over both runs' holes, :func:`judged.analyses.holes.unjudged.bound_over_pool`)
 reaches the other side of -max_loss. The pairs to judge first are the holes of the
 queries concerned, in ``judged pool``'s order (:mod:`judged.analyses.pooling.strategies`). Against a
 frozen manifest the qrels are checked first (:meth:`judged.core.manifest.Manifest.check`:
@@ -467,7 +467,7 @@ class _Decision:
     def comparison_holes(self):
         """Judged@k of both runs and the range of Δ over their holes (judged compare's)."""
         if self._comparison_holes is None:
-            from .holes import comparison_holes
+            from .holes.unjudged import comparison_holes
 
             self._comparison_holes = comparison_holes(self.result, self.base, self.k,
                                                       maxgrade=self.holes.get("maxgrade"))
@@ -477,7 +477,7 @@ class _Decision:
         """Per query, the least and the largest candidate - baseline over every grade of the
         holes of both runs, each run bounded over both runs' holes (conservative)."""
         from ..core.measures.bounds import zero_filled
-        from .holes import bound_over_pool, negative_as, run_holes
+        from .holes.unjudged import bound_over_pool, negative_as, run_holes
 
         m = zero_filled(self.result.measures[self.measure])
         if "maxgrade" in self.holes:
@@ -683,7 +683,7 @@ class _Decision:
     def judge_first(self, queries) -> tuple[str, int, list]:
         """(strategy, unjudged pairs of the queries concerned, the first of them in judged
         pool's order): the holes of both runs' top k, ``queries`` only when given."""
-        from .holes import negative_as
+        from .holes.unjudged import negative_as
         from .pooling.strategies import STRATEGIES, PoolContext, candidates, default_strategy
 
         negative = self.result.settings.negative

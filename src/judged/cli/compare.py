@@ -133,7 +133,7 @@ def comparison_from_args(args):
                 **stats_kwargs(args),
                 digests=getattr(args, "command", None) != "compare" or reads_deeper(args))  # report shows them
     if getattr(args, "machine", None):
-        from ..analyses.machine import machine_filled
+        from ..analyses.holes.machine import machine_filled
 
         c.machine = machine_filled(c.result, args.machine, k=c.holes.k if c.holes is not None else args.depth)
     if getattr(args, "sample", None):
@@ -185,8 +185,8 @@ def reads_deeper(args) -> bool:
 
 def comparison_sample_decisions(c, sample, intervals: str = "simultaneous"):
     """--sample POOL: each estimable measure of the comparison estimated from the judged
-    sample, and per run whether its order with the baseline is decided (judged.analyses.inference)."""
-    from ..analyses.inference import sample_decisions
+    sample, and per run whether its order with the baseline is decided (judged.analyses.holes.inference)."""
+    from ..analyses.holes.inference import sample_decisions
 
     result = c.result
     return sample_decisions(result.qrels, {name: rr.aligned for name, rr in result.runs.items()}, sample,

@@ -77,7 +77,7 @@ def _holes_demo(console, directory) -> None:
     import os
 
     from ..demo import POOL_DEPTH, holes_story, write_qrels
-    from ..analyses.holes import holes_report
+    from ..analyses.holes.unjudged import holes_report
     from ..core.io import read_qrels
     from ..analyses.pooling.strategies import pool
     from ..analyses.qrels_ops import merge, rejudge

@@ -142,7 +142,7 @@ def run(args) -> int:
     configure(result, args)
     machine = None
     if args.machine:
-        from ..analyses.machine import machine_filled
+        from ..analyses.holes.machine import machine_filled
 
         machine = machine_filled(result, args.machine)
     if args.save:

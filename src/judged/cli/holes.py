@@ -113,7 +113,7 @@ def run(args) -> int:
 def _report(args, measure) -> dict | None:
     """The report of one measure (None: nDCG@k): its JSON dict (--format json), else printed."""
     from ..core.errors import ConventionError
-    from ..analyses.holes import holes_report
+    from ..analyses.holes.unjudged import holes_report
 
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=measure, maxgrade=args.maxgrade,
                           samples=args.samples, level=args.level, reference=args.reference,
@@ -126,7 +126,7 @@ def _report(args, measure) -> dict | None:
     if query_sample and not args.machine:
         raise ConventionError(f"{args.sample} is a sample of whole queries: estimate from it with a machine "
                               "judge's labels (--machine LABELS)")
-    from ..analyses.inference import estimator_for
+    from ..analyses.holes.inference import estimator_for
 
     # with --machine, a measure no sampled estimator estimates (P@k, DCG@k) is left to the prediction-powered part
     estimated = estimator_for(report.measure) is not None or not args.machine
@@ -172,8 +172,8 @@ def _report(args, measure) -> dict | None:
 
 def holes_sample_decisions(report, sample, intervals: str = "simultaneous"):
     """--sample POOL: the report's measure estimated from the judged sample, and for every
-    pair of runs whether the sample decides their order (judged.analyses.inference)."""
-    from ..analyses.inference import sample_decisions
+    pair of runs whether the sample decides their order (judged.analyses.holes.inference)."""
+    from ..analyses.holes.inference import sample_decisions
 
     return sample_decisions(report.qrels, {name: rh.aligned for name, rh in report.runs.items()}, sample,
                             [report.measure], [(p.a, p.b) for p in report.pairs], settings=report.settings,
@@ -182,7 +182,7 @@ def holes_sample_decisions(report, sample, intervals: str = "simultaneous"):
 
 def machine_filled_holes(report, labels):
     """The report's measure with the holes labelled by the machine judge ``labels``."""
-    from ..analyses.machine import fill_runs
+    from ..analyses.holes.machine import fill_runs
 
     m = report.measure
     return fill_runs(report.qrels, {name: rh.aligned for name, rh in report.runs.items()}, {str(m): m},

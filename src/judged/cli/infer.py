@@ -78,7 +78,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..core.errors import ConventionError
-    from ..analyses.inference import default_estimators, infer
+    from ..analyses.holes.inference import default_estimators, infer
 
     if args.k < 1:
         raise ConventionError(f"-k must be a positive integer, got {args.k}")
@@ -174,7 +174,7 @@ def half_width(inf, estimator, run) -> float:
     return (high - low) / 2
 
 
-INTERVALS = ("simultaneous", "marginal")  # judged.analyses.inference.INTERVALS, default first (no numpy at --help)
+INTERVALS = ("simultaneous", "marginal")  # judged.analyses.holes.inference.INTERVALS, default first (no numpy at --help)
 
 
 def add_intervals_option(p) -> None:
@@ -196,7 +196,7 @@ def add_sample_option(p) -> None:
 
 
 def print_sample_decisions(sd, console=None) -> None:
-    """The estimates and decisions of a :class:`judged.analyses.inference.SampleDecisions`."""
+    """The estimates and decisions of a :class:`judged.analyses.holes.inference.SampleDecisions`."""
     from .plain import console as make_console
 
     from ..core.runnames import shortener

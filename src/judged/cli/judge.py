@@ -222,7 +222,7 @@ example:
 
 
 def run_agreement(args) -> int:
-    from ..analyses.machine import agreement
+    from ..analyses.holes.machine import agreement
 
     a = agreement(args.human, args.machine, rel=args.rel, resamples=args.resamples, seed=args.seed,
                   on_duplicate=args.on_duplicate)

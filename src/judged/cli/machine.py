@@ -1,4 +1,4 @@
-"""Printing prediction-powered estimates (judged.analyses.ppi) for the commands that take
+"""Printing prediction-powered estimates (judged.analyses.holes.ppi) for the commands that take
 ``--machine LABELS`` with ``--sample POOL`` (holes, compare, infer)."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ def is_query_sample(sample) -> bool:
 
 def ppi_for(qrels, runs: dict, machine, sample, measures, settings, *, baseline=None, k: int = 10, level=0.95,
             sampled: bool = True):
-    """The :class:`judged.analyses.ppi.PPIReport` of ``runs`` (as evaluate takes them) for the measures the
+    """The :class:`judged.analyses.holes.ppi.PPIReport` of ``runs`` (as evaluate takes them) for the measures the
     sample's design can estimate, with its notes; ``sampled`` False: the measures have no
     sampled estimator (statAP, statNDCG), a note says the human-only column is the sample's."""
-    from ..analyses.ppi import Design, ppi_report, supported_measures
+    from ..analyses.holes.ppi import Design, ppi_report, supported_measures
 
     design = Design.from_pool(sample)
     chosen, notes = supported_measures(design, measures, k)
@@ -85,7 +85,7 @@ def print_ppi(report, console=None) -> None:
                 "(machine value 0; the estimate stays unbiased)")
     for note in getattr(report, "notes", []):
         say(note if note.startswith("warning:") else f"note: {note}")
-    from ..analyses.ppi import SOURCES, method_text
+    from ..analyses.holes.ppi import SOURCES, method_text
 
     say(f"method: {method_text(report.design)}; PPI++ variance: stratified delete-one jackknife (lambda re-tuned)")
     say(f"sources: {SOURCES}")

@@ -108,7 +108,7 @@ class Judgments:
     grade: np.ndarray  # int64
     offsets: np.ndarray
     # where they come from unchanged: the qrels index and each query's code in it (None
-    # for judgments made up elsewhere, such as judged.analyses.holes' filled-in ones)
+    # for judgments made up elsewhere, such as judged.analyses.holes.unjudged's filled-in ones)
     index: object = field(default=None, repr=False, compare=False)
     codes: np.ndarray | None = field(default=None, repr=False, compare=False)
 

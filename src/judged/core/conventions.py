@@ -339,7 +339,7 @@ class Discount:
 
 
 # zero: not relevant (trec_eval); condensed: removed (Sakai 2007; trec_eval -J);
-# min / max: the extremes over every grade 0..maxgrade the holes could get (judged.analyses.holes,
+# min / max: the extremes over every grade 0..maxgrade the holes could get (judged.analyses.holes.unjudged,
 # for the registry's boundable families; exact, or an interval holding them where the
 # family's bounds are "conservative": nERR).
 UNJUDGED = ("zero", "condensed", "min", "max")

@@ -99,7 +99,7 @@ def per_query_tsv(result) -> str:
 def holes_report(result, k: int | None = None) -> dict | None:
     """``judged holes``' report (no estimate) of the first measure of ``result`` whose holes
     judged bounds, at ``k`` (default: its cutoff, else 10); None when no measure is bounded."""
-    from ..analyses.holes import result_holes
+    from ..analyses.holes.unjudged import result_holes
     from ..core.jsonsafe import json_safe
 
     given = next((g for g, m in result.measures.items() if m.family.boundable), None)

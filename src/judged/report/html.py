@@ -134,7 +134,7 @@ def _ppi(c) -> str:
     report = getattr(c, "ppi", None)
     if report is None:
         return ""
-    from ..analyses.ppi import SOURCES, method_text
+    from ..analyses.holes.ppi import SOURCES, method_text
 
     pct = f"{report.level:.0%}"
     head = ("<tr><th class='l'>run</th><th class='l'>measure</th><th>judged</th><th>machine-filled</th>"
@@ -331,7 +331,7 @@ def overview_holes(c):
     """The holes of every run on the ranking measure, as ``judged holes`` reports them
     (bounds over the pool of every run, every pair's interval; no estimate), or None
     without holes or when that measure has no bounds."""
-    from ..analyses.holes import result_holes
+    from ..analyses.holes.unjudged import result_holes
 
     m = ranking_measure(c)
     if c.holes is None or c.result is None or m not in c.holes.bounded:

@@ -223,14 +223,14 @@ def test_an_ineligible_document_leaves_the_ideal_and_S(tmp_path):
 
 def _coverage_brute_force(name, k, q, docs, mine, extras):
     """(bounds, every value) of ``name@k`` for one query: the bounds of
-    :func:`judged.analyses.holes.bounds` (with ``extras`` further holes outside the ranking),
+    :func:`judged.analyses.holes.unjudged.bounds` (with ``extras`` further holes outside the ranking),
     and the value under every way the holes and the extras could cover the query's relevant
     subtopics (each any subset, S fixed)."""
     from itertools import chain, combinations, product
 
     import pandas as pd
 
-    from judged.analyses.holes import bounds
+    from judged.analyses.holes.unjudged import bounds
     from judged.core.align import align
     from judged.core.io import read_run
     from judged.core.io.subtopics import read_subtopic_qrels
@@ -306,7 +306,7 @@ def test_the_greedy_ideal_can_be_beaten():
     the run scores above 1. The bound with that hole (extras) holds it."""
     import pandas as pd
 
-    from judged.analyses.holes import bounds
+    from judged.analyses.holes.unjudged import bounds
     from judged.core.align import align
     from judged.core.io import read_run
     from judged.core.io.subtopics import read_subtopic_qrels

@@ -12,9 +12,9 @@ on the full qrels:
 * **holes as zero**: the reduced qrels as they are (trec_eval's reading);
 * **condensed**: unjudged documents removed from the ranking before scoring (Sakai,
   SIGIR 2007; trec_eval -J);
-* **bounds**: the exact min and max over every grade of the holes (:mod:`judged.analyses.holes`);
+* **bounds**: the exact min and max over every grade of the holes (:mod:`judged.analyses.holes.unjudged`);
   the full score must lie inside, and a violation is a defect;
-* **estimate** and its interval (:mod:`judged.analyses.estimate`), computed exactly as ``judged
+* **estimate** and its interval (:mod:`judged.analyses.holes.estimate`), computed exactly as ``judged
   holes`` would compute them on the reduced qrels with the same runs: the model is
   fitted without the held-out run's judgments (they are gone from the reduced qrels) and
   the interval is calibrated on the other runs' leave-one-out residuals in that world.
@@ -250,11 +250,11 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
     command comparing runs, :mod:`judged.core.querysets`; ``settings`` default
     ``Settings(complete=True)``); a run sharing no query id with the qrels is refused."""
-    from ..estimate import DEFAULT_LEVEL, estimate_runs
-    from ..hole_collection import build_pool, make_world, unit_removal, world_aligned
+    from ..holes.estimate import DEFAULT_LEVEL, estimate_runs
+    from ..holes.collection import build_pool, make_world, unit_removal, world_aligned
     from ...core.evaluation import Keep, Scorer
     from ...core.measures.bounds import bounds, check_maxgrade, list_depth, pool_extras
-    from ..holes import DEFAULT_ESTIMATE_OVER, estimate_source, negative_as
+    from ..holes.unjudged import DEFAULT_ESTIMATE_OVER, estimate_source, negative_as
     from ...core.measures import BOUNDED, Measure
     from ...core.measures.registry import family
 

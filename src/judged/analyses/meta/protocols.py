@@ -183,10 +183,10 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
                    seeds: int = DEFAULT_SEEDS, depth: int | None = None, samples: int = 200, seed: int = 0,
                    level: float | None = None, maxgrade: int | None = None, settings=None, estimate: str | None = None, estimate_over: str | None = None) -> list:
     """The cells of ``protocol`` ('shift' or 'few'; module doc) on the full ``qrels`` and
-    ``runs``, each scored by :func:`judged.analyses.holes.holes_report` on its cut qrels."""
+    ``runs``, each scored by :func:`judged.analyses.holes.unjudged.holes_report` on its cut qrels."""
     import pandas as pd
 
-    from ..holes import holes_report, negative_as
+    from ..holes.unjudged import holes_report, negative_as
     from ...core.align import align
     from ...core.measures.bounds import bounds
     from ...core.evaluation import ALIGNMENT, Scorer, evaluate
@@ -267,7 +267,7 @@ def _values_on(run_result, measure: str, qids: np.ndarray) -> np.ndarray:
 def abstains(row) -> bool:
     """Whether the estimator gave no estimate of this run: none at all, or its stated fallback
     (holes counted as zero, the reason in ``abstain``), which is not an estimate."""
-    from ..estimate import FALLBACK
+    from ..holes.estimate import FALLBACK
 
     return row.estimate is None or row.method == FALLBACK
 

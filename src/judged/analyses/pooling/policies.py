@@ -525,7 +525,7 @@ class Bounds(PoolingPolicy):
     candidates in any run's top k (its own move its DCG and the ideal, the others' only
     the ideal; :func:`judged.core.measures.bounds.ndcg_extreme`, the ideal recomputed), and so does its
     mean over the queries; two runs are *undecided* while their intervals of the mean
-    overlap (the conservative pair interval of :func:`judged.analyses.holes.pair_flip`). A label of
+    overlap (the conservative pair interval of :func:`judged.analyses.holes.unjudged.pair_flip`). A label of
     grade g for hole h moves run r's nDCG@k on h's query by
 
         d_r(h, g) = (DCG_r + g * w_r(h)) / IDCG'(g) - DCG_r / IDCG

@@ -24,7 +24,7 @@ from ...core.errors import ParseError
 from ...core.io.output import open_replacing
 from ...core.io.text import read_raw, utf8_line
 from ...core.words import counted
-from ..sampling import UNSAMPLED_PREFIX, parse_design
+from ..holes.sampling import UNSAMPLED_PREFIX, parse_design
 
 BASE_COLUMNS = ("qid", "docid", "priority", "best_rank", "runs")
 DRAWN_COLUMNS = ("strategy", "stratum", "inclusion")  # what each pair was drawn with
@@ -57,7 +57,7 @@ class Pool:
     runs: list = field(default_factory=list)
     label: str | None = None  # the strategy as the header names it
     columns: tuple = ()  # strategy-specific columns
-    design: object = None  # judged.analyses.sampling.SampleDesign, for a sample
+    design: object = None  # judged.analyses.holes.sampling.SampleDesign, for a sample
     meta: dict = field(default_factory=dict)
     source: str = ""  # the strategy's source and what its columns mean (a header line)
 
@@ -143,7 +143,7 @@ class PoolFile:
     meta: dict  # from the first header line: depth, strategy, budget, seed, runs
     columns: tuple
     pairs: list  # PoolPair in file order (priority order)
-    design: object = None  # judged.analyses.sampling.SampleDesign | None
+    design: object = None  # judged.analyses.holes.sampling.SampleDesign | None
     lines: list = field(default_factory=list)  # the line number of each pair
 
     @property
@@ -155,7 +155,7 @@ def read_pool_file(path, *, pairs_only: bool = False) -> PoolFile:
     """Every version of the pool file: columns from its ``# qid docid ...`` line (files
     without one: ``qid docid priority best_rank runs [impact]``), pairs with their
     ``strategy``, ``stratum`` and ``inclusion`` (1 and no stratum when the file predates
-    them), the ``# stratum`` and ``#~`` lines as a :class:`~judged.analyses.sampling.SampleDesign`.
+    them), the ``# stratum`` and ``#~`` lines as a :class:`~judged.analyses.holes.sampling.SampleDesign`.
     ``pairs_only``: each pair's qid and docid only, whatever follows them on its line (no
     design). Compressed files are read as every reader reads them; a line that is not UTF-8
     is a ParseError naming it."""

@@ -19,8 +19,8 @@ the pairs to judge, in order; ``--budget N`` bounds how many):
   with one more top-grade document). impact(p) = sum_r |delta_r| + sum_{r<s}
   |delta_r - delta_s|: what p can do to each score plus to each pairwise difference.
 * ``sample``: a stratified random sample of ``--budget`` pairs with recorded inclusion
-  probabilities (:mod:`judged.analyses.sampling`), for estimates by inference
-  (:mod:`judged.analyses.inference`).
+  probabilities (:mod:`judged.analyses.holes.sampling`), for estimates by inference
+  (:mod:`judged.analyses.holes.inference`).
 * the pooling policies of :mod:`judged.analyses.pooling.policies` (move-to-front, the bandits,
   Hedge): adaptive strategies that learn from the labels the qrels hold for the runs'
   top depth; the file holds the order they follow while no new label arrives (the
@@ -40,7 +40,7 @@ the pairs to judge, in order; ``--budget N`` bounds how many):
   active inference (Zrnic & Candès, ICML 2024), here as a deterministic order.
 * ``sample-queries`` (``--queries N``, ``--seed S``): a simple random sample of N of the
   queries that have holes, every hole of a drawn query in the pool: the design of
-  :mod:`judged.analyses.ppi` for measures that are not linear in the labels (nDCG, AP, RR, ...).
+  :mod:`judged.analyses.holes.ppi` for measures that are not linear in the labels (nDCG, AP, RR, ...).
   The file records it: one ``# stratum`` line (``unit=query``, the numbers of queries and
   pairs, inclusion probability N/Q), the drawn pairs, the others as ``#~`` lines.
 
@@ -66,7 +66,7 @@ from ...core.measures import Measure
 from ...core.measures.bounds import check_maxgrade, fill, max_grade
 from ...core.measures.dcg import dcg, idcg
 from ...core.progress import progress
-from ..sampling import DesignUnit, SampleDesign, Stratum, ap_prior, draw
+from ..holes.sampling import DesignUnit, SampleDesign, Stratum, ap_prior, draw
 from .candidates import PoolRows
 from .policies import BayesianBandit, Bounds, Depth, Hedge, MoveToFront, PoolingPolicy
 from .poolfile import Pool, PoolPair
@@ -95,7 +95,7 @@ class Selection:
     pairs: list
     label: str | None = None  # header text, e.g. impact(nDCG@10,maxgrade=3); default the name
     columns: tuple = ()  # strategy-specific columns (PoolPair attribute or fields key)
-    design: object = None  # judged.analyses.sampling.SampleDesign for --strategy sample
+    design: object = None  # judged.analyses.holes.sampling.SampleDesign for --strategy sample
     meta: dict = field(default_factory=dict)  # extra key=value for the header (e.g. seed)
 
 
@@ -141,7 +141,7 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     ``strata``, the best-rank bin starts)."""
     from ...core.evaluation import Scorer, Top
     from ...core.querysets import refuse_disjoint_runs
-    from ..holes import negative_as
+    from ..holes.unjudged import negative_as
 
     settings = Settings() if settings is None else settings
     negative = settings.negative
@@ -317,7 +317,7 @@ QUERY_METHOD = ("simple random sampling without replacement of the queries that 
 
 
 def _machine(ctx):
-    from ..machine import read_machine
+    from ..holes.machine import read_machine
 
     labels = ctx.options.get("machine")
     if labels is None:
@@ -330,7 +330,7 @@ def machine_grades(pairs, machine) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..machine import pair_key
+    from ..holes.machine import pair_key
 
     if not pairs:
         return np.zeros(0)
@@ -365,7 +365,7 @@ def expected_error(qrels, machine, prior: float = PRIOR_LABELS) -> dict:
     leave all its pairs to the end of the pool."""
     import pyarrow.compute as pc
 
-    from ..machine import pair_key
+    from ..holes.machine import pair_key
 
     m = machine.qrels
     at = as_numpy(pc.index_in(pair_key(m.qid, m.docid), value_set=pair_key(qrels.qid, qrels.docid)), null=-1)
@@ -501,7 +501,7 @@ STRATEGIES = {s.name: s for s in [
     Strategy("sample-queries", "a simple random sample of --queries N queries (seed --seed), every hole of a drawn "
              "query judged: prediction-powered estimates of any measure", _sample_queries,
              "simple random sample of queries (cluster sampling of the holes); inclusion = n/N per query; estimates: "
-             "judged.analyses.ppi (Angelopoulos et al., Science 2023)"),
+             "judged.analyses.holes.ppi (Angelopoulos et al., Science 2023)"),
 ]}
 
 

@@ -1,6 +1,6 @@
 """Kernels of draws: the paired tests' resampling (the bootstrap of :mod:`judged.analyses.stats`),
 indices drawn from a generator's 32-bit draws as numpy draws them, one C pass instead of
-numpy's call per draw; the hole estimate's drawn grades (:mod:`judged.analyses.estimate`),
+numpy's call per draw; the hole estimate's drawn grades (:mod:`judged.analyses.holes.estimate`),
 summed per draw and query in one C pass.
 
 * :func:`bounded_indices` -- indices 0..n-1 as numpy's ``Generator.integers(0, n)`` makes

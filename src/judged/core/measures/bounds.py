@@ -38,7 +38,7 @@ list (the top k), the ideal ranking recomputed for each assignment.
   (falling in g_j: C falls, by the same induction), INST = (a + P_j A_j) / (b + P_j B_j)
   with a, b, P_j free of g_j, so dINST/dg_j has the sign of dA_j - INST dB_j >= 1 - 1/2 > 0
   (per unit of g_j). Below T = 1/2 (x < 1 possible) it is not monotone
-  (tests/analyses/test_holes_bounds.py): refused.
+  (tests/analyses/holes/test_holes_bounds.py): refused.
 * Compat is conservative. For s holes (and other runs' holes) labelled relevant, R + s fixes
   the depth max(n, R + s) and the normaliser exactly. A relevant ranked document's ideal
   rank only moves down when documents join the ideal, by at most s (at the top grade a hole
@@ -73,7 +73,7 @@ of both runs' holes together, a range of queries (about :data:`HOLE_CHUNK` holes
 time, and confirms every key's docids on the strings (two docids of one query sharing a
 hash: that range is counted on sets of docids); the C function keeps a small hash set per
 query and run, a match confirmed on the bytes.
-:mod:`judged.analyses.holes` reads them for runs and pairs of runs.
+:mod:`judged.analyses.holes.unjudged` reads them for runs and pairs of runs.
 """
 
 from __future__ import annotations
@@ -418,7 +418,7 @@ def _pool_extras_by_sets(aligned: list, tops: list, own: list) -> list:
 
 # ---------------------------------------------------------------------------
 # The other run's holes: a pair's conservative interval bounds each run over the union of
-# both runs' holes (judged.analyses.holes), the other run's holes a run lacks counted as its extras
+# both runs' holes (judged.analyses.holes.unjudged), the other run's holes a run lacks counted as its extras
 
 
 HOLE_CHUNK = 1 << 16  # ranked rows of both runs whose holes' keys are sorted together (under a MB per array)

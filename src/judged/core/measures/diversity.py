@@ -17,7 +17,7 @@ over the subtopics in order of first appearance in the qrels, then down the rank
 the values equal ndeval's (through pyndeval) to the last bit on the tests' collections.
 
 A document with a grade >= rel in the flat qrels but no subtopic judgment (only the holes
-``unjudged=max`` fills, :mod:`judged.analyses.holes`) counts as relevant to every subtopic of its query;
+``unjudged=max`` fills, :mod:`judged.analyses.holes.unjudged`) counts as relevant to every subtopic of its query;
 one the evaluated qrels grade below rel (``--eligibility`` grades an ineligible pair 0) counts
 for none, in the ranking, the ideal and S.
 """

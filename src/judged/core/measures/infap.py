@@ -19,7 +19,7 @@ without a grade >= 0 removed.
 
 This reads the sample as uniform over the whole pool. For a stratified sample with
 recorded inclusion probabilities (``judged pool --strategy sample``) the design-based
-estimates of :mod:`judged.analyses.inference` (xinfAP, statAP, infNDCG) apply.
+estimates of :mod:`judged.analyses.holes.inference` (xinfAP, statAP, infNDCG) apply.
 """
 
 from __future__ import annotations

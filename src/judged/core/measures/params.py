@@ -72,7 +72,7 @@ PARAMS = {p.name: p for p in (
     Param("unjudged", "str", "zero", "unjudged documents: zero (not relevant, trec_eval), condensed (removed "
                                      "from the ranking, Sakai 2007; trec_eval -J), min / max (the extremes over "
                                      "every grade the holes could get, exact unless the measure says conservative; "
-                                     "judged.analyses.holes)", UNJUDGED),
+                                     "judged.analyses.holes.unjudged)", UNJUDGED),
     Param("maxgrade", "int", None, "with unjudged=min|max: holes get grades 0..maxgrade (default: the qrels' "
                                    "largest)"),
     # the families' own parameters (Measure.options)

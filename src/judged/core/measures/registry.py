@@ -103,7 +103,7 @@ class Family:
     cutoff: str = "none"  # required | optional | none
     params: tuple = ()  # names in PARAMS
     aggregate: str = "mean"  # mean | sum | geometric-mean
-    boundable: bool = False  # unjudged=min|max bounds it (judged.analyses.holes)
+    boundable: bool = False  # unjudged=min|max bounds it (judged.analyses.holes.unjudged)
     bounds: str = "exact"  # boundable: "exact" extremes, or "conservative" (an interval that holds them)
     at_param: str | None = None  # the parameter NAME@x sets (ir_measures' IPrec@0.5), if not a cutoff
     bound_gain: str = "relevance"  # what a hole's grade moves, monotonely: relevance (grade >= rel) or grade
@@ -117,7 +117,7 @@ class Family:
     spellings: dict = field(default_factory=dict)  # parameter -> the name it is written as (persistence: p)
     subtopics: bool = False  # reads subtopic qrels (the qrels' second column; judged.core.io.subtopics)
     # (low, high): every value of a query, and their mean, lies in it (grades inside the measure's scale,
-    # max_rel); estimates from samples are clipped to it (judged.analyses.inference, judged.analyses.ppi)
+    # max_rel); estimates from samples are clipped to it (judged.analyses.holes.inference, judged.analyses.holes.ppi)
     value_range: tuple = (0.0, 1.0)
     # What the analyses ask of a family, declared here rather than asked of its name (no `m.name == "nDCG"`
     # outside judged.core.measures; tests/core/measures/test_registry.py enforces it):
@@ -132,12 +132,12 @@ class Family:
     # "relevant" ([grade >= rel] / k: P); None: not of that form, or not declared
     label_worth: str | None = None
     # what the per-query normaliser reads of the query's judgments, as counts per grade (what the hole
-    # estimate draws, judged.analyses.hole_draws): "ideal-gains" (nDCG with ideal=judged: the cutoff largest
+    # estimate draws, judged.analyses.holes.drawn_scores): "ideal-gains" (nDCG with ideal=judged: the cutoff largest
     # positive gains), "ideal-grades" (nERR: the cutoff largest positive grades), "relevant" (AP, R: every
     # judgment with grade >= rel), "positive" (Compat's ideal: every grade > 0); None: no count of them
     normaliser: str | None = None
-    sampled: str | None = None  # the estimator of its mean from a sampled pool (judged.analyses.sampled_estimators)
-    # query-sample (PPI) estimates carry the heavy-tail warning (judged.analyses.ppi.heavy_tail_note): the value
+    sampled: str | None = None  # the estimator of its mean from a sampled pool (judged.analyses.holes.sampled_estimators)
+    # query-sample (PPI) estimates carry the heavy-tail warning (judged.analyses.holes.ppi.heavy_tail_note): the value
     # over the whole ranking divides by R, so a query with few relevant documents moves it by up to 1
     heavy_tail: bool = False
     headline: bool = False  # what reports pair their lists with when no measure is named (nDCG, judged's default)

@@ -1,7 +1,7 @@
 """The collection the hole estimate reads: every run's ranking keyed by (query, document)
 (:class:`HolePool`), worlds with some judgments removed (:class:`World`), the pseudo-holes
 and the features a hole's grade is predicted from (:data:`FEATURES`). The estimate is
-:mod:`judged.analyses.estimate`; docs/holes.md states the method."""
+:mod:`judged.analyses.holes.estimate`; docs/holes.md states the method."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pyarrow as pa
 
-from ..core.align import Aligned, Judgments, Ranked, block_offsets
-from ..core.data import QrelsIndex, as_numpy, grades_of_rows, pair_keys, strings_equal, take_strings
-from ..core.errors import ConventionError
-from ..core.measures.bounds import sorted_distinct
+from ...core.align import Aligned, Judgments, Ranked, block_offsets
+from ...core.data import QrelsIndex, as_numpy, grades_of_rows, pair_keys, strings_equal, take_strings
+from ...core.errors import ConventionError
+from ...core.measures.bounds import sorted_distinct
 
 FEATURES = ("log2 rank", "share of other units' runs retrieving the document",
             "log2 best rank among other units' runs", "logit relevant share of the run's judged top k",

@@ -5,9 +5,9 @@ grade must give exactly the score that judging gives, for every measure the esti
 import numpy as np
 import pytest
 
-from judged.analyses.estimate import estimate_runs
-from judged.analyses.hole_collection import build_pool, make_world
-from judged.analyses.holes import holes_report
+from judged.analyses.holes.estimate import estimate_runs
+from judged.analyses.holes.collection import build_pool, make_world
+from judged.analyses.holes.unjudged import holes_report
 from judged.analyses.meta.synthetic import pooled_collection
 from judged.core.align import align
 from judged.core.conventions import Settings

@@ -1,6 +1,6 @@
 """The hole estimate: what judging the holes will probably show, learnt from the
 collection's own leave-one-run-out evidence, with a calibrated interval. An estimate,
-never a bound: the exact bounds stay in :mod:`judged.analyses.holes`. docs/holes.md ("Estimating
+never a bound: the exact bounds stay in :mod:`judged.analyses.holes.unjudged`. docs/holes.md ("Estimating
 what judging will show") states the method in full and measures it.
 
 A run's (or group's: a *unit*'s) **pseudo-holes** are the judged documents it alone
@@ -30,14 +30,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..core.errors import ConventionError
-from ..core.measures import Measure
-from ..core.measures.bounds import bounds as exact_bounds
-from ..core.measures.bounds import sorted_distinct
-from ..core.words import counted
-from .hole_collection import FEATURES, HolePool, World, features, make_world, pseudo_holes, world_aligned
-from .hole_draws import Case, CaseScore, fill_depth, holes_read_as_zero, score_cases
-from .hole_model import GradeDesign, HoleModel
+from ...core.errors import ConventionError
+from ...core.measures import Measure
+from ...core.measures.bounds import bounds as exact_bounds
+from ...core.measures.bounds import sorted_distinct
+from ...core.words import counted
+from .collection import FEATURES, HolePool, World, features, make_world, pseudo_holes, world_aligned
+from .drawn_scores import Case, CaseScore, fill_depth, holes_read_as_zero, score_cases
+from .grade_model import GradeDesign, HoleModel
 
 METHOD = "loro-logit"
 SOURCE = ("continuation-ratio logistic model of hole grades fitted on leave-one-run-out pseudo-holes "
@@ -160,7 +160,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
 
     ``source``: where the holes' grades come from: None, the grade model fitted on the
     pseudo-holes (``loro-logit``); or a grade source with ``grade_probabilities`` and
-    ``fit_without`` (:class:`judged.analyses.hole_priors.RunPrior`), which needs no
+    ``fit_without`` (:class:`judged.analyses.holes.priors.RunPrior`), which needs no
     pseudo-holes to estimate, only to calibrate its interval on the same residuals.
     ``pool_ideal`` (default): what judging the targets' pool gives, each target's estimate
     drawing the other targets' holes into its ideal and R too (:func:`pool_hole_rows`).

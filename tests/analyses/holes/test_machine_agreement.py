@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from judged.analyses.agreement import alpha_from_coincidences, cohen_kappa, kappa_from_confusion, krippendorff_alpha
-from judged.analyses.machine import agreement
+from judged.analyses.holes.machine import agreement
 
 
 def qrels_text(labels: dict) -> str:

@@ -8,7 +8,7 @@ from judged.cli import main
 from judged.demo import holes_story
 from judged.core.conventions import Settings
 from judged.core.evaluation import evaluate
-from judged.analyses.holes import holes_report
+from judged.analyses.holes.unjudged import holes_report
 from judged.core.io import read_qrels
 from judged.core.measures.registry import BOUNDED
 from judged.analyses.pooling.strategies import pool
@@ -460,7 +460,7 @@ def test_docs_quote_the_demos_numbers():
     """docs/holes.md quotes the demo; these are the figures it quotes."""
     from pathlib import Path
 
-    doc = Path(__file__).resolve().parents[2].joinpath("docs", "holes.md").read_text()
+    doc = Path(__file__).resolve().parents[3].joinpath("docs", "holes.md").read_text()
     s = holes_story()
     rep = holes_report(s.qrels, s.runs, k=10)
     d = rep.runs["dense"].summary()

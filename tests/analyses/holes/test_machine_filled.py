@@ -9,7 +9,7 @@ import json
 import pytest
 
 import judged
-from judged.analyses.machine import filled_qrels, machine_filled, read_machine
+from judged.analyses.holes.machine import filled_qrels, machine_filled, read_machine
 
 # q1: the people judged a (2), b (0), c (1); the run ranks d (hole), a, b, e (hole), c.
 # q2: the people judged x (1); the run ranks y (hole), x.

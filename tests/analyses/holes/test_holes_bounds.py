@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from judged.core.evaluation import evaluate
 from judged.core.align import Judgments, Ranked, align, block_offsets
 from judged.core.errors import ConventionError, MeasureError
-from judged.analyses.holes import bounds
+from judged.analyses.holes.unjudged import bounds
 from judged.core.io import read_qrels, read_run
 from judged.core.measures import Measure
 from judged.core.measures.bounds import fill, ndcg_extreme, ranked_list
@@ -214,7 +214,7 @@ def brute_force_pair(measure, qrels, run_a, run_b, maxgrade):
 @given(st.integers(1, 4), st.lists(labels, max_size=5), st.lists(labels, max_size=5),
        st.sampled_from(["nDCG", "DCG", "AP", "P", "RR"]), st.integers(1, 3))
 def test_pair_interval_against_brute_force(k, ranked_a, ranked_b, family, maxgrade):
-    from judged.analyses.holes import RunHoles, pair_flip
+    from judged.analyses.holes.unjudged import RunHoles, pair_flip
 
     # two runs over one shared document space: d0..d6; None = a hole (same docid = same hole)
     grades = {}
@@ -253,7 +253,7 @@ def test_extra_holes_by_keys_equal_the_sets(seed, measure):
     """The other run's holes a run lacks, per query (the fast path of the conservative pair
     interval), equal the count over docid sets: compiled, and by the numpy reference whether
     it takes the queries all at once or a few holes at a time."""
-    from judged.analyses.holes import _extra_holes, _hole_keys
+    from judged.analyses.holes.unjudged import _extra_holes, _hole_keys
     from judged.core.measures import bounds as kernel
     from judged.core.native import pure
 
@@ -450,7 +450,7 @@ def test_docs_figures_of_inst_and_compat():
     (its zero-filled value the minimum), Compat 0.4649 in [0.3474, 0.8739]."""
     from pathlib import Path
 
-    ex = Path(__file__).resolve().parents[2] / "docs" / "examples"
+    ex = Path(__file__).resolve().parents[3] / "docs" / "examples"
     a = align(read_qrels(str(ex / "qrels.txt")), read_run(str(ex / "dense.run")))
     for measure, expected in (("INST(max_rel=3)", (0.5390, 0.5390, 0.9133)), ("Compat", (0.4649, 0.3474, 0.8739))):
         lo, hi = bounds(measure, a)

@@ -20,7 +20,7 @@ Variance of the realised sample: ``poisson`` (independent inclusions), ``V = sum
 (``n_h`` of ``N_h`` per stratum), ``V = sum_h N_h^2 (1 - n_h/N_h) s_h^2 / n_h``, Student t
 with Satterthwaite's degrees of freedom (Satterthwaite 1946; Cochran 1977, 5.4). With fewer
 than ``MIN_SURPRISES`` units where people and machine differ, ``V`` is floored at the whole
-sample's rate of them (Jeffreys' prior; :func:`judged.analyses.sampled_intervals.unseen_share_variance`).
+sample's rate of them (Jeffreys' prior; :func:`judged.analyses.holes.sampled_intervals.unseen_share_variance`).
 Every function takes a leading batch axis, so a simulation of many samples is one call.
 """
 
@@ -31,14 +31,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.words import counted
-from ..core.conventions import Settings
+from ...core.words import counted
+from ...core.conventions import Settings
 from .sampled_intervals import jeffreys_rate, satterthwaite_df, unseen_share_variance
-from ..core.align import align
-from ..core.data import Qrels, as_numpy
-from ..core.errors import ConventionError, JudgedError
-from ..core.evaluation import ALIGNMENT, Scorer
-from ..core.measures import FAMILIES, Measure
+from ...core.align import align
+from ...core.data import Qrels, as_numpy
+from ...core.errors import ConventionError, JudgedError
+from ...core.evaluation import ALIGNMENT, Scorer
+from ...core.measures import FAMILIES, Measure
 
 VARIANCES = ("poisson", "srs")
 ESTIMATORS = ("human", "ppi", "ppi++")
@@ -222,7 +222,7 @@ def _rare_floor(c, y, f, s, groups, N_h, n_h, lam, unit_range=None) -> tuple[np.
     been surprises at the rate of the whole sample (all drawn units, Jeffreys' prior),
     each of the mean square size of those drawn (the largest machine value squared when
     none was), weighted by the stratum's mean squared coefficient:
-    :func:`judged.analyses.sampled_intervals.unseen_share_variance`, the floor statAP's
+    :func:`judged.analyses.holes.sampled_intervals.unseen_share_variance`, the floor statAP's
     strata with no relevant drawn get.
 
     With ``unit_range`` (a query's score, which lies in the measure's range) a sample whose
@@ -409,7 +409,7 @@ class Design:
     def from_pool(pool) -> "Design":
         """The design a pool file recorded (``judged pool --strategy sample`` or
         ``sample-queries``): its population (drawn pairs and ``#~`` lines), strata, draws."""
-        from .pooling.poolfile import PoolFile, read_pool_file
+        from ..pooling.poolfile import PoolFile, read_pool_file
 
         pf = pool if isinstance(pool, PoolFile) else read_pool_file(pool)
         d = pf.design
@@ -471,7 +471,7 @@ class Units:
 
     @property
     def machine_filled(self) -> float:
-        """The machine-filled score as ``--machine`` gives it everywhere (judged.analyses.machine):
+        """The machine-filled score as ``--machine`` gives it everywhere (judged.analyses.holes.machine):
         the people's value where they labelled (the drawn units), the machine's elsewhere."""
         people = self.sampled & ~np.isnan(self.human)
         return float(self.constant + (self.coef * np.where(people, self.human, self.machine)).sum())

@@ -9,7 +9,7 @@ from judged.core.errors import ConventionError, ParseError
 from judged.judge.inputs import pool_pairs
 from judged.analyses.pooling.strategies import pool
 from judged.analyses.pooling.poolfile import PoolPair, read_pool_file
-from judged.analyses.sampling import ap_prior, draw, rank_bins
+from judged.analyses.holes.sampling import ap_prior, draw, rank_bins
 
 
 def collection(queries=6, docs=40, judged_top=3, runs=3, seed=0):

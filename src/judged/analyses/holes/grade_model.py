@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hole_collection import FEATURES, HolePool, World, features
+from .collection import FEATURES, HolePool, World, features
 
 RIDGE = 1.0
 LARGE_GROUP = 0.05  # leave-out fits of a group above this share of the pseudo-holes are iterated to convergence

@@ -1,6 +1,6 @@
 """The sampled estimators and their replicates: every estimator's value for every run in
 every state of a sample design, with the jackknife replicates of each drawn unit (docs/holes.md,
-"Judging a sample, inferring the rest"; the API is :mod:`judged.analyses.inference`).
+"Judging a sample, inferring the rest"; the API is :mod:`judged.analyses.holes.inference`).
 
 A ranked document is judged outside the design (known), drawn and judged (known,
 inclusion pi_h = n_h/N_h), not drawn (unknown, in stratum h) or outside the pool (not
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.words import counted
-from ..core.errors import MeasureError
-from ..core.measures import Measure
+from ...core.words import counted
+from ...core.errors import MeasureError
+from ...core.measures import Measure
 from .sampled_intervals import Estimates
 
 EPS = 0.00001  # trec_eval's INFAP_EPSILON
@@ -120,12 +120,12 @@ class Population:
 
 
 def population_from_sample(qrels, design) -> Population:
-    """The population of a :class:`~judged.analyses.sampling.SampleDesign` with the labels of
+    """The population of a :class:`~judged.analyses.holes.sampling.SampleDesign` with the labels of
     ``qrels`` (the merged qrels). A drawn pair without a label is treated as not drawn
     (missing at random inside its stratum: n_h counts the judged ones); a label on a pair
     the design did not draw is not used (it would bias the design); judgments of pairs
     outside the design are known with certainty; negative grades count as outside."""
-    from ..core.io import read_qrels
+    from ...core.io import read_qrels
 
     qrels = read_qrels(qrels)
     ids = sorted(design.strata)

@@ -53,7 +53,7 @@ def unseen_share_variance(n, N, rate, effect2) -> np.ndarray:
     moving a unit's value by sqrt(``effect2``) (its mean square):
     (1 - n/N) N^2/n P effect2 (Cochran, *Sampling Techniques*, 1977, 3.2 and 5.3). 0 where
     n < 1 or n >= N. Used by the prediction-powered strata with no human-machine
-    disagreement drawn (judged.analyses.ppi); statAP's and statNDCG's strata take the general
+    disagreement drawn (judged.analyses.holes.ppi); statAP's and statNDCG's strata take the general
     share's variance (:meth:`Estimates.floor`).
 
     >>> float(unseen_share_variance(4, 40, 0.1, 1.0))
@@ -250,7 +250,7 @@ class Estimates:
         return tuple(np.clip(v, low, high) for v in values)
 
     def estimator(self, e):
-        """The estimator (judged.analyses.sampled_estimators.Estimator) named ``e``."""
+        """The estimator (judged.analyses.holes.sampled_estimators.Estimator) named ``e``."""
         return next(x for x in self.estimators if str(x) == str(e))
 
     def bias(self, e, run) -> np.ndarray:

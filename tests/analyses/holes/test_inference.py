@@ -1,4 +1,4 @@
-"""Estimates from a judged sample (judged.analyses.inference): unbiased to within their standard
+"""Estimates from a judged sample (judged.analyses.holes.inference): unbiased to within their standard
 error on collections with known truth, intervals that cover, trec_eval's infAP where it
 applies, exact when the whole design is judged, and the rule for when to stop judging."""
 
@@ -12,12 +12,12 @@ import pytest
 from judged import evaluate
 from judged.cli import main
 from judged.core.errors import ConventionError, MeasureError
-from judged.analyses.inference import (Estimator, infer, infer_aligned, judgments_to_decide, projected_variance,
+from judged.analyses.holes.inference import (Estimator, infer, infer_aligned, judgments_to_decide, projected_variance,
                               repeated_samples)
-from judged.analyses.sampled_intervals import t_quantile
+from judged.analyses.holes.sampled_intervals import t_quantile
 from judged.analyses.pooling.strategies import pool
 from judged.analyses.pooling.poolfile import PoolFile, read_pool_file
-from judged.analyses.sampling import DesignUnit, SampleDesign, Stratum
+from judged.analyses.holes.sampling import DesignUnit, SampleDesign, Stratum
 
 
 def synth(seed=0, queries=12, docs=80, runs=4, judged_top=3, depth=20, shared=0.0, step=0.5, relevant=(0.08, 0.35)):
@@ -368,7 +368,7 @@ def test_intervals_simultaneous_by_default_marginal_on_request(tmp_path, capsys)
                  "--intervals", "marginal", "--regressions", "0"]) == 0
     s = json.loads(capsys.readouterr().out)["sample"]
     assert s["intervals"] == "marginal" and "simultaneous_low" not in s["estimates"]["statAP"][runs[0]]
-    from judged.analyses.inference import DEFAULT_INTERVALS, INTERVALS
+    from judged.analyses.holes.inference import DEFAULT_INTERVALS, INTERVALS
     from judged.cli.infer import INTERVALS as CLI_INTERVALS
 
     assert CLI_INTERVALS == INTERVALS and INTERVALS[0] == DEFAULT_INTERVALS  # the CLI's copy, kept numpy-free
@@ -545,7 +545,7 @@ def test_the_documented_demo_figures(tmp_path, capsys, monkeypatch):
     from the answer key, and the figures quoted (estimates, and the values with all 42 judged)."""
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "holes.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "holes.md").read_text(encoding="utf-8")
     assert main(["demo", "--write", str(tmp_path)]) == 0
     monkeypatch.chdir(tmp_path)
     assert main(["pool", "qrels.txt", "lexical.run", "dense.run", "--depth", "10", "--strategy", "sample",

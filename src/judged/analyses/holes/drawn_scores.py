@@ -9,15 +9,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..core.align import Judgments, Ranked, block_offsets
-from ..core.errors import MeasureError
-from ..core.kernels.draws import drawn_sums
-from ..core.measures import BOUNDED, Measure
-from ..core.measures.bounds import list_depth
-from ..core.measures.dcg import dcg, ideal_dcg_of_counts
-from .hole_collection import HolePool, World
-from .hole_model import HoleModel
-from .stats import median
+from ...core.align import Judgments, Ranked, block_offsets
+from ...core.errors import MeasureError
+from ...core.kernels.draws import drawn_sums
+from ...core.measures import BOUNDED, Measure
+from ...core.measures.bounds import list_depth
+from ...core.measures.dcg import dcg, ideal_dcg_of_counts
+from .collection import HolePool, World
+from .grade_model import HoleModel
+from ..stats import median
 
 # ---------------------------------------------------------------------------
 # Scoring with holes filled by draws

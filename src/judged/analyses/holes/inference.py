@@ -2,13 +2,13 @@
 sampling design would show, with design-based intervals (docs/holes.md, "Judging a sample,
 inferring the rest", states the method in full and checks it).
 
-A sample drawn by ``judged pool --strategy sample`` (:mod:`judged.analyses.sampling`) gives each hole
+A sample drawn by ``judged pool --strategy sample`` (:mod:`judged.analyses.holes.sampling`) gives each hole
 its stratum h, N_h and n_h. A ranked document is then judged outside the design (known),
 drawn and judged (known, inclusion pi_h = n_h/N_h), not drawn (unknown, in stratum h) or
 outside the pool (not relevant, as a depth pool's full judgment counts it).
 
-The estimators and their replicates live in :mod:`judged.analyses.sampled_estimators`, their
-intervals in :mod:`judged.analyses.sampled_intervals`; this module is the API.
+The estimators and their replicates live in :mod:`judged.analyses.holes.sampled_estimators`, their
+intervals in :mod:`judged.analyses.holes.sampled_intervals`; this module is the API.
 
 * Estimators (:class:`Estimator`), per query, then averaged: ``statAP`` and ``statNDCG@k``,
   Horvitz-Thompson ratios (Aslam, Pavlu & Yilmaz, SIGIR 2006); ``xinfAP`` and ``infNDCG@k``
@@ -32,10 +32,10 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..core.conventions import Settings
-from ..core.errors import ConventionError
-from ..core.measures import Measure
-from ..core.data import Qrels
+from ...core.conventions import Settings
+from ...core.errors import ConventionError
+from ...core.measures import Measure
+from ...core.data import Qrels
 from .sampled_estimators import Estimator, default_estimators, estimate_states, population_from_sample, run_items
 from .sampled_intervals import INTERVAL_METHOD, SIMULTANEOUS_METHOD, Estimates, Simultaneous, bias_aware_critical
 
@@ -269,8 +269,8 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
     command comparing runs, :mod:`judged.core.querysets`); a run sharing no query id with the
     qrels is refused."""
-    from ..core.evaluation import ALIGNMENT, Scorer
-    from ..core.querysets import of_scored
+    from ...core.evaluation import ALIGNMENT, Scorer
+    from ...core.querysets import of_scored
 
     settings = Settings(complete=True) if settings is None else settings
     scored = Scorer(qrels, {}, settings).runs(runs, ALIGNMENT)
@@ -286,7 +286,7 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
 def infer_aligned(qrels, aligned: dict, sample, estimators, *, level: float = 0.95, power: float = 0.8,
                   settings=None, intervals: str = DEFAULT_INTERVALS) -> Inference:
     """:func:`infer` for runs already aligned with ``qrels`` (name -> Aligned)."""
-    from .pooling.poolfile import PoolFile, read_pool_file
+    from ..pooling.poolfile import PoolFile, read_pool_file
 
     if not 0 < level < 1:
         raise ConventionError(f"--level must be between 0 and 1, got {level}")
@@ -387,9 +387,9 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
     is drawn from every run; ``estimate`` (run names) limits the runs estimated. ``grow``:
     every stratum's sample is ``1 + grow`` times the design's (rounded, capped at N_h), the
     same strata: the larger sample :func:`judgments_to_decide` projects to."""
-    from ..core.evaluation import ALIGNMENT, Scorer, evaluate
-    from ..core.io import read_qrels
-    from .pooling.strategies import candidates
+    from ...core.evaluation import ALIGNMENT, Scorer, evaluate
+    from ...core.io import read_qrels
+    from ..pooling.strategies import candidates
     from .sampling import DesignUnit, SampleDesign, allocate, draw_many
 
     ests = [Estimator.parse(e) for e in (estimators or default_estimators(k))]

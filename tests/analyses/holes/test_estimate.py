@@ -1,4 +1,4 @@
-"""The hole estimate (judged.analyses.estimate) and leave-one-run-out (judged meta holdout).
+"""The hole estimate (judged.analyses.holes.estimate) and leave-one-run-out (judged meta holdout).
 
 Collections come from ``pooled_collection``: runs of known quality over candidates with
 known grades, the qrels a depth-k pool of the runs, so leave-one-run-out has a truth
@@ -15,12 +15,12 @@ import pytest
 from judged.core.align import align
 from judged.cli import main
 from judged.core.conventions import Settings
-from judged.analyses.estimate import FALLBACK, METHOD, conformal_quantile, units_needed
-from judged.analyses.hole_collection import build_pool, make_world, unit_removal, world_aligned
-from judged.analyses.hole_draws import Case, score_cases
-from judged.analyses.hole_model import fit_model
+from judged.analyses.holes.estimate import FALLBACK, METHOD, conformal_quantile, units_needed
+from judged.analyses.holes.collection import build_pool, make_world, unit_removal, world_aligned
+from judged.analyses.holes.drawn_scores import Case, score_cases
+from judged.analyses.holes.grade_model import fit_model
 from judged.core.evaluation import evaluate
-from judged.analyses.holes import holes_report
+from judged.analyses.holes.unjudged import holes_report
 from judged.core.io import read_qrels, read_run
 from judged.core.measures import Measure
 from judged.core.measures.registry import BOUNDED, family
@@ -475,7 +475,7 @@ def test_capped_draws_count_as_the_capped_grade_in_the_ideal(measure):
     """A model sure of the top grade, with maxgrade=1: every hole is a 1 in the ranking
     and in the ideal, so the drawn score is the kernel's on the qrels with the holes
     judged 1 (not 1 in the ranking and 3 in the ideal)."""
-    from judged.analyses.hole_model import HoleModel
+    from judged.analyses.holes.grade_model import HoleModel
     from judged.core.measures.bounds import fill
 
     c = small(seed=4)
@@ -498,7 +498,7 @@ def test_drawn_levels_are_the_count_of_levels_each_draw_passes(chunk, monkeypatc
     # a hole's level is how many of its cumulative probabilities the uniform draw exceeds;
     # counted in bytes up to 256 levels, in int64 beyond: the same integers either way, and
     # the same draws whether the uniforms are drawn all at once or a few draws at a time
-    from judged.analyses import hole_draws
+    from judged.analyses.holes import drawn_scores as hole_draws
 
     monkeypatch.setattr(hole_draws, "DRAW_CHUNK", chunk)
     for levels in (2, 4, 300):
@@ -514,7 +514,7 @@ def test_drawn_levels_are_the_count_of_levels_each_draw_passes(chunk, monkeypatc
 
 def test_per_draw_sums_are_the_same_bits_a_few_draws_at_a_time(monkeypatch):
     """np.bincount adds each bin's terms in order: summing a few draws at a time changes no bit."""
-    from judged.analyses import hole_draws
+    from judged.analyses.holes import drawn_scores as hole_draws
 
     rng = np.random.default_rng(3)
     d, nq, q = 40, 7, rng.integers(0, 7, 300)

@@ -13,7 +13,7 @@ shows the numbers they produce apart from the human-judged ones:
   outside the human qrels are left out, so both scores average over the same queries.
 * **agreement** (:func:`agreement`): how the machine's labels compare with the people's on
   the pairs both labelled (Cohen's kappa, Krippendorff's alpha, the confusion matrix).
-* **prediction-powered estimates** (:mod:`judged.analyses.ppi`): a human sample of known design
+* **prediction-powered estimates** (:mod:`judged.analyses.holes.ppi`): a human sample of known design
   corrects the machine's bias, with intervals valid however biased it is.
 """
 
@@ -25,8 +25,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.words import counted
-from ..core.data import Qrels, as_numpy
+from ...core.words import counted
+from ...core.data import Qrels, as_numpy
 
 FILLED = "machine-filled"  # the suffix of every machine-filled measure's name
 KAPPA_WEIGHTS = (None, "linear", "quadratic")
@@ -64,7 +64,7 @@ def read_machine(source, on_duplicate: str = "error") -> MachineLabels:
     written by an LLM judge, a DataFrame, a dict); a :class:`MachineLabels` is returned as is."""
     if isinstance(source, MachineLabels):
         return source
-    from ..core.io import read_qrels
+    from ...core.io import read_qrels
 
     return MachineLabels(read_qrels(source, on_duplicate=on_duplicate))
 
@@ -161,9 +161,9 @@ def agreement(human, machine, *, rel: int = 1, resamples: int = DEFAULT_RESAMPLE
     >>> a.pairs, a.machine_only, round(a.kappa["unweighted"], 3)
     (4, 1, 0.5)
     """
-    from ..core.errors import JudgedError
-    from ..core.io import read_qrels
-    from .agreement import alpha_from_coincidences, kappa_from_confusion
+    from ...core.errors import JudgedError
+    from ...core.io import read_qrels
+    from ..agreement import alpha_from_coincidences, kappa_from_confusion
 
     if resamples < 0:
         raise JudgedError(f"resamples must be 0 or more, got {resamples}")
@@ -211,7 +211,7 @@ def agreement(human, machine, *, rel: int = 1, resamples: int = DEFAULT_RESAMPLE
 
 def _binary(hg: np.ndarray, mg: np.ndarray, rel: int) -> dict:
     """The machine as a detector of relevance (grade >= rel) against the people."""
-    from .agreement import kappa_from_confusion
+    from ..agreement import kappa_from_confusion
 
     hr, mr = hg >= rel, mg >= rel
     tp, fp = int((hr & mr).sum()), int((~hr & mr).sum())
@@ -295,7 +295,7 @@ def fill_runs(qrels, aligned: dict, measures: dict, settings, machine, k: int | 
     ``qrels``) with the holes labelled by ``machine``, over each run's ``qids`` (default:
     its evaluated queries); an ``eligibility`` keeps ineligible pairs graded 0;
     ``settings.negative='unjudged'``: trec_eval's negative grades are holes the machine may label."""
-    from ..core.evaluation import ALIGNMENT, Scorer
+    from ...core.evaluation import ALIGNMENT, Scorer
 
     machine = read_machine(machine)
     if k is None:
@@ -306,7 +306,7 @@ def fill_runs(qrels, aligned: dict, measures: dict, settings, machine, k: int | 
                       source=qrels.source)
     filled = filled_qrels(qrels, machine)
     if eligibility is not None:  # an ineligible pair stays graded 0
-        from ..core.checks.eligibility import restrict_qrels
+        from ...core.checks.eligibility import restrict_qrels
 
         filled, _ = restrict_qrels(filled, eligibility)
     out_qids, values, holes, labelled = {}, {}, {}, {}

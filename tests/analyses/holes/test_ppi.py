@@ -1,10 +1,10 @@
-"""Prediction-powered estimates (judged.analyses.ppi): hand-checked numbers, and the acceptance of
+"""Prediction-powered estimates (judged.analyses.holes.ppi): hand-checked numbers, and the acceptance of
 issue #16 on synthetic collections with machine judges of known bias: over 500 seeds the
 95% intervals cover the truth 93-97% of the time whatever the machine, with a machine whose
 kappa is >= 0.6 they are narrower than the human sample's alone, and with a badly biased
 machine (kappa about 0) PPI++'s are about as wide as the human sample's.
 
-Method (judged.analyses.ppi): the machine labels every hole; people judge a random sample of known
+Method (judged.analyses.holes.ppi): the machine labels every hole; people judge a random sample of known
 design, pairs (stratified simple random sampling, measure DCG@10) or queries (simple random
 sampling, every hole of a drawn query judged, measure nDCG@10); the estimate is
 ``lam * machine total + sum_drawn (human - lam * machine) / pi`` with a Student t interval
@@ -13,10 +13,10 @@ tuned PPI++ (jackknife variance with lam re-tuned). Sources: prediction-powered 
 Angelopoulos, Bates, Fannjiang, Jordan & Zrnic, Science 2023; PPI++, Angelopoulos, Duchi &
 Zrnic 2023; in IR evaluation, Oosterhuis, Jagerman, Qin, Wang & Bendersky, KDD 2024
 ("Reliable Confidence Intervals for Information Retrieval Evaluation Using Generative A.I.").
-``pytest -s tests/analyses/test_ppi.py`` prints the table of coverage and widths.
+``pytest -s tests/analyses/holes/test_ppi.py`` prints the table of coverage and widths.
 
 The 500 seeds are one stacked collection (seed b's query q is the query ``b-q``), so the
-whole simulation is one alignment per run and one batched call of :func:`judged.analyses.ppi.estimate`.
+whole simulation is one alignment per run and one batched call of :func:`judged.analyses.holes.ppi.estimate`.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ import judged
 from judged.core.conventions import Settings
 from judged.core.data import Qrels, Run
 from judged.analyses.agreement import kappa_from_confusion
-from judged.analyses.machine import MachineLabels
+from judged.analyses.holes.machine import MachineLabels
 from judged.core.measures import Measure
-from judged.analyses.ppi import (ESTIMATORS, SOURCES, Design, Labels, estimate, estimates, method_text,
+from judged.analyses.holes.ppi import (ESTIMATORS, SOURCES, Design, Labels, estimate, estimates, method_text,
                                  supported_measures, units)
 
 SEEDS = 500

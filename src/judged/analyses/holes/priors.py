@@ -12,7 +12,7 @@ documents for q among its top ``window`` ranks, shrunk towards the query's judgm
 n_rq(g): r's judged documents of grade g for q in its top ``window``; j_q(g) the query's
 judgments of grade g. Measured on robust03 (shift, the weaker half pooled): the query's
 judgments as the centre 0.0237 MAE, the run's own 0.0431 (holes as zero 0.0357). The estimate then draws every hole's grade from it, as for the grade model
-(:mod:`judged.analyses.estimate`: the measure's mean over draws, the ideal recomputed).
+(:mod:`judged.analyses.holes.estimate`: the measure's mean over draws, the ideal recomputed).
 
 It reads nothing but the run and the judgments, so it applies to a run unlike the ones a
 grade model was calibrated on (a new kind of system scored on an old pool), where the
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .hole_collection import HolePool, World, level_of
+from .collection import HolePool, World, level_of
 
 METHOD = "run-prior"
 SOURCE = ("each hole's grade drawn from the distribution of the run's own judged documents for the query in its top "
@@ -39,7 +39,7 @@ DEFAULT_ALPHA = 2.0  # pseudo-documents of the run's overall distribution in a q
 
 @dataclass
 class RunPrior:
-    """A grade source for :func:`judged.analyses.hole_draws.score_cases` (``Case.model``)."""
+    """A grade source for :func:`judged.analyses.holes.drawn_scores.score_cases` (``Case.model``)."""
 
     window: int = DEFAULT_WINDOW
     alpha: float = DEFAULT_ALPHA

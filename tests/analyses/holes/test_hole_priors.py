@@ -1,4 +1,4 @@
-"""The run-based prior of hole grades (judged.analyses.hole_priors, ``--estimate run-prior``)."""
+"""The run-based prior of hole grades (judged.analyses.holes.priors, ``--estimate run-prior``)."""
 
 import json
 
@@ -9,9 +9,9 @@ from judged.cli import main
 from judged.core.align import align
 from judged.core.conventions import Settings
 from judged.core.io import read_qrels, read_run
-from judged.analyses.hole_collection import build_pool, make_world
-from judged.analyses.hole_priors import RunPrior
-from judged.analyses.holes import holes_report
+from judged.analyses.holes.collection import build_pool, make_world
+from judged.analyses.holes.priors import RunPrior
+from judged.analyses.holes.unjudged import holes_report
 from synth import write_qrels, write_run
 
 

@@ -10,7 +10,7 @@ hole (``negative="unjudged"``).
 Bounds (``unjudged=min|max``): the exact minimum and maximum of a query's score over the
 holes' grades, :mod:`judged.core.measures.bounds` (the method is there).
 
-Estimate (labelled as such, not a bound): :mod:`judged.analyses.estimate` -- a model of hole
+Estimate (labelled as such, not a bound): :mod:`judged.analyses.holes.estimate` -- a model of hole
 grades learnt from the runs' own leave-one-run-out evidence, with a calibrated interval.
 """
 
@@ -24,14 +24,14 @@ from itertools import combinations
 
 import numpy as np
 
-from ..core.align import Aligned, Judgments, Ranked, block_offsets
-from ..core.conventions import Settings, validate
-from ..core.errors import ConventionError, MeasureError
-from ..core.measures import BOUNDED, Measure
-from ..core.measures.bounds import (block_sums, check_maxgrade, holes_only_in, list_depth, max_grade, ndcg_extremes,
+from ...core.align import Aligned, Judgments, Ranked, block_offsets
+from ...core.conventions import Settings, validate
+from ...core.errors import ConventionError, MeasureError
+from ...core.measures import BOUNDED, Measure
+from ...core.measures.bounds import (block_sums, check_maxgrade, holes_only_in, list_depth, max_grade, ndcg_extremes,
                                     pool_extras, ranked_list, sorted_distinct, zero_filled)
-from ..core.measures.bounds import bounds as measure_bounds
-from ..core.progress import progress
+from ...core.measures.bounds import bounds as measure_bounds
+from ...core.progress import progress
 
 BOUNDS_OVER = ("pool", "run")  # default first: what a run's min and max range over (see HolesReport.bounds_scope)
 BOUNDS_OVER_TEXT = {
@@ -50,13 +50,13 @@ DEFAULT_ESTIMATE = "loro-logit"
 
 def estimate_source(method: str | None):
     """The grade source of an estimate method: None for the grade model (``loro-logit``),
-    a :class:`~judged.analyses.hole_priors.RunPrior` for ``run-prior``."""
+    a :class:`~judged.analyses.holes.priors.RunPrior` for ``run-prior``."""
     method = method or DEFAULT_ESTIMATE
     if method not in ESTIMATE_METHODS:
         raise ConventionError(f"the estimate's method must be one of {', '.join(ESTIMATE_METHODS)}, got {method!r}")
     if method == "loro-logit":
         return None
-    from .hole_priors import RunPrior
+    from .priors import RunPrior
 
     return RunPrior()
 
@@ -145,7 +145,7 @@ class RunHoles:
     high: np.ndarray | None
     estimate: np.ndarray | None  # None: not estimated
     estimate_interval: tuple | None
-    estimate_detail: object = None  # judged.analyses.estimate.RunEstimate: sd, interval kind, holes filled
+    estimate_detail: object = None  # judged.analyses.holes.estimate.RunEstimate: sd, interval kind, holes filled
     extras: np.ndarray | None = None  # per query, other runs' holes its bounds range over too (None: its own only)
 
     def summary(self) -> dict:
@@ -181,7 +181,7 @@ class PairFlip:
     def can_flip(self) -> bool:
         """The interval reaches the other side of 0 (0 itself, for a tie); equal within
         judged.analyses.stats' tolerance rule, so float rounding never makes a flip."""
-        from .stats import TIE
+        from ..stats import TIE
 
         def sign(x: float, *scale: float) -> int:  # judged.analyses.stats.tie_sign on floats (called per pair)
             tol = TIE * max([1.0] + [abs(v) for v in scale if math.isfinite(v)])
@@ -220,7 +220,7 @@ class HolesReport:
     maxgrade: int
     runs: dict  # name -> RunHoles
     pairs: list  # PairFlip
-    estimates: object = None  # judged.analyses.estimate.HoleEstimates: how the estimates were made
+    estimates: object = None  # judged.analyses.holes.estimate.HoleEstimates: how the estimates were made
     query_set: object = None  # judged.core.querysets.QuerySet: which queries every mean is over
     bounds_over: str = "pool"  # the holes a run's min and max range over: BOUNDS_OVER_TEXT
 
@@ -281,7 +281,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
                  estimate_over: str | None = None) -> HolesReport:
     """Holes of each run in its top k, the bounds of ``measure`` (default nDCG@k) over
     their grades, an estimate with its interval at ``level`` (default 0.9; see
-    :mod:`judged.analyses.estimate`), and for every pair of runs whether judging could flip them.
+    :mod:`judged.analyses.holes.estimate`), and for every pair of runs whether judging could flip them.
 
     ``bounds_over='pool'`` (default): a run's min and max, and every pair's interval, range
     over every grade of every hole in the ranked lists of all the runs given, one label per
@@ -307,9 +307,9 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     read them again), as each run is aligned (the reader's pool emptied before the last
     one); nor are the run files hashed (the report shows no run's sha256: 0.02 CPU-s a
     1M-line file)."""
-    from ..core.evaluation import Keep, Scorer
-    from ..core.io import read_qrels
-    from ..core.querysets import of_scored, refuse_disjoint_runs
+    from ...core.evaluation import Keep, Scorer
+    from ...core.io import read_qrels
+    from ...core.querysets import of_scored, refuse_disjoint_runs
 
     settings = Settings(complete=True) if settings is None else settings
     negative = settings.negative
@@ -399,11 +399,12 @@ def result_holes(result, measure: str, k: int, *, maxgrade: int | None = None,
 
 
 def _import_estimate() -> None:
-    """Import what the estimate and the pairs' verdicts import (judged.analyses.estimate, numpy.random,
+    """Import what the estimate and the pairs' verdicts import (judged.analyses.holes.estimate, numpy.random,
     judged.analyses.stats: 0.015-0.03 s, otherwise on the main thread after the last run is aligned)."""
     import numpy.random  # noqa: F401
 
-    from . import estimate, stats  # noqa: F401
+    from . import estimate
+    from .. import stats  # noqa: F401
 
 
 def run_holes(name: str, aligned: Aligned, measure: Measure, k: int, samples: int = 200, seed: int = 0,
@@ -424,12 +425,12 @@ def estimate_holes(measure: Measure, runs: dict, k: int, *, samples: int = 200, 
                    level: float | None = None, reference: dict | None = None, over_pool: bool = True,
                    method: str | None = None):
     """Estimate ``measure`` for every :class:`RunHoles` of ``runs`` (filled in place) from
-    the runs' own leave-one-run-out evidence (:mod:`judged.analyses.estimate`), and that of the
+    the runs' own leave-one-run-out evidence (:mod:`judged.analyses.holes.estimate`), and that of the
     ``reference`` runs ({name: Aligned}: evidence only, not estimated); returns the
-    :class:`~judged.analyses.estimate.HoleEstimates` that says how. ``over_pool``: what judging the
+    :class:`~judged.analyses.holes.estimate.HoleEstimates` that says how. ``over_pool``: what judging the
     pool of ``runs`` gives (each run's ideal takes the others' holes too), as the bounds."""
     from .estimate import DEFAULT_LEVEL, estimate_runs
-    from .hole_collection import build_pool
+    from .collection import build_pool
 
     if not runs:
         return None

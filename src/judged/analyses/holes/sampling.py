@@ -1,6 +1,6 @@
 """Judging a sample of the holes: a stratified random sample whose inclusion
 probabilities are recorded, so that measures can be estimated from it without bias
-(:mod:`judged.analyses.inference`).
+(:mod:`judged.analyses.holes.inference`).
 
 The design (``judged pool --strategy sample --budget N --seed S``):
 
@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.words import counted
-from ..core.errors import ConventionError, ParseError
+from ...core.words import counted
+from ...core.errors import ConventionError, ParseError
 
 MIN_PER_STRATUM = 3  # judgments per stratum: with one left out (the jackknife) two remain, so the
 # within-stratum joint inclusion probabilities (statAP) and the stratum's variance can still be estimated

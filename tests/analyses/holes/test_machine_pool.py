@@ -9,7 +9,7 @@ import pytest
 from judged.cli import main
 from judged.analyses.pooling.strategies import pool
 from judged.analyses.pooling.poolfile import read_pool_file
-from judged.analyses.ppi import Design
+from judged.analyses.holes.ppi import Design
 
 # q1: the people judged a (2), b (0), c (0); holes x, y, z. q2: judged e (1); holes u, v.
 QRELS = "q1 0 a 2\nq1 0 b 0\nq1 0 c 0\nq2 0 e 1\nq3 0 k 1\n"
@@ -53,7 +53,7 @@ def test_a_grade_never_wrong_on_a_small_overlap_is_not_certain(tmp_path):
     0 and the two alike. Shrunk towards the mean error (2 of 25 labels wrong, by 1) by 2
     pseudo-labels, grade 3 is the less certain, so its pair comes first."""
     from judged.core.data import Qrels
-    from judged.analyses.machine import MachineLabels
+    from judged.analyses.holes.machine import MachineLabels
     from judged.analyses.pooling.strategies import expected_error
 
     overlap = [(f"h{i}", 0, 0) for i in range(20)] + [(f"g{i}", 3, 3) for i in range(3)] + [("k0", 0, 1), ("k1", 0, 1)]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from judged.analyses.pooling.poolfile import read_pool_file
-from judged.analyses.ppi import ppi_report
+from judged.analyses.holes.ppi import ppi_report
 
 
 @pytest.fixture(scope="module")

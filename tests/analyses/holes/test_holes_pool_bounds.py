@@ -10,7 +10,7 @@ from itertools import product
 import numpy as np
 import pytest
 
-from judged.analyses.holes import holes_report
+from judged.analyses.holes.unjudged import holes_report
 from judged.core.align import align
 from judged.core.io import read_qrels, read_run
 from judged.core.measures import Measure
