@@ -263,7 +263,7 @@ def _summ(ests, truth):
     for e, x in ests.items():
         cover = (x.low <= truth) & (truth <= x.high)
         out[e] = {"coverage": float(cover.mean()), "width": float(x.width.mean()),
-                  "mae": float(np.abs(x.value - truth).mean()), "lambda": float(np.mean(x.lam)),
+                  "mae": float(np.abs(x.value - truth).mean()), "lambda": float(np.mean(x.details["lambda"])),
                   "zero_width": float((x.width < 1e-12).mean())}
         if top.any():  # near the ceiling
             out[e]["ceiling"] = {"runs": int(top.sum()), "coverage": float(cover[top].mean()),
@@ -314,7 +314,7 @@ class _Stack:
         self.value = np.stack([e.value for e in ests])
         self.low = np.stack([e.low for e in ests])
         self.high = np.stack([e.high for e in ests])
-        self.lam = np.stack([e.lam for e in ests])
+        self.lam = np.stack([e.details["lambda"] for e in ests])
 
     @property
     def width(self):

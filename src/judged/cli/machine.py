@@ -63,8 +63,9 @@ def print_ppi(report, console=None) -> None:
         for r in rows:
             e = {k: v.scalar() for k, v in r.estimates.items()}
             cell = (lambda x: f"{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}")
-            t.add_row(short(r.run), r.measure, f"{r.judged:.4f}", f"{r.machine_filled:.4f}", cell(e["human"]),
-                      cell(e["ppi"]), cell(e["ppi++"]), f"{e['ppi++']['lambda']:.2f}")
+            t.add_row(short(r.run), r.measure, f"{r.known['judged']:.4f}", f"{r.known['machine_filled']:.4f}",
+                      cell(e["human"]), cell(e["ppi"]), cell(e["ppi++"]),
+                      f"{float(r.estimates['ppi++'].details['lambda']):.2f}")
         console.print(t)
 
     table(report.rows, None)
@@ -76,12 +77,14 @@ def print_ppi(report, console=None) -> None:
             say(f"  {r.measure} {r.run}: PPI++ {x['estimate']:+.4f} [{x['low']:+.4f}, {x['high']:+.4f}]: "
                 f"order {verdict} at {pct}")
     for r in report.rows:
-        if r.uncovered:
-            say(f"note: {r.run} {r.measure}: {counted(r.uncovered, 'unjudged pair')} outside the sample's population count "
-                "as not relevant" + (f" (the upper ends add the most they could: +{r.uncovered_max:.4f})"
-                                     if r.uncovered_max > 0 else ""))
-        if r.missing_machine:
-            say(f"note: {r.run} {r.measure}: the machine labelled none of {counted(r.missing_machine, 'population pair')} "
+        c = r.counts
+        if c["uncovered_holes"]:
+            say(f"note: {r.run} {r.measure}: {counted(c['uncovered_holes'], 'unjudged pair')} outside the sample's "
+                "population count as not relevant" + (f" (the upper ends add the most they could: "
+                                                      f"+{c['uncovered_max']:.4f})" if c["uncovered_max"] else ""))
+        if c["missing_machine_labels"]:
+            say(f"note: {r.run} {r.measure}: the machine labelled none of "
+                f"{counted(c['missing_machine_labels'], 'population pair')} "
                 "(machine value 0; the estimate stays unbiased)")
     for note in getattr(report, "notes", []):
         say(note if note.startswith("warning:") else f"note: {note}")

@@ -146,7 +146,7 @@ def _ppi(c) -> str:
             e = {k: v.scalar() for k, v in r.estimates.items()}
             cell = (lambda x: f"<td>{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}</td>")
             out.append(f"<tr><td class='l'>{escape(r.run)}</td><td class='l'>{escape(r.measure)}</td>"
-                       f"<td>{r.judged:.4f}</td><td>{r.machine_filled:.4f}</td>{cell(e['human'])}{cell(e['ppi'])}"
+                       f"<td>{r.known['judged']:.4f}</td><td>{r.known['machine_filled']:.4f}</td>{cell(e['human'])}{cell(e['ppi'])}"
                        f"{cell(e['ppi++'])}</tr>")
         return "".join(out)
 

@@ -71,7 +71,7 @@ def test_an_oracle_predicts_judging_exactly(measure, seed):
                     if qid in judged:
                         judged[qid].update({d: full[qid][d] for d in docs if d in full.get(qid, {})})
             truth = evaluate(judged, {name: runs[name]}, [measure], complete=True).mean().loc[name, measure]
-            assert est.runs[i].mean == pytest.approx(truth, abs=1e-12), (pool_ideal, name)
+            assert est.runs[i].value == pytest.approx(truth, abs=1e-12), (pool_ideal, name)
 
 
 def test_estimate_over_is_the_runs_own_holes_unless_given():

@@ -57,7 +57,7 @@ def test_estimate_by_hand():
     assert float(e["human"].value) == pytest.approx(4 / 3)  # 4 * mean(1, 0, 0)
     assert float(e["ppi"].value) == pytest.approx(2 + 4 / 3 * (0 + 0 - 1))  # machine + weighted corrections
     # PPI++: lambda = cov(y, f) / var(f) on the sample = (1/6) / (1/3) = 1/2
-    assert float(e["ppi++"].lam) == pytest.approx(0.5) and float(e["ppi++"].value) == pytest.approx(1.0)
+    assert float(e["ppi++"].details["lambda"]) == pytest.approx(0.5) and float(e["ppi++"].value) == pytest.approx(1.0)
     # human SE: N^2 (1 - n/N) s_y^2 / n = 16 * 1/4 * (1/3) / 3
     assert float(e["human"].se) == pytest.approx(np.sqrt(16 / 4 / 9))
     # Poisson design: 1/pi weights and (1 - pi)/pi^2 variance
@@ -78,7 +78,7 @@ def test_the_jackknife_of_ppi_plus_plus_is_the_usual_variance_when_lambda_cannot
     coef = rng.random(60)
     tuned = estimate(coef, -y, y, s, variance="srs", strata=strata)
     human = estimate(coef, -y, y, s, estimator="human", variance="srs", strata=strata)
-    assert float(tuned.lam) == 0 and float(tuned.se) == pytest.approx(float(human.se), rel=1e-12)
+    assert float(tuned.details["lambda"]) == 0 and float(tuned.se) == pytest.approx(float(human.se), rel=1e-12)
     with pytest.raises(ValueError, match="two per stratum"):
         estimate(coef, y, y, s & (strata > 0) | (np.arange(60) == 0), variance="srs", strata=strata)
 
@@ -259,7 +259,7 @@ def acceptance():
             out[design, name] = dict(est=est, truth=truth, kappa=c["kappa"], plug_in_error=float((plug - truth).mean()))
     print(f"\n{SEEDS} seeded campaigns per row; {LEVEL:.0%} intervals; sources: {SOURCES}")
     for e, x in out["pairs", "good"]["est"].items():
-        print(f"  {e}: {x.method}")
+        print(f"  {e}: {x.source}")
     print(f"{'design':8} {'machine':8} {'kappa':>6} {'plug-in bias':>12}  " + "  ".join(
         f"{e + ' cover':>12} {'width':>7}" for e in ESTIMATORS))
     for (design, name), r in out.items():
@@ -273,12 +273,12 @@ def acceptance():
 def test_intervals_cover_93_to_97_percent_over_500_seeds_whatever_the_machine(acceptance, design, machine):
     r = acceptance[design, machine]
     for e in r["est"].values():
-        low, high = COVER_PPI_QUERIES if (e.estimator, design) == ("ppi", "queries") else COVER
+        low, high = COVER_PPI_QUERIES if (e.method, design) == ("ppi", "queries") else COVER
         got = coverage(e, r["truth"])
-        assert low <= got <= high, (design, machine, e.estimator, got, e.method)
+        assert low <= got <= high, (design, machine, e.method, got, e.source)
         # unbiased under the design: the mean error over 500 seeds is within 3 standard errors of 0
         err = e.value - r["truth"]
-        assert abs(err.mean()) < 3 * err.std() / np.sqrt(SEEDS), (design, machine, e.estimator, err.mean())
+        assert abs(err.mean()) < 3 * err.std() / np.sqrt(SEEDS), (design, machine, e.method, err.mean())
 
 
 @pytest.mark.parametrize("design", DESIGNS)
@@ -373,14 +373,14 @@ def test_sparse_strata_with_rare_disagreements_cover():
     ests = estimates(c, f, y, s, variance="srs", strata=strata)
     for name in ("ppi", "ppi++"):
         e = ests[name]
-        z = np.where(s, c * y - e.lam[:, None] * c * f, np.nan).reshape(draws, H, N)
+        z = np.where(s, c * y - e.details["lambda"][:, None] * c * f, np.nan).reshape(draws, H, N)
         textbook = np.sqrt((N * N * (1 - n / N) * np.nanvar(z, axis=2, ddof=1) / n).sum(axis=1))
         old = float((np.abs(e.value - truth) <= t.ppf(0.975, n * H - H) * textbook).mean())
         assert old < 0.85, (name, old)  # measured 0.65 (PPI), 0.70 (PPI++)
         got = coverage(e, truth)
-        assert got >= 0.93, (name, got, e.method)  # measured 1.00, 0.99
+        assert got >= 0.93, (name, got, e.source)  # measured 1.00, 0.99
         assert e.width.mean() < 0.8 * ests["human"].width.mean(), name
-    assert "Satterthwaite" in ests["ppi"].method and "floored" in ests["ppi"].method
+    assert "Satterthwaite" in ests["ppi"].source and "floored" in ests["ppi"].source
 
 
 def test_a_query_sample_at_the_ceiling_is_not_certain():

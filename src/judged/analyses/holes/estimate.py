@@ -37,6 +37,7 @@ from ...core.measures.bounds import sorted_distinct
 from ...core.words import counted
 from .collection import FEATURES, HolePool, World, features, make_world, pseudo_holes, world_aligned
 from .drawn_scores import Case, CaseScore, fill_depth, holes_read_as_zero, score_cases
+from .estimates import Estimate
 from .grade_model import GradeDesign, HoleModel
 
 METHOD = "loro-logit"
@@ -54,29 +55,19 @@ MIN_PSEUDO_HOLES = 20
 
 
 @dataclass
-class RunEstimate:
-    """One run's estimate: per-query values, their mean, the model's standard deviation of
-    that mean, and the interval (``interval``: 'conformal', 'bounds' or 'exact')."""
-
-    per_query: np.ndarray
-    mean: float
-    sd: float
-    low: float
-    high: float
-    interval: str
-    holes: int
-
-
-@dataclass
 class HoleEstimates:
     """The estimates of a set of runs and how they were made (:meth:`describe`)."""
 
     method: str  # METHOD or FALLBACK
     measure: Measure
     level: float
-    runs: dict  # run index -> RunEstimate
+    runs: dict  # run index -> Estimate (interval 'conformal', 'bounds' or 'exact'; details: the holes drawn)
     info: dict  # fit, calibration, coverage, fallback reason
     model: HoleModel | None = None
+
+    def __post_init__(self):
+        for e in self.runs.values():  # what each run's estimate is, and how it was made
+            e.method, e.level, e.estimand = self.method, self.level, str(self.measure)
 
     def describe(self) -> dict:
         """The method, its source, what it was fitted on, the interval's nominal level and
@@ -202,7 +193,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     if reason is not None:
         zero = score_cases(measure, pool, world, [Case(i) for i in targets], seed, maxgrade)
         bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
-        runs = {i: RunEstimate(z.per_query, z.mean, 0.0, *bounds[i], "bounds", 0) for i, z in zip(targets, zero)}
+        runs = {i: _run_estimate(z.per_query, z.mean, 0.0, *bounds[i], "bounds", 0) for i, z in zip(targets, zero)}
         return HoleEstimates(FALLBACK, measure, level, runs, {"fit": fit, "fallback": reason})
 
     if source is None:
@@ -262,7 +253,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         lo, hi = bounds[i]
         if e.holes == 0 and e.ideal_holes == 0:  # exact unless the bounds range over others' holes too
             exact = hi - lo <= 1e-12
-            runs[i] = RunEstimate(z.per_query, z.mean, 0.0, z.mean if exact else lo, z.mean if exact else hi,
+            runs[i] = _run_estimate(z.per_query, z.mean, 0.0, z.mean if exact else lo, z.mean if exact else hi,
                                   "exact" if exact else "bounds", 0)
             continue
         qv = quantile_without(int(pool.unit[i]))
@@ -270,7 +261,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
             low, high, kind = max(lo, _point(e) - qv * e.sd), min(hi, _point(e) + qv * e.sd), "conformal"
         else:
             low, high, kind = lo, hi, "bounds"
-        runs[i] = RunEstimate(e.per_query, _point(e), e.sd, min(low, _point(e)), max(high, _point(e)), kind, e.holes)
+        runs[i] = _run_estimate(e.per_query, _point(e), e.sd, min(low, _point(e)), max(high, _point(e)), kind, e.holes)
     info = {"fit": fit, "fallback": None, "calibration": calibration, "loro": loro}
     if source is not None:
         info["prior"] = source.describe()
@@ -289,12 +280,18 @@ def _uncalibrated(measure, pool, world, targets, source, samples, seed, level, b
     for i, e, z in zip(targets, scored[:len(targets)], scored[len(targets):]):
         lo, hi = bounds[i]
         if e.holes == 0 and e.ideal_holes == 0:
-            runs[i] = RunEstimate(z.per_query, z.mean, 0.0, z.mean, z.mean, "exact", 0)
+            runs[i] = _run_estimate(z.per_query, z.mean, 0.0, z.mean, z.mean, "exact", 0)
         else:
-            runs[i] = RunEstimate(e.per_query, _point(e), e.sd, min(lo, _point(e)), max(hi, _point(e)), "bounds",
+            runs[i] = _run_estimate(e.per_query, _point(e), e.sd, min(lo, _point(e)), max(hi, _point(e)), "bounds",
                                   e.holes)
     info["prior"] = source.describe()
     return HoleEstimates(source.method, measure, level, runs, info, None)
+
+
+def _run_estimate(per_query, mean, sd, low, high, interval, holes) -> Estimate:
+    """A run's estimate: per-query values, their mean, the model's standard deviation of that
+    mean (its ``se``), the interval and how it was made, the holes a draw filled."""
+    return Estimate(mean, low, high, sd, interval=interval, per_query=per_query, details={"holes": holes})
 
 
 def pool_hole_rows(measure, pool: HolePool, world: World, targets: list) -> dict:

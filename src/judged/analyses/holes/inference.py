@@ -37,7 +37,8 @@ from ...core.errors import ConventionError
 from ...core.measures import Measure
 from ...core.data import Qrels
 from .sampled_estimators import Estimator, default_estimators, estimate_states, population_from_sample, run_items
-from .sampled_intervals import INTERVAL_METHOD, SIMULTANEOUS_METHOD, Estimates, Simultaneous, bias_aware_critical
+from .estimates import bias_aware_critical
+from .sampled_intervals import INTERVAL_METHOD, SIMULTANEOUS_METHOD, Estimates, Simultaneous
 
 INTERVALS = ("simultaneous", "marginal")
 DEFAULT_INTERVALS = "simultaneous"  # a table of runs is read as a whole: the intervals hold for all at once

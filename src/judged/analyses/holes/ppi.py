@@ -20,7 +20,7 @@ Variance of the realised sample: ``poisson`` (independent inclusions), ``V = sum
 (``n_h`` of ``N_h`` per stratum), ``V = sum_h N_h^2 (1 - n_h/N_h) s_h^2 / n_h``, Student t
 with Satterthwaite's degrees of freedom (Satterthwaite 1946; Cochran 1977, 5.4). With fewer
 than ``MIN_SURPRISES`` units where people and machine differ, ``V`` is floored at the whole
-sample's rate of them (Jeffreys' prior; :func:`judged.analyses.holes.sampled_intervals.unseen_share_variance`).
+sample's rate of them (Jeffreys' prior; :func:`judged.analyses.holes.estimates.unseen_share_variance`).
 Every function takes a leading batch axis, so a simulation of many samples is one call.
 """
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from ...core.words import counted
 from ...core.conventions import Settings
-from .sampled_intervals import jeffreys_rate, satterthwaite_df, unseen_share_variance
+from .estimates import Estimate, EstimateRow, critical_value, jeffreys_rate, satterthwaite_df, unseen_share_variance
 from ...core.align import align
 from ...core.data import Qrels, as_numpy
 from ...core.errors import ConventionError, JudgedError
@@ -47,65 +47,27 @@ SOURCES = ("PPI: Angelopoulos et al., Science 2023; PPI++ power tuning: Angelopo
            "ICML 2024; IR evaluation: Oosterhuis et al., KDD 2024")
 
 
-@dataclass
-class Estimate:
-    """One estimator's point, standard error and interval (arrays under a batch axis)."""
-
-    estimator: str  # human | ppi | ppi++
-    value: np.ndarray
-    se: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    lam: np.ndarray
-    level: float
-    variance: str
-    sampled: np.ndarray  # units in the sample
-    jackknife: bool = False  # variance by the jackknife with lambda re-tuned (ppi++, srs)
-
-    @property
-    def width(self) -> np.ndarray:
-        return self.high - self.low
-
-    @property
-    def method(self) -> str:
-        what = {"human": "Horvitz-Thompson on the human sample alone (lambda = 0)",
-                "ppi": "prediction-powered: machine total + inverse-probability-weighted human-machine "
-                       "differences (lambda = 1)",
-                "ppi++": "prediction-powered with power tuning (lambda minimising the estimated variance, in [0, 1])"}
-        how = ("normal interval, Poisson-design variance" if self.variance == "poisson"
-               else "Student t interval, stratified delete-one jackknife variance with lambda re-tuned per "
-                    "replicate" if self.estimator == "ppi++" and self.jackknife
-               else "Student t interval, stratified simple-random-sampling variance")
-        if self.variance == "srs":
-            how += (", Satterthwaite degrees of freedom, floored at a whole-sample surprise rate when fewer than "
-                    f"{MIN_SURPRISES} drawn units differ from the machine")
-        return f"{what[self.estimator]}; {self.level:.0%} {how}"
-
-    def clipped(self, value_range) -> "Estimate":
-        """The estimate and the interval's ends clipped to ``value_range`` (the measure's
-        range, its registry record's ``value_range``: [0, 1] for P, nDCG, AP)."""
-        low, high = value_range
-        self.value, self.low, self.high = (np.clip(x, low, high) for x in (self.value, self.low, self.high))
-        return self
-
-    def scalar(self) -> dict:
-        """The unbatched estimate as plain floats (for JSON)."""
-        f = (lambda x: float(np.asarray(x).reshape(-1)[0]))
-        return {"estimate": f(self.value), "se": f(self.se), "low": f(self.low), "high": f(self.high),
-                "lambda": f(self.lam), "sampled": int(np.asarray(self.sampled).reshape(-1)[0]), "method": self.method}
+def method_source(estimator: str, variance: str, level: float, jackknife: bool) -> str:
+    """What an estimator of :func:`estimate` does and how its interval is made (an
+    :class:`~judged.analyses.holes.estimates.Estimate`'s ``source``)."""
+    what = {"human": "Horvitz-Thompson on the human sample alone (lambda = 0)",
+            "ppi": "prediction-powered: machine total + inverse-probability-weighted human-machine "
+                   "differences (lambda = 1)",
+            "ppi++": "prediction-powered with power tuning (lambda minimising the estimated variance, in [0, 1])"}
+    how = ("normal interval, Poisson-design variance" if variance == "poisson"
+           else "Student t interval, stratified delete-one jackknife variance with lambda re-tuned per "
+                "replicate" if estimator == "ppi++" and jackknife
+           else "Student t interval, stratified simple-random-sampling variance")
+    if variance == "srs":
+        how += (", Satterthwaite degrees of freedom, floored at a whole-sample surprise rate when fewer than "
+                f"{MIN_SURPRISES} drawn units differ from the machine")
+    return f"{what[estimator]}; {level:.0%} {how}"
 
 
-def _quantile(level: float, df=None):
-    from statistics import NormalDist
-
-    p = 0.5 + level / 2
-    if df is None:
-        return NormalDist().inv_cdf(p)
-    try:
-        from scipy.stats import t
-    except ImportError:  # the normal quantile, a little narrower: said in the method only via level
-        return np.full(np.shape(df), NormalDist().inv_cdf(p))
-    return t.ppf(p, np.maximum(df, 1))
+def estimate_json(e: Estimate) -> dict:
+    """An unbatched estimate of :func:`estimate` as plain floats (the JSON ``estimates`` entries)."""
+    return e.scalar(**{"lambda": float(np.asarray(e.details["lambda"]).reshape(-1)[0]),
+                       "sampled": int(np.asarray(e.details["sampled"]).reshape(-1)[0]), "method": e.source})
 
 
 def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++", lam=None,
@@ -129,7 +91,7 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
         alike (the ceiling, :func:`_rare_floor`)
 
     >>> e = estimate([1, 1, 1, 1], [1, 0, 1, 0], [1, 0, 0, 0], [True, True, True, False], variance="srs")
-    >>> float(e.value), float(e.lam)   # the machine says 2; it was wrong on one of the 3 sampled
+    >>> float(e.value), float(e.details["lambda"])   # the machine says 2; it was wrong on one of the 3 sampled
     (1.0, 0.5)
     """
     if estimator not in ESTIMATORS:
@@ -159,7 +121,7 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
         z = cy - lam_[..., None] * cf
         value = lam_ * machine_total + (w * z).sum(axis=-1)
         var = (a * z * z).sum(axis=-1)
-        q = _quantile(level)
+        q = critical_value(level)
         n = s.sum(axis=-1)
     else:
         h = np.zeros(c.shape[-1], dtype=np.int64) if strata is None else np.asarray(strata)
@@ -201,12 +163,15 @@ def estimate(coef, machine, human, sampled, pi=None, *, estimator: str = "ppi++"
         v_h = np.where(floored[..., None], floor, v_h)
         var = v_h.sum(axis=-1)
         n = s.sum(axis=-1)
-        q = _quantile(level, satterthwaite_df(v_h, n_h))
+        q = critical_value(level, satterthwaite_df(v_h, n_h))
     se = np.sqrt(np.maximum(var, 0.0))
     value = value + constant
     jackknife = variance == "srs" and estimator == "ppi++" and lam is None
-    return Estimate(estimator, value, se, value - q * se, value + q * se, lam_, level, variance, n,
-                    jackknife).clipped(value_range)
+    return Estimate(value, value - q * se, value + q * se, se, estimator, method_source(estimator, variance, level,
+                                                                                        jackknife),
+                    "normal" if variance == "poisson" else "t", level,
+                    details={"lambda": lam_, "sampled": n, "variance": variance, "jackknife": jackknife}
+                    ).clipped(value_range)
 
 
 MIN_SURPRISES = 2  # fewer drawn units where the people and the machine differ: the variance is floored
@@ -222,7 +187,7 @@ def _rare_floor(c, y, f, s, groups, N_h, n_h, lam, unit_range=None) -> tuple[np.
     been surprises at the rate of the whole sample (all drawn units, Jeffreys' prior),
     each of the mean square size of those drawn (the largest machine value squared when
     none was), weighted by the stratum's mean squared coefficient:
-    :func:`judged.analyses.holes.sampled_intervals.unseen_share_variance`, the floor statAP's
+    :func:`judged.analyses.holes.estimates.unseen_share_variance`, the floor statAP's
     strata with no relevant drawn get.
 
     With ``unit_range`` (a query's score, which lies in the measure's range) a sample whose
@@ -649,42 +614,20 @@ def _query_units(labels: Labels, run, m, settings) -> Units:
 
 
 @dataclass
-class RunEstimate:
-    run: str
-    measure: str
-    judged: float  # the measure on the current qrels, holes as not relevant
-    machine_filled: float  # the plug-in
-    estimates: dict  # estimator -> Estimate
-    uncovered: int
-    uncovered_max: float
-    missing_machine: int
-    units: int  # population units the run's measure reads
-    sampled: int
-
-    def to_dict(self) -> dict:
-        return {"run": self.run, "measure": self.measure, "judged": self.judged,
-                "machine_filled": self.machine_filled,
-                "estimates": {k: e.scalar() for k, e in self.estimates.items()},
-                "units": self.units, "sampled": self.sampled, "uncovered_holes": self.uncovered,
-                "uncovered_max": None if not np.isfinite(self.uncovered_max) else self.uncovered_max,
-                "missing_machine_labels": self.missing_machine}
-
-
-@dataclass
 class PPIReport:
     design: Design
     machine: object  # MachineLabels
     level: float
-    rows: list  # RunEstimate
+    rows: list  # EstimateRow per run and measure: human, ppi, ppi++ side by side
     conventions: dict
-    differences: list = None  # RunEstimate of run - baseline (compare)
+    differences: list = None  # EstimateRow of run - baseline (compare)
 
     def to_dict(self) -> dict:
         out = {"design": self.design.describe(), "machine": self.machine.describe(), "level": self.level,
                "method": method_text(self.design), "sources": SOURCES, "conventions": self.conventions,
-               "estimates": [r.to_dict() for r in self.rows]}
+               "estimates": [r.to_dict(estimate_json) for r in self.rows]}
         if self.differences:
-            out["differences"] = [r.to_dict() for r in self.differences]
+            out["differences"] = [r.to_dict(estimate_json) for r in self.differences]
         return out
 
 
@@ -738,18 +681,19 @@ def ppi_report(qrels, runs, machine, design, measures=("P@10", "DCG@10"), *, lev
     return PPIReport(design, machine, level, rows, conventions, diffs)
 
 
-def _row(name, given, judged, u: Units, level) -> RunEstimate:
+def _row(name, given, judged, u: Units, level) -> EstimateRow:
     ests = {e: u.estimate(e, level) for e in ESTIMATORS}
     for e in ests.values():  # exact room left by the holes outside the population (pair units)
         if u.uncovered_max > 0:
             e.high = e.high + u.uncovered_max
         if u.uncovered_min > 0:
             e.low = e.low - u.uncovered_min
-        e.clipped(u.value_range)
-    return RunEstimate(name, given, judged, u.machine_filled, ests, u.uncovered, u.uncovered_max,
-                       u.missing_machine, int((u.coef != 0).sum()), int(u.sampled[u.coef != 0].sum()))
-
-
+        e.clipped(u.value_range).estimand = given
+    used = u.coef != 0
+    return EstimateRow(name, given, ests, {"judged": judged, "machine_filled": u.machine_filled},
+                       {"units": int(used.sum()), "sampled": int(u.sampled[used].sum()), "uncovered_holes": u.uncovered,
+                        "uncovered_max": u.uncovered_max if np.isfinite(u.uncovered_max) else None,
+                        "missing_machine_labels": u.missing_machine})
 
 
 def heavy_tail_note(measure: str, design: Design) -> str:

@@ -145,7 +145,7 @@ class RunHoles:
     high: np.ndarray | None
     estimate: np.ndarray | None  # None: not estimated
     estimate_interval: tuple | None
-    estimate_detail: object = None  # judged.analyses.holes.estimate.RunEstimate: sd, interval kind, holes filled
+    estimate_detail: object = None  # judged.analyses.holes.estimates.Estimate: se, interval kind, holes filled
     extras: np.ndarray | None = None  # per query, other runs' holes its bounds range over too (None: its own only)
 
     def summary(self) -> dict:
@@ -158,7 +158,7 @@ class RunHoles:
                                "high": self.estimate_interval[1]}
             if self.estimate_detail is not None:
                 d = self.estimate_detail
-                out["estimate"].update(sd=d.sd, interval=d.interval, holes_estimated=d.holes)
+                out["estimate"].update(sd=d.se, interval=d.interval, holes_estimated=d.details["holes"])
         return out
 
     def worst(self, count: int = 5) -> list[dict]:

@@ -353,7 +353,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                     holes=int((~top.judged).sum()), judged=_mean(judged_m.compute(r)),
                     full_holes=int((~full_top.judged).sum()), full=_mean(full_q),
                     zero=_mean(zero_m.compute(r)), condensed=_mean(condensed_m.compute(r)), min=bound[i][0],
-                    max=bound[i][1], estimate=e.mean, low=e.low, high=e.high, interval=e.interval, method=est.method,
+                    max=bound[i][1], estimate=e.value, low=e.low, high=e.high, interval=e.interval, method=est.method,
                     truth_width=width, queries=len(full_q),
                     abstain=f"{est.method}: {est.info['fallback']}" if est.info.get("fallback") else None,
                     cell_violations=int(((full_q < lo_q - TOLERANCE) | (full_q > hi_q + TOLERANCE)).sum())))
