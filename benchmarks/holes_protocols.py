@@ -122,7 +122,7 @@ def main() -> None:
     p.add_argument("--samples", type=int, default=200)
     p.add_argument("--kind-pool", default=None)
     p.add_argument("--estimate", default=None, help="the estimate's method (default: judged's)")
-    p.add_argument("--estimate-over", default=None, choices=["pool", "run"])
+    p.add_argument("--estimate-over", default=None, choices=["pool", "run", "midpoint"])
     p.add_argument("--methods", default=None, help="estimate:over configurations to compare, comma-separated")
     p.add_argument("--json", default=None)
     args = p.parse_args()

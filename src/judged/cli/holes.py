@@ -67,10 +67,10 @@ def register(sub) -> None:
                    help="how the estimate draws the holes' grades: loro-logit (default) a grade model fitted on the "
                         "runs' leave-one-run-out pseudo-holes; run-prior the run's own judged documents near the top "
                         "(Fröbe et al., ECIR 2023), for runs unlike the ones a model could be fitted on")
-    p.add_argument("--estimate-over", choices=["pool", "run"], default=None,
+    p.add_argument("--estimate-over", choices=["pool", "run", "midpoint"], default=None,
                    help="what the estimate predicts: run (the default), judging each run's own holes; pool, judging "
-                        "the holes of every run given (the others' holes enter each run's ideal and R). Measured on "
-                        "three collections (docs/holes.md), neither wins every protocol")
+                        "the holes of every run given (the others' holes enter each run's ideal and R); midpoint, the "
+                        "mean of the two. Measured on three collections (docs/holes.md), none wins every protocol")
     p.add_argument("--reference", nargs="+", action="extend", metavar="RUN", default=[],
                    help="more runs the estimate learns from but the report leaves out (e.g. the collection's pooled "
                         "runs, when RUN is a new system)")

@@ -104,7 +104,7 @@ def register(sub) -> None:
     ho.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")
     ho.add_argument("--estimate", choices=["loro-logit", "run-prior"], default=None,
                     help="the estimate's method, as `judged holes --estimate` (default loro-logit)")
-    ho.add_argument("--estimate-over", choices=["pool", "run"], default=None,
+    ho.add_argument("--estimate-over", choices=["pool", "run", "midpoint"], default=None,
                     help="what the estimate predicts, as `judged holes --estimate-over` (default run)")
     ho.add_argument("--samples", type=int, default=200, help="draws for each estimate (default 200)")
     ho.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

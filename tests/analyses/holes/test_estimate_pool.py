@@ -11,6 +11,7 @@ from judged.analyses.holes.unjudged import holes_report
 from judged.analyses.meta.synthetic import pooled_collection
 from judged.core.align import align
 from judged.core.conventions import Settings
+from judged.core.errors import ConventionError
 from judged.core.evaluation import evaluate
 from judged.core.io import read_qrels, read_run
 
@@ -86,3 +87,29 @@ def test_estimate_over_is_the_runs_own_holes_unless_given():
     assert default.bounds_over == "pool" and own.bounds_over == "run"
     assert any(pool.runs[n].summary()["estimate"]["mean"] < own.runs[n].summary()["estimate"]["mean"]
                for n in scored)  # the others' holes raise the ideal
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_midpoint_is_the_mean_of_pool_and_run_and_its_interval_holds_both(seed):
+    full, runs, cut, scored, _ = cut_and_truths(seed)
+    q = read_qrels(cut)
+    named = [(n, align(q, read_run(runs[n], name=n), Settings(complete=True))) for n in scored]
+    pool = build_pool(named, 5)
+    oracle = Oracle(full)
+    kw = dict(samples=2, source=oracle, bounds={i: (0.0, 1.0) for i in range(len(scored))})
+    over = {ideal: estimate_runs("nDCG@5", pool, make_world(pool), pool_ideal=ideal, **kw)
+            for ideal in (True, False, "midpoint")}
+    differ = 0
+    for i in range(len(scored)):
+        p, r, m = (over[ideal].runs[i] for ideal in (True, False, "midpoint"))
+        assert m.value == pytest.approx((p.value + r.value) / 2, abs=1e-12)
+        assert m.per_query == pytest.approx((p.per_query + r.per_query) / 2, abs=1e-12)
+        assert m.low <= min(p.value, r.value) + 1e-12 and m.high >= max(p.value, r.value) - 1e-12
+        differ += p.value != r.value
+    assert differ  # the others' holes changed some run's ideal: the test compares two different scores
+
+
+def test_estimate_over_refuses_an_unknown_value():
+    full, runs, cut, scored, _ = cut_and_truths(4)
+    with pytest.raises(ConventionError, match="midpoint"):
+        holes_report(cut, {n: runs[n] for n in scored}, k=5, samples=5, estimate="run-prior", estimate_over="middle")

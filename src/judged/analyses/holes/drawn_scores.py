@@ -46,6 +46,7 @@ class CaseScore:
     holes: int  # holes filled
     median: float = 0.0  # median over draws of the mean over queries
     ideal_holes: int = 0  # the pool's other holes drawn into the ideal and R
+    ends: tuple = ()  # points an interval around this score must hold (the midpoint's two estimates)
 
 
 MAX_STACKED_ROWS = 8_000_000  # rows scored at once (draws are split to stay below)

@@ -48,6 +48,11 @@ FALLBACK = "holes-as-zero"
 DEFAULT_LEVEL = 0.9
 CALIBRATION_DRAWS = 64  # draws per leave-one-out residual (the target runs take ``samples``)
 MIN_PSEUDO_HOLES = 20
+# the estimate over the pool and over the run's own holes, averaged: measured on three collections
+# (docs/holes.md, "New systems on an old pool"), the first is biased low (the grade model, fitted on
+# pseudo-holes, overpredicts the relevance of documents no pooled run retrieved, which raise the
+# ideal) and the second high (the ideal misses the other runs' relevant holes)
+MIDPOINT = "midpoint"
 
 
 # ---------------------------------------------------------------------------
@@ -91,14 +96,17 @@ class HoleEstimates:
                     f"bounds): {i['fallback']}")
         fit = i["fit"]
         refs = f", {fit['reference_runs']} of them reference runs" if fit.get("reference_runs") else ""
+        mid = ("; the midpoint of its estimates over the pool of the runs given and over each run's own holes, "
+               "the interval holding both") if fit.get("over") == MIDPOINT else ""
         if "prior" in i:
-            text = f"estimate: {self.method}, {i['prior']['source']}"
+            text = f"estimate: {self.method}, {i['prior']['source']}{mid}"
             if i.get("uncalibrated"):
                 return text + f"; interval = the {self.bounds} bounds, not an estimate interval: {i['uncalibrated']}"
         else:
             text = (f"estimate: {METHOD}, a grade model of holes fitted on {fit['pseudo_holes']} leave-one-run-out "
                     f"pseudo-holes from {fit['units_with_pseudo_holes']} of {fit['units']} {fit['unit']}s{refs} "
                     f"({fit['relevant_share']:.1%} relevant; pool depth {fit['depth']})")
+            text += mid
         cal = i["calibration"]
         if cal["coverage"] is None:
             text += (f"; interval = the {self.bounds} bounds, not an estimate interval ({cal['units']} {fit['unit']}s "
@@ -145,7 +153,7 @@ def units_needed(level: float) -> int:
 def estimate_runs(measure, pool: HolePool, world: World | None = None, *, targets=None, samples: int = 200,
                   seed: int = 0, level: float = DEFAULT_LEVEL, calibration_draws: int | None = None,
                   bounds: dict | None = None, maxgrade: int | None = None, report_loro: bool = True,
-                  source=None, pool_ideal: bool = True) -> HoleEstimates:
+                  source=None, pool_ideal: bool | str = True) -> HoleEstimates:
     """Estimate ``measure`` for the runs ``targets`` (indices, default all) of ``pool`` in
     ``world`` (default: the qrels as given), with intervals at ``level``.
 
@@ -154,7 +162,8 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     ``fit_without`` (:class:`judged.analyses.holes.priors.RunPrior`), which needs no
     pseudo-holes to estimate, only to calibrate its interval on the same residuals.
     ``pool_ideal`` (default): what judging the targets' pool gives, each target's estimate
-    drawing the other targets' holes into its ideal and R too (:func:`pool_hole_rows`).
+    drawing the other targets' holes into its ideal and R too (:func:`pool_hole_rows`);
+    False: judging each target's own holes; ``'midpoint'``: the mean of the two (:data:`MIDPOINT`).
 
     ``bounds[i]`` = (mean min, mean max) of run i's exact bounds clips its interval and
     is the interval when it cannot be calibrated (computed when not given).
@@ -179,7 +188,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     fit = {"unit": unit_word, "units": pool.n_units, "units_with_pseudo_holes": int(len(units_with)),
            "pseudo_holes": int(len(rows)), "relevant_share": float((y >= 1).mean()) if len(y) else 0.0,
            "depth": pool.depth, "k": pool.k, "holes_estimated_to_rank": fill_depth(measure, pool),
-           "features": list(FEATURES)}
+           "features": list(FEATURES), "over": {True: "pool", False: "run"}.get(pool_ideal, pool_ideal)}
     reason = None
     if len(units_with) < 2:
         reason = (f"{counted(len(units_with), unit_word)} contributed judged documents no other {unit_word} has in its "
@@ -211,8 +220,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         for i in np.flatnonzero(pool.unit == u).tolist():
             cases += [Case(i, u, m_u, calibration_draws), Case(i)] + ([Case(i, u)] if report_loro else [])
             meta.append((i, u))
-    ideal = pool_hole_rows(measure, pool, world, targets) if pool_ideal else {}
-    cases += [Case(i, -1, model, samples, ideal_rows=ideal.get(i)) for i in targets] + [Case(i) for i in targets]
+    cases += _target_cases(measure, pool, world, targets, model, samples, pool_ideal) + [Case(i) for i in targets]
     scored = score_cases(measure, pool, world, cases, seed, maxgrade)
     residuals = []
     per = 3 if report_loro else 2
@@ -220,7 +228,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         est, truth, *zero = scored[per * j: per * j + per]
         residuals.append((i, u, _point(est) - truth.mean, est.sd, zero[0].mean - truth.mean if zero else math.nan,
                           est.holes))
-    target_scores = scored[per * len(meta):]
+    target_scores = _midpoints(scored[per * len(meta):], len(targets), pool_ideal)
     est_t, zero_t = target_scores[:len(targets)], target_scores[len(targets):]
 
     # the conformal scale: residual / the run's own standard deviation under the model
@@ -261,7 +269,8 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
             low, high, kind = max(lo, _point(e) - qv * e.sd), min(hi, _point(e) + qv * e.sd), "conformal"
         else:
             low, high, kind = lo, hi, "bounds"
-        runs[i] = _run_estimate(e.per_query, _point(e), e.sd, min(low, _point(e)), max(high, _point(e)), kind, e.holes)
+        low, high = min(low, _point(e), *e.ends), max(high, _point(e), *e.ends)
+        runs[i] = _run_estimate(e.per_query, _point(e), e.sd, low, high, kind, e.holes)
     info = {"fit": fit, "fallback": None, "calibration": calibration, "loro": loro}
     if source is not None:
         info["prior"] = source.describe()
@@ -272,9 +281,8 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
 def _uncalibrated(measure, pool, world, targets, source, samples, seed, level, bounds, maxgrade, info, pool_ideal):
     """The estimates of ``source`` with no leave-one-out residuals to calibrate an interval:
     the interval is the bounds (labelled so: 'bounds', not an estimate interval)."""
-    ideal = pool_hole_rows(measure, pool, world, targets) if pool_ideal else {}
-    cases = [Case(i, -1, source, samples, ideal_rows=ideal.get(i)) for i in targets] + [Case(i) for i in targets]
-    scored = score_cases(measure, pool, world, cases, seed, maxgrade)
+    cases = _target_cases(measure, pool, world, targets, source, samples, pool_ideal) + [Case(i) for i in targets]
+    scored = _midpoints(score_cases(measure, pool, world, cases, seed, maxgrade), len(targets), pool_ideal)
     bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
     runs = {}
     for i, e, z in zip(targets, scored[:len(targets)], scored[len(targets):]):
@@ -282,8 +290,8 @@ def _uncalibrated(measure, pool, world, targets, source, samples, seed, level, b
         if e.holes == 0 and e.ideal_holes == 0:
             runs[i] = _run_estimate(z.per_query, z.mean, 0.0, z.mean, z.mean, "exact", 0)
         else:
-            runs[i] = _run_estimate(e.per_query, _point(e), e.sd, min(lo, _point(e)), max(hi, _point(e)), "bounds",
-                                  e.holes)
+            runs[i] = _run_estimate(e.per_query, _point(e), e.sd, min(lo, _point(e), *e.ends),
+                                    max(hi, _point(e), *e.ends), "bounds", e.holes)
     info["prior"] = source.describe()
     return HoleEstimates(source.method, measure, level, runs, info, None)
 
@@ -292,6 +300,29 @@ def _run_estimate(per_query, mean, sd, low, high, interval, holes) -> Estimate:
     """A run's estimate: per-query values, their mean, the model's standard deviation of that
     mean (its ``se``), the interval and how it was made, the holes a draw filled."""
     return Estimate(mean, low, high, sd, interval=interval, per_query=per_query, details={"holes": holes})
+
+
+def _target_cases(measure, pool, world, targets, source, samples, pool_ideal) -> list:
+    """The targets' cases: drawn over the pool (the others' holes in the ideal), over the run's own
+    holes, or (``'midpoint'``) both, the pool's first."""
+    ideal = pool_hole_rows(measure, pool, world, targets) if pool_ideal else {}
+    cases = [Case(i, -1, source, samples, ideal_rows=ideal.get(i)) for i in targets]
+    if pool_ideal == MIDPOINT:
+        cases += [Case(i, -1, source, samples) for i in targets]
+    return cases
+
+
+def _midpoints(scored: list, n: int, pool_ideal) -> list:
+    """With ``'midpoint'``, each target's two scores (over the pool, over its own holes) as one:
+    their means, the ideal's holes of the first, and both points in ``ends`` (the interval
+    holds them); the rest of ``scored`` as it is."""
+    if pool_ideal != MIDPOINT:
+        return scored
+    both, out = scored[:n], []
+    for p, r in zip(both, scored[n:2 * n]):
+        out.append(replace(p, per_query=(p.per_query + r.per_query) / 2, mean=(p.mean + r.mean) / 2,
+                           median=(p.median + r.median) / 2, sd=(p.sd + r.sd) / 2, ends=(p.median, r.median)))
+    return out + scored[2 * n:]
 
 
 def pool_hole_rows(measure, pool: HolePool, world: World, targets: list) -> dict:

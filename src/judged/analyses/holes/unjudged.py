@@ -64,10 +64,28 @@ def estimate_source(method: str | None):
 DEFAULT_ESTIMATE_OVER = "run"  # measured against "pool" on three collections: it wins no protocol everywhere
 
 
-def _estimate_over(estimate_over: str | None, own: bool) -> str:
+ESTIMATE_OVER = ("run", "pool", "midpoint")
+ESTIMATE_OVER_TEXT = {
+    "run": "judging each run's own holes",
+    "pool": "judging the holes of every run given (the others' holes enter each run's ideal and R)",
+    "midpoint": "the mean of the estimates over the pool and over the run's own holes (on three collections the "
+                "first was biased low, the second high: docs/holes.md)"}
+
+
+def estimate_over_of(estimate_over: str | None, own: bool) -> str:
+    """What the estimate predicts (:data:`ESTIMATE_OVER`): as given, else 'run' with bounds over
+    the run, else :data:`DEFAULT_ESTIMATE_OVER`."""
     if estimate_over is None:
         return "run" if own else DEFAULT_ESTIMATE_OVER
-    return check_bounds_over(estimate_over)
+    if estimate_over not in ESTIMATE_OVER:
+        raise ConventionError(f"the estimate's --estimate-over must be one of {', '.join(ESTIMATE_OVER)}, got "
+                              f"{estimate_over!r}")
+    return estimate_over
+
+
+def ideal_of(over: str):
+    """``estimate_runs``' ``pool_ideal`` for an ``--estimate-over`` value."""
+    return {"run": False, "pool": True}.get(over, over)
 
 
 def check_bounds_over(bounds_over: str) -> str:
@@ -353,8 +371,8 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         with progress(None, "estimating the holes"):  # the estimator's model grades documents, not subtopics
             estimates = None if m.family.subtopics else estimate_holes(m, out, k, samples=samples, seed=seed,
                                                                        level=level, reference=refs,
-                                                                       over_pool=_estimate_over(estimate_over,
-                                                                                                own) == "pool",
+                                                                       over_pool=ideal_of(estimate_over_of(
+                                                                           estimate_over, own)),
                                                                        method=estimate)
         with progress(None, "intervals of every pair of runs"):
             pairs = pairs.result()
@@ -422,7 +440,7 @@ def run_holes(name: str, aligned: Aligned, measure: Measure, k: int, samples: in
 
 
 def estimate_holes(measure: Measure, runs: dict, k: int, *, samples: int = 200, seed: int = 0, depth=None,
-                   level: float | None = None, reference: dict | None = None, over_pool: bool = True,
+                   level: float | None = None, reference: dict | None = None, over_pool: bool | str = True,
                    method: str | None = None):
     """Estimate ``measure`` for every :class:`RunHoles` of ``runs`` (filled in place) from
     the runs' own leave-one-run-out evidence (:mod:`judged.analyses.holes.estimate`), and that of the
