@@ -42,6 +42,7 @@ agreement` compares two label files, e.g. the people's qrels and an LLM's labels
 agreement` is another thing: measures against side-by-side preferences.)"""
 CAMPAIGN_HELP = "campaign name (needed only when the database holds several; `judged judge campaigns` lists them)"
 
+POOL_HELP = "pool file: qid docid per line (as `judged pool` writes)"
 DB_HELP = "database: a SQLite file path (default: %(default)s) or an SQLAlchemy URL such as postgresql://user:pw@127.0.0.1/db"
 
 
@@ -57,13 +58,22 @@ def register(sub) -> None:
     p = sub.add_parser("judge", help="run a judging campaign (web app)", description=HELP,
                        formatter_class=Formatter)
     jsub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND", required=True)
-    default_db = "judging.db"
 
-    i = jsub.add_parser("init", help="create a campaign from a pool, queries, corpus and grade scale",
-                          description="create a campaign from a pool, queries, corpus and grade scale.\n\nexample:\n  judged judge init --db campaign.db --pool pool.txt --queries queries.jsonl --corpus corpus.jsonl --overlap 0.1",
-                          formatter_class=Formatter)
-    i.add_argument("--db", default=default_db, help=DB_HELP)
-    i.add_argument("--pool", required=True, help="pool file: qid docid per line (as `judged pool` writes)")
+    def command(name, help, description, example, func, campaign=None):
+        """A subcommand: its help, its example, ``--db`` and (``campaign``: its help) ``--campaign``."""
+        c = jsub.add_parser(name, help=help, description=f"{description}\n\nexample:\n  {example}",
+                            formatter_class=Formatter)
+        c.add_argument("--db", default="judging.db", help=DB_HELP)
+        if campaign:
+            c.add_argument("--campaign", help=campaign)
+        c.set_defaults(func=func)
+        return c
+
+    i = command("init", "create a campaign from a pool, queries, corpus and grade scale",
+                "create a campaign from a pool, queries, corpus and grade scale.",
+                "judged judge init --db campaign.db --pool pool.txt --queries queries.jsonl --corpus corpus.jsonl "
+                "--overlap 0.1", run_init)
+    i.add_argument("--pool", required=True, help=POOL_HELP)
     i.add_argument("--queries", required=True,
                    help="topics: TSV qid<TAB>text, BEIR queries.jsonl (title, description, narrative fields shown "
                         "when present, also under metadata), or a TREC topic file (<top> or <topic> elements)")
@@ -83,79 +93,52 @@ def register(sub) -> None:
     i.add_argument("--practice", metavar="QRELS",
                    help="a practice round: qrels lines (qid 0 docid grade) with known answers; every assessor judges "
                         "them first and sees their agreement before the real work (the pairs are never exported)")
-    i.set_defaults(func=run_init)
 
-    ap = jsub.add_parser("add-pool", help="merge a new pool into a running campaign",
-                         description="merge a new pool into a running campaign: pairs not there yet are added (the "
-                                     "campaign's overlap share goes to two assessors), with their topics and documents; "
-                                     "pairs already there are left alone.\n\nexample:\n  judged judge add-pool --db "
-                                     "campaign.db --pool pool-round2.txt --queries topics.txt --corpus corpus.jsonl",
-                         formatter_class=Formatter)
-    ap.add_argument("--db", default=default_db, help=DB_HELP)
-    ap.add_argument("--campaign", help=CAMPAIGN_HELP)
-    ap.add_argument("--pool", required=True, help="pool file: qid docid per line (as `judged pool` writes)")
+    ap = command("add-pool", "merge a new pool into a running campaign",
+                 "merge a new pool into a running campaign: pairs not there yet are added (the campaign's overlap "
+                 "share goes to two assessors), with their topics and documents; pairs already there are left alone.",
+                 "judged judge add-pool --db campaign.db --pool pool-round2.txt --queries topics.txt --corpus "
+                 "corpus.jsonl", run_add_pool, CAMPAIGN_HELP)
+    ap.add_argument("--pool", required=True, help=POOL_HELP)
     ap.add_argument("--queries", required=True, help="topics of the new qids (any format `init` reads)")
     ap.add_argument("--corpus", required=True, help="BEIR corpus.jsonl holding the new docids")
-    ap.set_defaults(func=run_add_pool)
 
-    r = jsub.add_parser("reassign", help="move an assessor's remaining pairs to another assessor or back to the pool",
-                        description="move an assessor's remaining (open) pairs to another assessor (--to) or back to "
-                                    "the pool for whoever claims next; their judgments so far stay theirs.\n\nexample:\n"
-                                    "  judged judge reassign alice --to bob --deactivate --db campaign.db",
-                        formatter_class=Formatter)
+    r = command("reassign", "move an assessor's remaining pairs to another assessor or back to the pool",
+                "move an assessor's remaining (open) pairs to another assessor (--to) or back to the pool for whoever "
+                "claims next; their judgments so far stay theirs.",
+                "judged judge reassign alice --to bob --deactivate --db campaign.db", run_reassign, CAMPAIGN_HELP)
     r.add_argument("name", help="the assessor whose open pairs move")
     r.add_argument("--to", help="the assessor who gets them (default: back to the pool)")
     r.add_argument("--deactivate", action="store_true",
                    help="and give NAME no new work: their token is revoked and their browser sessions end "
                         "(`judged judge rotate NAME` gives them a new token)")
-    r.add_argument("--db", default=default_db, help=DB_HELP)
-    r.add_argument("--campaign", help=CAMPAIGN_HELP)
-    r.set_defaults(func=run_reassign)
 
-    for command, short, long, name_help, func in (
-            ("revoke", "end an assessor's access at once (token and browser sessions)",
-             "end an assessor's access at once: their token opens nothing any more, their browser sessions end "
-             "(the next request is refused), their open pairs go back to the pool and they get no new work; their "
-             "judgments stay theirs. `judged judge rotate NAME` gives them a new token.\n\nexample:\n"
-             "  judged judge revoke carol --db campaign.db", "the assessor (or admin) whose access ends", run_revoke),
-            ("rotate", "give an assessor a new token; the old one stops working",
-             "give an assessor a new token, printed once as the last line; the old token stops working and their "
-             "browser sessions end at once (they log in again with the new one). A revoked or deactivated assessor "
-             "is active again.\n\nexample:\n  judged judge rotate alice --db campaign.db",
-             "the assessor (or admin) who gets a new token", run_rotate)):
-        c = jsub.add_parser(command, help=short, description=long, formatter_class=Formatter)
-        c.add_argument("name", help=name_help)
-        c.add_argument("--db", default=default_db, help=DB_HELP)
-        c.add_argument("--campaign", help=CAMPAIGN_HELP)
-        c.set_defaults(func=func)
+    command("revoke", "end an assessor's access at once (token and browser sessions)",
+            "end an assessor's access at once: their token opens nothing any more, their browser sessions end (the "
+            "next request is refused), their open pairs go back to the pool and they get no new work; their "
+            "judgments stay theirs. `judged judge rotate NAME` gives them a new token.",
+            "judged judge revoke carol --db campaign.db", run_revoke, CAMPAIGN_HELP).add_argument(
+        "name", help="the assessor (or admin) whose access ends")
+    command("rotate", "give an assessor a new token; the old one stops working",
+            "give an assessor a new token, printed once as the last line; the old token stops working and their "
+            "browser sessions end at once (they log in again with the new one). A revoked or deactivated assessor "
+            "is active again.", "judged judge rotate alice --db campaign.db", run_rotate, CAMPAIGN_HELP).add_argument(
+        "name", help="the assessor (or admin) who gets a new token")
+    command("campaigns", "list the campaigns in a database", "list the campaigns in a database.",
+            "judged judge campaigns --db campaign.db", run_campaigns)
+    command("migrate", "upgrade a database made by an older judged (keeps every campaign)",
+            "upgrade a campaign database made by an older judged to this one's layout, in one transaction (a SQLite "
+            "file is copied to FILE.schema1.bak first).", "judged judge migrate --db campaign.db", run_migrate)
 
-    cl = jsub.add_parser("campaigns", help="list the campaigns in a database",
-                         description="list the campaigns in a database.\n\nexample:\n  judged judge campaigns --db campaign.db",
-                         formatter_class=Formatter)
-    cl.add_argument("--db", default=default_db, help=DB_HELP)
-    cl.set_defaults(func=run_campaigns)
-
-    m = jsub.add_parser("migrate", help="upgrade a database made by an older judged (keeps every campaign)",
-                        description="upgrade a campaign database made by an older judged to this one's layout, in one "
-                                    "transaction (a SQLite file is copied to FILE.schema1.bak first).\n\nexample:\n"
-                                    "  judged judge migrate --db campaign.db",
-                        formatter_class=Formatter)
-    m.add_argument("--db", default=default_db, help=DB_HELP)
-    m.set_defaults(func=run_migrate)
-
-    a = jsub.add_parser("add-assessor", help="add an assessor; prints the access token as the last line",
-                          description="add an assessor; prints the access token as the last line.\n\nexample:\n  judged judge add-assessor alice --db campaign.db",
-                          formatter_class=Formatter)
+    a = command("add-assessor", "add an assessor; prints the access token as the last line",
+                "add an assessor; prints the access token as the last line.",
+                "judged judge add-assessor alice --db campaign.db", run_add_assessor,
+                CAMPAIGN_HELP + "; the token opens this campaign only")
     a.add_argument("name")
     a.add_argument("--admin", action="store_true", help="may see the admin page, adjudicate and export")
-    a.add_argument("--db", default=default_db, help=DB_HELP)
-    a.add_argument("--campaign", help=CAMPAIGN_HELP + "; the token opens this campaign only")
-    a.set_defaults(func=run_add_assessor)
 
-    s = jsub.add_parser("serve", help="serve the judging page and JSON API",
-                          description="serve the judging page and JSON API.\n\nexample:\n  judged judge serve --db campaign.db --port 8000",
-                          formatter_class=Formatter)
-    s.add_argument("--db", default=default_db, help=DB_HELP)
+    s = command("serve", "serve the judging page and JSON API", "serve the judging page and JSON API.",
+                "judged judge serve --db campaign.db --port 8000", run_serve)
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s, this machine only)")
     s.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
     s.add_argument("--secure-cookie", action="store_true",
@@ -168,28 +151,20 @@ def register(sub) -> None:
                    help="comma-separated addresses of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto "
                         "are believed (the log-in rate limit then counts the client they name); default: none, "
                         "every client is its TCP address, whatever headers it sends")
-    s.set_defaults(func=run_serve)
 
-    e = jsub.add_parser("export", help="write TREC qrels and a provenance sidecar",
-                          description="write TREC qrels and a provenance sidecar.\n\nexample:\n  judged judge export --db campaign.db -o new-labels.txt",
-                          formatter_class=Formatter)
-    e.add_argument("--db", default=default_db, help=DB_HELP)
+    e = command("export", "write TREC qrels and a provenance sidecar", "write TREC qrels and a provenance sidecar.",
+                "judged judge export --db campaign.db -o new-labels.txt", run_export, CAMPAIGN_HELP)
     e.add_argument("-o", "--output", required=True, metavar="QRELS",
                    help="qrels file (qid 0 docid grade); beside it QRELS.provenance.tsv (what `judged qrels "
                         "merge` reads: source, assessor, time) and QRELS.evidence.jsonl (evidence, other assessors)")
     e.add_argument("--disagreement", choices=["skip", "min", "max"], default="skip",
                    help="a pair two assessors graded differently and no admin adjudicated: "
                         "skip = leave it out (default), min / max = the lower / higher grade")
-    e.add_argument("--campaign", help=CAMPAIGN_HELP)
-    e.set_defaults(func=run_export)
 
-    t = jsub.add_parser("status", help="progress, time per judgment, agreement, disagreements",
-                          description="progress, time per judgment, agreement, disagreements.\n\nexample:\n  judged judge status --db campaign.db --format json",
-                          formatter_class=Formatter)
-    t.add_argument("--db", default=default_db, help=DB_HELP)
+    t = command("status", "progress, time per judgment, agreement, disagreements",
+                "progress, time per judgment, agreement, disagreements.",
+                "judged judge status --db campaign.db --format json", run_status, CAMPAIGN_HELP)
     t.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
-    t.add_argument("--campaign", help=CAMPAIGN_HELP)
-    t.set_defaults(func=run_status)
 
     g = jsub.add_parser("agreement", help="agreement of a machine judge (e.g. an LLM) with the people's labels",
                         description=AGREEMENT_HELP, formatter_class=Formatter)
