@@ -294,14 +294,10 @@ def run_init(args) -> int:
     return 0
 
 
-def _campaign(s, campaign, name):
-    return campaign.find_campaign(s, name)
-
-
 def run_add_assessor(args) -> int:
     campaign, db = _web()
     with _database(args.db).write() as s:
-        c = _campaign(s, campaign, args.campaign)
+        c = campaign.find_campaign(s, args.campaign)
         token = campaign.add_assessor(s, args.name, args.admin, c)
         cname = c.name
     print(f"{'admin' if args.admin else 'assessor'} {args.name!r} added to campaign {cname!r}; the token below is "
@@ -317,7 +313,7 @@ def run_add_pool(args) -> int:
 
     pairs, _ = pool_pairs(read_pool_file(args.pool, pairs_only=True))
     with _database(args.db).write() as s:
-        c = _campaign(s, campaign, args.campaign)
+        c = campaign.find_campaign(s, args.campaign)
         topics = read_topics(args.queries, {q for q, _ in pairs})
         corpus = read_corpus(args.corpus, {d for _, d in pairs})
         got = campaign.add_pool(s, c, pairs, str(args.pool), topics, corpus)
@@ -331,7 +327,7 @@ def run_add_pool(args) -> int:
 def run_reassign(args) -> int:
     campaign, _ = _web()
     with _database(args.db).write() as s:
-        c = _campaign(s, campaign, args.campaign)
+        c = campaign.find_campaign(s, args.campaign)
         got = campaign.reassign(s, c, args.name, args.to, args.deactivate)
     parts = [f"{counted(got['moved'], 'open pair')} of {got['from']} moved to {got['to']}"] if got["to"] else []
     if got["released"] or not got["to"]:
@@ -350,7 +346,7 @@ def _sessions(n: int) -> str:
 def run_revoke(args) -> int:
     campaign, _ = _web()
     with _database(args.db).write() as s:
-        c = _campaign(s, campaign, args.campaign)
+        c = campaign.find_campaign(s, args.campaign)
         got = campaign.revoke(s, c, args.name)
         cname = c.name
     print(f"{got['assessor']}'s token no longer opens campaign {cname!r}; {_sessions(got['sessions_ended'])} ended; "
@@ -362,7 +358,7 @@ def run_revoke(args) -> int:
 def run_rotate(args) -> int:
     campaign, _ = _web()
     with _database(args.db).write() as s:
-        c = _campaign(s, campaign, args.campaign)
+        c = campaign.find_campaign(s, args.campaign)
         token, got = campaign.rotate(s, c, args.name)
         cname = c.name
     again = " and is active again" if got["reactivated"] or got["was_revoked"] else ""
@@ -424,7 +420,7 @@ def run_export(args) -> int:
 
     source = f"judged judge {db.public_url(args.db)}"
     with _database(args.db).read() as s:
-        c = _campaign(s, campaign, args.campaign)
+        c = campaign.find_campaign(s, args.campaign)
         lines, prov, unresolved = campaign.export(s, args.disagreement, source, c.id)
         notes = campaign.notes(s, c.id)
     # the qrels and the provenance sidecar `judged qrels merge` reads, written by its own writer
@@ -492,7 +488,7 @@ def _status_table(title: str, columns: list[str], width: int):
 def run_status(args) -> int:
     campaign, _ = _web()
     with _database(args.db).read() as s:
-        st = campaign.status(s, _campaign(s, campaign, args.campaign).id)
+        st = campaign.status(s, campaign.find_campaign(s, args.campaign).id)
     if args.format == "json":
         print(json.dumps(campaign.json_safe(st), indent=2, ensure_ascii=False))
         return 0
