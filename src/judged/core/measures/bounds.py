@@ -378,15 +378,14 @@ def pool_extras(measure, aligned: list, depth: int | None = None) -> list:
     same = all(a.qrels is aligned[0].qrels and a.qid_codes is not None for a in aligned)
     if not aligned or not same:
         return _pool_extras_by_sets(aligned, tops, own)
-    codes, keys, docids, runs = [], [], [], []
-    for i, (a, top) in enumerate(zip(aligned, tops)):
+    codes, keys, docids = [], [], []
+    for a, top in zip(aligned, tops):
         hole = np.flatnonzero(np.isnan(top.grade))
         rows = top.row[hole]
         codes.append(np.asarray(a.qid_codes, np.int64)[top.q[hole]])
         keys.append(pair_keys(codes[-1], a.run.docid_hash[rows]))
         docids.append(take_strings(a.run.docid, rows))
-        runs.append(np.full(len(hole), i, np.int64))
-    code, key, run = np.concatenate(codes), np.concatenate(keys), np.concatenate(runs)
+    code, key = np.concatenate(codes), np.concatenate(keys)
     n_codes = len(aligned[0].qrels.index.query_ids)
     if not len(key):
         return [np.zeros(a.n_queries, np.int64) for a in aligned]
