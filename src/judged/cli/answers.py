@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-
 from . import Formatter
 from .checks import add_answers_option, add_check_options, configure, side_files
-from .common import add_convention_options, format_help, settings_of
+from .common import add_convention_options, format_help, print_json, settings_of
 
 HELP = """Pair each run's ranking score (default nDCG@10) with answer checks: acceptance rate,
 mean score among accepted and among failed answers, and the two disagreement lists (a
@@ -43,9 +39,8 @@ def run(args) -> int:
     configure(result, args)
     pairings = pair_answers(result, args.answers, args.measure, args.high)
     if args.format == "json":
-        json.dump({"measure": result.conventions[args.measure], "answers": args.answers,
-                   "runs": {name: p.to_dict() for name, p in pairings.items()}}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json({"measure": result.conventions[args.measure], "answers": args.answers,
+                    "runs": {name: p.to_dict() for name, p in pairings.items()}})
         return 0
     print_pairings(pairings, result.conventions[args.measure])
     return 0

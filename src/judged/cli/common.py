@@ -57,6 +57,19 @@ def settings_of(args, compared: bool = False):
                     depth_cut=getattr(args, "depth_cut", None), negative=getattr(args, "negative", "nonrelevant"))
 
 
+def print_json(obj, safe: bool = False) -> None:
+    """``--format json``: ``obj`` indented on stdout and a newline; ``safe``: NaN and the
+    infinities as null (:func:`judged.core.jsonsafe.json_safe`)."""
+    import json
+
+    if safe:
+        from ..core.jsonsafe import json_safe
+
+        obj = json_safe(obj)
+    json.dump(obj, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
 def print_query_set(query_set, console) -> None:
     """The query-set line every command prints under its tables (judged.core.querysets)."""
     console.print(query_set.describe(), highlight=False, markup=False, soft_wrap=True)

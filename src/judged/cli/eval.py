@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import os
 import sys
 
@@ -11,7 +10,7 @@ from . import Formatter
 from ..core.words import counted
 from .checks import add_check_options, configure, print_checks, side_files
 from .common import (add_convention_options, add_machine_option, add_record_options, format_help, load_manifest,
-                     print_query_set, save_record_of, settings_of, split_inputs)
+                     print_json, print_query_set, save_record_of, settings_of, split_inputs)
 
 HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
 
@@ -25,8 +24,6 @@ example:
 
 
 def register(sub) -> None:
-    import argparse
-
     p = sub.add_parser("eval", help="score runs against qrels", description=HELP,
                        formatter_class=Formatter)
     p.add_argument("qrels", help="qrels: TREC (qid iter docid grade), BEIR TSV, JSON, Parquet; gzip, bz2, xz accepted; "
@@ -154,8 +151,7 @@ def run(args) -> int:
         d = result.to_dict(per_query=args.per_query)
         if machine is not None:
             add_machine_json(d, machine, args.per_query)
-        json.dump(d, out, indent=2)
-        out.write("\n")
+        print_json(d)
     elif args.format in ("tsv", "csv"):
         write_delimited(result, out, "\t" if args.format == "tsv" else ",", args.per_query, machine)
     elif args.format == "trec_eval":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from . import Formatter
 
 HELP = """Work one query's score by hand: rank, docid, grade, gain, discount, discounted gain,

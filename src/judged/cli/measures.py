@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from . import Formatter
-from .common import format_help
+from .common import format_help, print_json
 
 HELP = """List every measure with its parameters; with a NAME, explain that measure: what it is,
 its formula, its source, and the convention judged applies (as trec_eval -h -m NAME).
@@ -35,8 +34,7 @@ def run(args) -> int:
     out = sys.stdout
     if args.name is None:
         if args.format == "json":
-            json.dump({"measures": [f.to_dict() for f in FAMILIES.values()]}, out, indent=2)
-            out.write("\n")
+            print_json({"measures": [f.to_dict() for f in FAMILIES.values()]})
             return 0
         width = max(len(n) for n in FAMILIES)
         for f in FAMILIES.values():
@@ -63,8 +61,7 @@ def run(args) -> int:
     if args.format == "json":
         d = family.to_dict()
         d["measure"], d["convention"] = str(measure), measure.convention()
-        json.dump(d, out, indent=2)
-        out.write("\n")
+        print_json(d)
     else:
         out.write(family.help(measure))
     return 0

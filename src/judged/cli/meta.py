@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-
 from . import Formatter
 from ..core.words import counted
-from .common import add_convention_options, format_help, settings_of
+from .common import add_convention_options, format_help, print_json, settings_of
 
 HELP = """Meta-evaluation of measures and conventions on your own qrels and runs.
 
@@ -224,13 +220,6 @@ examples:
 """
 
 
-def _print_json(obj) -> None:
-    from ..core.jsonsafe import json_safe
-
-    json.dump(json_safe(obj), sys.stdout, indent=2)
-    sys.stdout.write("\n")
-
-
 def _console(width: int | None = None):
     """Rich's console on a terminal, else one printing Rich's bytes without importing Rich
     (:mod:`judged.cli.plain`)."""
@@ -287,7 +276,7 @@ def run_power(args) -> int:
             out.pop("pairs")
         if args.plot:
             out["plot"] = args.plot
-        _print_json(out)
+        print_json(out, safe=True)
         return 0
     console = _console()
     sc = res.scores
@@ -323,7 +312,7 @@ def run_agreement(args) -> int:
                                          args.measures or list(agreement.DEFAULT_MEASURES), depth=args.depth,
                                          settings=settings_of(args, compared=True))
     if args.format == "json":
-        _print_json(res.to_dict())
+        print_json(res.to_dict(), safe=True)
         return 0
     console = _console()
     cp = res.category_pairs
@@ -357,7 +346,7 @@ def run_stability(args) -> int:
     res = stability.ranking_stability(args.qrels, list(args.runs), ms[0], versus_measure=ms[-1],
                                       versus_qrels=args.versus_qrels, settings=settings_of(args, compared=True))
     if args.format == "json":
-        _print_json(res.to_dict())
+        print_json(res.to_dict(), safe=True)
         return 0
     console = _console()
     console.print(f"A: {res.label_a}", markup=False, highlight=False)
@@ -410,7 +399,7 @@ def run_pooling(args) -> int:
         out = res.to_dict(curve=args.curve)
         if args.plot:
             out["plot"] = args.plot
-        _print_json(out)
+        print_json(out, safe=True)
         return 0
     console = _console()
     first = next(iter(res.strategies.values()))
@@ -485,7 +474,7 @@ def run_simulate_discount(args) -> int:
     if args.plot:
         discount.plot_discount_simulation(sim, args.plot)
     if args.format == "json":
-        _print_json(sim.to_dict())
+        print_json(sim.to_dict(), safe=True)
         return 0
     console = _console()
     t = _table(f"nDCG of a better and a worse ranker as the collection grows — "
@@ -526,7 +515,7 @@ def run_holdout(args) -> int:
                   seeds=args.seeds, estimate=args.estimate, estimate_over=args.estimate_over,
                   settings=settings_of(args, compared=True))
     if args.format == "json":
-        _print_json(res.to_dict())
+        print_json(res.to_dict(), safe=True)
         return 0
     console = _console()
     if res.protocol in ("shift", "few"):

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
+
 from . import Formatter
 from ..core.words import counted
-from .common import format_help
+from .common import format_help, print_json
 
 HELP = """Work with qrels versions.
 
@@ -79,8 +78,7 @@ def run_diff(args) -> int:
 
     d = diff(args.a, args.b, on_duplicate=args.on_duplicate)
     if args.format == "json":
-        json.dump(d.to_dict(pairs=args.list), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(d.to_dict(pairs=args.list))
         return 0
     console = make_console()
     console.print(f"A: {d.a.source} sha256={d.a.sha256} ({counted(len(d.a), 'judgment')})", highlight=False, markup=False)

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-
 from . import Formatter
-from .common import add_convention_options, format_help, settings_of
+from .common import add_convention_options, format_help, print_json, settings_of
 
 HELP = """The rejudging report (BEIR's TREC-COVID table, produced by the tool): per run the
 score and Judged@k under each qrels version, the order of the systems under each, and
@@ -62,8 +58,7 @@ def run(args) -> int:
 def output(report, fmt: str) -> None:
     """The rejudging report as JSON or as the table (rejudge, eval --qrels)."""
     if fmt == "json":
-        json.dump(report.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(report.to_dict())
     else:
         print_rejudged(report)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+
 from . import Formatter
 from .common import format_help
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
+
 from . import Formatter
-from .common import format_help
+from .common import format_help, print_json
 
 HELP = """Show a grade scale, check it, and optionally check a qrels file against it.
 With no FILE, print the default scale's TOML (0 not relevant, 1 useful background,
@@ -35,8 +34,7 @@ def run(args) -> int:
     if args.qrels:
         scale.check_qrels(read_qrels(args.qrels))
     if args.format == "json":
-        json.dump(scale.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(scale.to_dict())
     elif args.file is None:
         sys.stdout.write(default_scale_text())
     else:
