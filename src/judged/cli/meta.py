@@ -30,8 +30,8 @@ example:
 def register(sub) -> None:
     from .declared import declared
 
-    agreement, discount, power = (declared(f"judged.analyses.meta.{name}") for name in
-                                  ("agreement", "discount", "power"))
+    agreement, discount, holdout, power, stability = (declared(f"judged.analyses.meta.{name}") for name in
+                                                      ("agreement", "discount", "holdout", "power", "stability"))
     meta_pooling = declared("judged.analyses.pooling.replay")
 
     p = sub.add_parser("meta", help="meta-evaluation: discriminative power, agreement, stability, holdout, "
@@ -61,7 +61,7 @@ def register(sub) -> None:
                     help="the top K examined: a side 'retrieved something relevant' when its top K holds a grade "
                          ">= 1 (default 10)")
 
-    st = _command(msub, "stability", "Kendall's tau and tau_AP between two system rankings", _stability_help(),
+    st = _command(msub, "stability", "Kendall's tau and tau_AP between two system rankings", stability.__doc__,
                   run_stability)
     _qrels_runs(st)
     st.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE", required=True,
@@ -69,7 +69,7 @@ def register(sub) -> None:
     st.add_argument("--versus-qrels", metavar="QRELS", help="a second qrels version (e.g. after judging holes)")
 
     ho = _command(msub, "holdout", "leave-one-run-out: reusability of the qrels, bounds, the hole estimate",
-                  _holdout_help(), run_holdout)
+                  holdout.__doc__, run_holdout)
     _qrels_runs(ho)
     ho.add_argument("-k", "--depth", dest="k", type=int, default=10, metavar="K",
                     help="the top K examined: holes are counted there, and the measure's default cutoff (default 10)")
@@ -162,8 +162,13 @@ def register(sub) -> None:
     sy.set_defaults(func=run_synthetic)
 
 
-EXAMPLES = {  # one per subcommand, shown at the end of its --help
-    "holdout": "judged meta holdout qrels.txt runs/*.run -k 10 --format json",
+EXAMPLES = {  # per subcommand, shown at the end of its --help
+    "holdout": ("judged meta holdout qrels.txt runs/*.run -k 10 --format json",
+                "judged meta holdout qrels.txt runs/*.run -m AP@100 --pool-depth 100",
+                "judged meta holdout qrels.txt runs/*.run --by group --groups teams.txt --format json"),
+    "stability": ("judged meta stability qrels-pooled.txt runs/*.run -m nDCG@10 --versus-qrels qrels.txt",
+                  "judged meta stability qrels.txt runs/*.run -m nDCG@10 -m 'nDCG(gain=exp)@10'",
+                  "judged meta stability qrels.txt runs/*.run -m nDCG@10 -m AP"),
     "pooling": "judged meta pooling qrels.txt runs/*.run --budget 1000 --budget 5000 --strategy depth --strategy mm "
                "--plot pooling.png",
     "power": "judged meta power qrels.txt runs/*.run -m nDCG@10 -m 'nDCG(discount=reciprocal)@10' -m P@10 --plot asl.png",
@@ -174,7 +179,9 @@ EXAMPLES = {  # one per subcommand, shown at the end of its --help
 
 
 def _example(name: str) -> str | None:
-    return f"example:\n  {EXAMPLES[name]}" if name in EXAMPLES else None
+    given = EXAMPLES.get(name)
+    lines = (given,) if isinstance(given, str) else given or ()
+    return "example" + "s" * (len(lines) > 1) + ":" + "".join(f"\n  {x}" for x in lines) if lines else None
 
 
 def _command(msub, name, help, description, func, conventions=True):
@@ -196,28 +203,6 @@ def _qrels_runs(p) -> None:
 def _measures(p, defaults) -> None:
     p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help=f"measure, repeatable (default: {' '.join(defaults)})")
-
-
-def _stability_help() -> str:
-    from .declared import declared
-
-    return declared("judged.analyses.meta.stability").__doc__ + """
-examples:
-  judged meta stability qrels-pooled.txt runs/*.run -m nDCG@10 --versus-qrels qrels.txt
-  judged meta stability qrels.txt runs/*.run -m nDCG@10 -m 'nDCG(gain=exp)@10'
-  judged meta stability qrels.txt runs/*.run -m nDCG@10 -m AP
-"""
-
-
-def _holdout_help() -> str:
-    from .declared import declared
-
-    return declared("judged.analyses.meta.holdout").__doc__ + """
-examples:
-  judged meta holdout qrels.txt runs/*.run -k 10
-  judged meta holdout qrels.txt runs/*.run -m AP@100 --pool-depth 100
-  judged meta holdout qrels.txt runs/*.run --by group --groups teams.txt --format json
-"""
 
 
 def _console(width: int | None = None):
