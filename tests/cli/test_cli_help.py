@@ -95,10 +95,14 @@ def test_a_computed_or_changed_name_is_imported_not_read():
 
 
 def test_pool_help_lists_every_strategy_with_its_registered_summary():
-    from judged.cli.pool import STRATEGIES as SHOWN
     from judged.analyses.pooling.strategies import STRATEGIES
 
-    assert list(SHOWN.items()) == [(name, s.summary) for name, s in STRATEGIES.items()]
+    # the help reads the summaries from the registry module's text, and they are the registry's
+    assert _literal("judged.analyses.pooling.strategies", "SUMMARIES") is not _COMPUTED
+    shown = declared("judged.analyses.pooling.strategies").SUMMARIES
+    assert list(shown.items()) == [(name, s.summary) for name, s in STRATEGIES.items()]
+    text = " ".join(build_parser("pool")._subparsers._group_actions[0].choices["pool"].format_help().split())
+    assert all(f"{name}: {' '.join(summary.split())}" in text for name, summary in shown.items())
 
 
 def test_lazy_parsers_still_parse_every_command():

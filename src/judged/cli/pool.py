@@ -47,36 +47,8 @@ examples:
 """
 
 
-# every --strategy and its one-line summary, as judged.analyses.pooling.strategies.STRATEGIES registers them (a test keeps
-# them equal): `judged pool --help` lists them without importing numpy or the strategies
-STRATEGIES = {
-    "depth": 'TREC depth-k pooling (Sparck Jones & van Rijsbergen 1975; Voorhees & Harman, TREC)',
-    "impact": "the pairs whose labels can move the runs' nDCG@DEPTH and their differences most (after "
-              "Carterette et al.'s minimal test collections)",
-    "mtf": 'move-to-front pooling (Cormack, Palmer & Clarke, SIGIR 1998)',
-    "mm": 'bandit MM: Bayesian, highest posterior mean (Losada, Parapar & Barreiro, SAC 2016 and '
-          'IP&M 2017)',
-    "mm-ns": 'bandit MM-NS: Bayesian, highest posterior mean, non-stationary (evidence discounted by '
-             '0.9 per outcome of the run) (Losada, Parapar & Barreiro, SAC 2016 and IP&M 2017)',
-    "ts": 'bandit TS: Thompson sampling (Losada, Parapar & Barreiro, SAC 2016 and IP&M 2017)',
-    "ts-ns": 'bandit TS-NS: Thompson sampling, non-stationary (evidence discounted by 0.9 per outcome '
-             'of the run) (Losada, Parapar & Barreiro, SAC 2016 and IP&M 2017)',
-    "hedge": 'Hedge (Aslam, Pavlu & Savell, CIKM 2003), beta 0.1',
-    "bounds": "judged's own: exact nDCG bounds (ideal recomputed) decide which run pairs can still "
-              'flip; next, the hole whose label can move those pairs most, times its estimated chance '
-              'of relevance',
-    "sample": 'a stratified random sample of --budget pairs (seed --seed), inclusion probabilities '
-              'recorded for estimates by inference (judged infer)',
-    "machine": 'judge first where the machine judge (--machine) says relevant, highest grade first',
-    "disagreement": 'judge first where people are most likely to disagree with the machine judge (--machine; '
-                    'its errors on the pairs both labelled), weighted by rank',
-    "sample-queries": 'a simple random sample of --queries N queries (seed --seed), every hole of a drawn query '
-                      'judged: prediction-powered estimates of any measure',
-}
-
-
-def _strategies_help() -> str:
-    return "\n".join(f"  {name}: {summary}" for name, summary in STRATEGIES.items())
+def _strategies_help(summaries: dict) -> str:
+    return "\n".join(f"  {name}: {summary}" for name, summary in summaries.items())
 
 
 def _starts(text: str) -> list[int]:
@@ -97,15 +69,15 @@ def register(sub) -> None:
                f"{BUDGET_STRATEGY} with --budget, {DEFAULT_STRATEGY} without") + " (depth: every unjudged pair of the top " \
         "DEPTH, shallowest first)"
     p = sub.add_parser("pool", help="list the unjudged pairs to judge next", description=HELP.format(
-                       strategies=_strategies_help(), default_strategy=default, why=pool.BUDGET_STRATEGY_WHY,
-                       how=pool.HOW_TO_CHOOSE), formatter_class=Formatter)
+                       strategies=_strategies_help(pool.SUMMARIES), default_strategy=default,
+                       why=pool.BUDGET_STRATEGY_WHY, how=pool.HOW_TO_CHOOSE), formatter_class=Formatter)
     p.add_argument("qrels")
     p.add_argument("runs", nargs="+", metavar="RUN")
     p.add_argument("-k", "--depth", type=int, default=10, metavar="K",
                    help="the top K examined: pool the runs' top K (default 10: the holes judged holes shows by "
                         "default, as judged.analyses.pooling.strategies; docs/pooling.md's budget figures pool the top 100)")
     p.add_argument("--budget", type=int, default=None, help="exactly N pairs (all, if fewer)")
-    p.add_argument("--strategy", choices=list(STRATEGIES), default=None,
+    p.add_argument("--strategy", choices=list(pool.SUMMARIES), default=None,
                    help=f"how to choose and order the pairs (see above); default: {BUDGET_STRATEGY} with --budget, "
                         f"{DEFAULT_STRATEGY} without; judged meta pooling on your past judgments recommends one")
     p.add_argument("--seed", type=int, default=None, help="random strategies (sample, ts, ts-ns): the seed (default 0)")

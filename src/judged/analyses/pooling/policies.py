@@ -38,7 +38,6 @@ class PoolingPolicy:
     """Base class: labels, pairs handed out and not yet labelled (pending), proposals."""
 
     name = ""
-    source = ""
     adaptive = True
     score_meaning = ""
 
@@ -191,7 +190,6 @@ def depth_keys(c: Candidates) -> tuple:
 
 class Depth(StaticOrder):
     name = "depth"
-    source = "TREC depth-k pooling (Sparck Jones & van Rijsbergen 1975; Voorhees & Harman, TREC)"
     score_meaning = "-"
 
     def __init__(self, candidates, **kw):
@@ -344,7 +342,6 @@ class MoveToFront(QueryTurns):
     documents are relevant; a non-relevant one lowers its priority by one."""
 
     name = "mtf"
-    source = "move-to-front pooling (Cormack, Palmer & Clarke, SIGIR 1998)"
     score_meaning = "priority of the run drawn from (0 = never failed, -n = n non-relevant)"
 
     def __init__(self, candidates, **kw):
@@ -442,7 +439,6 @@ class Hedge(QueryTurns):
     (1 - v_r)/2 if relevant, (1 + v_r)/2 if not, and w_r <- w_r * beta^loss."""
 
     name = "hedge"
-    source = "Hedge (Aslam, Pavlu & Savell, CIKM 2003)"
     score_meaning = "mixture value of the document (0..1)"
 
     def __init__(self, candidates, beta: float = 0.1, **kw):
@@ -545,8 +541,6 @@ class Bounds(PoolingPolicy):
     """
 
     name = "bounds"
-    source = ("judged's own: exact nDCG bounds (ideal recomputed) decide which run pairs can still flip; "
-              "next, the hole whose label can move those pairs most, times its estimated chance of relevance")
     score_meaning = "expected change of the undecided pairwise differences of nDCG@k (plus the mean change)"
 
     def __init__(self, candidates, k: int = 10, maxgrade: int = 1, **kw):
