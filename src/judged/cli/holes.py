@@ -246,6 +246,7 @@ def _print_runs(report, flips, summaries, shown, console) -> None:
     """The runs in rank order: Judged@k, holes, the measure, its bounds, the estimate and its
     interval, and the flip matrix, in one table when it fits the page; else the interval
     and the matrix in a second table, rows numbered as the first's."""
+    from .estimates import interval_cell
     from .plain import Table
 
     m, k, est = report.measure, report.k, report.estimates
@@ -263,7 +264,7 @@ def _print_runs(report, flips, summaries, shown, console) -> None:
         "estimate": (lambda name, i: "-" if numbers[name][1] is None else f"{numbers[name][1]['mean']:.4f}", False),
     }
     if level:  # an interval that is the bounds (too few runs to calibrate one) is no estimate interval: said so
-        columns[level] = (lambda name, i: _interval_cell(numbers[name][1]), False)
+        columns[level] = (lambda name, i: interval_cell(report.runs[name].estimate_detail), False)
     if matrix is not None:
         columns[f"{FLIP} with #"] = (lambda name, i: matrix[i], True)
 
@@ -288,17 +289,6 @@ def _print_runs(report, flips, summaries, shown, console) -> None:
                   layouts[-1])
     for t in chosen:
         console.print(t)
-
-
-def _interval_cell(estimate: dict | None) -> str:
-    if estimate is None:
-        return "-"
-    kind = estimate.get("interval", "conformal")
-    if kind == "bounds":
-        return "none (bounds)"
-    if kind == "exact":
-        return "exact"
-    return f"{estimate['low']:.4f}-{estimate['high']:.4f}"
 
 
 def _matrix_row(i: int, row: list) -> str:

@@ -117,15 +117,12 @@ def run(args) -> int:
 
 
 def render(inf, all_pairs: bool = False, console=None) -> None:
-    from rich import box
-    from rich.table import Table
-
+    from ..core.runnames import shortener
+    from .estimates import print_estimates
     from .plain import console as make_console
 
-    from ..core.runnames import shortener
-
     console = console or make_console()
-    shown, short = shortener(list(inf.estimates.runs))  # runs as every command shows them
+    _, short = shortener(list(inf.estimates.runs))  # runs as every command shows them
     s = inf.sample
     pct = f"{inf.level:.0%}"
     joint = inf.intervals == "simultaneous"
@@ -134,17 +131,12 @@ def render(inf, all_pairs: bool = False, console=None) -> None:
                   f"({counted(s['strata'], 'stratum', 'strata')}, seed "
                   f"{s['seed']}, {s['path']}); {pct} {'simultaneous ' if joint else ''}intervals",
                   highlight=False, markup=False)
-    table = inf.table()
-    t = Table(box=box.SIMPLE, padding=(0, 1), pad_edge=False, collapse_padding=True)
-    t.add_column("run", no_wrap=True)
-    for e in table:
-        t.add_column(f"{e} ± {pct}{' joint' if joint else ''}", justify="right", no_wrap=True)
+    rows = inf.rows()
+    print_estimates(rows, heading(inf), console, short)
+    value = {(r.run, name): e.value for r in rows for name, e in r.estimates.items()}
     runs = inf.estimates.runs
-    for r in runs:
-        t.add_row(shown[r], *(f"{table[e][r]['estimate']:.4f} ± {half_width(inf, e, r):.4f}" for e in table))
-    console.print(t)
     for e in inf.estimates.estimators:
-        order = sorted(runs, key=lambda r: -table[str(e)][r]["estimate"])
+        order = sorted(runs, key=lambda r: -value[(r, str(e))])
         pairs = ([(a, b) for i, a in enumerate(order) for b in order[i + 1:]] if all_pairs
                  else list(zip(order, order[1:])))
         for a, b in pairs:
@@ -168,12 +160,6 @@ def render(inf, all_pairs: bool = False, console=None) -> None:
             console.print(f"warning: {short(w)}", highlight=False, markup=False)
 
 
-def half_width(inf, estimator, run) -> float:
-    """Half the width of the interval shown (simultaneous or marginal, ``inf.intervals``)."""
-    low, high = inf.shown(estimator, run)
-    return (high - low) / 2
-
-
 INTERVALS = ("simultaneous", "marginal")  # judged.analyses.holes.inference.INTERVALS, default first (no numpy at --help)
 
 
@@ -195,25 +181,27 @@ def add_sample_option(p) -> None:
     add_intervals_option(p)
 
 
+def heading(inf):
+    """The heading of an estimator's column: 'statAP ± 95%' ('± 95% joint': simultaneous intervals)."""
+    return lambda e: f"{e} ± {inf.level:.0%}{' joint' if inf.intervals == 'simultaneous' else ''}"
+
+
 def print_sample_decisions(sd, console=None) -> None:
     """The estimates and decisions of a :class:`judged.analyses.holes.inference.SampleDecisions`."""
-    from .plain import console as make_console
-
     from ..core.runnames import shortener
+    from .estimates import print_estimates
+    from .plain import console as make_console
 
     console = console or make_console()
     inf = sd.inference
-    shown, short = shortener(list(inf.estimates.runs))  # runs as every command shows them
+    _, short = shortener(list(inf.estimates.runs))  # runs as every command shows them
     s = inf.sample
     mapped = ", ".join(f"{e} for {m}" for m, e in sd.measures.items() if e)
     missing = [m for m, e in sd.measures.items() if not e]
     console.print(f"sampled estimates ({mapped}; {s['judged']} judged of {s['drawn']} drawn from the "
                   f"{counted(s['population'], 'pair')} of {s['path']}, seed {s['seed']}); estimates, not bounds; "
                   f"{inf.interval_sentence()}:", highlight=False, markup=False)
-    table = inf.table()
-    for e, runs in table.items():
-        console.print(f"  {e}: " + "; ".join(f"{shown.get(r, r)} {x['estimate']:.4f} ± {half_width(inf, e, r):.4f}"
-                                             for r, x in runs.items()), highlight=False, markup=False)
+    print_estimates(inf.rows(), heading(inf), console, short)
     for d in sd.decisions:
         console.print(f"  {short(d['sentence'])}", highlight=False, markup=False)
     if missing:

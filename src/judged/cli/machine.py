@@ -37,15 +37,12 @@ def ppi_json(report) -> dict:
 
 
 def print_ppi(report, console=None) -> None:
-    from rich import box
-    from rich.table import Table
-
+    from ..core.runnames import shortener
+    from .estimates import print_estimates
     from .plain import console as make_console
 
-    from ..core.runnames import shortener
-
     console = console or make_console()
-    shown, short = shortener(list(dict.fromkeys(r.run for r in report.rows)))  # runs as every command shows them
+    _, short = shortener(list(dict.fromkeys(r.run for r in report.rows)))  # runs as every command shows them
     say = (lambda text: console.print(short(text), highlight=False, markup=False, soft_wrap=True))
     d = report.design.describe()
     unit = (f"{d['sampled_queries']} of {counted(d['population_queries'], 'query')} drawn" if d["unit"] == "query"
@@ -54,28 +51,17 @@ def print_ppi(report, console=None) -> None:
     pct = f"{report.level:.0%}"
     say(f"prediction-powered estimates ({unit}, {report.design.source}; machine judge {report.machine.source}): "
         f"what judging the whole population would show; estimates, not measurements; {pct} intervals")
-
-    def table(rows, title):
-        t = Table(box=box.SIMPLE, padding=(0, 1), pad_edge=False, collapse_padding=True, title=title)
-        for col in ("run", "measure", "judged", "machine-filled", f"human-only ± {pct}", f"PPI ± {pct}",
-                    f"PPI++ ± {pct}", "lambda"):
-            t.add_column(col, justify="left" if col in ("run", "measure") else "right", no_wrap=True)
-        for r in rows:
-            e = {k: v.scalar() for k, v in r.estimates.items()}
-            cell = (lambda x: f"{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}")
-            t.add_row(short(r.run), r.measure, f"{r.known['judged']:.4f}", f"{r.known['machine_filled']:.4f}",
-                      cell(e["human"]), cell(e["ppi"]), cell(e["ppi++"]),
-                      f"{float(r.estimates['ppi++'].details['lambda']):.2f}")
-        console.print(t)
-
-    table(report.rows, None)
-    if report.differences:
-        table(report.differences, "differences from the baseline")
-        for r in report.differences:
-            x = r.estimates["ppi++"].scalar()
-            verdict = ("decided" if x["low"] > 0 or x["high"] < 0 else "not decided")
-            say(f"  {r.measure} {r.run}: PPI++ {x['estimate']:+.4f} [{x['low']:+.4f}, {x['high']:+.4f}]: "
-                f"order {verdict} at {pct}")
+    names = {"human": "human-only", "ppi": "PPI", "ppi++": "PPI++"}
+    lam = {"lambda": lambda r: f"{float(r.estimates['ppi++'].details['lambda']):.2f}"}
+    for rows, title in ((report.rows, None), (report.differences, "differences from the baseline")):
+        if rows:
+            print_estimates(rows, lambda e: f"{names[e]} ± {pct}", console, short, measure=True, title=title,
+                            known={"judged": "judged", "machine-filled": "machine_filled"}, after=lam)
+    for r in report.differences or []:
+        x = r.estimates["ppi++"].scalar()
+        verdict = ("decided" if x["low"] > 0 or x["high"] < 0 else "not decided")
+        say(f"  {r.measure} {r.run}: PPI++ {x['estimate']:+.4f} [{x['low']:+.4f}, {x['high']:+.4f}]: "
+            f"order {verdict} at {pct}")
     for r in report.rows:
         c = r.counts
         if c["uncovered_holes"]:

@@ -43,11 +43,6 @@ class Estimate:
     def width(self):
         return self.high - self.low
 
-    @property
-    def half_width(self) -> float:
-        """Half the interval's width, as a table prints it: value ± half_width."""
-        return float((np.asarray(self.high) - np.asarray(self.low)).reshape(-1)[0]) / 2
-
     def clipped(self, value_range) -> "Estimate":
         """The value and the interval's ends clipped to ``value_range`` (the measure's range,
         its registry record's ``value_range``: [0, 1] for P, nDCG, AP), in place."""

@@ -37,7 +37,7 @@ from ...core.errors import ConventionError
 from ...core.measures import Measure
 from ...core.data import Qrels
 from .sampled_estimators import Estimator, default_estimators, estimate_states, population_from_sample, run_items
-from .estimates import bias_aware_critical
+from .estimates import Estimate, EstimateRow, bias_aware_critical
 from .sampled_intervals import INTERVAL_METHOD, SIMULTANEOUS_METHOD, Estimates, Simultaneous
 
 INTERVALS = ("simultaneous", "marginal")
@@ -156,32 +156,35 @@ class Inference:
             self._joint[key] = self.estimates.simultaneous(key, self.level)
         return self._joint[key]
 
-    def shown(self, estimator, run) -> tuple[float, float]:
-        """(low, high) of the interval the output shows: simultaneous or marginal (``intervals``)."""
-        if self.intervals == "simultaneous":
-            j = self.simultaneous(estimator)
-            i = j.runs.index(run)
-            return float(j.low[0, i]), float(j.high[0, i])
-        _, _, lo, hi, _ = self.estimates.interval(estimator, run, self.level)
-        return float(lo[0]), float(hi[0])
+    def rows(self) -> list:
+        """Per run an :class:`~judged.analyses.holes.estimates.EstimateRow`: each estimator's
+        :class:`~judged.analyses.holes.estimates.Estimate` with the interval the output shows
+        (``intervals``: simultaneous, every run at once, or marginal, each run alone) and in
+        ``details`` the degrees of freedom, the queries and the ``marginal`` interval."""
+        E, rows = self.estimates, {}
+        for e in E.estimators:
+            joint = self.simultaneous(e) if self.intervals == "simultaneous" else None
+            for j, r in enumerate(E.runs):
+                est, se, lo, hi, df = (float(x[0]) for x in E.interval(e, r, self.level))
+                low, high = (float(joint.low[0, j]), float(joint.high[0, j])) if joint is not None else (lo, hi)
+                rows.setdefault(r, EstimateRow(r, str(e.measure), {})).estimates[str(e)] = Estimate(
+                    est, low, high, se, str(e), e.method, "t, simultaneous" if joint is not None else "t",
+                    self.level, str(e.measure),
+                    details={"df": df if np.isfinite(df) else None, "queries": len(E.qids[r]), "marginal": (lo, hi)})
+        return list(rows.values())
 
     def table(self) -> dict:
         """{estimator: {run: {estimate, se, low, high, df, queries}}}: ``low``/``high`` the
         marginal interval (each run alone at ``level``); with ``intervals="simultaneous"``
         also ``simultaneous_low``/``simultaneous_high`` (every run at once at ``level``)."""
         out = {}
-        E = self.estimates
-        for e in E.estimators:
-            out[str(e)] = {}
-            joint = self.simultaneous(e) if self.intervals == "simultaneous" else None
-            for j, r in enumerate(E.runs):
-                est, se, lo, hi, df = E.interval(e, r, self.level)
-                out[str(e)][r] = {"estimate": float(est[0]), "se": float(se[0]), "low": float(lo[0]),
-                                  "high": float(hi[0]), "df": float(df[0]) if np.isfinite(df[0]) else None,
-                                  "queries": len(E.qids[r])}
-                if joint is not None:
-                    out[str(e)][r].update(simultaneous_low=float(joint.low[0, j]),
-                                          simultaneous_high=float(joint.high[0, j]))
+        for row in self.rows():
+            for name, e in row.estimates.items():
+                lo, hi = e.details["marginal"]
+                joint = ({"simultaneous_low": e.low, "simultaneous_high": e.high}
+                         if self.intervals == "simultaneous" else {})
+                out.setdefault(name, {})[row.run] = {"estimate": e.value, "se": e.se, "low": lo, "high": hi,
+                                                     "df": e.details["df"], "queries": e.details["queries"], **joint}
         return out
 
     def interval_summary(self) -> dict:
