@@ -345,7 +345,7 @@ def test_holdout_cli_json_keys(tmp_path, capsys):
     runs, s = d["runs"], d["summary"]
     for key in ("zero", "condensed", "estimate"):
         assert s["mae"][key] == pytest.approx(np.mean([abs(r[key] - r["full"]) for r in runs]), abs=1e-15)
-    open_ = [r for r in runs if r["interval"] != "exact"]
+    open_ = [r for r in runs if r["interval"] == "conformal"]  # bounds: unlike the calibration runs
     assert s["intervals"] == len(open_) and s["covered"] == sum(r["covered"] for r in open_)
     assert all(r["covered"] == (r["low"] <= r["full"] <= r["high"]) for r in runs)
     assert s["violations"] == sum(not (r["min"] - 1e-12 <= r["full"] <= r["max"] + 1e-12) for r in runs) == 0
@@ -377,7 +377,9 @@ def test_holes_table_names_the_method_interval_and_coverage(tmp_path, capsys):
     d = json.loads(capsys.readouterr().out)
     cal = d["estimate"]["calibration"]
     assert d["estimate"]["method"] == METHOD and cal["coverage"] is not None and d["estimate"]["level"] == 0.9
-    assert {r["estimate"]["interval"] for r in d["runs"].values()} <= {"conformal", "exact"}
+    unlike = set(cal["unlike"])  # judged top k relevant beyond the calibration runs' range: bounds, said so
+    assert {r["estimate"]["interval"] for n, r in d["runs"].items() if n not in unlike} <= {"conformal", "exact"}
+    assert all(d["runs"][n]["estimate"]["interval"] == "bounds" for n in unlike) and len(unlike) < len(d["runs"]) / 4
     for r in d["runs"].values():
         assert r["min"] - 1e-12 <= r["estimate"]["low"] <= r["estimate"]["high"] <= r["max"] + 1e-12
     assert main(["holes", q, *runs, "-k", "10", "--samples", "20"]) == 0
@@ -537,3 +539,25 @@ def test_compat_estimate_reads_its_ideal(example):
         assert unfilled.any() or rh.name.endswith("dense.run")
         np.testing.assert_allclose(rh.estimate[unfilled], rh.score[unfilled], rtol=1e-12, atol=0)
         assert (rh.estimate <= 1 + 1e-12).all() and rh.estimate.mean() >= rh.low.mean() - 1e-12
+
+
+def test_a_run_unlike_the_calibration_runs_gets_the_bounds_and_the_reason():
+    """The conformal interval assumes the run is exchangeable with the runs whose leave-one-out
+    residuals calibrate it. A new run whose judged top k is relevant far more often than any of
+    theirs (here: every judged document it ranks is relevant, its other half holes) is not: its
+    interval is the bounds, the JSON lists it under calibration.unlike and the sentence says why."""
+    from judged.analyses.holes.unjudged import holes_report
+
+    c = small(seed=3)
+    qrels, runs = c.qrels(), c.runs()
+    new = {}
+    for q, docs in qrels.items():
+        rel = sorted((d for d, g in docs.items() if g > 0), key=lambda d: -docs[d])[:3]
+        ranked = [x for d in rel for x in (d, f"never-judged-{q}-{d}")]
+        new[q] = {d: 100.0 - i for i, d in enumerate(ranked)}
+    report = holes_report(qrels, {**runs, "new": new}, k=6, samples=20)
+    cal = report.estimates.info["calibration"]
+    assert "new" in cal["unlike"] and cal["relevant_share"][1] < 1.0
+    assert report.runs["new"].estimate_detail.interval == "bounds"
+    assert len(cal["unlike"]) < len(runs) / 4  # the collection's own runs stay calibrated
+    assert "unlike the calibration runs" in report.estimates.sentence()

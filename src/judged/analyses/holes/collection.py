@@ -351,6 +351,16 @@ def features(pool: HolePool, world: World, rows: np.ndarray, minus: np.ndarray) 
         _logit(run_share), _logit(query_share), _logit(run_query_share)])
 
 
+def judged_relevant_share(pool: HolePool, world: World, without_own: bool = False) -> np.ndarray:
+    """Per run: the share of the judged documents in its top k (in ``world``) that are relevant;
+    ``without_own``: without the judgments its unit alone contributed (as when it is held out)."""
+    st = _world_stats(pool, world)
+    rel, judged = st["run_rel"], st["run_judged"]
+    if without_own:
+        rel, judged = rel - st["own_rel"], judged - st["own_judged"]
+    return rel / np.maximum(judged, 1)
+
+
 def _run_query_key(pool, run, q):
     return run.astype(np.int64) * pool.jcount.shape[0] + q
 

@@ -35,7 +35,8 @@ from ...core.measures import Measure
 from ...core.measures.bounds import bounds as exact_bounds
 from ...core.measures.bounds import sorted_distinct
 from ...core.words import counted
-from .collection import FEATURES, HolePool, World, features, make_world, pseudo_holes, world_aligned
+from .collection import (FEATURES, HolePool, World, features, judged_relevant_share, make_world, pseudo_holes,
+                         world_aligned)
 from .drawn_scores import Case, CaseScore, fill_depth, holes_read_as_zero, score_cases
 from .estimates import Estimate
 from .grade_model import GradeDesign, HoleModel
@@ -53,6 +54,7 @@ MIN_PSEUDO_HOLES = 20
 # pseudo-holes, overpredicts the relevance of documents no pooled run retrieved, which raise the
 # ideal) and the second high (the ideal misses the other runs' relevant holes)
 MIDPOINT = "midpoint"
+SHARE_TOLERANCE = 1e-9  # a target's judged relevant share this far outside the calibration runs' is outside
 
 
 # ---------------------------------------------------------------------------
@@ -114,6 +116,11 @@ class HoleEstimates:
         else:
             text += (f"; {self.level:.0%} conformal interval, measured coverage {cal['coverage']:.1%} "
                      f"({cal['covered']}/{cal['runs']} runs, leave-one-{fit['unit']}-out on this collection)")
+            if cal.get("unlike"):
+                a, b = cal["relevant_share"]
+                text += (f"; {counted(len(cal['unlike']), 'run')} unlike the calibration runs (relevant share of the "
+                         f"judged top {fit['k']} outside their {a:.0%}-{b:.0%}): interval = the bounds there, not an "
+                         f"estimate interval")
             lo = i.get("loro")
             if lo and lo["mae_zero"] is not None:
                 text += (f"; leave-one-{fit['unit']}-out MAE {lo['mae_estimate']:.4f} (holes as zero "
@@ -255,6 +262,15 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     loro = {"runs": len(residuals), "mae_estimate": float(np.mean(np.abs(res))) if len(res) else None,
             "mae_zero": float(np.mean(np.abs([r[4] for r in residuals]))) if residuals and report_loro else None,
             "bias_estimate": float(np.mean(res)) if len(res) else None}
+    # exchangeability: a target whose judged top k is more (or less) often relevant than every
+    # calibration run's is not like them, and their residuals do not calibrate its interval
+    # calibration run (read as held out, when it gave its residual)
+    share = judged_relevant_share(pool, world)
+    held = judged_relevant_share(pool, world, without_own=True)
+    cal_runs = sorted({r[0] for r, keep in zip(residuals, informative) if keep})
+    span = _calibration_span(held[cal_runs])
+    calibration["relevant_share"] = list(span)
+    unlike = []
     bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
     runs = {}
     for i, e, z in zip(targets, est_t, zero_t):
@@ -265,12 +281,17 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
                                   "exact" if exact else "bounds", 0)
             continue
         qv = quantile_without(int(pool.unit[i]))
-        if math.isfinite(qv):
+        like = span[0] <= share[i] <= span[1]
+        if math.isfinite(qv) and like:
             low, high, kind = max(lo, _point(e) - qv * e.sd), min(hi, _point(e) + qv * e.sd), "conformal"
         else:
             low, high, kind = lo, hi, "bounds"
+            if math.isfinite(qv):
+                unlike.append(i)
         low, high = min(low, _point(e), *e.ends), max(high, _point(e), *e.ends)
         runs[i] = _run_estimate(e.per_query, _point(e), e.sd, low, high, kind, e.holes)
+        runs[i].details["relevant_share"] = float(share[i])
+    calibration["unlike"] = [pool.names[i] for i in unlike]
     info = {"fit": fit, "fallback": None, "calibration": calibration, "loro": loro}
     if source is not None:
         info["prior"] = source.describe()
@@ -294,6 +315,18 @@ def _uncalibrated(measure, pool, world, targets, source, samples, seed, level, b
                                     max(hi, _point(e), *e.ends), "bounds", e.holes)
     info["prior"] = source.describe()
     return HoleEstimates(source.method, measure, level, runs, info, None)
+
+
+def _calibration_span(values: np.ndarray) -> tuple:
+    """The range a target's judged relevant share may fall in and be read as like the n
+    calibration runs': their [min, max] widened on each side by its mean spacing,
+    (max - min) / (n - 1) (an exchangeable run falls beyond their range with probability
+    2 / (n + 1); beyond one spacing, rarely); everything with fewer than 2 runs."""
+    if len(values) < 2:
+        return (-math.inf, math.inf)
+    lo, hi = float(values.min()), float(values.max())
+    gap = (hi - lo) / (len(values) - 1) + SHARE_TOLERANCE
+    return (lo - gap, hi + gap)
 
 
 def _run_estimate(per_query, mean, sd, low, high, interval, holes) -> Estimate:
