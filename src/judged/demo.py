@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from .core.io.output import open_replacing
 
 
 def _ranked(docids):
@@ -59,8 +60,6 @@ class HolesStory:
         """qrels.txt, answer-key.txt (TREC qrels), lexical.run, dense.run (TREC runs) in ``directory``."""
         import os
 
-        from .core.io.output import open_replacing
-
         os.makedirs(directory, exist_ok=True)
         for name, qrels in (("qrels.txt", self.qrels), ("answer-key.txt", self.answer_key)):
             write_qrels(os.path.join(directory, name), qrels)
@@ -80,8 +79,6 @@ class HolesStory:
 
 def write_qrels(path, qrels: dict) -> None:
     """``{qid: {docid: grade}}`` as TREC qrels lines (``qid 0 docid grade``) at ``path``."""
-    from .core.io.output import open_replacing
-
     with open_replacing(path) as fh:
         fh.writelines(f"{q} 0 {d} {g}\n" for q in qrels for d, g in qrels[q].items())
 

@@ -11,6 +11,9 @@ from html import escape
 
 from .core.words import counted
 from .core.errors import UsageError
+from .analyses.stats import format_p, TOLERANCE, differences
+from .analyses.comparison import significance_mark
+from .report.plots import BETTER, NEUTRAL, WORSE
 
 _STYLE = ("<style>.judged-result table{border-collapse:collapse;font-family:sans-serif;font-size:13px}"
           ".judged-result th,.judged-result td{padding:3px 10px;border-bottom:1px solid #ddd}"
@@ -87,8 +90,6 @@ def plot_result(result, measure: str | None = None, ax=None):
 
 
 def _p(p: float) -> str:
-    from .analyses.stats import format_p
-
     return escape(format_p(p))
 
 
@@ -97,9 +98,6 @@ def comparison_html(c, alpha: float = 0.05) -> str:
     randomization p and its corrected p with the ▲/▼ mark (corrected p < alpha), and,
     when holes were checked, Judged@k and whether judging the holes could flip the order;
     under each table the measure's convention string."""
-    from .analyses.comparison import significance_mark
-    from .analyses.stats import TOLERANCE
-
     judged = c.holes.runs if c.holes is not None else {}
     k = f"Judged@{c.holes.k}" if c.holes is not None else None
     parts = []
@@ -144,9 +142,6 @@ def plot_comparison(c, measure: str | None = None, run: str | None = None, ax=No
     report. ``run`` defaults to the first compared run. Returns the matplotlib Axes."""
     plt = _pyplot("Comparison.plot()")
     import numpy as np
-
-    from .report.plots import BETTER, NEUTRAL, WORSE
-    from .analyses.stats import differences
 
     given = _measure(c.measures, measure, "comparison")
     run = run if run is not None else c.runs[0]

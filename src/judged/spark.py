@@ -27,6 +27,16 @@ import tempfile
 from .core.conventions import Settings
 from .core.errors import ConventionError, JudgedError, MeasureError, ParseError
 from .core.measures import Measure
+from .core.io import read_qrels
+from .core.blocks import Block, assemble, block_settings, score_block
+from .core.io.sniff import parquet_files
+from .core.evaluation import Result
+from .core.progress import progress as progress_bar
+from .core.runnames import unique_name
+from .core.data import Qrels
+from .core.io.frames import run_from_table
+from .core.io.text import RawFile, iter_lines, tokenize
+from .core.io.trec import QRELS_LAYOUT, RUN_LAYOUT
 
 SCHEMA = "qid string, measure string, value double"
 MEAN_QID = "all"
@@ -64,8 +74,6 @@ def evaluate(run_df, qrels_df, measures=("nDCG@10", "Judged@10"), *, ties: str =
         cluster's cores)
     """
     import pandas as pd
-
-    from .core.io import read_qrels
 
     settings = _settings(Settings.of(settings, evaluate, ties=ties, complete=complete, no_relevant=no_relevant,
                                      on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids))
@@ -136,8 +144,6 @@ def score_run(run_df, qrels, shared, parsed: dict, settings: Settings, name: str
     import numpy as np
     import pyarrow.compute as pc
 
-    from .core.blocks import Block, assemble
-
     run_cols = {"qid": "string", "docid": "string", "score": "double"}
     if settings.ties == "rank":
         run_cols["rank"] = "double"
@@ -175,10 +181,6 @@ def block_scorer(shared, parsed: dict, settings: Settings, source: str = "run"):
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
-
-        from .core.blocks import block_settings, score_block
-        from .core.data import Qrels
-        from .core.io.frames import run_from_table
 
         batches = list(batches)
         if not batches or sum(b.num_rows for b in batches) == 0:  # an empty bucket
@@ -228,8 +230,6 @@ def read_table(spark, path: str, kind: str):
     and its numbers parsed exactly as ``judged eval`` reads the file."""
     from pyspark.sql import functions as F
 
-    from .core.io.sniff import parquet_files
-
     if parquet_files(path):
         return spark.read.parquet(path)
     lines = spark.read.text(path, lineSep="\n")  # a line ends at \n only, as the tokenizer reads a file
@@ -251,9 +251,6 @@ def text_rows(source: str, kind: str):
     def rows(batches):
         import pyarrow as pa
         import pyarrow.compute as pc
-
-        from .core.io.text import RawFile, iter_lines, tokenize
-        from .core.io.trec import QRELS_LAYOUT, RUN_LAYOUT
 
         layout = RUN_LAYOUT if kind == "run" else QRELS_LAYOUT
         names = ["qid", "docid", "rank", "score"] if kind == "run" else ["qid", "docid", "grade"]
@@ -296,8 +293,6 @@ def read_run_table(spark, path: str):
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
-
-    from .core.io.sniff import parquet_files
 
     cores = spark.sparkContext.defaultParallelism
     files = parquet_files(path)
@@ -482,11 +477,6 @@ def evaluate_files(qrels_path: str, run_paths: list[str], measures, *, master: s
     ``logs``: see :func:`session`; ``progress``: judged's bar over the runs (default: when
     stderr is a terminal); ``blocks``: see :func:`evaluate`; ``settings`` or its sugar, as
     :func:`evaluate`."""
-    from .core.evaluation import Result
-    from .core.io import read_qrels
-    from .core.progress import progress as progress_bar
-    from .core.runnames import unique_name
-
     settings = _settings(Settings.of(settings, evaluate_files, ties=ties, complete=complete, no_relevant=no_relevant,
                                      on_duplicate=on_duplicate, ignore_identical_ids=ignore_identical_ids))
     parsed = _parsed(measures)

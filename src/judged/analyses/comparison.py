@@ -21,8 +21,12 @@ import numpy as np
 from . import stats
 from ..core import DISPLAY
 from ..core.errors import JudgedError, MeasureError
-from ..core.measures import MIN_GEO_MEAN, named_measures
+from ..core.measures import MIN_GEO_MEAN, named_measures, Measure
 from ..core.progress import progress
+from ..core.evaluation import ALIGNMENT, VALUES, Keep, evaluate, sugared
+from ..core.measures.bounds import check_maxgrade, list_depth
+from ..core.querysets import refuse_disjoint_runs
+from .holes.unjudged import comparison_holes
 
 DEFAULT_MEASURES = ("nDCG@10",)
 ALPHA = 0.05  # the significance marks' level
@@ -215,8 +219,6 @@ def significance_mark(p_adjusted: float, delta: float, alpha: float = ALPHA) -> 
 
 def is_coverage_measure(measure: str) -> bool:
     """A measure string naming a coverage measure (Judged@k): never tested, never marked."""
-    from ..core.measures import Measure
-
     try:
         return Measure.parse(measure).is_coverage
     except MeasureError:
@@ -277,8 +279,6 @@ def paired_comparisons(values: dict, baseline: str, measures, *, correction: str
 
 def _geometric(measure: str) -> bool:
     """A measure aggregated by its geometric mean (GMAP, GMBpref)."""
-    from ..core.measures import Measure
-
     try:
         return Measure.parse(measure).aggregate == "geometric-mean"
     except MeasureError:
@@ -322,8 +322,6 @@ def aggregate(measure: str, values) -> float:
     """The run's number on ``measure`` from its per-query values, by the measure's registered
     aggregate (mean; sum for counts; geometric mean, floored at 1e-5, for GMAP and GMBpref),
     as ``judged eval`` prints it; the mean for a name that is not a measure."""
-    from ..core.measures import Measure
-
     try:
         return Measure.parse(measure).aggregate_of(values)
     except MeasureError:
@@ -367,9 +365,6 @@ def compare(qrels, runs, measures=None, *, correction: str = "holm",
     0.5
     """
     import math
-
-    from ..core.evaluation import ALIGNMENT, VALUES, Keep, evaluate, sugared
-    from ..core.measures.bounds import check_maxgrade
 
     # the conventions as one value (settings=, or its keyword sugar), over every qrels query (judged.core.querysets)
     settings, side = sugared("compare", settings, side, conventions)
@@ -417,9 +412,6 @@ def ranks_read(measures, depth: int | None = None) -> int | None:
     cutoff, and k (``depth``, else the first measure's cutoff, else 10) for Judged@k, the
     regressions and the holes; None when a measure reads every rank (no cutoff, the ideal
     of the retrieved documents, condensed lists: :func:`judged.core.measures.bounds.list_depth`)."""
-    from ..core.measures import Measure
-    from ..core.measures.bounds import list_depth
-
     parsed = [Measure.parse(m) for m in ([measures] if isinstance(measures, str) else measures)]
     depths = [list_depth(m) for m in parsed]
     if not parsed or None in depths:
@@ -434,8 +426,6 @@ def compare_result(result, baseline: str | None = None, *, correction: str = "ho
     """The paired comparison of an :class:`~judged.core.evaluation.Result`'s runs (first = baseline);
     with ``holes``, Judged@k (k = ``depth``, else the first measure's cutoff, else 10) and
     whether judging the holes could flip each comparison (negative grades as its settings say)."""
-    from ..core.querysets import refuse_disjoint_runs
-
     refuse_disjoint_runs(result)  # a run sharing no query id with the qrels: nothing to compare
     names = list(result.runs)
     baseline = baseline or names[0]
@@ -452,8 +442,6 @@ def compare_result(result, baseline: str | None = None, *, correction: str = "ho
         # kernels release the GIL); each computed as alone, so the numbers are the same
         found = None
         if holes and first is not None:
-            from .holes.unjudged import comparison_holes
-
             found = pool.submit(comparison_holes, result, baseline, k, maxgrade=maxgrade)
         rows = paired_comparisons(values, baseline, list(result.measures), correction=correction,
                                   permutations=permutations, seed=seed, show_progress=show_progress, pool=pool)

@@ -53,6 +53,16 @@ from ..core.conventions import Settings, validate
 from ..core.errors import ConventionError, JudgedError, ParseError, UsageError
 from ..core.measures import Measure
 from ..core.words import counted
+from ..core.evaluation import ALIGNMENT, evaluate
+from ..core.querysets import refuse_disjoint_runs
+from ..core.io import read_qrels
+from ..core.manifest import Manifest
+from ..core.io.toml import read_toml
+from ..core.jsonsafe import json_safe
+from ..core.runnames import display_names
+from ..core.measures.bounds import zero_filled
+from .holes.unjudged import bound_over_pool, negative_as, run_holes, comparison_holes
+from ..core.checks.answer_key import read_query_list
 
 VERDICTS = ("pass", "fail", "undecided")
 EXIT_CODES = {"pass": 0, "fail": 1, "undecided": 3}  # 2: bad input, as every judged command
@@ -109,8 +119,6 @@ class Policy:
             return policy
         if isinstance(policy, dict):
             return _parse(dict(policy), "<policy>", None)
-        from ..core.io.toml import read_toml
-
         name = os.fspath(policy)
         return _parse(read_toml(name, "judged gate policy"), name, os.path.dirname(os.path.abspath(name)))
 
@@ -196,8 +204,6 @@ def _parse(data: dict, source: str, folder: str | None) -> Policy:
         queries = [str(q) for q in queries]
         file = path(s["file"], "[critical] file") if "file" in s else None
         if file is not None:
-            from ..core.checks.answer_key import read_query_list
-
             queries += [q for q in read_query_list(file) if q not in queries]
         if not queries:
             raise bad("[critical] names no query: give queries = [...] or file = FILE")
@@ -357,8 +363,6 @@ class GateResult:
         """``judged gate --format json``: :meth:`to_dict`, strict JSON (NaN as null)."""
         import json
 
-        from ..core.jsonsafe import json_safe
-
         return json.dumps(json_safe(self.to_dict()), indent=indent)
 
 
@@ -376,9 +380,6 @@ def gate(policy, qrels=None, baseline=None, candidate=None, *, manifest=None, an
     dicts, as :func:`judged.evaluate` takes them; both are scored over every qrels query (0
     where a run ranks nothing), as ``judged compare``. ``settings``: the conventions
     (without a manifest; default trec_eval's)."""
-    from ..core.evaluation import ALIGNMENT, evaluate
-    from ..core.querysets import refuse_disjoint_runs
-
     p = Policy.load(policy)
     if baseline is None or candidate is None:
         raise UsageError("the gate needs a baseline run and a candidate run")
@@ -400,8 +401,6 @@ def gate(policy, qrels=None, baseline=None, candidate=None, *, manifest=None, an
     settings = replace(settings, negative=p.holes.get("negative", settings.negative))  # where holes are looked for
     runs = {"baseline": baseline, "candidate": candidate}
     if all(isinstance(r, (str, os.PathLike)) for r in runs.values()):  # named as every command shows them
-        from ..core.runnames import display_names
-
         paths = [os.fspath(baseline), os.fspath(candidate)]
         if paths[0] != paths[1]:
             shown = display_names(paths)
@@ -427,9 +426,6 @@ def gate(policy, qrels=None, baseline=None, candidate=None, *, manifest=None, an
 def _frozen(manifest, qrels, measure: str, settings):
     """(the checked qrels, the manifest's settings, its provenance): changed judgments or
     query set refused; the policy's measure must be frozen in it, under the same convention."""
-    from ..core.io import read_qrels
-    from ..core.manifest import Manifest
-
     m = Manifest.load(manifest)
     if settings is not None:
         raise UsageError("a manifest fixes the conventions: pass no settings with it")
@@ -467,8 +463,6 @@ class _Decision:
     def comparison_holes(self):
         """Judged@k of both runs and the range of Δ over their holes (judged compare's)."""
         if self._comparison_holes is None:
-            from .holes.unjudged import comparison_holes
-
             self._comparison_holes = comparison_holes(self.result, self.base, self.k,
                                                       maxgrade=self.holes.get("maxgrade"))
         return self._comparison_holes
@@ -476,9 +470,6 @@ class _Decision:
     def query_ranges(self) -> tuple[np.ndarray, np.ndarray]:
         """Per query, the least and the largest candidate - baseline over every grade of the
         holes of both runs, each run bounded over both runs' holes (conservative)."""
-        from ..core.measures.bounds import zero_filled
-        from .holes.unjudged import bound_over_pool, negative_as, run_holes
-
         m = zero_filled(self.result.measures[self.measure])
         if "maxgrade" in self.holes:
             m = replace(m, maxgrade=self.holes["maxgrade"])
@@ -683,7 +674,6 @@ class _Decision:
     def judge_first(self, queries) -> tuple[str, int, list]:
         """(strategy, unjudged pairs of the queries concerned, the first of them in judged
         pool's order): the holes of both runs' top k, ``queries`` only when given."""
-        from .holes.unjudged import negative_as
         from .pooling.strategies import STRATEGIES, PoolContext, candidates, default_strategy
 
         negative = self.result.settings.negative

@@ -22,6 +22,7 @@ from ..core.data import Qrels
 from ..core.errors import ConventionError, JudgedError, ParseError
 from ..core.naturalsort import natural_key
 from ..core.words import counted
+from ..core.io import read_qrels
 
 PREFER = ("new", "base")
 PROVENANCE_SUFFIX = ".provenance.tsv"
@@ -107,8 +108,6 @@ def merge(base, new, *, prefer: str | None = None, assessor: str | None = None, 
     conflict: refused (:class:`MergeConflict`) unless ``prefer`` is ``new`` (the later
     input wins) or ``base`` (the earlier wins). ``assessor`` / ``time`` label the new
     inputs' judgments that carry no provenance of their own."""
-    from ..core.io import read_qrels
-
     if prefer is not None and prefer not in PREFER:
         raise ConventionError(f"--prefer must be new or base, not {prefer!r}")
     news = list(new) if isinstance(new, (list, tuple)) else [new]
@@ -194,8 +193,6 @@ class QrelsDiff:
 
 def diff(a, b, on_duplicate: str = "error") -> QrelsDiff:
     """Judgments added (in b only), removed (in a only) and changed (different grade)."""
-    from ..core.io import read_qrels
-
     a, b = read_qrels(a, on_duplicate=on_duplicate), read_qrels(b, on_duplicate=on_duplicate)
     da = dict(zip(zip(a.qid.to_pylist(), a.docid.to_pylist()), a.grade.tolist()))
     db = dict(zip(zip(b.qid.to_pylist(), b.docid.to_pylist()), b.grade.tolist()))
@@ -280,7 +277,6 @@ def rejudge(qrels_versions, runs, measure: str = "nDCG@10", k: int = 10, *, sett
     (``complete=True``: 0 where a run ranks nothing), and every version over the queries
     all versions judge (queries only some hold are left out, with a warning), so a flip
     is a change of labels, never of queries."""
-    from ..core.io import read_qrels
     from ..core.querysets import common_queries, mean_over, of_result, refuse_disjoint_runs
 
     if len(qrels_versions) < 2:

@@ -14,6 +14,9 @@ import re
 import sys
 
 from . import declared
+from .. import __version__
+from ..core.native import describe
+from ..core.errors import JudgedError
 
 # judged calls no BLAS routine; OpenBLAS's worker threads, started when numpy is imported,
 # would only spin on the cores the evaluation uses (2-3% of its CPU). A user's setting wins.
@@ -139,9 +142,6 @@ def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
     """The argument parser. ``command``: register only that subcommand's module in full,
     the others by name and one-line help (None: none in full, so ``judged --help`` imports
     no command module); ``ALL`` (default): every command in full (shell completion, tests)."""
-    from .. import __version__
-    from ..core.native import describe
-
     parser = Parser(
         prog="judged", description="Evaluate ranked retrieval honestly: declared conventions, visible holes.",
         epilog=EPILOG, formatter_class=Formatter)
@@ -176,8 +176,6 @@ def main(argv=None) -> int:
     declared.IMPORT_ON_USE = running  # a value needed while parsing: from its module, imported
     parser = build_parser(command)
     args = parser.parse_args(argv)  # a command line refused here imports no engine
-
-    from ..core.errors import JudgedError
 
     if not getattr(args, "func", None):
         parser.print_help()

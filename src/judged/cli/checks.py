@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core.words import counted
 from .declared import later
+from ..core.errors import UsageError
 
 # looked up when first used (help reads the module's text; a run, the module it imports)
 ABSTAIN_MARKER = later("judged.core.checks.abstention", "ABSTAIN_MARKER")
@@ -53,8 +54,6 @@ def side_files(args):
     from ..core.checks.scale import scale_beside
 
     if args.principal is not None and args.eligibility is None:
-        from ..core.errors import UsageError
-
         raise UsageError(f"--as {args.principal} chooses rows of an eligibility file: give --eligibility FILE too")
     scale = args.scale if args.scale is not None else scale_beside(args.qrels)
     return SideFiles(scale, args.requirements, args.eligibility, args.principal, args.unanswerable,
@@ -64,8 +63,6 @@ def side_files(args):
 def configure(result, args) -> None:
     """Report parameters of the checks (the lists' depth and 'high' threshold)."""
     import math
-
-    from ..core.errors import UsageError
 
     if args.depth is not None and args.depth < 1:
         raise UsageError(f"--depth must be a positive integer, got {args.depth}")

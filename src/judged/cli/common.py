@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 
 from .declared import later
+from ..core.words import counted
+from ..core.errors import JudgedError
 
 # looked up when first used (help reads the module's text; a run, the module it imports)
 NO_RELEVANT, ON_DUPLICATE, TIES = (later("judged.core.conventions", name) for name in ("NO_RELEVANT", "ON_DUPLICATE",
@@ -86,8 +88,6 @@ def split_inputs(manifest, paths: list) -> tuple:
 
     if manifest is None:
         if len(paths) < 2:
-            from ..core.errors import JudgedError
-
             raise JudgedError("give the qrels and at least one run")
         return paths[0], paths[1:]
     frozen = manifest.resolve(manifest.qrels["path"])
@@ -110,8 +110,6 @@ def save_record_of(result, args, manifest=None) -> None:
     """``--save``: the evaluation record written, and one line on stderr saying what went
     where (stdout keeps the command's own output)."""
     from ..core.manifest import save_record
-    from ..core.words import counted
-
     data = save_record(result, args.save, manifest)
     queries = len({qid for run in data["runs"].values() for qid in run["per_query"]})
     print(f"saved the evaluation record of {counted(len(data['runs']), 'run')} x "
@@ -125,14 +123,10 @@ def load_manifest(args):
     from ..core.manifest import Manifest
 
     if getattr(args, "measures", None):
-        from ..core.errors import JudgedError
-
         raise JudgedError("--manifest fixes the measures; drop -m (or freeze a new manifest)")
     if getattr(args, "ties", "trec") != "trec" or getattr(args, "complete", False) \
             or getattr(args, "no_relevant", "zero") != "zero" or getattr(args, "ignore_identical_ids", False) \
             or getattr(args, "depth_cut", None) is not None:
-        from ..core.errors import JudgedError
-
         raise JudgedError("--manifest fixes the conventions; drop --ties/--complete/--no-relevant/"
                           "--ignore-identical-ids/--depth-cut")
     return Manifest.load(args.manifest)

@@ -7,12 +7,14 @@ import sys
 
 from . import Formatter
 from ..core.words import counted
-from .checks import add_answers_option, add_check_options, side_files
+from .checks import add_answers_option, add_check_options, side_files, print_checks
 from .declared import declared
-from .common import (add_convention_options, add_machine_option, add_record_options, format_help, import_ahead,
-                     load_manifest, print_query_set, settings_of, split_inputs)
+from .common import (
+    add_convention_options, add_machine_option, add_record_options, format_help, import_ahead, load_manifest,
+    print_query_set, settings_of, split_inputs, save_record_of)
 from .holes import add_hole_options
 from .infer import add_sample_option, print_sample_decisions
+from ..core.errors import JudgedError, UsageError
 
 HELP = """Compare runs with a baseline (the first run) over the same queries: every qrels
 query, a run missing one scoring 0 there (the query-set rule of every command that compares
@@ -120,8 +122,6 @@ def comparison_from_args(args):
     manifest = load_manifest(args)
     qrels, runs = split_inputs(manifest, args.inputs)
     if len(runs) < 2:
-        from ..core.errors import JudgedError
-
         raise JudgedError("give a baseline run and at least one run to compare with it")
     if getattr(args, "baseline", None):
         runs = baseline_first(runs, args.baseline)
@@ -142,8 +142,6 @@ def comparison_from_args(args):
         if not is_query_sample(args.sample):  # a sample of whole queries: only prediction-powered estimates
             c.sample = comparison_sample_decisions(c, args.sample, getattr(args, "intervals", "simultaneous"))
         elif not getattr(args, "machine", None):
-            from ..core.errors import JudgedError
-
             raise JudgedError(f"{args.sample} is a sample of whole queries: estimate from it with a machine "
                               "judge's labels (--machine LABELS)")
         if getattr(args, "machine", None):
@@ -153,8 +151,6 @@ def comparison_from_args(args):
             c.ppi = ppi_for(result.qrels, {name: rr.aligned.run for name, rr in result.runs.items()}, args.machine,
                             args.sample, list(c.measures), result.settings, baseline=c.baseline)
     if getattr(args, "save", None):
-        from .common import save_record_of
-
         save_record_of(c.result, args, manifest)
     return c
 
@@ -162,7 +158,6 @@ def comparison_from_args(args):
 def baseline_first(runs: list, baseline: str) -> list:
     """``runs`` with the one ``baseline`` names first: a run as given, or as the tables show it
     (:func:`judged.core.runnames.display_names`)."""
-    from ..core.errors import UsageError
     from ..core.runnames import display_names
 
     shown = display_names([str(r) for r in runs])
@@ -373,8 +368,6 @@ def _missing(c, name: str) -> str:
 def render_checks(c, console) -> None:
     """Leaks, evidence gaps, abstention, the grade scale, warnings and answer checks (when given)."""
     if c.checks is not None:
-        from .checks import print_checks
-
         print_checks(c.result, console, answer_key=False)
     if c.answers:
         from .answers import print_pairings

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import Formatter
+from . import Formatter, build_parser
 
 HELP = """Print a shell completion script for judged.
 
@@ -35,8 +35,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from . import build_parser
-
     print(script(build_parser(), args.shell), end="")
     return 0
 

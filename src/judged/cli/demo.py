@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from . import Formatter
 from ..core.words import counted
+from .holes import print_report
+from .rejudge import print_rejudged
+from .meta import print_holdout
 
 HELP = """Run judged on built-in example data: the worked nDCG examples of the product brief,
 the same ranking under linear and exponential gain, what nDCG@10 becomes with a single
@@ -80,9 +83,6 @@ def _holes_demo(console, directory) -> None:
     from ..core.io import read_qrels
     from ..analyses.pooling.strategies import pool
     from ..analyses.qrels_ops import merge, rejudge
-    from .holes import print_report
-    from .rejudge import print_rejudged
-
     story = holes_story()
     story.write(directory)
     before = read_qrels(os.path.join(directory, "qrels.txt"))
@@ -131,8 +131,6 @@ def holdout_demo(console) -> None:
     """Section 9: does the estimate hold? Leave-one-run-out on a generated pooled collection."""
     from ..analyses.meta.holdout import holdout
     from ..analyses.meta.synthetic import pooled_collection
-    from .meta import print_holdout
-
     coll = pooled_collection(systems=12, queries=30, depth=20, pool_depth=10, seed=0)
     console.rule("9. Does the estimate hold? Hold each run out of a 12-run pool in turn")
     console.print("Two runs cannot check an estimate. A generated collection with 12 runs (4 teams), judged to depth "

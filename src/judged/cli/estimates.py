@@ -6,6 +6,8 @@ estimate ± half its interval (``judged infer``; ``--sample`` and ``--machine`` 
 
 from __future__ import annotations
 
+from .plain import Table
+
 
 def estimate_cell(e) -> str:
     """An :class:`~judged.analyses.holes.estimates.Estimate` as a table shows it: value ± half width."""
@@ -30,8 +32,6 @@ def print_estimates(rows, heading, console, short=None, *, known=None, after=Non
     ``short``), its measure (``measure``), the known scores (``known``: heading -> key of
     ``row.known``), one column per estimate (``heading(name)``; cells :func:`estimate_cell`),
     then ``after`` (heading -> the cell of a row)."""
-    from .plain import Table
-
     short = short or (lambda text: text)
     known, after = known or {}, after or {}
     names = list(dict.fromkeys(name for r in rows for name in r.estimates))

@@ -11,6 +11,7 @@ from ..core.words import counted
 from .checks import add_check_options, configure, print_checks, side_files
 from .common import (add_convention_options, add_machine_option, add_record_options, format_help, load_manifest,
                      print_json, print_query_set, save_record_of, settings_of, split_inputs)
+from ..core.errors import ParseError, UsageError
 
 HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
 
@@ -74,8 +75,6 @@ def inputs_named(args) -> None:
     ``--versus-qrels`` are their readers'."""
     if args.beir or args.manifest or args.qrels_versions:
         return
-    from ..core.errors import ParseError, UsageError
-
     if not args.runs:
         raise UsageError("give at least one RUN after the qrels")
     for path in (args.qrels, *args.runs):
@@ -88,8 +87,6 @@ def inputs_named(args) -> None:
 def run(args) -> int:
     from ..core.evaluation import DEFAULT_MEASURES, evaluate
     from ..core.querysets import refuse_disjoint_runs
-
-    from ..core.errors import UsageError
 
     if args.qrels_versions:
         return run_rejudge(args)
@@ -164,8 +161,6 @@ def run(args) -> int:
 def log_to_mlflow(result, args) -> None:
     """``--mlflow``: one MLflow run holding the result (:func:`judged.integrations.mlflow.log_result`),
     and one line on stderr saying where it went."""
-    from ..core.errors import UsageError
-
     if not args.mlflow:
         raise UsageError("--mlflow-experiment and --mlflow-run-name go with --mlflow")
     try:
@@ -217,7 +212,6 @@ def _mteb_splits(runs: list, args) -> list:
 
 def run_rejudge(args) -> int:
     """``judged eval QRELS --qrels V2 ... RUN...``: :func:`judged.analyses.qrels_ops.rejudge` over the versions."""
-    from ..core.errors import UsageError
     from ..core.measures import Measure
     from ..analyses.qrels_ops import rejudge
     from .rejudge import output

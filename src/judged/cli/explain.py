@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import Formatter
+from .common import ON_DUPLICATE, ON_DUPLICATE_HELP, TIES, TIES_HELP
 
 HELP = """Work one query's score by hand: rank, docid, grade, gain, discount, discounted gain,
 running DCG; the ideal grade sequence and IDCG; the result, and warnings.
@@ -13,8 +14,6 @@ example:
 
 
 def register(sub) -> None:
-    from .common import ON_DUPLICATE, ON_DUPLICATE_HELP, TIES, TIES_HELP
-
     p = sub.add_parser("explain", help="work one query's score by hand", description=HELP,
                        formatter_class=Formatter)
     p.add_argument("qrels")

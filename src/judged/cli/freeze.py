@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from . import Formatter
 from ..core.words import counted
+from .common import NO_RELEVANT, ON_DUPLICATE, TIES
+from .declared import declared
+from ..core.errors import UsageError
 
 HELP = """Freeze an evaluation set for paired comparisons: the query set, relevance unit,
 grade scale, every measure's gain, discount, cutoff and convention, the engine-wide
@@ -18,9 +21,6 @@ example:
 
 
 def register(sub) -> None:
-    from .common import NO_RELEVANT, ON_DUPLICATE, TIES
-    from .declared import declared
-
     RELEVANCE_UNITS = declared("judged.core.manifest").RELEVANCE_UNITS
 
     p = sub.add_parser("freeze", help="freeze an evaluation set into a TOML manifest", description=HELP,
@@ -50,7 +50,6 @@ def run(args) -> int:
     import sys
 
     from ..core.conventions import Settings
-    from ..core.errors import UsageError
     from ..core.manifest import Manifest
     from .plain import console as make_console
 

@@ -10,6 +10,7 @@ import os
 import sys
 
 from . import Formatter
+from ..core.errors import UsageError
 
 HELP = """Decide whether CANDIDATE may replace BASELINE, by the rules of a policy file (TOML;
 docs/gate.md has every key): a non-inferiority or superiority margin on a measure decided
@@ -71,7 +72,6 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..analyses.gate import gate
-    from ..core.errors import UsageError
     from ..core.manifest import Manifest
 
     if len(args.inputs) not in (2, 3):

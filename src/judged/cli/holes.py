@@ -10,6 +10,7 @@ from . import Formatter
 from ..core.words import counted
 from .common import add_convention_options, add_machine_option, format_help, print_query_set, settings_of
 from .infer import add_sample_option, print_sample_decisions
+from ..core.errors import ConventionError
 
 HELP = """Show the holes (documents with no judgment for this query) in each run's top k: mean
 Judged@k, the number of holes, the share of queries with any hole, the worst queries; the
@@ -88,8 +89,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..core.errors import ConventionError
-
     if args.k < 1:
         raise ConventionError(f"-k must be a positive integer, got {args.k}")
     if args.worst < 0:
@@ -112,7 +111,6 @@ def run(args) -> int:
 
 def _report(args, measure) -> dict | None:
     """The report of one measure (None: nDCG@k): its JSON dict (--format json), else printed."""
-    from ..core.errors import ConventionError
     from ..analyses.holes.unjudged import holes_report
 
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=measure, maxgrade=args.maxgrade,

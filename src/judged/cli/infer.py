@@ -10,6 +10,7 @@ import sys
 from . import Formatter
 from ..core.words import counted
 from .common import add_convention_options, format_help, settings_of
+from ..core.errors import ConventionError
 
 HELP = """Estimate what judging every pair of a sample's design would show, from the
 judged sample: draw it with judged pool --strategy sample, judge it (the judging app or
@@ -77,7 +78,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..core.errors import ConventionError
     from ..analyses.holes.inference import default_estimators, infer
 
     if args.k < 1:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from . import Formatter
 from ..core.words import counted
 from .common import add_convention_options, format_help, print_json, settings_of
+from .declared import declared
+from .holes import add_hole_options
+from ..core.errors import JudgedError, ConventionError
 
 HELP = """Meta-evaluation of measures and conventions on your own qrels and runs.
 
@@ -28,8 +31,6 @@ example:
 
 
 def register(sub) -> None:
-    from .declared import declared
-
     agreement, discount, holdout, power, stability = (declared(f"judged.analyses.meta.{name}") for name in
                                                       ("agreement", "discount", "holdout", "power", "stability"))
     meta_pooling = declared("judged.analyses.pooling.replay")
@@ -104,8 +105,6 @@ def register(sub) -> None:
                     help="what the estimate predicts, as `judged holes --estimate-over` (default run)")
     ho.add_argument("--samples", type=int, default=200, help="draws for each estimate (default 200)")
     ho.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    from .holes import add_hole_options
-
     add_hole_options(ho)
 
     RULE_TOLERANCES = declared("judged.analyses.pooling.choice").RULE_TOLERANCES
@@ -320,7 +319,6 @@ def run_agreement(args) -> int:
 
 
 def run_stability(args) -> int:
-    from ..core.errors import JudgedError
     from ..analyses.meta import stability
 
     ms = args.measures
@@ -447,7 +445,6 @@ def run_pooling(args) -> int:
 
 
 def run_simulate_discount(args) -> int:
-    from ..core.errors import JudgedError
     from ..analyses.meta import discount
 
     try:
@@ -489,7 +486,6 @@ def run_synthetic(args) -> int:
 
 
 def run_holdout(args) -> int:
-    from ..core.errors import ConventionError
     from ..analyses.meta.holdout import holdout
 
     if not 0 < args.level < 1:

@@ -6,6 +6,10 @@ import argparse
 import sys
 from . import Formatter
 from ..core.words import counted
+from .common import add_convention_options
+from .declared import declared
+from .holes import add_hole_options
+from ..core.errors import UsageError
 
 HELP = """Write the unjudged (qid, docid) pairs in the runs' top DEPTH, one per line:
 qid docid priority best_rank runs [strategy columns] strategy stratum inclusion ranks,
@@ -59,10 +63,6 @@ def _starts(text: str) -> list[int]:
 
 
 def register(sub) -> None:
-    from .common import add_convention_options
-    from .declared import declared
-    from .holes import add_hole_options
-
     pool = declared("judged.analyses.pooling.strategies")
     BUDGET_STRATEGY, DEFAULT_STRATEGY = pool.BUDGET_STRATEGY, pool.DEFAULT_STRATEGY
     default = (f"{DEFAULT_STRATEGY}, with or without --budget" if BUDGET_STRATEGY == DEFAULT_STRATEGY else
@@ -98,7 +98,6 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..core.conventions import Settings
-    from ..core.errors import UsageError
     from ..analyses.pooling.strategies import BUDGET_STRATEGY_WHY, HOW_TO_CHOOSE, default_strategy, pool
 
     defaulted = args.strategy is None and args.budget is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import Formatter
 from .common import add_convention_options, format_help, print_json, settings_of
+from ..core.errors import UsageError
 
 HELP = """The rejudging report (BEIR's TREC-COVID table, produced by the tool): per run the
 score and Judged@k under each qrels version, the order of the systems under each, and
@@ -36,8 +37,6 @@ def register(sub) -> None:
 def versions_and_runs(args) -> tuple[list, list]:
     """(qrels versions, runs): ``QRELS RUN... --versus-qrels V2``, or the old ``--qrels V1
     --qrels V2 RUN...``."""
-    from ..core.errors import UsageError
-
     if args.qrels:
         versions, runs = list(args.qrels) + list(args.versus_qrels or []), list(args.inputs)
     else:

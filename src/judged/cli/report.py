@@ -6,6 +6,9 @@ import sys
 
 from . import Formatter
 from .common import format_help
+from .compare import add_comparison_options, comparison_from_args
+from .declared import declared
+from ..core.errors import UsageError
 
 HELP = """Compare runs with a baseline (the first run, or --baseline) and write one
 self-contained HTML page (no network, no scripts): first, the runs ranked by the first
@@ -24,9 +27,6 @@ examples:
 
 
 def register(sub) -> None:
-    from .compare import add_comparison_options
-    from .declared import declared
-
     power = declared("judged.analyses.meta.power")
     POWER_MEASURES, DEFAULT_SAMPLES = power.DEFAULT_MEASURES, power.DEFAULT_SAMPLES
 
@@ -64,14 +64,11 @@ def run(args) -> int:
     from .. import report
     from ..analyses.comparison import DEFAULT_MEASURES
     from ..core.progress import progress
-    from .compare import comparison_from_args
-
     if not args.manifest:
         args.measures = with_judged_at_k(args.measures or list(DEFAULT_MEASURES))
     c = comparison_from_args(args)
     power = None
     if args.power:
-        from ..core.errors import UsageError
         from ..analyses.meta.power import DEFAULT_MEASURES, power_of_comparison
 
         if args.format != "html":

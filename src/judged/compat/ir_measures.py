@@ -26,6 +26,12 @@ import os
 from typing import NamedTuple
 
 import pyarrow as pa
+from ..core.data import Qrels, Run
+from ..core.io import frames, read_qrels, read_run
+from ..core.io.subtopics import read_subtopic_qrels
+from ..core.measures import Measure
+from ..core.conventions import Settings
+from ..core.evaluation import Scorer
 
 
 class Metric(NamedTuple):
@@ -48,10 +54,6 @@ def as_qrels(qrels, subtopics: bool = False):
     """judged's Qrels; ``subtopics`` (a diversity measure is asked for): with the subtopic
     judgments, read from the ``iteration`` field or column as ir_measures reads them
     (a record without one: subtopic '0', as ir_measures' Qrel)."""
-    from ..core.data import Qrels
-    from ..core.io import frames, read_qrels
-    from ..core.io.subtopics import read_subtopic_qrels
-
     if isinstance(qrels, (Qrels, dict, str, os.PathLike)) or hasattr(qrels, "columns") or isinstance(qrels, pa.Table):
         return read_qrels(qrels, subtopics=subtopics)
     if subtopics:
@@ -61,9 +63,6 @@ def as_qrels(qrels, subtopics: bool = False):
 
 
 def as_run(run):
-    from ..core.data import Run
-    from ..core.io import frames, read_run
-
     if isinstance(run, (Run, dict, str, os.PathLike)) or hasattr(run, "columns") or isinstance(run, pa.Table):
         return read_run(run)
     return frames.run_from_table(_records_table(run, ("query_id", "doc_id", "score")), "run", source="<records>")
@@ -71,8 +70,6 @@ def as_run(run):
 
 def _measures(measures) -> dict:
     """Measure as given -> judged Measure."""
-    from ..core.measures import Measure
-
     if isinstance(measures, (str, Measure)) or not hasattr(measures, "__iter__"):
         measures = [measures]
     return {given: Measure.parse(given if isinstance(given, (str, Measure)) else str(given)) for given in measures}
@@ -82,16 +79,12 @@ class Evaluator:
     """ir_measures.evaluator(measures, qrels): the qrels read once, runs scored on call."""
 
     def __init__(self, measures, qrels, **conventions):
-        from ..core.conventions import Settings
-
         self.measures = _measures(measures)
         self.qrels = as_qrels(qrels, subtopics=any(m.family.subtopics for m in self.measures.values()))
         self.settings = Settings(**conventions)
 
     def _scored(self, run):
         """The run's :class:`~judged.core.results.RunResult` (:class:`judged.core.evaluation.Scorer`)."""
-        from ..core.evaluation import Scorer
-
         (scored,) = Scorer(self.qrels, self.measures, self.settings).runs([as_run(run)]).runs.values()
         return scored
 

@@ -41,6 +41,12 @@ from ..core.errors import ConventionError, MeasureError, ParseError
 
 from ..core.measures.registry import (DEFAULT_CUTOFFS, MIN_GEO_MEAN, SUCCESS_CUTOFFS, TREC_NICKNAMES,  # noqa: F401
                                       TREC_NOT_COMPUTED, TREC_STRINGS, trec_table)
+from ..core.measures import FAMILIES as JUDGED_FAMILIES, Measure, trec_form
+from ..core.measures.params import PARAMS
+from ..core.io import read_run, read_qrels
+from ..core.conventions import Settings
+from ..core.evaluation import ALIGNMENT, Scorer
+from ..core.measures.dcg import ranking_for
 
 # trec_eval name -> (judged family, its TrecName record), from the measure registry
 TREC = trec_table()
@@ -79,9 +85,6 @@ def expand(measures, relevance_level: int = 1, judged_docs_only: bool = False) -
     of every ``family.k1,k2`` / ``family_k`` form are pooled, and the family's default
     cutoffs apply only when none is given."""
     from dataclasses import replace
-
-    from ..core.measures import FAMILIES as JUDGED_FAMILIES, Measure, trec_form
-    from ..core.measures.params import PARAMS
 
     # pytrec_eval's test (relevance_level < 1); -1, which its int32 parse lets through to
     # score every query 0, is refused here too
@@ -153,8 +156,6 @@ class RelevanceEvaluator:
     """pytrec_eval.RelevanceEvaluator, computed by judged in double precision."""
 
     def __init__(self, query_relevance, measures, relevance_level: int = 1, judged_docs_only_flag: bool = False):
-        from ..core.io import read_qrels
-
         self.measures = expand(measures, relevance_level, judged_docs_only_flag)
         judged_queries = {q: d for q, d in dict(query_relevance).items() if len(d) > 0}
         self.qrels = read_qrels(judged_queries) if judged_queries else None
@@ -162,9 +163,6 @@ class RelevanceEvaluator:
     def evaluate(self, scores) -> dict[str, dict[str, float]]:
         """{qid: {key: value}} for the queries both in ``scores`` and the qrels; a query
         listed with nothing ranked is scored on an empty ranking, as pytrec_eval does."""
-        from ..core.conventions import Settings
-        from ..core.evaluation import ALIGNMENT, Scorer
-
         if not scores or self.qrels is None:
             return {}
         listed = {str(q) for q in scores}
@@ -185,8 +183,6 @@ def _run(scores):
     distinct values, which every trec_eval measure reads alike (only their order counts).
     A NaN score is refused (:class:`UnorderedScore`): it compares false with everything, so
     pytrec_eval puts it wherever its sort happens to leave it."""
-    from ..core.io import read_run
-
     try:
         return read_run({q: d for q, d in scores.items()})
     except ParseError as refused:
@@ -218,8 +214,6 @@ def _trec_values(key: str, measure, aligned, values) -> np.ndarray:
     if t.log:
         return np.log(np.maximum(values, MIN_GEO_MEAN))
     if t.empty_nan:  # nothing retrieved: trec_eval's 0/0 at a level that needs no relevant document
-        from ..core.measures.dcg import ranking_for
-
         empty = ranking_for(measure, aligned).count == 0
         if t.level == "recall":  # iprec_at_recall
             R = aligned.judgments.count_at_least(measure.rel)

@@ -21,6 +21,7 @@ from .align import Aligned, align, no_relevant_error
 from .conventions import Settings
 from .data import Qrels, Run
 from .results import LazyRunResult, RunResult, max_depth
+from .io import read_run
 
 
 @dataclass(frozen=True)
@@ -112,8 +113,6 @@ def file_realigner(qrels: Qrels, source: str, name: str, settings: Settings):
     """``realign()`` for :func:`assemble`: the whole run file read in memory and aligned."""
 
     def realign() -> Aligned:
-        from .io import read_run
-
         return align(qrels, read_run(source, name=name, on_duplicate=settings.on_duplicate), settings)
 
     return realign

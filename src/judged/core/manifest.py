@@ -30,6 +30,12 @@ from . import __version__
 from .words import counted
 from .conventions import Settings
 from .errors import JudgedError, ParseError
+from .io.text import read_raw, decode_utf8, read_bytes
+from .data import Qrels
+from .io import read_qrels
+from .measures import parse_measures, Measure
+from .io.output import open_replacing
+from .io.toml import read_toml
 
 MANIFEST_FORMAT = "judged-manifest/1"
 RECORD_FORMAT = "judged-record/1"
@@ -138,8 +144,6 @@ def read_query_ids(path) -> tuple[list[str], str]:
     """Query ids of a queries file and its sha256: BEIR ``queries.jsonl`` (``_id``),
     JSON (a list of ids or an object keyed by id), or text/TSV (first field of each
     line; a header ``query-id``/``qid``/``_id`` and ``#`` lines skipped)."""
-    from .io.text import read_raw
-
     raw = read_raw(path)
     name = raw.name.lower().removesuffix(".gz")
     try:
@@ -196,9 +200,6 @@ class Manifest:
         """Freeze an evaluation set. The query set is the queries file's ids (if given),
         else the qrels' queries; a query of the set missing from a run scores 0 (``complete``).
         ``settings``: the conventions (default trec_eval's; no ``depth_cut``)."""
-        from .io import read_qrels
-        from .measures import parse_measures
-
         if relevance_unit not in RELEVANCE_UNITS:
             raise JudgedError(f"relevance unit must be one of {', '.join(RELEVANCE_UNITS)}")
         settings = replace(Settings() if settings is None else settings, complete=True)
@@ -233,8 +234,6 @@ class Manifest:
         """Write the TOML file; file paths are stored relative to its folder."""
         import tomli_w
 
-        from .io.output import open_replacing
-
         folder = os.path.dirname(os.path.abspath(path))
         for section in (self.qrels, self.queries):
             if section.get("path") and os.path.exists(section["path"]):
@@ -253,8 +252,6 @@ class Manifest:
         that no longer parses) is a :class:`~judged.core.errors.ParseError` naming the file."""
         if isinstance(path, Manifest):
             return path
-        from .io.toml import read_toml
-
         name = os.fspath(path)
         data = read_toml(name, "judged manifest")
         if data.get("format") != MANIFEST_FORMAT:
@@ -283,8 +280,6 @@ class Manifest:
         m = Manifest(measures, conventions, qrels, queries, corpus if isinstance(corpus, dict) else {},
                      str(data.get("tool", "")), str(data.get("created", "")), name)
         try:  # the conventions and measures must still mean something to this version
-            from .measures import Measure
-
             m.settings()
             for entry in measures:
                 Measure.parse(entry["measure"])
@@ -316,8 +311,6 @@ class Manifest:
     def check(self, qrels, queries=None):
         """Refuse (ManifestError with the diff) judgments, a query set or conventions
         that differ from the frozen ones; return the qrels restricted to the query set."""
-        from .measures import Measure
-
         diff = []
         if self.queries.get("path"):
             qpath = queries or self.resolve(self.queries["path"])
@@ -369,8 +362,6 @@ def restrict(qrels, qids):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .data import Qrels
-
     mask = pc.is_in(qrels.qid, value_set=pa.array(list(qids), type=pa.string()))
     if pc.all(mask).as_py():
         return qrels
@@ -384,16 +375,12 @@ def evaluate_frozen(manifest, runs, *, qrels=None, queries=None, on_duplicate: s
     checking that the qrels (default: the manifest's qrels path) still match it.
     ``checks`` (scale, requirements, eligibility, ...) go to ``evaluate`` as they are."""
     from .evaluation import evaluate
-    from .io import read_qrels
-
     m = Manifest.load(manifest)
     if qrels is None:
         qrels = m.resolve(m.qrels["path"])
         if not os.path.exists(qrels) and not qrels.startswith("irds:"):  # ir_datasets ids are not paths
             raise ParseError(m.path or "the manifest", None, f"its qrels file {qrels!r} no longer exists "
                                                              "(paths are relative to the manifest's folder)")
-    from .measures import parse_measures
-
     q = read_qrels(qrels, on_duplicate=on_duplicate,
                    subtopics=any(x.family.subtopics for x in parse_measures(m.measure_strings)))
     q = m.check(q, queries)
@@ -447,8 +434,6 @@ def _file_sha(path) -> str | None:
 def save_record(result, path, manifest=None) -> dict:
     """Write :func:`record` as JSON (and return it); an existing file is replaced only once
     it is complete."""
-    from .io.output import open_replacing
-
     data = record(result, manifest)
     with open_replacing(path) as fh:
         json.dump(data, fh, indent=1)
@@ -462,8 +447,6 @@ def load_record(source) -> dict:
     :class:`~judged.core.errors.ParseError` naming the file and the key."""
     if isinstance(source, dict):
         return check_record(source, "<record>")
-    from .io.text import decode_utf8, read_bytes
-
     name = os.fspath(source)
     try:
         data = json.loads(decode_utf8(name, read_bytes(name, "record"), "record"))

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from .words import counted
 from .errors import QuerySetError
+from .io.compressed import head
 
 QRELS = "qrels"
 RUN_AND_QRELS = "run-and-qrels"
@@ -246,8 +247,6 @@ def file_query_sample(path, count: int = SAMPLE) -> list:
     """The first distinct query ids of a TREC run file (its first field), for messages."""
     if path is None:
         return []
-    from .io.compressed import head
-
     seen = []
     for line in head(path, 1 << 20).decode("utf-8-sig", errors="replace").split("\n")[:10_000]:  # a BOM is no qid
         fields = line.split()

@@ -31,9 +31,10 @@ import pyarrow as pa
 from .conventions import Settings
 from .errors import ParseError, UsageError
 from .blocks import assemble, block_settings, file_realigner, score_block
-from .io import compressed
+from .io import compressed, read_run
 from .progress import ByteProgress
 from .results import RunResult
+from .io.trec import rank_column
 
 SPILL_BYTES = 1 << 30  # files larger than this (bytes) are partitioned when not grouped by query
 PARTITION_BYTES = 64 << 20  # bytes of run lines per partition (about; a query is never split)
@@ -253,9 +254,6 @@ class _PartitionError(Exception):
 def _score_partition(qrels, part: Partition, name: str, measures: dict, settings: Settings, check_only: bool):
     """One partition's :class:`judged.core.blocks.Block`; None when ``check_only`` (another
     partition failed: only an earlier error matters). Its run is freed on return."""
-    from .io import read_run
-    from .io.trec import rank_column
-
     try:
         run = read_run(part.path, name=name, on_duplicate=settings.on_duplicate)
     except ParseError as exc:
@@ -273,8 +271,6 @@ def _score_partition(qrels, part: Partition, name: str, measures: dict, settings
 def _reading_error_stage(part: Partition, name: str, on_duplicate: str) -> int:
     """0: a line the reader refuses; 1: a repeated (qid, docid) pair, which the reader checks
     only once every line has been read."""
-    from .io import read_run
-
     if on_duplicate != "error":
         return 0
     try:

@@ -24,6 +24,9 @@ rule (docid descending).
 from __future__ import annotations
 
 import contextlib
+from ..core.errors import MeasureError
+from ..core.measures import Measure
+from ..compat.ir_measures import as_qrels, Evaluator
 
 try:
     import ir_measures
@@ -36,9 +39,6 @@ NAME = "judged_engine"
 
 
 def _judged_measure(measure):
-    from ..core.errors import MeasureError
-    from ..core.measures import Measure
-
     try:
         return Measure.parse(str(measure))
     except MeasureError:
@@ -55,8 +55,6 @@ class JudgedEngineProvider(providers.Provider):
         return _judged_measure(measure) is not None
 
     def _evaluator(self, measures, qrels):
-        from ..compat.ir_measures import as_qrels
-
         qrels = as_qrels(_qrels_records(qrels))
         return JudgedEngineEvaluator(list(measures), qrels)
 
@@ -70,8 +68,6 @@ def _qrels_records(qrels):
 
 class JudgedEngineEvaluator(providers.Evaluator):
     def __init__(self, measures, qrels):
-        from ..compat.ir_measures import Evaluator
-
         super().__init__(measures, set(qrels.query_ids.tolist()))
         self._evaluator = Evaluator(measures, qrels)
 

@@ -27,6 +27,10 @@ from __future__ import annotations
 
 import json
 import re
+from .. import __version__
+from ..core.runnames import display_names
+from ..analyses.holes.unjudged import result_holes
+from ..core.jsonsafe import json_safe
 
 try:
     import mlflow
@@ -57,8 +61,6 @@ def keys_of(names) -> dict:
 
 def result_params(result, prefix: str = "") -> dict:
     """The params :func:`log_result` logs: what every number of ``result`` means."""
-    from .. import __version__
-
     q = result.qrels
     params = {"judged.version": __version__, "judged.qrels": str(q.source or "<in memory>"),
               "judged.qrels_sha256": str(q.sha256), "judged.qrels_queries": int(len(q.query_ids)),
@@ -72,8 +74,6 @@ def result_params(result, prefix: str = "") -> dict:
 def result_metrics(result, prefix: str = "", run_keys: bool | None = None) -> dict:
     """The metrics :func:`log_result` logs: each run's aggregate of each measure. ``run_keys``:
     key them ``<run>/<measure>`` (default: only when the result holds several runs)."""
-    from ..core.runnames import display_names
-
     keys = keys_of(result.measures)
     several = len(result.runs) > 1 if run_keys is None else run_keys
     shown = display_names(list(result.runs))  # runs as every command shows them
@@ -99,9 +99,6 @@ def per_query_tsv(result) -> str:
 def holes_report(result, k: int | None = None) -> dict | None:
     """``judged holes``' report (no estimate) of the first measure of ``result`` whose holes
     judged bounds, at ``k`` (default: its cutoff, else 10); None when no measure is bounded."""
-    from ..analyses.holes.unjudged import result_holes
-    from ..core.jsonsafe import json_safe
-
     given = next((g for g, m in result.measures.items() if m.family.boundable), None)
     if given is None:
         return None
@@ -119,8 +116,6 @@ def log_result(result, *, prefix: str = "", step: int | None = None, artifacts: 
         with mlflow.start_run():
             log_result(judged.evaluate("qrels.txt", "run.txt", ["nDCG@10", "AP"]))
     """
-    from ..core.jsonsafe import json_safe
-
     params, metrics = result_params(result, prefix), result_metrics(result, prefix, run_keys)
     mlflow.log_params(params)
     mlflow.log_metrics(metrics, step=step)

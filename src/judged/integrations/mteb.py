@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 
 from ..core.io.mteb import read_predictions, read_scores  # noqa: F401  (the public names of this integration)
+from ..core.io import read_qrels
 
 __all__ = ["read_predictions", "read_scores", "measure_of", "task_qrels", "task_conventions", "reported"]
 
@@ -65,8 +66,6 @@ def _load(task):
 def task_qrels(task, split: str = "test", subset: str = "default"):
     """The qrels MTEB scores ``task`` with (loaded if need be: a Hub task downloads its
     data), as a :class:`judged.Qrels`; queries without any judgment are left out, as MTEB does."""
-    from ..core.io import read_qrels
-
     data = _load(task).dataset
     if subset not in data:
         raise KeyError(f"task {task.metadata.name} has no subset {subset!r} (has {sorted(data)})")

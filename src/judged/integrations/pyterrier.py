@@ -20,6 +20,11 @@ import os
 import types
 import warnings
 from collections import namedtuple
+import judged
+from judged.core.errors import MeasureError
+from judged.core.measures import Measure
+from judged.analyses import stats
+from judged.analyses.comparison import compare_result
 
 try:
     import pandas as pd
@@ -81,9 +86,6 @@ def _names(retr_systems, names) -> list:
 def _columns(eval_metrics) -> tuple[list, bool]:
     """([(column, judged measure string)], mrt wanted) of ``eval_metrics``: judged's measure
     strings, trec_eval's names, ir_measures objects, and ir_measures' families ("official")."""
-    from judged.core.errors import MeasureError
-    from judged.core.measures import Measure
-
     wanted = [eval_metrics] if isinstance(eval_metrics, str) else list(eval_metrics)
     out = []
     for m in wanted:
@@ -109,8 +111,6 @@ def _columns(eval_metrics) -> tuple[list, bool]:
 
 def _check(round, highlight, save_mode, validate, plan, precompute_prefix, correction, baseline, perquery, test):
     """pt.Experiment's checks of its options (and judged's refusals), before anything runs."""
-    from judged.analyses import stats
-
     if plan != "linear" or precompute_prefix:
         raise ValueError("plan='tree' and precompute_prefix share the pipelines' common prefix, which judged's "
                          "Experiment does not do (it runs each system in turn, pt's plan='linear'): run the shared "
@@ -233,8 +233,6 @@ def _run(system, label, topics, batch_size, save_dir, save_mode, save_format) ->
 def _query_sets(topics, qrels, filter_by_qrels: bool, filter_by_topics: bool):
     """(topics, qrels) after pt.Experiment's filters: topics without qrels dropped
     (``filter_by_qrels``), qrels of queries that are not topics dropped (``filter_by_topics``)."""
-    import judged
-
     if isinstance(topics, (str, os.PathLike)) and os.path.isfile(topics):
         topics = pt.io.read_topics(os.fspath(topics))
     qrels = judged.read_qrels(qrels)
@@ -337,9 +335,6 @@ def Experiment(retr_systems, topics, qrels, eval_metrics=("nDCG@10",), names=Non
     """
     from dataclasses import replace
 
-    import judged
-    from judged.core.measures import Measure
-
     _check(round, highlight, save_mode, validate, plan, precompute_prefix, correction, baseline, perquery, test)
     labels = _names(retr_systems, names)
     systems = list(retr_systems.values()) if isinstance(retr_systems, dict) else list(retr_systems)
@@ -425,9 +420,6 @@ def _tests(table, result, labels, baseline, measured, source, test, correction, 
     """pt.Experiment's baseline columns (``<m> +``, ``<m> -``, ``<m> p-value``; with a
     correction ``<m> reject`` and ``<m> p-value corrected``) and judged's ``<m> can flip``."""
     import numpy as np
-
-    from judged.analyses import stats
-    from judged.analyses.comparison import compare_result
 
     if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):
         if not 0 <= baseline < len(labels):

@@ -10,6 +10,7 @@ from the run 0 after ``make_comparable=True`` (judged: ``complete=True``).
 from __future__ import annotations
 
 import numpy as np
+from ..core.io import read_qrels, read_run
 
 try:
     import ranx as _ranx
@@ -27,16 +28,12 @@ def _nested(qids, docids, values, cast) -> dict:
 
 def to_qrels(qrels) -> "_ranx.Qrels":
     """Anything ``judged.read_qrels`` reads, as a ``ranx.Qrels`` (grades as ints)."""
-    from ..core.io import read_qrels
-
     q = read_qrels(qrels)
     return _ranx.Qrels(_nested(q.qid.to_pylist(), q.docid.to_pylist(), np.asarray(q.grade).tolist(), int))
 
 
 def to_run(run, name: str | None = None) -> "_ranx.Run":
     """Anything ``judged.read_run`` reads, as a ``ranx.Run`` named ``name`` (default: the run's name)."""
-    from ..core.io import read_run
-
     r = read_run(run)
     return _ranx.Run(_nested(r.qid.to_pylist(), r.docid.to_pylist(), np.asarray(r.score).tolist(), float),
                      name=name or r.name)

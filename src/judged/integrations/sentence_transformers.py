@@ -33,6 +33,12 @@ import os
 
 import numpy as np
 import pyarrow as pa
+from ..core.conventions import Settings
+from ..core.io import read_qrels
+from ..core.measures import Measure
+from ..core.data import Run
+from ..core.evaluation import evaluate
+from ..core.io.output import open_replacing
 
 try:
     import torch
@@ -139,10 +145,6 @@ class GradedIREvaluator(SentenceEvaluator):
                  corpus_prompt: str | None = None, corpus_prompt_name: str | None = None,
                  write_csv: bool = True, write_run: bool = False, mlflow: bool = False):
         super().__init__()
-        from ..core.conventions import Settings
-        from ..core.io import read_qrels
-        from ..core.measures import Measure
-
         if isinstance(qrels, dict) and any(not isinstance(v, dict) for v in qrels.values()):
             qrels = qrels_from_relevant_docs(qrels)
         self.qrels = read_qrels(qrels)
@@ -207,8 +209,6 @@ class GradedIREvaluator(SentenceEvaluator):
         Each chunk of the corpus keeps its top ``depth`` per query and every document tied
         with the last of them; the lists are then ordered by score descending, ties by docid
         as ``ties`` says (descending for trec), and cut at ``depth``."""
-        from ..core.data import Run
-
         queries, docs, scores = [], [], []
         q_emb = self._embed(model, self.queries, "query") if self.query_ids else None
         for start in range(0, len(self.corpus), self.corpus_chunk_size) if self.query_ids else ():
@@ -233,8 +233,6 @@ class GradedIREvaluator(SentenceEvaluator):
     def score(self, run, run_name: str = "model"):
         """:func:`judged.evaluate` of retrieved lists (``{qid: {docid: score}}`` or a
         :class:`judged.core.data.Run`) with this evaluator's qrels, measures and conventions."""
-        from ..core.evaluation import evaluate
-
         return evaluate(self.qrels, {run_name: run}, list(self.measures), settings=self.settings)
 
     @property
@@ -280,8 +278,6 @@ class GradedIREvaluator(SentenceEvaluator):
                     w.writerow(["epoch", "steps", *self.measures])
                 w.writerow([epoch, steps, *[repr(values[g]) for g in self.measures]])
         if self.write_run:
-            from ..core.io.output import open_replacing
-
             stem = self.csv_file.replace("_results.csv", f"_run_epoch{epoch}_steps{steps}.txt")
             with open_replacing(os.path.join(output_path, stem)) as fh:
                 for q, docs in _as_dict(run).items():

@@ -21,6 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import ParseError
+from ..core.io.text import utf8_line
+from ..core.io.beir import iter_jsonl
+from ..core.io.texts import tsv_texts
+from ..core.checks.scale import read_scale as read_grade_scale
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -60,8 +64,6 @@ def _checked(path, line: int | None, what: str, text: str, max_length: int | Non
 def _decoded_lines(path: Path):
     """(line number, text without its end of line) of a UTF-8 file, streamed; a line that
     is not UTF-8 is a ParseError naming it."""
-    from ..core.io.text import utf8_line
-
     with open(path, "rb") as lines:
         for n, line in enumerate(lines, 1):
             yield n, utf8_line(path, n, line)
@@ -116,9 +118,6 @@ class Topic:
 
 def read_topics(path: str | Path, wanted: set[str] | None = None) -> dict[str, Topic]:
     """qid -> :class:`Topic`, from TSV, BEIR JSON lines or a TREC topic file (by content)."""
-    from ..core.io.beir import iter_jsonl
-    from ..core.io.texts import tsv_texts
-
     path = Path(path)
     with open(path, "rb") as fh:
         head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -210,8 +209,6 @@ def read_guidelines(path: str | Path) -> str:
 
 def read_corpus(path: str | Path, wanted: set[str]) -> dict[str, tuple[str, str]]:
     """docid -> (title, text) for the wanted docids, streamed from BEIR ``corpus.jsonl``."""
-    from ..core.io.beir import iter_jsonl
-
     out: dict[str, tuple[str, str]] = {}
     for n, obj in iter_jsonl(Path(path)):
         docid = str(obj["_id"])
@@ -226,8 +223,6 @@ def read_judging_scale(path: str | Path | None) -> Scale:
     tables with ``value``, ``name``, ``definition``, ``examples``; None: judged's default
     scale), plus one key of the judging app's own, ``evidence = "required"`` (the default:
     grades above the lowest need a quoted passage or a note) or ``"optional"``."""
-    from ..core.checks.scale import read_scale as read_grade_scale
-
     grade_scale = read_grade_scale(None if path is None else str(path))
     evidence = "required" if path is None else tomllib.loads(Path(path).read_text("utf-8")).get("evidence", "required")
     if evidence not in ("required", "optional"):

@@ -20,13 +20,14 @@ from sqlalchemy.orm import Session
 
 from ..core.errors import JudgedError
 from .models import ADJUDICATE, GRADE, UNDO, Assessor, Assignment, CampaignOrder, Judgment, Pair, PairRank
+from ..analyses.pooling.strategies import STRATEGIES, make_policy
+from ..analyses.pooling.poolfile import PoolPair
+from ..analyses.pooling.candidates import PoolRows
 
 SHUFFLED, POOL = "shuffled", "pool"
 
 
 def order_choices() -> list[str]:
-    from ..analyses.pooling.strategies import STRATEGIES
-
     return [SHUFFLED, POOL] + [n for n, s in STRATEGIES.items() if s.adaptive]
 
 
@@ -70,9 +71,6 @@ def _candidates(session: Session, database, campaign_id: int):
     """(pair ids in candidate order, Candidates, priority order) from pair_rank, built once."""
     got = database.cache.get(("order_candidates", campaign_id))
     if got is None:
-        from ..analyses.pooling.poolfile import PoolPair
-        from ..analyses.pooling.candidates import PoolRows
-
         rows = session.execute(select(PairRank.pair_id, PairRank.run, PairRank.rank, Pair.qid, Pair.docid)
                                .join(Pair, Pair.id == PairRank.pair_id).where(Pair.campaign_id == campaign_id)
                                .order_by(PairRank.id)).all()
@@ -133,8 +131,6 @@ def next_pair_id(session: Session, database, assessor: Assessor, maxgrade: int) 
     order = campaign_order(database, cid)
     if order == POOL or cands is None:
         return next((i for i in ordered if i not in handed), None)
-    from ..analyses.pooling.strategies import make_policy
-
     policy = make_policy(order, cands, seed=database.cache.get(("order_seed", cid), 0), maxgrade=max(maxgrade, 1))
     policy.start()
     for pair_id, grade in _labels(session, cid).items():

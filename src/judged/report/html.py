@@ -8,9 +8,14 @@ from html import escape
 from string import Template
 
 from ..core.words import counted
-from ..analyses.stats import TESTS, differences, format_effect, format_p
+from ..analyses.stats import TESTS, differences, format_effect, format_p, ci95
 from . import plots
 from .tables import legend, main_table, shortener
+from ..analyses.comparison import is_coverage_measure
+from ..analyses.holes.unjudged import result_holes
+from ..analyses.flips import flip_summary
+from ..core.measures import Measure
+from .. import __version__
 
 
 def _p(p) -> str:
@@ -38,8 +43,6 @@ def _main(c, alpha) -> str:
 
 
 def _comparisons(c) -> str:
-    from ..analyses.comparison import is_coverage_measure
-
     out = []
     coverage = [m for m in c.measures if is_coverage_measure(m)]
     for m, convention in c.measures.items():
@@ -322,8 +325,6 @@ def _settings(c) -> str:
 
 def ranking_measure(c) -> str | None:
     """The measure the first screen ranks the runs by: the first one that is not coverage."""
-    from ..analyses.comparison import is_coverage_measure
-
     return next((m for m in c.measures if not is_coverage_measure(m)), None)
 
 
@@ -331,8 +332,6 @@ def overview_holes(c):
     """The holes of every run on the ranking measure, as ``judged holes`` reports them
     (bounds over the pool of every run, every pair's interval; no estimate), or None
     without holes or when that measure has no bounds."""
-    from ..analyses.holes.unjudged import result_holes
-
     m = ranking_measure(c)
     if c.holes is None or c.result is None or m not in c.holes.bounded:
         return None
@@ -341,10 +340,6 @@ def overview_holes(c):
 
 def _overview(c, shown, holes, alpha) -> str:
     """The first screen: which runs are better, by how much, and could judging change it."""
-    from ..analyses.flips import flip_summary
-    from ..analyses.stats import ci95
-    from ..core.measures import Measure
-
     m = ranking_measure(c)
     if m is None:
         return ""
@@ -407,8 +402,6 @@ def html(c, title: str | None = None, alpha: float = 0.05, power=None) -> str:
     (the runs ranked with their intervals and the holes' bounds, the flip matrix), then the
     tables and, folded, each run's detail; with ``power`` (a :class:`judged.analyses.meta.PowerResult`,
     e.g. from :func:`judged.analyses.meta.power.power_of_comparison`) the ASL-curve section too."""
-    from .. import __version__
-
     template = Template(_template())
     shown, short = shortener(c)  # runs by file name (settings keep the paths)
     title = title or (f"judged report: {', '.join(shown[r] for r in c.runs)} vs {shown[c.baseline]}" if len(c.runs) <= 2

@@ -10,6 +10,7 @@ import io
 import numpy as np
 
 from ..analyses.stats import percentiles
+from ..core.errors import JudgedError
 
 BETTER, WORSE, NEUTRAL = "#2e7d32", "#c62828", "#9e9e9e"
 MAX_BARS = 300  # above this many queries, outlines and rasterized points instead of one shape per query
@@ -19,8 +20,6 @@ def _figure(width: float, height: float):
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - matplotlib is in the 'report' extra
-        from ..core.errors import JudgedError
-
         raise JudgedError("the HTML report's ASL curves need matplotlib, a dependency of judged missing here: "
                           "pip install matplotlib") from exc
     return Figure(figsize=(width, height), layout="constrained")

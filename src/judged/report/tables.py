@@ -6,7 +6,8 @@ import csv
 import io
 
 from ..core.words import counted
-from ..analyses.comparison import MARK_TEST
+from ..analyses.comparison import MARK_TEST, is_coverage_measure, significance_mark
+from ..core.runnames import shortener as names_shortener
 
 
 def main_table(c, alpha: float = 0.05) -> list[dict]:
@@ -16,8 +17,6 @@ def main_table(c, alpha: float = 0.05) -> list[dict]:
     rows += [{"run": r, "baseline": False, "cells": {}, "leaks": leaks.get(r)} for r in c.runs]
     by_run = {row["run"]: row for row in rows}
     for x in c.comparisons:
-        from ..analyses.comparison import significance_mark
-
         p = x.p_adjusted[MARK_TEST]
         flip = c.flip(x)
         by_run[x.run]["cells"][x.measure] = {"mean": x.mean_run, "delta": x.test.mean_delta,
@@ -31,8 +30,6 @@ def main_table(c, alpha: float = 0.05) -> list[dict]:
 
 def legend(c, alpha: float = 0.05, flips: bool = False) -> str:
     """The significance legend; with ``flips`` (the HTML table) also the ⇄ mark's."""
-    from ..analyses.comparison import is_coverage_measure
-
     flips = " ⇄: judging the holes could reverse the order (see Holes)." if flips and c.holes is not None else ""
     coverage = [m for m in c.measures if is_coverage_measure(m)]
     untested = (f" {', '.join(coverage)}: the share of the top k judged (coverage, not quality), never tested."
@@ -47,8 +44,6 @@ def shortener(c):
     """(name -> shown name, a function shortening every run name in a text): reports show a
     run given by its path by its file name, with the folders it takes to tell runs apart
     (:func:`judged.core.runnames.shortener`); the settings keep the paths."""
-    from ..core.runnames import shortener as names_shortener
-
     return names_shortener([c.baseline, *c.runs])
 
 

@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from ...core.errors import JudgedError, ParseError
 from ...core.querysets import refuse_disjoint_runs
 from ..stats import tie_sign
+from ...core.io.text import iter_lines, read_raw
+from ...core.conventions import Settings
+from ...core.evaluation import evaluate
 
 PREFERRED = ("a", "b", "none")
 DEFAULT_MEASURES = ("nDCG@10", "nDCG(gain=exp)@10", "RR", "P@10", "AP")
@@ -50,8 +53,6 @@ def read_preferences(source) -> list[Preference]:
             q, a, b, p = (str(v) for v in item)
             out.append(_checked("<memory>", k + 1, q, a, b, p))
         return out
-    from ...core.io.text import iter_lines, read_raw
-
     raw = read_raw(source)
     out = []
     for lineno, fields in iter_lines(raw):
@@ -144,9 +145,6 @@ def preference_agreement(preferences, qrels, runs, measures=DEFAULT_MEASURES, *,
     """Per measure, the share of side-by-side preferences it agrees with where it tells
     the two rankings apart, overall and by whether each side found anything relevant
     (``settings`` default ``Settings(complete=True)``)."""
-    from ...core.conventions import Settings
-    from ...core.evaluation import evaluate
-
     prefs = read_preferences(preferences)
     if depth < 1:
         raise JudgedError(f"depth must be a positive integer, got {depth}")

@@ -31,6 +31,7 @@ import numpy as np
 from ...core.words import counted
 from ...core.conventions import Discount
 from ...core.errors import JudgedError
+from .plot import pyplot, save
 
 DEFAULT_SIZES = (10, 100, 1000, 10000)
 DEFAULT_TRIALS = 200
@@ -117,8 +118,6 @@ def simulate_discount(sizes=DEFAULT_SIZES, discounts=DEFAULT_DISCOUNTS, *, trial
 
 def plot_discount_simulation(sim: DiscountSimulation, path) -> None:
     """Two panels against collection size: mean nDCG of both rankers, and separation."""
-    from .plot import pyplot, save
-
     fig, (left, right) = pyplot().subplots(1, 2, figsize=(10, 4))
     for i, d in enumerate(sim.discounts):
         line, = left.plot(sim.sizes, sim.mean_better[i], marker="o", label=f"{d} better")

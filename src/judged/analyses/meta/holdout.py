@@ -41,8 +41,15 @@ from ...core.errors import ConventionError, JudgedError, ParseError
 from ...core.progress import progress
 from ...core.runnames import run_stem
 from ...core.querysets import of_scored
-from .protocols import TOLERANCE, TruthChecks
+from .protocols import TOLERANCE, TruthChecks, summarize, DEFAULT_SEEDS, ShiftResult, shift_protocol
 from .stability import kendall_tau, tau_ap
+from ..holes.estimate import DEFAULT_LEVEL, estimate_runs
+from ..holes.collection import build_pool, make_world, unit_removal, world_aligned
+from ...core.evaluation import Keep, Scorer
+from ...core.measures.bounds import bounds, check_maxgrade, list_depth, pool_extras
+from ..holes.unjudged import estimate_over_of, estimate_source, ideal_of, negative_as
+from ...core.measures import BOUNDED, Measure
+from ...core.measures.registry import family
 
 SCORINGS = ("zero", "condensed", "estimate")
 PROTOCOLS = ("loro", "group", "shift", "few")
@@ -115,8 +122,6 @@ class HoldoutResult:
         those whose full score judging its own holes could move by more than
         :data:`~judged.analyses.meta.protocols.TRUTH_WIDTH`; ``mae_all``: over every run);
         interval coverage; violations of the bounds (means, and query ``cell_violations``); tau."""
-        from .protocols import summarize
-
         full = np.array([r.full for r in self.runs])
         shared = summarize(self.runs)
         out = {"runs": len(self.runs), "held_out": len({r.group for r in self.runs}),
@@ -250,14 +255,6 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
     command comparing runs, :mod:`judged.core.querysets`; ``settings`` default
     ``Settings(complete=True)``); a run sharing no query id with the qrels is refused."""
-    from ..holes.estimate import DEFAULT_LEVEL, estimate_runs
-    from ..holes.collection import build_pool, make_world, unit_removal, world_aligned
-    from ...core.evaluation import Keep, Scorer
-    from ...core.measures.bounds import bounds, check_maxgrade, list_depth, pool_extras
-    from ..holes.unjudged import estimate_over_of, estimate_source, ideal_of, negative_as
-    from ...core.measures import BOUNDED, Measure
-    from ...core.measures.registry import family
-
     settings = Settings(complete=True) if settings is None else settings
     negative = settings.negative
     if by not in ("run", "group"):
@@ -287,8 +284,6 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
         raise ConventionError(f"holdout bounds and estimates are defined for {', '.join(estimable)}, not {m.name}")
     m = replace(m, unjudged="zero", maxgrade=None if maxgrade is None else int(maxgrade))
     if protocol in ("shift", "few"):
-        from .protocols import DEFAULT_SEEDS, ShiftResult, shift_protocol
-
         cells = shift_protocol(qrels, runs, m, k, protocol=protocol, pool_runs=pool_runs,
                                seeds=DEFAULT_SEEDS if seeds is None else seeds, depth=depth, samples=samples, seed=seed,
                                level=level, maxgrade=maxgrade, settings=settings,

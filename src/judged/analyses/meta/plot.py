@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...core.errors import JudgedError
+from ...core.io.output import replacing
 
 
 def pyplot():
@@ -19,8 +20,6 @@ def pyplot():
 
 def save(fig, path) -> None:
     """Write the figure (format from the file's suffix: png, svg, pdf, ...) and close it."""
-    from ...core.io.output import replacing
-
     plt = pyplot()
     try:
         with replacing(path, what="plot") as tmp:

@@ -31,6 +31,7 @@ from ...core.words import counted
 from ...core.errors import JudgedError
 from ..stats import bootstrap_pvalues, bootstrap_test, median, randomization_pvalues, randomization_test  # noqa: F401
 from .scores import ScoreMatrix, matrix_from_result, run_pairs, score_matrix
+from .plot import pyplot, save
 
 TESTS = ("randomization", "bootstrap")
 DEFAULT_ALPHA = 0.05
@@ -156,8 +157,6 @@ def power_of_comparison(comparison, measures=DEFAULT_MEASURES, *, test: str = "r
 
 def plot_asl_curves(result: PowerResult, path) -> None:
     """Sakai's ASL curves, one line per measure, to PNG/SVG/PDF (by the file's suffix)."""
-    from .plot import pyplot, save
-
     fig, ax = pyplot().subplots(figsize=(7, 4.5))
     draw_asl_curves(result, ax)
     fig.tight_layout()

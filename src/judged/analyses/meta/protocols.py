@@ -35,6 +35,14 @@ import numpy as np
 from ...core.errors import ConventionError, JudgedError
 from ...core.progress import progress
 from ...core.runnames import run_stem
+from ..holes.unjudged import holes_report, negative_as
+from ...core.align import align
+from ...core.measures.bounds import bounds
+from ...core.evaluation import ALIGNMENT, Scorer, evaluate
+from ...core.querysets import refuse_disjoint_runs
+from ...core.io import read_qrels
+from ...core.measures import Measure
+from ..holes.estimate import FALLBACK
 
 SHIFT_PROTOCOLS = ("shift", "few")
 DEFAULT_SEEDS = 5  # random halves of the runs as pool runs, beside the weaker half
@@ -186,14 +194,6 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
     ``runs``, each scored by :func:`judged.analyses.holes.unjudged.holes_report` on its cut qrels."""
     import pandas as pd
 
-    from ..holes.unjudged import holes_report, negative_as
-    from ...core.align import align
-    from ...core.measures.bounds import bounds
-    from ...core.evaluation import ALIGNMENT, Scorer, evaluate
-    from ...core.querysets import refuse_disjoint_runs
-    from ...core.io import read_qrels
-    from ...core.measures import Measure
-
     if protocol not in SHIFT_PROTOCOLS:
         raise ConventionError(f"protocol must be one of {', '.join(SHIFT_PROTOCOLS)}, got {protocol!r}")
     depth = k if depth is None else int(depth)
@@ -267,8 +267,6 @@ def _values_on(run_result, measure: str, qids: np.ndarray) -> np.ndarray:
 def abstains(row) -> bool:
     """Whether the estimator gave no estimate of this run: none at all, or its stated fallback
     (holes counted as zero, the reason in ``abstain``), which is not an estimate."""
-    from ..holes.estimate import FALLBACK
-
     return row.estimate is None or row.method == FALLBACK
 
 

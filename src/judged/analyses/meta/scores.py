@@ -14,6 +14,9 @@ import numpy as np
 
 from ...core.errors import JudgedError
 from ...core.querysets import refuse_disjoint_runs
+from ...core.conventions import Settings
+from ...core.evaluation import evaluate
+from ...core.measures import Measure
 
 
 @dataclass
@@ -34,8 +37,6 @@ class ScoreMatrix:
     def means(self, measure: str) -> np.ndarray:
         """Each run's number on ``measure``: its registered aggregate (mean; sum for counts;
         geometric mean for GMAP) over the common queries."""
-        from ...core.measures import Measure
-
         m = Measure.parse(measure)
         return np.array([m.aggregate_of(row) for row in self.values[measure]])
 
@@ -44,9 +45,6 @@ def score_matrix(qrels, runs, measures, settings=None) -> ScoreMatrix:
     """Evaluate ``runs`` once (see :func:`judged.evaluate`; ``settings`` default
     ``Settings(complete=True)``) and stack per-query values on the queries every run was
     evaluated on."""
-    from ...core.conventions import Settings
-    from ...core.evaluation import evaluate
-
     result = evaluate(qrels, runs, list(measures), settings=Settings(complete=True) if settings is None else settings)
     refuse_disjoint_runs(result)
     return matrix_from_result(result)
@@ -55,8 +53,6 @@ def score_matrix(qrels, runs, measures, settings=None) -> ScoreMatrix:
 def matrix_from_result(result, measures=None) -> ScoreMatrix:
     """The score matrix of an evaluated Result; ``measures`` not in it are computed on its
     runs' aligned data (nothing is aligned twice)."""
-    from ...core.measures import Measure
-
     names = list(result.runs)
     if not names:
         raise JudgedError("no runs given")

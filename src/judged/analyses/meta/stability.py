@@ -23,6 +23,7 @@ from ...core.conventions import Settings
 from ...core.errors import JudgedError
 from ..stats import row_tolerances, tie_sign
 from ...core.querysets import common_queries, mean_over, refuse_disjoint_runs
+from ...core.evaluation import evaluate
 
 
 def kendall_tau(x, y) -> float:
@@ -159,7 +160,6 @@ def ranking_stability(qrels, runs, measure, *, versus_measure=None, versus_qrels
     every run over every qrels query, ``Settings(complete=True)``); two qrels versions
     are compared over the queries both judge (:mod:`judged.core.querysets`).
     """
-    from ...core.evaluation import evaluate
     from ..qrels_ops import evaluate_versions
 
     if versus_measure is None and versus_qrels is None:

@@ -26,6 +26,7 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
+from ...core.io.output import open_replacing
 
 RELEVANT_SHARE = (0.003, 0.06)  # per query, the share of candidates that are relevant
 RELEVANT_GRADES = (0.55, 0.30, 0.15)  # grades 1, 2, 3 among the relevant
@@ -92,8 +93,6 @@ def synthetic_collection(systems: int = 8, queries: int = 50, docs: int = 300, d
 
 def write_collection(coll: SyntheticCollection, outdir) -> dict:
     """Write qrels.txt, qrels-pooled.txt, runs/NAME.run (TREC) and preferences.txt; return the paths."""
-    from ...core.io.output import open_replacing
-
     os.makedirs(os.path.join(outdir, "runs"), exist_ok=True)
     paths = {"qrels": os.path.join(outdir, "qrels.txt"), "qrels_pooled": os.path.join(outdir, "qrels-pooled.txt"),
              "preferences": os.path.join(outdir, "preferences.txt"), "runs": []}

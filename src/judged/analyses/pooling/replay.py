@@ -49,6 +49,7 @@ from .choice import RULE_TOLERANCES, choose
 from .policies import StaticOrder, depth_keys
 from .replay_kernels import replay_dcg
 from .strategies import BUDGET_STRATEGY, STRATEGIES, impact_scores, make_policy
+from ...core.evaluation import ALIGNMENT, Scorer, Top, scoring_threads
 
 PROTOCOLS = ("leave-one-run-out", "from-scratch")
 DEFAULT_DEPTH = 100
@@ -62,8 +63,6 @@ def _read_runs(qrels, runs, m, settings: Settings, keep: int | None) -> tuple:
     whole), name -> its query counts, its full-qrels score per run). A run file grouped by
     query is streamed by query blocks, as judged eval reads it, only its top ranks kept
     (:class:`judged.core.evaluation.Scorer` with ``Top(keep)``)."""
-    from ...core.evaluation import ALIGNMENT, Scorer, Top
-
     scored = Scorer(qrels, {str(m): m}, settings).runs(runs, ALIGNMENT if keep is None else Top(keep))
     counts = {name: result_counts(name, rr, scored.qrels) for name, rr in scored.runs.items()}
     full = [m.aggregate_of(rr.values[str(m)]) for rr in scored.runs.values()]
@@ -408,8 +407,6 @@ def pooling_replay(qrels, runs, budgets, strategies=None, *, measure: str = DEFA
     query (``complete=True``, the query-set rule of every command comparing runs,
     :mod:`judged.core.querysets`; ``settings`` default ``Settings(complete=True)``); a run sharing
     no query id with the qrels is refused."""
-    from ...core.evaluation import scoring_threads
-
     if protocol not in PROTOCOLS:
         raise ConventionError(f"unknown protocol {protocol!r} (choose from {', '.join(PROTOCOLS)})")
     if depth < 1:

@@ -71,6 +71,8 @@ from .candidates import PoolRows
 from .policies import BayesianBandit, Bounds, Depth, Hedge, MoveToFront, PoolingPolicy
 from .poolfile import Pool, PoolPair
 from .replay_kernels import pair_gaps
+from ...core.evaluation import Scorer, Top
+from ...core.querysets import refuse_disjoint_runs
 
 
 @dataclass
@@ -139,8 +141,6 @@ def pool(qrels, runs, depth: int = 10, *, budget: int | None = None, strategy: s
     of them (a run sharing no query id with the qrels is refused: nothing to pool). ``seed``
     (random strategies; default 0) and ``options`` go to the strategy (``sample``:
     ``strata``, the best-rank bin starts)."""
-    from ...core.evaluation import Scorer, Top
-    from ...core.querysets import refuse_disjoint_runs
     from ..holes.unjudged import negative_as
 
     settings = Settings() if settings is None else settings

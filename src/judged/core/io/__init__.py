@@ -26,7 +26,7 @@ import pyarrow as pa
 from ..conventions import validate
 from ..data import Qrels, Run
 from ..errors import ParseError
-from . import compressed, frames
+from . import beir, compressed, frames, ranx
 from .sniff import hinted, parquet_files, text_or_json
 from .text import RawFile, iter_lines, line_of_row, open_file, read_raw
 from .trec import dedupe_qrels, parse_grade, read_trec_qrels, read_trec_run
@@ -70,8 +70,6 @@ def read_qrels(source, on_duplicate: str = "error", subtopics: bool = False) -> 
     >>> len(q), q.qid.to_pylist(), q.grade.tolist()
     (3, ['q1', 'q1', 'q2'], [2, 0, 1])
     """
-    from . import ranx
-
     validate(on_duplicate=on_duplicate)
     if isinstance(source, Qrels):
         return source
@@ -118,8 +116,6 @@ def _subtopic_source(source) -> bool:
         path = os.fspath(source)
         return not path.startswith("irds:") and not os.path.isdir(path) and file_kind(path) == "text" and \
             (_first_fields(path)[:1] or [b""])[0].lower() not in BEIR_HEADERS
-    from . import ranx
-
     return not isinstance(source, dict) and not ranx.is_qrels(source)
 
 
@@ -136,7 +132,7 @@ def dataset_qrels(folder, split: str = "test", on_duplicate: str = "error", subs
     ``Dataset`` is read as it is). ``subset``: one subset of the collection, a language of a
     multilingual MTEB task (its ``<subset>-qrels`` config) or a subfolder that is a
     collection itself (CQADupStack's forums); :func:`judged.core.io.hf.subsets` lists them."""
-    from . import beir, hf  # read only here: not imported by every evaluation
+    from . import hf  # read only here: not imported by every evaluation
 
     if _in_datasets(folder):
         return hf.qrels_from_memory(folder, split, on_duplicate=on_duplicate)
@@ -185,7 +181,7 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error", diges
     >>> r.name, r.docid.to_pylist(), r.score.tolist()
     ('bm25', ['a', 'b'], [1.5, 2.0])
     """
-    from . import mteb, ranx
+    from . import mteb
 
     validate(on_duplicate=on_duplicate)
     if isinstance(source, Run):

@@ -14,6 +14,7 @@ import pyarrow as pa
 from ..data import Qrels
 from ..errors import ParseError, UsageError
 from .trec import dedupe_qrels
+from .subtopics import read_subtopic_qrels
 
 PREFIX = "irds:"
 
@@ -44,8 +45,6 @@ def load_qrels(dataset_id: str, on_duplicate: str = "error", subtopics: bool = F
     ds = dataset(dataset_id)
     _require(ds, "qrels", dataset_id)
     if subtopics:
-        from .subtopics import read_subtopic_qrels
-
         rows = [(str(q.query_id), str(getattr(q, "subtopic_id", getattr(q, "iteration", "0"))), str(q.doc_id),
                  int(q.relevance)) for q in ds.qrels_iter()]
         if not rows:

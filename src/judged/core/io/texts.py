@@ -12,15 +12,13 @@ from __future__ import annotations
 import os
 
 from ..errors import ParseError
-from . import beir, hf
+from . import beir, hf, irds
 from .text import read_raw, utf8_line
 
 
 def read_queries(source) -> dict[str, str]:
     """Query id -> text."""
     if isinstance(source, str) and source.startswith("irds:"):
-        from . import irds
-
         return irds.load_queries(source)
     path = os.fspath(source)
     if os.path.isdir(path):
@@ -31,8 +29,6 @@ def read_queries(source) -> dict[str, str]:
 def read_docs(source, doc_ids=None) -> dict[str, dict]:
     """Document id -> ``{"title", "text"}``, only ``doc_ids`` when given."""
     if isinstance(source, str) and source.startswith("irds:"):
-        from . import irds
-
         return irds.load_docs(source, doc_ids)
     path = os.fspath(source)
     if os.path.isdir(path):
