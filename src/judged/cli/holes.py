@@ -71,7 +71,8 @@ def register(sub) -> None:
     p.add_argument("--estimate-over", choices=["pool", "run", "midpoint"], default=None,
                    help="what the estimate predicts: run (the default), judging each run's own holes; pool, judging "
                         "the holes of every run given (the others' holes enter each run's ideal and R); midpoint, the "
-                        "mean of the two. Measured on three collections (docs/holes.md), none wins every protocol")
+                        "mean of the two. Measured on three collections (docs/holes.md), none wins every protocol; "
+                        "judged meta holdout --estimates all measures which suits your collection")
     p.add_argument("--reference", nargs="+", action="extend", metavar="RUN", default=[],
                    help="more runs the estimate learns from but the report leaves out (e.g. the collection's pooled "
                         "runs, when RUN is a new system)")

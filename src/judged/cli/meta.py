@@ -103,6 +103,11 @@ def register(sub) -> None:
                     help="the estimate's method, as `judged holes --estimate` (default loro-logit)")
     ho.add_argument("--estimate-over", choices=["pool", "run", "midpoint"], default=None,
                     help="what the estimate predicts, as `judged holes --estimate-over` (default run)")
+    ho.add_argument("--estimates", metavar="CONFIGS", default=None,
+                    help="compare estimate configurations (method:over, comma-separated, e.g. "
+                         "loro-logit:run,loro-logit:midpoint; or all) under --protocol, one replay each, and say "
+                         "which to use on this collection: the one whose MAE is below holes-as-zero's and condensed's "
+                         "in every cell, else none")
     ho.add_argument("--samples", type=int, default=200, help="draws for each estimate (default 200)")
     ho.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     add_hole_options(ho)
@@ -490,11 +495,13 @@ def run_holdout(args) -> int:
 
     if not 0 < args.level < 1:
         raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
-    res = holdout(args.qrels, list(args.runs), k=args.k, measure=args.measure, by=args.by, groups=args.groups,
-                  group_regex=args.group_regex, depth=args.depth, samples=args.samples, seed=args.seed,
-                  level=args.level, maxgrade=args.maxgrade, protocol=args.protocol, pool_runs=args.pool_runs,
-                  seeds=args.seeds, estimate=args.estimate, estimate_over=args.estimate_over,
+    common = dict(k=args.k, measure=args.measure, by=args.by, groups=args.groups, group_regex=args.group_regex,
+                  depth=args.depth, samples=args.samples, seed=args.seed, level=args.level, maxgrade=args.maxgrade,
+                  protocol=args.protocol, pool_runs=args.pool_runs, seeds=args.seeds,
                   settings=settings_of(args, compared=True))
+    if args.estimates is not None:
+        return _compare_estimates(args, common)
+    res = holdout(args.qrels, list(args.runs), estimate=args.estimate, estimate_over=args.estimate_over, **common)
     if args.format == "json":
         print_json(res.to_dict(), safe=True)
         return 0
@@ -504,6 +511,36 @@ def run_holdout(args) -> int:
         return 0
     print_holdout(res, console)
     _print_query_set(console, res.query_set)
+    return 0
+
+
+def _compare_estimates(args, common: dict) -> int:
+    """``meta holdout --estimates``: each configuration's MAE per cell beside the baselines', the choice."""
+    from ..analyses.meta.estimate_choice import compare_estimates, parse_configs, row_of
+
+    if args.estimate is not None or args.estimate_over is not None:
+        from ..core.errors import ConventionError
+
+        raise ConventionError("--estimates compares configurations: leave out --estimate and --estimate-over")
+    got = compare_estimates(args.qrels, list(args.runs), parse_configs(args.estimates), **common)
+    if args.format == "json":
+        print_json(got.to_dict(), safe=True)
+        return 0
+    console = _console()
+    configs = list(got.cells)
+    t = _table(f"{got.protocol}: MAE of {got.measure} per cell over the runs each configuration estimated "
+               f"(* below holes-as-zero's and condensed's; zero and condensed over the first's runs)",
+               ["cell", "zero", "condensed", *configs])
+    for cell in got.cells[configs[0]]:
+        first = row_of(got.cells[configs[0]][cell], got.protocol)
+        out = [cell, f"{first['mae_zero']:.4f}", f"{first['mae_condensed']:.4f}"]
+        for c in configs:
+            r = row_of(got.cells[c][cell], got.protocol)
+            abst = f" ({r['abstained']} abst.)" if r["abstained"] else ""
+            out.append("-" if r["beats"] is None else f"{r['mae_estimate']:.4f}{'*' if r['beats'] else ''}{abst}")
+        t.add_row(*out)
+    console.print(t)
+    console.print(f"use: {got.choice or 'none'} — {got.reason}", highlight=False, soft_wrap=True)
     return 0
 
 
