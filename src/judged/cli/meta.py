@@ -519,8 +519,6 @@ def _compare_estimates(args, common: dict) -> int:
     from ..analyses.meta.estimate_choice import compare_estimates, parse_configs, row_of
 
     if args.estimate is not None or args.estimate_over is not None:
-        from ..core.errors import ConventionError
-
         raise ConventionError("--estimates compares configurations: leave out --estimate and --estimate-over")
     got = compare_estimates(args.qrels, list(args.runs), parse_configs(args.estimates), **common)
     if args.format == "json":

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 
 from ...core.errors import ConventionError
+from .holdout import holdout
 
 METHODS = ("loro-logit", "run-prior")
 OVER = ("run", "pool", "midpoint")
@@ -100,8 +101,6 @@ def cells_of(result) -> dict:
 def compare_estimates(qrels, runs, configs, *, measure=None, protocol: str | None = None, **holdout_args) -> EstimateChoice:
     """Replay ``judged meta holdout`` (:func:`judged.analyses.meta.holdout.holdout`, same
     arguments) once per configuration in ``configs`` and choose by the module's rule."""
-    from .holdout import holdout
-
     cells, name, proto = {}, None, protocol
     for config in configs:
         method, over = config.split(":")
