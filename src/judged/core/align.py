@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from .conventions import Settings
-from .data import Qrels, Run, arrow_indices, as_numpy, string_buffers, take_strings
+from .data import Qrels, Run, arrow_indices, as_numpy, grades_of_rows, string_buffers, take_strings
 from .errors import ConventionError
 from .kernels import FALLBACK, kernel
 from .lazy import lazy
@@ -225,7 +225,7 @@ def align(qrels: Qrels, run: Run, settings: Settings | None = None) -> Aligned:
         rq_eval[pc.equal(run.qid, run.docid).to_numpy(zero_copy_only=False)] = -1
     ranked = ranked_rows(run, rq_eval, n, settings.ties)
     del rq_eval  # 8 bytes a row, not held while the grades are looked up
-    ranked.grade = index.grades_of_rows(ranked.row, rq, run.docid, run.docid_hash)
+    ranked.grade = grades_of_rows(index, ranked.row, rq, run.docid, run.docid_hash)
     del rq
     cut = settings.depth_cut
     if cut is not None and len(ranked.count) and ranked.count.max() > cut:  # trec_eval -M: the top N only

@@ -629,11 +629,6 @@ class QrelsIndex:
         out[hit[same]] = self.grade[mine[same]]
         return out
 
-    def grades_of_rows(self, rows: np.ndarray, qcode: np.ndarray, docid: pa.Array, docid_hash: np.ndarray) -> np.ndarray:
-        """:meth:`lookup` of run rows ``rows`` (grouped by query), from per-row query codes and
-        docid hashes of the whole run."""
-        return grades_of_rows(self, rows, qcode, docid, docid_hash)
-
     def _lookup_exact(self, qcode: np.ndarray, docid: pa.Array) -> np.ndarray:
         """The same answer without hashing: (query, docid code) keys over the qrels' docids."""
         vocab = pc.unique(self.docid)
