@@ -232,8 +232,7 @@ class Gain:
 
     def __str__(self) -> str:
         if self.kind == "map":
-            text = "{" + ",".join(f"{g}:{_num(v)}" for g, v in self.mapping) + "}"
-            return text + "+linear" if self.others_linear else text
+            return self.listed + "+linear" if self.others_linear else self.listed
         return self.kind
 
     @property
