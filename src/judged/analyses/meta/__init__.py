@@ -22,11 +22,7 @@ _HOME = {"agreement": ["AgreementResult", "preference_agreement", "read_preferen
          "stability": ["StabilityResult", "kendall_tau", "ranking_stability", "tau_ap"],
          "synthetic": ["SyntheticCollection", "synthetic_collection", "write_collection"]}
 _MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
-
-__all__ = ["discriminative_power", "PowerResult", "randomization_test", "randomization_pvalues", "bootstrap_test",
-           "bootstrap_pvalues", "preference_agreement", "read_preferences", "AgreementResult", "ranking_stability",
-           "StabilityResult", "kendall_tau", "tau_ap", "simulate_discount", "DiscountSimulation", "score_matrix",
-           "ScoreMatrix", "synthetic_collection", "SyntheticCollection", "write_collection"]
+__all__ = list(_MODULE_OF)
 
 
 def __getattr__(name: str):
