@@ -77,10 +77,6 @@ def print_query_set(query_set, console) -> None:
     console.print(query_set.describe(), highlight=False, markup=False, soft_wrap=True)
 
 
-def fmt(value: float, digits: int = 4) -> str:
-    return f"{value:.{digits}f}"
-
-
 def split_inputs(manifest, paths: list) -> tuple:
     """(qrels, runs) from positional paths. Without a manifest the first path is the qrels;
     with one, the qrels come from the manifest unless the first path is that same file."""
