@@ -23,6 +23,7 @@ from ..core.errors import ConventionError, JudgedError, ParseError
 from ..core.naturalsort import natural_key
 from ..core.words import counted
 from ..core.io import read_qrels
+from ..core.io.output import open_replacing
 
 PREFER = ("new", "base")
 PROVENANCE_SUFFIX = ".provenance.tsv"
@@ -75,8 +76,6 @@ class Merged:
 
     def write(self, path) -> None:
         """The qrels as TREC (``qid 0 docid grade``) and the provenance sidecar beside them."""
-        from ..core.io.output import open_replacing
-
         qs, ds = self.qrels.qid.to_pylist(), self.qrels.docid.to_pylist()
         # both files are complete before either replaces what was there (OUT may be an input)
         with open_replacing(path) as out, open_replacing(provenance_path(path), newline="") as fh:

@@ -39,6 +39,9 @@ from ...core.data import Qrels
 from .sampled_estimators import Estimator, default_estimators, estimate_states, population_from_sample, run_items
 from .estimates import Estimate, EstimateRow, bias_aware_critical
 from .sampled_intervals import INTERVAL_METHOD, SIMULTANEOUS_METHOD, Estimates, Simultaneous
+from ...core.evaluation import ALIGNMENT, Scorer, evaluate
+from ...core.querysets import of_scored
+from ...core.io import read_qrels
 
 INTERVALS = ("simultaneous", "marginal")
 DEFAULT_INTERVALS = "simultaneous"  # a table of runs is read as a whole: the intervals hold for all at once
@@ -273,9 +276,6 @@ def infer(qrels, runs, sample, estimators=None, *, k: int = 10, level: float = 0
     Runs are scored over every qrels query (``complete=True``, the query-set rule of every
     command comparing runs, :mod:`judged.core.querysets`); a run sharing no query id with the
     qrels is refused."""
-    from ...core.evaluation import ALIGNMENT, Scorer
-    from ...core.querysets import of_scored
-
     settings = Settings(complete=True) if settings is None else settings
     scored = Scorer(qrels, {}, settings).runs(runs, ALIGNMENT)
     qrels, aligned = scored.qrels, scored.alignments()
@@ -391,8 +391,6 @@ def repeated_samples(base_qrels, full_qrels, runs, depth: int, budget: int, seed
     is drawn from every run; ``estimate`` (run names) limits the runs estimated. ``grow``:
     every stratum's sample is ``1 + grow`` times the design's (rounded, capped at N_h), the
     same strata: the larger sample :func:`judgments_to_decide` projects to."""
-    from ...core.evaluation import ALIGNMENT, Scorer, evaluate
-    from ...core.io import read_qrels
     from ..pooling.strategies import candidates
     from .sampling import DesignUnit, SampleDesign, allocate, draw_many
 

@@ -27,6 +27,11 @@ import pyarrow.compute as pc
 
 from ...core.words import counted
 from ...core.data import Qrels, as_numpy
+from ...core.io import read_qrels
+from ...core.errors import JudgedError
+from ..agreement import alpha_from_coincidences, kappa_from_confusion
+from ...core.evaluation import ALIGNMENT, Scorer
+from ...core.checks.eligibility import restrict_qrels
 
 FILLED = "machine-filled"  # the suffix of every machine-filled measure's name
 KAPPA_WEIGHTS = (None, "linear", "quadratic")
@@ -64,8 +69,6 @@ def read_machine(source, on_duplicate: str = "error") -> MachineLabels:
     written by an LLM judge, a DataFrame, a dict); a :class:`MachineLabels` is returned as is."""
     if isinstance(source, MachineLabels):
         return source
-    from ...core.io import read_qrels
-
     return MachineLabels(read_qrels(source, on_duplicate=on_duplicate))
 
 
@@ -161,10 +164,6 @@ def agreement(human, machine, *, rel: int = 1, resamples: int = DEFAULT_RESAMPLE
     >>> a.pairs, a.machine_only, round(a.kappa["unweighted"], 3)
     (4, 1, 0.5)
     """
-    from ...core.errors import JudgedError
-    from ...core.io import read_qrels
-    from ..agreement import alpha_from_coincidences, kappa_from_confusion
-
     if resamples < 0:
         raise JudgedError(f"resamples must be 0 or more, got {resamples}")
     if not 0 < level < 1:
@@ -211,8 +210,6 @@ def agreement(human, machine, *, rel: int = 1, resamples: int = DEFAULT_RESAMPLE
 
 def _binary(hg: np.ndarray, mg: np.ndarray, rel: int) -> dict:
     """The machine as a detector of relevance (grade >= rel) against the people."""
-    from ..agreement import kappa_from_confusion
-
     hr, mr = hg >= rel, mg >= rel
     tp, fp = int((hr & mr).sum()), int((~hr & mr).sum())
     fn, tn = int((hr & ~mr).sum()), int((~hr & ~mr).sum())
@@ -295,8 +292,6 @@ def fill_runs(qrels, aligned: dict, measures: dict, settings, machine, k: int | 
     ``qrels``) with the holes labelled by ``machine``, over each run's ``qids`` (default:
     its evaluated queries); an ``eligibility`` keeps ineligible pairs graded 0;
     ``settings.negative='unjudged'``: trec_eval's negative grades are holes the machine may label."""
-    from ...core.evaluation import ALIGNMENT, Scorer
-
     machine = read_machine(machine)
     if k is None:
         k = next((m.cutoff for m in measures.values() if m.cutoff), 10)
@@ -306,8 +301,6 @@ def fill_runs(qrels, aligned: dict, measures: dict, settings, machine, k: int | 
                       source=qrels.source)
     filled = filled_qrels(qrels, machine)
     if eligibility is not None:  # an ineligible pair stays graded 0
-        from ...core.checks.eligibility import restrict_qrels
-
         filled, _ = restrict_qrels(filled, eligibility)
     out_qids, values, holes, labelled = {}, {}, {}, {}
     scored = Scorer(filled, measures, settings).runs({name: a.run for name, a in aligned.items()}, ALIGNMENT)

@@ -39,6 +39,8 @@ from ...core.data import Qrels, as_numpy
 from ...core.errors import ConventionError, JudgedError
 from ...core.evaluation import ALIGNMENT, Scorer
 from ...core.measures import FAMILIES, Measure
+from .machine import pair_key, read_machine
+from ..pooling.poolfile import PoolFile, read_pool_file
 
 VARIANCES = ("poisson", "srs")
 ESTIMATORS = ("human", "ppi", "ppi++")
@@ -374,8 +376,6 @@ class Design:
     def from_pool(pool) -> "Design":
         """The design a pool file recorded (``judged pool --strategy sample`` or
         ``sample-queries``): its population (drawn pairs and ``#~`` lines), strata, draws."""
-        from ..pooling.poolfile import PoolFile, read_pool_file
-
         pf = pool if isinstance(pool, PoolFile) else read_pool_file(pool)
         d = pf.design
         strategy = str(pf.meta.get("strategy", ""))
@@ -466,8 +466,6 @@ class Units:
 def _key_array(qid, docid):
     import pyarrow as pa
 
-    from .machine import pair_key
-
     return pair_key(pa.array(list(qid), type=pa.string()), pa.array(list(docid), type=pa.string()))
 
 
@@ -479,8 +477,6 @@ class Labels:
     def __init__(self, qrels, machine, design: Design):
         import pyarrow as pa
         import pyarrow.compute as pc
-
-        from .machine import pair_key
 
         self.design = design
         self.pop = _key_array(design.qid, design.docid)
@@ -550,8 +546,6 @@ def _rows_in_population(labels: Labels, a, top) -> np.ndarray:
     """Per ranked row of ``top``: its population pair's index, -1 when not in the population."""
     import pyarrow as pa
     import pyarrow.compute as pc
-
-    from .machine import pair_key
 
     if not len(top.q):
         return np.zeros(0, np.int64)
@@ -656,8 +650,6 @@ def ppi_report(qrels, runs, machine, design, measures=("P@10", "DCG@10"), *, lev
     population labelled by people: human-only, PPI and PPI++ side by side, with the
     judged score (holes as not relevant) and the machine-filled plug-in; with ``baseline``
     also every run's difference from it."""
-    from .machine import read_machine
-
     settings = Settings() if settings is None else settings
     parsed = {str(m): Measure.parse(m) for m in measures}
     scored = Scorer(qrels, parsed, settings).runs(runs, ALIGNMENT)

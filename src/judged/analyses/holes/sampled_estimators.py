@@ -21,6 +21,7 @@ from ...core.words import counted
 from ...core.errors import MeasureError
 from ...core.measures import Measure
 from .sampled_intervals import Estimates
+from ...core.io import read_qrels
 
 EPS = 0.00001  # trec_eval's INFAP_EPSILON
 OUTSIDE = -2  # stratum code of a document outside the pool (not judged, not in the design)
@@ -125,8 +126,6 @@ def population_from_sample(qrels, design) -> Population:
     (missing at random inside its stratum: n_h counts the judged ones); a label on a pair
     the design did not draw is not used (it would bias the design); judgments of pairs
     outside the design are known with certainty; negative grades count as outside."""
-    from ...core.io import read_qrels
-
     qrels = read_qrels(qrels)
     ids = sorted(design.strata)
     code = {sid: i for i, sid in enumerate(ids)}

@@ -32,6 +32,9 @@ from ...core.measures.bounds import (block_sums, check_maxgrade, holes_only_in, 
                                     pool_extras, ranked_list, sorted_distinct, zero_filled)
 from ...core.measures.bounds import bounds as measure_bounds
 from ...core.progress import progress
+from ...core.evaluation import Keep, Scorer
+from ...core.io import read_qrels
+from ...core.querysets import of_scored, refuse_disjoint_runs
 
 BOUNDS_OVER = ("pool", "run")  # default first: what a run's min and max range over (see HolesReport.bounds_scope)
 BOUNDS_OVER_TEXT = {
@@ -325,10 +328,6 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
     read them again), as each run is aligned (the reader's pool emptied before the last
     one); nor are the run files hashed (the report shows no run's sha256: 0.02 CPU-s a
     1M-line file)."""
-    from ...core.evaluation import Keep, Scorer
-    from ...core.io import read_qrels
-    from ...core.querysets import of_scored, refuse_disjoint_runs
-
     settings = Settings(complete=True) if settings is None else settings
     negative = settings.negative
     if samples < 1:
