@@ -15,7 +15,8 @@ Per collection it prints one row per (protocol, cell): runs counted (with a trut
 estimated, abstentions, MAE of holes-as-zero, condensed and the estimate, interval coverage
 and width, and the bound violations (run means, run x query cells). With ``--methods`` (estimate:over, comma-separated) each estimate configuration runs in
 turn and one more table compares their MAE per cell with holes-as-zero's and condensed's,
-marking with * each configuration that beats both there. The collections'
+marking with * each configuration that beats both there, and the configuration `judged meta
+holdout --estimates` would recommend on that collection over all its cells (or none). The collections'
 files are never part of this repository (robust03 is in ../shared/data; DL 2019 and
 CLEF TAR 2017 are fetched locally, see docs/holes.md "On real collections").
 """
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import time
 
+from judged.analyses.meta.estimate_choice import choose
 from judged.analyses.meta.holdout import holdout
 
 
@@ -100,6 +102,22 @@ def comparison(name: str, by_method: dict) -> str:
     return "\n".join(lines)
 
 
+def recommendation(by_method: dict) -> str:
+    """`judged meta holdout --estimates`' rule (judged.analyses.meta.estimate_choice) over every
+    cell of every protocol of one collection (the 'all cells' rows are sums of the others)."""
+    cells, protocols = {}, {}
+    for config, rows in by_method.items():
+        for r in rows:
+            if r["cell"].endswith("all cells"):
+                continue
+            protocols[r["cell"]] = r["cell"].split(":")[0]
+            cells.setdefault(config, {})[r["cell"]] = {
+                "mae": {"zero": r["mae_zero"], "condensed": r["mae_condensed"], "estimate": r["mae_estimate"]},
+                "estimated": r["estimated"], "abstained": r["abstained"]}
+    choice, reason, _ = choose(cells, protocols)
+    return f"use: {choice or 'none'} ({reason})"
+
+
 def markdown(name: str, rows: list) -> str:
     lines = [f"**{name}**", "",
              "| protocol / cell | runs (truth, estimated) | abstained | MAE zero | MAE condensed | MAE estimate | "
@@ -141,6 +159,7 @@ def main() -> None:
             print(markdown(f"{name}, {config}", by_method[config]) + "\n", flush=True)
         every[path] = by_method
         print(comparison(name, by_method) + "\n", flush=True)
+        print(f"{name}: {recommendation(by_method)}\n", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(every, f, indent=1)

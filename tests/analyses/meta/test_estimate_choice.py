@@ -33,6 +33,7 @@ def test_the_rule_every_cell_below_both_baselines_the_lowest_mean_wins():
 def test_abstaining_on_more_than_a_quarter_loses_the_cell_except_in_few():
     cells = {"loro-logit:run": {"a": cell(0.02, 0.03, 0.01, estimated=2, abstained=2)}}
     assert choose(cells, "shift")[0] is None and choose(cells, "few")[0] == "loro-logit:run"
+    assert choose(cells, {"a": "few"})[0] == "loro-logit:run"  # one protocol per cell: several protocols at once
     assert row_of(cells["loro-logit:run"]["a"], "loro")["too_many_abstained"]
     # a cell where it estimated nothing neither wins nor loses; with nothing estimated anywhere, no choice
     empty = {"loro-logit:run": {"a": cell(math.nan, math.nan, math.nan, estimated=0, abstained=3)}}

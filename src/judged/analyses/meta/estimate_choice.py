@@ -72,12 +72,13 @@ def row_of(summary: dict, protocol: str) -> dict:
             "beats": beats, "too_many_abstained": too_many}
 
 
-def choose(cells: dict, protocol: str) -> tuple:
+def choose(cells: dict, protocol) -> tuple:
     """(choice or None, reason, lost): the rule of the module doc over ``cells`` (config ->
-    {cell: summary})."""
+    {cell: summary}); ``protocol``: the cells' protocol, or {cell: protocol} (several at once)."""
     passed, lost = [], {}
+    of = protocol if isinstance(protocol, dict) else {}
     for config, by_cell in cells.items():
-        rows = {name: row_of(s, protocol) for name, s in by_cell.items()}
+        rows = {name: row_of(s, of.get(name, protocol)) for name, s in by_cell.items()}
         lost[config] = [name for name, r in rows.items() if r["beats"] is False or r["too_many_abstained"]]
         scored = [r["mae_estimate"] for r in rows.values() if r["beats"]]
         if scored and not lost[config]:
