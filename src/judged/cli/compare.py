@@ -13,7 +13,7 @@ from .common import (
     add_convention_options, add_machine_option, add_record_options, format_help, import_ahead, load_manifest,
     print_query_set, settings_of, split_inputs, save_record_of)
 from .holes import add_hole_options
-from .infer import add_sample_option, print_sample_decisions
+from .infer import add_sample_option
 from ..core.errors import JudgedError, UsageError
 
 HELP = """Compare runs with a baseline (the first run) over the same queries: every qrels
@@ -137,19 +137,13 @@ def comparison_from_args(args):
 
         c.machine = machine_filled(c.result, args.machine, k=c.holes.k if c.holes is not None else args.depth)
     if getattr(args, "sample", None):
-        from .machine import is_query_sample
+        from .estimates import sample_estimates
 
-        if not is_query_sample(args.sample):  # a sample of whole queries: only prediction-powered estimates
-            c.sample = comparison_sample_decisions(c, args.sample, getattr(args, "intervals", "simultaneous"))
-        elif not getattr(args, "machine", None):
-            raise JudgedError(f"{args.sample} is a sample of whole queries: estimate from it with a machine "
-                              "judge's labels (--machine LABELS)")
-        if getattr(args, "machine", None):
-            from .machine import ppi_for
-
-            result = c.result
-            c.ppi = ppi_for(result.qrels, {name: rr.aligned.run for name, rr in result.runs.items()}, args.machine,
-                            args.sample, list(c.measures), result.settings, baseline=c.baseline)
+        result = c.result
+        c.sample, c.ppi = sample_estimates(result.qrels, {name: rr.aligned for name, rr in result.runs.items()},
+                                           args.sample, getattr(args, "machine", None), list(c.measures),
+                                           [(run, c.baseline) for run in c.runs], result.settings,
+                                           baseline=c.baseline, intervals=getattr(args, "intervals", "simultaneous"))
     if getattr(args, "save", None):
         save_record_of(c.result, args, manifest)
     return c
@@ -176,17 +170,6 @@ def reads_deeper(args) -> bool:
     side files (requirements, eligibility, unanswerable queries)."""
     return any(getattr(args, name, None) for name in ("machine", "sample", "save", "answers", "power", "requirements",
                                                        "eligibility", "unanswerable"))
-
-
-def comparison_sample_decisions(c, sample, intervals: str = "simultaneous"):
-    """--sample POOL: each estimable measure of the comparison estimated from the judged
-    sample, and per run whether its order with the baseline is decided (judged.analyses.holes.inference)."""
-    from ..analyses.holes.inference import sample_decisions
-
-    result = c.result
-    return sample_decisions(result.qrels, {name: rr.aligned for name, rr in result.runs.items()}, sample,
-                            list(c.measures), [(run, c.baseline) for run in c.runs], settings=result.settings,
-                            intervals=intervals)
 
 
 def run(args) -> int:
@@ -230,6 +213,7 @@ def render(c, all_tests: bool = False, console=None, regressions: int | None = N
     :func:`judged.core.runnames.display_names`."""
     from ..analyses.stats import TESTS, format_effect, format_p
     from ..core.runnames import shortener
+    from .estimates import print_sample_estimates
     from .plain import Table, console as make_console
 
     console = console or make_console()  # Rich on a terminal only
@@ -283,12 +267,7 @@ def render(c, all_tests: bool = False, console=None, regressions: int | None = N
         + (f"; {FLIP}: judging the holes (grades 0..{c.holes.maxgrade}) could reverse the order" if c.holes is not None
            else "") + ("; d_z = mean(d)/sd(d)" if all_tests else "")
         + ("; n/a: not defined (constant differences) or not tested (Judged@k)" if undefined else ""))
-    if getattr(c, "sample", None) is not None:
-        print_sample_decisions(c.sample, console)
-    if getattr(c, "ppi", None) is not None:
-        from .machine import print_ppi
-
-        print_ppi(c.ppi, console)
+    print_sample_estimates(getattr(c, "sample", None), getattr(c, "ppi", None), console)
     if c.query_set is not None:
         say(short(c.query_set.describe()), soft_wrap=True)
     render_checks(c, console)  # its warnings name the runs that miss queries (judged.core.querysets)

@@ -9,7 +9,7 @@ import sys
 from . import Formatter
 from ..core.words import counted
 from .common import add_convention_options, add_machine_option, format_help, print_query_set, settings_of
-from .infer import add_sample_option, print_sample_decisions
+from .infer import add_sample_option
 from ..core.errors import ConventionError
 
 HELP = """Show the holes (documents with no judgment for this query) in each run's top k: mean
@@ -113,41 +113,25 @@ def run(args) -> int:
 def _report(args, measure) -> dict | None:
     """The report of one measure (None: nDCG@k): its JSON dict (--format json), else printed."""
     from ..analyses.holes.unjudged import holes_report
+    from .estimates import add_sample_json, print_sample_estimates, sample_estimates
 
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=measure, maxgrade=args.maxgrade,
                           samples=args.samples, level=args.level, reference=args.reference,
                           bounds_over=args.bounds_over, estimate=args.estimate, estimate_over=args.estimate_over,
                           deep=bool(args.machine or args.sample), settings=settings_of(args, compared=True))
     machine = machine_filled_holes(report, args.machine) if args.machine else None
-    from .machine import is_query_sample
-
-    query_sample = bool(args.sample) and is_query_sample(args.sample)
-    if query_sample and not args.machine:
-        raise ConventionError(f"{args.sample} is a sample of whole queries: estimate from it with a machine "
-                              "judge's labels (--machine LABELS)")
-    from ..analyses.holes.inference import estimator_for
-
-    # with --machine, a measure no sampled estimator estimates (P@k, DCG@k) is left to the prediction-powered part
-    estimated = estimator_for(report.measure) is not None or not args.machine
-    sampled = (holes_sample_decisions(report, args.sample, args.intervals) if args.sample and not query_sample
-               and estimated else None)
-    ppi = None
-    if args.machine and args.sample:
-        from .machine import ppi_for
-
-        ppi = ppi_for(report.qrels, {name: rh.aligned.run for name, rh in report.runs.items()}, args.machine,
-                      args.sample, [report.measure], report.settings, k=report.k, sampled=estimated)
+    sampled = ppi = None
+    if args.sample:
+        sampled, ppi = sample_estimates(report.qrels, {name: rh.aligned for name, rh in report.runs.items()},
+                                        args.sample, args.machine, [report.measure],
+                                        [(p.a, p.b) for p in report.pairs], report.settings, k=report.k,
+                                        intervals=args.intervals)
     if args.format == "json":
         d = report.to_dict(holes=args.list)
         from ..analyses.flips import flip_summary
 
         d["summary"] = flip_summary({name: s["score"] for name, s in d["runs"].items()}, report.pairs).to_dict()
-        if sampled is not None:
-            d["sample"] = sampled.to_dict()
-        if ppi is not None:
-            from .machine import ppi_json
-
-            d["ppi"] = ppi_json(ppi)
+        add_sample_json(d, sampled, ppi)
         if machine is not None:
             from .eval import add_machine_json
 
@@ -160,23 +144,8 @@ def _report(args, measure) -> dict | None:
     print_report(report, pairs=args.pairs, worst=args.worst)
     if machine is not None:
         print_machine(machine)
-    if sampled is not None:
-        print_sample_decisions(sampled)
-    if ppi is not None:
-        from .machine import print_ppi
-
-        print_ppi(ppi)
+    print_sample_estimates(sampled, ppi)
     return None
-
-
-def holes_sample_decisions(report, sample, intervals: str = "simultaneous"):
-    """--sample POOL: the report's measure estimated from the judged sample, and for every
-    pair of runs whether the sample decides their order (judged.analyses.holes.inference)."""
-    from ..analyses.holes.inference import sample_decisions
-
-    return sample_decisions(report.qrels, {name: rh.aligned for name, rh in report.runs.items()}, sample,
-                            [report.measure], [(p.a, p.b) for p in report.pairs], settings=report.settings,
-                            intervals=intervals)
 
 
 def machine_filled_holes(report, labels):

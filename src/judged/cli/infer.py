@@ -82,7 +82,7 @@ def run(args) -> int:
 
     if args.k < 1:
         raise ConventionError(f"-k must be a positive integer, got {args.k}")
-    from .machine import is_query_sample
+    from .estimates import add_sample_json, is_query_sample, ppi_for, print_sample_estimates
 
     inf = None
     if not (args.machine and is_query_sample(args.sample)):  # else only prediction-powered estimates
@@ -91,34 +91,23 @@ def run(args) -> int:
                     settings=settings_of(args, compared=True))
     ppi = None
     if args.machine:
-        from .machine import ppi_for
-
-        settings = settings_of(args, compared=True)
         wanted = ([f"P@{args.k}", f"DCG@{args.k}"] if inf is not None
                   else [f"nDCG@{args.k}", f"AP@{args.k}", f"P@{args.k}"])
-        ppi = ppi_for(args.qrels, list(args.runs), args.machine, args.sample, wanted, settings, k=args.k,
-                      level=args.level)
+        ppi = ppi_for(args.qrels, list(args.runs), args.machine, args.sample, wanted, settings_of(args, compared=True),
+                      k=args.k, level=args.level)
     if args.format == "json":
-        d = inf.to_dict() if inf is not None else {}
-        if ppi is not None:
-            from .machine import ppi_json
-
-            d["ppi"] = ppi_json(ppi)
-        json.dump(d, sys.stdout, indent=2)
+        json.dump(add_sample_json(inf.to_dict() if inf is not None else {}, ppi=ppi), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     if inf is not None:
         render(inf, all_pairs=args.pairs == "all")
-    if ppi is not None:
-        from .machine import print_ppi
-
-        print_ppi(ppi)
+    print_sample_estimates(ppi=ppi)
     return 0
 
 
 def render(inf, all_pairs: bool = False, console=None) -> None:
     from ..core.runnames import shortener
-    from .estimates import print_estimates
+    from .estimates import heading, print_estimates
     from .plain import console as make_console
 
     console = console or make_console()
@@ -179,38 +168,3 @@ def add_sample_option(p) -> None:
                         "measure from it and say per pair whether the order is decided at 95%% or how many more "
                         "sampled judgments would decide it (80%% power); see judged infer")
     add_intervals_option(p)
-
-
-def heading(inf):
-    """The heading of an estimator's column: 'statAP ± 95%' ('± 95% joint': simultaneous intervals)."""
-    return lambda e: f"{e} ± {inf.level:.0%}{' joint' if inf.intervals == 'simultaneous' else ''}"
-
-
-def print_sample_decisions(sd, console=None) -> None:
-    """The estimates and decisions of a :class:`judged.analyses.holes.inference.SampleDecisions`."""
-    from ..core.runnames import shortener
-    from .estimates import print_estimates
-    from .plain import console as make_console
-
-    console = console or make_console()
-    inf = sd.inference
-    _, short = shortener(list(inf.estimates.runs))  # runs as every command shows them
-    s = inf.sample
-    mapped = ", ".join(f"{e} for {m}" for m, e in sd.measures.items() if e)
-    missing = [m for m, e in sd.measures.items() if not e]
-    console.print(f"sampled estimates ({mapped}; {s['judged']} judged of {s['drawn']} drawn from the "
-                  f"{counted(s['population'], 'pair')} of {s['path']}, seed {s['seed']}); estimates, not bounds; "
-                  f"{inf.interval_sentence()}:", highlight=False, markup=False)
-    print_estimates(inf.rows(), heading(inf), console, short)
-    for d in sd.decisions:
-        console.print(f"  {short(d['sentence'])}", highlight=False, markup=False)
-    if missing:
-        console.print(f"  no sampled estimator for {', '.join(missing)} (nDCG@k and AP have one)",
-                      highlight=False, markup=False)
-    for note in inf.notes:
-        console.print(f"  note: {note}", highlight=False, markup=False)
-    h = inf.header()
-    joint = f"; simultaneous: {h['simultaneous_method']}" if inf.intervals == "simultaneous" else ""
-    console.print(f"  methods: {'; '.join(e.method for e in inf.estimates.estimators)}; interval: "
-                  f"{h['interval']}{joint}; when to stop: {h['stop_rule']}",
-                  highlight=False, markup=False, soft_wrap=True)

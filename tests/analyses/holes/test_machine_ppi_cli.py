@@ -139,3 +139,24 @@ def test_holes_p_at_10_with_machine_and_pair_sample_adds_to_the_default_output(c
     code, out, err = cli("holes", qrels, *runs, "-m", "P@10", "--machine", c / "machine.txt",
                          "--sample", c / "p10.pool")
     assert code == 0 and "prediction-powered estimates" in out and "no sampled estimator" in out, err
+
+
+def test_compare_p_at_10_with_machine_and_pair_sample_as_holes(campaign, cli):
+    """judged compare -m P@10 --machine --sample (a pair sample) answers as judged holes does:
+    no sampled estimator for P@10, so the prediction-powered estimates with the note saying so,
+    and the difference from the baseline, instead of stopping at 'no sampled estimator'.
+    Without --machine the sample alone still has nothing to estimate P@10 with: refused."""
+    c = campaign
+    assert cli("pool", c / "qrels.txt", c / "a.run", c / "b.run", "--depth", 10, "--strategy", "sample",
+               "--budget", 60, "--seed", 5, "-o", c / "c10.pool")[0] == 0
+    qrels = merged(c, "c10.pool")
+    runs = [c / "a.run", c / "b.run"]
+    code, out, err = cli("compare", qrels, *runs, "-m", "P@10", "--permutations", 100, "--machine",
+                         c / "machine.txt", "--sample", c / "c10.pool", "--format", "json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert "sample" not in d and "no sampled estimator" in " ".join(d["ppi"]["notes"])
+    assert [r["run"] for r in d["ppi"]["differences"]] == [f"{c / 'b.run'} - {c / 'a.run'}"]
+    code, out, err = cli("compare", qrels, *runs, "-m", "P@10", "--permutations", 100,
+                         "--sample", c / "c10.pool")
+    assert code == 2 and "no sampled estimator for P@10" in err
