@@ -12,12 +12,6 @@ from ..core.words import counted
 from .plain import Table, console as make_console
 
 
-def estimate_cell(e) -> str:
-    """An :class:`~judged.analyses.holes.estimates.Estimate` as a table shows it: value ± half width."""
-    x = e.scalar()
-    return f"{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}"
-
-
 def interval_cell(e) -> str:
     """The interval of a hole estimate (low-high), or what stands for it: ``exact`` (no hole
     to estimate), ``none (bounds)`` (too few runs to calibrate one: the bounds are no
@@ -33,7 +27,7 @@ def print_estimates(rows, heading, console, short=None, *, known=None, after=Non
                     title: str | None = None) -> None:
     """A table of :class:`~judged.analyses.holes.estimates.EstimateRow`: the run (named by
     ``short``), its measure (``measure``), the known scores (``known``: heading -> key of
-    ``row.known``), one column per estimate (``heading(name)``; cells :func:`estimate_cell`),
+    ``row.known``), one column per estimate (``heading(name)``; cells ``Estimate.shown``),
     then ``after`` (heading -> the cell of a row)."""
     short = short or (lambda text: text)
     known, after = known or {}, after or {}
@@ -44,7 +38,7 @@ def print_estimates(rows, heading, console, short=None, *, known=None, after=Non
         t.add_column(col, justify="left" if col in lead else "right", no_wrap=True)
     for r in rows:
         t.add_row(short(r.run), *([r.measure] if measure else []), *(f"{r.known[k]:.4f}" for k in known.values()),
-                  *(estimate_cell(r.estimates[n]) for n in names), *(cell(r) for cell in after.values()))
+                  *(r.estimates[n].shown() for n in names), *(cell(r) for cell in after.values()))
     console.print(t)
 
 

@@ -146,11 +146,9 @@ def _ppi(c) -> str:
     def rows(items):
         out = []
         for r in items:
-            e = {k: v.scalar() for k, v in r.estimates.items()}
-            cell = (lambda x: f"<td>{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}</td>")
+            cells = "".join(f"<td>{r.estimates[e].shown()}</td>" for e in ("human", "ppi", "ppi++"))
             out.append(f"<tr><td class='l'>{escape(r.run)}</td><td class='l'>{escape(r.measure)}</td>"
-                       f"<td>{r.known['judged']:.4f}</td><td>{r.known['machine_filled']:.4f}</td>{cell(e['human'])}{cell(e['ppi'])}"
-                       f"{cell(e['ppi++'])}</tr>")
+                       f"<td>{r.known['judged']:.4f}</td><td>{r.known['machine_filled']:.4f}</td>{cells}</tr>")
         return "".join(out)
 
     notes = "".join(f"<br>{escape(n)}" for n in getattr(report, "notes", []))

@@ -50,6 +50,11 @@ class Estimate:
         self.value, self.low, self.high = (np.clip(x, low, high) for x in (self.value, self.low, self.high))
         return self
 
+    def shown(self) -> str:
+        """The unbatched estimate as every table of estimates shows it: 'value ± half its interval's width'."""
+        x = self.scalar()
+        return f"{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}"
+
     def scalar(self, **keys) -> dict:
         """The unbatched estimate as plain floats (for JSON): ``estimate``, ``se``, ``low``,
         ``high`` and ``keys`` (name -> value; a value None is left out)."""
@@ -72,12 +77,10 @@ class EstimateRow:
     known: dict = field(default_factory=dict)
     counts: dict = field(default_factory=dict)
 
-    def to_dict(self, estimate_json=None) -> dict:
-        """run, measure, the known scores, ``estimates`` (each by ``estimate_json``, default
-        :meth:`Estimate.scalar`), the counts."""
-        as_json = estimate_json or Estimate.scalar
+    def to_dict(self, estimate_json) -> dict:
+        """run, measure, the known scores, ``estimates`` (each as ``estimate_json`` writes it), the counts."""
         return {"run": self.run, "measure": self.measure, **self.known,
-                "estimates": {k: as_json(e) for k, e in self.estimates.items()}, **self.counts}
+                "estimates": {k: estimate_json(e) for k, e in self.estimates.items()}, **self.counts}
 
 
 # ---------------------------------------------------------------------------
