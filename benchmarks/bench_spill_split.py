@@ -18,7 +18,7 @@ import time
 
 from judged.core import spill
 from judged.core.io.text import tokenize
-from judged.core.io.trec import RUN_LAYOUT
+from judged.core.io.trec_files import RUN_LAYOUT
 from judged.core.native import pure
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench-data", "deep.run")

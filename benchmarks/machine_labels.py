@@ -50,7 +50,7 @@ from judged.core.align import align
 from judged.core.conventions import Settings
 from judged.core.data import Qrels
 from judged.core.io import read_qrels, read_run
-from judged.analyses.agreement import kappa_from_confusion
+from judged.analyses.assessor_agreement import kappa_from_confusion
 from judged.analyses.holes.machine import MachineLabels
 from judged.core.measures import Measure
 from judged.analyses.pooling.poolfile import PoolPair

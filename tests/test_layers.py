@@ -44,6 +44,9 @@ PRIVATE_ALLOWED = set()
 MAX_LINES = 800  # a module past this is two subjects
 # modules past MAX_LINES on the day this test was written, with their line counts then: none may grow
 LONG_ALLOWED = {}
+# a basename two modules (or a module and a package) share on purpose: both are public import paths
+# (the ir_measures drop-in; judged as an ir_measures provider)
+SHARED_NAMES_ALLOWED = {"ir_measures": {"judged.compat.ir_measures", "judged.integrations.ir_measures"}}
 # class name -> the modules defining it at top level, on the day this test was written
 DUPLICATE_CLASSES_ALLOWED = {}
 
@@ -226,8 +229,8 @@ def test_no_private_name_imported_across_modules():
 
 
 def test_every_module_has_a_layer():
-    assert layer("judged.core.align") == "core: align" and layer("judged.core.io.trec") == "core: io"
-    assert layer("judged") == "front ends" and layer("judged.cli.eval") == "front ends"
+    assert layer("judged.core.align") == "core: align" and layer("judged.core.io.trec_files") == "core: io"
+    assert layer("judged") == "front ends" and layer("judged.cli.eval_command") == "front ends"
     assert layer("judged.core.measures.dcg") == "core: measures" and layer("judged.analyses.meta.power") == "analyses"
     assert layer("judged.core") == "core: base" and layer("judged.core.checks.scale") == "core: checks"
 
@@ -277,6 +280,19 @@ def test_judged_imports_inside_functions_are_the_listed_ones():
     assert sorted(found - listed) == [], \
         "an import inside a function: move it to the top, or measure it and list it in docs/architecture.md"
     assert sorted(listed - found) == [], "listed in docs/architecture.md but imported at the top now: remove it there"
+
+
+def test_no_module_or_package_name_is_used_twice():
+    """One ``trec`` module, one ``holes``: a module's or package's last name says what it is
+    across the package (cli/ holds ``<command>_command`` modules; ``__init__``/``__main__`` aside)."""
+    where = {}
+    for mod in _modules():
+        if "." in mod and not mod.endswith(".__main__"):
+            where.setdefault(mod.rsplit(".", 1)[1], set()).add(mod)
+    twice = {name: mods for name, mods in where.items() if len(mods) > 1}
+    assert {n: m for n, m in twice.items() if SHARED_NAMES_ALLOWED.get(n) != m} == {}, \
+        "two modules or packages of one name: rename the one that is not a public import path"
+    assert {n for n in SHARED_NAMES_ALLOWED if n not in twice} == set(), "fixed: remove from SHARED_NAMES_ALLOWED"
 
 
 def test_test_modules_have_unique_names():

@@ -36,7 +36,7 @@ from .core.runnames import unique_name
 from .core.data import Qrels
 from .core.io.frames import run_from_table
 from .core.io.text import RawFile, iter_lines, tokenize
-from .core.io.trec import QRELS_LAYOUT, RUN_LAYOUT
+from .core.io.trec_files import QRELS_LAYOUT, RUN_LAYOUT
 
 SCHEMA = "qid string, measure string, value double"
 MEAN_QID = "all"

@@ -186,7 +186,7 @@ def test_undefined_p_is_printed_as_na_never_marked(capsys):
     c = compare(qrels, {"base": base, "new": new}, ["RR"], permutations=1000)
     x = c.get("RR", "new")
     assert x.test.p_values["randomization"] == 0.5 and np.isnan(x.test.p_values["bootstrap"])
-    from judged.cli.compare import render
+    from judged.cli.compare_command import render
 
     render(c, all_tests=True)
     out = capsys.readouterr().out

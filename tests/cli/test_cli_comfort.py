@@ -8,7 +8,7 @@ import pytest
 
 import judged
 from judged.cli import COMMANDS, build_parser, main
-from judged.cli.completion import _subparsers
+from judged.cli.completion_command import _subparsers
 
 
 def test_python_dash_m_judged_runs_the_cli():

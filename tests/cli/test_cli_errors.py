@@ -364,7 +364,7 @@ def test_open_replacing_discards_on_error(tmp_path):
 ])
 def test_last_resort_errors_are_one_line(files, capsys, monkeypatch, exc, text):
     """Errors no command catches closer to their cause still end as one line, exit 2."""
-    import judged.cli.eval as cli_eval
+    import judged.cli.eval_command as cli_eval
 
     def boom(args):
         raise exc

@@ -31,7 +31,7 @@ def _parsers(parser, path=("judged",)):
 @pytest.mark.parametrize("args", [["--help"], ["--version"], []])
 def test_top_level_help_and_version_import_neither_numpy_nor_pyarrow(args):
     code = ("import sys\nfrom judged.cli import main\ntry:\n    main(%r)\nexcept SystemExit:\n    pass\n"
-            "print('MODULES', 'numpy' in sys.modules, 'pyarrow' in sys.modules, 'judged.cli.eval' in sys.modules)"
+            "print('MODULES', 'numpy' in sys.modules, 'pyarrow' in sys.modules, 'judged.cli.eval_command' in sys.modules)"
             % (args,))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[-1] == "MODULES False False False", out

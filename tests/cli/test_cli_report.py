@@ -1,6 +1,6 @@
-"""judged report's measure list (judged.cli.report)."""
+"""judged report's measure list (judged.cli.report_command)."""
 
-from judged.cli.report import with_judged_at_k
+from judged.cli.report_command import with_judged_at_k
 
 
 def test_trec_eval_forms_expand_and_judged_at_the_first_cutoff_is_added():

@@ -12,8 +12,8 @@ import pytest
 
 import judged
 import judged.compat.pytrec_eval as pytrec_eval
-from judged.cli.completion import measure_words
-from judged.cli.eval import trec_eval_name
+from judged.cli.completion_command import measure_words
+from judged.cli.eval_command import trec_eval_name
 from judged.core.conventions import Settings
 from judged.analyses.holes.unjudged import holes_report
 from judged.core.manifest import Manifest, evaluate_frozen, record

@@ -95,7 +95,7 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
         path.write_text("".join(lines + lines[-1:]))
         judged.evaluate(qrels, str(path), measures, on_duplicate="first")
         judged.evaluate(qrels, judged.read_run(str(path), on_duplicate="first"), measures)
-        # the exact hole bounds (judged.core.kernels.bounds): each run alone, then a pair's
+        # the exact hole bounds (judged.core.kernels.bound_kernels): each run alone, then a pair's
         # signed weights (nDCG) and the other run's holes as extras (AP)
         if top > 1000:  # past the bounds' grades
             continue
@@ -129,8 +129,8 @@ def test_every_kernel_gives_its_references_bits(monkeypatch, tmp_path):
     c = pooled_collection(8, 12, 20, pool_depth=5, seed=4)
     for measure in ("nDCG@5", "DCG@5"):
         assert holes_report(c.qrels(), c.runs(), k=5, measure=measure, samples=30).estimates.method == "loro-logit"
-    # ranx objects (judged.core.io.ranx.ranx_columns: numba over ranx's typed dicts), when ranx is installed
-    from judged.core.io.ranx import ranx_columns
+    # ranx objects (judged.core.io.ranx_objects.ranx_columns: numba over ranx's typed dicts), when ranx is installed
+    from judged.core.io.ranx_objects import ranx_columns
 
     try:
         import ranx

@@ -27,7 +27,7 @@ from judged.core.align import align
 from judged.core.conventions import Settings
 from judged.core.data import Qrels, Run, string_codes, string_hash
 from judged.core.errors import ParseError
-from judged.core.io.trec import duplicate_rows
+from judged.core.io.trec_files import duplicate_rows
 from judged.core.measures import Measure
 from judged.core.results import LazyRunResult
 from judged.core import stream
@@ -124,7 +124,7 @@ def test_pure_fixture_turns_the_extension_off(pure, tmp_path):
     assert judged.core.native.status()[0] == "pure"
     path = tmp_path / "run"
     path.write_text("q1 Q0 d1 1 1.5 t\n")
-    tokens, _ = judged.core.io.text.read_tokens(path, judged.core.io.trec.RUN_LAYOUT)  # the tokenizer's reference
+    tokens, _ = judged.core.io.text.read_tokens(path, judged.core.io.trec_files.RUN_LAYOUT)  # the tokenizer's reference
     assert tokens.number.tolist() == [1.5]
     assert judged.read_run(path).score.tolist() == [1.5]
 
@@ -208,7 +208,7 @@ def qrels_columns(qrels: Qrels) -> dict:
 def test_tokenizer_reads_runs_as_the_pure_reader(data, gz):
     with tempfile.TemporaryDirectory() as d:
         path = write(d, "run", data, gz)
-        assert judged.core.io.text.read_tokens(path, judged.core.io.trec.RUN_LAYOUT) is not None  # the tokenizer took it all
+        assert judged.core.io.text.read_tokens(path, judged.core.io.trec_files.RUN_LAYOUT) is not None  # the tokenizer took it all
         fast, slow = both(lambda: run_columns(judged.read_run(path)))
     assert fast == slow
 
@@ -218,7 +218,7 @@ def test_tokenizer_reads_runs_as_the_pure_reader(data, gz):
 def test_tokenizer_reads_qrels_as_the_pure_reader(data, gz):
     with tempfile.TemporaryDirectory() as d:
         path = write(d, "qrels", data, gz)
-        assert judged.core.io.text.read_tokens(path, judged.core.io.trec.QRELS_LAYOUT) is not None
+        assert judged.core.io.text.read_tokens(path, judged.core.io.trec_files.QRELS_LAYOUT) is not None
         fast, slow = both(lambda: qrels_columns(judged.read_qrels(path)))
     assert fast == slow
 

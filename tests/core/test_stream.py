@@ -278,7 +278,7 @@ def test_pieces_hold_whole_queries_in_file_order(tmp_path, backend, crlf, size):
     # pieces far smaller than a query (16 bytes: the reader reads on), cut mid-query, or the
     # whole file; two threads tokenize them and the consumer gets them in file order
     from judged.core.io.text import read_tokens
-    from judged.core.io.trec import RUN_LAYOUT
+    from judged.core.io.trec_files import RUN_LAYOUT
     from judged.core.stream import PieceReader
 
     path = irregular_run(tmp_path, crlf)

@@ -1,4 +1,4 @@
-"""ranx objects in and out (judged.core.io.ranx, judged.integrations.ranx), against the real ranx."""
+"""ranx objects in and out (judged.core.io.ranx_objects, judged.integrations.ranx), against the real ranx."""
 
 import sys
 
@@ -30,7 +30,7 @@ def test_ranx_objects_are_inputs_as_they_are(objects):
 
 
 def test_reading_ranx_objects_does_not_import_ranx_itself():
-    import judged.core.io.ranx as reader
+    import judged.core.io.ranx_objects as reader
 
     class Qrels:  # same name, other module: not a ranx object
         pass

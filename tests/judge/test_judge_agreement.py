@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from judged.analyses.agreement import cohen_kappa, krippendorff_alpha
+from judged.analyses.assessor_agreement import cohen_kappa, krippendorff_alpha
 
 nan = float("nan")
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the worked example:

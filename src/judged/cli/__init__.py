@@ -49,7 +49,7 @@ SUMMARIES = {
     "measures": "list the measures, or explain one",
     "completion": "print a shell completion script (bash, zsh)",
 }
-MODULES = {name: name for name in COMMANDS} | {"compare-records": "compare"}  # subcommand -> module
+MODULES = {name: f"{name}_command" for name in COMMANDS} | {"compare-records": "compare_command"}  # subcommand -> module
 # what a command runs on, imported once its command line is parsed (a command line argparse
 # refuses costs no such import): the values its options declare (judged.cli.declared.later)
 # are then read from these modules, not from their text, which would cost `judged eval` a
@@ -148,11 +148,11 @@ def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"judged {__version__}\n{describe()}",
                         help="print the version and whether the compiled extension runs, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    wanted = set(COMMANDS) if command == ALL else {MODULES[command]} if command in MODULES else set()
+    wanted = {MODULES[name] for name in COMMANDS} if command == ALL else {MODULES[command]} if command in MODULES else set()
     for name in SUMMARIES:
         module = MODULES[name]
         if module in wanted:
-            if name == module:
+            if name in COMMANDS:  # compare-records: registered by compare's module
                 importlib.import_module(f".{module}", __name__).register(sub)
         else:
             sub.add_parser(name, help=SUMMARIES[name], add_help=False)

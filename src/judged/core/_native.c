@@ -1315,11 +1315,11 @@ static PyObject *ideal_dcg(PyObject *self, PyObject *args)
     return PyBool_FromLong(ok);
 }
 
-/* ---- set measures, interpolated precision, ERR, RBP (judged.core.measures.trec, .beyond) --- */
+/* ---- set measures, interpolated precision, ERR, RBP (judged.core.measures.trec_eval_rest, .beyond) --- */
 
 /* The same reading of align's ranked rows as binary_measure (rank_of: condensed skips NaN and
  * negative grades, k < 0 no cutoff); each function computes what its numpy reference in
- * judged.core.measures.trec or .beyond computes, with the same operations in the same order.
+ * judged.core.measures.trec_eval_rest or .beyond computes, with the same operations in the same order.
  * Powers and exponentials come from the caller's numpy tables, never from libm, so the two
  * paths give the same bits wherever numpy's own (vectorised) functions are used. */
 
@@ -1836,7 +1836,7 @@ done:
 
 /* ap_extremes(offsets, grade, rel, R, extras, can_rel, can_non, lo, hi): AP's minimum and
  * maximum per query over the labels of its holes (NaN grades), as
- * judged.core.kernels.bounds.ap_extremes computes them, operation for operation: sums in rank
+ * judged.core.kernels.bound_kernels.ap_extremes computes them, operation for operation: sums in rank
  * order, s newly relevant holes the s shallowest (max) or, after the extras, the s
  * deepest (min). */
 static PyObject *ap_extremes(PyObject *self, PyObject *args)
@@ -1913,7 +1913,7 @@ static PyObject *ap_extremes(PyObject *self, PyObject *args)
  * problem (a row of W: prefix sums of its sorted hole weights), lambda* = max of
  * (sign * DCG) / IDCG over the holes' gains by Dinkelbach's method, the inner maximum of
  * sign * DCG - lambda * IDCG by the dynamic programme over the gain levels of
- * judged.core.kernels.bounds.dinkelbach, operation for operation. */
+ * judged.core.kernels.bound_kernels.dinkelbach, operation for operation. */
 typedef struct {
     const double *W, *D, *levels;
     const int8_t *allowed;

@@ -296,7 +296,7 @@ def tie_order(run: Run, rows: np.ndarray, q: np.ndarray, ties: str) -> np.ndarra
     if ties == "input":
         return np.argsort(q, kind="stable")
     if ties == "rank":
-        from .io.trec import rank_column
+        from .io.trec_files import rank_column
 
         rank = rank_column(run)[rows]
         return np.lexsort((rank, q))

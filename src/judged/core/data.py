@@ -410,7 +410,7 @@ class Run(_Pairs):
 
     ``rank`` (the run file's rank column, as numbers) is needed only for ``ties='rank'``;
     a TREC reader keeps the column's text (``rank_text``), parsed when asked
-    (:func:`judged.core.io.trec.rank_column`), and ``reread()``, which reads the file's raw text
+    (:func:`judged.core.io.trec_files.rank_column`), and ``reread()``, which reads the file's raw text
     again to name a bad line. ``distinct_blocks``: the reader checked that each query's rows
     form one block. What a reader computed on the way (docid hashes, qid blocks) is given
     to :meth:`known`.

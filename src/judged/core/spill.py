@@ -34,7 +34,7 @@ from .blocks import assemble, block_settings, file_realigner, score_block
 from .io import compressed, read_run
 from .progress import ByteProgress
 from .results import RunResult
-from .io.trec import rank_column
+from .io.trec_files import rank_column
 
 SPILL_BYTES = 1 << 30  # files larger than this (bytes) are partitioned when not grouped by query
 PARTITION_BYTES = 64 << 20  # bytes of run lines per partition (about; a query is never split)

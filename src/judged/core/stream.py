@@ -24,7 +24,7 @@ from .blocks import assemble, block_settings, file_realigner, score_block
 from .progress import ByteProgress
 from .io import compressed
 from .io.text import file_size, line_of_row, read_raw, tokenize
-from .io.trec import RUN_LAYOUT, dedupe_run, duplicate_rows, run_from_tokens
+from .io.trec_files import RUN_LAYOUT, dedupe_run, duplicate_rows, run_from_tokens
 from .native import note_slow_path
 
 BLOCK_SIZE = 1 << 22  # bytes of text per piece

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from ..core.io.mteb import read_predictions, read_scores  # noqa: F401  (the public names of this integration)
+from ..core.io.mteb_files import read_predictions, read_scores  # noqa: F401  (the public names of this integration)
 from ..core.io import read_qrels
 
 __all__ = ["read_predictions", "read_scores", "measure_of", "task_qrels", "task_conventions", "reported"]

@@ -1,7 +1,7 @@
 """ranx (Bassani, ECIR 2022): judged's qrels and runs as ``ranx.Qrels`` / ``ranx.Run``.
 
 Reading needs no conversion: ``judged.read_qrels``, ``judged.read_run`` and
-``judged.evaluate`` take ranx objects as they are (:mod:`judged.core.io.ranx`). Two
+``judged.evaluate`` take ranx objects as they are (:mod:`judged.core.io.ranx_objects`). Two
 conventions differ between ranx and judged's defaults (docs/migrating.md): ranx keeps
 tied scores in input order (judged: ``ties="input"``) and scores a qrels query missing
 from the run 0 after ``make_comparable=True`` (judged: ``complete=True``).

@@ -23,7 +23,7 @@ from ..core.errors import JudgedError
 from ..core.jsonsafe import json_safe
 from ..core.naturalsort import natural_key
 from . import auth
-from ..analyses.agreement import cohen_kappa, krippendorff_alpha
+from ..analyses.assessor_agreement import cohen_kappa, krippendorff_alpha
 from .assign import next_assignment, open_assignment, overlap_pair_indices
 from .inputs import Scale, Topic
 from .models import (ADJUDICATE, FLAGS, GRADE, GRADED, OPEN, SKIP, SKIPPED, UNDO, Assessor, Assignment, Campaign,

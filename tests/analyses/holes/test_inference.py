@@ -369,7 +369,7 @@ def test_intervals_simultaneous_by_default_marginal_on_request(tmp_path, capsys)
     s = json.loads(capsys.readouterr().out)["sample"]
     assert s["intervals"] == "marginal" and "simultaneous_low" not in s["estimates"]["statAP"][runs[0]]
     from judged.analyses.holes.inference import DEFAULT_INTERVALS, INTERVALS
-    from judged.cli.infer import INTERVALS as CLI_INTERVALS
+    from judged.cli.infer_command import INTERVALS as CLI_INTERVALS
 
     assert CLI_INTERVALS == INTERVALS and INTERVALS[0] == DEFAULT_INTERVALS  # the CLI's copy, kept numpy-free
     with pytest.raises(SystemExit):

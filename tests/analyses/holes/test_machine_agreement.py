@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from judged.analyses.agreement import alpha_from_coincidences, cohen_kappa, kappa_from_confusion, krippendorff_alpha
+from judged.analyses.assessor_agreement import alpha_from_coincidences, cohen_kappa, kappa_from_confusion, krippendorff_alpha
 from judged.analyses.holes.machine import agreement
 
 

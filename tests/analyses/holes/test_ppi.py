@@ -28,7 +28,7 @@ import pytest
 import judged
 from judged.core.conventions import Settings
 from judged.core.data import Qrels, Run
-from judged.analyses.agreement import kappa_from_confusion
+from judged.analyses.assessor_agreement import kappa_from_confusion
 from judged.analyses.holes.machine import MachineLabels
 from judged.core.measures import Measure
 from judged.analyses.holes.ppi import (ESTIMATORS, SOURCES, Design, Labels, estimate, estimates, method_text,

@@ -1,4 +1,4 @@
-"""MTEB's files read without mteb (judged.core.io.mteb): predictions as runs, which subset/split,
+"""MTEB's files read without mteb (judged.core.io.mteb_files): predictions as runs, which subset/split,
 the results file's reported scores, and one-line errors."""
 
 import json
@@ -8,7 +8,7 @@ import pytest
 import judged
 from judged.cli import main
 from judged.core.errors import ParseError
-from judged.core.io.mteb import read_predictions, read_scores
+from judged.core.io.mteb_files import read_predictions, read_scores
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
 

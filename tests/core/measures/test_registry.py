@@ -11,7 +11,7 @@ import pytest
 import judged
 
 from judged.cli import main
-from judged.cli.completion import measure_words
+from judged.cli.completion_command import measure_words
 from judged.core.errors import MeasureError
 from judged.core.measures import Measure
 from judged.core.measures.params import PARAMS

@@ -66,7 +66,7 @@ class Estimate:
 @dataclass
 class EstimateRow:
     """One run's line of a report of estimates (or a difference of two runs'), as every
-    command prints it (judged.cli.estimates): its ``estimates`` of ``measure`` by method side
+    command prints it (judged.cli.estimate_tables): its ``estimates`` of ``measure`` by method side
     by side (name -> :class:`Estimate`), the scores known beside them (``known``: label ->
     value, e.g. the judged score and the machine-filled one) and what the estimates read
     (``counts``: label -> number)."""

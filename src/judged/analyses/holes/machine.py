@@ -29,7 +29,7 @@ from ...core.words import counted
 from ...core.data import Qrels, as_numpy
 from ...core.io import read_qrels
 from ...core.errors import JudgedError
-from ..agreement import alpha_from_coincidences, kappa_from_confusion
+from ..assessor_agreement import alpha_from_coincidences, kappa_from_confusion
 from ...core.evaluation import ALIGNMENT, Scorer
 from ...core.checks.eligibility import restrict_qrels
 

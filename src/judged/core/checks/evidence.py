@@ -9,7 +9,7 @@ A requirements file lists, per query, groups of interchangeable documents::
 
 The question needs at least one document from every group. ``Complete@k`` is 1 when
 every group of the query has a document in the top k, else 0; ``Coverage@k`` is the
-share of the query's groups covered (kernels in :mod:`judged.core.measures.evidence`). A
+share of the query's groups covered (kernels in :mod:`judged.core.measures.completeness`). A
 query without requirements needs nothing: both are 1 there (declared in the convention
 as ``no-requirements=1``, and counted). "A high nDCG can coexist with a missing required
 exception": :func:`evidence_gaps` lists those queries.

@@ -26,10 +26,10 @@ import pyarrow as pa
 from ..conventions import validate
 from ..data import Qrels, Run
 from ..errors import ParseError
-from . import beir, compressed, frames, ranx
+from . import beir, compressed, frames, ranx_objects
 from .sniff import hinted, parquet_files, text_or_json
 from .text import RawFile, iter_lines, line_of_row, open_file, read_raw
-from .trec import dedupe_qrels, parse_grade, read_trec_qrels, read_trec_run
+from .trec_files import dedupe_qrels, parse_grade, read_trec_qrels, read_trec_run
 
 __all__ = ["read_qrels", "read_run", "dataset_qrels"]
 
@@ -80,8 +80,8 @@ def read_qrels(source, on_duplicate: str = "error", subtopics: bool = False) -> 
 
         return _read_path(os.fspath(source), "qrels", lambda: read_subtopic_qrels(source)) \
             if isinstance(source, (str, os.PathLike)) else read_subtopic_qrels(source)
-    if ranx.is_qrels(source):
-        return ranx.qrels_from_ranx(source, on_duplicate=on_duplicate)
+    if ranx_objects.is_qrels(source):
+        return ranx_objects.qrels_from_ranx(source, on_duplicate=on_duplicate)
     if isinstance(source, dict):
         return frames.qrels_from_dict(source, on_duplicate=on_duplicate)
     if isinstance(source, str) and source.startswith("irds:"):
@@ -116,7 +116,7 @@ def _subtopic_source(source) -> bool:
         path = os.fspath(source)
         return not path.startswith("irds:") and not os.path.isdir(path) and file_kind(path) == "text" and \
             (_first_fields(path)[:1] or [b""])[0].lower() not in BEIR_HEADERS
-    return not isinstance(source, dict) and not ranx.is_qrels(source)
+    return not isinstance(source, dict) and not ranx_objects.is_qrels(source)
 
 
 def _in_datasets(source) -> bool:
@@ -172,7 +172,7 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error", diges
     """Read a run from a path (TREC run, JSON {qid: {docid: score}}, Parquet), a
     DataFrame / Arrow table (columns qid, docid, score), a dict, a ``ranx.Run`` or a
     ``datasets.Dataset`` (a ``DatasetDict``: its ``test`` split); an
-    MTEB predictions file (:mod:`judged.core.io.mteb`). ``name`` defaults to the path as given
+    MTEB predictions file (:mod:`judged.core.io.mteb_files`). ``name`` defaults to the path as given
     (to the model's name for MTEB predictions, to its own name for a ranx Run).
     ``digest=False``: a plain TREC run file's sha256 is not computed (``Run.sha256`` None),
     for a caller that shows no run's hash.
@@ -181,7 +181,7 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error", diges
     >>> r.name, r.docid.to_pylist(), r.score.tolist()
     ('bm25', ['a', 'b'], [1.5, 2.0])
     """
-    from . import mteb
+    from . import mteb_files
 
     validate(on_duplicate=on_duplicate)
     if isinstance(source, Run):
@@ -191,8 +191,8 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error", diges
 
         table, where = memory_table(source)
         return frames.run_from_table(table, name or "run", source=where, on_duplicate=on_duplicate)
-    if ranx.is_run(source):
-        return ranx.run_from_ranx(source, name)
+    if ranx_objects.is_run(source):
+        return ranx_objects.run_from_ranx(source, name)
     if isinstance(source, dict):
         return frames.run_from_dict(source, name or "run")
     if isinstance(source, (str, os.PathLike)):
@@ -200,7 +200,7 @@ def read_run(source, name: str | None = None, on_duplicate: str = "error", diges
         kind = file_kind(path)
         if kind == "json":
             obj, raw = _read_path(path, "json", lambda: frames.load_json(path, on_duplicate))
-            r = (mteb.run_from_predictions(obj, raw.name, name=name) if mteb.is_predictions(obj)
+            r = (mteb_files.run_from_predictions(obj, raw.name, name=name) if mteb_files.is_predictions(obj)
                  else frames.run_from_dict(obj, name or path, source=raw.name))
             if len(r) == 0:
                 raise ParseError(raw.name, None, "no ranked documents")

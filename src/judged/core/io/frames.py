@@ -16,7 +16,7 @@ from ..errors import ParseError
 from ..kernels import FALLBACK, kernel
 from ..lazy import lazy
 from .text import RawFile, read_raw
-from .trec import dedupe_qrels, dedupe_run
+from .trec_files import dedupe_qrels, dedupe_run
 from .sniff import parquet_files
 
 pc = lazy("pyarrow.compute")  # imported on first use (judged.core.lazy)

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from ..data import Qrels
 from ..errors import ParseError, UsageError
-from .trec import dedupe_qrels
+from .trec_files import dedupe_qrels
 from .subtopics import read_subtopic_qrels
 
 PREFIX = "irds:"

@@ -21,7 +21,7 @@ import pyarrow as pa
 from ..data import Qrels, SubtopicQrels
 from ..errors import ParseError
 from .text import Layout, iter_lines, line_of_row, read_raw, read_tokens
-from .trec import parse_grade
+from .trec_files import parse_grade
 from .frames import DOCID_NAMES, GRADE_NAMES, QID_NAMES, to_arrow_table
 
 SUBTOPIC_NAMES = ("subtopic", "subtopic_id", "iteration", "iter")

@@ -2,7 +2,7 @@
 walked by numba itself: the pairs as Arrow string columns and a value column, without
 boxing each pair into Python objects (``to_dict()`` does, 60x slower).
 
-Imported only when a ranx object is read (:mod:`judged.core.io.ranx`), so numba is not
+Imported only when a ranx object is read (:mod:`judged.core.io.ranx_objects`), so numba is not
 imported otherwise. The functions are compiled on first use for each key type (ranx keys
 documents built from a dict by fixed-width numpy strings, ``[unichr x N]``: one
 compilation per width) and cached on disk by numba (``cache=True``).

@@ -65,7 +65,7 @@ list (the top k), the ideal ranking recomputed for each assignment.
   weighted sum, and at most 1 / (1 - (1 - 1/k)^k) (1 / (1 - 1/e) without a cutoff).
 
 Here the measures' side: what the holes are (the measure's top k), filling them with
-grades, and the extremes; the loops are kernels (:mod:`judged.core.kernels.bounds`). And
+grades, and the extremes; the loops are kernels (:mod:`judged.core.kernels.bound_kernels`). And
 which holes one run has that another lacks (:func:`holes_only_in`, the extras of a pair's
 conservative interval): per query, the distinct docids among run A's holes that are not
 among run B's and the other way round. Its numpy reference sorts (query, docid hash) keys
@@ -88,7 +88,7 @@ from ..align import Aligned, Judgments, Ranked, block_offsets
 from ..data import pair_keys, string_buffers, strings_equal, take_strings
 from ..errors import ConventionError, MeasureError
 from ..kernels import kernel
-from ..kernels.bounds import ap_extremes, dinkelbach
+from ..kernels.bound_kernels import ap_extremes, dinkelbach
 from .beyond import compat_bounds, ideal_err
 from .diversity import GREEDY_NORMALISED, hole_bounds
 from .registry import BOUNDED
@@ -219,7 +219,7 @@ def bounds(measure, aligned: Aligned, extras=None) -> tuple[np.ndarray, np.ndarr
 
 
 def _ap_bounds(measure, aligned, top, n_extra, M, rel_gain):
-    """AP: the extremes over s newly relevant holes (:func:`judged.core.kernels.bounds.ap_extremes`)."""
+    """AP: the extremes over s newly relevant holes (:func:`judged.core.kernels.bound_kernels.ap_extremes`)."""
     R = aligned.judgments.count_at_least(measure.rel).astype(np.float64)
     return ap_extremes(top.offsets, top.grade, float(measure.rel), R, n_extra, bool(rel_gain.max() > 0),
                        bool(rel_gain.min() == 0))

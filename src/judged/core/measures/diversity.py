@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from ..data import arrow_indices
 from ..errors import MeasureError
-from ..kernels.bounds import ap_extremes
+from ..kernels.bound_kernels import ap_extremes
 from .dcg import ranking_for
 from ..lazy import lazy
 
@@ -439,7 +439,7 @@ def _prefix(gains: np.ndarray, N: int) -> np.ndarray:
 def _ap_ia_extremes(table, aligned, ranked, hits, S, hole, extras, can_relevant):
     """AP-IA's exact extremes: each subtopic's AP reads only its own labels, and a hole may
     cover any subset, so min and max of the mean are the means of each AP's extremes
-    (:func:`judged.core.kernels.bounds.ap_extremes`, one block per query and subtopic)."""
+    (:func:`judged.core.kernels.bound_kernels.ap_extremes`, one block per query and subtopic)."""
     n = aligned.n_queries
     block_q = np.repeat(np.arange(n), S)
     first = np.concatenate(([0], np.cumsum(S)))

@@ -20,7 +20,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import beyond, binary, dcg, diversity, evidence, infap, judged, leak, trec
+from . import beyond, binary, completeness, dcg, diversity, infap, judged, leak, trec_eval_rest
 from .params import PARAMS
 
 # trec_eval's default cutoffs of P, recall, ndcg_cut, map_cut (and pytrec_eval's)
@@ -267,7 +267,7 @@ and still divides by R (trec_eval's map_cut.k). Its mean over queries is MAP."""
         source=f"{_TREC_EVAL} m_map.c, m_map_cut.c"),
     Family(
         "Rprec", binary, "precision at rank R", params=("rel", "unjudged", "mult"), heavy_tail=True,
-        trec=(TrecName("Rprec"), TrecName("Rprec_mult", level="mult", levels=trec.RPREC_MULTS)),
+        trec=(TrecName("Rprec"), TrecName("Rprec_mult", level="mult", levels=trec_eval_rest.RPREC_MULTS)),
         examples=("Rprec", "Rprec(mult=2)"), convention=lambda m: _binary(m) + _options(m),
         explanation="""
 Relevant documents in the top R, divided by R, the query's relevant judgments (0 when
@@ -324,7 +324,7 @@ ir_measures' NumRet(rel=1) is NumRelRet.""", source=f"{_TREC_EVAL} m_num_ret.c")
         explanation="""Relevant documents ranked for the query; the aggregate is the sum over queries.""",
         source=f"{_TREC_EVAL} m_num_rel_ret.c"),
     Family(
-        "GMAP", trec, "average precision, geometric mean over queries", params=("rel", "unjudged"),
+        "GMAP", trec_eval_rest, "average precision, geometric mean over queries", params=("rel", "unjudged"),
         aggregate="geometric-mean", trec=(TrecName("gm_map", log=True),), examples=("GMAP",),
         convention=lambda m: _binary(m) + ["floor=1e-5"],
         explanation="""
@@ -333,23 +333,23 @@ which rewards consistency over queries. trec_eval and pytrec_eval report each qu
 log(max(AP, 1e-5)) (judged.compat.pytrec_eval does); judged's per-query value is AP.""",
         source=f"Robertson, CIKM 2006; {_TREC_EVAL} m_gm_map.c"),
     Family(
-        "GMBpref", trec, "bpref, geometric mean over queries", params=("rel",), aggregate="geometric-mean",
+        "GMBpref", trec_eval_rest, "bpref, geometric mean over queries", params=("rel",), aggregate="geometric-mean",
         trec=(TrecName("gm_bpref", log=True),), examples=("GMBpref",),
         convention=lambda m: [f"rel>={m.rel}", "unjudged=ignored", "floor=1e-5"],
         explanation="""
 Bpref per query; the run's number is the geometric mean exp(mean(log(max(bpref, 1e-5)))).
 trec_eval reports each query's log(max(bpref, 1e-5)).""", source=f"{_TREC_EVAL} m_gm_bpref.c"),
     Family(
-        "SetP", trec, "precision of the whole retrieved set", params=("rel", "unjudged"),
+        "SetP", trec_eval_rest, "precision of the whole retrieved set", params=("rel", "unjudged"),
         trec=(TrecName("set_P"),), examples=("SetP",),
         explanation="""Relevant retrieved / retrieved (0 when nothing is retrieved); unlike P@k, a
 short ranking is not padded.""", source=f"{_TREC_EVAL} m_set_P.c"),
     Family(
-        "SetR", trec, "recall of the whole retrieved set", params=("rel", "unjudged"),
+        "SetR", trec_eval_rest, "recall of the whole retrieved set", params=("rel", "unjudged"),
         trec=(TrecName("set_recall"),), examples=("SetR",),
         explanation="""Relevant retrieved / R (0 when R = 0).""", source=f"{_TREC_EVAL} m_set_recall.c"),
     Family(
-        "SetF", trec, "F measure of the retrieved set", params=("rel", "unjudged", "beta"),
+        "SetF", trec_eval_rest, "F measure of the retrieved set", params=("rel", "unjudged", "beta"),
         trec=(TrecName("set_F", params=("beta",)),), examples=("SetF", "SetF(beta=0.5)"),
         convention=lambda m: _binary(m) + [f"beta={m.option('beta'):g}"],
         explanation="""
@@ -358,23 +358,23 @@ short ranking is not padded.""", source=f"{_TREC_EVAL} m_set_P.c"),
 with P and R the set precision and recall; beta weighs recall against precision
 (default 1: their harmonic mean).""", source=f"van Rijsbergen 1979; {_TREC_EVAL} m_set_F.c"),
     Family(
-        "SetAP", trec, "unranked average precision of the retrieved set", params=("rel", "unjudged"),
+        "SetAP", trec_eval_rest, "unranked average precision of the retrieved set", params=("rel", "unjudged"),
         trec=(TrecName("set_map"),), examples=("SetAP",),
         explanation="""relret^2 / (retrieved * R): set precision times set recall (0 when either
 count is 0).""", source=f"{_TREC_EVAL} m_set_map.c"),
     Family(
-        "SetRelP", trec, "set precision relative to the best possible", params=("rel", "unjudged"),
+        "SetRelP", trec_eval_rest, "set precision relative to the best possible", params=("rel", "unjudged"),
         trec=(TrecName("set_relative_P"),), examples=("SetRelP",),
         explanation="""Relevant retrieved / min(retrieved, R) (0 when either is 0).""",
         source=f"{_TREC_EVAL} m_set_rel_P.c"),
     Family(
-        "RelP", trec, "precision at k relative to the best possible", cutoff="required",
+        "RelP", trec_eval_rest, "precision at k relative to the best possible", cutoff="required",
         params=("rel", "unjudged"), trec=(TrecName("relative_P", DEFAULT_CUTOFFS),), examples=("RelP@10",),
         explanation="""Relevant documents in the top k / min(k, R) (0 when R = 0).""",
         source=f"{_TREC_EVAL} m_rel_P.c"),
     Family(
-        "IPrec", trec, "interpolated precision at a recall level", params=("rel", "unjudged", "recall", "rounding"),
-        trec=(TrecName("iprec_at_recall", level="recall", levels=trec.IPREC_LEVELS, empty_nan=True),),
+        "IPrec", trec_eval_rest, "interpolated precision at a recall level", params=("rel", "unjudged", "recall", "rounding"),
+        trec=(TrecName("iprec_at_recall", level="recall", levels=trec_eval_rest.IPREC_LEVELS, empty_nan=True),),
         examples=("IPrec(recall=0.5)",), convention=lambda m: _binary(m) + _options(m), at_param="recall",
         explanation="""
 The highest precision at any rank at or after the c-th relevant document retrieved, with
@@ -383,12 +383,12 @@ retrieved, and when nothing is (trec_eval: 0/0, NaN). IPrec@0.5 is ir_measures' 
 of IPrec(recall=0.5). rounding=trec9 takes c = floor(recall * R + 0.9) instead, as trec_eval 9 and
 pytrec_eval do (trec_eval 10 changed it to lround: 0.1 * 11 gives 1 there, 2 here).""", source=f"{_TREC_EVAL} m_iprec_at_recall.c"),
     Family(
-        "AP11", trec, "11-point interpolated average precision", params=("rel", "unjudged", "rounding"),
+        "AP11", trec_eval_rest, "11-point interpolated average precision", params=("rel", "unjudged", "rounding"),
         trec=(TrecName("11pt_avg", empty_nan=True),), examples=("AP11",), convention=lambda m: _binary(m) + _options(m),
         explanation="""The mean of IPrec at the recall levels 0.0, 0.1, ..., 1.0 (rounding as IPrec's).""",
         source=f"{_TREC_EVAL} m_11pt_avg.c"),
     Family(
-        "BinG", trec, "binary G: relevant documents discounted by the non-relevant above",
+        "BinG", trec_eval_rest, "binary G: relevant documents discounted by the non-relevant above",
         params=("rel", "unjudged"), trec=(TrecName("binG"),), examples=("BinG",),
         explanation="""
     BinG = sum over relevant retrieved of 1 / log2(2 + non-relevant ranked above it), / R
@@ -396,7 +396,7 @@ pytrec_eval do (trec_eval 10 changed it to lround: 0.1 * 11 gives 1 there, 2 her
 (0 when nothing relevant is retrieved). Experimental in trec_eval (2008).""",
         source=f"{_TREC_EVAL} m_binG.c"),
     Family(
-        "G", trec, "normalised gain (trec_eval's experimental G)", params=("unjudged",),
+        "G", trec_eval_rest, "normalised gain (trec_eval's experimental G)", params=("unjudged",),
         trec=(TrecName("G"),), examples=("G",), convention=lambda m: ["gain=linear", _unjudged(m)],
         explanation="""
 Each document at rank i adds gain / log2(2 + ideal_gain(i) - results_gain(i)), with the
@@ -404,7 +404,7 @@ cumulative gains of the ideal ranking (each step at least 1) and of the run befo
 the sum is divided by the ideal's total gain. Gain = grade. Experimental in trec_eval (2008).""",
         source=f"{_TREC_EVAL} m_G.c"),
     Family(
-        "RnDCG", trec, "nDCG averaged at the R levels", params=("rel", "unjudged"),
+        "RnDCG", trec_eval_rest, "nDCG averaged at the R levels", params=("rel", "unjudged"),
         trec=(TrecName("Rndcg"),), examples=("RnDCG",), convention=lambda m: ["gain=linear", *_binary(m)],
         explanation="""
 nDCG (gain = grade, 1/log2(r+1)) averaged at the ranks where the ideal ranking's gain
@@ -412,14 +412,14 @@ changes (the number of judgments at each grade, highest first) and at the end of
 ranking; 0 when nothing is relevant at rel. Experimental in trec_eval.""",
         source=f"Jarvelin & Kekalainen, TOIS 2002; {_TREC_EVAL} m_Rndcg.c"),
     Family(
-        "nDCGRel", trec, "nDCG averaged over the relevant documents", params=("unjudged",),
+        "nDCGRel", trec_eval_rest, "nDCG averaged over the relevant documents", params=("unjudged",),
         trec=(TrecName("ndcg_rel"),), examples=("nDCGRel",), convention=lambda m: ["gain=linear", _unjudged(m)],
         explanation="""
 nDCG (gain = grade, 1/log2(r+1)) read at each retrieved document with a positive gain and,
 for each one not retrieved, at the end of the ranking; averaged over the documents with
 a positive gain. Experimental in trec_eval.""", source=f"{_TREC_EVAL} m_ndcg_rel.c"),
     Family(
-        "Utility", trec, "set utility: a gain per document retrieved or missed",
+        "Utility", trec_eval_rest, "set utility: a gain per document retrieved or missed",
         value_range=(float("-inf"), float("inf")),
         params=("rel", "unjudged", "tp", "fp", "fn"), trec=(TrecName("utility", params=("tp", "fp", "fn", "tn")),),
         examples=("Utility",),
@@ -430,13 +430,13 @@ a positive gain. Experimental in trec_eval.""", source=f"{_TREC_EVAL} m_ndcg_rel
 trec_eval's fourth coefficient (true negatives) needs the collection size (its -N, 0 by
 default and in pytrec_eval): judged takes it as 0.""", source=f"{_TREC_EVAL} m_utility.c"),
     Family(
-        "NumQ", trec, "queries evaluated (a count)", aggregate="sum", trec=(TrecName("num_q"),), reads="queries",
+        "NumQ", trec_eval_rest, "queries evaluated (a count)", aggregate="sum", trec=(TrecName("num_q"),), reads="queries",
         value_range=(0.0, float("inf")),
         examples=("NumQ",), convention=lambda m: [],
         explanation="""1 per query evaluated; the aggregate is the number of queries.""",
         source=f"{_TREC_EVAL} m_num_q.c"),
     Family(
-        "NumNonRelJudgedRet", trec, "judged non-relevant documents retrieved", params=("rel", "unjudged"),
+        "NumNonRelJudgedRet", trec_eval_rest, "judged non-relevant documents retrieved", params=("rel", "unjudged"),
         value_range=(0.0, float("inf")),
         aggregate="sum", trec=(TrecName("num_nonrel_judged_ret"),), examples=("NumNonRelJudgedRet",),
         explanation="""
@@ -674,17 +674,17 @@ this query (0 when nothing is retrieved). A document judged only for another que
 hole here, unlike BEIR's Hole@k. It says how far the other numbers can be trusted, not how
 good the ranking is: comparisons never test it for significance.""", source="ir_measures' Judged@k"),
     Family(
-        "Complete", evidence, "1 when every required evidence group is in the top k", cutoff="optional",
+        "Complete", completeness, "1 when every required evidence group is in the top k", cutoff="optional",
         reads="requirements",
-        examples=("Complete@10",), convention=evidence.convention,
+        examples=("Complete@10",), convention=completeness.convention,
         explanation="""
 Over a requirements file (qid group docid; --requirements): 1 when each of the query's
 required groups has a document in the top k, else 0; 1 for a query without requirements.
 Grades play no part.""", source="judged (docs/beyond.md)"),
     Family(
-        "Coverage", evidence, "share of the required evidence groups in the top k", cutoff="optional",
+        "Coverage", completeness, "share of the required evidence groups in the top k", cutoff="optional",
         reads="requirements",
-        examples=("Coverage@10",), convention=evidence.convention,
+        examples=("Coverage@10",), convention=completeness.convention,
         explanation="""
 Over a requirements file (qid group docid; --requirements): the query's required groups
 with a document in the top k, divided by the groups required; 1 for a query without

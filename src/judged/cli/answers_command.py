@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import Formatter
-from .checks import add_answers_option, add_check_options, configure, side_files
+from .check_options import add_answers_option, add_check_options, configure, side_files
 from .common import add_convention_options, format_help, print_json, settings_of
 
 HELP = """Pair each run's ranking score (default nDCG@10) with answer checks: acceptance rate,

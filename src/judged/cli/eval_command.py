@@ -8,7 +8,7 @@ import sys
 
 from . import Formatter
 from ..core.words import counted
-from .checks import add_check_options, configure, print_checks, side_files
+from .check_options import add_check_options, configure, print_checks, side_files
 from .common import (add_convention_options, add_machine_option, add_record_options, format_help, load_manifest,
                      print_json, print_query_set, save_record_of, settings_of, split_inputs)
 from ..core.errors import ParseError, UsageError
@@ -197,7 +197,7 @@ def _mteb_splits(runs: list, args) -> list:
     if (args.split == "test" and not args.subset) or not any(str(r).lower().endswith(".json") for r in runs):
         return runs
     from ..core.io import frames
-    from ..core.io.mteb import is_predictions, run_from_predictions
+    from ..core.io.mteb_files import is_predictions, run_from_predictions
 
     out = {}
     for r in runs:
@@ -214,7 +214,7 @@ def run_rejudge(args) -> int:
     """``judged eval QRELS --qrels V2 ... RUN...``: :func:`judged.analyses.qrels_ops.rejudge` over the versions."""
     from ..core.measures import Measure
     from ..analyses.qrels_ops import rejudge
-    from .rejudge import output
+    from .rejudge_command import output
 
     given = [a for a, v in (("--manifest", args.manifest), ("--save", args.save), ("--beir", args.beir),
                             ("--per-query", args.per_query), ("--scale", args.scale),
@@ -274,7 +274,7 @@ def write_trec_eval(result, out) -> None:
     """trec_eval -q layout: ``name<TAB>qid<TAB>value`` per query, then the ``all`` lines: the
     ``runid`` line with the run file's tag (its last line's sixth field, as trec_eval; the run's
     name for a run that is no TREC file, or given twice), ``num_q`` (once: all_trec names it too)."""
-    from ..core.io.trec import run_tag
+    from ..core.io.trec_files import run_tag
 
     for name, rr in result.runs.items():
         names = {g: trec_eval_name(m, g) for g, m in result.measures.items()}

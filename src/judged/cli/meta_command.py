@@ -6,7 +6,7 @@ from . import Formatter
 from ..core.words import counted
 from .common import add_convention_options, format_help, print_json, settings_of
 from .declared import declared
-from .holes import add_hole_options
+from .holes_command import add_hole_options
 from ..core.errors import JudgedError, ConventionError
 
 HELP = """Meta-evaluation of measures and conventions on your own qrels and runs.

@@ -6,7 +6,7 @@ import sys
 
 from . import Formatter
 from .common import format_help
-from .compare import add_comparison_options, comparison_from_args
+from .compare_command import add_comparison_options, comparison_from_args
 from .declared import declared
 from ..core.errors import UsageError
 

@@ -82,7 +82,7 @@ def run(args) -> int:
 
     if args.k < 1:
         raise ConventionError(f"-k must be a positive integer, got {args.k}")
-    from .estimates import add_sample_json, is_query_sample, ppi_for, print_sample_estimates
+    from .estimate_tables import add_sample_json, is_query_sample, ppi_for, print_sample_estimates
 
     inf = None
     if not (args.machine and is_query_sample(args.sample)):  # else only prediction-powered estimates
@@ -107,7 +107,7 @@ def run(args) -> int:
 
 def render(inf, all_pairs: bool = False, console=None) -> None:
     from ..core.runnames import shortener
-    from .estimates import heading, print_estimates
+    from .estimate_tables import heading, print_estimates
     from .plain import console as make_console
 
     console = console or make_console()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from . import Formatter
 from ..core.words import counted
-from .holes import print_report
-from .rejudge import print_rejudged
-from .meta import print_holdout
+from .holes_command import print_report
+from .rejudge_command import print_rejudged
+from .meta_command import print_holdout
 
 HELP = """Run judged on built-in example data: the worked nDCG examples of the product brief,
 the same ranking under linear and exponential gain, what nDCG@10 becomes with a single

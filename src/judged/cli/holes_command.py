@@ -9,7 +9,7 @@ import sys
 from . import Formatter
 from ..core.words import counted
 from .common import add_convention_options, add_machine_option, format_help, print_query_set, settings_of
-from .infer import add_sample_option
+from .infer_command import add_sample_option
 from ..core.errors import ConventionError
 
 HELP = """Show the holes (documents with no judgment for this query) in each run's top k: mean
@@ -113,7 +113,7 @@ def run(args) -> int:
 def _report(args, measure) -> dict | None:
     """The report of one measure (None: nDCG@k): its JSON dict (--format json), else printed."""
     from ..analyses.holes.unjudged import holes_report
-    from .estimates import add_sample_json, print_sample_estimates, sample_estimates
+    from .estimate_tables import add_sample_json, print_sample_estimates, sample_estimates
 
     report = holes_report(args.qrels, list(args.runs), k=args.k, measure=measure, maxgrade=args.maxgrade,
                           samples=args.samples, level=args.level, reference=args.reference,
@@ -133,7 +133,7 @@ def _report(args, measure) -> dict | None:
         d["summary"] = flip_summary({name: s["score"] for name, s in d["runs"].items()}, report.pairs).to_dict()
         add_sample_json(d, sampled, ppi)
         if machine is not None:
-            from .eval import add_machine_json
+            from .eval_command import add_machine_json
 
             add_machine_json(d, machine, per_query=False)
         return d
@@ -158,7 +158,7 @@ def machine_filled_holes(report, labels):
 
 
 def print_machine(machine, console=None) -> None:
-    from .eval import print_machine_table
+    from .eval_command import print_machine_table
     from .plain import console as make_console
 
     console = console or make_console()
@@ -214,7 +214,7 @@ def _print_runs(report, flips, summaries, shown, console) -> None:
     """The runs in rank order: Judged@k, holes, the measure, its bounds, the estimate and its
     interval, and the flip matrix, in one table when it fits the page; else the interval
     and the matrix in a second table, rows numbered as the first's."""
-    from .estimates import interval_cell
+    from .estimate_tables import interval_cell
     from .plain import Table
 
     m, k, est = report.measure, report.k, report.estimates

@@ -7,13 +7,13 @@ import sys
 
 from . import Formatter
 from ..core.words import counted
-from .checks import add_answers_option, add_check_options, side_files, print_checks
+from .check_options import add_answers_option, add_check_options, side_files, print_checks
 from .declared import declared
 from .common import (
     add_convention_options, add_machine_option, add_record_options, format_help, import_ahead, load_manifest,
     print_query_set, settings_of, split_inputs, save_record_of)
-from .holes import add_hole_options
-from .infer import add_sample_option
+from .holes_command import add_hole_options
+from .infer_command import add_sample_option
 from ..core.errors import JudgedError, UsageError
 
 HELP = """Compare runs with a baseline (the first run) over the same queries: every qrels
@@ -137,7 +137,7 @@ def comparison_from_args(args):
 
         c.machine = machine_filled(c.result, args.machine, k=c.holes.k if c.holes is not None else args.depth)
     if getattr(args, "sample", None):
-        from .estimates import sample_estimates
+        from .estimate_tables import sample_estimates
 
         result = c.result
         c.sample, c.ppi = sample_estimates(result.qrels, {name: rr.aligned for name, rr in result.runs.items()},
@@ -213,7 +213,7 @@ def render(c, all_tests: bool = False, console=None, regressions: int | None = N
     :func:`judged.core.runnames.display_names`."""
     from ..analyses.stats import TESTS, format_effect, format_p
     from ..core.runnames import shortener
-    from .estimates import print_sample_estimates
+    from .estimate_tables import print_sample_estimates
     from .plain import Table, console as make_console
 
     console = console or make_console()  # Rich on a terminal only
@@ -349,7 +349,7 @@ def render_checks(c, console) -> None:
     if c.checks is not None:
         print_checks(c.result, console, answer_key=False)
     if c.answers:
-        from .answers import print_pairings
+        from .answers_command import print_pairings
 
         print_pairings(c.answers, None, console)  # its convention is printed under its table
 

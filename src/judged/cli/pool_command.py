@@ -8,7 +8,7 @@ from . import Formatter
 from ..core.words import counted
 from .common import add_convention_options
 from .declared import declared
-from .holes import add_hole_options
+from .holes_command import add_hole_options
 from ..core.errors import UsageError
 
 HELP = """Write the unjudged (qid, docid) pairs in the runs' top DEPTH, one per line:
