@@ -97,8 +97,10 @@ def test_simultaneous_intervals_hold_for_every_run_at_once(five_hundred):
     """Every run is estimated from the same sample: with marginal 95% intervals all four
     runs are inside far less often than 95%. The simultaneous intervals (the joint
     covariance from the same replicates, the max-|t| critical value) hold all four at
-    once in 92.5-97.5% of 500 samples per estimator (binomial SE 1%) and 93-97% over both;
-    intervals 15% narrower fall below 93%: the test can fail."""
+    once in 92.5-98% of 500 samples per estimator (binomial SE 1%; statNDCG@10 0.962,
+    statAP 0.976: formed on the log scale, they reach a little further up than the
+    symmetric ones) and 93-97% over both (0.969); intervals 15% narrower fall below 93%:
+    the test can fail."""
     E, truth, _ = five_hundred
     z = NormalDist().inv_cdf(0.975)
     together, narrow = [], []
@@ -106,10 +108,10 @@ def test_simultaneous_intervals_hold_for_every_run_at_once(five_hundred):
         joint = E.simultaneous(estimator)
         t = np.array([truth[estimator][r] for r in joint.runs])
         every = joint.covers(truth[estimator])
-        assert 0.925 <= every.mean() <= 0.975, (estimator, every.mean())
+        assert 0.925 <= every.mean() <= 0.98, (estimator, every.mean())
         marginal = np.stack([(E.interval(estimator, r)[2] <= truth[estimator][r])
                              & (truth[estimator][r] <= E.interval(estimator, r)[3]) for r in E.runs], 1)
-        assert marginal.all(1).mean() < 0.9  # what the marginal intervals promise for four runs: far less
+        assert marginal.all(1).mean() < 0.925  # what the marginal intervals give four runs: less (statAP 0.90)
         assert set(joint.method) == {"max-t"} and (joint.family == 4).all()
         # between one run's critical value and Bonferroni's for four (nearly Sidak's here: the runs'
         # correlations are 0-0.25; Monte Carlo SE of c about 0.007)
@@ -190,8 +192,10 @@ def test_a_tenth_of_the_holes_of_queries_with_few_relevant_documents():
     query's sample draws none of its few relevant documents), and the plain estimate's
     jackknife gives 0.73 of the corrected one's spread: that interval covered 0.78. The
     corrected estimate's own jackknife (delete-two within strata) with the allowance for
-    the bias the correction may have left (Armstrong & Kolesar's critical value) covers
-    0.93, and the simultaneous intervals hold every run at once in 0.91 of 300 samples."""
+    the bias the correction may have left (Armstrong & Kolesar's critical value) covered
+    0.93 as estimate -+ c se; formed on the log scale (every miss was below the truth, the
+    best run's too, at AP 0.9) it covers 0.96, and the simultaneous intervals hold every
+    run at once in 0.97 of 300 samples (0.91 before)."""
     base, full, rr = synth(1, queries=40, docs=80, judged_top=1, depth=10)
     E, truth, design = repeated_samples(base, full, rr, 10, holes_of(base, full) // 10, range(300), ["statAP"])
     assert len(design.strata) == 3 and holes_of(base, full) == 817
@@ -203,8 +207,8 @@ def test_a_tenth_of_the_holes_of_queries_with_few_relevant_documents():
         _, _, low, high, _ = E.interval("statAP", r)
         shown.append((low <= t) & (t <= high))
     assert np.mean(old) < 0.85, np.mean(old)  # measured 0.78
-    assert np.mean(shown) >= 0.92 and np.mean(shown) >= np.mean(variance_only), np.mean(shown)  # 0.932
-    assert E.simultaneous("statAP").covers(truth["statAP"]).mean() >= 0.9  # 0.91
+    assert np.mean(shown) >= 0.94 and np.mean(shown) >= np.mean(variance_only), np.mean(shown)  # 0.962
+    assert E.simultaneous("statAP").covers(truth["statAP"]).mean() >= 0.94  # 0.97
 
 
 def test_the_literatures_fill_in_estimators_are_biased_here(five_hundred):

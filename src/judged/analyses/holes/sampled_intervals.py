@@ -26,13 +26,14 @@ INTERVAL_METHOD = ("stratified jackknife over the drawn units with finite-popula
                    "widened for a bias up to the one the correction removed (Armstrong & Kolesar 2020); a stratum "
                    "whose sample drew fewer relevant documents than its rank's rate over every stratum (Jeffreys' "
                    "prior) adds the variance of the share it fell short by (all of that rate where it drew none); "
-                   "estimate and ends clipped to the measure's range")
+                   "the interval formed on the log scale, as a ratio's (Katz et al. 1978), estimate and ends "
+                   "within the measure's range")
 SIMULTANEOUS_METHOD = ("simultaneous intervals (Hothorn, Bretz & Westfall, Biometrical Journal 2008): the runs' "
                        "joint covariance from the same jackknife replicates over the shared sample (cross terms "
                        "included), the level quantile c of max |Z| for Z normal with its correlation (50,000 "
-                       "simulated draws, seed 0), each run's interval estimate +- c_r se, c_r the run's critical "
-                       "value (t, widened for its bias bound) at the tail probability p = 2 (1 - Phi(c)); "
-                       "Bonferroni's c where the correlation cannot be estimated")
+                       "simulated draws, seed 0), each run's interval estimate +- c_r se on the log scale, c_r "
+                       "the run's critical value (t, widened for its bias bound) at the tail probability "
+                       "p = 2 (1 - Phi(c)); Bonferroni's c where the correlation cannot be estimated")
 
 SIMULTANEOUS_DRAWS = 50_000  # normal draws for the max-|t| critical value (Monte Carlo SE about 0.007)
 
@@ -184,6 +185,14 @@ class Estimates:
         low, high = self.estimator(e).measure.family.value_range
         return tuple(np.clip(v, low, high) for v in values)
 
+    def ends(self, e, est, half):
+        """(estimate, low, high): the interval estimate -+ ``half`` formed on the log scale
+        (:func:`log_interval`) within the measure's range, the estimate clipped to it."""
+        low, high = self.estimator(e).measure.family.value_range
+        est = np.clip(est, low, high)
+        lo, hi = log_interval(est, half, low, high)
+        return est, lo, hi
+
     def estimator(self, e):
         """The estimator (judged.analyses.holes.sampled_estimators.Estimator) named ``e``."""
         return next(x for x in self.estimators if str(x) == str(e))
@@ -203,14 +212,14 @@ class Estimates:
     def interval(self, e, run, level: float = 0.95):
         """(estimate, se, low, high, df) per state: estimate -+ c se, c the t critical value
         widened for the bias the correction may have left (:meth:`bias`,
-        :func:`bias_aware_critical`), the estimate and the ends clipped to the measure's
-        range (:meth:`clip`)."""
+        :func:`bias_aware_critical`), formed on the log scale (:meth:`ends`: a ratio errs
+        by a factor; longer above, the more the larger the relative error)."""
         v_h = self.run_variance(e, run)
         est = self.mean[str(e)][run]
         se = np.sqrt(v_h.sum(1))
         df = self.df(v_h)
         half = self.half_width(se, df, self.bias(e, run), level)
-        est, low, high = self.clip(e, est, est - half, est + half)
+        est, low, high = self.ends(e, est, half)
         return est, se, low, high, df
 
     def covariance(self, e, runs=None) -> np.ndarray:
@@ -292,8 +301,43 @@ class Estimates:
         bias = np.stack([self.bias(e, r) for r in runs], 1) if runs else np.zeros((S, 0))
         half = (np.stack([self.half_width(se[s], df[s], bias[s], 1 - p[s]) for s in range(S)]) if S and runs
                 else np.zeros((S, len(runs))))
-        est, low, high = self.clip(e, est, est - half, est + half)
+        est, low, high = self.ends(e, est, half)
         return Simultaneous(runs, est, se, low, high, df, z, family, method, level)
+
+
+def log_interval(est, half, low: float = 0.0, high: float = 1.0):
+    """(low end, high end) of the interval ``est`` -+ ``half`` formed on the log scale of the
+    distance from the range's lower end: with d = est - ``low``, the ends are
+    low + d exp(-+ half/d) (the delta method's half-width carried to log d), the upper one
+    clipped to ``high``. A ratio estimate errs by a factor, not by an amount: where a
+    sample drew few of a query's rare relevant documents the ratio reads low with a small
+    standard error, and rarely far too high, so the symmetric interval misses above the
+    truth (every miss of statAP's at a tenth of the holes on robust03, TAR 2017 and DL
+    2019); the log scale reaches further up (Katz, Baptista, Azen & Pike, "Obtaining
+    confidence intervals for the risk ratio in cohort studies", Biometrics 1978, the
+    log interval of a ratio estimate). Where d <= 0 or ``low`` is not finite: est -+ half
+    clipped to the range.
+
+    >>> [round(float(x), 4) for x in log_interval(0.2, 0.08)]
+    [0.1341, 0.2984]
+    >>> [round(float(x), 4) for x in log_interval(0.8, 0.08)]  # a small relative error: near est -+ half
+    [0.7239, 0.8841]
+    >>> [float(x) for x in log_interval(0.0, 0.05)]
+    [0.0, 0.05]
+    """
+    est = np.asarray(est, np.float64)
+    half = np.asarray(half, np.float64)
+    lin_lo, lin_hi = np.clip(est - half, low, high), np.clip(est + half, low, high)
+    if not np.isfinite(low):  # no lower end to measure the distance from
+        return lin_lo, lin_hi
+    d = est - low
+    inside = d > 0
+    dd = np.where(inside, d, 1.0)
+    spread = np.where(inside, half, 0.0) / dd
+    with np.errstate(over="ignore"):
+        lo = low + dd * np.exp(-spread)
+        hi = np.minimum(low + dd * np.exp(spread), high)
+    return np.where(inside, lo, lin_lo), np.where(inside, hi, lin_hi)
 
 
 def max_abs_normal_quantile(corr: np.ndarray, level: float, base: np.ndarray) -> float:
