@@ -1,6 +1,6 @@
 """Estimates with their intervals as every command prints them
 (judged.analyses.holes.estimates): a table of runs, one column per method, each cell the
-estimate ± half its interval (``judged infer``; ``--sample`` and ``--machine`` with
+estimate ± half its interval, or (low-high) when it is lopsided (``judged infer``; ``--sample`` and ``--machine`` with
 ``--sample`` in ``judged holes`` and ``judged compare``), the interval cell of the
 ``judged holes`` table; and what those options estimate, for the three commands."""
 

@@ -356,11 +356,15 @@ def test_intervals_simultaneous_by_default_marginal_on_request(tmp_path, capsys)
     text = " ".join(capsys.readouterr().out.split())
     x = joint["estimates"]["statAP"][runs[1]]
     assert "95% simultaneous intervals" in text and "statAP ± 95% joint" in text
-    assert f"{x['estimate']:.4f} ± {(x['simultaneous_high'] - x['simultaneous_low']) / 2:.4f}" in text
+    lo, hi, est = x["simultaneous_low"], x["simultaneous_high"], x["estimate"]
+    assert hi - est - (est - lo) > 1e-4  # a log interval: lopsided, so shown by its ends, not as ± half
+    assert f"{est:.4f} ({lo:.4f}-{hi:.4f})" in text and f"{est:.4f} ± {(hi - lo) / 2:.4f}" not in text
     assert f"statAP: max-|t| critical value {joint['simultaneous']['statAP']['critical_value']:.2f} for 4" in text
     assert main(["infer", merged, *runs, "--sample", sample, "--intervals", "marginal"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert f"{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}" in text and "95% joint" not in text
+    lo, hi = x["low"], x["high"]
+    shown = f"{est:.4f} ± {(hi - lo) / 2:.4f}" if abs((hi - est) - (est - lo)) < 5e-5 else f"{est:.4f} ({lo:.4f}-{hi:.4f})"
+    assert shown in text and "95% joint" not in text
     assert "each run's alone (marginal)" in text
     # holes and compare --sample: the same default, the same flag
     assert main(["holes", merged, *runs, "--format", "json", "--sample", sample]) == 0
@@ -572,7 +576,8 @@ def test_the_documented_demo_figures(tmp_path, capsys, monkeypatch):
     for run in ("lexical.run", "dense.run"):
         for e, m in (("statNDCG@10", "nDCG@10"), ("statAP", "AP")):
             x = est[e][run]
-            assert f"{x['estimate']:.4f} ± {(x['simultaneous_high'] - x['simultaneous_low']) / 2:.4f}" in doc
-            assert f"{(x['high'] - x['low']) / 2:.4f}" in doc  # the marginal half-widths quoted
+            # lopsided log intervals, shown by their ends: the simultaneous in the table, the marginal quoted
+            assert f"{x['estimate']:.4f} ({x['simultaneous_low']:.4f}-{x['simultaneous_high']:.4f})" in doc
+            assert f"{x['low']:.4f}-{x['high']:.4f}" in doc
             assert f"{complete.loc[run, m]:.4f}" in doc
             assert x["low"] <= complete.loc[run, m] <= x["high"]  # as the text says: all four inside, both ways

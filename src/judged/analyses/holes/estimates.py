@@ -51,9 +51,18 @@ class Estimate:
         return self
 
     def shown(self) -> str:
-        """The unbatched estimate as every table of estimates shows it: 'value ± half its interval's width'."""
+        """The unbatched estimate as every table of estimates shows it: 'value ± half its interval's
+        width' when the interval is symmetric about it (to the 4 decimals shown), else 'value
+        (low-high)' (a log interval, or one clipped to the measure's range, is lopsided).
+
+        >>> Estimate(0.5, 0.4, 0.6).shown(), Estimate(0.5, 0.45, 0.7).shown()
+        ('0.5000 ± 0.1000', '0.5000 (0.4500-0.7000)')
+        """
         x = self.scalar()
-        return f"{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}"
+        below, above = x["estimate"] - x["low"], x["high"] - x["estimate"]
+        if abs(below - above) < 5e-5:
+            return f"{x['estimate']:.4f} ± {(x['high'] - x['low']) / 2:.4f}"
+        return f"{x['estimate']:.4f} ({x['low']:.4f}-{x['high']:.4f})"
 
     def scalar(self, **keys) -> dict:
         """The unbatched estimate as plain floats (for JSON): ``estimate``, ``se``, ``low``,
