@@ -62,17 +62,17 @@ def test_an_oracle_predicts_judging_exactly(measure, seed):
     named = [(n, align(q, read_run(runs[n], name=n), Settings(complete=True))) for n in scored]
     pool = build_pool(named, 5)
     oracle = Oracle(full)
-    for pool_ideal in (True, False):
-        est = estimate_runs(measure, pool, make_world(pool), samples=2, source=oracle, pool_ideal=pool_ideal,
+    for over in ("pool", "run"):
+        est = estimate_runs(measure, pool, make_world(pool), samples=2, source=oracle, over=over,
                             bounds={i: (0.0, 1.0) for i in range(len(scored))})
         for i, name in enumerate(scored):
             judged = {qid: dict(v) for qid, v in cut.items()}
-            for other in (scored if pool_ideal else [name]):  # judging the pool, or the run's own holes
+            for other in (scored if over == "pool" else [name]):  # judging the pool, or the run's own holes
                 for qid, docs in top(other).items():
                     if qid in judged:
                         judged[qid].update({d: full[qid][d] for d in docs if d in full.get(qid, {})})
             truth = evaluate(judged, {name: runs[name]}, [measure], complete=True).mean().loc[name, measure]
-            assert est.runs[i].value == pytest.approx(truth, abs=1e-12), (pool_ideal, name)
+            assert est.runs[i].value == pytest.approx(truth, abs=1e-12), (over, name)
 
 
 def test_estimate_over_is_the_runs_own_holes_unless_given():
@@ -97,11 +97,10 @@ def test_the_midpoint_is_the_mean_of_pool_and_run_and_its_interval_holds_both(se
     pool = build_pool(named, 5)
     oracle = Oracle(full)
     kw = dict(samples=2, source=oracle, bounds={i: (0.0, 1.0) for i in range(len(scored))})
-    over = {ideal: estimate_runs("nDCG@5", pool, make_world(pool), pool_ideal=ideal, **kw)
-            for ideal in (True, False, "midpoint")}
+    got = {over: estimate_runs("nDCG@5", pool, make_world(pool), over=over, **kw) for over in ("pool", "run", "midpoint")}
     differ = 0
     for i in range(len(scored)):
-        p, r, m = (over[ideal].runs[i] for ideal in (True, False, "midpoint"))
+        p, r, m = (got[over].runs[i] for over in ("pool", "run", "midpoint"))
         assert m.value == pytest.approx((p.value + r.value) / 2, abs=1e-12)
         assert m.per_query == pytest.approx((p.per_query + r.per_query) / 2, abs=1e-12)
         assert m.low <= min(p.value, r.value) + 1e-12 and m.high >= max(p.value, r.value) - 1e-12

@@ -160,7 +160,7 @@ def units_needed(level: float) -> int:
 def estimate_runs(measure, pool: HolePool, world: World | None = None, *, targets=None, samples: int = 200,
                   seed: int = 0, level: float = DEFAULT_LEVEL, calibration_draws: int | None = None,
                   bounds: dict | None = None, maxgrade: int | None = None, report_loro: bool = True,
-                  source=None, pool_ideal: bool | str = True) -> HoleEstimates:
+                  source=None, over: str = "pool") -> HoleEstimates:
     """Estimate ``measure`` for the runs ``targets`` (indices, default all) of ``pool`` in
     ``world`` (default: the qrels as given), with intervals at ``level``.
 
@@ -168,9 +168,10 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     pseudo-holes (``loro-logit``); or a grade source with ``grade_probabilities`` and
     ``fit_without`` (:class:`judged.analyses.holes.priors.RunPrior`), which needs no
     pseudo-holes to estimate, only to calibrate its interval on the same residuals.
-    ``pool_ideal`` (default): what judging the targets' pool gives, each target's estimate
-    drawing the other targets' holes into its ideal and R too (:func:`pool_hole_rows`);
-    False: judging each target's own holes; ``'midpoint'``: the mean of the two (:data:`MIDPOINT`).
+    ``over``: what the estimate predicts: ``'pool'`` (default) judging the targets' pool, each
+    target's estimate drawing the other targets' holes into its ideal and R too
+    (:func:`pool_hole_rows`); ``'run'`` judging each target's own holes; ``'midpoint'``
+    (:data:`MIDPOINT`) the mean of the two.
 
     ``bounds[i]`` = (mean min, mean max) of run i's exact bounds clips its interval and
     is the interval when it cannot be calibrated (computed when not given).
@@ -195,7 +196,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     fit = {"unit": unit_word, "units": pool.n_units, "units_with_pseudo_holes": int(len(units_with)),
            "pseudo_holes": int(len(rows)), "relevant_share": float((y >= 1).mean()) if len(y) else 0.0,
            "depth": pool.depth, "k": pool.k, "holes_estimated_to_rank": fill_depth(measure, pool),
-           "features": list(FEATURES), "over": {True: "pool", False: "run"}.get(pool_ideal, pool_ideal)}
+           "features": list(FEATURES), "over": over}
     reason = None
     if len(units_with) < 2:
         reason = (f"{counted(len(units_with), unit_word)} contributed judged documents no other {unit_word} has in its "
@@ -205,7 +206,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
                   f"in its top {pool.depth}); the model needs at least {MIN_PSEUDO_HOLES}")
     if reason is not None and source is not None:  # it estimates; its interval cannot be calibrated
         return _uncalibrated(measure, pool, world, targets, source, samples, seed, level, bounds, maxgrade,
-                             {"fit": fit, "fallback": None, "uncalibrated": reason}, pool_ideal)
+                             {"fit": fit, "fallback": None, "uncalibrated": reason}, over)
     if reason is not None:
         zero = score_cases(measure, pool, world, [Case(i) for i in targets], seed, maxgrade)
         bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
@@ -227,7 +228,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         for i in np.flatnonzero(pool.unit == u).tolist():
             cases += [Case(i, u, m_u, calibration_draws), Case(i)] + ([Case(i, u)] if report_loro else [])
             meta.append((i, u))
-    cases += _target_cases(measure, pool, world, targets, model, samples, pool_ideal) + [Case(i) for i in targets]
+    cases += _target_cases(measure, pool, world, targets, model, samples, over) + [Case(i) for i in targets]
     scored = score_cases(measure, pool, world, cases, seed, maxgrade)
     residuals = []
     per = 3 if report_loro else 2
@@ -235,7 +236,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         est, truth, *zero = scored[per * j: per * j + per]
         residuals.append((i, u, _point(est) - truth.mean, est.sd, zero[0].mean - truth.mean if zero else math.nan,
                           est.holes))
-    target_scores = _midpoints(scored[per * len(meta):], len(targets), pool_ideal)
+    target_scores = _midpoints(scored[per * len(meta):], len(targets), over)
     est_t, zero_t = target_scores[:len(targets)], target_scores[len(targets):]
 
     # the conformal scale: residual / the run's own standard deviation under the model
@@ -299,11 +300,11 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     return HoleEstimates(METHOD, measure, level, runs, info, model)
 
 
-def _uncalibrated(measure, pool, world, targets, source, samples, seed, level, bounds, maxgrade, info, pool_ideal):
+def _uncalibrated(measure, pool, world, targets, source, samples, seed, level, bounds, maxgrade, info, over):
     """The estimates of ``source`` with no leave-one-out residuals to calibrate an interval:
     the interval is the bounds (labelled so: 'bounds', not an estimate interval)."""
-    cases = _target_cases(measure, pool, world, targets, source, samples, pool_ideal) + [Case(i) for i in targets]
-    scored = _midpoints(score_cases(measure, pool, world, cases, seed, maxgrade), len(targets), pool_ideal)
+    cases = _target_cases(measure, pool, world, targets, source, samples, over) + [Case(i) for i in targets]
+    scored = _midpoints(score_cases(measure, pool, world, cases, seed, maxgrade), len(targets), over)
     bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
     runs = {}
     for i, e, z in zip(targets, scored[:len(targets)], scored[len(targets):]):
@@ -335,21 +336,21 @@ def _run_estimate(per_query, mean, sd, low, high, interval, holes) -> Estimate:
     return Estimate(mean, low, high, sd, interval=interval, per_query=per_query, details={"holes": holes})
 
 
-def _target_cases(measure, pool, world, targets, source, samples, pool_ideal) -> list:
+def _target_cases(measure, pool, world, targets, source, samples, over: str) -> list:
     """The targets' cases: drawn over the pool (the others' holes in the ideal), over the run's own
     holes, or (``'midpoint'``) both, the pool's first."""
-    ideal = pool_hole_rows(measure, pool, world, targets) if pool_ideal else {}
+    ideal = pool_hole_rows(measure, pool, world, targets) if over != "run" else {}
     cases = [Case(i, -1, source, samples, ideal_rows=ideal.get(i)) for i in targets]
-    if pool_ideal == MIDPOINT:
+    if over == MIDPOINT:
         cases += [Case(i, -1, source, samples) for i in targets]
     return cases
 
 
-def _midpoints(scored: list, n: int, pool_ideal) -> list:
+def _midpoints(scored: list, n: int, over: str) -> list:
     """With ``'midpoint'``, each target's two scores (over the pool, over its own holes) as one:
     their means, the ideal's holes of the first, and both points in ``ends`` (the interval
     holds them); the rest of ``scored`` as it is."""
-    if pool_ideal != MIDPOINT:
+    if over != MIDPOINT:
         return scored
     both, out = scored[:n], []
     for p, r in zip(both, scored[n:2 * n]):

@@ -86,11 +86,6 @@ def estimate_over_of(estimate_over: str | None, own: bool) -> str:
     return estimate_over
 
 
-def ideal_of(over: str):
-    """``estimate_runs``' ``pool_ideal`` for an ``--estimate-over`` value."""
-    return {"run": False, "pool": True}.get(over, over)
-
-
 def check_bounds_over(bounds_over: str) -> str:
     if bounds_over not in BOUNDS_OVER:
         raise ConventionError(f"bounds range over the holes of every run given ('pool', the default) or of each "
@@ -370,8 +365,7 @@ def holes_report(qrels, runs, k: int = 10, measure=None, *, maxgrade: int | None
         with progress(None, "estimating the holes"):  # the estimator's model grades documents, not subtopics
             estimates = None if m.family.subtopics else estimate_holes(m, out, k, samples=samples, seed=seed,
                                                                        level=level, reference=refs,
-                                                                       over_pool=ideal_of(estimate_over_of(
-                                                                           estimate_over, own)),
+                                                                       over=estimate_over_of(estimate_over, own),
                                                                        method=estimate)
         with progress(None, "intervals of every pair of runs"):
             pairs = pairs.result()
@@ -439,13 +433,14 @@ def run_holes(name: str, aligned: Aligned, measure: Measure, k: int, samples: in
 
 
 def estimate_holes(measure: Measure, runs: dict, k: int, *, samples: int = 200, seed: int = 0, depth=None,
-                   level: float | None = None, reference: dict | None = None, over_pool: bool | str = True,
+                   level: float | None = None, reference: dict | None = None, over: str = "pool",
                    method: str | None = None):
     """Estimate ``measure`` for every :class:`RunHoles` of ``runs`` (filled in place) from
     the runs' own leave-one-run-out evidence (:mod:`judged.analyses.holes.estimate`), and that of the
     ``reference`` runs ({name: Aligned}: evidence only, not estimated); returns the
-    :class:`~judged.analyses.holes.estimate.HoleEstimates` that says how. ``over_pool``: what judging the
-    pool of ``runs`` gives (each run's ideal takes the others' holes too), as the bounds."""
+    :class:`~judged.analyses.holes.estimate.HoleEstimates` that says how. ``over``: what the estimate
+    predicts (:data:`ESTIMATE_OVER`; default 'pool': judging the pool of ``runs``, each run's
+    ideal taking the others' holes too, as the bounds)."""
     from .estimate import DEFAULT_LEVEL, estimate_runs
     from .collection import build_pool
 
@@ -458,7 +453,7 @@ def estimate_holes(measure: Measure, runs: dict, k: int, *, samples: int = 200, 
     bound = {i: (_mean(runs[n].low), _mean(runs[n].high)) for i, n in enumerate(names)}
     est = estimate_runs(measure, pool, targets=range(len(names)), samples=samples, seed=seed,
                         level=DEFAULT_LEVEL if level is None else level, bounds=bound, maxgrade=measure.maxgrade,
-                        pool_ideal=over_pool, source=estimate_source(method))
+                        over=over, source=estimate_source(method))
     est.info["fit"]["reference_runs"] = len(reference or {})
     for i, n in enumerate(names):
         e = est.runs[i]

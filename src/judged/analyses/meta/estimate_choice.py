@@ -65,7 +65,7 @@ def row_of(summary: dict, protocol: str) -> dict:
     z, c, e = mae["zero"], mae["condensed"], mae["estimate"]
     abstained = len(summary["abstained"]) if isinstance(summary.get("abstained"), list) else int(
         summary.get("abstained") or 0)
-    estimated = int(summary.get("estimated", summary.get("counted", 0)))
+    estimated = int(summary["estimated"])
     beats = None if not estimated or math.isnan(e) else bool(e < z and e < c)
     too_many = protocol != "few" and abstained > MAX_ABSTAINED * max(estimated + abstained, 1)
     return {"mae_zero": z, "mae_condensed": c, "mae_estimate": e, "estimated": estimated, "abstained": abstained,

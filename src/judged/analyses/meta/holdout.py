@@ -47,7 +47,7 @@ from ..holes.estimate import DEFAULT_LEVEL, estimate_runs
 from ..holes.collection import build_pool, make_world, unit_removal, world_aligned
 from ...core.evaluation import Keep, Scorer
 from ...core.measures.bounds import bounds, check_maxgrade, list_depth, pool_extras
-from ..holes.unjudged import estimate_over_of, estimate_source, ideal_of, negative_as
+from ..holes.unjudged import estimate_over_of, estimate_source, negative_as
 from ...core.measures import BOUNDED, Measure
 from ...core.measures.registry import family
 
@@ -329,7 +329,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                 bound[i] = (_mean(per_query[i][0]), _mean(per_query[i][1]))
             est = estimate_runs(zero_m, pool, world, targets=members, samples=samples, seed=seed, level=level,
                                 bounds=bound, maxgrade=maxgrade, report_loro=False, source=estimate_source(estimate),
-                                pool_ideal=ideal_of(estimate_over_of(estimate_over, False)))
+                                over=estimate_over_of(estimate_over, False))
             fits.append(est)
             removed = int(removal.sum())
             for i in members:
