@@ -16,9 +16,15 @@ class lazy:
         self.__dict__["_lazy_name"] = name
 
     def __getattr__(self, attr: str):
+        if attr.startswith("__"):  # pickle and copy probe dunders on a bare instance
+            raise AttributeError(attr)
         value = getattr(importlib.import_module(self.__dict__["_lazy_name"]), attr)
         self.__dict__[attr] = value  # read from the instance from now on
         return value
+
+    def __reduce__(self):
+        """Pickled by name (Spark ships a worker's functions with their module globals)."""
+        return lazy, (self.__dict__["_lazy_name"],)
 
     def __repr__(self) -> str:
         return f"<lazy module {self.__dict__['_lazy_name']!r}>"
