@@ -18,7 +18,8 @@ turn and one more table compares their MAE per cell with holes-as-zero's and con
 marking with * each configuration that beats both there, and the configuration `judged meta
 holdout --estimates` would recommend on that collection over all its cells (or none). The collections'
 files are never part of this repository (robust03 is in ../shared/data; DL 2019 and
-CLEF TAR 2017 are fetched locally, see docs/holes.md "On real collections").
+CLEF TAR 2017 are built by benchmarks/real_collections.py from pinned commits of their
+public repositories, see docs/holes.md "On real collections").
 """
 
 from __future__ import annotations
