@@ -51,6 +51,9 @@ def row_of(cell: str, s: dict, unit: str = "") -> dict:
     return {"cell": cell, "runs": s["runs"], "counted": s["counted"], "estimated": s["estimated"],
             "abstained": len(s["abstained"]), "left_out": len(s["left_out"]),
             "mae_zero": s["mae"]["zero"], "mae_condensed": s["mae"]["condensed"], "mae_estimate": s["mae"]["estimate"],
+            "own_zero": s.get("mae_own", {}).get("zero", float("nan")),
+            "own_condensed": s.get("mae_own", {}).get("condensed", float("nan")),
+            "own_estimate": s.get("mae_own", {}).get("estimate", float("nan")),
             "covered": s["covered"], "intervals": s["intervals"], "width": s["mean_width"],
             "violations": s["violations"], "cell_violations": s["cell_violations"], "cells": s["cells"]}
 
@@ -85,21 +88,31 @@ def run_collection(path: str, args) -> list:
     return out
 
 
-def comparison(name: str, by_method: dict) -> str:
-    """MAE per cell of every configuration beside zero's and condensed's; * beats both."""
+def comparison(name: str, by_method: dict, truth: str = "mae") -> str:
+    """MAE per cell of every configuration beside zero's and condensed's; * beats both.
+    ``truth``: 'mae', against judging every scored run's holes (the protocol's truth); 'own',
+    against judging each run's own holes alone (shift and few cells only: what --estimate-over
+    run predicts)."""
     methods = list(by_method)
     first = by_method[methods[0]]
-    lines = [f"**{name}**: MAE per cell (runs with a truth, estimated; * below both holes-as-zero and condensed)", "",
+    against = ("judging every scored run's holes" if truth == "mae" else
+               "judging each run's own holes alone (shift and few cells)")
+    lines = [f"**{name}**: MAE per cell against {against} (runs with a truth, estimated; * below both holes-as-zero "
+             f"and condensed)", "",
              "| protocol / cell | zero | condensed | " + " | ".join(methods) + " |",
              "|---|---:|---:|" + "---:|" * len(methods)]
     for i, r in enumerate(first):
+        if truth == "own" and not r["cell"].startswith(("shift", "few")):
+            continue
         cells = []
         for m in methods:
             x = by_method[m][i]
-            best = x["mae_estimate"] < min(x["mae_zero"], x["mae_condensed"])
+            est, zero, cond = x[f"{truth}_estimate"], x[f"{truth}_zero"], x[f"{truth}_condensed"]
+            best = est < min(zero, cond)
             abst = f" ({x['abstained']} abst.)" if x["abstained"] else ""
-            cells.append("-" if x["mae_estimate"] != x["mae_estimate"] else f"{x['mae_estimate']:.4f}{'*' if best else ''}{abst}")
-        lines.append(f"| {r['cell']} | {r['mae_zero']:.4f} | {r['mae_condensed']:.4f} | " + " | ".join(cells) + " |")
+            cells.append("-" if est != est else f"{est:.4f}{'*' if best else ''}{abst}")
+        lines.append(f"| {r['cell']} | {r[f'{truth}_zero']:.4f} | {r[f'{truth}_condensed']:.4f} | " + " | ".join(cells)
+                     + " |")
     return "\n".join(lines)
 
 
@@ -160,6 +173,7 @@ def main() -> None:
             print(markdown(f"{name}, {config}", by_method[config]) + "\n", flush=True)
         every[path] = by_method
         print(comparison(name, by_method) + "\n", flush=True)
+        print(comparison(name, by_method, truth="own") + "\n", flush=True)
         print(f"{name}: {recommendation(by_method)}\n", flush=True)
     if args.json:
         with open(args.json, "w") as f:

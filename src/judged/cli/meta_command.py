@@ -629,17 +629,20 @@ def print_shift(res, console) -> None:
 
 def _print_shift_summary(res, console) -> None:
     st = _table(f"{res.protocol}: every cell against its truth (runs with a truth, estimated)",
-                ["cell", "runs", "MAE zero", "MAE condensed", "MAE estimate", "coverage", "width", "violations",
-                 "left out", "abstained"])
+                ["cell", "runs", "MAE zero", "MAE condensed", "MAE estimate", "own holes: zero, cond., est.",
+                 "coverage", "width", "violations", "left out", "abstained"])
     summary = res.summary()
     for name, s in [*summary["cells"].items(), ("all cells", summary["all"])]:
+        own = ", ".join(_fmt_corr(s["mae_own"][k]) for k in ("zero", "condensed", "estimate"))
         st.add_row(name, f"{s['estimated']}/{s['runs']}", f"{s['mae']['zero']:.4f}", f"{s['mae']['condensed']:.4f}",
-                   f"{s['mae']['estimate']:.4f}", f"{s['covered']}/{s['intervals']}",
+                   f"{s['mae']['estimate']:.4f}", own, f"{s['covered']}/{s['intervals']}",
                    f"{s['mean_width']:.4f}", f"{s['violations']} means, {s['cell_violations']}/{s['cells']} queries",
                    str(len(s["left_out"])), str(len(s["abstained"])))
     console.print(st)
     console.print(f"left out: runs whose truth judging its own remaining holes could move by more than "
-                  f"{summary['all']['truth_width_limit']} (their truth is not a truth); convention: {res.convention}",
+                  f"{summary['all']['truth_width_limit']} (their truth is not a truth); own holes: MAE against the "
+                  f"truth of judging each run's own holes alone (what --estimate-over run predicts; the other "
+                  f"columns: judging every scored run's); convention: {res.convention}",
                   markup=False, highlight=False, soft_wrap=True)
 
 

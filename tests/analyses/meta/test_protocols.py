@@ -11,7 +11,7 @@ from judged.core.conventions import Settings
 from judged.core.errors import ConventionError
 from judged.core.evaluation import evaluate
 from judged.analyses.meta.holdout import holdout, run_groups
-from judged.analyses.meta.protocols import FEW, TRUTH_WIDTH, pool_splits, summarize
+from judged.analyses.meta.protocols import FEW, TRUTH_WIDTH, abstains, pool_splits, summarize
 from judged.analyses.meta.synthetic import pooled_collection
 from synth import write_qrels
 
@@ -66,7 +66,18 @@ def test_shift_truth_is_the_cut_plus_the_scored_runs_judged(tmp_path):
         for r in cell.runs:
             assert r.truth == pytest.approx(float(expected.loc[r.run, "nDCG@10"]), abs=1e-12)
             assert not r.violation and r.cell_violations == 0
-        assert cell.summary()["violations"] == 0
+            # judging its own holes alone: the cut plus its own top k
+            own = {q: dict(v) for q, v in cut.items()}
+            for q, docs in top(r.run, 10).items():
+                if q in own:
+                    own[q].update({d: qrels[q][d] for d in docs if d in qrels.get(q, {})})
+            alone = evaluate(own, {r.run: runs[r.run]}, ["nDCG@10"], complete=True).mean()
+            assert r.truth_own == pytest.approx(float(alone.loc[r.run, "nDCG@10"]), abs=1e-12)
+        assert any(abs(r.truth_own - r.truth) > 1e-6 for r in cell.runs)  # the others' holes move the ideal
+        s = cell.summary()
+        assert s["violations"] == 0
+        kept = [r for r in cell.runs if r.truth_width <= TRUTH_WIDTH and not abstains(r)]
+        assert s["mae_own"]["zero"] == pytest.approx(np.mean([abs(r.zero - r.truth_own) for r in kept]))
 
 
 def test_few_scores_the_strongest_alone(tmp_path):
@@ -99,7 +110,9 @@ def test_shift_through_the_cli(tmp_path, capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["protocol"] == "shift" and len(d["cells"]) == 2
     assert set(d["cells"][0]["runs"][0]) >= {"run", "truth", "truth_width", "zero", "condensed", "min", "max",
-                                             "estimate", "low", "high", "interval", "cell_violations", "covered"}
+                                             "estimate", "low", "high", "interval", "cell_violations", "covered",
+                                             "truth_own"}
+    assert set(d["summary"]["all"]["mae_own"]) == {"zero", "condensed", "estimate"}
     assert d["summary"]["all"]["violations"] == 0 and d["summary"]["all"]["cell_violations"] == 0
     assert main(["meta", "holdout", q, *runs, "--protocol", "few", "--pool-runs", "teama-1", "teamb-1", "--samples",
                  "10"]) == 0

@@ -12,7 +12,8 @@ Evaluation", CLEF 2001):
   rank above the pool depth; the other runs are scored with ``judged holes`` on the cut
   qrels, the pool runs given as reference evidence (``--reference``). The truth is the cut
   qrels plus the judgments of every scored run's top k: what judging their holes (their
-  pool) gives. The pool runs: ``pool_runs`` as given, else the weaker half by the measure
+  pool) gives; ``truth_own``, the cut plus the run's own top k alone: what judging only its
+  holes gives (what ``--estimate-over run`` predicts). The pool runs: ``pool_runs`` as given, else the weaker half by the measure
   on the full qrels, and ``seeds`` random halves.
 * **few**: the 3 strongest scored runs of each shift cell alone with its cut qrels (the
   pool runs not given), truth = the cut qrels plus the judgments of their top k: a user
@@ -88,6 +89,9 @@ class CellRun(TruthChecks):
     queries: int
     cell_violations: int  # queries whose truth lies outside the run's per-query bounds
     abstain: str | None = None
+    # the truth of judging this run's own holes only (the cut qrels and its top k judged): what
+    # `--estimate-over run` predicts, where ``truth`` is what judging every scored run's gives
+    truth_own: float | None = None
 
     def to_dict(self) -> dict:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -120,7 +124,8 @@ class Cell:
 def summarize(runs: list) -> dict:
     """MAE and bias of each scoring over the runs with a truth (judging what its truth left
     unjudged could move it by at most :data:`TRUTH_WIDTH`) that the estimator estimated
-    (``mae_all``: every run, the truth's holes as 0); interval coverage over those with holes;
+    (``mae_all``: every run, the truth's holes as 0; ``mae_own``: against the truth of judging
+    each run's own holes alone, ``truth_own``); interval coverage over those with holes;
     violations of the bounds (means and query cells) over every run; abstentions and
     left-out runs listed. ``runs``: rows with run, truth, truth_width, zero, condensed,
     estimate (None: abstained), abstain, low, high, interval, min, max, queries, cell_violations."""
@@ -137,6 +142,12 @@ def summarize(runs: list) -> dict:
         out.setdefault("max_error", {})[name] = float(np.abs(err).max()) if len(err) else float("nan")
         every = np.array([getattr(r, name) - r.truth for r in runs if not abstains(r)])
         out.setdefault("mae_all", {})[name] = float(np.abs(every).mean()) if len(every) else float("nan")
+    # against the truth of judging each run's own holes alone (what --estimate-over run predicts)
+    own = [r for r in estimated if getattr(r, "truth_own", None) is not None]
+    for name in ("zero", "condensed", "estimate"):
+        err = np.array([getattr(r, name) - r.truth_own for r in own])
+        out.setdefault("mae_own", {})[name] = float(np.abs(err).mean()) if len(err) else float("nan")
+        out.setdefault("bias_own", {})[name] = float(err.mean()) if len(err) else float("nan")
     # coverage over the estimate intervals only: an interval that is the bounds informs nothing
     with_holes = [r for r in estimated if r.interval == "conformal"]
     out["intervals"] = len(with_holes)
@@ -231,6 +242,9 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
             for n in scored:
                 rh = report.runs[n]
                 tv = _values_on(true.runs[n], str(m), rh.aligned.qids)
+                own = _judged_pairs([cut, rows[n][rows[n].pos < k]])
+                own = read_qrels(own[own.qid.isin(set(cut.qid))].reset_index(drop=True))
+                own = evaluate(own, {n: targets[n]}, [str(m)], settings=replace(settings, complete=True))
                 top = rows[n][rows[n].pos < k]
                 lo_t, hi_t = bounds(replace(m, maxgrade=maxgrade), align(truth_q, aligned[n].run, settings))
                 out.append(CellRun(
@@ -240,7 +254,8 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
                     condensed=float(np.mean(cond.runs[n].values[str(condensed_m)])),
                     min=float(rh.low.mean()), max=float(rh.high.mean()),
                     **_estimate_fields(rh, report.estimates), queries=len(tv),
-                    cell_violations=int(((tv < rh.low - TOLERANCE) | (tv > rh.high + TOLERANCE)).sum())))
+                    cell_violations=int(((tv < rh.low - TOLERANCE) | (tv > rh.high + TOLERANCE)).sum()),
+                    truth_own=float(_values_on(own.runs[n], str(m), rh.aligned.qids).mean())))
             est = report.estimates.describe() if report.estimates is not None else {}
             cells.append(Cell(label, protocol, pool, scored, out, int(len(full) - len(cut)), int(len(cut)),
                               {"method": est.get("method"), "fallback": est.get("fallback")}))
