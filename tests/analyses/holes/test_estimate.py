@@ -561,3 +561,28 @@ def test_a_run_unlike_the_calibration_runs_gets_the_bounds_and_the_reason():
     assert report.runs["new"].estimate_detail.interval == "bounds"
     assert len(cal["unlike"]) < len(runs) / 4  # the collection's own runs stay calibrated
     assert "unlike the calibration runs" in report.estimates.sentence()
+
+
+def test_runs_with_the_same_top_k_are_one_unit_and_no_vote_for_each_other():
+    """A run given twice (or two runs with one top k) is one system to the pool: one unit,
+    its twin's rows are no second vote, and its holes are not read as ranked high by another
+    system; a run differing below the top k alone is the same list there."""
+    c = small(seed=2, systems=4)
+    q = read_qrels(c.qrels())
+    runs = c.runs()
+    first = c.names[0]
+    deeper = {qid: {d: (s if s >= sorted(docs.values())[-5] else s - 1000.0) for d, s in docs.items()}
+              for qid, docs in runs[first].items()}  # same top 5, everything below moved down
+    named = [(n, align(q, read_run(r, name=n), Settings())) for n, r in runs.items()]
+    named.append(("twin", align(q, read_run(runs[first], name="twin"), Settings())))
+    named.append(("deeper", align(q, read_run(deeper, name="deeper"), Settings())))
+    pool = build_pool(named, k=5)
+    assert pool.unit[0] == pool.unit[-2] == pool.unit[-1] and len(set(pool.unit.tolist())) == len(runs)
+    assert pool.same_lists == [[first, "twin", "deeper"]]
+    alone = build_pool(named[:len(runs)], k=5)  # without the copies: the same votes and best ranks
+    rows, rows_alone = pool.rows_of(0), alone.rows_of(0)
+    assert (pool.votes[rows] == alone.votes[rows_alone]).all()
+    assert (pool.best_other[rows] == alone.best_other[rows_alone]).all()
+    est = holes_report(q, {n: r for n, r in runs.items()} | {"twin": runs[first]}, k=5, samples=10).estimates
+    assert est.info["fit"]["same_top_k"] == [[first, "twin"]] and est.info["fit"]["unit"] == "run"
+    assert f"counted as one run: {first} = twin" in est.sentence()

@@ -62,6 +62,7 @@ class HolePool:
     jcount: np.ndarray  # (qrels queries, levels) judgments per grade level
     matches: tuple = field(repr=False, default=())  # (run, pid, row in its ranking) of every row of a zone pair
     _memo: dict = field(default_factory=dict, repr=False)
+    same_lists: list = field(default_factory=list)  # [[run names]] of units of runs with one top k (same_top_k)
 
     @property
     def n_runs(self) -> int:
@@ -94,7 +95,8 @@ def build_pool(named: list, k: int, depth: int | None = None, units=None, unit_n
                zone: int | None = -1) -> HolePool:
     """The :class:`HolePool` of ``named`` [(name, Aligned)], all aligned with one qrels.
 
-    ``units``: unit index per run (default: every run its own unit); ``depth``: the pool
+    ``units``: unit index per run (default: every run its own unit, runs with the same top k
+    one unit, :func:`same_top_k`); ``depth``: the pool
     depth (default ``k``); ``zone``: rows kept (default max(k, depth); None: every rank)."""
     if not named:
         raise ConventionError("the hole estimate needs at least one run")
@@ -108,9 +110,15 @@ def build_pool(named: list, k: int, depth: int | None = None, units=None, unit_n
     names = [n for n, _ in named]
     aligned = [a for _, a in named]
     n = len(names)
-    unit = np.arange(n) if units is None else np.asarray(units, np.int64)
+    same_lists = []
+    if units is None:
+        unit, members = same_top_k(aligned, k)
+        unit_names = ["+".join(names[i] for i in m) for m in members]
+        same_lists = [[names[i] for i in m] for m in members if len(m) > 1]
+    else:
+        unit = np.asarray(units, np.int64)
     if unit_names is None:
-        unit_names = list(names) if units is None else [str(u) for u in range(int(unit.max()) + 1)]
+        unit_names = [str(u) for u in range(int(unit.max()) + 1)]
     nu = len(unit_names)
     nq = len(aligned[0].qrels.index.query_ids)
     levels = _levels(aligned)
@@ -167,7 +175,30 @@ def build_pool(named: list, k: int, depth: int | None = None, units=None, unit_n
         jcount[np.asarray(a.qid_codes, np.int64)] = c
     return HolePool(names, aligned, unit, list(unit_names), int(k), depth, zone, levels, starts, run, rrow, qcode, pos,
                     level, pid, owner, pid_q, pid_level, votes, best_other, other_runs, jcount,
-                    (m_run, m_pid, m_rrow))
+                    (m_run, m_pid, m_rrow), same_lists=same_lists)
+
+
+def same_top_k(aligned: list, k: int) -> tuple:
+    """(unit per run, the runs of each unit): runs whose top k is the same list for every
+    query share a unit. Two runs that rank the same k documents in the same order are one
+    system to the pool: counted as two, each would read the other's documents as a second
+    vote, and the holes they share as ranked high by another system (CLEF TAR 2017:
+    Waterloo's rank and threshold runs share their top ten; pooled from a random half of the
+    runs, their holes were read as relevant far more often than they were)."""
+    keys, members = {}, []
+    unit = np.zeros(len(aligned), np.int64)
+    for i, a in enumerate(aligned):
+        r = a.ranked
+        at = np.flatnonzero(r.pos < k)
+        codes = np.asarray(a.qid_codes, np.int64)[r.q[at]]
+        sig = np.stack([codes, r.pos[at].astype(np.int64), a.run.docid_hash[r.row[at]].astype(np.int64)], axis=1)
+        key = sig[np.lexsort((sig[:, 1], sig[:, 0]))].tobytes()
+        if key not in keys:
+            keys[key] = len(members)
+            members.append([])
+        unit[i] = keys[key]
+        members[keys[key]].append(i)
+    return unit, members
 
 
 def _levels(aligned) -> np.ndarray:

@@ -108,6 +108,9 @@ class HoleEstimates:
             text = (f"estimate: {METHOD}, a grade model of holes fitted on {fit['pseudo_holes']} leave-one-run-out "
                     f"pseudo-holes from {fit['units_with_pseudo_holes']} of {fit['units']} {fit['unit']}s{refs} "
                     f"({fit['relevant_share']:.1%} relevant; pool depth {fit['depth']})")
+            if fit.get("same_top_k"):
+                text += (f"; runs with the same top {fit['k']} counted as one run: "
+                         + ", ".join(" = ".join(m) for m in fit["same_top_k"]))
             text += mid
         cal = i["calibration"]
         if cal["coverage"] is None:
@@ -192,11 +195,12 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     rows = rows[pool.pos[rows] < fill_depth(measure, pool)]
     y = world.row_level[rows]
     units_with = sorted_distinct(pool.unit[pool.run[rows]])
-    unit_word = "run" if pool.n_units == pool.n_runs and (pool.unit == np.arange(pool.n_runs)).all() else "group"
+    merged = sum(len(m) - 1 for m in pool.same_lists)  # runs with one top k held out as one run
+    unit_word = "run" if pool.n_units + merged == pool.n_runs else "group"
     fit = {"unit": unit_word, "units": pool.n_units, "units_with_pseudo_holes": int(len(units_with)),
            "pseudo_holes": int(len(rows)), "relevant_share": float((y >= 1).mean()) if len(y) else 0.0,
            "depth": pool.depth, "k": pool.k, "holes_estimated_to_rank": fill_depth(measure, pool),
-           "features": list(FEATURES), "over": over}
+           "features": list(FEATURES), "over": over, "same_top_k": [list(m) for m in pool.same_lists]}
     reason = None
     if len(units_with) < 2:
         reason = (f"{counted(len(units_with), unit_word)} contributed judged documents no other {unit_word} has in its "
