@@ -54,7 +54,8 @@ def row_of(cell: str, s: dict, unit: str = "") -> dict:
             "own_zero": s.get("mae_own", {}).get("zero", float("nan")),
             "own_condensed": s.get("mae_own", {}).get("condensed", float("nan")),
             "own_estimate": s.get("mae_own", {}).get("estimate", float("nan")),
-            "covered": s["covered"], "intervals": s["intervals"], "width": s["mean_width"],
+            "covered": s["covered"], "covered_own": s.get("covered_own"), "intervals": s["intervals"],
+            "width": s["mean_width"],
             "violations": s["violations"], "cell_violations": s["cell_violations"], "cells": s["cells"]}
 
 
@@ -132,15 +133,20 @@ def recommendation(by_method: dict) -> str:
     return f"use: {choice or 'none'} ({reason})"
 
 
+def own_cover(row: dict) -> str:
+    """' (n)': the intervals holding the truth of judging each run's own holes (shift and few cells)."""
+    return "" if row.get("covered_own") is None else f" ({row['covered_own']})"
+
+
 def markdown(name: str, rows: list) -> str:
     lines = [f"**{name}**", "",
              "| protocol / cell | runs (truth, estimated) | abstained | MAE zero | MAE condensed | MAE estimate | "
-             "90% coverage | width | violations (means, cells) |",
+             "90% coverage (own holes) | width | violations (means, cells) |",
              "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         lines.append(f"| {r['cell']} | {r['runs']} ({r['counted']}, {r['estimated']}) | {r['abstained']} | "
                      f"{r['mae_zero']:.4f} | {r['mae_condensed']:.4f} | {r['mae_estimate']:.4f} | "
-                     f"{r['covered']}/{r['intervals']} | {r['width']:.3f} | {r['violations']}, "
+                     f"{r['covered']}/{r['intervals']}{own_cover(r)} | {r['width']:.3f} | {r['violations']}, "
                      f"{r['cell_violations']}/{r['cells']} |")
     return "\n".join(lines)
 

@@ -78,6 +78,8 @@ def test_shift_truth_is_the_cut_plus_the_scored_runs_judged(tmp_path):
         assert s["violations"] == 0
         kept = [r for r in cell.runs if r.truth_width <= TRUTH_WIDTH and not abstains(r)]
         assert s["mae_own"]["zero"] == pytest.approx(np.mean([abs(r.zero - r.truth_own) for r in kept]))
+        conformal = [r for r in kept if r.interval == "conformal"]
+        assert s["covered_own"] == sum(r.low - 1e-9 <= r.truth_own <= r.high + 1e-9 for r in conformal)
 
 
 def test_few_scores_the_strongest_alone(tmp_path):

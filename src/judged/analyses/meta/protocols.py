@@ -153,6 +153,9 @@ def summarize(runs: list) -> dict:
     out["intervals"] = len(with_holes)
     out["covered"] = int(sum(r.covered for r in with_holes))
     out["coverage"] = out["covered"] / len(with_holes) if with_holes else float("nan")
+    # the same intervals against judging each run's own holes alone (what --estimate-over run predicts)
+    out["covered_own"] = int(sum(r.low - TOLERANCE <= r.truth_own <= r.high + TOLERANCE for r in with_holes
+                                 if getattr(r, "truth_own", None) is not None))
     out["mean_width"] = float(np.mean([r.high - r.low for r in with_holes])) if with_holes else float("nan")
     out["bounds_only"] = int(sum(r.interval == "bounds" for r in estimated))
     out["violations"] = int(sum(r.violation for r in runs))
