@@ -13,7 +13,7 @@ import pytrec_eval
 
 import judged
 from judged.demo import worked_examples
-from synth import make_collection, trec_qrels_text, trec_run_text
+from synth import make_collection, trec_qrels_text, trec_run_text, write_qrels, write_run
 
 
 def eval_json(cli, *argv) -> dict:
@@ -167,6 +167,50 @@ def test_delimited(synthetic, cli, fmt, delim):
                 for m in ("AP", "P(rel=2)@5")]
     expected += [[str(r), "all", m, repr(res.aggregate(str(r), m))] for m in ("AP", "P(rel=2)@5")]
     assert table[1:] == expected
+
+
+def test_compare_csv_holds_the_json_comparisons(example, cli, tmp_path):
+    """``judged compare --format csv``: one row per (measure, run), measure-major, with the
+    numbers of ``--format json``; an undefined p-value is an empty cell."""
+    argv = ["compare", example / "qrels.txt", example / "bm25.run", example / "dense.run", example / "tuned.run",
+            "-m", "nDCG@10", "-m", "AP", "--permutations", "200", "--no-holes"]
+    code, out, err = cli(*argv, "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    code, js, err = cli(*argv, "--format", "json")
+    assert code == 0, err
+    comparisons = json.loads(js)["comparisons"]
+    assert [(r["measure"], r["run"]) for r in rows] == [(m, str(example / run)) for m in ("nDCG@10", "AP")
+                                                         for run in ("dense.run", "tuned.run")]
+    tests = ["t-test", "wilcoxon", "sign", "randomization", "bootstrap"]
+    assert list(rows[0]) == ["measure", "baseline", "run", "mean_baseline", "mean_run", "mean_delta", "wins", "losses",
+                             "ties", "effect_size", "queries", "ci95_lo", "ci95_hi", *(f"p_{t}" for t in tests),
+                             *(f"p_adjusted_{t}" for t in tests)]
+    for row, c in zip(rows, comparisons):
+        assert row["baseline"] == c["baseline"] == str(example / "bm25.run")
+        for key in ("mean_baseline", "mean_run", "mean_delta", "effect_size"):
+            assert float(row[key]) == c[key], key
+        assert (float(row["ci95_lo"]), float(row["ci95_hi"])) == tuple(c["ci95"])
+        assert [int(row[k]) for k in ("wins", "losses", "ties", "queries")] == [c[k] for k in ("wins", "losses",
+                                                                                                "ties", "queries")]
+        for t in tests:
+            assert (float(row[f"p_{t}"]) if row[f"p_{t}"] else None) == c["p_values"].get(t), t
+            assert (float(row[f"p_adjusted_{t}"]) if row[f"p_adjusted_{t}"] else None) == c["p_adjusted"].get(t), t
+    # docs/comparing.md's figures: dense against bm25 on nDCG@10 over the 40 queries
+    dense = rows[0]
+    assert (round(float(dense["mean_run"]), 4), round(float(dense["mean_delta"]), 4)) == (0.5145, -0.2166)
+    assert (round(float(dense["ci95_lo"]), 4), round(float(dense["ci95_hi"]), 4)) == (-0.2833, -0.1499)
+    assert (dense["wins"], dense["losses"], dense["ties"], dense["queries"]) == ("6", "34", "0", "40")
+    # a run that loses the same amount on every query: the t-test and the bootstrap are not defined
+    same = {f"q{i}": {"r": 1, "n": 0} for i in range(6)}
+    q = write_qrels(tmp_path / "qrels.txt", same)
+    a = write_run(tmp_path / "a.run", {qid: {"r": 2.0, "n": 1.0} for qid in same})
+    b = write_run(tmp_path / "b.run", {qid: {"n": 2.0, "r": 1.0} for qid in same})
+    code, out, err = cli("compare", q, a, b, "-m", "RR", "--no-holes", "--format", "csv")
+    assert code == 0, err
+    (row,) = csv.DictReader(io.StringIO(out))
+    assert (row["mean_delta"], row["losses"], row["p_t-test"], row["p_bootstrap"]) == ("-0.5", "6", "", "")
+    assert float(row["p_sign"]) == 2 * 0.5 ** 6  # exact binomial, two-sided
 
 
 def test_table_names_conventions_and_counts(small, cli):
