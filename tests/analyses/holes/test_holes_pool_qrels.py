@@ -250,6 +250,35 @@ def test_diff_counts_added_removed_changed(tmp_path, capsys):
     assert "no differences" in capsys.readouterr().out
 
 
+def _diff_table(out: str) -> dict:
+    """qid -> (added, removed, changed) from the rows of ``judged qrels diff``'s table."""
+    rows = [[c.strip() for c in line.strip("│").split("│")] for line in out.splitlines() if line.startswith("│")]
+    return {r[0]: tuple(map(int, r[1:])) for r in rows}
+
+
+def test_diff_table_counts_each_query_and_lists_the_pairs(tmp_path, capsys, monkeypatch):
+    """``judged qrels diff`` as a table: both files' sha256 and sizes, per query what was
+    added, removed and changed (queries in natural order), a total row, and with --list
+    every differing pair."""
+    import hashlib
+
+    monkeypatch.setenv("COLUMNS", "200")
+    a = write_qrels(tmp_path / "a.txt", {"q2": {"x": 1, "y": 0}, "q10": {"z": 2, "u": 1}, "q3": {"v": 0}})
+    b = write_qrels(tmp_path / "b.txt", {"q2": {"x": 2, "w": 1}, "q10": {"z": 2}, "q3": {"v": 0}, "q1": {"t": 3}})
+    assert main(["qrels", "diff", a, b, "--list"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == f"A: {a} sha256={hashlib.sha256(open(a, 'rb').read()).hexdigest()} (5 judgments)"
+    assert lines[1] == f"B: {b} sha256={hashlib.sha256(open(b, 'rb').read()).hexdigest()} (5 judgments)"
+    table = _diff_table(out)
+    # q2: w added, y removed, x changed 1 -> 2; q10: u removed; q1 is new; q3 is unchanged (not shown)
+    assert table == {"q1": (1, 0, 0), "q2": (1, 1, 1), "q10": (0, 1, 0), "all": (2, 2, 1)}
+    assert list(table) == ["q1", "q2", "q10", "all"]  # natural order: q2 before q10
+    assert lines[-5:] == ["+ q1 t 3", "+ q2 w 1", "- q2 y 0", "- q10 u 1", "~ q2 x 1 -> 2"]
+    assert main(["qrels", "diff", a, b]) == 0  # without --list: the table only
+    assert capsys.readouterr().out.splitlines()[-1].startswith("└")
+
+
 # ---------------------------------------------------------------------------
 # the flip, end to end
 
