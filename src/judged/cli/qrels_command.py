@@ -71,6 +71,7 @@ def run_merge(args) -> int:
 
 
 def run_diff(args) -> int:
+    from rich.markup import escape
     from rich.table import Table
 
     from ..analyses.qrels_ops import diff
@@ -90,7 +91,7 @@ def run_diff(args) -> int:
     for col in ["qid", "added", "removed", "changed"]:
         t.add_column(col, justify="left" if col == "qid" else "right")
     for q, c in d.per_query().items():
-        t.add_row(q, str(c["added"]), str(c["removed"]), str(c["changed"]))
+        t.add_row(escape(q), str(c["added"]), str(c["removed"]), str(c["changed"]))
     t.add_row("all", str(len(d.added)), str(len(d.removed)), str(len(d.changed)), style="bold")
     console.print(t)
     if args.list:

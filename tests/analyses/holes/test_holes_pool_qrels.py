@@ -279,6 +279,16 @@ def test_diff_table_counts_each_query_and_lists_the_pairs(tmp_path, capsys, monk
     assert capsys.readouterr().out.splitlines()[-1].startswith("└")
 
 
+def test_diff_table_shows_query_ids_as_written(tmp_path, capsys, monkeypatch):
+    """A query id that reads as Rich markup ('[/i]', 'x[b]y') is shown as written, not
+    taken as a style (it stopped the command with a MarkupError traceback)."""
+    monkeypatch.setenv("COLUMNS", "200")
+    a = write_qrels(tmp_path / "a.txt", {"x[b]y": {"d": 1}, "[/i]": {"d": 1}})
+    b = write_qrels(tmp_path / "b.txt", {"x[b]y": {"d": 2}, "[/i]": {"d": 0}})
+    assert main(["qrels", "diff", a, b]) == 0
+    assert _diff_table(capsys.readouterr().out) == {"[/i]": (0, 0, 1), "x[b]y": (0, 0, 1), "all": (0, 0, 2)}
+
+
 # ---------------------------------------------------------------------------
 # the flip, end to end
 
