@@ -104,3 +104,38 @@ def test_judged_scale_command(files, capsys):
     assert "complete answer" in capsys.readouterr().out
     assert main(["scale", str(files / "binary.toml"), "--qrels", str(files / "qrels.txt")]) == 2
     assert "grade 2" in capsys.readouterr().err
+
+
+def test_judged_scale_json(files, capsys):
+    """``judged scale --format json``: the scale as ``judged eval --format json``'s ``scale``
+    key holds it, grades in value order, from the default scale or a file, and with
+    --qrels the check said on stderr, stdout left to the JSON."""
+    (files / "unordered.toml").write_text('name = "three"\ndescription = "coarse"\n'
+                                          '[[grade]]\nvalue = 2\nname = "answer"\ndefinition = "Answers it."\n'
+                                          'examples = "the refund policy"\n'
+                                          '[[grade]]\nvalue = 0\nname = "off"\ndefinition = "Does not help."\n'
+                                          '[[grade]]\nvalue = 1\nname = "near"\ndefinition = "Context only."\n'
+                                          '[[grade]]\nvalue = 3\nname = "whole"\ndefinition = "All of it."\n')
+    assert main(["scale", str(files / "unordered.toml"), "--qrels", str(files / "qrels.txt"), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {
+        "source": str(files / "unordered.toml"), "name": "three", "description": "coarse",
+        "grades": [{"value": 0, "name": "off", "definition": "Does not help.", "examples": []},
+                   {"value": 1, "name": "near", "definition": "Context only.", "examples": []},
+                   {"value": 2, "name": "answer", "definition": "Answers it.", "examples": ["the refund policy"]},
+                   {"value": 3, "name": "whole", "definition": "All of it.", "examples": []}]}
+    assert err == f"# every grade in {files / 'qrels.txt'} is on the scale\n"
+    # the same JSON judged eval --scale reports
+    assert main(["eval", str(files / "qrels.txt"), str(files / "run.txt"), "-m", "P@1", "--scale",
+                 str(files / "unordered.toml"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["scale"] == json.loads(out)
+    # no file: the default scale, its four grades
+    assert main(["scale", "--format", "json"]) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert default["name"] == "default" and default["source"].startswith("<default scale: ")
+    assert [(g["value"], g["name"]) for g in default["grades"]] == [
+        (0, "not relevant"), (1, "useful background"), (2, "direct support"), (3, "complete answer")]
+    # a qrels grade off the scale: one line, exit 2, nothing on stdout
+    assert main(["scale", str(files / "binary.toml"), "--qrels", str(files / "qrels.txt"), "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "grade 2" in err
