@@ -251,6 +251,35 @@ def test_agreement_known_counts(tmp_path):
     assert res.category_pairs == {"all": 4, "one-side-nothing": 1, "both-relevant": 3, "neither-relevant": 0}
 
 
+def test_cli_agreement_json_known_counts(tmp_path, capsys):
+    """``judged meta agreement --format json`` on test_agreement_known_counts' example, from
+    files: the tallies per measure and category, the counts of preferences, and a
+    category no preference fell in as null share and p (not NaN, which JSON lacks)."""
+    from synth import write_qrels, write_run
+
+    qrels = write_qrels(tmp_path / "qrels.txt", AGREE_QRELS)
+    runs = [write_run(tmp_path / f"{name}.run", run) for name, run in _agree_runs().items()]
+    prefs = tmp_path / "prefs.txt"
+    prefs.write_text("q1 good mid a\nq2 mid good a\nq3 good mid a\nq4 good mid b\nq1 good mid none\n")
+    assert main(["meta", "agreement", str(prefs), qrels, *runs, "-m", "RR", "-m", "P@10", "--format",
+                 "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["preferences"], out["no_preference"], out["skipped"], out["depth"]) == (5, 1, 0, 10)
+    assert out["category_pairs"] == {"all": 4, "one-side-nothing": 1, "both-relevant": 3, "neither-relevant": 0}
+    assert list(out["measures"]) == ["RR", "P@10"]
+    rr = out["measures"]["RR"]
+    assert rr["convention"].startswith("RR rel>=1 ")
+    assert rr["all"] == {"agree": 2, "disagree": 1, "ties": 1, "decided": 3, "share": 2 / 3,
+                         "binomial_p": binomtest(2, 3, 0.5).pvalue}
+    assert (rr["both-relevant"]["agree"], rr["both-relevant"]["decided"]) == (1, 2)
+    assert (rr["one-side-nothing"]["agree"], rr["one-side-nothing"]["decided"]) == (1, 1)
+    assert rr["neither-relevant"] == {"agree": 0, "disagree": 0, "ties": 0, "decided": 0, "share": None,
+                                      "binomial_p": None}
+    p10 = out["measures"]["P@10"]["all"]
+    assert (p10["agree"], p10["disagree"], p10["ties"]) == (1, 0, 3)
+    assert out["query_set"]["rule"] == "qrels"  # runs compared with each other: every qrels query
+
+
 def test_preferences_name_runs_by_file_name(tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()
