@@ -3,6 +3,7 @@ the Wang et al. discount simulation and the ``judged meta`` commands."""
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -335,6 +336,45 @@ def collection(tmp_path_factory):
 def test_synthetic_collection_is_deterministic():
     a, b = synthetic_collection(systems=4, queries=5, seed=9), synthetic_collection(systems=4, queries=5, seed=9)
     assert a.runs == b.runs and a.qrels == b.qrels and a.preferences == b.preferences
+
+
+def test_cli_synthetic_writes_the_collection_it_names(tmp_path, capsys):
+    """``judged meta synthetic OUT``: complete qrels, the lexical top-20 pool, one TREC run
+    per system and the preferences, the paths named in its one line; the same seed writes
+    the same bytes, another seed other ones."""
+    from judged.core.io import read_qrels, read_run
+
+    assert main(["meta", "synthetic", str(tmp_path / "a"), "--systems", "4", "--queries", "6", "--seed", "3"]) == 0
+    a = tmp_path / "a"
+    runs = [str(a / "runs" / f"{n}.run") for n in ("lex-1", "lex-2", "dense-1", "dense-2")]
+    assert capsys.readouterr().out == (f"wrote {a / 'qrels.txt'} (complete), {a / 'qrels-pooled.txt'} (lexical "
+                                       f"top-20 pool), 4 runs under {a}/runs, {a / 'preferences.txt'}\n")
+    qrels, pooled = read_qrels(str(a / "qrels.txt")), read_qrels(str(a / "qrels-pooled.txt"))
+    assert qrels.query_ids.tolist() == [f"q00{i}" for i in range(1, 7)] and len(qrels) == 6 * 300  # every candidate
+    grade = dict(zip(zip(qrels.qid.to_pylist(), qrels.docid.to_pylist()), qrels.grade.tolist()))
+    pool = dict(zip(zip(pooled.qid.to_pylist(), pooled.docid.to_pylist()), pooled.grade.tolist()))
+    assert all(grade[pair] == g for pair, g in pool.items())  # the pool: the same grades, fewer pairs
+    for path in runs:
+        run = read_run(path)
+        assert len(run) == 6 * 100  # each system's top 100 per query
+        qids, docids = run.qid.to_pylist(), run.docid.to_pylist()
+        top = [(q, d) for i, (q, d) in enumerate(zip(qids, docids)) if i % 100 < 20]  # written in rank order
+        # the pool holds the lexical systems' top 20; a dense system meets holes there
+        assert all(pair in pool for pair in top) == ("lex" in path)
+    prefs = read_preferences(str(a / "preferences.txt"))
+    assert len(prefs) == 300 and {p.run_a for p in prefs} | {p.run_b for p in prefs} == {"lex-1", "lex-2", "dense-1",
+                                                                                          "dense-2"}
+    assert {p.preferred for p in prefs} == {"a", "b", "none"} and all(p.run_a != p.run_b for p in prefs)
+    # the preferences name the runs by file name: judged meta agreement reads the set as written
+    assert main(["meta", "agreement", str(a / "preferences.txt"), str(a / "qrels.txt"), *runs, "-m", "RR",
+                 "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["preferences"] == 300
+    files = ["qrels.txt", "qrels-pooled.txt", "preferences.txt", *(f"runs/{n}" for n in sorted(os.listdir(a / "runs")))]
+    for seed, out, same in ((3, "b", True), (4, "c", False)):
+        assert main(["meta", "synthetic", str(tmp_path / out), "--systems", "4", "--queries", "6", "--seed",
+                     str(seed)]) == 0
+        assert sorted(os.listdir(tmp_path / out / "runs")) == sorted(os.listdir(a / "runs"))
+        assert all((a / f).read_bytes() == (tmp_path / out / f).read_bytes() for f in files) == same
 
 
 def test_cli_power_json_and_plot(collection, tmp_path, capsys):
