@@ -377,6 +377,16 @@ def test_cli_synthetic_writes_the_collection_it_names(tmp_path, capsys):
         assert all((a / f).read_bytes() == (tmp_path / out / f).read_bytes() for f in files) == same
 
 
+@pytest.mark.parametrize("argv,why", [(["--systems", "1"], "systems must be at least 2 (a preference compares "
+                                                            "two), got 1"),
+                                      (["--queries", "0"], "queries must be at least 1, got 0")])
+def test_cli_synthetic_refuses_too_small_a_collection(tmp_path, capsys, argv, why):
+    """Too few systems or queries: one line, exit 2 (numpy's traceback before)."""
+    assert main(["meta", "synthetic", str(tmp_path), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"judged: error: {why}") and err.count("\n") == 1
+
+
 def test_cli_power_json_and_plot(collection, tmp_path, capsys):
     plot = tmp_path / "asl.svg"
     assert main(["meta", "power", collection["qrels"], *collection["runs"], "-m", "nDCG@10", "-m", "RR",

@@ -26,6 +26,7 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
+from ...core.errors import JudgedError
 from ...core.io.output import open_replacing
 
 RELEVANT_SHARE = (0.003, 0.06)  # per query, the share of candidates that are relevant
@@ -46,6 +47,12 @@ class SyntheticCollection:
 
 def synthetic_collection(systems: int = 8, queries: int = 50, docs: int = 300, depth: int = 100,
                          preferences: int = 300, seed: int = 0) -> SyntheticCollection:
+    for name, value, least, why in (("systems", systems, 2, "a preference compares two"),
+                                    ("queries", queries, 1, ""), ("docs", docs, 10, "the preferences read a top 10"),
+                                    ("depth", depth, 10, "the preferences read a top 10"),
+                                    ("preferences", preferences, 0, "")):
+        if value < least:
+            raise JudgedError(f"{name} must be at least {least}{f' ({why})' if why else ''}, got {value}")
     rng = np.random.default_rng(seed)
     n_lex = systems // 2
     names = [f"lex-{k + 1}" for k in range(n_lex)] + [f"dense-{k + 1}" for k in range(systems - n_lex)]
