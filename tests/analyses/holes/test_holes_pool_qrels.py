@@ -15,7 +15,7 @@ from judged.analyses.pooling.strategies import pool
 from judged.analyses.pooling.poolfile import read_pool_file
 from judged.judge.inputs import pool_pairs
 from judged.analyses.qrels_ops import MergeConflict, diff, evaluate_versions, merge, rejudge
-from synth import write_qrels, write_run
+from synth import make_collection, write_qrels, write_run
 
 QRELS = {"q1": {"a": 2, "b": 0, "c": 1, "x": 0}, "q2": {"a": 1, "e": 2}}
 # "a" is judged for both queries; "c" only for q1, so c retrieved for q2 is a hole there
@@ -185,6 +185,44 @@ def test_pool_file_format(tmp_path):
         assert min(map(int, ranks.split(","))) == int(best_rank) and len(ranks.split(",")) == len(runs.split(","))
     assert header[-1].startswith("# qid docid priority best_rank runs strategy stratum inclusion ranks")
     assert pool_pairs(read_pool_file(out, pairs_only=True))[0] == [tuple(x.split()[:2]) for x in body]  # as judging reads it
+
+
+def test_pool_to_pandas_is_the_pool_file_as_a_frame():
+    """``Pool.to_pandas()``: the depth pool of test_depth_pool_is_the_unjudged_pairs_in_the_top_k
+    as a frame, one row per pair in judging order."""
+    p = pool(QRELS, {"A": RUN_A, "B": RUN_B}, depth=2)
+    df = p.to_pandas()
+    assert tuple(df.columns) == p.all_columns == ("qid", "docid", "priority", "best_rank", "runs", "strategy",
+                                                  "stratum", "inclusion", "ranks")
+    assert df[["qid", "docid", "priority", "best_rank", "runs", "ranks"]].values.tolist() == [
+        ["q1", "h2", 1, 1, "B", "1"], ["q2", "c", 2, 1, "A", "1"], ["q1", "h1", 3, 2, "A", "2"],
+        ["q1", "h4", 4, 2, "B", "2"], ["q2", "h3", 5, 2, "B", "2"]]
+    assert set(df["strategy"]) == {"depth"} and df["stratum"].isna().all() and (df["inclusion"] == 1).all()
+
+
+@pytest.mark.parametrize("strategy", ["depth", "impact", "mm", "sample"])
+def test_pool_to_pandas_has_the_files_columns_and_values(tmp_path, strategy):
+    """Every strategy's frame holds the columns its file holds, in the file's order (a
+    strategy's own columns: impact's ``impact``, the bandits' ``score``), with the file's
+    values ('-' in the file: missing in the frame)."""
+    from judged.analyses.pooling.poolfile import read_pool_file
+
+    s = make_collection(5)
+    p = pool(s.qrels, {"x": s.run, "y": {q: {d: -v for d, v in docs.items()} for q, docs in s.run.items()}}, 10,
+             budget=12, strategy=strategy, seed=1)
+    df = p.to_pandas()
+    p.write(tmp_path / "pool.txt")
+    back = read_pool_file(tmp_path / "pool.txt")
+    assert tuple(df.columns) == p.all_columns == back.columns
+    assert len(df) == len(back.pairs) == len(p) > 2 and df["priority"].tolist() == list(range(1, len(p) + 1))
+    for row, pair in zip(df.to_dict("records"), back.pairs):
+        assert (row["qid"], row["docid"], row["best_rank"], row["runs"].split(","), row["strategy"]) == \
+            (pair.qid, pair.docid, pair.best_rank, pair.runs, pair.strategy)
+        assert row["ranks"] == ",".join(map(str, pair.ranks))
+        assert (None if row["stratum"] is None or row["stratum"] != row["stratum"] else row["stratum"]) == pair.stratum
+        assert row["inclusion"] == pytest.approx(pair.inclusion)
+        for c in p.columns:  # written with 6 significant digits
+            assert row[c] == pytest.approx(pair.impact if c == "impact" else pair.fields[c], rel=1e-5), c
 
 
 # ---------------------------------------------------------------------------

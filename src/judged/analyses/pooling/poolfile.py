@@ -104,20 +104,20 @@ class Pool:
             fh.write(self.text())
 
     def to_pandas(self):
+        """The pool as a DataFrame: the file's columns (:attr:`all_columns`) in its order, one
+        row per pair in judging order; what the file writes as '-' is missing (None)."""
         import pandas as pd
 
-        df = pd.DataFrame({"qid": [p.qid for p in self.pairs], "docid": [p.docid for p in self.pairs],
-                           "priority": np.arange(1, len(self.pairs) + 1),
-                           "best_rank": [p.best_rank for p in self.pairs],
-                           "runs": [",".join(p.runs) for p in self.pairs],
-                           "impact": [p.impact for p in self.pairs]})
+        ps = self.pairs
+        df = pd.DataFrame({"qid": [p.qid for p in ps], "docid": [p.docid for p in ps],
+                           "priority": np.arange(1, len(ps) + 1), "best_rank": [p.best_rank for p in ps],
+                           "runs": [",".join(p.runs) for p in ps]})
         for c in self.columns:
-            if c != "impact":
-                df[c] = [_column_value(p, c) for p in self.pairs]
-        df["strategy"] = [p.strategy or self.strategy for p in self.pairs]
-        df["stratum"] = [p.stratum for p in self.pairs]
-        df["inclusion"] = [p.inclusion for p in self.pairs]
-        df["ranks"] = [",".join(map(str, p.ranks)) for p in self.pairs]
+            df[c] = [_column_value(p, c) for p in ps]
+        df["strategy"] = [p.strategy or self.strategy for p in ps]
+        df["stratum"] = [p.stratum for p in ps]
+        df["inclusion"] = [p.inclusion for p in ps]
+        df["ranks"] = [",".join(map(str, p.ranks)) for p in ps]
         return df
 
 
