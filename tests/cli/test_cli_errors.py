@@ -402,3 +402,15 @@ def test_mistyped_commands_options_and_measures_get_a_suggestion(files, capsys, 
 
 def test_nothing_close_suggests_nothing(files, capsys):
     assert "did you mean" not in one_line_error(["eval", "qrels.txt", "a.run", "--zzzzzz"], capsys)
+
+
+def test_eval_mlflow_without_mlflow_is_one_line(files, capsys, monkeypatch):
+    """``judged eval --mlflow`` where mlflow is not installed (None in sys.modules: its import
+    fails as if absent) says how to install it, in one line; the
+    --mlflow-* options without --mlflow are refused the same way. With mlflow installed,
+    tests/integrations/test_mlflow.py logs a run to a local store."""
+    monkeypatch.setitem(__import__("sys").modules, "mlflow", None)
+    line = one_line_error(["eval", "qrels.txt", "a.run", "-m", "AP", "--mlflow"], capsys)
+    assert line.startswith("judged: error: --mlflow needs mlflow: pip install 'judged[mlflow]'")
+    line = one_line_error(["eval", "qrels.txt", "a.run", "-m", "AP", "--mlflow-run-name", "x"], capsys)
+    assert line == "judged: error: --mlflow-experiment and --mlflow-run-name go with --mlflow"

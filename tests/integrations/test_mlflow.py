@@ -87,6 +87,17 @@ def test_eval_mlflow_logs_one_run(store, capsys, monkeypatch):
     (run,) = store.search_runs([experiment.experiment_id])
     assert run.info.run_name == "tuned"
     assert round(run.data.metrics["nDCG_10"], 4) == 0.7179 and run.data.metrics["Judged_10"] == 0.9625
+    # judged's line on stderr (after MLflow's own log lines) names the run, the store and what went there
+    assert err.splitlines()[-1] == (f"logged to MLflow run {run.info.run_id} at {mlflow.get_tracking_uri()}: "
+                                    f"{len(run.data.params)} params, 2 metrics, artifacts judged/per_query.tsv, "
+                                    "judged/result.json, judged/holes.json")
+    # the conventions as params, the per-query values and the printed JSON as artifacts
+    printed = json.loads(out)
+    assert run.data.params["convention.nDCG_10"] == printed["measures"]["nDCG@10"]
+    assert run.data.params["judged.qrels_sha256"] == printed["qrels"]["sha256"]
+    rows = [line.split("\t") for line in artifact(run.info.run_id, "judged/per_query.tsv").splitlines()]
+    assert rows[0] == ["run", "qid", "measure", "value"] and len(rows) == 1 + 40 * 2
+    assert json.loads(artifact(run.info.run_id, "judged/result.json"))["runs"] == printed["runs"]
 
 
 def test_metric_keys_are_mlflows_and_transformers_spelling():
