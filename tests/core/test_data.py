@@ -174,3 +174,42 @@ def test_stacked_runs_know_their_blocks_and_hashes(cut):
     expected = id_blocks(whole.qid)
     assert starts.tolist() == expected[0].tolist() and ids.to_pylist() == expected[1].to_pylist()
     assert "qid_blocks" not in stack_runs([Run(["q1"], ["d"], [1.0])] + parts).__dict__  # a part not knowing them
+
+
+# string_hash("jng3ot6E") + _MQ == string_hash("doc-vc8j") (mod 2^64): the judgment keys of ("q1",
+# "doc-vc8j") and ("q2", "jng3ot6E") are equal (pair_keys: docid hash + query code x _MQ), found by
+# inverting string_hash's steps for 8-byte ids
+COLLIDING = ("doc-vc8j", "jng3ot6E")
+
+
+def test_grades_after_a_judgment_key_collision(backend, monkeypatch):
+    """Two judgments of different queries whose hashed (query, docid) keys are equal: the
+    index has no hash table (``QrelsIndex.table`` is None) and looks grades up by exact
+    (query, docid) codes (``_lookup_exact``, reached by evaluate on the pure back end; the
+    compiled one confirms every hash match on the bytes). Every grade comes out as with
+    ids that do not collide."""
+    import judged
+    from judged.core.data import QrelsIndex, _MQ, pair_keys, string_hash
+    from judged.core.io import read_qrels
+
+    a, b = COLLIDING
+    ha, hb = string_hash(pa.array([a, b]))
+    assert pair_keys(np.array([0, 1]), np.array([ha, hb], dtype=np.uint64)).tolist() == [int(ha)] * 2
+    qrels = {"q1": {a: 2, "x": 0, "y": 1}, "q2": {b: 1, "z": 0, "w": 3}}
+    run = {"q1": {b: 4.0, a: 3.0, "x": 2.0, "e": 1.0}, "q2": {a: 4.0, "z": 3.0, b: 2.0, "w": 1.0}}
+    assert QrelsIndex.build(read_qrels(qrels)).table is None
+    exact = []
+    lookup_exact = QrelsIndex._lookup_exact
+    monkeypatch.setattr(QrelsIndex, "_lookup_exact", lambda self, *args: exact.append(1) or lookup_exact(self, *args))
+    measures = ["AP", "Judged@4", "nDCG@10"]
+    got = judged.evaluate(qrels, run, measures).per_query()
+    assert bool(exact) == (backend == "pure")
+
+    def renamed(d):
+        return {q: {{a: "PX", b: "PY"}.get(doc, doc): v for doc, v in docs.items()} for q, docs in d.items()}
+
+    assert got.values.tolist() == judged.evaluate(renamed(qrels), renamed(run), measures).per_query().values.tolist()
+    value = {(q, m): v for q, m, v in zip(got.qid, got.measure, got.value)}
+    # q1 ranks b (not judged for q1), a (2), x (0), e; q2 ranks a (not judged for q2), z (0), b (1), w (3)
+    assert (value["q1", "AP"], value["q1", "Judged@4"]) == (0.25, 0.5)  # a at 2 of R=2: (1/2) / 2
+    assert (value["q2", "AP"], value["q2", "Judged@4"]) == (pytest.approx((1 / 3 + 2 / 4) / 2), 0.75)
