@@ -137,6 +137,26 @@ def test_one_meaning_per_option_name_old_spellings_kept(tmp_path, capsys, monkey
                 assert "top K" in action.help, path
 
 
+def test_on_duplicate_is_one_option_everywhere():
+    """--on-duplicate is declared once (judged.cli.common.add_on_duplicate_option): the same
+    choices, default and help in every command that reads qrels or runs (it had three help
+    texts in six declarations)."""
+    from judged.cli.common import ON_DUPLICATE_HELP
+    from judged.core.conventions import ON_DUPLICATE
+
+    found = {}
+    for path, parser in _parsers(build_parser()):
+        for action in parser._actions:
+            if "--on-duplicate" in action.option_strings:
+                found[" ".join(path)] = (tuple(action.option_strings), tuple(action.choices), action.default, action.help)
+    assert set(found) >= {"judged eval", "judged explain", "judged freeze", "judged pool", "judged qrels merge",
+                          "judged qrels diff", "judged judge agreement", "judged meta power"}
+    assert set(found.values()) == {(("--on-duplicate",), ON_DUPLICATE, "error", ON_DUPLICATE_HELP)}
+    src = Path(__file__).resolve().parents[2] / "src" / "judged" / "cli"
+    declared = [p.name for p in src.glob("*.py") if '"--on-duplicate"' in p.read_text()]
+    assert declared == ["common.py"]
+
+
 def test_the_same_run_twice_and_runs_named_by_path(tmp_path, capsys, monkeypatch):
     ex = _example(tmp_path)
     monkeypatch.chdir(ex)

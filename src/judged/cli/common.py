@@ -17,7 +17,8 @@ FORMATS = {"table": "a table to read", "json": "JSON, its documented layout", "t
            "csv": "comma-separated rows", "trec_eval": "trec_eval -q's lines", "html": "one self-contained HTML page",
            "md": "the main table in Markdown", "latex": "the main table as a LaTeX tabular", "toml": "TOML"}
 TIES_HELP = "tie order: trec = score desc then docid desc (default); input = file order; rank = rank column"
-ON_DUPLICATE_HELP = "a pair given twice: error (default), keep the first, keep the max"
+ON_DUPLICATE_HELP = ("a (query, docid) pair given twice in one file (qrels or run): error (default); first: keep the "
+                     "first; max: keep the highest grade or score")
 
 
 def format_help(choices) -> str:
@@ -42,10 +43,15 @@ def add_convention_options(p, compared: bool = False, depth_cut: bool = True) ->
                             "different depths read the same depth (default: every ranked document)")
     g.add_argument("--no-relevant", choices=NO_RELEVANT, default="zero",
                    help="queries whose qrels hold nothing relevant: zero (default, as trec_eval), skip, error")
-    g.add_argument("--on-duplicate", choices=ON_DUPLICATE, default="error", help=ON_DUPLICATE_HELP)
+    add_on_duplicate_option(g)
     g.add_argument("--ignore-identical-ids", action="store_true",
                    help="drop ranked documents whose id equals the query id (BEIR's default); "
                         "default: keep them (trec_eval, pytrec_eval, MTEB)")
+
+
+def add_on_duplicate_option(p) -> None:
+    """``--on-duplicate``, in every command that reads qrels or runs: one declaration, one help."""
+    p.add_argument("--on-duplicate", choices=ON_DUPLICATE, default="error", help=ON_DUPLICATE_HELP)
 
 
 def settings_of(args, compared: bool = False):

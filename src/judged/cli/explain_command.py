@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import Formatter
-from .common import ON_DUPLICATE, ON_DUPLICATE_HELP, TIES, TIES_HELP
+from .common import TIES, TIES_HELP, add_on_duplicate_option
 
 HELP = """Work one query's score by hand: rank, docid, grade, gain, discount, discounted gain,
 running DCG; the ideal grade sequence and IDCG; the result, and warnings.
@@ -21,7 +21,7 @@ def register(sub) -> None:
     p.add_argument("--query", "-q", required=True, help="the query id")
     p.add_argument("-m", "--measure", default="nDCG@10", help="measure (default nDCG@10)")
     p.add_argument("--ties", choices=TIES, default="trec", help=TIES_HELP)
-    p.add_argument("--on-duplicate", choices=ON_DUPLICATE, default="error", help=ON_DUPLICATE_HELP)
+    add_on_duplicate_option(p)
     p.set_defaults(func=run)
 
 

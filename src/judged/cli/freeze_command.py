@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import Formatter
 from ..core.words import counted
-from .common import NO_RELEVANT, ON_DUPLICATE, TIES
+from .common import NO_RELEVANT, TIES, add_on_duplicate_option
 from .declared import declared
 from ..core.errors import UsageError
 
@@ -40,8 +40,7 @@ def register(sub) -> None:
                    help="queries with nothing relevant: zero (default), skip, error")
     p.add_argument("--ignore-identical-ids", action="store_true",
                    help="drop ranked documents whose id equals the query id (BEIR's default); default: keep them")
-    p.add_argument("--on-duplicate", choices=ON_DUPLICATE, default="error",
-                   help="a pair given twice in the qrels: error (default), keep the first, keep the max")
+    add_on_duplicate_option(p)
     p.add_argument("-o", "--output", required=True, metavar="EVAL.toml", help="the manifest to write")
     p.set_defaults(func=run)
 

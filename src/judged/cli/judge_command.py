@@ -15,7 +15,7 @@ import sys
 from ..core.words import counted
 from ..core.errors import JudgedError
 from . import Formatter
-from .common import format_help
+from .common import add_on_duplicate_option, format_help
 
 HELP = """Close the holes: assessors judge a pool's (qid, docid) pairs in a web page.
 
@@ -174,8 +174,7 @@ def register(sub) -> None:
     g.add_argument("--resamples", type=int, default=2000,
                    help="bootstrap resamples for the intervals (default: %(default)s; 0: no intervals)")
     g.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: %(default)s)")
-    g.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error",
-                   help="a pair given twice in one file: error (default), keep the first, keep the max")
+    add_on_duplicate_option(g)
     g.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
     g.set_defaults(func=run_agreement)
 

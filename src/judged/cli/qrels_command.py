@@ -6,7 +6,7 @@ import sys
 
 from . import Formatter
 from ..core.words import counted
-from .common import format_help, print_json
+from .common import add_on_duplicate_option, format_help, print_json
 
 HELP = """Work with qrels versions.
 
@@ -34,8 +34,7 @@ def register(sub) -> None:
     m.add_argument("--prefer", choices=["new", "base"], default=None, help="settle conflicts (default: refuse)")
     m.add_argument("--assessor", default=None, help="assessor of the NEW judgments (when they carry none)")
     m.add_argument("--time", default=None, help="time of the NEW judgments, e.g. 2026-11-29T15:00Z")
-    m.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error",
-                   help="a pair given twice in one file: error (default), first, max")
+    add_on_duplicate_option(m)
     m.set_defaults(func=run_merge)
     d = qs.add_parser("diff", help="judgments added, removed and changed per query",
                       description="Judgments added (in B only), removed (in A only) and changed per query, "
@@ -46,8 +45,7 @@ def register(sub) -> None:
     d.add_argument("b")
     d.add_argument("--list", action="store_true", help="also list every differing pair")
     d.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
-    d.add_argument("--on-duplicate", choices=["error", "first", "max"], default="error",
-                   help="a pair given twice in one file: error (default), first, max")
+    add_on_duplicate_option(d)
     d.set_defaults(func=run_diff)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
