@@ -221,3 +221,17 @@ def test_cells_with_judgeds_markup_are_drawn_as_rich_draws_them(width):
     rich.print(table)
     assert a.getvalue() == b.getvalue()
     assert plain._rich is None and "[bold" not in a.getvalue()
+
+
+@pytest.mark.parametrize("qid", ["[/i]", "x[b]y", "[bold]q", ":smile:"])
+def test_data_in_a_table_is_shown_as_written(qid, tmp_path, capsys):
+    """A query id (or run name, docid) that reads as Rich markup or an emoji code is data:
+    `judged eval --per-query` shows it as written (it stopped with a MarkupError traceback
+    on '[/i]', and printed 'x[b]y' as a bold 'xy')."""
+    from judged.cli import main
+
+    (tmp_path / "q").write_text(f"q1 0 d1 1\n{qid} 0 d1 1\n")
+    (tmp_path / "r").write_text(f"q1 Q0 d1 1 1.0 r\n{qid} Q0 d1 1 1.0 r\n")
+    assert main(["eval", str(tmp_path / "q"), str(tmp_path / "r"), "-m", "P@1", "--per-query"]) == 0
+    out = capsys.readouterr().out
+    assert any(line.split("│")[2].strip() == qid for line in out.splitlines() if line.count("│") >= 3)

@@ -121,7 +121,7 @@ class Table:
         for (header, justify, overflow), options in zip(self.columns, self.options):
             table.add_column(header, justify=justify, overflow=overflow, **options)
         for row, end in zip(self.rows, self.ends):
-            table.add_row(*row, end_section=end)
+            table.add_row(*(_rich_cell(c) for c in row), end_section=end)
         return table
 
     def draw(self, width: int) -> str | None:
@@ -407,6 +407,19 @@ def _cell(text: str) -> bool:
     as :func:`_cell_lines` does: compare's header "grade ")."""
     return _plain(text) and text == text.lstrip() and not _RICH_TAG.search(text) and "\\" not in text \
         and not _EMOJI.search(text)
+
+
+def _rich_cell(cell):
+    """A cell as Rich shows it: judged's own markup (:data:`_TAG`, paired) read as markup,
+    anything else as literal text: a query id, run name or docid such as ``[/i]`` or
+    ``x[b]y`` is data, which Rich would read as a tag (a MarkupError, or text lost)."""
+    if not isinstance(cell, str):
+        return cell
+    from rich.text import Text
+
+    if _TAG.search(cell) and _without_tags(cell) is not None:
+        return Text.from_markup(cell, emoji=False)
+    return Text(cell)
 
 
 def _without_tags(text: str) -> str | None:
