@@ -80,6 +80,18 @@ _SPECIAL: list = []
 _SPECIAL_LOCK = threading.Lock()
 
 
+def t_quantile(p: float, df) -> np.ndarray:
+    """Student's t quantile at probability ``p`` with ``df`` degrees of freedom (an array or
+    not; below 1 read as 1), exact: scipy.special.stdtrit (:func:`special_functions`), the
+    normal quantile at infinite df. The one t quantile of judged: the paired tests' interval,
+    the sampled and the prediction-powered intervals (judged.analyses.holes.estimates).
+
+    >>> [round(float(t), 3) for t in t_quantile(0.975, [1, 2, 10, np.inf])]
+    [12.706, 4.303, 2.228, 1.96]
+    """
+    return special_functions().stdtrit(np.maximum(np.asarray(df, np.float64), 1.0), p)
+
+
 def _load_special():
     if "scipy.special" not in sys.modules:
         try:
@@ -599,7 +611,7 @@ def _t_half_width(d: np.ndarray, quantile: float) -> tuple[float, float]:
     if n < 2 or is_constant(d):
         return mean, 0.0
     sd = float(d.std(ddof=1))
-    return mean, float(special_functions().stdtrit(n - 1, quantile)) * sd / np.sqrt(n)
+    return mean, float(t_quantile(quantile, n - 1)) * sd / np.sqrt(n)
 
 
 ONE_SIDED_METHOD = ("one-sided Student t bound of the mean paired difference d = candidate - baseline: "

@@ -14,7 +14,7 @@ from judged.cli import main
 from judged.core.errors import ConventionError, MeasureError
 from judged.analyses.holes.inference import (Estimator, infer, infer_aligned, judgments_to_decide, projected_variance,
                               repeated_samples)
-from judged.analyses.holes.estimates import t_quantile
+from judged.analyses.stats import t_quantile
 from judged.analyses.pooling.strategies import pool
 from judged.analyses.pooling.poolfile import PoolFile, read_pool_file
 from judged.analyses.holes.sampling import DesignUnit, SampleDesign, Stratum

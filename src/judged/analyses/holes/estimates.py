@@ -14,6 +14,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from ..stats import t_quantile
+
 
 @dataclass
 class Estimate:
@@ -100,34 +102,9 @@ FLOOR_PRIOR = 0.5  # Jeffreys' prior for the rate of an event a sample never sho
 
 def critical_value(level: float, df=None):
     """The two-sided critical value at ``level``: the normal one (``df`` None), else
-    Student's t with ``df`` degrees of freedom (at least 1; scipy's quantile, the normal
-    one without scipy)."""
+    Student's t with ``df`` degrees of freedom (at least 1; :func:`judged.analyses.stats.t_quantile`)."""
     p = 0.5 + level / 2
-    if df is None:
-        return NormalDist().inv_cdf(p)
-    try:
-        from scipy.stats import t
-    except ImportError:  # the normal quantile, a little narrower
-        return np.full(np.shape(df), NormalDist().inv_cdf(p))
-    return t.ppf(p, np.maximum(df, 1))
-
-
-def t_quantile(p: float, df) -> np.ndarray:
-    """Student's t quantile by the Cornish-Fisher expansion in 1/df (Abramowitz & Stegun
-    26.7.5; error below 1e-4 for df >= 3); the normal quantile for infinite df.
-
-    >>> round(float(t_quantile(0.975, 10)), 3), round(float(t_quantile(0.975, np.inf)), 3)
-    (2.228, 1.96)
-    """
-    z = NormalDist().inv_cdf(p)
-    v = np.maximum(np.asarray(df, np.float64), 1.0)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        g1 = (z ** 3 + z) / 4
-        g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
-        g3 = (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384
-        g4 = (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160
-        t = z + g1 / v + g2 / v ** 2 + g3 / v ** 3 + g4 / v ** 4
-    return np.where(np.isinf(v), z, t)
+    return NormalDist().inv_cdf(p) if df is None else t_quantile(p, df)
 
 
 def bias_aware_critical(bias, level: float, df=np.inf) -> np.ndarray:
