@@ -114,6 +114,41 @@ def summarise(rows: list) -> dict:
     return out
 
 
+def pair_summary(E, truth: dict, level: float = 0.95) -> dict:
+    """Per estimator, over every pair of runs a, b and every state (sample): the interval of
+    the difference a - b that ``judged infer`` decides the order by (Inference.decide:
+    d -+ c se, symmetric, c the bias-aware t critical value with Satterthwaite's df), against
+    the full-judgment difference: coverage, misses with the truth above and below, the
+    share decided (the interval excludes 0) and decided the wrong way (the truth's sign
+    not the estimate's, or the truth 0). With the degrees of freedom: the share of pair
+    and of run intervals with df < 3, and their medians."""
+    out = {}
+    for e in E.estimators:
+        key = str(e)
+        cover, above, decided, wrong, pair_df, run_df = [], [], [], [], [], []
+        for i, a in enumerate(E.runs):
+            run_df.append(E.interval(e, a, level)[4])
+            for b in E.runs[i + 1:]:
+                d, v_h = E.difference(e, a, b)
+                se, df = np.sqrt(v_h.sum(1)), E.df(v_h)
+                half = E.half_width(se, df, E.difference_bias(e, a, b), level)
+                t = truth[key][a] - truth[key][b]
+                cover.append(np.abs(d - t) <= half)
+                above.append(t > d + half)
+                yes = np.abs(d) > half
+                decided.append(yes)
+                wrong.append(yes & (np.sign(d) != np.sign(t)))
+                pair_df.append(df)
+        cover, above, decided, wrong = (np.concatenate(x) for x in (cover, above, decided, wrong))
+        pair_df, run_df = np.concatenate(pair_df), np.concatenate(run_df)
+        out[key] = {"pair_intervals": int(cover.size), "pair_coverage": float(cover.mean()),
+                    "misses_truth_above": int(above.sum()), "misses_truth_below": int((~cover & ~above).sum()),
+                    "decided": float(decided.mean()), "decided_wrong": int(wrong.sum()),
+                    "pair_df_below_3": float(np.mean(pair_df < 3)), "pair_df_median": float(np.median(pair_df)),
+                    "run_df_below_3": float(np.mean(run_df < 3)), "run_df_median": float(np.median(run_df))}
+    return out
+
+
 def protocol_half(full, runs, depth, share, seeds, estimators, stop: int, power: float):
     pooled = sorted(judged_top(full, runs, depth))
     rows, stop_rows = [], []
@@ -143,10 +178,11 @@ def protocol_half(full, runs, depth, share, seeds, estimators, stop: int, power:
     return rows, stop_rows
 
 
-def scratch_samples(full, runs, depth, share, seeds, estimators):
+def scratch_samples(full, runs, depth, share, seeds, estimators, pairs: bool = False):
     """Nothing of the runs' top-``depth`` pool judged before the sample: one reduced
     collection, one sample of ``share`` of its holes per seed (drawn together). Returns
-    (rows, design: holes, judged, strata, seconds)."""
+    (rows, design: holes, judged, strata, seconds; with ``pairs`` also ``pairs``, the
+    intervals of the runs' differences, :func:`pair_summary`)."""
     base = without(full, set(judged_top(full, runs, depth)))
     holes = len(candidates({n: align(base, r) for n, r in runs.items()}, depth))
     budget = max(3, int(round(share * holes)))
@@ -165,8 +201,9 @@ def scratch_samples(full, runs, depth, share, seeds, estimators):
                              "critical": float(joint.critical[s]), "simultaneous_method": joint.method[s],
                              "holes": holes, "judged": budget, "removed": holes, "seconds": secs / len(seeds),
                              "strata": len(design.strata)})
-    return rows, {"holes": holes, "judged": budget, "strata": len(design.strata), "samples": len(seeds),
-                  "seconds": round(secs, 1)}
+    out = {"holes": holes, "judged": budget, "strata": len(design.strata), "samples": len(seeds),
+           "seconds": round(secs, 1)}
+    return rows, {**out, "pairs": pair_summary(E, truth)} if pairs else out
 
 
 def protocol_scratch(full, runs, depth, share, seeds, estimators):

@@ -4,7 +4,7 @@
     python benchmarks/sampled_coverage.py robust03=../shared/data/robust03 dl19=/work/data/dl19 \\
         tar17=/work/data/tar17 --seeds 100 --shares 0.05,0.1,0.2 --json coverage.json > coverage.md
 
-Each collection is a folder with ``qrels.txt`` and ``runs/*.gz``; its qrels play the
+Each collection is a folder with ``qrels.txt`` and ``runs/`` (run files, gzipped or not); its qrels play the
 assessors and the truth. Two designs, each drawn ``--seeds`` times per share:
 
 * **Holes sampled, nothing judged before** (statAP's own setting, Aslam, Pavlu & Yilmaz
@@ -66,16 +66,17 @@ WEAK = {3: [[0.70, 0.20, 0.10], [0.35, 0.35, 0.30], [0.25, 0.30, 0.45]],
 
 def load(path: str):
     qrels = read_qrels(os.path.join(path, "qrels.txt"))
-    files = sorted(glob.glob(os.path.join(path, "runs", "*.gz")))
+    files = sorted(glob.glob(os.path.join(path, "runs", "*")))
     if not files:
-        raise SystemExit(f"{path}: no runs/*.gz")
+        raise SystemExit(f"{path}: no runs/*")
     return qrels, {run_name(f): read_run(f) for f in files}
 
 
 def holes_sampled(full, runs: dict, share: float, seeds: list) -> dict:
     """The scratch protocol at one share: per estimator the summary of every run x sample."""
-    rows, design = scratch_samples(full, runs, DEPTH, share, seeds, list(ESTIMATORS))
+    rows, design = scratch_samples(full, runs, DEPTH, share, seeds, list(ESTIMATORS), pairs=True)
     out = summarise(rows)
+    out["pairs"] = design.pop("pairs")
     out["design"] = design
     return out
 
@@ -185,6 +186,17 @@ def markdown(results: dict, seeds: int) -> str:
                              f"{s['coverage']:.3f} | {s['mean_error']:+.4f} | {s['mae']:.4f} | "
                              f"{s['mean_half_width']:.4f} | {s['seeds_with_every_run_in_simultaneous']:.0%} | "
                              f"{s['simultaneous_coverage']:.3f} ({s['width_vs_marginal']:.2f}) |")
+    lines += ["", "Holes sampled: the intervals of the pairs' differences (`judged infer`'s decisions, symmetric): "
+              "coverage over pairs x samples, misses with the truth above / below, share of pairs decided, "
+              "decided the wrong way; share of intervals with Satterthwaite df < 3 (pairs, runs).", "",
+              "| collection | share | estimator | pair intervals | coverage | misses above / below | decided | "
+              "decided wrong | df < 3: pairs, runs |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, res in results.items():
+        for share, block in sorted(res["holes"].items(), key=lambda kv: float(kv[0].rstrip("%"))):
+            for e, s in block.get("pairs", {}).items():
+                lines.append(f"| {name} | {share} | {e} | {s['pair_intervals']:,} | {s['pair_coverage']:.3f} | "
+                             f"{s['misses_truth_above']} / {s['misses_truth_below']} | {s['decided']:.3f} | "
+                             f"{s['decided_wrong']} | {s['pair_df_below_3']:.3f}, {s['run_df_below_3']:.3f} |")
     lines += ["", f"{PPI_MEASURE} from a machine-labelled pool: coverage of the 95% intervals over every run x "
               "sample and over the runs with true P@10 >= 0.8 (how many), mean width, share of width 0.", "",
               "| collection | people judged (share; samples) | estimator | machine (kappa) | coverage | at the ceiling | width | "
@@ -208,7 +220,7 @@ def markdown(results: dict, seeds: int) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("collections", nargs="*", metavar="NAME=PATH", help="a folder with qrels.txt and runs/*.gz")
+    p.add_argument("collections", nargs="*", metavar="NAME=PATH", help="a folder with qrels.txt and runs/ (run files)")
     p.add_argument("--seeds", type=int, default=100)
     p.add_argument("--shares", default="0.05,0.1,0.2")
     p.add_argument("--designs", default="p10,holes", help="p10 (machine-labelled pool), holes (statAP, statNDCG)")
