@@ -79,7 +79,8 @@ def without(full, drop: set) -> Qrels:
 
 
 def summarise(rows: list) -> dict:
-    """rows: dicts estimator, run, seed, truth, estimate, low, high."""
+    """rows: dicts estimator, run, seed, truth, estimate, low, high. Per estimator: coverage
+    (and the misses with the truth above the interval and below it), errors, widths."""
     out = {}
     for e in sorted({r["estimator"] for r in rows}):
         rs = [r for r in rows if r["estimator"] == e]
@@ -88,7 +89,9 @@ def summarise(rows: list) -> dict:
         half = np.array([(r["high"] - r["low"]) / 2 for r in rs])
         seeds = sorted({r["seed"] for r in rs})
         every = np.mean([all(r["low"] <= r["truth"] <= r["high"] for r in rs if r["seed"] == s) for s in seeds])
-        out[e] = {"intervals": len(rs), "coverage": float(cov.mean()), "mean_error": float(err.mean()),
+        out[e] = {"intervals": len(rs), "coverage": float(cov.mean()),
+                  "misses_truth_above": int(sum(r["truth"] > r["high"] for r in rs)),
+                  "misses_truth_below": int(sum(r["truth"] < r["low"] for r in rs)), "mean_error": float(err.mean()),
                   "mae": float(np.abs(err).mean()), "mean_half_width": float(half.mean()),
                   "seeds_with_every_run_covered": float(every), "seeds": len(seeds)}
         if "simultaneous_low" in rs[0]:

@@ -169,11 +169,16 @@ def merged(files) -> tuple:
     return "/".join(str(s) for s in sorted(seeds)), results
 
 
+def misses(s: dict) -> str:
+    """' (above / below)': the marginal misses by where the truth was (files saved before they were counted: '')."""
+    return f" ({s['misses_truth_above']} / {s['misses_truth_below']})" if "misses_truth_above" in s else ""
+
+
 def markdown(results: dict, seeds: int) -> str:
     lines = [f"Holes sampled (depth {DEPTH}, nothing judged before): coverage of the 95% marginal intervals, "
              "mean error, MAE, mean half-width; simultaneous: samples with every run inside (coverage of the "
              "intervals, width x marginal).", "",
-             "| collection | share (judged of holes; samples) | estimator | marginal coverage | mean error | MAE | "
+             "| collection | share (judged of holes; samples) | estimator | marginal coverage (misses: truth above / below) | mean error | MAE | "
              "half-width | simultaneous: every run inside | simultaneous coverage (width x) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for name, res in results.items():
@@ -183,7 +188,7 @@ def markdown(results: dict, seeds: int) -> str:
                 s = block[e]
                 lines.append(f"| {name} ({res['runs']} runs) | {share} ({d['judged']:,} of {d['holes']:,}; "
                              f"{d['samples']}) | {e} | "
-                             f"{s['coverage']:.3f} | {s['mean_error']:+.4f} | {s['mae']:.4f} | "
+                             f"{s['coverage']:.3f}{misses(s)} | {s['mean_error']:+.4f} | {s['mae']:.4f} | "
                              f"{s['mean_half_width']:.4f} | {s['seeds_with_every_run_in_simultaneous']:.0%} | "
                              f"{s['simultaneous_coverage']:.3f} ({s['width_vs_marginal']:.2f}) |")
     lines += ["", "Holes sampled: the intervals of the pairs' differences (`judged infer`'s decisions, symmetric): "
