@@ -60,8 +60,8 @@ _GATHER = 4  # up to this many pairs, the bootstrap indexes resampled values ins
 
 
 def special_functions():
-    """scipy.special's compiled functions that the tests call (``stdtr``, ``stdtrit``, ``bdtr``),
-    loaded once (thread-safe: a second caller waits for the first).
+    """scipy.special's compiled functions that the tests and :func:`t_quantile` call (``stdtr``,
+    ``stdtrit``, ``bdtr``), loaded once (thread-safe: a second caller waits for the first).
 
     These are the very ufuncs ``scipy.special`` exports (``scipy.special.stdtr is
     scipy.special._ufuncs.stdtr``), so every number is the same. When ``scipy.special`` is
@@ -100,8 +100,9 @@ def _load_special():
             pass
     try:
         from scipy import special
-    except ImportError as exc:  # pragma: no cover - scipy is in the 'compare' extra
-        raise JudgedError("paired tests need scipy, a dependency of judged missing here: pip install scipy") from exc
+    except ImportError as exc:  # pragma: no cover - scipy is a dependency of judged
+        raise JudgedError("paired tests and t intervals need scipy, a dependency of judged missing here: "
+                          "pip install scipy") from exc
     return special
 
 
