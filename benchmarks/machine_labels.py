@@ -263,7 +263,7 @@ def _summ(ests, truth):
     for e, x in ests.items():
         cover = (x.low <= truth) & (truth <= x.high)
         out[e] = {"coverage": float(cover.mean()), "width": float(x.width.mean()),
-                  "mae": float(np.abs(x.value - truth).mean()), "lambda": float(np.mean(x.details["lambda"])),
+                  "mae": float(np.abs(x.value - truth).mean()), "lambda": float(np.mean(x.lam)),
                   "zero_width": float((x.width < 1e-12).mean())}
         if top.any():  # near the ceiling
             out[e]["ceiling"] = {"runs": int(top.sum()), "coverage": float(cover[top].mean()),
