@@ -13,8 +13,8 @@ Evaluation", CLEF 2001):
   qrels, the pool runs given as reference evidence (``--reference``). The truth is the cut
   qrels plus the judgments of every scored run's top k: what judging their holes (their
   pool) gives; ``truth_own``, the cut plus the run's own top k alone: what judging only its
-  holes gives (what ``--estimate-over run`` predicts). The pool runs: ``pool_runs`` as given, else the weaker half by the measure
-  on the full qrels, and ``seeds`` random halves.
+  holes gives (what ``--estimate-over run`` predicts). The pool runs: ``pool_runs`` as
+  given, else the weaker half by the measure on the full qrels, and ``seeds`` random halves.
 * **few**: the 3 strongest scored runs of each shift cell alone with its cut qrels (the
   pool runs not given), truth = the cut qrels plus the judgments of their top k: a user
   with a few new systems and old qrels.
@@ -93,6 +93,11 @@ class CellRun(TruthChecks):
     # `--estimate-over run` predicts, where ``truth`` is what judging every scored run's gives
     truth_own: float | None = None
 
+    @property
+    def covered_own(self) -> bool:
+        """The interval holds :attr:`truth_own` (False without one)."""
+        return self.truth_own is not None and self.low - TOLERANCE <= self.truth_own <= self.high + TOLERANCE
+
     def to_dict(self) -> dict:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
         out.update(covered=self.covered, violation=self.violation)
@@ -142,20 +147,18 @@ def summarize(runs: list) -> dict:
         out.setdefault("max_error", {})[name] = float(np.abs(err).max()) if len(err) else float("nan")
         every = np.array([getattr(r, name) - r.truth for r in runs if not abstains(r)])
         out.setdefault("mae_all", {})[name] = float(np.abs(every).mean()) if len(every) else float("nan")
-    # against the truth of judging each run's own holes alone (what --estimate-over run predicts)
-    own = [r for r in estimated if getattr(r, "truth_own", None) is not None]
-    for name in ("zero", "condensed", "estimate"):
-        err = np.array([getattr(r, name) - r.truth_own for r in own])
-        out.setdefault("mae_own", {})[name] = float(np.abs(err).mean()) if len(err) else float("nan")
-        out.setdefault("bias_own", {})[name] = float(err.mean()) if len(err) else float("nan")
+        # against the truth of judging each run's own holes alone (what --estimate-over run predicts)
+        own = np.array([getattr(r, name) - r.truth_own for r in estimated
+                        if getattr(r, "truth_own", None) is not None])
+        out.setdefault("mae_own", {})[name] = float(np.abs(own).mean()) if len(own) else float("nan")
+        out.setdefault("bias_own", {})[name] = float(own.mean()) if len(own) else float("nan")
     # coverage over the estimate intervals only: an interval that is the bounds informs nothing
     with_holes = [r for r in estimated if r.interval == "conformal"]
     out["intervals"] = len(with_holes)
     out["covered"] = int(sum(r.covered for r in with_holes))
     out["coverage"] = out["covered"] / len(with_holes) if with_holes else float("nan")
     # the same intervals against judging each run's own holes alone (what --estimate-over run predicts)
-    out["covered_own"] = int(sum(r.low - TOLERANCE <= r.truth_own <= r.high + TOLERANCE for r in with_holes
-                                 if getattr(r, "truth_own", None) is not None))
+    out["covered_own"] = int(sum(getattr(r, "covered_own", False) for r in with_holes))
     out["mean_width"] = float(np.mean([r.high - r.low for r in with_holes])) if with_holes else float("nan")
     out["bounds_only"] = int(sum(r.interval == "bounds" for r in estimated))
     out["violations"] = int(sum(r.violation for r in runs))
