@@ -197,12 +197,7 @@ def build_dl19(sigir25: Path, anserini_tools: Path, out: Path) -> dict:
                          f"(not in the table: {', '.join(extra) or '-'}; missing: {', '.join(missing) or '-'})")
     runs = {f: show(sigir25, s_commit, f"{DL19_RUN_DIR}/{f}") for f in files}
     rows = {f: DL19_RUNS[f.removeprefix(DL19_PREFIX).removesuffix(".gz")] for f in files}
-    (out / "runs").mkdir(parents=True, exist_ok=True)
-    (out / "qrels.txt").write_bytes(qrels)
-    for f, data in runs.items():
-        (out / "runs" / f).write_bytes(data)
-    (out / "runs.tsv").write_bytes(_runs_tsv(rows))
-    (out / "README.md").write_text(DL19_README.format(
+    _write(out, qrels, runs, rows, DL19_README.format(
         runs=len(rows), prefix=DL19_PREFIX, sigir25=s_commit[:7], run_dir=DL19_RUN_DIR, anserini=a_commit[:7],
         qrels=DL19_QRELS, kinds=_kinds(rows)))
     return rows
@@ -216,14 +211,19 @@ def build_tar17(tar: Path, out: Path) -> dict:
     runs = {name: first_of_each_pair(show(tar, commit, f"{TAR17_RUN_DIR}/{src}"))
             for name, (src, _, _) in TAR17_RUNS.items()}
     rows = {name: (group, kind) for name, (_, group, kind) in TAR17_RUNS.items()}
+    _write(out, qrels, runs, rows, TAR17_README.format(qrels=TAR17_QRELS, runs=len(rows), tar=commit[:7],
+                                                       run_dir=TAR17_RUN_DIR))
+    return rows
+
+
+def _write(out: Path, qrels: bytes, runs: dict, rows: dict, readme: str) -> None:
+    """A collection folder: qrels.txt, runs/<file>, runs.tsv (file, group, kind) and README.md."""
     (out / "runs").mkdir(parents=True, exist_ok=True)
     (out / "qrels.txt").write_bytes(qrels)
     for name, data in runs.items():
         (out / "runs" / name).write_bytes(data)
     (out / "runs.tsv").write_bytes(_runs_tsv(rows))
-    (out / "README.md").write_text(TAR17_README.format(
-        qrels=TAR17_QRELS, runs=len(rows), tar=commit[:7], run_dir=TAR17_RUN_DIR))
-    return rows
+    (out / "README.md").write_text(readme)
 
 
 def main(argv=None) -> int:
