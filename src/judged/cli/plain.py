@@ -115,13 +115,14 @@ class Table:
     def __rich__(self):
         from rich import box
         from rich.table import Table as RichTable
+        from rich.text import Text
 
         table = RichTable(title=self.title, box=getattr(box, self.box.upper()), pad_edge=self.pad_edge,
                           collapse_padding=self.collapse_padding, show_edge=self.show_edge)
         for (header, justify, overflow), options in zip(self.columns, self.options):
             table.add_column(header, justify=justify, overflow=overflow, **options)
         for row, end in zip(self.rows, self.ends):
-            table.add_row(*(_rich_cell(c) for c in row), end_section=end)
+            table.add_row(*(_rich_cell(c, Text) for c in row), end_section=end)
         return table
 
     def draw(self, width: int) -> str | None:
@@ -409,14 +410,13 @@ def _cell(text: str) -> bool:
         and not _EMOJI.search(text)
 
 
-def _rich_cell(cell):
-    """A cell as Rich shows it: judged's own markup (:data:`_TAG`, paired) read as markup,
-    anything else as literal text: a query id, run name or docid such as ``[/i]`` or
-    ``x[b]y`` is data, which Rich would read as a tag (a MarkupError, or text lost)."""
+def _rich_cell(cell, Text):
+    """A cell as Rich shows it (``Text``: rich.text.Text): judged's own markup (:data:`_TAG`,
+    paired) read as markup, anything else as literal text: a query id, run name or docid
+    such as ``[/i]`` or ``x[b]y`` is data, which Rich would read as a tag (a MarkupError, or
+    text lost)."""
     if not isinstance(cell, str):
         return cell
-    from rich.text import Text
-
     if _TAG.search(cell) and _without_tags(cell) is not None:
         return Text.from_markup(cell, emoji=False)
     return Text(cell)
