@@ -22,8 +22,9 @@ only one of the given runs has in its top k are what that run's holes would be w
 (leave-one-run-out). A model of their grades fills each hole; its 90% interval is
 calibrated on the runs' own leave-one-out errors and clipped to the exact bounds. Give the
 collection's other runs too (the pooled runs; --reference RUN... to learn from them
-without reporting them): with one run, or too few such documents, the estimate falls
-back to holes counted as not relevant and says so.
+without reporting them): with one run, or too few such documents, or where its own
+leave-one-run-out errors on these runs exceed those of holes counted as not relevant, the
+estimate falls back to holes counted as not relevant and says so.
 
 examples:
   judged holes qrels.txt bm25.run dense.run -k 10

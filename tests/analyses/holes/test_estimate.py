@@ -191,6 +191,34 @@ def test_one_run_falls_back_and_says_so():
     assert r.to_dict()["estimate"]["method"] == FALLBACK and r.to_dict()["estimate"]["fallback"]
 
 
+def test_an_estimate_that_fails_its_own_leave_one_out_check_is_not_given(tmp_path, capsys):
+    """Where the collection's own held-out runs say the estimate errs more than holes as not
+    relevant (leave-one-run-out MAE above zero's), judged states the fallback with both figures;
+    where they say the opposite, it estimates. The same model without the check estimates both."""
+    from judged.analyses.holes.estimate import estimate_runs
+    fails, passes = small(seed=1), small(seed=3, pool_depth=8)
+    for coll, fired in ((fails, True), (passes, False)):
+        q, named = aligned_runs(coll)
+        pool = build_pool(named, 10)  # as `judged holes` builds it: pool depth = k
+        est = estimate_runs("nDCG@10", pool, samples=20)
+        lo = est.info["loro"]
+        assert (lo["mae_estimate"] > lo["mae_zero"]) == fired
+        assert (est.method == FALLBACK) == fired
+        unchecked = estimate_runs("nDCG@10", pool, samples=20, check=False)
+        assert unchecked.method == METHOD and unchecked.info["loro"] == lo  # the same residuals, judged the same
+        if not fired:
+            assert [e.value for e in est.runs.values()] == [e.value for e in unchecked.runs.values()]
+            continue
+        zero = {i: float(np.mean(Measure.parse("nDCG@10").compute(a))) for i, (_, a) in enumerate(named)}
+        assert all(e.value == pytest.approx(zero[i], abs=1e-12) and e.interval == "bounds" for i, e in est.runs.items())
+        assert any(abs(e.value - zero[i]) > 1e-6 for i, e in unchecked.runs.items())  # it would have estimated
+        assert f"MAE {lo['mae_estimate']:.4f} against {lo['mae_zero']:.4f}" in est.info["fallback"]
+    qp, runs = write_collection(tmp_path, fails)
+    assert main(["holes", qp, *runs, "-k", "10", "--samples", "20"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert "estimate: fallback (holes-as-zero" in flat and "erred more than holes counted as not relevant" in flat
+
+
 def test_too_few_pseudo_holes_fall_back():
     # two runs that agree on their top 3 except one document each: 2 pseudo-holes
     qrels = {"q": {"a": 1, "b": 0, "c": 1, "x": 1, "y": 0}}
@@ -372,7 +400,7 @@ def test_holes_table_names_the_method_interval_and_coverage(tmp_path, capsys):
     """With enough runs to calibrate, the table and the JSON state the method, the
     conformal interval and its measured coverage, the same figures in both; the
     estimate stays apart from the exact bounds (its own column, its own line)."""
-    q, runs = write_collection(tmp_path, small(seed=2))
+    q, runs = write_collection(tmp_path, small(seed=3, pool_depth=8))  # seed 2, pool depth 5: it fails its check
     assert main(["holes", q, *runs, "-k", "10", "--samples", "20", "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)
     cal = d["estimate"]["calibration"]
@@ -385,7 +413,7 @@ def test_holes_table_names_the_method_interval_and_coverage(tmp_path, capsys):
     assert main(["holes", q, *runs, "-k", "10", "--samples", "20"]) == 0
     flat = " ".join(capsys.readouterr().out.split())
     assert "and an estimate (not a bound)" in flat and "90% interval" in flat
-    run = next(iter(d["runs"].values()))
+    run = next(r for r in d["runs"].values() if r["estimate"]["interval"] == "conformal")
     assert f"{run['estimate']['low']:.4f}-{run['estimate']['high']:.4f}" in flat  # a conformal interval, in its column
     assert (f"estimate: {METHOD}, a grade model of holes fitted on {d['estimate']['fit']['pseudo_holes']} "
             f"leave-one-run-out pseudo-holes") in flat

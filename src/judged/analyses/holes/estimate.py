@@ -18,9 +18,12 @@ contributed to a depth-D pool of the given runs: remove it and they would be hol
    JRSS-B 2020; units of several runs weigh as one, Dunn, Wasserman & Ramdas, JASA 2022),
    clipped to the exact bounds, with its coverage on the collection itself.
 
-**Fallback** (stated as such): with fewer than two units or fewer than
-:data:`MIN_PSEUDO_HOLES` judged pseudo-holes, the score with holes as not relevant
-(trec_eval's reading) and the exact bounds as the interval.
+**Fallback** (stated as such): the score with holes as not relevant (trec_eval's reading)
+and the exact bounds as the interval, with fewer than two units or fewer than
+:data:`MIN_PSEUDO_HOLES` judged pseudo-holes, and when the estimate fails its own check:
+its leave-one-unit-out MAE on the collection (step 3's residuals) exceeds that of holes as
+not relevant over the same held-out units (validation on the collection itself, as for any
+model chosen by held-out error: Stone, JRSS-B 1974).
 """
 
 from __future__ import annotations
@@ -163,7 +166,7 @@ def units_needed(level: float) -> int:
 def estimate_runs(measure, pool: HolePool, world: World | None = None, *, targets=None, samples: int = 200,
                   seed: int = 0, level: float = DEFAULT_LEVEL, calibration_draws: int | None = None,
                   bounds: dict | None = None, maxgrade: int | None = None, report_loro: bool = True,
-                  source=None, over: str = "pool") -> HoleEstimates:
+                  source=None, over: str = "pool", check: bool = True) -> HoleEstimates:
     """Estimate ``measure`` for the runs ``targets`` (indices, default all) of ``pool`` in
     ``world`` (default: the qrels as given), with intervals at ``level``.
 
@@ -179,7 +182,9 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     ``bounds[i]`` = (mean min, mean max) of run i's exact bounds clips its interval and
     is the interval when it cannot be calibrated (computed when not given).
     ``report_loro``: also score the leave-one-out runs with holes as zero, for the MAE
-    comparison :meth:`HoleEstimates.sentence` gives."""
+    comparison :meth:`HoleEstimates.sentence` gives; with it and ``check`` (default), an
+    estimate whose leave-one-out MAE exceeds holes-as-zero's is not given: the stated
+    fallback, with that reason."""
     measure = holes_read_as_zero(Measure.parse(measure))
     calibration_draws = CALIBRATION_DRAWS if calibration_draws is None else calibration_draws
     if not 0 < level < 1:
@@ -213,9 +218,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
                              {"fit": fit, "fallback": None, "uncalibrated": reason}, over)
     if reason is not None:
         zero = score_cases(measure, pool, world, [Case(i) for i in targets], seed, maxgrade)
-        bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
-        runs = {i: _run_estimate(z.per_query, z.mean, 0.0, *bounds[i], "bounds", 0) for i, z in zip(targets, zero)}
-        return HoleEstimates(FALLBACK, measure, level, runs, {"fit": fit, "fallback": reason})
+        return _fallback(measure, pool, world, targets, zero, bounds, maxgrade, level, {"fit": fit, "fallback": reason})
 
     if source is None:
         X = features(pool, world, rows, pool.unit[pool.run[rows]])
@@ -267,6 +270,15 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     loro = {"runs": len(residuals), "mae_estimate": float(np.mean(np.abs(res))) if len(res) else None,
             "mae_zero": float(np.mean(np.abs([r[4] for r in residuals]))) if residuals and report_loro else None,
             "bias_estimate": float(np.mean(res)) if len(res) else None}
+    if check and loro["mae_zero"] is not None and loro["mae_estimate"] > loro["mae_zero"]:
+        # the collection's own held-out units say the estimate errs more than the fallback: it does not apply
+        reason = (f"leave-one-{unit_word}-out on these runs the estimate erred more than holes counted as not "
+                  f"relevant (MAE {loro['mae_estimate']:.4f} against {loro['mae_zero']:.4f} over "
+                  f"{counted(loro['runs'], 'run')}): it does not apply to them")
+        info = {"fit": fit, "fallback": reason, "calibration": calibration, "loro": loro}
+        if source is not None:
+            info["prior"] = source.describe()
+        return _fallback(measure, pool, world, targets, zero_t, bounds, maxgrade, level, info)
     # exchangeability: a target whose judged top k is more (or less) often relevant than every
     # calibration run's is not like them, and their residuals do not calibrate its interval
     # calibration run (read as held out, when it gave its residual)
@@ -302,6 +314,15 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         info["prior"] = source.describe()
         return HoleEstimates(source.method, measure, level, runs, info, None)
     return HoleEstimates(METHOD, measure, level, runs, info, model)
+
+
+def _fallback(measure, pool, world, targets, zero, bounds, maxgrade, level, info) -> HoleEstimates:
+    """The stated fallback (:data:`FALLBACK`): each target's score with holes as not relevant
+    (``zero``, its scores in ``targets`` order), its exact bounds as the interval; ``info['fallback']``
+    says why."""
+    bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
+    runs = {i: _run_estimate(z.per_query, z.mean, 0.0, *bounds[i], "bounds", 0) for i, z in zip(targets, zero)}
+    return HoleEstimates(FALLBACK, measure, level, runs, info)
 
 
 def _uncalibrated(measure, pool, world, targets, source, samples, seed, level, bounds, maxgrade, info, over):

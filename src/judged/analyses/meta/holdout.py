@@ -328,7 +328,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                 per_query[i] = bounds(m, reduced[i], e)
                 bound[i] = (_mean(per_query[i][0]), _mean(per_query[i][1]))
             est = estimate_runs(zero_m, pool, world, targets=members, samples=samples, seed=seed, level=level,
-                                bounds=bound, maxgrade=maxgrade, report_loro=False, source=estimate_source(estimate),
+                                bounds=bound, maxgrade=maxgrade, source=estimate_source(estimate),
                                 over=estimate_over_of(estimate_over, False))
             fits.append(est)
             removed = int(removal.sum())
