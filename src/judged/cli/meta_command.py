@@ -595,9 +595,12 @@ def print_holdout(res, console, per_run: bool = True) -> None:
                           f"{s['covered_tested']}/{s['intervals_tested']} ({_pct(s['coverage_tested'])}); MAE zero "
                           f"{m['zero']:.4f}, condensed {m['condensed']:.4f}, estimate {m['estimate']:.4f}",
                           highlight=False)
-    if s["fallbacks"]:
-        console.print(f"{counted(s['fallbacks'], 'run')} got the fallback estimate (holes as zero, interval = the bounds): "
-                      "too little leave-one-out evidence without them", highlight=False)
+    fell = [r for r in res.runs if r.abstain]
+    if fell:
+        why = {"the estimate's leave-one-out errors on the other runs exceeded those of holes as zero"
+               if "erred more" in r.abstain else "too little leave-one-out evidence without them" for r in fell}
+        console.print(f"{counted(len(fell), 'run')} got the fallback estimate (holes as zero, interval = the bounds): "
+                      + "; ".join(sorted(why)), highlight=False)
     if per_run:
         console.print(f"estimate: {res.estimate['method']} — {res.estimate['source']}; {res.estimate['nested']}",
                       markup=False, highlight=False)

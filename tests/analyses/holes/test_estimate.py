@@ -217,6 +217,10 @@ def test_an_estimate_that_fails_its_own_leave_one_out_check_is_not_given(tmp_pat
     assert main(["holes", qp, *runs, "-k", "10", "--samples", "20"]) == 0
     flat = " ".join(capsys.readouterr().out.split())
     assert "estimate: fallback (holes-as-zero" in flat and "erred more than holes counted as not relevant" in flat
+    assert main(["meta", "holdout", qp, *runs, "-k", "10", "--samples", "10"]) == 0  # each held-out step: the same check
+    flat = " ".join(capsys.readouterr().out.split())
+    assert (f"{len(runs)} runs got the fallback estimate (holes as zero, interval = the bounds): the estimate's "
+            f"leave-one-out errors on the other runs exceeded those of holes as zero") in flat
 
 
 def test_too_few_pseudo_holes_fall_back():
