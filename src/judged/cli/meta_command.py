@@ -595,6 +595,9 @@ def print_holdout(res, console, per_run: bool = True) -> None:
                           f"{s['covered_tested']}/{s['intervals_tested']} ({_pct(s['coverage_tested'])}); MAE zero "
                           f"{m['zero']:.4f}, condensed {m['condensed']:.4f}, estimate {m['estimate']:.4f}",
                           highlight=False)
+    for twins in res.estimate.get("same_top_k") or []:
+        console.print(f"runs with the same top {res.k} held out together as one run: {' = '.join(twins)}",
+                      markup=False, highlight=False)
     fell = [r for r in res.runs if r.abstain]
     if fell:
         why = {"the estimate's leave-one-out errors on the other runs exceeded those of holes as zero"

@@ -425,6 +425,32 @@ def test_holes_table_names_the_method_interval_and_coverage(tmp_path, capsys):
             f"leave-one-run-out on this collection)") in flat
 
 
+def test_runs_with_the_same_top_k_are_held_out_together(tmp_path, capsys):
+    """A copy of a run under another name has everything the run has: held out alone, neither
+    would lose a judgment. Held out by run they go together, as `judged holes` counts them
+    (one unit), losing what the pair alone contributed; every other run is held out alone."""
+    c = small(seed=3, pool_depth=8)
+    runs = dict(c.runs())
+    first = sorted(runs)[0]
+    runs["copy-of-first"] = runs[first]
+    res = holdout(c.qrels(), runs, k=10, samples=10)
+    rows = {r.run: r for r in res.runs}
+    qrels = c.qrels()
+    alone = {n: {(q, d) for q, d in pairs if d in qrels.get(q, {})}  # the judged pairs only n has in its top 10
+             for n, pairs in unique_contributions(c.runs(), 10, {n: n for n in c.runs()}).items()}
+    assert rows[first].group == rows["copy-of-first"].group == f"{first}+copy-of-first"
+    assert rows[first].removed == rows["copy-of-first"].removed == len(alone[first]) > 0
+    assert all(rows[n].group == n and rows[n].removed == len(alone[n]) for n in c.runs() if n != first)
+    assert res.estimate["same_top_k"] == [[first, "copy-of-first"]] and res.summary()["held_out"] == len(c.runs())
+    q, files = write_collection(tmp_path, c)
+    twin = os.path.join(os.path.dirname(files[0]), "copy.run")
+    with open(files[0]) as f, open(twin, "w") as g:
+        g.write(f.read())
+    assert main(["meta", "holdout", q, *files, twin, "-k", "10", "--samples", "10"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert f"runs with the same top 10 held out together as one run: {os.path.basename(files[0])} = copy.run" in flat
+
+
 def test_holdout_cli_table_by_group(tmp_path, capsys):
     q, runs = write_collection(tmp_path, small(seed=2, families=3))
     assert main(["meta", "holdout", q, *runs, "-k", "5", "--by", "group", "--samples", "10"]) == 0

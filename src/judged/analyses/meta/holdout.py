@@ -19,6 +19,10 @@ on the full qrels:
   fitted without the held-out run's judgments (they are gone from the reduced qrels) and
   the interval is calibrated on the other runs' leave-one-out residuals in that world.
 
+Runs that rank the same k documents in the same order for every query are one system to
+the pool (each has what the other has): held out by run, they are held out together, as
+``judged holes`` counts them as one unit (the JSON's ``estimate.same_top_k`` lists them).
+
 A run's "full" score counts the holes it has even on the full qrels as not relevant
 (there is no truth for them); the summary says how many runs have such holes.
 
@@ -44,7 +48,7 @@ from ...core.querysets import of_scored
 from .protocols import TOLERANCE, TruthChecks, summarize, DEFAULT_SEEDS, ShiftResult, shift_protocol
 from .stability import kendall_tau, tau_ap
 from ..holes.estimate import DEFAULT_LEVEL, estimate_runs
-from ..holes.collection import build_pool, make_world, unit_removal, world_aligned
+from ..holes.collection import build_pool, make_world, same_top_k, unit_removal, world_aligned
 from ...core.evaluation import Keep, Scorer
 from ...core.measures.bounds import bounds, check_maxgrade, list_depth, pool_extras
 from ..holes.unjudged import estimate_over_of, estimate_source, negative_as
@@ -305,9 +309,10 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
         units = np.array([unit_names.index(of[n]) for n in names])
         if len(unit_names) < 2:
             raise JudgedError(f"leave-one-group-out needs at least two groups; every run is in {unit_names[0]!r}")
-    else:
+    else:  # runs with the same top k are one system to the pool: held out together, as `judged holes` counts them
         of = {n: os.path.basename(n) for n in names}
-        unit_names, units = list(names), np.arange(len(names))
+        units, members = same_top_k([a for _, a in named], k)
+        unit_names = [names[m[0]] if len(m) == 1 else "+".join(os.path.basename(names[i]) for i in m) for m in members]
     depth = k if depth is None else int(depth)
     ld = list_depth(zero_m)
     pool = build_pool(named, k, depth, units, unit_names, zone=None if ld is None else max(ld, k, depth))
@@ -365,7 +370,9 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                            f"interval calibrated on their residuals there"),
                 "fits": [{"held_out": unit_names[u], "method": f.method, "pseudo_holes": f.info["fit"]["pseudo_holes"],
                           "fallback": f.info.get("fallback")} for u, f in enumerate(fits)],
-                "features": described["fit"]["features"]}
+                "features": described["fit"]["features"],
+                "same_top_k": [[os.path.basename(names[i]) for i in np.flatnonzero(units == u)]
+                               for u in range(len(unit_names)) if (units == u).sum() > 1] if by == "run" else []}
     grouped = {}
     for n in names:
         grouped.setdefault(of[n] if by == "group" else os.path.basename(n), []).append(n)
