@@ -65,10 +65,11 @@ def register(sub) -> None:
                    help="list the N least judged queries, over every run (default 3; 0: none)")
     p.add_argument("--samples", type=int, default=200, help="draws for the estimate (default 200, seed 0)")
     p.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")
-    p.add_argument("--estimate", choices=["loro-logit", "run-prior"], default=None,
+    p.add_argument("--estimate", choices=["loro-logit", "run-prior", "auto"], default=None,
                    help="how the estimate draws the holes' grades: loro-logit (default) a grade model fitted on the "
                         "runs' leave-one-run-out pseudo-holes; run-prior the run's own judged documents near the top "
-                        "(Fröbe et al., ECIR 2023), for runs unlike the ones a model could be fitted on")
+                        "(Fröbe et al., ECIR 2023), for runs unlike the ones a model could be fitted on; auto "
+                        "the one of the two with the lower leave-one-run-out MAE on these runs")
     p.add_argument("--estimate-over", choices=["pool", "run", "midpoint"], default=None,
                    help="what the estimate predicts: run (the default), judging each run's own holes; pool, judging "
                         "the holes of every run given (the others' holes enter each run's ideal and R); midpoint, the "

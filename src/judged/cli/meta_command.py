@@ -99,7 +99,7 @@ def register(sub) -> None:
     ho.add_argument("--pool-depth", dest="depth", type=int, default=None, metavar="N",
                     help="the pool's depth: a run contributes the documents it ranks above N (default K)")
     ho.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")
-    ho.add_argument("--estimate", choices=["loro-logit", "run-prior"], default=None,
+    ho.add_argument("--estimate", choices=["loro-logit", "run-prior", "auto"], default=None,
                     help="the estimate's method, as `judged holes --estimate` (default loro-logit)")
     ho.add_argument("--estimate-over", choices=["pool", "run", "midpoint"], default=None,
                     help="what the estimate predicts, as `judged holes --estimate-over` (default run)")

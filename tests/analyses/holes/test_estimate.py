@@ -223,6 +223,31 @@ def test_an_estimate_that_fails_its_own_leave_one_out_check_is_not_given(tmp_pat
             f"leave-one-out errors on the other runs exceeded those of holes as zero") in flat
 
 
+@pytest.mark.parametrize("seed, pool_depth, chosen", [(1, 10, "loro-logit"), (3, 8, "run-prior"), (1, 5, None)])
+def test_auto_gives_the_method_with_the_lowest_leave_one_out_error(seed, pool_depth, chosen):
+    """--estimate auto: each method estimates with its check; the one with the lower
+    leave-one-run-out MAE among those that passed is given, exactly as that method alone
+    gives it; with none passing, the fallback says why."""
+    c = small(seed=seed, pool_depth=pool_depth)
+    auto = holes_report(c.qrels(), c.runs(), k=10, samples=10, estimate="auto")
+    alone = {m: holes_report(c.qrels(), c.runs(), k=10, samples=10, estimate=m) for m in ("loro-logit", "run-prior")}
+    figures = auto.estimates.info["chosen_by"]["methods"]
+    passed = {m: r.estimates.info["loro"]["mae_estimate"] for m, r in alone.items() if r.estimates.method != FALLBACK}
+    assert {m: f["mae"] for m, f in figures.items()} == {m: r.estimates.info["loro"]["mae_estimate"]
+                                                       for m, r in alone.items()}
+    assert auto.estimates.info["chosen_by"]["chosen"] == chosen == (min(passed, key=passed.get) if passed else None)
+    if chosen is None:
+        assert auto.estimates.method == FALLBACK and "no method passed its leave-one-out check" in \
+            auto.estimates.info["fallback"]
+        return
+    assert auto.estimates.method == chosen
+    for n in c.runs():
+        assert auto.runs[n].summary()["estimate"] == alone[chosen].runs[n].summary()["estimate"]
+    other = "run-prior" if chosen == "loro-logit" else "loro-logit"
+    assert f"chosen (--estimate auto) by the lowest leave-one-out MAE: " in auto.estimates.sentence()
+    assert (f"{other} {figures[other]['mae']:.4f}" in auto.estimates.sentence()) == ("not chosen" not in figures[other])
+
+
 def test_too_few_pseudo_holes_fall_back():
     # two runs that agree on their top 3 except one document each: 2 pseudo-holes
     qrels = {"q": {"a": 1, "b": 0, "c": 1, "x": 1, "y": 0}}

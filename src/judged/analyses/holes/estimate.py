@@ -131,7 +131,62 @@ class HoleEstimates:
             if lo and lo["mae_zero"] is not None:
                 text += (f"; leave-one-{fit['unit']}-out MAE {lo['mae_estimate']:.4f} (holes as zero "
                          f"{lo['mae_zero']:.4f})")
-        return text
+        return text + self._chosen()
+
+    def _chosen(self) -> str:
+        """With ``--estimate auto``: which method was chosen, and the others' figures."""
+        c = self.info.get("chosen_by")
+        if not c:
+            return ""
+        figs = ", ".join(f"{n} {f['mae']:.4f}" if "not chosen" not in f else f"{n} not: {f['not chosen']}"
+                         for n, f in c["methods"].items())
+        return f"; chosen (--estimate auto) by the lowest leave-one-out MAE: {figs}"
+
+
+@dataclass
+class Auto:
+    """Method ``auto``: each candidate grade source estimates (with its check), and the one
+    whose leave-one-unit-out MAE on the collection is lowest is given -- model selection by
+    held-out error (Stone, JRSS-B 1974). Candidates that fell back, or estimated with no
+    leave-one-out residuals to validate them, are not chosen; with none left, the fallback."""
+
+    candidates: tuple  # (method name, grade source: None for the grade model)
+    method = "auto"
+
+
+def _choose(measure, pool, world, auto: Auto, kw: dict) -> HoleEstimates:
+    """:class:`Auto`'s choice among its candidates' estimates (their figures in
+    ``info['chosen_by']``)."""
+    tried = [(name, estimate_runs(measure, pool, world, source=src, **kw)) for name, src in auto.candidates]
+    figures, valid = {}, []
+    for name, e in tried:
+        lo = e.info.get("loro") or {}
+        if e.method == FALLBACK:
+            figures[name] = {"mae": lo.get("mae_estimate"), "not chosen": e.info["fallback"]}
+        elif lo.get("mae_estimate") is None or lo.get("mae_zero") is None:
+            figures[name] = {"mae": None, "not chosen": "no leave-one-out residuals to validate it on"}
+        else:
+            figures[name] = {"mae": lo["mae_estimate"]}
+            valid.append((lo["mae_estimate"], len(valid), name, e))
+    zero = next((e.info["loro"]["mae_zero"] for _, e in tried if (e.info.get("loro") or {}).get("mae_zero") is not None),
+                None)
+    chosen_by = {"rule": "the lowest leave-one-out MAE among the methods that passed their check", "methods": figures,
+                 "mae_zero": zero}
+    if valid:
+        _, _, name, e = min(valid)
+        e.info["chosen_by"] = {**chosen_by, "chosen": name}
+        return e
+    e = next((e for _, e in tried if e.method == FALLBACK), tried[0][1])
+    e.info["chosen_by"] = {**chosen_by, "chosen": None}
+    if e.method != FALLBACK:  # estimated, but nothing validated it: say so and give the fallback
+        zero_scores = score_cases(measure, pool, world, [Case(i) for i in e.runs], kw.get("seed", 0), kw.get("maxgrade"))
+        info = {**e.info, "fallback": "no method had leave-one-out residuals to validate it on"}
+        info.pop("prior", None)
+        return _fallback(measure, pool, world, list(e.runs), zero_scores, kw.get("bounds"), kw.get("maxgrade"),
+                         kw.get("level", DEFAULT_LEVEL), info)
+    e.info["fallback"] = "no method passed its leave-one-out check: " + "; ".join(
+        f"{n}: {f['not chosen']}" for n, f in figures.items())
+    return e
 
 
 def conformal_quantile(scores, level: float, groups=None) -> float:
@@ -185,6 +240,11 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     comparison :meth:`HoleEstimates.sentence` gives; with it and ``check`` (default), an
     estimate whose leave-one-out MAE exceeds holes-as-zero's is not given: the stated
     fallback, with that reason."""
+    if isinstance(source, Auto):
+        world = make_world(pool) if world is None else world
+        return _choose(measure, pool, world, source, dict(
+            targets=targets, samples=samples, seed=seed, level=level, calibration_draws=calibration_draws,
+            bounds=bounds, maxgrade=maxgrade, report_loro=True, over=over, check=check))
     measure = holes_read_as_zero(Measure.parse(measure))
     calibration_draws = CALIBRATION_DRAWS if calibration_draws is None else calibration_draws
     if not 0 < level < 1:

@@ -47,13 +47,15 @@ BEYOND_POOL = ("unjudged documents no run retrieved can only lower a score (they
                "is relevant")
 
 
-ESTIMATE_METHODS = ("loro-logit", "run-prior")
+ESTIMATE_METHODS = ("loro-logit", "run-prior", "auto")
 DEFAULT_ESTIMATE = "loro-logit"
 
 
 def estimate_source(method: str | None):
     """The grade source of an estimate method: None for the grade model (``loro-logit``),
-    a :class:`~judged.analyses.holes.priors.RunPrior` for ``run-prior``."""
+    a :class:`~judged.analyses.holes.priors.RunPrior` for ``run-prior``, both in an
+    :class:`~judged.analyses.holes.estimate.Auto` for ``auto`` (the one with the lower
+    leave-one-run-out MAE)."""
     method = method or DEFAULT_ESTIMATE
     if method not in ESTIMATE_METHODS:
         raise ConventionError(f"the estimate's method must be one of {', '.join(ESTIMATE_METHODS)}, got {method!r}")
@@ -61,6 +63,10 @@ def estimate_source(method: str | None):
         return None
     from .priors import RunPrior
 
+    if method == "auto":
+        from .estimate import Auto
+
+        return Auto((("loro-logit", None), ("run-prior", RunPrior())))
     return RunPrior()
 
 

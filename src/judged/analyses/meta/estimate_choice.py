@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ...core.errors import ConventionError
 from .holdout import holdout
 
-METHODS = ("loro-logit", "run-prior")
+METHODS = ("loro-logit", "run-prior", "auto")
 OVER = ("run", "pool", "midpoint")
 CONFIGS = tuple(f"{m}:{o}" for m in METHODS for o in OVER)
 DEFAULT_CONFIG = "loro-logit:run"  # judged holes' default: --estimate loro-logit --estimate-over run
