@@ -108,6 +108,29 @@ def test_the_midpoint_is_the_mean_of_pool_and_run_and_its_interval_holds_both(se
     assert differ  # the others' holes changed some run's ideal: the test compares two different scores
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_own_holes_interval_holds_what_judging_the_pool_gives(seed):
+    """Over each run's own holes (the default), with several runs to estimate, the interval also
+    holds the estimate over their pool: the user may judge the other runs' holes too. Ten pooled
+    runs calibrate a conformal interval; six never pooled are estimated; the point stays the
+    own-holes one."""
+    coll = pooled_collection(16, 20, 20, pool_depth=10, pooled_runs=10, seed=seed)
+    q = read_qrels(coll.qrels())
+    named = [(n, align(q, read_run(r, name=n), Settings(complete=True))) for n, r in coll.runs().items()]
+    pool = build_pool(named, 10)
+    targets = list(range(10, 16))
+    kw = dict(targets=targets, samples=20, check=False)
+    own = estimate_runs("nDCG@10", pool, over="run", **kw)
+    judged_pool = estimate_runs("nDCG@10", pool, over="pool", **kw)
+    stretched, conformal = 0, 0
+    for i in targets:
+        o, p = own.runs[i], judged_pool.runs[i]
+        assert o.low - 1e-12 <= p.value <= o.high + 1e-12 and o.low - 1e-12 <= o.value <= o.high + 1e-12
+        conformal += o.interval == "conformal"
+        stretched += o.interval == "conformal" and (p.value < o.low + 1e-9 or p.value > o.high - 1e-9)
+    assert conformal >= 3 and stretched  # an interval's end is the pool's point: without it, it would not hold it
+
+
 def test_estimate_over_refuses_an_unknown_value():
     full, runs, cut, scored, _ = cut_and_truths(4)
     with pytest.raises(ConventionError, match="midpoint"):

@@ -422,23 +422,32 @@ def _run_estimate(per_query, mean, sd, low, high, interval, holes) -> Estimate:
 
 
 def _target_cases(measure, pool, world, targets, source, samples, over: str) -> list:
-    """The targets' cases: drawn over the pool (the others' holes in the ideal), over the run's own
-    holes, or (``'midpoint'``) both, the pool's first."""
-    ideal = pool_hole_rows(measure, pool, world, targets) if over != "run" else {}
-    cases = [Case(i, -1, source, samples, ideal_rows=ideal.get(i)) for i in targets]
-    if over == MIDPOINT:
+    """The targets' cases: drawn over the pool (the others' holes in the ideal), or both over the
+    pool and over the run's own holes, the pool's first (``'midpoint'``; ``'run'`` with more than
+    one target: the pool's point is one its interval holds, :func:`_midpoints`)."""
+    both = over == MIDPOINT or (over == "run" and len(targets) > 1)
+    ideal = pool_hole_rows(measure, pool, world, targets) if over != "run" or both else {}
+    cases = [Case(i, -1, source, samples, ideal_rows=ideal.get(i)) for i in targets] if over != "run" or both else []
+    if over != "pool":
         cases += [Case(i, -1, source, samples) for i in targets]
     return cases
 
 
 def _midpoints(scored: list, n: int, over: str) -> list:
-    """With ``'midpoint'``, each target's two scores (over the pool, over its own holes) as one:
-    their means, the ideal's holes of the first, and both points in ``ends`` (the interval
-    holds them); the rest of ``scored`` as it is."""
-    if over != MIDPOINT:
+    """Each target's score from its cases (:func:`_target_cases`), then the rest of ``scored`` as
+    it is. ``'midpoint'``: the two scores (over the pool, over its own holes) as one, their means,
+    the ideal's holes of the first, both points in ``ends`` (the interval holds them). ``'run'``
+    with more than one target: the score over its own holes, the pool's point in ``ends``: its
+    interval holds what judging the other targets' holes too would give (issue 31: on DL 2019,
+    new runs scored on an old pool, the intervals around the own-holes estimate held judging
+    every new run's holes for 61 of 104 runs, with the pool's point 94)."""
+    if over == "pool" or (over == "run" and n < 2):
         return scored
     both, out = scored[:n], []
     for p, r in zip(both, scored[n:2 * n]):
+        if over == "run":
+            out.append(replace(r, ends=(p.median,)))
+            continue
         out.append(replace(p, per_query=(p.per_query + r.per_query) / 2, mean=(p.mean + r.mean) / 2,
                            median=(p.median + r.median) / 2, sd=(p.sd + r.sd) / 2, ends=(p.median, r.median)))
     return out + scored[2 * n:]
