@@ -21,8 +21,8 @@ import numpy as np
 from .estimates import bias_aware_critical, jeffreys_rate, satterthwaite_df
 
 INTERVAL_METHOD = ("stratified jackknife over the drawn units with finite-population correction (Wolter 2007, "
-                   "ch. 4), for statAP and statNDCG of the jackknife-corrected estimate itself (the correction redone "
-                   "with each unit left out); t interval with Satterthwaite degrees of freedom, its critical value "
+                   "ch. 4), for statAP and statNDCG of the (first-order) jackknife-corrected estimate itself (the "
+                   "correction redone with each unit left out); t interval with Satterthwaite degrees of freedom, its critical value "
                    "widened for a bias up to the one the correction removed (Armstrong & Kolesar 2020); a stratum "
                    "whose sample drew fewer relevant documents than its rank's rate over every stratum (Jeffreys' "
                    "prior) adds the variance of the share it fell short by (all of that rate where it drew none); "
