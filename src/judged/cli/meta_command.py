@@ -600,8 +600,10 @@ def print_holdout(res, console, per_run: bool = True) -> None:
                       markup=False, highlight=False)
     fell = [r for r in res.runs if r.abstain]
     if fell:
+        from ..analyses.holes.estimate import FAILED_CHECK
+
         why = {"the estimate's leave-one-out errors on the other runs exceeded those of holes as zero"
-               if "erred more" in r.abstain else "too little leave-one-out evidence without them" for r in fell}
+               if FAILED_CHECK in r.abstain else "too little leave-one-out evidence without them" for r in fell}
         console.print(f"{counted(len(fell), 'run')} got the fallback estimate (holes as zero, interval = the bounds): "
                       + "; ".join(sorted(why)), highlight=False)
     if per_run:

@@ -58,6 +58,7 @@ MIN_PSEUDO_HOLES = 20
 # ideal) and the second high (the ideal misses the other runs' relevant holes)
 MIDPOINT = "midpoint"
 SHARE_TOLERANCE = 1e-9  # a target's judged relevant share this far outside the calibration runs' is outside
+FAILED_CHECK = "the estimate erred more than holes counted as not relevant"  # in the fallback's reason
 
 
 # ---------------------------------------------------------------------------
@@ -332,8 +333,8 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
             "bias_estimate": float(np.mean(res)) if len(res) else None}
     if check and loro["mae_zero"] is not None and loro["mae_estimate"] > loro["mae_zero"]:
         # the collection's own held-out units say the estimate errs more than the fallback: it does not apply
-        reason = (f"leave-one-{unit_word}-out on these runs the estimate erred more than holes counted as not "
-                  f"relevant (MAE {loro['mae_estimate']:.4f} against {loro['mae_zero']:.4f} over "
+        reason = (f"leave-one-{unit_word}-out on these runs {FAILED_CHECK} "
+                  f"(MAE {loro['mae_estimate']:.4f} against {loro['mae_zero']:.4f} over "
                   f"{counted(loro['runs'], 'run')}): it does not apply to them")
         info = {"fit": fit, "fallback": reason, "calibration": calibration, "loro": loro}
         if source is not None:
@@ -425,12 +426,19 @@ def _target_cases(measure, pool, world, targets, source, samples, over: str) -> 
     """The targets' cases: drawn over the pool (the others' holes in the ideal), or both over the
     pool and over the run's own holes, the pool's first (``'midpoint'``; ``'run'`` with more than
     one target: the pool's point is one its interval holds, :func:`_midpoints`)."""
-    both = over == MIDPOINT or (over == "run" and len(targets) > 1)
-    ideal = pool_hole_rows(measure, pool, world, targets) if over != "run" or both else {}
-    cases = [Case(i, -1, source, samples, ideal_rows=ideal.get(i)) for i in targets] if over != "run" or both else []
+    cases = []
+    if _over_pool(over, len(targets)):
+        ideal = pool_hole_rows(measure, pool, world, targets)
+        cases = [Case(i, -1, source, samples, ideal_rows=ideal.get(i)) for i in targets]
     if over != "pool":
         cases += [Case(i, -1, source, samples) for i in targets]
     return cases
+
+
+def _over_pool(over: str, n: int) -> bool:
+    """Whether the targets are drawn over their pool: for 'pool' and 'midpoint', and for 'run'
+    with more than one target (the pool's point, an end its interval holds)."""
+    return over != "run" or n > 1
 
 
 def _midpoints(scored: list, n: int, over: str) -> list:
@@ -441,7 +449,7 @@ def _midpoints(scored: list, n: int, over: str) -> list:
     interval holds what judging the other targets' holes too would give (issue 31: on DL 2019,
     new runs scored on an old pool, the intervals around the own-holes estimate held judging
     every new run's holes for 61 of 104 runs, with the pool's point 94)."""
-    if over == "pool" or (over == "run" and n < 2):
+    if over == "pool" or not _over_pool(over, n):
         return scored
     both, out = scored[:n], []
     for p, r in zip(both, scored[n:2 * n]):

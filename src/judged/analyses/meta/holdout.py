@@ -48,7 +48,7 @@ from ...core.querysets import of_scored
 from .protocols import TOLERANCE, TruthChecks, summarize, DEFAULT_SEEDS, ShiftResult, shift_protocol
 from .stability import kendall_tau, tau_ap
 from ..holes.estimate import DEFAULT_LEVEL, estimate_runs
-from ..holes.collection import build_pool, make_world, same_top_k, unit_removal, world_aligned
+from ..holes.collection import build_pool, make_world, unit_removal, world_aligned
 from ...core.evaluation import Keep, Scorer
 from ...core.measures.bounds import bounds, check_maxgrade, list_depth, pool_extras
 from ..holes.unjudged import estimate_over_of, estimate_source, negative_as
@@ -309,13 +309,13 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
         units = np.array([unit_names.index(of[n]) for n in names])
         if len(unit_names) < 2:
             raise JudgedError(f"leave-one-group-out needs at least two groups; every run is in {unit_names[0]!r}")
-    else:  # runs with the same top k are one system to the pool: held out together, as `judged holes` counts them
+    else:  # build_pool's units: runs with the same top k are one system, held out together as `judged holes` counts them
         of = {n: os.path.basename(n) for n in names}
-        units, members = same_top_k([a for _, a in named], k)
-        unit_names = [names[m[0]] if len(m) == 1 else "+".join(os.path.basename(names[i]) for i in m) for m in members]
+        units = unit_names = None
     depth = k if depth is None else int(depth)
     ld = list_depth(zero_m)
     pool = build_pool(named, k, depth, units, unit_names, zone=None if ld is None else max(ld, k, depth))
+    units, unit_names = pool.unit, pool.unit_names
     judged_m = Measure.parse(f"Judged@{k}")
 
     rows, fits = [], []
@@ -371,8 +371,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                 "fits": [{"held_out": unit_names[u], "method": f.method, "pseudo_holes": f.info["fit"]["pseudo_holes"],
                           "fallback": f.info.get("fallback")} for u, f in enumerate(fits)],
                 "features": described["fit"]["features"],
-                "same_top_k": [[os.path.basename(names[i]) for i in np.flatnonzero(units == u)]
-                               for u in range(len(unit_names)) if (units == u).sum() > 1] if by == "run" else []}
+                "same_top_k": [[os.path.basename(n) for n in m] for m in pool.same_lists]}
     grouped = {}
     for n in names:
         grouped.setdefault(of[n] if by == "group" else os.path.basename(n), []).append(n)
