@@ -296,7 +296,6 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         for i in np.flatnonzero(pool.unit == u).tolist():
             cases += [Case(i, u, m_u, calibration_draws), Case(i)] + ([Case(i, u)] if report_loro else [])
             meta.append((i, u))
-    cases += _target_cases(measure, pool, world, targets, model, samples, over) + [Case(i) for i in targets]
     scored = score_cases(measure, pool, world, cases, seed, maxgrade)
     residuals = []
     per = 3 if report_loro else 2
@@ -304,8 +303,6 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         est, truth, *zero = scored[per * j: per * j + per]
         residuals.append((i, u, _point(est) - truth.mean, est.sd, zero[0].mean - truth.mean if zero else math.nan,
                           est.holes))
-    target_scores = _midpoints(scored[per * len(meta):], len(targets), over)
-    est_t, zero_t = target_scores[:len(targets)], target_scores[len(targets):]
 
     # the conformal scale: residual / the run's own standard deviation under the model
     res = np.array([r[2] for r in residuals])
@@ -339,7 +336,12 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         info = {"fit": fit, "fallback": reason, "calibration": calibration, "loro": loro}
         if source is not None:
             info["prior"] = source.describe()
-        return _fallback(measure, pool, world, targets, zero_t, bounds, maxgrade, level, info)
+        zero = score_cases(measure, pool, world, [Case(i) for i in targets], seed, maxgrade)
+        return _fallback(measure, pool, world, targets, zero, bounds, maxgrade, level, info)
+    # the targets, drawn once the check has passed (each case's draws are seeded by the case alone)
+    target_cases = _target_cases(measure, pool, world, targets, model, samples, over) + [Case(i) for i in targets]
+    target_scores = _midpoints(score_cases(measure, pool, world, target_cases, seed, maxgrade), len(targets), over)
+    est_t, zero_t = target_scores[:len(targets)], target_scores[len(targets):]
     # exchangeability: a target whose judged top k is more (or less) often relevant than every
     # calibration run's is not like them, and their residuals do not calibrate its interval
     # calibration run (read as held out, when it gave its residual)
