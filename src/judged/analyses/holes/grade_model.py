@@ -1,7 +1,14 @@
 """The grade model of holes: a continuation-ratio logistic regression (Agresti,
 *Categorical Data Analysis*, 8.3.5), one ridge-penalised logistic regression per grade level
 fitted by Newton's method on standardised features, with leave-one-group-out refits
-(one Newton step, Rad & Maleki, JRSS-B 2020) for the estimate's conformal interval."""
+(one Newton step, Rad & Maleki, JRSS-B 2020) for the estimate's conformal interval.
+
+A hole's features are read inside the range of the pseudo-holes the model was fitted on
+(each clipped to that range): the model is not extrapolated beyond its data (Harrell,
+*Regression Modeling Strategies*, 2nd ed. 2015). New runs' holes often fall outside it:
+another new run may rank them higher than any other unit ranked a pseudo-hole (only one unit
+put a pseudo-hole in the pool), and a new run's judged top k may be more relevant than any
+pooled run's. Measured in docs/holes.md ("New systems on an old pool")."""
 
 from __future__ import annotations
 
@@ -28,6 +35,8 @@ class HoleModel:
     center: np.ndarray
     scale: np.ndarray
     coef: np.ndarray  # (levels - 1, 1 + features)
+    low: np.ndarray | None = None  # the fitted pseudo-holes' feature range: features are clipped to it
+    high: np.ndarray | None = None
 
     def probabilities(self, X: np.ndarray) -> np.ndarray:
         """(holes, levels) grade distribution of each hole."""
@@ -47,12 +56,15 @@ class HoleModel:
         return self.probabilities(features(pool, world, rows, minus))
 
     def _design(self, X):
+        if self.low is not None:
+            X = np.clip(X, self.low, self.high)
         return np.column_stack([np.ones(len(X)), (X - self.center) / self.scale])
 
     def to_dict(self) -> dict:
         """The fitted coefficients, per level, on features standardised by ``center`` and ``scale``."""
         return {"features": list(FEATURES), "levels": [int(v) for v in self.levels],
                 "center": self.center.tolist(), "scale": self.scale.tolist(),
+                "range": None if self.low is None else {"low": self.low.tolist(), "high": self.high.tolist()},
                 "coefficients": {f"P(grade>={int(self.levels[l])} | grade>={int(self.levels[l - 1])})":
                                  dict(zip(["intercept", *FEATURES], self.coef[l - 1].tolist()))
                                  for l in range(1, len(self.levels))}}
@@ -65,7 +77,7 @@ def _sigmoid(x):
 def fit_model(X: np.ndarray, y: np.ndarray, levels: np.ndarray, ridge: float | None = None) -> HoleModel:
     """Fit :class:`HoleModel` to features ``X`` and level indices ``y`` (Newton's method,
     to convergence, on standardised features)."""
-    return GradeDesign(X, y, levels, ridge).fit()
+    return GradeDesign(X, y, levels, ridge=ridge).fit()
 
 
 class GradeDesign:
@@ -86,6 +98,7 @@ class GradeDesign:
         self.scale = np.where(scale > 1e-9, scale, 1.0)
         Z = np.column_stack([np.ones(n), (X - self.center) / self.scale])
         self.groups = np.zeros(n, np.int64) if groups is None else np.asarray(groups, np.int64)
+        self._ranges(X)
         # level l: the pseudo-holes that reached level l-1, and whether they reached l
         self.parts = []
         for l in range(1, len(levels)):
@@ -100,7 +113,7 @@ class GradeDesign:
             coef = np.zeros((len(self.parts), len(self.center) + 1))
             for l, (_, Z, t) in enumerate(self.parts):
                 coef[l] = _newton(Z, t, np.ones(len(t)), self.ridge)
-            self.whole = HoleModel(self.levels, self.center, self.scale, coef)
+            self.whole = HoleModel(self.levels, self.center, self.scale, coef, self.low, self.high)
         return self.whole
 
     def fit_without(self, group: int) -> HoleModel:
@@ -122,7 +135,29 @@ class GradeDesign:
             if n_g[at] > LARGE_GROUP * n:  # a large share moves the fit far: Newton's method on from there
                 rows, Z, t = self.parts[l]
                 coef[l] = _newton(Z, t, (self.groups[rows] != group).astype(np.float64), self.ridge, coef[l])
-        return HoleModel(self.levels, self.center, self.scale, coef)
+        return HoleModel(self.levels, self.center, self.scale, coef, *self._range_without(group))
+
+    def _ranges(self, X):
+        """The features' range over every pseudo-hole, and per group (sorted labels)."""
+        self.low = self.high = None
+        self.group_labels = np.zeros(0, np.int64)
+        if not len(X):
+            return
+        self.low, self.high = X.min(axis=0), X.max(axis=0)
+        order = np.argsort(self.groups, kind="stable")
+        gs = self.groups[order]
+        starts = np.flatnonzero(np.r_[True, gs[1:] != gs[:-1]])
+        self.group_labels = gs[starts]
+        self.group_low = np.minimum.reduceat(X[order], starts, axis=0)
+        self.group_high = np.maximum.reduceat(X[order], starts, axis=0)
+
+    def _range_without(self, group: int):
+        """The features' range over the pseudo-holes of the other groups (the whole range
+        when no other group has any)."""
+        keep = self.group_labels != group
+        if not keep.any() or keep.all():
+            return self.low, self.high
+        return self.group_low[keep].min(axis=0), self.group_high[keep].max(axis=0)
 
     def _group_parts(self, l: int):
         """Per group (sorted labels): its count, positives, gradient and Hessian of the
