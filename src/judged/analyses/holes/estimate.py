@@ -155,10 +155,20 @@ class Auto:
     method = "auto"
 
 
+@dataclass
+class _Checked:
+    """An estimate that passed its check, its targets not yet drawn: its ``info`` (fit,
+    calibration, leave-one-out figures) and ``finish()``, which draws them."""
+
+    info: dict
+    finish: object
+    method = None
+
+
 def _choose(measure, pool, world, auto: Auto, kw: dict) -> HoleEstimates:
     """:class:`Auto`'s choice among its candidates' estimates (their figures in
-    ``info['chosen_by']``)."""
-    tried = [(name, estimate_runs(measure, pool, world, source=src, **kw)) for name, src in auto.candidates]
+    ``info['chosen_by']``); only the chosen one's targets are drawn."""
+    tried = [(name, estimate_runs(measure, pool, world, source=src, defer=True, **kw)) for name, src in auto.candidates]
     figures, valid = {}, []
     for name, e in tried:
         lo = e.info.get("loro") or {}
@@ -175,15 +185,16 @@ def _choose(measure, pool, world, auto: Auto, kw: dict) -> HoleEstimates:
                  "mae_zero": zero}
     if valid:
         _, _, name, e = min(valid)
+        e = e.finish()
         e.info["chosen_by"] = {**chosen_by, "chosen": name}
         return e
     e = next((e for _, e in tried if e.method == FALLBACK), tried[0][1])
     e.info["chosen_by"] = {**chosen_by, "chosen": None}
     if e.method != FALLBACK:  # estimated, but nothing validated it: say so and give the fallback
-        zero_scores = score_cases(measure, pool, world, [Case(i) for i in e.runs], kw.get("seed", 0), kw.get("maxgrade"))
+        targets = list(range(pool.n_runs)) if kw.get("targets") is None else list(kw["targets"])
+        zero_scores = score_cases(measure, pool, world, [Case(i) for i in targets], kw.get("seed", 0), kw.get("maxgrade"))
         info = {**e.info, "fallback": "no method had leave-one-out residuals to validate it on"}
-        info.pop("prior", None)
-        return _fallback(measure, pool, world, list(e.runs), zero_scores, kw.get("bounds"), kw.get("maxgrade"),
+        return _fallback(measure, pool, world, targets, zero_scores, kw.get("bounds"), kw.get("maxgrade"),
                          kw.get("level", DEFAULT_LEVEL), info)
     e.info["fallback"] = "no method passed its leave-one-out check: " + "; ".join(
         f"{n}: {f['not chosen']}" for n, f in figures.items())
@@ -222,7 +233,7 @@ def units_needed(level: float) -> int:
 def estimate_runs(measure, pool: HolePool, world: World | None = None, *, targets=None, samples: int = 200,
                   seed: int = 0, level: float = DEFAULT_LEVEL, calibration_draws: int | None = None,
                   bounds: dict | None = None, maxgrade: int | None = None, report_loro: bool = True,
-                  source=None, over: str = "pool", check: bool = True) -> HoleEstimates:
+                  source=None, over: str = "pool", check: bool = True, defer: bool = False) -> HoleEstimates:
     """Estimate ``measure`` for the runs ``targets`` (indices, default all) of ``pool`` in
     ``world`` (default: the qrels as given), with intervals at ``level``.
 
@@ -240,7 +251,8 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     ``report_loro``: also score the leave-one-out runs with holes as zero, for the MAE
     comparison :meth:`HoleEstimates.sentence` gives; with it and ``check`` (default), an
     estimate whose leave-one-out MAE exceeds holes-as-zero's is not given: the stated
-    fallback, with that reason."""
+    fallback, with that reason. ``defer``: an estimate that passed its check is returned as
+    :class:`_Checked`, its targets not yet drawn (what ``auto`` compares)."""
     if isinstance(source, Auto):
         world = make_world(pool) if world is None else world
         return _choose(measure, pool, world, source, dict(
@@ -338,45 +350,51 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
             info["prior"] = source.describe()
         zero = score_cases(measure, pool, world, [Case(i) for i in targets], seed, maxgrade)
         return _fallback(measure, pool, world, targets, zero, bounds, maxgrade, level, info)
-    # the targets, drawn once the check has passed (each case's draws are seeded by the case alone)
-    target_cases = _target_cases(measure, pool, world, targets, model, samples, over) + [Case(i) for i in targets]
-    target_scores = _midpoints(score_cases(measure, pool, world, target_cases, seed, maxgrade), len(targets), over)
-    est_t, zero_t = target_scores[:len(targets)], target_scores[len(targets):]
-    # exchangeability: a target whose judged top k is more (or less) often relevant than every
-    # calibration run's is not like them, and their residuals do not calibrate its interval
-    # calibration run (read as held out, when it gave its residual)
-    share = judged_relevant_share(pool, world)
-    held = judged_relevant_share(pool, world, without_own=True)
-    cal_runs = sorted({r[0] for r, keep in zip(residuals, informative) if keep})
-    span = _calibration_span(held[cal_runs])
-    calibration["relevant_share"] = list(span)
-    unlike = []
-    bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
-    runs = {}
-    for i, e, z in zip(targets, est_t, zero_t):
-        lo, hi = bounds[i]
-        if e.holes == 0 and e.ideal_holes == 0:  # exact unless the bounds range over others' holes too
-            exact = hi - lo <= 1e-12
-            runs[i] = _run_estimate(z.per_query, z.mean, 0.0, z.mean if exact else lo, z.mean if exact else hi,
-                                  "exact" if exact else "bounds", 0)
-            continue
-        qv = quantile_without(int(pool.unit[i]))
-        like = span[0] <= share[i] <= span[1]
-        if math.isfinite(qv) and like:
-            low, high, kind = max(lo, _point(e) - qv * e.sd), min(hi, _point(e) + qv * e.sd), "conformal"
-        else:
-            low, high, kind = lo, hi, "bounds"
-            if math.isfinite(qv):
-                unlike.append(i)
-        low, high = min(low, _point(e), *e.ends), max(high, _point(e), *e.ends)
-        runs[i] = _run_estimate(e.per_query, _point(e), e.sd, low, high, kind, e.holes)
-        runs[i].details["relevant_share"] = float(share[i])
-    calibration["unlike"] = [pool.names[i] for i in unlike]
+    # the targets, drawn once the check has passed (each case's draws are seeded by the case alone;
+    # `auto` draws only its chosen method's)
+    def finish() -> HoleEstimates:
+        nonlocal bounds
+        target_cases = _target_cases(measure, pool, world, targets, model, samples, over) + [Case(i) for i in targets]
+        target_scores = _midpoints(score_cases(measure, pool, world, target_cases, seed, maxgrade), len(targets), over)
+        est_t, zero_t = target_scores[:len(targets)], target_scores[len(targets):]
+        # exchangeability: a target whose judged top k is more (or less) often relevant than every
+        # calibration run's is not like them, and their residuals do not calibrate its interval
+        # calibration run (read as held out, when it gave its residual)
+        share = judged_relevant_share(pool, world)
+        held = judged_relevant_share(pool, world, without_own=True)
+        cal_runs = sorted({r[0] for r, keep in zip(residuals, informative) if keep})
+        span = _calibration_span(held[cal_runs])
+        calibration["relevant_share"] = list(span)
+        unlike = []
+        bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
+        runs = {}
+        for i, e, z in zip(targets, est_t, zero_t):
+            lo, hi = bounds[i]
+            if e.holes == 0 and e.ideal_holes == 0:  # exact unless the bounds range over others' holes too
+                exact = hi - lo <= 1e-12
+                runs[i] = _run_estimate(z.per_query, z.mean, 0.0, z.mean if exact else lo, z.mean if exact else hi,
+                                      "exact" if exact else "bounds", 0)
+                continue
+            qv = quantile_without(int(pool.unit[i]))
+            like = span[0] <= share[i] <= span[1]
+            if math.isfinite(qv) and like:
+                low, high, kind = max(lo, _point(e) - qv * e.sd), min(hi, _point(e) + qv * e.sd), "conformal"
+            else:
+                low, high, kind = lo, hi, "bounds"
+                if math.isfinite(qv):
+                    unlike.append(i)
+            low, high = min(low, _point(e), *e.ends), max(high, _point(e), *e.ends)
+            runs[i] = _run_estimate(e.per_query, _point(e), e.sd, low, high, kind, e.holes)
+            runs[i].details["relevant_share"] = float(share[i])
+        calibration["unlike"] = [pool.names[i] for i in unlike]
+        info = {"fit": fit, "fallback": None, "calibration": calibration, "loro": loro}
+        if source is not None:
+            info["prior"] = source.describe()
+            return HoleEstimates(source.method, measure, level, runs, info, None)
+        return HoleEstimates(METHOD, measure, level, runs, info, model)
+
     info = {"fit": fit, "fallback": None, "calibration": calibration, "loro": loro}
-    if source is not None:
-        info["prior"] = source.describe()
-        return HoleEstimates(source.method, measure, level, runs, info, None)
-    return HoleEstimates(METHOD, measure, level, runs, info, model)
+    return _Checked(info, finish) if defer else finish()
 
 
 def _fallback(measure, pool, world, targets, zero, bounds, maxgrade, level, info) -> HoleEstimates:
