@@ -301,6 +301,31 @@ def test_grade_model_recovers_a_known_model():
     assert np.allclose(probs.sum(axis=1), 1.0) and (probs >= 0).all()
 
 
+def test_holes_are_read_inside_the_pseudo_holes_range():
+    """A hole whose features lie beyond every pseudo-hole's is read at the edge of their range:
+    the logistic model is not extrapolated (a new run's holes ranked higher by another run than
+    any pseudo-hole was). A leave-out fit reads inside the other groups' range."""
+    from judged.analyses.holes.grade_model import GradeDesign
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0.0, 1.0, size=(400, 2))
+    X[:50, 0] += 1.0  # group 1 alone reaches 2.0 on the first feature
+    y = (rng.random(400) < 1 / (1 + np.exp(-(3 * X[:, 0] - 2)))).astype(int)
+    groups = np.r_[np.ones(50, np.int64), np.zeros(350, np.int64)]
+    design = GradeDesign(X, y, np.array([0, 1]), groups)
+    model = design.fit()
+    assert model.coef[0][1] > 0  # relevance rises with the first feature
+    far, edge = np.array([[9.0, 0.5]]), np.array([[X[:, 0].max(), 0.5]])
+    assert np.array_equal(model.probabilities(far), model.probabilities(edge))
+    assert model.probabilities(edge)[0, 1] > model.probabilities(np.array([[1.0, 0.5]]))[0, 1]
+    inside = np.array([[0.7, 0.5]])
+    assert model.probabilities(inside)[0, 1] < model.probabilities(edge)[0, 1]
+    without = design.fit_without(1)  # the others' range ends near 1.0
+    assert without.high[0] == X[50:, 0].max() < 1.0 < model.high[0]
+    assert np.array_equal(without.probabilities(far), without.probabilities(np.array([[X[50:, 0].max(), 0.5]])))
+    assert model.to_dict()["range"]["high"][0] == X[:, 0].max()
+
+
 def test_maxgrade_caps_the_drawn_grades():
     c = small(seed=9)
     gone = unique_contributions(c.runs(), 5, {n: n for n in c.runs()})[c.names[1]]
