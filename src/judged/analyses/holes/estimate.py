@@ -10,7 +10,8 @@ contributed to a depth-D pool of the given runs: remove it and they would be hol
 1. **Model**: each pseudo-hole's grade from :data:`FEATURES`, read without its own unit's
    judgments, by a continuation-ratio logistic regression (Agresti, *Categorical Data
    Analysis*, 8.3.5): one ridge-penalised logistic regression per grade level, Newton's
-   method on standardised features.
+   method on standardised features. A hole's features are clipped to the pseudo-holes'
+   range (the model is not extrapolated: :mod:`judged.analyses.holes.grade_model`).
 2. **Point estimate**: the median over seeded draws of the holes' grades (ideal and R
    recomputed per draw) of the mean over queries; holes below the hole depth count 0.
 3. **Interval**: split-conformal with a per-run scale (Vovk et al. 2005; Lei et al., JASA
@@ -46,7 +47,8 @@ from .grade_model import GradeDesign, HoleModel
 
 METHOD = "loro-logit"
 SOURCE = ("continuation-ratio logistic model of hole grades fitted on leave-one-run-out pseudo-holes "
-          "(Zobel, SIGIR 1998; Buttcher et al., SIGIR 2007) with a split-conformal interval "
+          "(Zobel, SIGIR 1998; Buttcher et al., SIGIR 2007), holes read inside their feature range, "
+          "with a split-conformal interval "
           "(Vovk et al. 2005; Lei et al., JASA 2018)")
 FALLBACK = "holes-as-zero"
 DEFAULT_LEVEL = 0.9
