@@ -301,6 +301,22 @@ def test_grade_model_recovers_a_known_model():
     assert np.allclose(probs.sum(axis=1), 1.0) and (probs >= 0).all()
 
 
+def test_auto_with_no_validated_method_states_the_fallback_as_its_source():
+    """One run: the run prior estimates but nothing can validate it, so auto gives the fallback;
+    its stated source is holes counted as not relevant, not the prior's (and a measure given by
+    name is parsed on this path too)."""
+    from judged.analyses.holes.estimate import Auto, estimate_runs
+    from judged.analyses.holes.priors import RunPrior
+
+    c = small(seed=2, systems=3)
+    q, named = aligned_runs(c)
+    pool = build_pool(named[:1], k=5)
+    e = estimate_runs("nDCG@5", pool, source=Auto((("run-prior", RunPrior()),)), samples=5)
+    assert e.method == FALLBACK and e.info["chosen_by"]["chosen"] is None
+    assert "prior" not in e.info and e.describe()["source"].startswith("holes counted as not relevant")
+    assert "no method had leave-one-out residuals" in e.info["fallback"]
+
+
 def test_holes_are_read_inside_the_pseudo_holes_range():
     """A hole whose features lie beyond every pseudo-hole's is read at the edge of their range:
     the logistic model is not extrapolated (a new run's holes ranked higher by another run than

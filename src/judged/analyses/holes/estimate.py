@@ -30,6 +30,7 @@ model chosen by held-out error: Stone, JRSS-B 1974).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -163,13 +164,14 @@ class _Checked:
     calibration, leave-one-out figures) and ``finish()``, which draws them."""
 
     info: dict
-    finish: object
+    finish: Callable[[], HoleEstimates]
     method = None
 
 
 def _choose(measure, pool, world, auto: Auto, kw: dict) -> HoleEstimates:
     """:class:`Auto`'s choice among its candidates' estimates (their figures in
-    ``info['chosen_by']``); only the chosen one's targets are drawn."""
+    ``info['chosen_by']``); of those that passed their check, only the chosen one's targets
+    are drawn."""
     tried = [(name, estimate_runs(measure, pool, world, source=src, defer=True, **kw)) for name, src in auto.candidates]
     figures, valid = {}, []
     for name, e in tried:
@@ -196,6 +198,7 @@ def _choose(measure, pool, world, auto: Auto, kw: dict) -> HoleEstimates:
         targets = list(range(pool.n_runs)) if kw.get("targets") is None else list(kw["targets"])
         zero_scores = score_cases(measure, pool, world, [Case(i) for i in targets], kw.get("seed", 0), kw.get("maxgrade"))
         info = {**e.info, "fallback": "no method had leave-one-out residuals to validate it on"}
+        info.pop("prior", None)
         return _fallback(measure, pool, world, targets, zero_scores, kw.get("bounds"), kw.get("maxgrade"),
                          kw.get("level", DEFAULT_LEVEL), info)
     e.info["fallback"] = "no method passed its leave-one-out check: " + "; ".join(
@@ -235,7 +238,8 @@ def units_needed(level: float) -> int:
 def estimate_runs(measure, pool: HolePool, world: World | None = None, *, targets=None, samples: int = 200,
                   seed: int = 0, level: float = DEFAULT_LEVEL, calibration_draws: int | None = None,
                   bounds: dict | None = None, maxgrade: int | None = None, report_loro: bool = True,
-                  source=None, over: str = "pool", check: bool = True, defer: bool = False) -> HoleEstimates:
+                  source=None, over: str = "pool", check: bool = True,
+                  defer: bool = False) -> HoleEstimates | _Checked:
     """Estimate ``measure`` for the runs ``targets`` (indices, default all) of ``pool`` in
     ``world`` (default: the qrels as given), with intervals at ``level``.
 
@@ -256,6 +260,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     fallback, with that reason. ``defer``: an estimate that passed its check is returned as
     :class:`_Checked`, its targets not yet drawn (what ``auto`` compares)."""
     if isinstance(source, Auto):
+        measure = holes_read_as_zero(Measure.parse(measure))
         world = make_world(pool) if world is None else world
         return _choose(measure, pool, world, source, dict(
             targets=targets, samples=samples, seed=seed, level=level, calibration_draws=calibration_draws,
@@ -355,7 +360,6 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     # the targets, drawn once the check has passed (each case's draws are seeded by the case alone;
     # `auto` draws only its chosen method's)
     def finish() -> HoleEstimates:
-        nonlocal bounds
         target_cases = _target_cases(measure, pool, world, targets, model, samples, over) + [Case(i) for i in targets]
         target_scores = _midpoints(score_cases(measure, pool, world, target_cases, seed, maxgrade), len(targets), over)
         est_t, zero_t = target_scores[:len(targets)], target_scores[len(targets):]
@@ -368,10 +372,10 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         span = _calibration_span(held[cal_runs])
         calibration["relevant_share"] = list(span)
         unlike = []
-        bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
+        run_bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
         runs = {}
         for i, e, z in zip(targets, est_t, zero_t):
-            lo, hi = bounds[i]
+            lo, hi = run_bounds[i]
             if e.holes == 0 and e.ideal_holes == 0:  # exact unless the bounds range over others' holes too
                 exact = hi - lo <= 1e-12
                 runs[i] = _run_estimate(z.per_query, z.mean, 0.0, z.mean if exact else lo, z.mean if exact else hi,
