@@ -340,6 +340,10 @@ def test_holes_are_read_inside_the_pseudo_holes_range():
     assert without.high[0] == X[50:, 0].max() < 1.0 < model.high[0]
     assert np.array_equal(without.probabilities(far), without.probabilities(np.array([[X[50:, 0].max(), 0.5]])))
     assert model.to_dict()["range"]["high"][0] == X[:, 0].max()
+    below, bottom = np.array([[0.5, -7.0]]), np.array([[0.5, X[:, 1].min()]])
+    assert np.array_equal(model.probabilities(below), model.probabilities(bottom))
+    absent = design.fit_without(7)  # no pseudo-hole of group 7: the whole range
+    assert np.array_equal(absent.low, model.low) and np.array_equal(absent.high, model.high)
 
 
 def test_maxgrade_caps_the_drawn_grades():

@@ -8,7 +8,9 @@ A hole's features are read inside the range of the pseudo-holes the model was fi
 *Regression Modeling Strategies*, 2nd ed. 2015). New runs' holes often fall outside it:
 another new run may rank them higher than any other unit ranked a pseudo-hole (only one unit
 put a pseudo-hole in the pool), and a new run's judged top k may be more relevant than any
-pooled run's. Measured in docs/holes.md ("New systems on an old pool")."""
+pooled run's. Measured in docs/holes.md ("New systems on an old pool"). One range serves
+every level, though the regression for level l is fitted on the pseudo-holes at l - 1 or
+above: per-level ranges moved no protocol cell's MAE by more than 0.001 (2026-12-02)."""
 
 from __future__ import annotations
 
