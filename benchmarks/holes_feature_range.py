@@ -60,6 +60,9 @@ def main(argv=None) -> None:
             shares.clear()
             report = holdout(qrels, runs, protocol="shift", seeds=args.seeds, k=args.k, measure=f"nDCG@{args.k}",
                              samples=5, seed=0)
+            if len(shares) != len(report.cells):  # the shift cells estimate through holes_report, read at call time
+                raise SystemExit(f"{path}: measured {len(shares)} estimates for {len(report.cells)} cells: the shift "
+                                 "protocol no longer calls judged.analyses.holes.estimate.estimate_runs as this script expects")
             for cell, share in zip(report.cells, shares):
                 if share is None:
                     print(f"| {Path(path).name} | {cell.name} | - |" + " - |" * len(FEATURES))
