@@ -357,6 +357,8 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
             info["prior"] = source.describe()
         zero = score_cases(measure, pool, world, [Case(i) for i in targets], seed, maxgrade)
         return _fallback(measure, pool, world, targets, zero, bounds, maxgrade, level, info)
+    info = {"fit": fit, "fallback": None, "calibration": calibration, "loro": loro}
+
     # the targets, drawn once the check has passed (each case's draws are seeded by the case alone;
     # `auto` draws only its chosen method's)
     def finish() -> HoleEstimates:
@@ -364,8 +366,8 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         target_scores = _midpoints(score_cases(measure, pool, world, target_cases, seed, maxgrade), len(targets), over)
         est_t, zero_t = target_scores[:len(targets)], target_scores[len(targets):]
         # exchangeability: a target whose judged top k is more (or less) often relevant than every
-        # calibration run's is not like them, and their residuals do not calibrate its interval
-        # calibration run (read as held out, when it gave its residual)
+        # calibration run's (read as held out, when it gave its residual) is not like them, and
+        # their residuals do not calibrate its interval
         share = judged_relevant_share(pool, world)
         held = judged_relevant_share(pool, world, without_own=True)
         cal_runs = sorted({r[0] for r, keep in zip(residuals, informative) if keep})
@@ -393,13 +395,11 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
             runs[i] = _run_estimate(e.per_query, _point(e), e.sd, low, high, kind, e.holes)
             runs[i].details["relevant_share"] = float(share[i])
         calibration["unlike"] = [pool.names[i] for i in unlike]
-        info = {"fit": fit, "fallback": None, "calibration": calibration, "loro": loro}
         if source is not None:
             info["prior"] = source.describe()
             return HoleEstimates(source.method, measure, level, runs, info, None)
         return HoleEstimates(METHOD, measure, level, runs, info, model)
 
-    info = {"fit": fit, "fallback": None, "calibration": calibration, "loro": loro}
     return _Checked(info, finish) if defer else finish()
 
 
