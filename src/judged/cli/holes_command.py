@@ -24,7 +24,9 @@ calibrated on the runs' own leave-one-out errors and clipped to the exact bounds
 collection's other runs too (the pooled runs; --reference RUN... to learn from them
 without reporting them): with one run, or too few such documents, or where its own
 leave-one-run-out errors on these runs exceed those of holes counted as not relevant, the
-estimate falls back to holes counted as not relevant and says so.
+estimate falls back to holes counted as not relevant and says so. With several runs
+estimated, whether it predicts judging each run's own holes, their pool, or the midpoint is
+chosen by holding out halves of the runs that contributed judgments (--estimate-over).
 
 examples:
   judged holes qrels.txt bm25.run dense.run -k 10
@@ -70,11 +72,14 @@ def register(sub) -> None:
                         "runs' leave-one-run-out pseudo-holes; run-prior the run's own judged documents near the top "
                         "(Fröbe et al., ECIR 2023), for runs unlike the ones a model could be fitted on; auto "
                         "the one of the two with the lower leave-one-run-out MAE on these runs")
-    p.add_argument("--estimate-over", choices=["pool", "run", "midpoint"], default=None,
-                   help="what the estimate predicts: run (the default), judging each run's own holes; pool, judging "
-                        "the holes of every run given (the others' holes enter each run's ideal and R); midpoint, the "
-                        "mean of the two. Measured on three collections (docs/holes.md), none wins every protocol; "
-                        "judged meta holdout --estimates all measures which suits your collection")
+    p.add_argument("--estimate-over", choices=["auto", "pool", "run", "midpoint"], default=None,
+                   help="what the estimate predicts: run, judging each run's own holes; pool, judging the holes of "
+                        "every run given (the others' holes enter each run's ideal and R); midpoint, the mean of the "
+                        "two; auto (the default; run with --bounds-over run), the first of run, midpoint and pool "
+                        "within one standard error of the lowest error when halves of the runs that contributed "
+                        "judgments are held out and judged together (with one run, or fewer than 4 such runs: run). "
+                        "Measured on three collections in docs/holes.md; judged meta holdout --estimates all measures "
+                        "each on your collection")
     p.add_argument("--reference", nargs="+", action="extend", metavar="RUN", default=[],
                    help="more runs the estimate learns from but the report leaves out (e.g. the collection's pooled "
                         "runs, when RUN is a new system)")

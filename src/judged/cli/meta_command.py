@@ -101,8 +101,8 @@ def register(sub) -> None:
     ho.add_argument("--level", type=float, default=0.9, help="the estimate interval's nominal level (default 0.9)")
     ho.add_argument("--estimate", choices=["loro-logit", "run-prior", "auto"], default=None,
                     help="the estimate's method, as `judged holes --estimate` (default loro-logit)")
-    ho.add_argument("--estimate-over", choices=["pool", "run", "midpoint"], default=None,
-                    help="what the estimate predicts, as `judged holes --estimate-over` (default run)")
+    ho.add_argument("--estimate-over", choices=["auto", "pool", "run", "midpoint"], default=None,
+                    help="what the estimate predicts, as `judged holes --estimate-over` (default auto)")
     ho.add_argument("--estimates", metavar="CONFIGS", default=None,
                     help="compare estimate configurations (method:over, comma-separated, e.g. "
                          "loro-logit:run,loro-logit:midpoint; or all) under --protocol, one replay each, and say "

@@ -82,7 +82,10 @@ def test_estimate_over_is_the_runs_own_holes_unless_given():
     default = holes_report(cut, given, **kw)
     pool = holes_report(cut, given, estimate_over="pool", **kw)
     own = holes_report(cut, given, bounds_over="run", **kw)
-    for n in scored:  # the default predicts judging the run's own holes, whatever the bounds range over
+    # three runs: no halves to hold out (over_choice needs 4 units), so the default ('auto') predicts
+    # judging the run's own holes, whatever the bounds range over
+    assert default.estimates.info["fit"]["over_choice"]["chosen"] == "run"
+    for n in scored:
         assert own.runs[n].summary()["estimate"]["mean"] == default.runs[n].summary()["estimate"]["mean"]
     assert default.bounds_over == "pool" and own.bounds_over == "run"
     assert any(pool.runs[n].summary()["estimate"]["mean"] < own.runs[n].summary()["estimate"]["mean"]

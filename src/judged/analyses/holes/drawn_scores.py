@@ -58,6 +58,25 @@ def fill_depth(measure: Measure, pool: HolePool) -> int:
     return d if measure.cutoff is None else min(measure.cutoff, d)
 
 
+def pool_hole_rows(measure, pool: HolePool, world: World, targets: list) -> dict:
+    """Per target run: one pool row for each hole of the other targets' lists (ranked above
+    :func:`fill_depth`, unjudged in ``world``) whose document the run does not rank in the
+    pool's zone -- the row of its best rank. Drawn beside the run's own holes, they enter its
+    ideal and R only: the estimate of what judging the pool of the targets gives."""
+    depth = fill_depth(measure, pool)
+    rows = np.concatenate([pool.list_rows(i, depth) for i in targets]) if targets else np.zeros(0, np.int64)
+    holes = rows[world.row_level[rows] < 0]
+    order = np.lexsort((pool.pos[holes], pool.pid[holes]))
+    holes = holes[order]
+    first = np.concatenate(([True], pool.pid[holes][1:] != pool.pid[holes][:-1])) if len(holes) else np.zeros(0, bool)
+    best = holes[first]
+    out = {}
+    for i in targets:
+        mine = np.isin(pool.pid[best], pool.pid[pool.rows_of(i)])
+        out[i] = best[~mine]
+    return out
+
+
 def score_cases(measure, pool: HolePool, world: World, cases: list, seed: int = 0,
                 maxgrade: int | None = None) -> list:
     """Score every case; cases are stacked as pseudo-queries and scored by one call of
@@ -90,7 +109,8 @@ def _prepare(measure, pool, world, case: Case, seed, maxgrade) -> dict:
     lv = world.row_level[rows]
     if case.minus >= 0:
         lv = np.where(pool.owner[pool.pid[rows]] == case.minus, -1, lv)
-    grade = np.where(lv >= 0, a.ranked.grade[pool.rrow[rows]], np.nan)
+    # judged here, unjudged in the qrels: read as not relevant (over_choice.read_as_not_relevant)
+    grade = np.where(lv >= 0, np.nan_to_num(a.ranked.grade[pool.rrow[rows]], nan=0.0), np.nan)
     local_q = a.ranked.q[pool.rrow[rows]]
     codes = np.asarray(a.qid_codes, np.int64)
     jc = world.jcount[codes]

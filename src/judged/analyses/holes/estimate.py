@@ -18,6 +18,9 @@ contributed to a depth-D pool of the given runs: remove it and they would be hol
    2018) over the other units' leave-one-out residuals (one Newton step, Rad & Maleki,
    JRSS-B 2020; units of several runs weigh as one, Dunn, Wasserman & Ramdas, JASA 2022),
    clipped to the exact bounds, with its coverage on the collection itself.
+4. **What it predicts**, with several runs: judging each run's own holes, their pool, or the
+   midpoint, chosen by holding out halves of the units and judging them together
+   (:mod:`judged.analyses.holes.over_choice`).
 
 **Fallback** (stated as such): the score with holes as not relevant (trec_eval's reading)
 and the exact bounds as the interval, with fewer than two units or fewer than
@@ -42,9 +45,10 @@ from ...core.measures.bounds import sorted_distinct
 from ...core.words import counted
 from .collection import (FEATURES, HolePool, World, features, judged_relevant_share, make_world, pseudo_holes,
                          world_aligned)
-from .drawn_scores import Case, CaseScore, fill_depth, holes_read_as_zero, score_cases
+from .drawn_scores import Case, CaseScore, fill_depth, holes_read_as_zero, pool_hole_rows, score_cases
 from .estimates import Estimate
 from .grade_model import GradeDesign, HoleModel
+from .over_choice import AUTO, choose_over, describe_choice
 
 METHOD = "loro-logit"
 SOURCE = ("continuation-ratio logistic model of hole grades fitted on leave-one-run-out pseudo-holes "
@@ -119,6 +123,8 @@ class HoleEstimates:
                 text += (f"; runs with the same top {fit['k']} counted as one run: "
                          + ", ".join(" = ".join(m) for m in fit["same_top_k"]))
             text += mid
+        if fit.get("over_choice"):
+            text += "; " + describe_choice(fit["over_choice"])
         cal = i["calibration"]
         if cal["coverage"] is None:
             text += (f"; interval = the {self.bounds} bounds, not an estimate interval ({cal['units']} {fit['unit']}s "
@@ -250,7 +256,8 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     ``over``: what the estimate predicts: ``'pool'`` (default) judging the targets' pool, each
     target's estimate drawing the other targets' holes into its ideal and R too
     (:func:`pool_hole_rows`); ``'run'`` judging each target's own holes; ``'midpoint'``
-    (:data:`MIDPOINT`) the mean of the two.
+    (:data:`MIDPOINT`) the mean of the two; ``'auto'`` one of the three, chosen by holding out
+    halves of the units (:func:`~.over_choice.choose_over`; ``info['fit']['over_choice']``).
 
     ``bounds[i]`` = (mean min, mean max) of run i's exact bounds clips its interval and
     is the interval when it cannot be calibrated (computed when not given).
@@ -294,6 +301,9 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         reason = (f"{len(rows)} leave-one-{unit_word}-out pseudo-holes (judged documents only one {unit_word} has "
                   f"in its top {pool.depth}); the model needs at least {MIN_PSEUDO_HOLES}")
     if reason is not None and source is not None:  # it estimates; its interval cannot be calibrated
+        if over == AUTO:  # nothing to hold out halves of either
+            fit["over"] = over = "run"
+            fit["over_choice"] = {"chosen": "run", "reason": reason}
         return _uncalibrated(measure, pool, world, targets, source, samples, seed, level, bounds, maxgrade,
                              {"fit": fit, "fallback": None, "uncalibrated": reason}, over)
     if reason is not None:
@@ -358,6 +368,11 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         zero = score_cases(measure, pool, world, [Case(i) for i in targets], seed, maxgrade)
         return _fallback(measure, pool, world, targets, zero, bounds, maxgrade, level, info)
     info = {"fit": fit, "fallback": None, "calibration": calibration, "loro": loro}
+    if over == AUTO:  # what it predicts, chosen by holding out halves of the units judged together
+        choice = choose_over(measure, pool, world, targets, source, seed=seed, maxgrade=maxgrade,
+                             draws=calibration_draws, min_pseudo_holes=MIN_PSEUDO_HOLES)
+        fit["over"] = over = choice.chosen
+        fit["over_choice"] = choice.describe()
 
     # the targets, drawn once the check has passed (each case's draws are seeded by the case alone;
     # `auto` draws only its chosen method's)
@@ -485,25 +500,6 @@ def _midpoints(scored: list, n: int, over: str) -> list:
         out.append(replace(p, per_query=(p.per_query + r.per_query) / 2, mean=(p.mean + r.mean) / 2,
                            median=(p.median + r.median) / 2, sd=(p.sd + r.sd) / 2, ends=(p.median, r.median)))
     return out + scored[2 * n:]
-
-
-def pool_hole_rows(measure, pool: HolePool, world: World, targets: list) -> dict:
-    """Per target run: one pool row for each hole of the other targets' lists (ranked above
-    :func:`fill_depth`, unjudged in ``world``) whose document the run does not rank in the
-    pool's zone -- the row of its best rank. Drawn beside the run's own holes, they enter its
-    ideal and R only: the estimate of what judging the pool of the targets gives."""
-    depth = fill_depth(measure, pool)
-    rows = np.concatenate([pool.list_rows(i, depth) for i in targets]) if targets else np.zeros(0, np.int64)
-    holes = rows[world.row_level[rows] < 0]
-    order = np.lexsort((pool.pos[holes], pool.pid[holes]))
-    holes = holes[order]
-    first = np.concatenate(([True], pool.pid[holes][1:] != pool.pid[holes][:-1])) if len(holes) else np.zeros(0, bool)
-    best = holes[first]
-    out = {}
-    for i in targets:
-        mine = np.isin(pool.pid[best], pool.pid[pool.rows_of(i)])
-        out[i] = best[~mine]
-    return out
 
 
 def _point(score: CaseScore) -> float:

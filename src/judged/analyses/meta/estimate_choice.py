@@ -19,9 +19,9 @@ from ...core.errors import ConventionError
 from .holdout import holdout
 
 METHODS = ("loro-logit", "run-prior", "auto")
-OVER = ("run", "pool", "midpoint")
+OVER = ("auto", "run", "pool", "midpoint")
 CONFIGS = tuple(f"{m}:{o}" for m in METHODS for o in OVER)
-DEFAULT_CONFIG = "loro-logit:run"  # judged holes' default: --estimate loro-logit --estimate-over run
+DEFAULT_CONFIG = "loro-logit:auto"  # judged holes' default: --estimate loro-logit --estimate-over auto
 MAX_ABSTAINED = 0.25  # share of a cell's runs (with a truth) an estimator may abstain on, but in `few`
 
 

@@ -1,0 +1,162 @@
+"""What the estimate of several runs predicts, chosen on the collection itself.
+
+Judging is done for a pool: when several runs are estimated, judging their holes together
+raises each run's ideal (and R) with the others' relevant holes. The estimate can draw that
+pool (``'pool'``), each run's own holes alone (``'run'``), or the mean of the two
+(``'midpoint'``); on three collections none of the three was nearest the truth of judging
+the pool everywhere (docs/holes.md, "New systems on an old pool"). Target ``'auto'`` chooses
+on the given runs, in the way the collection will be used:
+
+1. **Held out in halves.** The units that contributed judged documents alone (those with
+   pseudo-holes) are split :data:`HALVES` times into two random halves (seeded). The
+   judgments only the held-out half's top ``depth`` brought in are removed (a pool of the
+   other half); the grade model is refitted without them; the held-out runs are estimated
+   together three ways, and scored in the full qrels, where their holes are judged together:
+   the truth of judging their pool. Holes the qrels never judged read as not relevant in
+   both, as in any truth.
+2. **The one-standard-error rule** (Breiman, Friedman, Olshen & Stone, *Classification and
+   Regression Trees*, 1984; Hastie, Tibshirani & Friedman, *The Elements of Statistical
+   Learning*, 2nd ed., 7.10): of :data:`ORDER`, the first whose mean absolute error is within
+   one standard error (of its paired difference with the best) of the lowest. ``'run'``
+   stays unless the collection shows another better beyond noise.
+
+Holes counted as not relevant are measured beside them (``mae['zero']``), to read, not to
+abstain on: halves are a harsher test than most uses (when the runs estimated are the pooled
+ones, with few holes), and the estimate's own check is leave-one-unit-out
+(:func:`~.estimate.estimate_runs`). Measured in docs/holes.md ("What the estimate predicts").
+
+With one target, or fewer than :data:`MIN_UNITS` such units, nothing is held out and the
+target is ``'run'`` (one run's pool is its own holes), said as such.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.measures import Measure
+from ...core.measures.bounds import sorted_distinct
+from ...core.words import counted
+from .collection import World, features, make_world, pseudo_holes
+from .drawn_scores import Case, fill_depth, holes_read_as_zero, pool_hole_rows, score_cases
+from .grade_model import GradeDesign
+
+AUTO = "auto"
+ORDER = ("run", "midpoint", "pool")  # the one-standard-error rule keeps the first within reach of the best
+HALVES = 5  # random halves held out
+MIN_UNITS = 4  # units with pseudo-holes needed: two held out, two to fit on
+RULE = ("held out in halves of the runs that contributed judgments, judged together; the first of run, midpoint, "
+        "pool within one standard error of the lowest MAE (Breiman et al. 1984)")
+
+
+@dataclass
+class OverChoice:
+    """What the estimate predicts, and the held-out figures it was chosen on."""
+
+    chosen: str
+    reason: str | None = None  # why nothing was held out (None: chosen on the figures)
+    mae: dict | None = None  # 'run', 'midpoint', 'pool', 'zero' -> MAE over the held-out runs
+    se: dict | None = None  # standard error of each one's paired difference with the lowest
+    runs: int = 0  # held-out run estimates (over every half)
+    units: int = 0  # units held out from
+
+    def describe(self) -> dict:
+        """The JSON ``estimate.fit.over_choice``."""
+        return {"chosen": self.chosen, "rule": RULE, "reason": self.reason, "halves": HALVES,
+                "units": self.units, "runs": self.runs, "mae": self.mae, "se": self.se}
+
+
+def describe_choice(d: dict) -> str:
+    """One clause of the estimate's line: what it predicts and how that was chosen (``d``:
+    :meth:`OverChoice.describe`)."""
+    if d.get("mae") is None:
+        return f"predicts {d['chosen']} ({d['reason']})"
+    figs = ", ".join(f"{k} {d['mae'][k]:.4f}" for k in (*ORDER, "zero"))
+    return (f"predicts {d['chosen']}, chosen on {counted(d['runs'], 'run')} held out in {d['halves']} halves of "
+            f"{d['units']} units and judged together (MAE {figs})")
+
+
+def held_out_world(pool, world: World, held: np.ndarray, kept: np.ndarray) -> World:
+    """``world`` without the judgments that only the ``held`` units' top ``depth`` brought in:
+    judged documents in their top ``depth`` and in no ``kept`` unit's."""
+    rows = np.flatnonzero(pool.pos < pool.depth)
+    unit = pool.unit[pool.run[rows]]
+    by_kept = np.zeros(pool.n_pids, bool)
+    by_kept[pool.pid[rows[_marked(pool.n_units, kept)[unit]]]] = True
+    by_held = np.zeros(pool.n_pids, bool)
+    by_held[pool.pid[rows[_marked(pool.n_units, held)[unit]]]] = True
+    return make_world(pool, world.removed | (by_held & ~by_kept & (pool.pid_level >= 0)))
+
+
+def _marked(n: int, units) -> np.ndarray:
+    """A mask of ``n`` units, True at ``units`` (np.isin imports numpy.ma: tests/cli/test_workflow_imports.py)."""
+    mark = np.zeros(n, bool)
+    mark[np.asarray(units, np.int64)] = True
+    return mark
+
+
+def read_as_not_relevant(world: World, unjudged_in: World) -> World:
+    """``world`` with the rows unjudged in ``unjudged_in`` judged not relevant (level 0): holes
+    a truth would count as not relevant are not drawn."""
+    level = world.row_level.copy()
+    level[unjudged_in.row_level < 0] = 0
+    return World(world.removed, level, world.jcount, world.unit_removed)
+
+
+def choose_over(measure, pool, world: World, targets: list, source=None, *, seed: int = 0,
+                maxgrade: int | None = None, draws: int = 64, min_pseudo_holes: int = 20) -> OverChoice:
+    """:class:`OverChoice` for ``targets`` (module doc). ``source``: the grade source (None: the
+    grade model, refitted per half; else used as it is, as :func:`~.estimate.estimate_runs`)."""
+    if len(targets) < 2:
+        return OverChoice("run", "one run: its pool is its own holes")
+    measure = holes_read_as_zero(Measure.parse(measure))
+    depth = fill_depth(measure, pool)
+    rows = pseudo_holes(pool, world)
+    units = sorted_distinct(pool.unit[pool.run[rows[pool.pos[rows] < depth]]])
+    if len(units) < MIN_UNITS:
+        return OverChoice("run", f"{len(units)} units contributed judged documents alone; holding out halves "
+                                 f"needs {MIN_UNITS}", units=int(len(units)))
+    errors = {k: [] for k in (*ORDER, "zero")}
+    for s in range(HALVES):
+        held = np.sort(np.random.default_rng([seed, s]).choice(units, size=len(units) // 2, replace=False))
+        wh = held_out_world(pool, world, held, units[~_marked(pool.n_units, held)[units]])
+        model = source
+        if source is None:
+            r = pseudo_holes(pool, wh)
+            r = r[pool.pos[r] < depth]
+            owner = pool.unit[pool.run[r]]
+            if len(sorted_distinct(owner)) < 2 or len(r) < min_pseudo_holes:
+                continue
+            model = GradeDesign(features(pool, wh, r, owner), wh.row_level[r], pool.levels, owner).fit()
+        t = np.flatnonzero(_marked(pool.n_units, held)[pool.unit]).tolist()
+        scoring = read_as_not_relevant(wh, world)
+        ideal = pool_hole_rows(measure, pool, scoring, t)
+        cases = ([Case(i, -1, model, draws, ideal_rows=ideal.get(i)) for i in t]
+                 + [Case(i, -1, model, draws) for i in t] + [Case(i) for i in t])
+        got = score_cases(measure, pool, scoring, cases, seed, maxgrade)
+        truth = score_cases(measure, pool, world, [Case(i) for i in t], seed, maxgrade)
+        n = len(t)
+        for j in range(n):
+            p, r_, z, tv = got[j].median, got[n + j].median, got[2 * n + j].mean, truth[j].mean
+            errors["pool"].append(abs(p - tv))
+            errors["run"].append(abs(r_ - tv))
+            errors["midpoint"].append(abs((p + r_) / 2 - tv))
+            errors["zero"].append(abs(z - tv))
+    if not errors["run"]:
+        return OverChoice("run", "no half left two units with enough pseudo-holes to fit on", units=int(len(units)))
+    chosen, se = one_standard_error(errors)
+    mae = {k: float(np.mean(v)) for k, v in errors.items()}
+    return OverChoice(chosen, None, mae, se, len(errors["run"]), int(len(units)))
+
+
+def one_standard_error(errors: dict, order=ORDER) -> tuple:
+    """The first of ``order`` whose mean absolute error is within one standard error of the
+    lowest: mean(e_c) <= mean(e_best) + sd(e_c - e_best) / sqrt(n), the errors paired by held-out
+    run (``errors[c]``: absolute errors). Returns it and each one's standard error."""
+    e = {k: np.asarray(errors[k], np.float64) for k in order}
+    best = min(order, key=lambda k: e[k].mean())
+    n = len(e[best])
+    se = {k: float((e[k] - e[best]).std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0 for k in order}
+    return next(k for k in order if e[k].mean() <= e[best].mean() + se[k]), se

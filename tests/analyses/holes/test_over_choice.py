@@ -1,0 +1,131 @@
+"""What the estimate of several runs predicts, chosen by holding out halves of the units that
+contributed judgments (judged.analyses.holes.over_choice): the held-out world is the pool of
+the other half, the rule is the one-standard-error rule, and a grade source that knows every
+hole's grade makes 'pool' exact, so the choice must be 'pool'."""
+
+import json
+
+import numpy as np
+import pytest
+
+from judged.analyses.holes.collection import build_pool, make_world
+from judged.analyses.holes.drawn_scores import Case, score_cases
+from judged.analyses.holes.estimate import estimate_runs
+from judged.analyses.holes.over_choice import (ORDER, choose_over, held_out_world, one_standard_error,
+                                               read_as_not_relevant)
+from judged.analyses.meta.synthetic import pooled_collection
+from judged.cli import main
+from judged.core.align import align
+from judged.core.conventions import Settings
+from judged.core.io import read_qrels, read_run
+from synth import write_qrels
+
+from test_estimate_pool import Oracle
+
+
+def shift_collection(seed: int, systems: int = 14, pooled: int = 8, depth: int = 10):
+    """Runs of which ``pooled`` made the depth-``depth`` qrels; the pool of all of them."""
+    coll = pooled_collection(systems, 20, 20, pool_depth=depth, pooled_runs=pooled, seed=seed)
+    q = read_qrels(coll.qrels())
+    runs = coll.runs()
+    named = [(n, align(q, read_run(r, name=n), Settings(complete=True))) for n, r in runs.items()]
+    return coll, runs, build_pool(named, depth)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_held_out_world_is_the_pool_of_the_other_half(seed):
+    coll, runs, pool = shift_collection(seed)
+    world = make_world(pool)
+    held, kept = np.array([0, 2, 5]), np.array([1, 3, 4, 6, 7])
+    got = held_out_world(pool, world, held, kept)
+    names = list(runs)
+    top = lambda i: {(q, d) for q, docs in runs[names[i]].items()
+                     for d in sorted(docs, key=lambda x: (-docs[x], x))[:pool.depth]}
+    by_held = set().union(*(top(i) for i in np.flatnonzero(np.isin(pool.unit, held))))
+    by_kept = set().union(*(top(i) for i in np.flatnonzero(np.isin(pool.unit, kept))))
+    qrels = coll.qrels()
+    expect = {(q, d) for q, d in by_held - by_kept if d in qrels.get(q, {})}
+    qids = {}
+    for i, a in enumerate(pool.aligned):  # pid -> (qid, docid), read off every run's rows
+        rows = pool.rows_of(i)
+        q = a.qids.astype(str)[a.ranked.q[pool.rrow[rows]]]
+        d = a.docids(a.ranked.row[pool.rrow[rows]])
+        qids.update(zip(pool.pid[rows].tolist(), zip(q.tolist(), list(d))))
+    removed = {qids[p] for p in np.flatnonzero(got.removed).tolist()}
+    assert removed == expect and expect  # a half held out leaves holes in its runs
+
+
+def test_holes_the_qrels_never_judged_are_not_drawn():
+    coll, runs, pool = shift_collection(3)
+    world = make_world(pool)
+    new = [i for i in range(pool.n_runs) if (world.row_level[pool.list_rows(i, 10)] < 0).any()]
+    assert new  # runs never pooled have holes
+    oracle = Oracle({})  # every hole not relevant: drawn or not, the same score...
+    read = read_as_not_relevant(world, world)
+    drawn = score_cases("nDCG@10", pool, read, [Case(i, -1, oracle, 5) for i in new])
+    zero = score_cases("nDCG@10", pool, world, [Case(i) for i in new])
+    assert [d.holes for d in drawn] == [0] * len(new)  # ...but none is drawn: they are judged not relevant
+    assert [d.mean for d in drawn] == [z.mean for z in zero]
+
+
+def test_the_one_standard_error_rule_keeps_the_first_within_reach():
+    run = [0.020, 0.030, 0.025, 0.028]
+    close = [0.010, 0.040, 0.022, 0.027]  # lower on average, by less than a standard error
+    far = [0.002, 0.003, 0.001, 0.002]
+    assert one_standard_error({"run": run, "midpoint": close, "pool": close})[0] == "run"
+    assert one_standard_error({"run": run, "midpoint": close, "pool": far})[0] == "pool"
+    assert one_standard_error({"run": run, "midpoint": far, "pool": far})[0] == "midpoint"
+    # the lowest mean alone would move off 'run' on noise
+    assert min(ORDER, key=lambda k: np.mean({"run": run, "midpoint": close, "pool": close}[k])) != "run"
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_source_that_knows_every_grade_chooses_the_pool(seed):
+    """Judging the held-out half's holes together is what 'pool' draws: with the true grades
+    its error is 0, and the others' are not."""
+    coll, runs, pool = shift_collection(seed)
+    oracle = Oracle(coll.qrels())
+    got = choose_over("nDCG@10", pool, make_world(pool), list(range(pool.n_runs)), oracle, draws=2)
+    assert got.mae["pool"] == pytest.approx(0.0, abs=1e-12)
+    assert got.mae["run"] > 0 and got.chosen == "pool" and got.reason is None
+    assert got.runs > 0 and got.units >= 4
+
+
+def test_nothing_to_hold_out_keeps_the_runs_own_holes():
+    coll, runs, pool = shift_collection(1)
+    one = choose_over("nDCG@10", pool, make_world(pool), [9])
+    assert one.chosen == "run" and "one run" in one.reason and one.mae is None
+    coll, runs, pool = shift_collection(1, systems=6, pooled=3)
+    few = choose_over("nDCG@10", pool, make_world(pool), list(range(pool.n_runs)))
+    assert few.chosen == "run" and "needs 4" in few.reason
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_auto_is_the_chosen_target_and_says_how(seed):
+    coll, runs, pool = shift_collection(seed)
+    targets = list(range(8, 14))  # the runs never pooled
+    kw = dict(targets=targets, samples=20, check=False)
+    auto = estimate_runs("nDCG@10", pool, over="auto", **kw)
+    choice = auto.info["fit"]["over_choice"]
+    assert auto.info["fit"]["over"] == choice["chosen"] in ORDER
+    assert set(choice["mae"]) == {*ORDER, "zero"} and choice["halves"] == 5 and "Breiman" in choice["rule"]
+    same = estimate_runs("nDCG@10", pool, over=choice["chosen"], **kw)
+    assert [auto.runs[i].value for i in targets] == [same.runs[i].value for i in targets]
+    assert f"predicts {choice['chosen']}, chosen on {choice['runs']} runs held out" in auto.sentence()
+
+
+def test_holes_json_states_what_the_estimate_predicts(tmp_path, capsys):
+    coll, runs, pool = shift_collection(3)  # seeds 1, 2, 4: the estimate fails its leave-one-run-out check
+    q = write_qrels(tmp_path / "qrels.txt", coll.qrels())
+    paths = []
+    for name, r in runs.items():
+        path = tmp_path / f"{name}.run"
+        path.write_text("".join(f"{qid} Q0 {d} {i + 1} {s} {name}\n" for qid, docs in r.items()
+                                for i, (d, s) in enumerate(sorted(docs.items(), key=lambda x: (-x[1], x[0])))))
+        paths.append(str(path))
+    assert main(["holes", str(q), *paths, "--samples", "20", "--format", "json"]) == 0
+    fit = json.loads(capsys.readouterr().out)["estimate"]["fit"]
+    assert fit["over"] == fit["over_choice"]["chosen"] in ORDER
+    assert main(["holes", str(q), *paths, "--samples", "20", "--estimate-over", "midpoint", "--format", "json"]) == 0
+    fit = json.loads(capsys.readouterr().out)["estimate"]["fit"]
+    assert fit["over"] == "midpoint" and "over_choice" not in fit
