@@ -621,7 +621,9 @@ def print_shift(res, console) -> None:
         s = cell.summary()
         t = _table(f"{res.protocol} — {cell.name}: {len(cell.pool_runs)} pool runs, {len(cell.scored)} scored; "
                    f"{res.measure}, qrels cut to the pool runs' top {res.depth} ({counted(cell.cut, 'judgment')}, {cell.removed} "
-                   f"removed); truth = the cut + the scored runs' top {res.k} judged",
+                   f"removed); truth = the cut + the scored runs' top {res.k} judged"
+                   + (f"; the estimate predicts {cell.estimate['over']}" if cell.estimate.get("over")
+                      and not cell.estimate.get("fallback") else ""),
                    ["run", "truth", "zero", "condensed", "min", "max", "estimate", f"{res.level:.0%} interval", ""])
         names = display_names([r.run for r in cell.runs])
         for r, name in ((r, names[r.run]) for r in cell.runs):

@@ -116,6 +116,9 @@ def test_shift_through_the_cli(tmp_path, capsys):
                                              "truth_own"}
     assert set(d["summary"]["all"]["mae_own"]) == {"zero", "condensed", "estimate"}
     assert d["summary"]["all"]["violations"] == 0 and d["summary"]["all"]["cell_violations"] == 0
+    # what each cell's estimate predicted: chosen on held-out halves (fewer than 4 pooled units: run)
+    assert {c["estimate"]["over"] for c in d["cells"]} <= {"run", "midpoint", "pool", "auto"}
+    assert all(set(c["estimate"]) == {"method", "fallback", "over"} for c in d["cells"])
     assert main(["meta", "holdout", q, *runs, "--protocol", "few", "--pool-runs", "teama-1", "teamb-1", "--samples",
                  "10"]) == 0
     out = capsys.readouterr().out

@@ -264,7 +264,8 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
                     truth_own=float(_values_on(own.runs[n], str(m), rh.aligned.qids).mean())))
             est = report.estimates.describe() if report.estimates is not None else {}
             cells.append(Cell(label, protocol, pool, scored, out, int(len(full) - len(cut)), int(len(cut)),
-                              {"method": est.get("method"), "fallback": est.get("fallback")}))
+                              {"method": est.get("method"), "fallback": est.get("fallback"),
+                               "over": (est.get("fit") or {}).get("over")}))
             advance()
     return cells
 
