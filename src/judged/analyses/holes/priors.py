@@ -85,8 +85,8 @@ class RunPrior:
     def _counts(self, pool: HolePool, world: World, r: int, u: int):
         """Run r's judged documents per (qrels query code, level) in its top ``window``, in
         ``world`` without unit u's own judgments; and their total per level."""
-        memo = (id(world), r, u)
-        if memo not in self._memo:
+        memo = (id(world), r, u)  # the world is kept beside its counts: an id is reused once its world is gone
+        if memo not in self._memo or self._memo[memo][0] is not world:
             a = pool.aligned[r]
             ranked = a.ranked
             grade = ranked.grade.copy()
@@ -100,5 +100,5 @@ class RunPrior:
             codes = np.asarray(a.qid_codes, np.int64)[ranked.q[top][judged]]
             nq, L = pool.jcount.shape
             per_query = np.bincount(codes * L + level[judged], minlength=nq * L).reshape(nq, L).astype(np.float64)
-            self._memo[memo] = (per_query, per_query.sum(axis=0))
-        return self._memo[memo]
+            self._memo[memo] = (world, per_query, per_query.sum(axis=0))
+        return self._memo[memo][1:]
