@@ -75,9 +75,10 @@ def register(sub) -> None:
     p.add_argument("--estimate-over", choices=["auto", "pool", "run", "midpoint"], default=None,
                    help="what the estimate predicts: run, judging each run's own holes; pool, judging the holes of "
                         "every run given (the others' holes enter each run's ideal and R); midpoint, the mean of the "
-                        "two; auto (the default; run with --bounds-over run), the first of run, midpoint and pool "
-                        "within one standard error of the lowest error when halves of the runs that contributed "
-                        "judgments are held out and judged together (with one run, or fewer than 4 such runs: run). "
+                        "two; auto (the default; 'run' under --bounds-over run), the first of run, midpoint and pool "
+                        "within one standard error of the lowest mean absolute error when runs that contributed "
+                        "judgments are held out (as many as the runs estimated, at most half) and judged together "
+                        "(with one run, a measure with no ideal or R, or fewer than 4 such runs: run). "
                         "Measured on three collections in docs/holes.md; judged meta holdout --estimates all measures "
                         "each on your collection")
     p.add_argument("--reference", nargs="+", action="extend", metavar="RUN", default=[],

@@ -105,7 +105,8 @@ def register(sub) -> None:
                     help="what the estimate predicts, as `judged holes --estimate-over` (default auto)")
     ho.add_argument("--estimates", metavar="CONFIGS", default=None,
                     help="compare estimate configurations (method:over, comma-separated, e.g. "
-                         "loro-logit:run,loro-logit:midpoint; or all) under --protocol, one replay each, and say "
+                         "loro-logit:run,loro-logit:midpoint; or all: 3 methods x auto, run, pool, midpoint = 12) "
+                         "under --protocol, one replay each, and say "
                          "which to use on this collection: the one whose MAE is below holes-as-zero's and condensed's "
                          "in every cell, else none")
     ho.add_argument("--samples", type=int, default=200, help="draws for each estimate (default 200)")

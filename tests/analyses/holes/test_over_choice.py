@@ -37,7 +37,7 @@ def test_the_held_out_world_is_the_pool_of_the_other_half(seed):
     coll, runs, pool = shift_collection(seed)
     world = make_world(pool)
     held, kept = np.array([0, 2, 5]), np.array([1, 3, 4, 6, 7])
-    got = held_out_world(pool, world, held, kept)
+    got = held_out_world(pool, world, held, kept, pool.depth)
     names = list(runs)
     top = lambda i: {(q, d) for q, docs in runs[names[i]].items()
                      for d in sorted(docs, key=lambda x: (-docs[x], x))[:pool.depth]}
@@ -69,12 +69,14 @@ def test_holes_the_qrels_never_judged_are_not_drawn():
 
 
 def test_the_one_standard_error_rule_keeps_the_first_within_reach():
-    run = [0.020, 0.030, 0.025, 0.028]
-    close = [0.010, 0.040, 0.022, 0.027]  # lower on average, by less than a standard error
-    far = [0.002, 0.003, 0.001, 0.002]
-    assert one_standard_error({"run": run, "midpoint": close, "pool": close})[0] == "run"
-    assert one_standard_error({"run": run, "midpoint": close, "pool": far})[0] == "pool"
-    assert one_standard_error({"run": run, "midpoint": far, "pool": far})[0] == "midpoint"
+    """The standard error is the folds' (Hastie et al. 7.10): each draw's MAE, paired."""
+    folds = [0, 0, 1, 1, 2, 2]
+    run = [0.020, 0.030, 0.025, 0.028, 0.022, 0.026]
+    close = [0.010, 0.024, 0.040, 0.033, 0.012, 0.028]  # lower on average, by less than a standard error
+    far = [0.002, 0.003, 0.001, 0.002, 0.002, 0.001]
+    assert one_standard_error({"run": run, "midpoint": close, "pool": close}, folds)[0] == "run"
+    assert one_standard_error({"run": run, "midpoint": close, "pool": far}, folds)[0] == "pool"
+    assert one_standard_error({"run": run, "midpoint": far, "pool": far}, folds)[0] == "midpoint"
     # the lowest mean alone would move off 'run' on noise
     assert min(ORDER, key=lambda k: np.mean({"run": run, "midpoint": close, "pool": close}[k])) != "run"
 
@@ -91,10 +93,29 @@ def test_a_source_that_knows_every_grade_chooses_the_pool(seed):
     assert got.runs > 0 and got.units >= 4
 
 
+@pytest.mark.parametrize("measure", ["nDCG@10", "AP@10"])
+def test_the_pool_is_exact_with_the_true_grades_deeper_than_the_cutoff(measure):
+    """k and the pool at 20, the measure at 10: the held-out world removes judgments only down
+    to the ranks the estimate draws, and a document another target ranks above 10 enters a
+    run's ideal even if the run ranks it below 10."""
+    coll, runs, pool = shift_collection(2, depth=20)  # seed 1: 3 runs with pseudo-holes above 10
+    got = choose_over(measure, pool, make_world(pool), list(range(pool.n_runs)), Oracle(coll.qrels()), draws=2)
+    assert got.mae["pool"] == pytest.approx(0.0, abs=1e-12) and got.chosen == "pool"
+
+
+def test_as_many_are_held_out_as_runs_are_estimated():
+    coll, runs, pool = shift_collection(1)
+    two = choose_over("nDCG@10", pool, make_world(pool), [8, 9], draws=4)
+    every = choose_over("nDCG@10", pool, make_world(pool), list(range(pool.n_runs)), draws=4)
+    assert two.held == 2 and every.held == every.units // 2 and two.runs < every.runs
+
+
 def test_nothing_to_hold_out_keeps_the_runs_own_holes():
     coll, runs, pool = shift_collection(1)
     one = choose_over("nDCG@10", pool, make_world(pool), [9])
     assert one.chosen == "run" and "one run" in one.reason and one.mae is None
+    flat = choose_over("P@10", pool, make_world(pool), list(range(pool.n_runs)))
+    assert flat.chosen == "run" and "no ideal or R" in flat.reason
     coll, runs, pool = shift_collection(1, systems=6, pooled=3)
     few = choose_over("nDCG@10", pool, make_world(pool), list(range(pool.n_runs)))
     assert few.chosen == "run" and "needs 4" in few.reason
@@ -111,7 +132,8 @@ def test_auto_is_the_chosen_target_and_says_how(seed):
     assert set(choice["mae"]) == {*ORDER, "zero"} and choice["halves"] == 5 and "Breiman" in choice["rule"]
     same = estimate_runs("nDCG@10", pool, over=choice["chosen"], **kw)
     assert [auto.runs[i].value for i in targets] == [same.runs[i].value for i in targets]
-    assert f"predicts {choice['chosen']}, chosen on {choice['runs']} runs held out" in auto.sentence()
+    assert (f"({choice['chosen']}, chosen by holding out {choice['held']} of the {choice['units']} runs that "
+            f"contributed judgments, 5 times") in auto.sentence()
 
 
 def test_holes_json_states_what_the_estimate_predicts(tmp_path, capsys):
@@ -129,3 +151,28 @@ def test_holes_json_states_what_the_estimate_predicts(tmp_path, capsys):
     assert main(["holes", str(q), *paths, "--samples", "20", "--estimate-over", "midpoint", "--format", "json"]) == 0
     fit = json.loads(capsys.readouterr().out)["estimate"]["fit"]
     assert fit["over"] == "midpoint" and "over_choice" not in fit
+
+
+class Recorder(Oracle):
+    """The true grades, recording the worlds it reads features in."""
+
+    def __init__(self, truth):
+        super().__init__(truth)
+        self.worlds = []
+
+    def grade_probabilities(self, pool, world, rows, minus):
+        self.worlds.append(world)
+        return super().grade_probabilities(pool, world, rows, minus)
+
+
+def test_features_are_read_where_the_model_was_fitted():
+    """Holes the qrels never judged are not drawn (the scoring world judges them not relevant)
+    but the grade source reads its features in the held-out world, where they are unjudged,
+    as in the estimate itself."""
+    coll, runs, pool = shift_collection(3)
+    world = make_world(pool)
+    source = Recorder(coll.qrels())
+    choose_over("nDCG@10", pool, world, list(range(pool.n_runs)), source, draws=2)
+    never = world.row_level < 0
+    assert never.any() and source.worlds
+    assert all((w.row_level[never] < 0).all() for w in source.worlds)

@@ -60,8 +60,8 @@ def fill_depth(measure: Measure, pool: HolePool) -> int:
 
 def pool_hole_rows(measure, pool: HolePool, world: World, targets: list) -> dict:
     """Per target run: one pool row for each hole of the other targets' lists (ranked above
-    :func:`fill_depth`, unjudged in ``world``) whose document the run does not rank in the
-    pool's zone -- the row of its best rank. Drawn beside the run's own holes, they enter its
+    :func:`fill_depth`, unjudged in ``world``) whose document the run does not rank above
+    :func:`fill_depth` itself -- the row of its best rank. Drawn beside the run's own holes, they enter its
     ideal and R only: the estimate of what judging the pool of the targets gives."""
     depth = fill_depth(measure, pool)
     rows = np.concatenate([pool.list_rows(i, depth) for i in targets]) if targets else np.zeros(0, np.int64)
@@ -72,7 +72,7 @@ def pool_hole_rows(measure, pool: HolePool, world: World, targets: list) -> dict
     best = holes[first]
     out = {}
     for i in targets:
-        mine = np.isin(pool.pid[best], pool.pid[pool.rows_of(i)])
+        mine = np.isin(pool.pid[best], pool.pid[pool.list_rows(i, depth)])  # drawn as its own
         out[i] = best[~mine]
     return out
 

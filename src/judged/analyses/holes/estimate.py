@@ -48,7 +48,7 @@ from .collection import (FEATURES, HolePool, World, features, judged_relevant_sh
 from .drawn_scores import Case, CaseScore, fill_depth, holes_read_as_zero, pool_hole_rows, score_cases
 from .estimates import Estimate
 from .grade_model import GradeDesign, HoleModel
-from .over_choice import AUTO, choose_over, describe_choice
+from .over_choice import AUTO, OverChoice, choose_over, describe_choice
 
 METHOD = "loro-logit"
 SOURCE = ("continuation-ratio logistic model of hole grades fitted on leave-one-run-out pseudo-holes "
@@ -114,6 +114,8 @@ class HoleEstimates:
         if "prior" in i:
             text = f"estimate: {self.method}, {i['prior']['source']}{mid}"
             if i.get("uncalibrated"):
+                if fit.get("over_choice"):
+                    text += "; " + describe_choice(fit["over_choice"])
                 return text + f"; interval = the {self.bounds} bounds, not an estimate interval: {i['uncalibrated']}"
         else:
             text = (f"estimate: {METHOD}, a grade model of holes fitted on {fit['pseudo_holes']} leave-one-run-out "
@@ -301,9 +303,9 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         reason = (f"{len(rows)} leave-one-{unit_word}-out pseudo-holes (judged documents only one {unit_word} has "
                   f"in its top {pool.depth}); the model needs at least {MIN_PSEUDO_HOLES}")
     if reason is not None and source is not None:  # it estimates; its interval cannot be calibrated
-        if over == AUTO:  # nothing to hold out halves of either
+        if over == AUTO:  # no pseudo-holes to hold out either
             fit["over"] = over = "run"
-            fit["over_choice"] = {"chosen": "run", "reason": reason}
+            fit["over_choice"] = OverChoice("run", reason).describe()
         return _uncalibrated(measure, pool, world, targets, source, samples, seed, level, bounds, maxgrade,
                              {"fit": fit, "fallback": None, "uncalibrated": reason}, over)
     if reason is not None:
@@ -368,15 +370,16 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         zero = score_cases(measure, pool, world, [Case(i) for i in targets], seed, maxgrade)
         return _fallback(measure, pool, world, targets, zero, bounds, maxgrade, level, info)
     info = {"fit": fit, "fallback": None, "calibration": calibration, "loro": loro}
-    if over == AUTO:  # what it predicts, chosen by holding out halves of the units judged together
-        choice = choose_over(measure, pool, world, targets, source, seed=seed, maxgrade=maxgrade,
-                             draws=calibration_draws, min_pseudo_holes=MIN_PSEUDO_HOLES)
-        fit["over"] = over = choice.chosen
-        fit["over_choice"] = choice.describe()
 
     # the targets, drawn once the check has passed (each case's draws are seeded by the case alone;
     # `auto` draws only its chosen method's)
     def finish() -> HoleEstimates:
+        nonlocal over
+        if over == AUTO:  # what it predicts, chosen by holding out units and judging them together
+            choice = choose_over(measure, pool, world, targets, source, seed=seed, maxgrade=maxgrade,
+                                 draws=calibration_draws, min_pseudo_holes=MIN_PSEUDO_HOLES)
+            fit["over"] = over = choice.chosen
+            fit["over_choice"] = choice.describe()
         target_cases = _target_cases(measure, pool, world, targets, model, samples, over) + [Case(i) for i in targets]
         target_scores = _midpoints(score_cases(measure, pool, world, target_cases, seed, maxgrade), len(targets), over)
         est_t, zero_t = target_scores[:len(targets)], target_scores[len(targets):]

@@ -4,29 +4,33 @@ Judging is done for a pool: when several runs are estimated, judging their holes
 raises each run's ideal (and R) with the others' relevant holes. The estimate can draw that
 pool (``'pool'``), each run's own holes alone (``'run'``), or the mean of the two
 (``'midpoint'``); on three collections none of the three was nearest the truth of judging
-the pool everywhere (docs/holes.md, "New systems on an old pool"). Target ``'auto'`` chooses
+the pool everywhere (docs/holes.md, "What the estimate predicts"). Target ``'auto'`` chooses
 on the given runs, in the way the collection will be used:
 
-1. **Held out in halves.** The units that contributed judged documents alone (those with
-   pseudo-holes) are split :data:`HALVES` times into two random halves (seeded). The
-   judgments only the held-out half's top ``depth`` brought in are removed (a pool of the
-   other half); the grade model is refitted without them; the held-out runs are estimated
-   together three ways, and scored in the full qrels, where their holes are judged together:
-   the truth of judging their pool. Holes the qrels never judged read as not relevant in
-   both, as in any truth.
+1. **Held out together.** Of the units that contributed judged documents alone (those with
+   pseudo-holes), as many as the runs estimated (counting runs with one top k once; at least
+   2, at most half) are held out, :data:`HALVES` times at random (seeded). The judgments only
+   their top ranks brought in (down to the ranks the estimate draws) are removed: what a pool
+   of the others would have judged. The grade model is refitted without them; the held-out
+   runs are estimated together three ways (features read where the model was fitted), and
+   scored in the full qrels, where their holes are judged together: the truth of judging
+   their pool. Holes the qrels never judged count as not relevant in both, as in any truth.
 2. **The one-standard-error rule** (Breiman, Friedman, Olshen & Stone, *Classification and
    Regression Trees*, 1984; Hastie, Tibshirani & Friedman, *The Elements of Statistical
    Learning*, 2nd ed., 7.10): of :data:`ORDER`, the first whose mean absolute error is within
-   one standard error (of its paired difference with the best) of the lowest. ``'run'``
-   stays unless the collection shows another better beyond noise.
+   one standard error of the lowest, the standard error taken over the draws (each draw's MAE
+   paired with the lowest one's). ``'run'`` stays unless the collection shows another better
+   beyond the draws' noise.
 
 Holes counted as not relevant are measured beside them (``mae['zero']``), to read, not to
-abstain on: halves are a harsher test than most uses (when the runs estimated are the pooled
-ones, with few holes), and the estimate's own check is leave-one-unit-out
-(:func:`~.estimate.estimate_runs`). Measured in docs/holes.md ("What the estimate predicts").
+abstain on: holding out pooled runs is a harsher test than most uses (when the runs
+estimated are the pooled ones, with few holes), and the estimate's own check is
+leave-one-unit-out (:func:`~.estimate.estimate_runs`).
 
-With one target, or fewer than :data:`MIN_UNITS` such units, nothing is held out and the
-target is ``'run'`` (one run's pool is its own holes), said as such.
+``'run'`` without holding anything out, said as such: one run estimated (its pool is its own
+holes), a measure with no ideal or R (P@k, RR: other runs' holes cannot move it), fewer than
+:data:`MIN_UNITS` units with pseudo-holes. Units without pseudo-holes are never held out and
+do not keep a document judged (the new runs of a shift contributed no judgment).
 """
 
 from __future__ import annotations
@@ -45,10 +49,13 @@ from .grade_model import GradeDesign
 
 AUTO = "auto"
 ORDER = ("run", "midpoint", "pool")  # the one-standard-error rule keeps the first within reach of the best
-HALVES = 5  # random halves held out
+HALVES = 5  # random draws of units held out
 MIN_UNITS = 4  # units with pseudo-holes needed: two held out, two to fit on
-RULE = ("held out in halves of the runs that contributed judgments, judged together; the first of run, midpoint, "
-        "pool within one standard error of the lowest MAE (Breiman et al. 1984)")
+TARGET_TEXT = {"run": "judging each run's own holes",
+               "pool": "judging the holes of every run given together",
+               "midpoint": "the midpoint of judging each run's own holes and judging every run's together"}
+RULE = ("runs that contributed judgments held out and judged together; the first of run, midpoint, pool within "
+        "one standard error (over the draws) of the lowest MAE (Breiman et al. 1984)")
 
 
 @dataclass
@@ -61,27 +68,31 @@ class OverChoice:
     se: dict | None = None  # standard error of each one's paired difference with the lowest
     runs: int = 0  # held-out run estimates (over every half)
     units: int = 0  # units held out from
+    held: int = 0  # units held out in each half
 
     def describe(self) -> dict:
         """The JSON ``estimate.fit.over_choice``."""
-        return {"chosen": self.chosen, "rule": RULE, "reason": self.reason, "halves": HALVES,
-                "units": self.units, "runs": self.runs, "mae": self.mae, "se": self.se}
+        return {"chosen": self.chosen, "predicts": TARGET_TEXT[self.chosen], "rule": RULE, "reason": self.reason,
+                "halves": HALVES, "units": self.units, "held": self.held, "runs": self.runs, "mae": self.mae,
+                "se": self.se}
 
 
 def describe_choice(d: dict) -> str:
     """One clause of the estimate's line: what it predicts and how that was chosen (``d``:
     :meth:`OverChoice.describe`)."""
+    what = f"it predicts {TARGET_TEXT[d['chosen']]} ({d['chosen']}"
     if d.get("mae") is None:
-        return f"predicts {d['chosen']} ({d['reason']})"
+        return f"{what}: {d['reason']})"
     figs = ", ".join(f"{k} {d['mae'][k]:.4f}" for k in (*ORDER, "zero"))
-    return (f"predicts {d['chosen']}, chosen on {counted(d['runs'], 'run')} held out in {d['halves']} halves of "
-            f"{d['units']} units and judged together (MAE {figs})")
+    return (f"{what}, chosen by holding out {d['held']} of the {d['units']} runs that contributed judgments, "
+            f"{d['halves']} times, and judging them together; MAE over {counted(d['runs'], 'held-out run')}: {figs})")
 
 
-def held_out_world(pool, world: World, held: np.ndarray, kept: np.ndarray) -> World:
+def held_out_world(pool, world: World, held: np.ndarray, kept: np.ndarray, depth: int) -> World:
     """``world`` without the judgments that only the ``held`` units' top ``depth`` brought in:
-    judged documents in their top ``depth`` and in no ``kept`` unit's."""
-    rows = np.flatnonzero(pool.pos < pool.depth)
+    judged documents in their top ``depth`` and in no ``kept`` unit's (``depth``: the ranks the
+    estimate draws, so that the truth holds no relevant document it could not draw)."""
+    rows = np.flatnonzero(pool.pos < depth)
     unit = pool.unit[pool.run[rows]]
     by_kept = np.zeros(pool.n_pids, bool)
     by_kept[pool.pid[rows[_marked(pool.n_units, kept)[unit]]]] = True
@@ -105,23 +116,41 @@ def read_as_not_relevant(world: World, unjudged_in: World) -> World:
     return World(world.removed, level, world.jcount, world.unit_removed)
 
 
+@dataclass
+class _ReadIn:
+    """A grade source whose holes' features are read in ``world`` (the held-out world it was
+    fitted in), whichever world the scoring decides the holes in."""
+
+    source: object
+    world: World
+
+    def grade_probabilities(self, pool, world, rows, minus):
+        return self.source.grade_probabilities(pool, self.world, rows, minus)
+
+
 def choose_over(measure, pool, world: World, targets: list, source=None, *, seed: int = 0,
                 maxgrade: int | None = None, draws: int = 64, min_pseudo_holes: int = 20) -> OverChoice:
     """:class:`OverChoice` for ``targets`` (module doc). ``source``: the grade source (None: the
-    grade model, refitted per half; else used as it is, as :func:`~.estimate.estimate_runs`)."""
-    if len(targets) < 2:
-        return OverChoice("run", "one run: its pool is its own holes")
+    grade model, refitted per half; else used as it is, as :func:`~.estimate.estimate_runs`).
+    Each half holds out as many units as ``targets`` has (at least 2), at most half of them."""
     measure = holes_read_as_zero(Measure.parse(measure))
+    target_units = len(sorted_distinct(pool.unit[np.asarray(targets, np.int64)])) if len(targets) else 0
+    if target_units < 2:
+        return OverChoice("run", "one run (or runs with one top k): its pool is its own holes")
+    if measure.family.normaliser is None:  # no ideal, no R: other runs' holes enter nothing it reads
+        return OverChoice("run", f"{measure.family.name} reads no ideal or R: other runs' holes cannot move it")
     depth = fill_depth(measure, pool)
     rows = pseudo_holes(pool, world)
     units = sorted_distinct(pool.unit[pool.run[rows[pool.pos[rows] < depth]]])
     if len(units) < MIN_UNITS:
-        return OverChoice("run", f"{len(units)} units contributed judged documents alone; holding out halves "
+        return OverChoice("run", f"{counted(len(units), 'run')} contributed judged documents alone; holding out "
                                  f"needs {MIN_UNITS}", units=int(len(units)))
+    size = max(2, min(target_units, len(units) // 2))
     errors = {k: [] for k in (*ORDER, "zero")}
+    half = []  # which half each held-out estimate came from
     for s in range(HALVES):
-        held = np.sort(np.random.default_rng([seed, s]).choice(units, size=len(units) // 2, replace=False))
-        wh = held_out_world(pool, world, held, units[~_marked(pool.n_units, held)[units]])
+        held = np.sort(np.random.default_rng([seed, s]).choice(units, size=size, replace=False))
+        wh = held_out_world(pool, world, held, units[~_marked(pool.n_units, held)[units]], depth)
         model = source
         if source is None:
             r = pseudo_holes(pool, wh)
@@ -132,9 +161,10 @@ def choose_over(measure, pool, world: World, targets: list, source=None, *, seed
             model = GradeDesign(features(pool, wh, r, owner), wh.row_level[r], pool.levels, owner).fit()
         t = np.flatnonzero(_marked(pool.n_units, held)[pool.unit]).tolist()
         scoring = read_as_not_relevant(wh, world)
+        drawn = _ReadIn(model, wh)
         ideal = pool_hole_rows(measure, pool, scoring, t)
-        cases = ([Case(i, -1, model, draws, ideal_rows=ideal.get(i)) for i in t]
-                 + [Case(i, -1, model, draws) for i in t] + [Case(i) for i in t])
+        cases = ([Case(i, -1, drawn, draws, ideal_rows=ideal.get(i)) for i in t]
+                 + [Case(i, -1, drawn, draws) for i in t] + [Case(i) for i in t])
         got = score_cases(measure, pool, scoring, cases, seed, maxgrade)
         truth = score_cases(measure, pool, world, [Case(i) for i in t], seed, maxgrade)
         n = len(t)
@@ -144,19 +174,25 @@ def choose_over(measure, pool, world: World, targets: list, source=None, *, seed
             errors["run"].append(abs(r_ - tv))
             errors["midpoint"].append(abs((p + r_) / 2 - tv))
             errors["zero"].append(abs(z - tv))
-    if not errors["run"]:
-        return OverChoice("run", "no half left two units with enough pseudo-holes to fit on", units=int(len(units)))
-    chosen, se = one_standard_error(errors)
+            half.append(s)
+    if len(set(half)) < 2:
+        return OverChoice("run", "fewer than two halves left two runs with enough pseudo-holes to fit on",
+                          units=int(len(units)))
+    chosen, se = one_standard_error(errors, half)
     mae = {k: float(np.mean(v)) for k, v in errors.items()}
-    return OverChoice(chosen, None, mae, se, len(errors["run"]), int(len(units)))
+    return OverChoice(chosen, None, mae, se, len(errors["run"]), int(len(units)), size)
 
 
-def one_standard_error(errors: dict, order=ORDER) -> tuple:
+def one_standard_error(errors: dict, folds, order=ORDER) -> tuple:
     """The first of ``order`` whose mean absolute error is within one standard error of the
-    lowest: mean(e_c) <= mean(e_best) + sd(e_c - e_best) / sqrt(n), the errors paired by held-out
-    run (``errors[c]``: absolute errors). Returns it and each one's standard error."""
-    e = {k: np.asarray(errors[k], np.float64) for k in order}
-    best = min(order, key=lambda k: e[k].mean())
-    n = len(e[best])
-    se = {k: float((e[k] - e[best]).std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0 for k in order}
-    return next(k for k in order if e[k].mean() <= e[best].mean() + se[k]), se
+    lowest (``errors[c]``: absolute errors; ``folds``: the half each came from). As in Hastie,
+    Tibshirani & Friedman (7.10), the standard error is the folds': each fold's MAE, paired
+    with the lowest one's in the same fold, sd(difference) / sqrt(folds). Returns it and each
+    one's standard error."""
+    folds = np.asarray(folds)
+    labels = sorted(set(folds.tolist()))
+    per = {k: np.array([np.mean(np.asarray(errors[k], np.float64)[folds == f]) for f in labels]) for k in order}
+    best = min(order, key=lambda k: np.mean(errors[k]))
+    g = len(labels)
+    se = {k: float((per[k] - per[best]).std(ddof=1) / math.sqrt(g)) if g > 1 else 0.0 for k in order}
+    return next(k for k in order if np.mean(errors[k]) <= np.mean(errors[best]) + se[k]), se
