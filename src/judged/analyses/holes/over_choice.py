@@ -65,10 +65,10 @@ class OverChoice:
     chosen: str
     reason: str | None = None  # why nothing was held out (None: chosen on the figures)
     mae: dict | None = None  # 'run', 'midpoint', 'pool', 'zero' -> MAE over the held-out runs
-    se: dict | None = None  # standard error of each one's paired difference with the lowest
-    runs: int = 0  # held-out run estimates (over every half)
+    se: dict | None = None  # standard error over the draws of each one's MAE minus the lowest's
+    runs: int = 0  # held-out run estimates (over every draw)
     units: int = 0  # units held out from
-    held: int = 0  # units held out in each half
+    held: int = 0  # units held out in each draw
 
     def describe(self) -> dict:
         """The JSON ``estimate.fit.over_choice``."""
@@ -90,14 +90,15 @@ def describe_choice(d: dict) -> str:
 
 def held_out_world(pool, world: World, held: np.ndarray, kept: np.ndarray, depth: int) -> World:
     """``world`` without the judgments that only the ``held`` units' top ``depth`` brought in:
-    judged documents in their top ``depth`` and in no ``kept`` unit's (``depth``: the ranks the
-    estimate draws, so that the truth holds no relevant document it could not draw)."""
-    rows = np.flatnonzero(pool.pos < depth)
+    judged documents in their top ``depth`` and in no ``kept`` unit's top pool depth
+    (``depth``: the ranks the estimate draws, so that the truth holds no relevant document it
+    could not draw)."""
+    rows = np.flatnonzero(pool.pos < max(depth, pool.depth))
     unit = pool.unit[pool.run[rows]]
     by_kept = np.zeros(pool.n_pids, bool)
-    by_kept[pool.pid[rows[_marked(pool.n_units, kept)[unit]]]] = True
+    by_kept[pool.pid[rows[_marked(pool.n_units, kept)[unit] & (pool.pos[rows] < pool.depth)]]] = True
     by_held = np.zeros(pool.n_pids, bool)
-    by_held[pool.pid[rows[_marked(pool.n_units, held)[unit]]]] = True
+    by_held[pool.pid[rows[_marked(pool.n_units, held)[unit] & (pool.pos[rows] < depth)]]] = True
     return make_world(pool, world.removed | (by_held & ~by_kept & (pool.pid_level >= 0)))
 
 
