@@ -110,7 +110,7 @@ class HoleEstimates:
         fit = i["fit"]
         refs = f", {fit['reference_runs']} of them reference runs" if fit.get("reference_runs") else ""
         mid = ("; the midpoint of its estimates over the pool of the runs given and over each run's own holes, "
-               "the interval holding both") if fit.get("over") == MIDPOINT else ""
+               "the interval holding both") if fit.get("over") == MIDPOINT and not fit.get("over_choice") else ""
         if "prior" in i:
             text = f"estimate: {self.method}, {i['prior']['source']}{mid}"
             if i.get("uncalibrated"):

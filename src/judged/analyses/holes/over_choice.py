@@ -53,7 +53,8 @@ HALVES = 5  # random draws of units held out
 MIN_UNITS = 4  # units with pseudo-holes needed: two held out, two to fit on
 TARGET_TEXT = {"run": "judging each run's own holes",
                "pool": "judging the holes of every run given together",
-               "midpoint": "the midpoint of judging each run's own holes and judging every run's together"}
+               "midpoint": "the midpoint of judging each run's own holes and judging every run's together, "
+                           "its interval holding both"}
 RULE = ("runs that contributed judgments held out and judged together; the first of run, midpoint, pool within "
         "one standard error (over the draws) of the lowest MAE (Breiman et al. 1984)")
 
