@@ -49,7 +49,7 @@ from .grade_model import GradeDesign
 
 AUTO = "auto"
 ORDER = ("run", "midpoint", "pool")  # the one-standard-error rule keeps the first within reach of the best
-HALVES = 5  # random draws of units held out
+HALVES = 10  # random draws of units held out
 MIN_UNITS = 4  # units with pseudo-holes needed: two held out, two to fit on
 TARGET_TEXT = {"run": "judging each run's own holes",
                "pool": "judging the holes of every run given together",
