@@ -131,7 +131,7 @@ def test_auto_is_the_chosen_target_and_says_how(seed):
     auto = estimate_runs("nDCG@10", pool, over="auto", **kw)
     choice = auto.info["fit"]["over_choice"]
     assert auto.info["fit"]["over"] == choice["chosen"] in ORDER
-    assert set(choice["mae"]) == {*ORDER, "zero"} and choice["halves"] == 10 and "Breiman" in choice["rule"]
+    assert set(choice["mae"]) == {*ORDER, "zero"} and choice["draws"] == 10 and "Breiman" in choice["rule"]
     same = estimate_runs("nDCG@10", pool, over=choice["chosen"], **kw)
     assert [auto.runs[i].value for i in targets] == [same.runs[i].value for i in targets]
     assert (f"({choice['chosen']}, chosen by holding out {choice['held']} of the {choice['units']} runs that "

@@ -9,7 +9,7 @@ on the given runs, in the way the collection will be used:
 
 1. **Held out together.** Of the units that contributed judged documents alone (those with
    pseudo-holes), as many as the runs estimated (counting runs with one top k once; at least
-   2, at most half) are held out, :data:`HALVES` times at random (seeded). The judgments only
+   2, at most half) are held out, :data:`DRAWS` times at random (seeded). The judgments only
    their top ranks brought in (down to the ranks the estimate draws) are removed: what a pool
    of the others would have judged. The grade model is refitted without them; the held-out
    runs are estimated together three ways (features read where the model was fitted), and
@@ -49,7 +49,7 @@ from .grade_model import GradeDesign
 
 AUTO = "auto"
 ORDER = ("run", "midpoint", "pool")  # the one-standard-error rule keeps the first within reach of the best
-HALVES = 10  # random draws of units held out
+DRAWS = 10  # random draws of units held out
 MIN_UNITS = 4  # units with pseudo-holes needed: two held out, two to fit on
 TARGET_TEXT = {"run": "judging each run's own holes",
                "pool": "judging the holes of every run given together",
@@ -74,7 +74,7 @@ class OverChoice:
     def describe(self) -> dict:
         """The JSON ``estimate.fit.over_choice``."""
         return {"chosen": self.chosen, "predicts": TARGET_TEXT[self.chosen], "rule": RULE, "reason": self.reason,
-                "halves": HALVES, "units": self.units, "held": self.held, "runs": self.runs, "mae": self.mae,
+                "draws": DRAWS, "units": self.units, "held": self.held, "runs": self.runs, "mae": self.mae,
                 "se": self.se}
 
 
@@ -86,7 +86,7 @@ def describe_choice(d: dict) -> str:
         return f"{what}: {d['reason']})"
     figs = ", ".join(f"{k} {d['mae'][k]:.4f}" for k in (*ORDER, "zero"))
     return (f"{what}, chosen by holding out {d['held']} of the {d['units']} runs that contributed judgments, "
-            f"{d['halves']} times, and judging them together; MAE over {counted(d['runs'], 'held-out run')}: {figs})")
+            f"{d['draws']} times, and judging them together; MAE over {counted(d['runs'], 'held-out run')}: {figs})")
 
 
 def held_out_world(pool, world: World, held: np.ndarray, kept: np.ndarray, depth: int) -> World:
@@ -133,8 +133,8 @@ class _ReadIn:
 def choose_over(measure, pool, world: World, targets: list, source=None, *, seed: int = 0,
                 maxgrade: int | None = None, draws: int = 64, min_pseudo_holes: int = 20) -> OverChoice:
     """:class:`OverChoice` for ``targets`` (module doc). ``source``: the grade source (None: the
-    grade model, refitted per half; else used as it is, as :func:`~.estimate.estimate_runs`).
-    Each half holds out as many units as ``targets`` has (at least 2), at most half of them."""
+    grade model, refitted per draw; else used as it is, as :func:`~.estimate.estimate_runs`).
+    Each draw holds out as many units as ``targets`` has (at least 2), at most half of them."""
     measure = holes_read_as_zero(Measure.parse(measure))
     target_units = len(sorted_distinct(pool.unit[np.asarray(targets, np.int64)])) if len(targets) else 0
     if target_units < 2:
@@ -149,8 +149,8 @@ def choose_over(measure, pool, world: World, targets: list, source=None, *, seed
                                  f"needs {MIN_UNITS}", units=int(len(units)))
     size = max(2, min(target_units, len(units) // 2))
     errors = {k: [] for k in (*ORDER, "zero")}
-    half = []  # which half each held-out estimate came from
-    for s in range(HALVES):
+    drawn_in = []  # the draw each held-out estimate came from
+    for s in range(DRAWS):
         held = np.sort(np.random.default_rng([seed, s]).choice(units, size=size, replace=False))
         wh = held_out_world(pool, world, held, units[~_marked(pool.n_units, held)[units]], depth)
         model = source
@@ -163,10 +163,10 @@ def choose_over(measure, pool, world: World, targets: list, source=None, *, seed
             model = GradeDesign(features(pool, wh, r, owner), wh.row_level[r], pool.levels, owner).fit()
         t = np.flatnonzero(_marked(pool.n_units, held)[pool.unit]).tolist()
         scoring = read_as_not_relevant(wh, world)
-        drawn = _ReadIn(model, wh)
+        read_in_wh = _ReadIn(model, wh)
         ideal = pool_hole_rows(measure, pool, scoring, t)
-        cases = ([Case(i, -1, drawn, draws, ideal_rows=ideal.get(i)) for i in t]
-                 + [Case(i, -1, drawn, draws) for i in t] + [Case(i) for i in t])
+        cases = ([Case(i, -1, read_in_wh, draws, ideal_rows=ideal.get(i)) for i in t]
+                 + [Case(i, -1, read_in_wh, draws) for i in t] + [Case(i) for i in t])
         got = score_cases(measure, pool, scoring, cases, seed, maxgrade)
         truth = score_cases(measure, pool, world, [Case(i) for i in t], seed, maxgrade)
         n = len(t)
@@ -176,18 +176,18 @@ def choose_over(measure, pool, world: World, targets: list, source=None, *, seed
             errors["run"].append(abs(r_ - tv))
             errors["midpoint"].append(abs((p + r_) / 2 - tv))
             errors["zero"].append(abs(z - tv))
-            half.append(s)
-    if len(set(half)) < 2:
-        return OverChoice("run", "fewer than two halves left two runs with enough pseudo-holes to fit on",
+            drawn_in.append(s)
+    if len(set(drawn_in)) < 2:
+        return OverChoice("run", "fewer than two draws left two runs with enough pseudo-holes to fit on",
                           units=int(len(units)))
-    chosen, se = one_standard_error(errors, half)
+    chosen, se = one_standard_error(errors, drawn_in)
     mae = {k: float(np.mean(v)) for k, v in errors.items()}
     return OverChoice(chosen, None, mae, se, len(errors["run"]), int(len(units)), size)
 
 
 def one_standard_error(errors: dict, folds, order=ORDER) -> tuple:
     """The first of ``order`` whose mean absolute error is within one standard error of the
-    lowest (``errors[c]``: absolute errors; ``folds``: the half each came from). As in Hastie,
+    lowest (``errors[c]``: absolute errors; ``folds``: the draw each came from). As in Hastie,
     Tibshirani & Friedman (7.10), the standard error is the folds': each fold's MAE, paired
     with the lowest one's in the same fold, sd(difference) / sqrt(folds). Returns it and each
     one's standard error."""
