@@ -11,8 +11,8 @@ import pytest
 from judged.analyses.holes.collection import build_pool, make_world
 from judged.analyses.holes.drawn_scores import Case, score_cases
 from judged.analyses.holes.estimate import estimate_runs
-from judged.analyses.holes.over_choice import (ORDER, choose_over, held_out_world, one_standard_error,
-                                               read_as_not_relevant)
+from judged.analyses.holes.over_choice import (DRAWS, ORDER, held_out_groups, choose_over, held_out_world,
+                                               one_standard_error, read_as_not_relevant)
 from judged.analyses.meta.synthetic import pooled_collection
 from judged.cli import main
 from judged.core.align import align
@@ -178,3 +178,22 @@ def test_features_are_read_where_the_model_was_fitted():
     never = world.row_level < 0
     assert never.any() and source.worlds
     assert all((w.row_level[never] < 0).all() for w in source.worlds)
+
+
+@pytest.mark.parametrize("n, size", [(8, 4), (16, 2), (9, 4), (5, 2)])
+def test_every_unit_is_held_out_as_often_as_the_others(n, size):
+    """Repeated partitions (5 x 2 cross-validation at half): in each repetition a unit is held
+    out at most once, and over all of them the counts differ by at most the repetitions."""
+    units = np.arange(100, 100 + n)
+    groups = held_out_groups(units, size, seed=3)
+    assert all(len(g) == size and len(set(g.tolist())) == size for g in groups)
+    per = n // size
+    assert len(groups) >= DRAWS and len(groups) % per == 0
+    for r in range(len(groups) // per):  # one repetition: disjoint groups
+        rep = np.concatenate(groups[r * per:(r + 1) * per])
+        assert len(set(rep.tolist())) == len(rep)
+    counts = np.bincount(np.concatenate(groups) - 100, minlength=n)
+    if n % size == 0:
+        assert (counts == counts[0]).all()
+    other = held_out_groups(units, size, seed=4)  # another seed, other groups
+    assert np.concatenate(groups).tolist() != np.concatenate(other).tolist()
