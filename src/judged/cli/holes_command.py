@@ -26,7 +26,8 @@ without reporting them): with one run, or too few such documents, or where its o
 leave-one-run-out errors on these runs exceed those of holes counted as not relevant, the
 estimate falls back to holes counted as not relevant and says so. With several runs
 estimated, whether it predicts judging each run's own holes, their pool, or the midpoint is
-chosen by holding out halves of the runs that contributed judgments (--estimate-over).
+chosen by holding out runs that contributed judgments and judging them together
+(--estimate-over).
 
 examples:
   judged holes qrels.txt bm25.run dense.run -k 10

@@ -19,7 +19,7 @@ contributed to a depth-D pool of the given runs: remove it and they would be hol
    JRSS-B 2020; units of several runs weigh as one, Dunn, Wasserman & Ramdas, JASA 2022),
    clipped to the exact bounds, with its coverage on the collection itself.
 4. **What it predicts**, with several runs: judging each run's own holes, their pool, or the
-   midpoint, chosen by holding out halves of the units and judging them together
+   midpoint, chosen by holding out units that contributed judgments and judging them together
    (:mod:`judged.analyses.holes.over_choice`).
 
 **Fallback** (stated as such): the score with holes as not relevant (trec_eval's reading)
@@ -259,7 +259,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
     target's estimate drawing the other targets' holes into its ideal and R too
     (:func:`pool_hole_rows`); ``'run'`` judging each target's own holes; ``'midpoint'``
     (:data:`MIDPOINT`) the mean of the two; ``'auto'`` one of the three, chosen by holding out
-    halves of the units (:func:`~.over_choice.choose_over`; ``info['fit']['over_choice']``).
+    units and judging them together (:func:`~.over_choice.choose_over`; ``info['fit']['over_choice']``).
 
     ``bounds[i]`` = (mean min, mean max) of run i's exact bounds clips its interval and
     is the interval when it cannot be calibrated (computed when not given).

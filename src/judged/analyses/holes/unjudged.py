@@ -75,14 +75,7 @@ def estimate_source(method: str | None):
 DEFAULT_ESTIMATE_OVER = "auto"
 
 
-ESTIMATE_OVER = ("auto", "run", "pool", "midpoint")
-ESTIMATE_OVER_TEXT = {
-    "auto": "one of the three below, chosen by holding out halves of the runs that contributed judgments and "
-            "judging them together",
-    "run": "judging each run's own holes",
-    "pool": "judging the holes of every run given (the others' holes enter each run's ideal and R)",
-    "midpoint": "the mean of the estimates over the pool and over the run's own holes (on three collections the "
-                "first was biased low, the second high: docs/holes.md)"}
+ESTIMATE_OVER = ("auto", "run", "pool", "midpoint")  # what each predicts: over_choice.TARGET_TEXT
 
 
 def estimate_over_of(estimate_over: str | None, own: bool) -> str:
