@@ -427,10 +427,11 @@ def _logit(p):
 
 
 
-def pseudo_holes(pool: HolePool, world: World) -> np.ndarray:
+def pseudo_holes(pool: HolePool, world: World, above: int | None = None) -> np.ndarray:
     """Pool rows that are pseudo-holes in ``world``: judged there, in the run's top
-    ``depth``, and contributed by the run's unit alone."""
-    return np.flatnonzero((pool.pos < pool.depth) & (world.row_level >= 0)
+    ``depth`` (and ranked above ``above``, when given), and contributed by the run's unit alone."""
+    top = pool.depth if above is None else min(pool.depth, above)
+    return np.flatnonzero((pool.pos < top) & (world.row_level >= 0)
                           & (pool.owner[pool.pid] == pool.unit[pool.run]))
 
 

@@ -282,11 +282,10 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         raise ConventionError(f"the estimate needs at least one sample, got samples={samples}")
     world = make_world(pool) if world is None else world
     targets = list(range(pool.n_runs)) if targets is None else list(targets)
-    rows = pseudo_holes(pool, world)
     # learn from the ranks whose holes are estimated: below them, a pool deeper than the
     # judging was (--pool-depth 100 over depth-10 qrels) keeps only the deep documents some
     # other process chose to judge (DL 2019: 0.2% of the top-10 pseudo-holes relevant, 21% of all)
-    rows = rows[pool.pos[rows] < fill_depth(measure, pool)]
+    rows = pseudo_holes(pool, world, fill_depth(measure, pool))
     y = world.row_level[rows]
     units_with = sorted_distinct(pool.unit[pool.run[rows]])
     merged = sum(len(m) - 1 for m in pool.same_lists)  # runs with one top k held out as one run

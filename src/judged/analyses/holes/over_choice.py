@@ -144,8 +144,7 @@ def choose_over(measure, pool, world: World, targets: list, source=None, *, seed
     if measure.family.normaliser is None:  # no ideal, no R: other runs' holes enter nothing it reads
         return OverChoice("run", f"{measure.family.name} reads no ideal or R: other runs' holes cannot move it")
     depth = fill_depth(measure, pool)
-    rows = pseudo_holes(pool, world)
-    units = sorted_distinct(pool.unit[pool.run[rows[pool.pos[rows] < depth]]])
+    units = sorted_distinct(pool.unit[pool.run[pseudo_holes(pool, world, depth)]])
     if len(units) < MIN_UNITS:
         return OverChoice("run", f"{counted(len(units), 'run')} contributed judged documents alone; holding out "
                                  f"needs {MIN_UNITS}", units=int(len(units)))
@@ -156,8 +155,7 @@ def choose_over(measure, pool, world: World, targets: list, source=None, *, seed
         wh = held_out_world(pool, world, held, units[~_marked(pool.n_units, held)[units]], depth)
         model = source
         if source is None:
-            r = pseudo_holes(pool, wh)
-            r = r[pool.pos[r] < depth]
+            r = pseudo_holes(pool, wh, depth)
             owner = pool.unit[pool.run[r]]
             if len(sorted_distinct(owner)) < 2 or len(r) < min_pseudo_holes:
                 continue
