@@ -151,6 +151,10 @@ def choose_over(measure, pool, world: World, targets: list, source=None, *, seed
     size = max(2, min(target_units, len(units) // 2))
     errors = {k: [] for k in (*ORDER, "zero")}
     drawn_in = []  # the draw each held-out estimate came from
+    # the truth of judging a held-out run's holes is its score in the full qrels, whatever the draw
+    candidates = np.flatnonzero(_marked(pool.n_units, units)[pool.unit]).tolist()
+    truth = dict(zip(candidates, (c.mean for c in score_cases(measure, pool, world, [Case(i) for i in candidates],
+                                                               seed, maxgrade))))
     for s, held in enumerate(held_out_groups(units, size, seed)):
         wh = held_out_world(pool, world, held, units[~_marked(pool.n_units, held)[units]], depth)
         model = source
@@ -167,10 +171,9 @@ def choose_over(measure, pool, world: World, targets: list, source=None, *, seed
         cases = ([Case(i, -1, read_in_wh, draws, ideal_rows=ideal.get(i)) for i in t]
                  + [Case(i, -1, read_in_wh, draws) for i in t] + [Case(i) for i in t])
         got = score_cases(measure, pool, scoring, cases, seed, maxgrade)
-        truth = score_cases(measure, pool, world, [Case(i) for i in t], seed, maxgrade)
         n = len(t)
         for j in range(n):
-            p, r_, z, tv = got[j].median, got[n + j].median, got[2 * n + j].mean, truth[j].mean
+            p, r_, z, tv = got[j].median, got[n + j].median, got[2 * n + j].mean, truth[t[j]]
             errors["pool"].append(abs(p - tv))
             errors["run"].append(abs(r_ - tv))
             errors["midpoint"].append(abs((p + r_) / 2 - tv))
