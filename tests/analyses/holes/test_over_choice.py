@@ -12,7 +12,7 @@ from judged.analyses.holes.collection import build_pool, make_world
 from judged.analyses.holes.drawn_scores import Case, score_cases
 from judged.analyses.holes.estimate import estimate_runs
 from judged.analyses.holes.over_choice import (DRAWS, ORDER, held_out_groups, choose_over, held_out_world,
-                                               one_standard_error, read_as_not_relevant)
+                                               one_standard_error)
 from judged.analyses.meta.synthetic import pooled_collection
 from judged.cli import main
 from judged.core.align import align
@@ -63,8 +63,8 @@ def test_holes_the_qrels_never_judged_are_not_drawn():
     new = [i for i in range(pool.n_runs) if (world.row_level[pool.list_rows(i, 10)] < 0).any()]
     assert new  # runs never pooled have holes
     oracle = Oracle({})  # every hole not relevant: drawn or not, the same score...
-    read = read_as_not_relevant(world, world)
-    drawn = score_cases("nDCG@10", pool, read, [Case(i, -1, oracle, 5) for i in new])
+    judged = world.row_level >= 0  # what over_choice draws: only holes the truth judged
+    drawn = score_cases("nDCG@10", pool, world, [Case(i, -1, oracle, 5, drawn=judged) for i in new])
     zero = score_cases("nDCG@10", pool, world, [Case(i) for i in new])
     assert [d.holes for d in drawn] == [0] * len(new)  # ...but none is drawn: they are judged not relevant
     assert [d.mean for d in drawn] == [z.mean for z in zero]
@@ -168,9 +168,8 @@ class Recorder(Oracle):
 
 
 def test_features_are_read_where_the_model_was_fitted():
-    """Holes the qrels never judged are not drawn (the scoring world judges them not relevant)
-    but the grade source reads its features in the held-out world, where they are unjudged,
-    as in the estimate itself."""
+    """Holes the qrels never judged are not drawn, but the grade source reads its features in
+    the held-out world, where they are unjudged, as in the estimate itself."""
     coll, runs, pool = shift_collection(3)
     world = make_world(pool)
     source = Recorder(coll.qrels())

@@ -36,6 +36,8 @@ class Case:
     # pool rows of the other runs' holes (one per document) the run lacks in its list: drawn with
     # its own (from the same model), they enter only its ideal and R (judging the pool)
     ideal_rows: np.ndarray | None = None
+    # per pool row, whether a hole there is drawn (None: every hole); the others count as not relevant
+    drawn: np.ndarray | None = None
 
 
 @dataclass
@@ -109,8 +111,7 @@ def _prepare(measure, pool, world, case: Case, seed, maxgrade) -> dict:
     lv = world.row_level[rows]
     if case.minus >= 0:
         lv = np.where(pool.owner[pool.pid[rows]] == case.minus, -1, lv)
-    # judged here, unjudged in the qrels: read as not relevant (over_choice.read_as_not_relevant)
-    grade = np.where(lv >= 0, np.nan_to_num(a.ranked.grade[pool.rrow[rows]], nan=0.0), np.nan)
+    grade = np.where(lv >= 0, a.ranked.grade[pool.rrow[rows]], np.nan)
     local_q = a.ranked.q[pool.rrow[rows]]
     codes = np.asarray(a.qid_codes, np.int64)
     jc = world.jcount[codes]
@@ -120,12 +121,16 @@ def _prepare(measure, pool, world, case: Case, seed, maxgrade) -> dict:
     prep = {"measure": m, "a": a, "nq": nq, "sum": np.zeros(nq), "sumsq": np.zeros(nq), "draws": 1, "holes": 0,
             "parts": [], "fixed": 0.0}
     fill = np.isnan(grade) & (pool.pos[rows] < fill_depth(m, pool))
+    if case.drawn is not None:
+        fill &= case.drawn[rows]
     extra = np.zeros(0, np.int64) if case.ideal_rows is None or case.model is None or \
         m.family.label_worth == "gain" and m.family.normaliser is None \
         else np.asarray(case.ideal_rows, np.int64)
     local = np.full(pool.jcount.shape[0], -1, np.int64)
     local[codes] = np.arange(len(codes))
     extra = extra[local[pool.qcode[extra]] >= 0]
+    if case.drawn is not None:
+        extra = extra[case.drawn[extra]]
     extra_q = local[pool.qcode[extra]]
     draws = max(1, int(case.draws)) if case.model is not None and (fill.any() or len(extra)) else 1
     with_holes = np.zeros(nq, bool)

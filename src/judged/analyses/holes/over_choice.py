@@ -112,26 +112,6 @@ def _marked(n: int, units) -> np.ndarray:
     return mark
 
 
-def read_as_not_relevant(world: World, unjudged_in: World) -> World:
-    """``world`` with the rows unjudged in ``unjudged_in`` judged not relevant (level 0): holes
-    a truth would count as not relevant are not drawn."""
-    level = world.row_level.copy()
-    level[unjudged_in.row_level < 0] = 0
-    return World(world.removed, level, world.jcount, world.unit_removed)
-
-
-@dataclass
-class _ReadIn:
-    """A grade source whose holes' features are read in ``world`` (the held-out world it was
-    fitted in), whichever world the scoring decides the holes in."""
-
-    source: object
-    world: World
-
-    def grade_probabilities(self, pool, world, rows, minus):
-        return self.source.grade_probabilities(pool, self.world, rows, minus)
-
-
 def choose_over(measure, pool, world: World, targets: list, source=None, *, seed: int = 0,
                 maxgrade: int | None = None, draws: int = 64, min_pseudo_holes: int = 20) -> OverChoice:
     """:class:`OverChoice` for ``targets`` (module doc). ``source``: the grade source (None: the
@@ -151,6 +131,7 @@ def choose_over(measure, pool, world: World, targets: list, source=None, *, seed
     size = max(2, min(target_units, len(units) // 2))
     errors = {k: [] for k in (*ORDER, "zero")}
     drawn_in = []  # the draw each held-out estimate came from
+    judged = world.row_level >= 0  # holes are drawn only where the truth judged them: the rest count 0 in both
     # the truth of judging a held-out run's holes is its score in the full qrels, whatever the draw
     candidates = np.flatnonzero(_marked(pool.n_units, units)[pool.unit]).tolist()
     truth = dict(zip(candidates, (c.mean for c in score_cases(measure, pool, world, [Case(i) for i in candidates],
@@ -165,12 +146,10 @@ def choose_over(measure, pool, world: World, targets: list, source=None, *, seed
                 continue
             model = GradeDesign(features(pool, wh, r, owner), wh.row_level[r], pool.levels, owner).fit()
         t = np.flatnonzero(_marked(pool.n_units, held)[pool.unit]).tolist()
-        scoring = read_as_not_relevant(wh, world)
-        read_in_wh = _ReadIn(model, wh)
-        ideal = pool_hole_rows(measure, pool, scoring, t)
-        cases = ([Case(i, -1, read_in_wh, draws, ideal_rows=ideal.get(i)) for i in t]
-                 + [Case(i, -1, read_in_wh, draws) for i in t] + [Case(i) for i in t])
-        got = score_cases(measure, pool, scoring, cases, seed, maxgrade)
+        ideal = pool_hole_rows(measure, pool, wh, t)
+        cases = ([Case(i, -1, model, draws, ideal_rows=ideal.get(i), drawn=judged) for i in t]
+                 + [Case(i, -1, model, draws, drawn=judged) for i in t] + [Case(i) for i in t])
+        got = score_cases(measure, pool, wh, cases, seed, maxgrade)
         n = len(t)
         for j in range(n):
             p, r_, z, tv = got[j].median, got[n + j].median, got[2 * n + j].mean, truth[t[j]]
