@@ -691,6 +691,33 @@ def test_a_run_unlike_the_calibration_runs_gets_the_bounds_and_the_reason():
     assert "unlike the calibration runs" in report.estimates.sentence()
 
 
+def test_over_the_pool_one_unlike_run_leaves_no_interval_calibrated():
+    """Over the pool (and at the midpoint) every run's ideal holds the other runs' holes: with
+    one run unlike the calibration runs, the ideal is an extrapolation for every run and no
+    interval is calibrated (DL 2019, traditional runs pooled: the 4 neural runs the per-run
+    rule left conformal covered 0 of 4). Over each run's own holes only the unlike run's is
+    the bounds."""
+    from judged.analyses.holes.unjudged import holes_report
+
+    c = small(seed=1)
+    qrels, runs = c.qrels(), c.runs()
+    new = {}
+    for q, docs in qrels.items():
+        rel = sorted((d for d, g in docs.items() if g > 0), key=lambda d: -docs[d])[:3]
+        ranked = [x for d in rel for x in (d, f"never-judged-{q}-{d}")]
+        new[q] = {d: 100.0 - i for i, d in enumerate(ranked)}
+    kinds = {}
+    for over in ("run", "pool", "midpoint"):
+        report = holes_report(qrels, {**runs, "new": new}, k=6, samples=20, estimate_over=over)
+        cal = report.estimates.info["calibration"]
+        assert cal["unlike"] == ["new"]
+        kinds[over] = {n: r.estimate_detail.interval for n, r in report.runs.items()}
+        said = "interval = the bounds for every run" in report.estimates.sentence()
+        assert said == (over != "run") == bool(cal.get("unlike_in_ideal"))
+    assert kinds["run"]["new"] == "bounds" and "conformal" in set(kinds["run"].values())
+    assert set(kinds["pool"].values()) <= {"bounds", "exact"} and set(kinds["midpoint"].values()) <= {"bounds", "exact"}
+
+
 def test_runs_with_the_same_top_k_are_one_unit_and_no_vote_for_each_other():
     """A run given twice (or two runs with one top k) is one system to the pool: one unit,
     its twin's rows are no second vote, and its holes are not read as ranked high by another

@@ -136,9 +136,11 @@ class HoleEstimates:
                      f"({cal['covered']}/{cal['runs']} runs, leave-one-{fit['unit']}-out on this collection)")
             if cal.get("unlike"):
                 a, b = cal["relevant_share"]
+                where = ("for every run: each run's ideal holds their holes" if cal.get("unlike_in_ideal")
+                         else "there")
                 text += (f"; {counted(len(cal['unlike']), 'run')} unlike the calibration runs (relevant share of the "
-                         f"judged top {fit['k']} outside their {a:.0%}-{b:.0%}): interval = the bounds there, not an "
-                         f"estimate interval")
+                         f"judged top {fit['k']} outside their {a:.0%}-{b:.0%}): interval = the bounds {where}, not "
+                         f"an estimate interval")
             lo = i.get("loro")
             if lo and lo["mae_zero"] is not None:
                 text += (f"; leave-one-{fit['unit']}-out MAE {lo['mae_estimate']:.4f} (holes as zero "
@@ -390,7 +392,14 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         cal_runs = sorted({r[0] for r, keep in zip(residuals, informative) if keep})
         span = _calibration_span(held[cal_runs])
         calibration["relevant_share"] = list(span)
-        unlike = []
+        qv = {i: quantile_without(int(pool.unit[i])) for i in targets}
+        unlike = [i for i, e in zip(targets, est_t) if (e.holes or e.ideal_holes) and math.isfinite(qv[i])
+                  and not span[0] <= share[i] <= span[1]]
+        # over the pool (and the midpoint's pool end) every run's ideal holds the other targets'
+        # holes: with one target unlike the calibration runs, no run's interval is calibrated
+        shared = over != "run" and len(targets) > 1 and bool(unlike)
+        if shared:
+            calibration["unlike_in_ideal"] = True
         run_bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
         runs = {}
         for i, e, z in zip(targets, est_t, zero_t):
@@ -400,14 +409,10 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
                 runs[i] = _run_estimate(z.per_query, z.mean, 0.0, z.mean if exact else lo, z.mean if exact else hi,
                                       "exact" if exact else "bounds", 0)
                 continue
-            qv = quantile_without(int(pool.unit[i]))
-            like = span[0] <= share[i] <= span[1]
-            if math.isfinite(qv) and like:
-                low, high, kind = max(lo, _point(e) - qv * e.sd), min(hi, _point(e) + qv * e.sd), "conformal"
+            if math.isfinite(qv[i]) and not shared and i not in unlike:
+                low, high, kind = max(lo, _point(e) - qv[i] * e.sd), min(hi, _point(e) + qv[i] * e.sd), "conformal"
             else:
                 low, high, kind = lo, hi, "bounds"
-                if math.isfinite(qv):
-                    unlike.append(i)
             low, high = min(low, _point(e), *e.ends), max(high, _point(e), *e.ends)
             runs[i] = _run_estimate(e.per_query, _point(e), e.sd, low, high, kind, e.holes)
             runs[i].details["relevant_share"] = float(share[i])
