@@ -196,3 +196,25 @@ def test_every_unit_is_held_out_as_often_as_the_others(n, size):
         assert (counts == counts[0]).all()
     other = held_out_groups(units, size, seed=4)  # another seed, other groups
     assert np.concatenate(groups).tolist() != np.concatenate(other).tolist()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_leave_one_out_residuals_draw_only_the_holes_their_truth_judged(seed):
+    """A leave-one-out residual compares the estimate with the run's score in the qrels, where
+    holes the qrels never judged count as not relevant: so the estimate draws only the
+    judgments it removed. Pool depth 5, k 10: the pooled runs have real holes at ranks 6-10.
+    With a source that knows every grade (even of documents the qrels never judged) the
+    residuals are exactly 0; drawing those real holes too gave a residual that was no error
+    (DL 2019, three neural runs on qrels pooled from the traditional ones: leave-one-run-out
+    MAE 0.21 against 0.04 for holes as zero, so the check set aside an estimate whose error
+    was 0.034 against 0.166)."""
+    coll = pooled_collection(10, 20, 20, pool_depth=5, seed=seed)
+    q = read_qrels(coll.qrels())
+    named = [(n, align(q, read_run(r, name=n), Settings(complete=True))) for n, r in coll.runs().items()]
+    pool = build_pool(named, 10, 5)
+    world = make_world(pool)
+    assert (world.row_level[np.concatenate([pool.list_rows(i, 10) for i in range(pool.n_runs)])] < 0).any()
+    est = estimate_runs("nDCG@10", pool, world, source=Oracle(coll.qrels(complete=True)), samples=5, over="run")
+    lo = est.info["loro"]
+    assert lo["runs"] >= 4 and lo["mae_zero"] > 0
+    assert lo["mae_estimate"] == pytest.approx(0.0, abs=1e-12)
