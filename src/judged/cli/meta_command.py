@@ -86,6 +86,9 @@ def register(sub) -> None:
     ho.add_argument("--pool-runs", nargs="+", metavar="RUN", default=None,
                     help="with --protocol shift|few: the runs the cut qrels are pooled from (names as given, file "
                          "names, or file names without .gz/.run/.txt)")
+    ho.add_argument("--scored-runs", nargs="+", metavar="RUN", default=None,
+                    help="with --protocol shift|few: the runs scored, all of them (one cell; the qrels cut to "
+                         "--pool-runs, else to every other run): your new systems on your old qrels")
     ho.add_argument("--seeds", type=int, default=None, metavar="N",
                     help="with --protocol shift|few and no --pool-runs: random halves as pool runs beside the weaker "
                          "half (default 5)")
@@ -498,7 +501,7 @@ def run_holdout(args) -> int:
         raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
     common = dict(k=args.k, measure=args.measure, by=args.by, groups=args.groups, group_regex=args.group_regex,
                   depth=args.depth, samples=args.samples, seed=args.seed, level=args.level, maxgrade=args.maxgrade,
-                  protocol=args.protocol, pool_runs=args.pool_runs, seeds=args.seeds,
+                  protocol=args.protocol, pool_runs=args.pool_runs, scored_runs=args.scored_runs, seeds=args.seeds,
                   settings=settings_of(args, compared=True))
     if args.estimates is not None:
         return _compare_estimates(args, common)

@@ -124,7 +124,30 @@ def test_shift_through_the_cli(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "few — pool runs given: 2 pool runs, 3 scored" in " ".join(out.split())
     assert main(["meta", "holdout", q, *runs, "--pool-runs", "teama-1"]) == 2
-    assert "--pool-runs and --seeds go with --protocol shift or few" in capsys.readouterr().err
+    assert "--pool-runs, --scored-runs and --seeds go with --protocol shift or few" in capsys.readouterr().err
+    # your new systems on your old qrels: every run named scored (four, past few's three), one cell
+    assert main(["meta", "holdout", q, *runs, "--protocol", "few", "--pool-runs", "teama-1", "teamb-1",
+                 "--scored-runs", "teama-3", "teama-2", "teamb-2", "teamb-3", "--samples", "10", "--format",
+                 "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [c["name"] for c in d["cells"]] == ["runs given"] and d["cells"][0]["scored"] == [
+        r for n in ("teama-3", "teama-2", "teamb-2", "teamb-3") for r in runs if r.endswith(f"/{n}.run")]
+    assert main(["meta", "holdout", q, *runs, "--protocol", "shift", "--pool-runs", "teama-1", "--scored-runs",
+                 "teama-1"]) == 2
+    assert "--scored-runs and --pool-runs share" in capsys.readouterr().err
+    assert main(["meta", "holdout", q, *runs, "--protocol", "few", "--scored-runs", "nope"]) == 2
+    assert "--scored-runs: no run named 'nope'" in capsys.readouterr().err
+
+
+def test_scored_runs_are_pooled_from_every_other_run_unless_pool_runs_say():
+    names = [f"r{i}" for i in range(5)]
+    scores = {n: float(i) for i, n in enumerate(names)}
+    assert pool_splits(names, scores, protocol="few", scored_runs=["r0", "r4"]) == [
+        ("runs given", ["r1", "r2", "r3"], ["r0", "r4"])]  # the weakest too: named, not chosen
+    assert pool_splits(names, scores, protocol="shift", pool_runs=["r1"], scored_runs=["r2"]) == [
+        ("runs given", ["r1"], ["r2"])]
+    with pytest.raises(ConventionError, match="no run is left"):
+        pool_splits(names, scores, protocol="few", scored_runs=names)
 
 
 def test_loro_reports_cell_violations_and_the_old_spelling_agrees(tmp_path):

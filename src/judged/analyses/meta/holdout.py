@@ -246,11 +246,13 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
             group_regex: str | None = None, depth: int | None = None, samples: int = 200, seed: int = 0,
             level: float | None = None, maxgrade: int | None = None, settings: Settings | None = None,
             protocol: str | None = None, pool_runs=None,
-            seeds: int | None = None, estimate: str | None = None, estimate_over: str | None = None):
+            seeds: int | None = None, estimate: str | None = None, estimate_over: str | None = None,
+            scored_runs=None):
     """Hold out each run (``by='run'``, ``protocol='loro'``) or group (``by='group'``,
     ``protocol='group'``) in turn; see the module doc. ``protocol='shift'`` or ``'few'``: new
     runs scored on qrels pooled from the others (``pool_runs``, else the weaker half and
-    ``seeds`` random halves), a :class:`~judged.analyses.meta.protocols.ShiftResult`
+    ``seeds`` random halves; ``scored_runs``: one cell scoring those, pooled from ``pool_runs``
+    or every other run), a :class:`~judged.analyses.meta.protocols.ShiftResult`
     (:mod:`judged.analyses.meta.protocols`).
 
     ``k``: the depth holes are counted at and the measure's default cutoff (nDCG@k);
@@ -269,8 +271,8 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
         if protocol in ("loro", "group") and by != "run" and by != {"loro": "run", "group": "group"}[protocol]:
             raise ConventionError(f"--protocol {protocol} and --by {by} disagree (--by is the old spelling)")
         by = "group" if protocol == "group" else "run" if protocol == "loro" else by
-    if protocol not in ("shift", "few") and (pool_runs or seeds is not None):
-        raise ConventionError("--pool-runs and --seeds go with --protocol shift or few")
+    if protocol not in ("shift", "few") and (pool_runs or seeds is not None or scored_runs):
+        raise ConventionError("--pool-runs, --scored-runs and --seeds go with --protocol shift or few")
     if k < 1:
         raise ConventionError(f"-k must be a positive integer, got {k}")
     if depth is not None and depth < 1:
@@ -291,7 +293,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
         cells = shift_protocol(qrels, runs, m, k, protocol=protocol, pool_runs=pool_runs,
                                seeds=DEFAULT_SEEDS if seeds is None else seeds, depth=depth, samples=samples, seed=seed,
                                level=level, maxgrade=maxgrade, settings=settings,
-                               estimate=estimate, estimate_over=estimate_over)
+                               estimate=estimate, estimate_over=estimate_over, scored_runs=scored_runs)
         return ShiftResult(protocol, str(replace(m, maxgrade=None)), replace(m, maxgrade=None).convention(settings), k,
                            k if depth is None else int(depth), level, cells)
     zero_m = replace(m, maxgrade=None)

@@ -168,12 +168,22 @@ def summarize(runs: list) -> dict:
 
 
 def pool_splits(names: list, full_scores: dict, *, protocol: str, pool_runs=None, seeds: int = DEFAULT_SEEDS,
-                seed: int = 0) -> list:
+                seed: int = 0, scored_runs=None) -> list:
     """(cell name, pool runs, scored runs) of each cell: ``pool_runs`` as given, else the
     weaker half (by ``full_scores``) and ``seeds`` random halves; ``few`` keeps each split's
-    :data:`FEW` strongest scored runs."""
+    :data:`FEW` strongest scored runs. ``scored_runs``: one cell scoring those runs (all of
+    them, under ``few`` too), pooled from ``pool_runs`` or else from every other run."""
     if len(names) < 2:
         raise JudgedError(f"the {protocol} protocol needs at least two runs")
+    if scored_runs:
+        scored = [match_run(r, names, "--scored-runs") for r in scored_runs]
+        pool = [match_run(p, names) for p in pool_runs] if pool_runs else [n for n in names if n not in scored]
+        both = sorted(set(scored) & set(pool))
+        if both:
+            raise ConventionError(f"--scored-runs and --pool-runs share {', '.join(both)}: a run is pooled or scored")
+        if not pool:
+            raise ConventionError("--scored-runs: no run is left to pool the qrels from")
+        return [("runs given", pool, list(dict.fromkeys(scored)))]
     if pool_runs:
         chosen = [match_run(p, names) for p in pool_runs]
         splits = [("pool runs given", chosen)]
@@ -195,18 +205,19 @@ def pool_splits(names: list, full_scores: dict, *, protocol: str, pool_runs=None
     return out
 
 
-def match_run(given: str, names: list) -> str:
+def match_run(given: str, names: list, flag: str = "--pool-runs") -> str:
     """The run ``given`` names: its name, file name or file name without .gz/.run/.txt/.trec."""
     for key in (lambda n: n, os.path.basename, run_stem):
         hits = [n for n in names if key(n) == given]
         if len(hits) == 1:
             return hits[0]
-    raise ConventionError(f"--pool-runs: no run named {given!r} among the runs given")
+    raise ConventionError(f"{flag}: no run named {given!r} among the runs given")
 
 
 def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", pool_runs=None,
                    seeds: int = DEFAULT_SEEDS, depth: int | None = None, samples: int = 200, seed: int = 0,
-                   level: float | None = None, maxgrade: int | None = None, settings=None, estimate: str | None = None, estimate_over: str | None = None) -> list:
+                   level: float | None = None, maxgrade: int | None = None, settings=None, estimate: str | None = None,
+                   estimate_over: str | None = None, scored_runs=None) -> list:
     """The cells of ``protocol`` ('shift' or 'few'; module doc) on the full ``qrels`` and
     ``runs``, each scored by :func:`judged.analyses.holes.unjudged.holes_report` on its cut qrels."""
     import pandas as pd
@@ -228,7 +239,8 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
         rows[n] = pd.DataFrame({"qid": a.qids.astype(str)[top.q], "docid": a.docids(top.row),
                                 "grade": top.grade, "pos": top.pos})
     cells = []
-    splits = pool_splits(names, full_scores, protocol=protocol, pool_runs=pool_runs, seeds=seeds, seed=seed)
+    splits = pool_splits(names, full_scores, protocol=protocol, pool_runs=pool_runs, seeds=seeds, seed=seed,
+                         scored_runs=scored_runs)
     condensed_m = replace(m, unjudged="condensed")
     with progress(len(splits), f"{protocol}: scoring new runs on qrels pooled from the others") as advance:
         for label, pool, scored in splits:
