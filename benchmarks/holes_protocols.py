@@ -9,7 +9,10 @@ optionally, ``runs.tsv`` (tab-separated, a header line with at least ``file`` an
 columns, and ``kind``: e.g. trad / nn / nnlm). The groups of ``runs.tsv`` drive the group
 protocol (else the runs' leading letters); with ``--kind-pool KIND`` one more shift cell pools
 from the runs of that kind and scores the others (a change of kind: e.g. traditional runs
-pooled, neural ones scored).
+pooled, neural ones scored), and ``--kind-triples N`` (default 8) few cells each score three
+runs of other kinds and three different groups, drawn at random, alone on that pool (the
+seed's scenario: new systems on old qrels; `judged meta holdout --protocol few --pool-runs ...
+--scored-runs ...`).
 
 Per collection it prints one row per (protocol, cell): runs counted (with a truth) and
 estimated, abstentions, MAE of holes-as-zero, condensed and the estimate, interval coverage
@@ -33,8 +36,11 @@ import sys
 import tempfile
 import time
 
+import numpy as np
+
 from judged.analyses.meta.estimate_choice import choose
 from judged.analyses.meta.holdout import holdout
+from judged.analyses.meta.protocols import summarize
 
 
 def collection(path: str):
@@ -85,8 +91,38 @@ def run_collection(path: str, args) -> list:
             if pool and len(pool) < len(table):
                 res = holdout(qrels, runs, protocol=protocol, pool_runs=pool, **common)
                 out.append(row_of(f"{protocol}: pool = {args.kind_pool} runs", res.cells[0].summary()))
+                if protocol == "few" and "group" in table[0] and args.kind_triples:
+                    out += kind_triples(qrels, runs, table, pool, args, common)
     print(f"# {path}: {len(runs)} runs, {time.time() - t:.0f} s", file=sys.stderr)
     return out
+
+
+def kind_triples(qrels, runs, table, pool, args, common) -> list:
+    """The seed's scenario: three new systems (runs of the other kinds, of three different
+    groups, drawn at random) scored alone on qrels pooled from ``pool``; one row per triple
+    and one over them all ('all cells': left out of the recommendation, as the others)."""
+    new = [r for r in table if r["file"] not in pool]
+    rng = np.random.default_rng(7)
+    triples = []
+    for _ in range(1000):
+        if len(triples) == args.kind_triples:
+            break
+        chosen, groups = [], set()
+        for i in rng.permutation(len(new)).tolist():
+            if new[i]["group"] not in groups:
+                chosen.append(new[i]["file"])
+                groups.add(new[i]["group"])
+            if len(chosen) == 3:
+                break
+        if len(chosen) == 3 and sorted(chosen) not in triples:
+            triples.append(sorted(chosen))
+    rows, every = [], []
+    for j, triple in enumerate(triples, 1):
+        cell = holdout(qrels, runs, protocol="few", pool_runs=pool, scored_runs=triple, **common).cells[0]
+        rows.append(row_of(f"few: new kind, triple {j}", cell.summary()))
+        every += cell.runs
+    rows.append(row_of("few: new kind, all cells", summarize(every)))
+    return rows
 
 
 def comparison(name: str, by_method: dict, truth: str = "mae") -> str:
@@ -159,6 +195,9 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--samples", type=int, default=200)
     p.add_argument("--kind-pool", default=None)
+    p.add_argument("--kind-triples", type=int, default=8,
+                   help="with --kind-pool and a group column: random triples of other-kind runs of three groups "
+                        "scored alone (few) on the kind's pool (default 8)")
     p.add_argument("--estimate", default=None, help="the estimate's method (default: judged's)")
     p.add_argument("--estimate-over", default=None, choices=["pool", "run", "midpoint"])
     p.add_argument("--methods", default=None, help="estimate:over configurations to compare, comma-separated")
