@@ -718,6 +718,33 @@ def test_over_the_pool_one_unlike_run_leaves_no_interval_calibrated():
     assert set(kinds["pool"].values()) <= {"bounds", "exact"} and set(kinds["midpoint"].values()) <= {"bounds", "exact"}
 
 
+def test_an_unlike_run_without_holes_of_its_own_leaves_the_others_calibrated():
+    """A run unlike the calibration runs but with no holes of its own (every document of its
+    top k judged) puts nothing in the other runs' ideals: only its own interval is the bounds.
+    Its top 6 are judged documents the pooled runs also retrieved, the relevant first (share
+    outside the calibration runs'). DL 2019's 37 runs over the pool: two of its three unlike
+    runs (UNH_bm25, bm25tuned_p) have no hole, and gave all 34 conformal intervals the bounds."""
+    from judged.analyses.holes.unjudged import holes_report
+
+    c = small(seed=5)
+    qrels, runs = c.qrels(), c.runs()
+    pooled = {}
+    for run in runs.values():
+        for q, docs in run.items():
+            pooled.setdefault(q, set()).update(sorted(docs, key=lambda d: -docs[d])[:5])
+    new = {}
+    for q, docs in qrels.items():
+        judged = [d for d, g in sorted(docs.items(), key=lambda x: -x[1]) if d in pooled.get(q, ())]
+        new[q] = {d: 100.0 - i for i, d in enumerate(judged[:6])}
+    report = holes_report(qrels, {**runs, "new": new}, k=6, samples=20, estimate_over="pool")
+    cal = report.estimates.info["calibration"]
+    assert cal["unlike"] == ["new"] and int(report.runs["new"].holes.sum()) == 0
+    assert not cal.get("unlike_in_ideal")
+    assert report.runs["new"].estimate_detail.interval == "bounds"
+    assert "conformal" in {r.estimate_detail.interval for n, r in report.runs.items() if n != "new"}
+    assert "for every run" not in report.estimates.sentence()
+
+
 def test_runs_with_the_same_top_k_are_one_unit_and_no_vote_for_each_other():
     """A run given twice (or two runs with one top k) is one system to the pool: one unit,
     its twin's rows are no second vote, and its holes are not read as ranked high by another

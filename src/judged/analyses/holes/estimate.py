@@ -401,8 +401,10 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         unlike = [i for i, e in zip(targets, est_t) if (e.holes or e.ideal_holes) and math.isfinite(qv[i])
                   and not span[0] <= share[i] <= span[1]]
         # over the pool (and the midpoint's pool end) every run's ideal holds the other targets'
-        # holes: with one target unlike the calibration runs, no run's interval is calibrated
-        shared = over != "run" and len(targets) > 1 and bool(unlike)
+        # holes: with one target unlike the calibration runs, no run's interval is calibrated.
+        # An unlike target without holes of its own puts none there (DL 2019's 37 runs: two of its
+        # three unlike runs had none, and took every run's interval to the bounds)
+        shared = over != "run" and len(targets) > 1 and any(e.holes for i, e in zip(targets, est_t) if i in unlike)
         if shared:
             calibration["unlike_in_ideal"] = True
         run_bounds = _bounds_for(measure, pool, world, targets, bounds, maxgrade)
