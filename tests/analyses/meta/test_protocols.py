@@ -150,6 +150,15 @@ def test_scored_runs_are_pooled_from_every_other_run_unless_pool_runs_say():
         pool_splits(names, scores, protocol="few", scored_runs=names)
 
 
+def test_a_run_named_twice_is_pooled_or_scored_once():
+    """`--pool-runs a a` is one pool run, not two (the cell's header counted 2 pool runs)."""
+    names = [f"r{i}" for i in range(5)]
+    scores = {n: float(i) for i, n in enumerate(names)}
+    assert pool_splits(names, scores, protocol="few", pool_runs=["r1", "r1"], scored_runs=["r2", "r2"]) == [
+        ("runs given", ["r1"], ["r2"])]
+    assert pool_splits(names, scores, protocol="shift", pool_runs=["r1", "r1"])[0][1] == ["r1"]
+
+
 def test_loro_reports_cell_violations_and_the_old_spelling_agrees(tmp_path):
     coll = collection(seed=2)
     a = holdout(coll.qrels(), coll.runs(), k=10, samples=20)

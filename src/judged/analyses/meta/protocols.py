@@ -176,16 +176,16 @@ def pool_splits(names: list, full_scores: dict, *, protocol: str, pool_runs=None
     if len(names) < 2:
         raise JudgedError(f"the {protocol} protocol needs at least two runs")
     if scored_runs:
-        scored = [match_run(r, names, "--scored-runs") for r in scored_runs]
-        pool = [match_run(p, names) for p in pool_runs] if pool_runs else [n for n in names if n not in scored]
+        scored = _named(scored_runs, names, "--scored-runs")
+        pool = _named(pool_runs, names) if pool_runs else [n for n in names if n not in scored]
         both = sorted(set(scored) & set(pool))
         if both:
             raise ConventionError(f"--scored-runs and --pool-runs share {', '.join(both)}: a run is pooled or scored")
         if not pool:
             raise ConventionError("--scored-runs: no run is left to pool the qrels from")
-        return [("runs given", pool, list(dict.fromkeys(scored)))]
+        return [("runs given", pool, scored)]
     if pool_runs:
-        chosen = [match_run(p, names) for p in pool_runs]
+        chosen = _named(pool_runs, names)
         splits = [("pool runs given", chosen)]
     else:
         order = sorted(names, key=lambda n: (full_scores[n], n))
@@ -203,6 +203,11 @@ def pool_splits(names: list, full_scores: dict, *, protocol: str, pool_runs=None
             scored = sorted(scored, key=lambda n: (-full_scores[n], n))[:FEW]
         out.append((label, list(pool), scored))
     return out
+
+
+def _named(given: list, names: list, flag: str = "--pool-runs") -> list:
+    """The runs ``given`` name (:func:`match_run`), each once, in the order first named."""
+    return list(dict.fromkeys(match_run(g, names, flag) for g in given))
 
 
 def match_run(given: str, names: list, flag: str = "--pool-runs") -> str:
