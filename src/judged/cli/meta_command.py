@@ -80,7 +80,7 @@ def register(sub) -> None:
                     help="loro (default): hold out one run at a time; group: one group of runs (a team's); shift: "
                          "cut the qrels to the pool of some runs (--pool-runs, else the weaker half and --seeds "
                          "random halves) and score the others, truth = the cut qrels + their top K judged; few: the "
-                         "3 strongest of those alone with the cut qrels")
+                         "3 strongest of those alone with the cut qrels (--scored-runs: the runs named)")
     ho.add_argument("--by", choices=["run", "group"], default="run",
                     help="the old spelling of --protocol loro|group (kept working)")
     ho.add_argument("--pool-runs", nargs="+", metavar="RUN", default=None,
@@ -88,7 +88,8 @@ def register(sub) -> None:
                          "names, or file names without .gz/.run/.txt)")
     ho.add_argument("--scored-runs", nargs="+", metavar="RUN", default=None,
                     help="with --protocol shift|few: the runs scored, all of them (one cell; the qrels cut to "
-                         "--pool-runs, else to every other run): your new systems on your old qrels")
+                         "--pool-runs, else to every other run): your new systems on your old qrels (names as given, "
+                         "file names, or file names without .gz/.run/.txt)")
     ho.add_argument("--seeds", type=int, default=None, metavar="N",
                     help="with --protocol shift|few and no --pool-runs: random halves as pool runs beside the weaker "
                          "half (default 5)")

@@ -691,6 +691,31 @@ def test_a_run_unlike_the_calibration_runs_gets_the_bounds_and_the_reason():
     assert "unlike the calibration runs" in report.estimates.sentence()
 
 
+def test_a_calibration_run_is_read_as_it_was_calibrated_and_stays_like_them():
+    """Every run is compared with the calibration runs as they were read when they gave their
+    residuals: without the judgments it alone contributed. A pooled run whose own
+    contributions are all relevant (its judged top k 86% relevant with them, against the
+    others' 27-68% without theirs) is one of the calibration runs, not unlike them (robust03's
+    17 runs given together: 2 were set apart from themselves, and over the pool every run's
+    interval went to the bounds)."""
+    from judged.analyses.holes.unjudged import holes_report
+
+    c = small(seed=1)
+    qrels, runs, full = c.qrels(), c.runs(), c.qrels(complete=True)
+    top = lambda run, q, n: sorted(run.get(q, {}), key=lambda d: (-run[q][d], d))[:n]
+    mine = {}
+    for q in qrels:  # three relevant documents no other run has in its top 5, judged as its own
+        pooled = {d for r in runs.values() for d in top(r, q, 5)}
+        own = [d for d, g in sorted(full[q].items(), key=lambda x: (-x[1], x[0])) if g > 0 and d not in pooled][:3]
+        ranked = own + top(runs[next(iter(runs))], q, 1) + [f"never-judged-{q}"]
+        mine[q] = {d: 100.0 - i for i, d in enumerate(ranked)}
+        qrels[q].update({d: full[q][d] for d in own})
+    report = holes_report(qrels, {**runs, "mine": mine}, k=5, samples=10, estimate_over="run")
+    cal, est = report.estimates.info["calibration"], report.runs["mine"].estimate_detail
+    assert est.details["relevant_share"] > cal["relevant_share"][1]  # with its own judgments: beyond the range
+    assert cal["unlike"] == [] and est.interval == "conformal"
+
+
 def test_over_the_pool_one_unlike_run_leaves_no_interval_calibrated():
     """Over the pool (and at the midpoint) every run's ideal holds the other runs' holes: with
     one run unlike the calibration runs, the ideal is an extrapolation for every run and no

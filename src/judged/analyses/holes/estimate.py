@@ -390,8 +390,10 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         target_scores = _midpoints(score_cases(measure, pool, world, target_cases, seed, maxgrade), len(targets), over)
         est_t, zero_t = target_scores[:len(targets)], target_scores[len(targets):]
         # exchangeability: a target whose judged top k is more (or less) often relevant than every
-        # calibration run's (read as held out, when it gave its residual) is not like them, and
-        # their residuals do not calibrate its interval
+        # calibration run's is not like them, and their residuals do not calibrate its interval.
+        # Every run is read as the calibration runs were when they gave their residuals: without
+        # the judgments it alone contributed (a new run contributed none; a calibration run read
+        # with its own was set apart from itself: robust03's 17 runs given together, 2 of them)
         share = judged_relevant_share(pool, world)
         held = judged_relevant_share(pool, world, without_own=True)
         cal_runs = sorted({r[0] for r, keep in zip(residuals, informative) if keep})
@@ -399,7 +401,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
         calibration["relevant_share"] = list(span)
         qv = {i: quantile_without(int(pool.unit[i])) for i in targets}
         unlike = [i for i, e in zip(targets, est_t) if (e.holes or e.ideal_holes) and math.isfinite(qv[i])
-                  and not span[0] <= share[i] <= span[1]]
+                  and not span[0] <= held[i] <= span[1]]
         # over the pool (and the midpoint's pool end) every run's ideal holds the other targets'
         # holes: with one target unlike the calibration runs, no run's interval is calibrated.
         # An unlike target without holes of its own puts none there (DL 2019's 37 runs: two of its
