@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from . import Formatter
 from ..core.words import counted
 from .common import add_convention_options, format_help, print_json, settings_of
@@ -500,6 +502,9 @@ def run_holdout(args) -> int:
 
     if not 0 < args.level < 1:
         raise ConventionError(f"--level must be between 0 and 1, got {args.level}")
+    if args.seeds is not None and (args.pool_runs or args.scored_runs):
+        print("judged: warning: --seeds draws random halves of the runs to pool from; with --pool-runs or "
+              "--scored-runs there are none, and it has no effect", file=sys.stderr)
     common = dict(k=args.k, measure=args.measure, by=args.by, groups=args.groups, group_regex=args.group_regex,
                   depth=args.depth, samples=args.samples, seed=args.seed, level=args.level, maxgrade=args.maxgrade,
                   protocol=args.protocol, pool_runs=args.pool_runs, scored_runs=args.scored_runs, seeds=args.seeds,

@@ -137,6 +137,11 @@ def test_shift_through_the_cli(tmp_path, capsys):
     assert "--scored-runs and --pool-runs share" in capsys.readouterr().err
     assert main(["meta", "holdout", q, *runs, "--protocol", "few", "--scored-runs", "nope"]) == 2
     assert "--scored-runs: no run named 'nope'" in capsys.readouterr().err
+    # --seeds draws random halves: with the runs named it has nothing to draw, and says so
+    assert main(["meta", "holdout", q, *runs, "--protocol", "few", "--scored-runs", "teama-3", "--seeds", "3",
+                 "--samples", "10", "--format", "json"]) == 0
+    got = capsys.readouterr()
+    assert "--seeds" in got.err and "no effect" in got.err and len(json.loads(got.out)["cells"]) == 1
 
 
 def test_scored_runs_are_pooled_from_every_other_run_unless_pool_runs_say():
