@@ -669,6 +669,19 @@ def test_compat_estimate_reads_its_ideal(example):
         assert (rh.estimate <= 1 + 1e-12).all() and rh.estimate.mean() >= rh.low.mean() - 1e-12
 
 
+def with_an_unlike_run():
+    """A small collection's qrels and runs, and a new run whose judged documents are all
+    relevant, the other half of its top 6 holes (seed 3 fails the check by 0.0001)."""
+    c = small(seed=1)
+    qrels, runs = c.qrels(), c.runs()
+    new = {}
+    for q, docs in qrels.items():
+        rel = sorted((d for d, g in docs.items() if g > 0), key=lambda d: -docs[d])[:3]
+        ranked = [x for d in rel for x in (d, f"never-judged-{q}-{d}")]
+        new[q] = {d: 100.0 - i for i, d in enumerate(ranked)}
+    return qrels, runs, new
+
+
 def test_a_run_unlike_the_calibration_runs_gets_the_bounds_and_the_reason():
     """The conformal interval assumes the run is exchangeable with the runs whose leave-one-out
     residuals calibrate it. A new run whose judged top k is relevant far more often than any of
@@ -676,13 +689,7 @@ def test_a_run_unlike_the_calibration_runs_gets_the_bounds_and_the_reason():
     interval is the bounds, the JSON lists it under calibration.unlike and the sentence says why."""
     from judged.analyses.holes.unjudged import holes_report
 
-    c = small(seed=1)  # seed 3 fails the check by 0.0001 (MAE 0.0071 against 0.0070)
-    qrels, runs = c.qrels(), c.runs()
-    new = {}
-    for q, docs in qrels.items():
-        rel = sorted((d for d, g in docs.items() if g > 0), key=lambda d: -docs[d])[:3]
-        ranked = [x for d in rel for x in (d, f"never-judged-{q}-{d}")]
-        new[q] = {d: 100.0 - i for i, d in enumerate(ranked)}
+    qrels, runs, new = with_an_unlike_run()
     report = holes_report(qrels, {**runs, "new": new}, k=6, samples=20)
     cal = report.estimates.info["calibration"]
     assert "new" in cal["unlike"] and cal["relevant_share"][1] < 1.0
@@ -724,13 +731,7 @@ def test_over_the_pool_one_unlike_run_leaves_no_interval_calibrated():
     the bounds."""
     from judged.analyses.holes.unjudged import holes_report
 
-    c = small(seed=1)
-    qrels, runs = c.qrels(), c.runs()
-    new = {}
-    for q, docs in qrels.items():
-        rel = sorted((d for d, g in docs.items() if g > 0), key=lambda d: -docs[d])[:3]
-        ranked = [x for d in rel for x in (d, f"never-judged-{q}-{d}")]
-        new[q] = {d: 100.0 - i for i, d in enumerate(ranked)}
+    qrels, runs, new = with_an_unlike_run()
     kinds = {}
     for over in ("run", "pool", "midpoint"):
         report = holes_report(qrels, {**runs, "new": new}, k=6, samples=20, estimate_over=over)
