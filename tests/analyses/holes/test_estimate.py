@@ -794,3 +794,16 @@ def test_runs_with_the_same_top_k_are_one_unit_and_no_vote_for_each_other():
     est = holes_report(q, {n: r for n, r in runs.items()} | {"twin": runs[first]}, k=5, samples=10).estimates
     assert est.info["fit"]["same_top_k"] == [[first, "twin"]] and est.info["fit"]["unit"] == "run"
     assert f"counted as one run: {first} = twin" in est.sentence()
+
+
+def test_the_sentence_gives_the_checks_figures_without_an_interval_too():
+    """With too few runs to calibrate an interval the check still ran: its leave-one-out
+    MAE and holes-as-zero's are said beside the bounds (new runs alone on old qrels, where
+    they are the only evidence the user gets)."""
+    from judged.analyses.holes.unjudged import holes_report
+
+    c = small(seed=1, systems=4, pool_depth=20)  # 4 runs: the check passes, no interval
+    report = holes_report(c.qrels(), c.runs(), k=10, samples=10)
+    lo, text = report.estimates.info["loro"], report.estimates.sentence()
+    assert report.estimates.info["calibration"]["coverage"] is None and "not an estimate interval" in text
+    assert f"leave-one-run-out MAE {lo['mae_estimate']:.4f} (holes as zero {lo['mae_zero']:.4f})" in text

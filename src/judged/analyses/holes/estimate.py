@@ -141,10 +141,10 @@ class HoleEstimates:
                 text += (f"; {counted(len(cal['unlike']), 'run')} unlike the calibration runs (relevant share of the "
                          f"judged top {fit['k']} outside their {a:.0%}-{b:.0%}): interval = the bounds {where}, not "
                          f"an estimate interval")
-            lo = i.get("loro")
-            if lo and lo["mae_zero"] is not None:
-                text += (f"; leave-one-{fit['unit']}-out MAE {lo['mae_estimate']:.4f} (holes as zero "
-                         f"{lo['mae_zero']:.4f})")
+        lo = i.get("loro")  # the check's evidence, with or without an interval to calibrate
+        if lo and lo["mae_zero"] is not None:
+            text += (f"; leave-one-{fit['unit']}-out MAE {lo['mae_estimate']:.4f} (holes as zero "
+                     f"{lo['mae_zero']:.4f})")
         return text + self._chosen()
 
     def _chosen(self) -> str:
