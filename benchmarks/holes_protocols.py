@@ -16,7 +16,9 @@ seed's scenario: new systems on old qrels; `judged meta holdout --protocol few -
 
 Per collection it prints one row per (protocol, cell): runs counted (with a truth) and
 estimated, abstentions, MAE of holes-as-zero, condensed and the estimate, interval coverage
-and width, and the bound violations (run means, run x query cells). With ``--methods`` (estimate:over, comma-separated) each estimate configuration runs in
+and width, and the bound violations (run means, run x query cells); then, per cell, the share of
+the estimated runs' holes the estimate reads as relevant against the share the truth judges
+relevant (the grade model's assumption, checked). With ``--methods`` (estimate:over, comma-separated) each estimate configuration runs in
 turn and one more table compares their MAE per cell with holes-as-zero's and condensed's,
 marking with * each configuration that beats both there, and the configuration `judged meta
 holdout --estimates` would recommend on that collection over all its cells (or none). The collections'
@@ -62,7 +64,8 @@ def row_of(cell: str, s: dict, unit: str = "") -> dict:
             "own_estimate": s.get("mae_own", {}).get("estimate", float("nan")),
             "covered": s["covered"], "covered_own": s.get("covered_own"), "intervals": s["intervals"],
             "width": s["mean_width"],
-            "violations": s["violations"], "cell_violations": s["cell_violations"], "cells": s["cells"]}
+            "violations": s["violations"], "cell_violations": s["cell_violations"], "cells": s["cells"],
+            "holes_relevant": s.get("holes_relevant")}
 
 
 def run_collection(path: str, args) -> list:
@@ -187,6 +190,20 @@ def markdown(name: str, rows: list) -> str:
     return "\n".join(lines)
 
 
+def hole_grades(name: str, rows: list) -> str:
+    """The grade source's assumption, checked: per cell, the share of the estimated runs' holes
+    it reads as relevant (expected) against the share the truth judges relevant."""
+    lines = [f"**{name}**: holes of the estimated runs read as relevant by the estimate, against judged relevant "
+             "in the truth", "", "| protocol / cell | holes | read as relevant | judged relevant | ratio |",
+             "|---|---:|---:|---:|---:|"]
+    for r in rows:
+        h = r.get("holes_relevant")
+        if h:
+            ratio = f"{h['estimate'] / h['truth']:.2f}" if h["truth"] > 0 else "-"
+            lines.append(f"| {r['cell']} | {h['holes']} | {h['estimate']:.1%} | {h['truth']:.1%} | {ratio} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("collections", nargs="+")
@@ -209,6 +226,7 @@ def main() -> None:
         if not args.methods:
             every[path] = run_collection(path, args)
             print(markdown(name, every[path]) + "\n", flush=True)
+            print(hole_grades(name, every[path]) + "\n", flush=True)
             continue
         by_method = {}
         for config in args.methods.split(","):
@@ -216,6 +234,7 @@ def main() -> None:
             args.estimate_over = over or None
             by_method[config] = run_collection(path, args)
             print(markdown(f"{name}, {config}", by_method[config]) + "\n", flush=True)
+            print(hole_grades(f"{name}, {config}", by_method[config]) + "\n", flush=True)
         every[path] = by_method
         print(comparison(name, by_method) + "\n", flush=True)
         print(comparison(name, by_method, truth="own") + "\n", flush=True)

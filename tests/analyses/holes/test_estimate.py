@@ -88,6 +88,10 @@ def test_holdout_scores_are_those_of_the_reduced_qrels_file(by):
         assert row.min - 1e-12 <= row.full <= row.max + 1e-12 and row.cell_violations == 0
         assert row.judged == mean["Judged@5"]
         assert row.full == evaluate(qrels, {row.run: runs[row.run]}, ["nDCG@5"]).mean().loc[row.run, "nDCG@5"]
+        # its holes the full qrels judge relevant: of what its unit alone contributed, in its top 5
+        top5 = [(q, d) for q, docs in runs[row.run].items() for d in sorted(docs, key=lambda x: (-docs[x], x))[:5]]
+        assert row.truth_relevant_holes == sum(1 for p in top5 if p in gone and qrels[p[0]].get(p[1], 0) > 0)
+    assert any(row.truth_relevant_holes for row in res.runs)
 
 
 @pytest.mark.parametrize("measure", ["nDCG@5", "AP@5", "P@5", "nDCG(gain=exp)@5", "R@5", "RR@5", "DCG@5", "ERR@5", "nERR@5"])

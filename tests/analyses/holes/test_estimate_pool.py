@@ -75,6 +75,28 @@ def test_an_oracle_predicts_judging_exactly(measure, seed):
             assert est.runs[i].value == pytest.approx(truth, abs=1e-12), (over, name)
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_holes_read_as_relevant_are_those_an_oracle_knows(seed):
+    """Each run's ``relevant_holes`` is the expected count of its holes read as relevant: with
+    the true grades as the source, the count of its top-k holes the full qrels judge relevant;
+    the sentence gives their share over every run."""
+    full, runs, cut, scored, top = cut_and_truths(seed)
+    q = read_qrels(cut)
+    named = [(n, align(q, read_run(runs[n], name=n), Settings(complete=True))) for n in scored]
+    pool = build_pool(named, 5)
+    est = estimate_runs("nDCG@5", pool, make_world(pool), samples=2, source=Oracle(full), over="run", check=False,
+                        bounds={i: (0.0, 1.0) for i in range(len(scored))})
+    holes = relevant = 0
+    for i, name in enumerate(scored):
+        mine = [(qid, d) for qid, docs in top(name).items() if qid in cut for d in docs if d not in cut[qid]]
+        truly = sum(full.get(qid, {}).get(d, 0) > 0 for qid, d in mine)
+        assert est.runs[i].details["holes"] == len(mine)
+        assert est.runs[i].details["relevant_holes"] == pytest.approx(truly, abs=1e-9)
+        holes, relevant = holes + len(mine), relevant + truly
+    assert holes and 0 < relevant < holes
+    assert f"it reads {relevant / holes:.1%} of the {holes} holes it fills as relevant" in est.sentence()
+
+
 def test_estimate_over_is_the_runs_own_holes_unless_given():
     full, runs, cut, scored, _ = cut_and_truths(4)
     given = {n: runs[n] for n in scored}

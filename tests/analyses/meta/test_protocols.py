@@ -74,12 +74,22 @@ def test_shift_truth_is_the_cut_plus_the_scored_runs_judged(tmp_path):
             alone = evaluate(own, {r.run: runs[r.run]}, ["nDCG@10"], complete=True).mean()
             assert r.truth_own == pytest.approx(float(alone.loc[r.run, "nDCG@10"]), abs=1e-12)
         assert any(abs(r.truth_own - r.truth) > 1e-6 for r in cell.runs)  # the others' holes move the ideal
+        for r in cell.runs:  # its holes on the cut that the full qrels judge relevant
+            relevant = sum(1 for q, docs in top(r.run, 10).items() if q in cut
+                           for d in docs if d not in cut[q] and qrels.get(q, {}).get(d, 0) > 0)
+            assert r.truth_relevant_holes == relevant
+            assert r.estimate_relevant_holes is None or 0 <= r.estimate_relevant_holes <= r.holes
         s = cell.summary()
         assert s["violations"] == 0
         kept = [r for r in cell.runs if r.truth_width <= TRUTH_WIDTH and not abstains(r)]
         assert s["mae_own"]["zero"] == pytest.approx(np.mean([abs(r.zero - r.truth_own) for r in kept]))
         conformal = [r for r in kept if r.interval == "conformal"]
         assert s["covered_own"] == sum(r.low - 1e-9 <= r.truth_own <= r.high + 1e-9 for r in conformal)
+        read = [r for r in kept if r.estimate_relevant_holes is not None]
+        holes = sum(r.holes for r in read)
+        assert holes > 0 and s["holes_relevant"]["holes"] == holes
+        assert s["holes_relevant"]["truth"] == pytest.approx(sum(r.truth_relevant_holes for r in read) / holes)
+        assert s["holes_relevant"]["estimate"] == pytest.approx(sum(r.estimate_relevant_holes for r in read) / holes)
 
 
 def test_few_scores_the_strongest_alone(tmp_path):

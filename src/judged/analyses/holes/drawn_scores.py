@@ -49,6 +49,7 @@ class CaseScore:
     median: float = 0.0  # median over draws of the mean over queries
     ideal_holes: int = 0  # the pool's other holes drawn into the ideal and R
     ends: tuple = ()  # points an interval around this score must hold (the midpoint's two estimates)
+    relevant_holes: float = 0.0  # the holes filled that the grade source reads as relevant (grade > 0), expected
 
 
 MAX_STACKED_ROWS = 8_000_000  # rows scored at once (draws are split to stay below)
@@ -156,7 +157,8 @@ def _prepare(measure, pool, world, case: Case, seed, maxgrade) -> dict:
                                                    np.full(len(f) + len(extra), case.minus))
             part.update(fill=f, probs=probs, draws=draws, extra_q=remap[extra_q],
                         rng=np.random.default_rng([seed, i, case.minus + 1, draws]))
-            prep.update(draws=draws, holes=len(f), per_draw=np.zeros(draws), ideal_holes=len(extra))
+            prep.update(draws=draws, holes=len(f), per_draw=np.zeros(draws), ideal_holes=len(extra),
+                        relevant_holes=float(probs[:len(f)][:, values > 0].sum()))
         per_chunk = max(1, MAX_STACKED_ROWS // max(len(sel), 1))
         done = 0
         while done < part["draws"]:
@@ -424,7 +426,8 @@ def _finish(prep) -> CaseScore:
         sd = float(math.sqrt(var_q.sum())) / nq
     mean = float(mean_q.mean()) if nq else 0.0
     middle = median((prep["per_draw"] + prep["fixed"]) / nq) if d > 1 and nq else mean
-    return CaseScore(mean_q, mean, sd, prep["holes"], middle, prep.get("ideal_holes", 0))
+    return CaseScore(mean_q, mean, sd, prep["holes"], middle, prep.get("ideal_holes", 0),
+                     relevant_holes=prep.get("relevant_holes", 0.0))
 
 
 def holes_read_as_zero(measure: Measure) -> Measure:

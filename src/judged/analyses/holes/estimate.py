@@ -112,7 +112,7 @@ class HoleEstimates:
         mid = ("; the midpoint of its estimates over the pool of the runs given and over each run's own holes, "
                "the interval holding both") if fit.get("over") == MIDPOINT and not fit.get("over_choice") else ""
         if "prior" in i:
-            text = f"estimate: {self.method}, {i['prior']['source']}{mid}"
+            text = f"estimate: {self.method}, {i['prior']['source']}{mid}" + self._read_relevant()
             if i.get("uncalibrated"):
                 if fit.get("over_choice"):
                     text += "; " + describe_choice(fit["over_choice"])
@@ -124,7 +124,7 @@ class HoleEstimates:
             if fit.get("same_top_k"):
                 text += (f"; runs with the same top {fit['k']} counted as one run: "
                          + ", ".join(" = ".join(m) for m in fit["same_top_k"]))
-            text += mid
+            text += mid + self._read_relevant()
         if fit.get("over_choice"):
             text += "; " + describe_choice(fit["over_choice"])
         cal = i["calibration"]
@@ -146,6 +146,15 @@ class HoleEstimates:
             text += (f"; leave-one-{fit['unit']}-out MAE {lo['mae_estimate']:.4f} (holes as zero "
                      f"{lo['mae_zero']:.4f})")
         return text + self._chosen()
+
+    def _read_relevant(self) -> str:
+        """What the estimate assumes of the holes: the share of those it fills that its grade
+        source reads as relevant (expected), to set beside the pseudo-holes' share."""
+        holes = sum(e.details.get("holes", 0) for e in self.runs.values())
+        if not holes:
+            return ""
+        read = sum(e.details.get("relevant_holes", 0.0) for e in self.runs.values())
+        return f"; it reads {read / holes:.1%} of the {counted(holes, 'hole')} it fills as relevant"
 
     def _chosen(self) -> str:
         """With ``--estimate auto``: which method was chosen, and the others' figures."""
@@ -423,7 +432,7 @@ def estimate_runs(measure, pool: HolePool, world: World | None = None, *, target
             else:
                 low, high, kind = lo, hi, "bounds"
             low, high = min(low, _point(e), *e.ends), max(high, _point(e), *e.ends)
-            runs[i] = _run_estimate(e.per_query, _point(e), e.sd, low, high, kind, e.holes)
+            runs[i] = _run_estimate(e.per_query, _point(e), e.sd, low, high, kind, e.holes, e.relevant_holes)
             runs[i].details["relevant_share"] = float(share[i])
         calibration["unlike"] = [pool.names[i] for i in unlike]
         if source is not None:
@@ -456,7 +465,7 @@ def _uncalibrated(measure, pool, world, targets, source, samples, seed, level, b
             runs[i] = _run_estimate(z.per_query, z.mean, 0.0, z.mean, z.mean, "exact", 0)
         else:
             runs[i] = _run_estimate(e.per_query, _point(e), e.sd, min(lo, _point(e), *e.ends),
-                                    max(hi, _point(e), *e.ends), "bounds", e.holes)
+                                    max(hi, _point(e), *e.ends), "bounds", e.holes, e.relevant_holes)
     info["prior"] = source.describe()
     return HoleEstimates(source.method, measure, level, runs, info, None)
 
@@ -473,10 +482,12 @@ def _calibration_span(values: np.ndarray) -> tuple:
     return (lo - gap, hi + gap)
 
 
-def _run_estimate(per_query, mean, sd, low, high, interval, holes) -> Estimate:
+def _run_estimate(per_query, mean, sd, low, high, interval, holes, relevant_holes: float = 0.0) -> Estimate:
     """A run's estimate: per-query values, their mean, the model's standard deviation of that
-    mean (its ``se``), the interval and how it was made, the holes a draw filled."""
-    return Estimate(mean, low, high, sd, interval=interval, per_query=per_query, details={"holes": holes})
+    mean (its ``se``), the interval and how it was made, the holes a draw filled and how many
+    of them the grade source reads as relevant (expected: the sum of their P(grade > 0))."""
+    return Estimate(mean, low, high, sd, interval=interval, per_query=per_query,
+                    details={"holes": holes, "relevant_holes": float(relevant_holes)})
 
 
 def _target_cases(measure, pool, world, targets, source, samples, over: str) -> list:

@@ -177,7 +177,8 @@ class RunHoles:
                                "high": self.estimate_interval[1]}
             if self.estimate_detail is not None:
                 d = self.estimate_detail
-                out["estimate"].update(sd=d.se, interval=d.interval, holes_estimated=d.details["holes"])
+                out["estimate"].update(sd=d.se, interval=d.interval, holes_estimated=d.details["holes"],
+                                       relevant_holes_estimated=d.details.get("relevant_holes", 0.0))
         return out
 
     def worst(self, count: int = 5) -> list[dict]:

@@ -84,6 +84,10 @@ class HoldoutRun(TruthChecks):
     queries: int = 0
     cell_violations: int = 0  # queries whose full score lies outside the run's per-query bounds
     abstain: str | None = None  # why the estimator did not estimate this run (``estimate`` is then None)
+    # its holes on the reduced qrels that the full qrels judge relevant (grade > 0), and that the
+    # estimate reads as relevant (expected; None: no estimate)
+    truth_relevant_holes: int | None = None
+    estimate_relevant_holes: float | None = None
 
     @property
     def truth(self) -> float:
@@ -99,7 +103,9 @@ class HoldoutRun(TruthChecks):
                 "condensed": self.condensed, "min": self.min, "max": self.max, "estimate": self.estimate,
                 "low": self.low, "high": self.high, "interval": self.interval, "method": self.method,
                 "covered": self.covered, "violation": self.violation, "truth_width": self.truth_width,
-                "queries": self.queries, "cell_violations": self.cell_violations, "abstain": self.abstain}
+                "queries": self.queries, "cell_violations": self.cell_violations, "abstain": self.abstain,
+                "truth_relevant_holes": self.truth_relevant_holes,
+                "estimate_relevant_holes": self.estimate_relevant_holes}
 
 
 @dataclass
@@ -134,7 +140,7 @@ class HoldoutResult:
                "runs_with_holes_in_full": int(sum(r.full_holes > 0 for r in self.runs)),
                "holes_in_full": int(sum(r.full_holes for r in self.runs))}
         for key in ("counted", "left_out", "truth_width_limit", "estimated", "abstained", "mae", "bias", "max_error",
-                    "mae_all", "cell_violations", "cells"):
+                    "mae_all", "cell_violations", "cells", "holes_relevant"):
             out[key] = shared[key]
         for s in SCORINGS:
             v = np.array([r.full if getattr(r, s) is None else getattr(r, s) for r in self.runs])
@@ -358,7 +364,10 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                     max=bound[i][1], estimate=e.value, low=e.low, high=e.high, interval=e.interval, method=est.method,
                     truth_width=width, queries=len(full_q),
                     abstain=f"{est.method}: {est.info['fallback']}" if est.info.get("fallback") else None,
-                    cell_violations=int(((full_q < lo_q - TOLERANCE) | (full_q > hi_q + TOLERANCE)).sum())))
+                    cell_violations=int(((full_q < lo_q - TOLERANCE) | (full_q > hi_q + TOLERANCE)).sum()),
+                    truth_relevant_holes=int(((~top.judged) & (full_top.grade > 0)).sum()),
+                    estimate_relevant_holes=(None if est.info.get("fallback") or e.details.get("holes") is None
+                                             else float(e.details.get("relevant_holes", 0.0)))))
             del reduced, top, r, per_query  # this unit's grades: freed before the next unit's are made
             advance()
     order = {n: j for j, n in enumerate(names)}

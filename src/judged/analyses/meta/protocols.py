@@ -92,6 +92,10 @@ class CellRun(TruthChecks):
     # the truth of judging this run's own holes only (the cut qrels and its top k judged): what
     # `--estimate-over run` predicts, where ``truth`` is what judging every scored run's gives
     truth_own: float | None = None
+    # its holes on the cut qrels that the truth judges relevant (grade > 0), and that the estimate
+    # reads as relevant (expected; None: no estimate): the grade model's assumption, checked
+    truth_relevant_holes: int | None = None
+    estimate_relevant_holes: float | None = None
 
     @property
     def covered_own(self) -> bool:
@@ -164,6 +168,13 @@ def summarize(runs: list) -> dict:
     out["violations"] = int(sum(r.violation for r in runs))
     out["cell_violations"] = int(sum(r.cell_violations for r in runs))
     out["cells"] = int(sum(r.queries for r in runs))
+    # the share of the estimated runs' holes read as relevant against the share the truth judges
+    # relevant (runs scored in a protocol cell; their holes on the cut qrels)
+    read = [r for r in estimated if getattr(r, "estimate_relevant_holes", None) is not None
+            and getattr(r, "truth_relevant_holes", None) is not None]
+    holes = sum(r.holes for r in read)
+    out["holes_relevant"] = ({"holes": int(holes), "estimate": sum(r.estimate_relevant_holes for r in read) / holes,
+                              "truth": sum(r.truth_relevant_holes for r in read) / holes} if holes else None)
     return out
 
 
@@ -269,6 +280,8 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
                 own = read_qrels(own[own.qid.isin(set(cut.qid))].reset_index(drop=True))
                 own = evaluate(own, {n: targets[n]}, [str(m)], settings=replace(settings, complete=True))
                 top = rows[n][rows[n].pos < k]
+                holes_top = top.merge(cut[["qid", "docid"]], on=["qid", "docid"], how="left", indicator=True)
+                holes_top = holes_top[(holes_top["_merge"] == "left_only") & holes_top.qid.isin(set(cut.qid))]
                 lo_t, hi_t = bounds(replace(m, maxgrade=maxgrade), align(truth_q, aligned[n].run, settings))
                 out.append(CellRun(
                     run=n, truth=float(tv.mean()), truth_holes=int(top.grade.isna().sum()),
@@ -278,7 +291,8 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
                     min=float(rh.low.mean()), max=float(rh.high.mean()),
                     **_estimate_fields(rh, report.estimates), queries=len(tv),
                     cell_violations=int(((tv < rh.low - TOLERANCE) | (tv > rh.high + TOLERANCE)).sum()),
-                    truth_own=float(_values_on(own.runs[n], str(m), rh.aligned.qids).mean())))
+                    truth_own=float(_values_on(own.runs[n], str(m), rh.aligned.qids).mean()),
+                    truth_relevant_holes=int((holes_top.grade > 0).sum())))
             est = report.estimates.describe() if report.estimates is not None else {}
             cells.append(Cell(label, protocol, pool, scored, out, int(len(full) - len(cut)), int(len(cut)),
                               {"method": est.get("method"), "fallback": est.get("fallback"),
@@ -314,7 +328,9 @@ def _estimate_fields(rh, estimates) -> dict:
         return {"estimate": None, "low": float(rh.low.mean()), "high": float(rh.high.mean()), "interval": "none",
                 "method": "none", "abstain": "no estimate for this measure"}
     fallback = estimates.info.get("fallback")
-    return {"estimate": float(np.mean(rh.estimate)), "low": float(rh.estimate_interval[0]),
+    detail = rh.estimate_detail
+    read = None if fallback or detail is None else float(detail.details.get("relevant_holes", 0.0))
+    return {"estimate_relevant_holes": read, "estimate": float(np.mean(rh.estimate)), "low": float(rh.estimate_interval[0]),
             "high": float(rh.estimate_interval[1]), "interval": getattr(rh.estimate_detail, "interval", "bounds"),
             "method": estimates.method, "abstain": f"{estimates.method}: {fallback}" if fallback else None}
 
