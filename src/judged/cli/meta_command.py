@@ -587,6 +587,11 @@ def print_holdout(res, console, per_run: bool = True) -> None:
               "none: too few runs to calibrate one (the bounds, which hold the full score by construction)")
     console.print(f"{res.level:.0%} interval: {covers}; bound violations: {s['violations']}/{s['runs']}; "
                   f"{counted(s['removed'], 'judgment')} removed in all", highlight=False)
+    if s.get("holes_relevant"):
+        h = s["holes_relevant"]
+        console.print(f"holes of the estimated runs read as relevant: {h['estimate']:.1%} by the estimate, "
+                      f"{h['truth']:.1%} judged relevant in the full qrels ({counted(h['holes'], 'hole')})",
+                      highlight=False)
     if s["left_out"]:
         console.print(f"{counted(len(s['left_out']), 'run')} left out of the errors and the coverage: judging the holes the full "
                       f"qrels leave in their top {res.k} could move their full score by more than "
@@ -650,21 +655,29 @@ def print_shift(res, console) -> None:
 def _print_shift_summary(res, console) -> None:
     st = _table(f"{res.protocol}: every cell against its truth (runs with a truth, estimated)",
                 ["cell", "runs", "MAE zero", "MAE condensed", "MAE estimate", "own holes: zero, cond., est.",
-                 "coverage", "width", "violations", "left out", "abstained"])
+                 "coverage", "width", "holes read / judged relevant", "violations", "left out", "abstained"])
     summary = res.summary()
     for name, s in [*summary["cells"].items(), ("all cells", summary["all"])]:
         own = ", ".join(_fmt_corr(s["mae_own"][k]) for k in ("zero", "condensed", "estimate"))
         st.add_row(name, f"{s['estimated']}/{s['runs']}", f"{s['mae']['zero']:.4f}", f"{s['mae']['condensed']:.4f}",
                    f"{s['mae']['estimate']:.4f}", own, f"{s['covered']}/{s['intervals']} (own {s['covered_own']})",
-                   f"{s['mean_width']:.4f}", f"{s['violations']} means, {s['cell_violations']}/{s['cells']} queries",
+                   f"{s['mean_width']:.4f}", _read_judged(s.get("holes_relevant")),
+                   f"{s['violations']} means, {s['cell_violations']}/{s['cells']} queries",
                    str(len(s["left_out"])), str(len(s["abstained"])))
     console.print(st)
     console.print(f"left out: runs whose truth judging its own remaining holes could move by more than "
                   f"{summary['all']['truth_width_limit']} (their truth is not a truth); own holes: MAE against the "
                   f"truth of judging each run's own holes alone (what --estimate-over run predicts; the other "
-                  f"columns: judging every scored run's; coverage: own, the intervals holding that truth); "
+                  f"columns: judging every scored run's; coverage: own, the intervals holding that truth); holes "
+                  f"read / judged relevant: the share of the estimated runs' holes the estimate reads as relevant, "
+                  f"and the share the truth judges relevant; "
                   f"convention: {res.convention}",
                   markup=False, highlight=False, soft_wrap=True)
+
+
+def _read_judged(h: dict | None) -> str:
+    """'estimate% / truth%' of a summary's ``holes_relevant`` ('-' without holes estimated)."""
+    return "-" if not h else f"{h['estimate']:.1%} / {h['truth']:.1%}"
 
 
 def _fmt_corr(x: float, spec: str = ".4f") -> str:

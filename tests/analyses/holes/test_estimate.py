@@ -416,6 +416,10 @@ def test_holdout_coverage_over_the_runs_it_tests(tmp_path, capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert (f"{len(unpooled)} runs left out of the errors and the coverage: judging the holes the full qrels leave "
             f"in their top 5 could move their full score by more than 0.02") in text
+    h = s["holes_relevant"]  # what the estimate read of the counted runs' holes, against the full qrels
+    assert h["truth"] == pytest.approx(sum(r.truth_relevant_holes for r in tested) / sum(r.holes for r in tested))
+    assert (f"holes of the estimated runs read as relevant: {h['estimate']:.1%} by the estimate, {h['truth']:.1%} "
+            f"judged relevant in the full qrels ({h['holes']} holes)") in text
 
 
 # ---------------------------------------------------------------------------

@@ -125,6 +125,7 @@ def test_shift_through_the_cli(tmp_path, capsys):
                                              "estimate", "low", "high", "interval", "cell_violations", "covered",
                                              "truth_own"}
     assert set(d["summary"]["all"]["mae_own"]) == {"zero", "condensed", "estimate"}
+    assert set(d["summary"]["all"]["holes_relevant"]) == {"holes", "estimate", "truth"}
     assert d["summary"]["all"]["violations"] == 0 and d["summary"]["all"]["cell_violations"] == 0
     # what each cell's estimate predicted: chosen on held-out halves (fewer than 4 pooled units: run)
     assert {c["estimate"]["over"] for c in d["cells"]} <= {"run", "midpoint", "pool", "auto"}
@@ -133,6 +134,7 @@ def test_shift_through_the_cli(tmp_path, capsys):
                  "10"]) == 0
     out = capsys.readouterr().out
     assert "few — pool runs given: 2 pool runs, 3 scored" in " ".join(out.split())
+    assert "holes read / judged relevant: the share of the estimated runs' holes" in " ".join(out.split())
     assert main(["meta", "holdout", q, *runs, "--pool-runs", "teama-1"]) == 2
     assert "--pool-runs, --scored-runs and --seeds go with --protocol shift or few" in capsys.readouterr().err
     # your new systems on your old qrels: every run named scored (four, past few's three), one cell
