@@ -173,6 +173,24 @@ def test_estimate_lies_in_the_bounds_and_is_exact_without_holes():
     assert qrels.query_ids.tolist() == c.qids
 
 
+def test_one_sample_fills_the_holes_too():
+    """With --samples 1 the holes are drawn once, not scored as not relevant (they were, and the
+    'estimate' was holes as zero)."""
+    coll = pooled_collection(8, 15, 30, pool_depth=10, seed=4)
+    qrels, runs = coll.qrels(), coll.runs()
+    old, new = sorted(runs)[:4], sorted(runs)[4:]  # new runs scored on the old runs' pool: many holes
+    cut = {}
+    for n in old:
+        for q, d in runs[n].items():
+            cut.setdefault(q, {}).update({x: qrels[q][x] for x in sorted(d, key=lambda x: (-d[x], x))[:10]
+                                          if x in qrels.get(q, {})})
+    report = holes_report(cut, {n: runs[n] for n in new}, k=10, samples=1)
+    assert report.estimates.method == METHOD
+    for r in report.runs.values():
+        assert r.estimate_detail.details["holes"] == r.holes.sum() > 30
+        assert r.estimate.mean() > r.score.mean()  # tens of holes, some drawn relevant
+
+
 def test_estimate_is_deterministic_for_a_seed():
     c = small(seed=6)
     gone = unique_contributions(c.runs(), 5, {n: n for n in c.runs()})[c.names[2]]

@@ -135,7 +135,7 @@ def _prepare(measure, pool, world, case: Case, seed, maxgrade) -> dict:
     extra_q = local[pool.qcode[extra]]
     draws = max(1, int(case.draws)) if case.model is not None and (fill.any() or len(extra)) else 1
     with_holes = np.zeros(nq, bool)
-    if draws > 1:
+    if case.model is not None:  # one draw fills the holes too (samples=1 scored them as zero)
         with_holes[local_q[fill]] = True
         with_holes[extra_q] = True
     values = pool.levels.astype(np.float64)
