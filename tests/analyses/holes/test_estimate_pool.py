@@ -160,3 +160,26 @@ def test_estimate_over_refuses_an_unknown_value():
     full, runs, cut, scored, _ = cut_and_truths(4)
     with pytest.raises(ConventionError, match="midpoint"):
         holes_report(cut, {n: runs[n] for n in scored}, k=5, samples=5, estimate="run-prior", estimate_over="middle")
+
+
+@pytest.mark.parametrize("protocol, kw", [("shift", dict(measure="nDCG@5", seeds=1)), ("loro", dict(measure="nDCG@20")),
+                                          ("loro", dict(measure="AP", depth=20)), ("shift", dict(seeds=1))])
+def test_meta_holdout_counts_the_holes_the_estimate_fills(monkeypatch, protocol, kw):
+    """`judged meta holdout` sets the holes each estimate reads as relevant beside those its truth
+    judges relevant: with the true grades as the source both count the same holes (those above
+    the fill depth, min(cutoff, max(k, pool depth))), so every run's two counts and the
+    summary's two shares are equal, whatever the measure's cutoff against k."""
+    import judged.analyses.holes.unjudged as unjudged
+    import judged.analyses.meta.holdout as holdout_module
+
+    coll = pooled_collection(8, 15, 30, pool_depth=10 if protocol == "shift" else 30, seed=4)
+    qrels = coll.qrels()
+    for module in (unjudged, holdout_module):
+        monkeypatch.setattr(module, "estimate_source", lambda name: Oracle(qrels))
+    res = holdout_module.holdout(qrels, coll.runs(), k=10, protocol=protocol, samples=2, **kw)
+    rows = res.runs if protocol == "loro" else [r for c in res.cells for r in c.runs]
+    read = [r for r in rows if r.estimate_relevant_holes is not None]
+    assert read and all(r.estimate_relevant_holes == pytest.approx(r.truth_relevant_holes) for r in read)
+    h = (res.summary()["all"] if protocol == "shift" else res.summary())["holes_relevant"]
+    assert h["holes"] == sum(r.read_holes for r in read) and h["truth"] > 0
+    assert h["estimate"] == pytest.approx(h["truth"])

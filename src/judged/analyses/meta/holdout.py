@@ -49,6 +49,7 @@ from .protocols import TOLERANCE, TruthChecks, summarize, DEFAULT_SEEDS, ShiftRe
 from .stability import kendall_tau, tau_ap
 from ..holes.estimate import DEFAULT_LEVEL, estimate_runs
 from ..holes.collection import build_pool, make_world, unit_removal, world_aligned
+from ..holes.drawn_scores import fill_depth
 from ...core.evaluation import Keep, Scorer
 from ...core.measures.bounds import bounds, check_maxgrade, list_depth, pool_extras
 from ..holes.unjudged import estimate_over_of, estimate_source, negative_as
@@ -88,6 +89,7 @@ class HoldoutRun(TruthChecks):
     # estimate reads as relevant (expected; None: no estimate)
     truth_relevant_holes: int | None = None
     estimate_relevant_holes: float | None = None
+    read_holes: int | None = None  # its holes the estimate fills (above its fill depth): the shares' denominator
 
     @property
     def truth(self) -> float:
@@ -105,7 +107,7 @@ class HoldoutRun(TruthChecks):
                 "covered": self.covered, "violation": self.violation, "truth_width": self.truth_width,
                 "queries": self.queries, "cell_violations": self.cell_violations, "abstain": self.abstain,
                 "truth_relevant_holes": self.truth_relevant_holes,
-                "estimate_relevant_holes": self.estimate_relevant_holes}
+                "estimate_relevant_holes": self.estimate_relevant_holes, "read_holes": self.read_holes}
 
 
 @dataclass
@@ -353,6 +355,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                 lo_q, hi_q = per_query[i]
                 full_top = a.ranked.top(m.cutoff)
                 width = 0.0
+                filled = (~top.judged) & (top.pos < fill_depth(zero_m, pool))  # the holes the estimate fills
                 if (~full_top.judged).any():  # the full qrels' own holes: how far judging them could move it
                     lo_f, hi_f = bounds(m, a)
                     width = _mean(hi_f) - _mean(lo_f)
@@ -365,7 +368,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                     truth_width=width, queries=len(full_q),
                     abstain=f"{est.method}: {est.info['fallback']}" if est.info.get("fallback") else None,
                     cell_violations=int(((full_q < lo_q - TOLERANCE) | (full_q > hi_q + TOLERANCE)).sum()),
-                    truth_relevant_holes=int(((~top.judged) & (full_top.grade > 0)).sum()),
+                    truth_relevant_holes=int((filled & (full_top.grade > 0)).sum()), read_holes=int(filled.sum()),
                     estimate_relevant_holes=(None if est.info.get("fallback") or e.details.get("holes") is None
                                              else float(e.details.get("relevant_holes", 0.0)))))
             del reduced, top, r, per_query  # this unit's grades: freed before the next unit's are made

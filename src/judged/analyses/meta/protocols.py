@@ -96,6 +96,7 @@ class CellRun(TruthChecks):
     # reads as relevant (expected; None: no estimate): the grade model's assumption, checked
     truth_relevant_holes: int | None = None
     estimate_relevant_holes: float | None = None
+    read_holes: int | None = None  # its holes the estimate fills (above its fill depth): the shares' denominator
 
     @property
     def covered_own(self) -> bool:
@@ -172,7 +173,7 @@ def summarize(runs: list) -> dict:
     # relevant (runs scored in a protocol cell; their holes on the cut qrels)
     read = [r for r in estimated if getattr(r, "estimate_relevant_holes", None) is not None
             and getattr(r, "truth_relevant_holes", None) is not None]
-    holes = sum(r.holes for r in read)
+    holes = sum(r.holes if getattr(r, "read_holes", None) is None else r.read_holes for r in read)
     out["holes_relevant"] = ({"holes": int(holes), "estimate": sum(r.estimate_relevant_holes for r in read) / holes,
                               "truth": sum(r.truth_relevant_holes for r in read) / holes} if holes else None)
     return out
@@ -280,7 +281,9 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
                 own = read_qrels(own[own.qid.isin(set(cut.qid))].reset_index(drop=True))
                 own = evaluate(own, {n: targets[n]}, [str(m)], settings=replace(settings, complete=True))
                 top = rows[n][rows[n].pos < k]
-                holes_top = top.merge(cut[["qid", "docid"]], on=["qid", "docid"], how="left", indicator=True)
+                # the holes the estimate fills: above min(cutoff, k), holes_report's pool depth being k
+                filled = top[top.pos < (k if m.cutoff is None else min(k, m.cutoff))]
+                holes_top = filled.merge(cut[["qid", "docid"]], on=["qid", "docid"], how="left", indicator=True)
                 holes_top = holes_top[(holes_top["_merge"] == "left_only") & holes_top.qid.isin(set(cut.qid))]
                 lo_t, hi_t = bounds(replace(m, maxgrade=maxgrade), align(truth_q, aligned[n].run, settings))
                 out.append(CellRun(
@@ -292,7 +295,7 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
                     **_estimate_fields(rh, report.estimates), queries=len(tv),
                     cell_violations=int(((tv < rh.low - TOLERANCE) | (tv > rh.high + TOLERANCE)).sum()),
                     truth_own=float(_values_on(own.runs[n], str(m), rh.aligned.qids).mean()),
-                    truth_relevant_holes=int((holes_top.grade > 0).sum())))
+                    truth_relevant_holes=int((holes_top.grade > 0).sum()), read_holes=int(len(holes_top))))
             est = report.estimates.describe() if report.estimates is not None else {}
             cells.append(Cell(label, protocol, pool, scored, out, int(len(full) - len(cut)), int(len(cut)),
                               {"method": est.get("method"), "fallback": est.get("fallback"),
