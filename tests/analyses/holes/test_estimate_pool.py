@@ -94,7 +94,7 @@ def test_the_holes_read_as_relevant_are_those_an_oracle_knows(seed):
         assert est.runs[i].details["relevant_holes"] == pytest.approx(truly, abs=1e-9)
         holes, relevant = holes + len(mine), relevant + truly
     assert holes and 0 < relevant < holes
-    assert f"it reads {relevant / holes:.1%} of the {holes} holes it fills as relevant" in est.sentence()
+    assert f"it reads {relevant / holes:.1%} of the {holes} holes it fills, in the top 5, as relevant" in est.sentence()
 
 
 def test_estimate_over_is_the_runs_own_holes_unless_given():

@@ -154,7 +154,9 @@ class HoleEstimates:
         if not holes:
             return ""
         read = sum(e.details.get("relevant_holes", 0.0) for e in self.runs.values())
-        return f"; it reads {read / holes:.1%} of the {counted(holes, 'hole')} it fills as relevant"
+        depth = self.info.get("fit", {}).get("holes_estimated_to_rank")
+        where = f", in the top {depth}," if depth else ""
+        return f"; it reads {read / holes:.1%} of the {counted(holes, 'hole')} it fills{where} as relevant"
 
     def _chosen(self) -> str:
         """With ``--estimate auto``: which method was chosen, and the others' figures."""
