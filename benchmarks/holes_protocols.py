@@ -4,6 +4,8 @@
         [--seeds 5] [--kind-pool trad] [--json out.json]
         [--methods loro-logit:run,loro-logit:pool,run-prior:pool]
 
+    python benchmarks/holes_protocols.py COLLECTION ... --kind-pool trad --per-run
+
 A COLLECTION is a folder with ``qrels.txt``, ``runs/*`` (TREC run files, gzip'ed or not) and,
 optionally, ``runs.tsv`` (tab-separated, a header line with at least ``file`` and ``group``
 columns, and ``kind``: e.g. trad / nn / nnlm). The groups of ``runs.tsv`` drive the group
@@ -119,11 +121,22 @@ def kind_triples(qrels, runs, table, pool, args, common) -> list:
                 break
         if len(chosen) == 3 and sorted(chosen) not in triples:
             triples.append(sorted(chosen))
-    rows, every = [], []
+    rows, every, per_run = [], [], []
     for j, triple in enumerate(triples, 1):
         cell = holdout(qrels, runs, protocol="few", pool_runs=pool, scored_runs=triple, **common).cells[0]
         rows.append(row_of(f"few: new kind, triple {j}", cell.summary()))
         every += cell.runs
+        per_run += [(j, r) for r in cell.runs]
+    if args.per_run:  # each run of each triple: its holes read as relevant against judged relevant
+        print(f"**{os.path.basename(os.path.normpath(os.path.dirname(qrels)))}**: the new-kind triples run by run "
+              "(holes the estimate fills; read as relevant, judged relevant in the truth)\n\n"
+              "| triple | run | holes | read as relevant | judged relevant | error of the estimate |\n"
+              "|---|---|---:|---:|---:|---:|", flush=True)
+        for j, r in per_run:
+            if r.read_holes and r.estimate_relevant_holes is not None:
+                print(f"| {j} | {os.path.basename(r.run)} | {r.read_holes} | {r.estimate_relevant_holes / r.read_holes:.1%} | "
+                      f"{r.truth_relevant_holes / r.read_holes:.1%} | {r.estimate - r.truth:+.4f} |", flush=True)
+        print(flush=True)
     rows.append(row_of("few: new kind, all cells", summarize(every)))
     return rows
 
@@ -215,6 +228,8 @@ def main() -> None:
     p.add_argument("--kind-triples", type=int, default=8,
                    help="with --kind-pool and a group column: random triples of other-kind runs of three groups "
                         "scored alone (few) on the kind's pool (default 8)")
+    p.add_argument("--per-run", action="store_true",
+                   help="also print the new-kind triples run by run: holes read as relevant against judged relevant")
     p.add_argument("--estimate", default=None, help="the estimate's method (default: judged's)")
     p.add_argument("--estimate-over", default=None, choices=["pool", "run", "midpoint"])
     p.add_argument("--methods", default=None, help="estimate:over configurations to compare, comma-separated")
