@@ -271,6 +271,9 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
             report = holes_report(cut_q, targets, k=k, measure=str(m), maxgrade=maxgrade,
                                   samples=samples, seed=seed, level=level, reference=reference, settings=settings,
                                   estimate=estimate, estimate_over=estimate_over)
+            # the ranks the estimate filled holes above (its own record; k without an estimate)
+            fill_to = (report.estimates.info["fit"]["holes_estimated_to_rank"]
+                       if report.estimates is not None and "fit" in report.estimates.info else k)
             true = evaluate(truth_q, targets, [str(m)], settings=replace(settings, complete=True))
             cond = evaluate(cut_q, targets, [str(condensed_m)], settings=replace(settings, complete=True))
             out = []
@@ -281,8 +284,7 @@ def shift_protocol(qrels, runs, measure, k: int, *, protocol: str = "shift", poo
                 own = read_qrels(own[own.qid.isin(set(cut.qid))].reset_index(drop=True))
                 own = evaluate(own, {n: targets[n]}, [str(m)], settings=replace(settings, complete=True))
                 top = rows[n][rows[n].pos < k]
-                # the holes the estimate fills: above min(cutoff, k), holes_report's pool depth being k
-                filled = top[top.pos < (k if m.cutoff is None else min(k, m.cutoff))]
+                filled = top[top.pos < fill_to]  # the holes the estimate fills
                 holes_top = filled.merge(cut[["qid", "docid"]], on=["qid", "docid"], how="left", indicator=True)
                 holes_top = holes_top[(holes_top["_merge"] == "left_only") & holes_top.qid.isin(set(cut.qid))]
                 lo_t, hi_t = bounds(replace(m, maxgrade=maxgrade), align(truth_q, aligned[n].run, settings))
