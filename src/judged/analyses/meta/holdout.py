@@ -369,8 +369,7 @@ def holdout(qrels, runs, k: int = 10, measure=None, *, by: str = "run", groups: 
                     abstain=f"{est.method}: {est.info['fallback']}" if est.info.get("fallback") else None,
                     cell_violations=int(((full_q < lo_q - TOLERANCE) | (full_q > hi_q + TOLERANCE)).sum()),
                     truth_relevant_holes=int((filled & (full_top.grade > 0)).sum()), read_holes=int(filled.sum()),
-                    estimate_relevant_holes=(None if est.info.get("fallback") or e.details.get("holes") is None
-                                             else float(e.details.get("relevant_holes", 0.0)))))
+                    estimate_relevant_holes=None if est.info.get("fallback") else float(e.details["relevant_holes"])))
             del reduced, top, r, per_query  # this unit's grades: freed before the next unit's are made
             advance()
     order = {n: j for j, n in enumerate(names)}

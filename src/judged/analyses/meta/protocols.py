@@ -171,9 +171,8 @@ def summarize(runs: list) -> dict:
     out["cells"] = int(sum(r.queries for r in runs))
     # the share of the estimated runs' holes read as relevant against the share the truth judges
     # relevant (runs scored in a protocol cell; their holes on the cut qrels)
-    read = [r for r in estimated if getattr(r, "estimate_relevant_holes", None) is not None
-            and getattr(r, "truth_relevant_holes", None) is not None]
-    holes = sum(r.holes if getattr(r, "read_holes", None) is None else r.read_holes for r in read)
+    read = [r for r in estimated if getattr(r, "estimate_relevant_holes", None) is not None]
+    holes = sum(r.read_holes for r in read)
     out["holes_relevant"] = ({"holes": int(holes), "estimate": sum(r.estimate_relevant_holes for r in read) / holes,
                               "truth": sum(r.truth_relevant_holes for r in read) / holes} if holes else None)
     return out
@@ -334,7 +333,7 @@ def _estimate_fields(rh, estimates) -> dict:
                 "method": "none", "abstain": "no estimate for this measure"}
     fallback = estimates.info.get("fallback")
     detail = rh.estimate_detail
-    read = None if fallback or detail is None else float(detail.details.get("relevant_holes", 0.0))
+    read = None if fallback or detail is None else float(detail.details["relevant_holes"])
     return {"estimate_relevant_holes": read, "estimate": float(np.mean(rh.estimate)), "low": float(rh.estimate_interval[0]),
             "high": float(rh.estimate_interval[1]), "interval": getattr(rh.estimate_detail, "interval", "bounds"),
             "method": estimates.method, "abstain": f"{estimates.method}: {fallback}" if fallback else None}
