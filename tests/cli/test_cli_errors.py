@@ -414,3 +414,27 @@ def test_eval_mlflow_without_mlflow_is_one_line(files, capsys, monkeypatch):
     assert line.startswith("judged: error: --mlflow needs mlflow: pip install 'judged[mlflow]'")
     line = one_line_error(["eval", "qrels.txt", "a.run", "-m", "AP", "--mlflow-run-name", "x"], capsys)
     assert line == "judged: error: --mlflow-experiment and --mlflow-run-name go with --mlflow"
+
+
+@pytest.mark.parametrize("argv, victim", [
+    (["freeze", "qrels.txt", "-m", "AP", "-o", "qrels.txt"], "qrels.txt"),
+    (["pool", "qrels.txt", "a.run", "b.run", "--depth", "5", "-o", "b.run"], "b.run"),
+    (["report", "qrels.txt", "a.run", "b.run", "-o", "./a.run"], "a.run"),
+    (["eval", "qrels.txt", "a.run", "-m", "AP", "--save", "a.run"], "a.run"),
+    (["gate", "qrels.txt", "a.run", "b.run", "--policy", "gate.toml", "--junit", "gate.toml"], "gate.toml"),
+])
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, capsys, argv, victim):
+    """``judged freeze qrels.txt -o qrels.txt`` replaced the qrels with the manifest (and
+    ``judged judge export --db j.db -o j.db`` the campaign with its qrels): an output named
+    as one of the command's inputs is refused before anything is read, the input untouched.
+    ``judged qrels merge`` may still write into its base (test_merge_into_its_own_input)."""
+    (files / "gate.toml").write_text("[holes]\nmax_share = 1.0\n")
+    before = (files / victim).read_bytes()
+    line = one_line_error(argv, capsys)
+    assert "is also an input of this command" in line and victim in line
+    assert (files / victim).read_bytes() == before
+
+
+def test_an_output_beside_its_inputs_is_still_written(files, capsys):
+    assert main(["freeze", "qrels.txt", "-m", "AP", "-o", "eval.toml"]) == 0
+    assert (files / "eval.toml").read_text().startswith("#")

@@ -182,3 +182,16 @@ def test_the_whole_flow_pool_judge_export_merge_rejudge(tmp_path, capsys):
     assert [[n.split("/")[-1] for n in o] for o in report["order"]] == [["lexical.run", "dense.run"],
                                                                         ["dense.run", "lexical.run"]]
     assert report["runs"][names["dense.run"]]["judged"] == [0.5, 1.0]   # its holes closed: the order flips
+
+
+def test_export_over_its_own_database_is_refused(tmp_path, capsys):
+    """``judged judge export --db j.db -o j.db`` truncated the campaign's database (every
+    judgment and token) to the qrels of its export: refused, the database untouched."""
+    db = tmp_path / "j.db"
+    assert _init(str(db)) == 0
+    for url in (str(db), f"sqlite:///{db}"):
+        assert main(["judge", "export", "--db", url, "-o", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("judged: error: -o") and "is also an input of this command" in err
+    assert main(["judge", "status", "--db", str(db)]) == 0          # truncated, it held no campaign
+

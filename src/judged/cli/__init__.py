@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-from . import declared
+from . import common, declared
 from .. import __version__
 from ..core.native import describe
 from ..core.errors import JudgedError
@@ -184,6 +184,7 @@ def main(argv=None) -> int:
     # phases it names below it; not for the judging server, which runs until stopped
     quiet = args.command in ("judge", "demo", "completion")
     try:
+        common.refuse_output_over_input(args)
         if getattr(args, "precheck", None) is not None:
             args.precheck(args)  # what a command checks before its engine's imports (eval: its files exist)
         if running:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from .declared import later
 from ..core.words import counted
-from ..core.errors import JudgedError
+from ..core.errors import JudgedError, UsageError
 
 # looked up when first used (help reads the module's text; a run, the module it imports)
 NO_RELEVANT, ON_DUPLICATE, TIES = (later("judged.core.conventions", name) for name in ("NO_RELEVANT", "ON_DUPLICATE",
@@ -19,6 +20,35 @@ FORMATS = {"table": "a table to read", "json": "JSON, its documented layout", "t
 TIES_HELP = "tie order: trec = score desc then docid desc (default); input = file order; rank = rank column"
 ON_DUPLICATE_HELP = ("a (query, docid) pair given twice in one file (qrels or run): error (default); first: keep the "
                      "first; max: keep the highest grade or score")
+
+
+# the options that name a file a command writes (dest -> option)
+OUTPUT_OPTIONS = {"output": "-o", "save": "--save", "junit": "--junit", "plot": "--plot"}
+
+
+def refuse_output_over_input(args) -> None:
+    """An output that is one of the command's own input files would replace it
+    (``judged freeze qrels.txt -o qrels.txt``, ``judged judge export --db j.db -o j.db``):
+    refused before anything is read or written, unless the command reads its inputs whole first
+    and says so (``output_may_be_input``: ``judged qrels merge`` into its base)."""
+    if getattr(args, "output_may_be_input", False):
+        return
+    outputs = [(opt, getattr(args, dest)) for dest, opt in OUTPUT_OPTIONS.items()
+               if isinstance(getattr(args, dest, None), str) and os.path.isfile(getattr(args, dest))]
+    if not outputs:
+        return
+    given = [v for dest, value in vars(args).items() if dest not in OUTPUT_OPTIONS
+             for v in (value if isinstance(value, (list, tuple)) else [value]) if isinstance(v, str)]
+    inputs = [v[len("sqlite:///"):].split("?")[0] if v.startswith("sqlite:///") else v for v in given]
+    for opt, out in outputs:
+        for path in inputs:
+            try:
+                same = os.path.isfile(path) and os.path.samefile(out, path)
+            except OSError:
+                same = False
+            if same:
+                raise UsageError(f"{opt} {out} is also an input of this command ({path}): writing it would replace "
+                                 "that file; write to another")
 
 
 def format_help(choices) -> str:

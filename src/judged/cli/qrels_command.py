@@ -35,7 +35,7 @@ def register(sub) -> None:
     m.add_argument("--assessor", default=None, help="assessor of the NEW judgments (when they carry none)")
     m.add_argument("--time", default=None, help="time of the NEW judgments, e.g. 2026-11-29T15:00Z")
     add_on_duplicate_option(m)
-    m.set_defaults(func=run_merge)
+    m.set_defaults(func=run_merge, output_may_be_input=True)  # read whole before it is replaced
     d = qs.add_parser("diff", help="judgments added, removed and changed per query",
                       description="Judgments added (in B only), removed (in A only) and changed per query, "
                                   "with the sha256 of each file.",
