@@ -195,3 +195,31 @@ def test_export_over_its_own_database_is_refused(tmp_path, capsys):
         assert err.startswith("judged: error: -o") and "is also an input of this command" in err
     assert main(["judge", "status", "--db", str(db)]) == 0          # truncated, it held no campaign
 
+
+@pytest.mark.parametrize("kind", ["not-sqlite", "directory", "refused-port", "unknown-scheme"])
+def test_a_database_that_cannot_be_opened_is_one_line(tmp_path, capsys, kind):
+    """``--db`` naming a text file, a directory, a PostgreSQL nobody listens on or an unknown
+    URL scheme ended in SQLAlchemy's traceback (exit 1): one line, exit 2, the file untouched."""
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "folder").mkdir()
+    db = {"not-sqlite": str(tmp_path / "qrels.txt"), "directory": str(tmp_path / "folder"),
+          "refused-port": "postgresql://u:secret@127.0.0.1:1/judging", "unknown-scheme": "bogus://x/y"}[kind]
+    if kind == "refused-port":
+        pytest.importorskip("psycopg")
+    for cmd in (["status"], ["export", "-o", str(tmp_path / "out.qrels")], ["add-assessor", "alice"]):
+        assert main(["judge", *cmd, "--db", db]) == 2, cmd
+        err = capsys.readouterr().err
+        assert err.startswith("judged: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+        assert "secret" not in err
+    assert (tmp_path / "qrels.txt").read_text() == "q1 0 d1 1\n"
+
+
+def test_a_missing_database_file_is_not_created_by_a_command_that_reads_it(tmp_path, capsys):
+    """``judged judge status --db tpyo.db`` left an empty tpyo.db behind: only ``init`` creates
+    a database; the others say the file is missing and create nothing."""
+    for cmd in (["status"], ["campaigns"], ["export", "-o", str(tmp_path / "o.qrels")], ["add-assessor", "a"],
+                ["serve"], ["migrate"]):
+        assert main(["judge", *cmd, "--db", str(tmp_path / "tpyo.db")]) == 2, cmd
+        err = capsys.readouterr().err
+        assert "tpyo.db: no such database" in err and "judge init" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -251,9 +251,10 @@ def _pct(x) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
 
 
-def _database(db_url: str):
+def _database(db_url: str, new: bool = False):
+    """The campaign database; a SQLite file must exist unless ``new`` (``judge init``)."""
     _, db = _web()
-    return db.Database(db_url)
+    return db.Database(db_url, must_exist=not new)
 
 
 def run_init(args) -> int:
@@ -274,7 +275,7 @@ def run_init(args) -> int:
     corpus = read_corpus(args.corpus, docids)
     scale = read_judging_scale(args.scale)
     guidelines = read_guidelines(args.guidelines) if args.guidelines else ""
-    with _database(args.db).write() as s:
+    with _database(args.db, new=True).write() as s:
         c = campaign.init_campaign(s, args.name, pairs, str(args.pool), pool.sha256, topics, corpus, scale,
                                    args.overlap, guidelines, practice)
         if args.order != SHUFFLED:

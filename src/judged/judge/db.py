@@ -14,6 +14,7 @@ from contextlib import contextmanager, nullcontext
 
 from sqlalchemy import create_engine, event, inspect, select
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 from sqlalchemy.orm import sessionmaker
 
 from ..core.errors import JudgedError
@@ -59,11 +60,30 @@ def create_private(path: str) -> None:
         pass
 
 
-def make_engine(db: str) -> Engine:
+def check_sqlite_file(path: str, must_exist: bool) -> None:
+    """Refuse, with one line, a directory, or with ``must_exist`` a missing file (only
+    ``judged judge init`` makes a new one). A file that is not SQLite is SQLite's to refuse
+    (:func:`unopenable`): opening it here and closing it would drop the POSIX locks this
+    process's own connections hold on it."""
+    if os.path.isdir(path):
+        raise JudgedError(f"{path}: is a directory, not a database file")
+    if must_exist and not os.path.exists(path):
+        raise JudgedError(f"{path}: no such database (`judged judge init --db {path}` creates one)")
+
+
+def unopenable(db: str, exc: Exception) -> JudgedError:
+    """One line for a database that cannot be reached or read (the server refused, a file
+    SQLite does not recognise), the password left out."""
+    why = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return JudgedError(f"cannot open the database {public_url(db)}: {why[0] if why else type(exc).__name__}")
+
+
+def make_engine(db: str, must_exist: bool = False) -> Engine:
     url = normalise_url(db)
     if url.startswith("sqlite"):
         path = sqlite_path(db)
         if path is not None:
+            check_sqlite_file(path, must_exist)
             create_private(path)
         engine = create_engine(url, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW,
                                connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
@@ -87,6 +107,9 @@ def make_engine(db: str) -> Engine:
         except ModuleNotFoundError as exc:
             raise JudgedError(f"database driver missing for {public_url(db)}: {exc.name} "
                               "(pip install 'judged[web]')") from exc
+        except (NoSuchModuleError, ArgumentError) as exc:
+            raise JudgedError(f"{public_url(db)}: not a database URL judged can open ({exc}); give a SQLite "
+                              "file path or a URL such as postgresql://user:pw@host/db") from exc
     return engine
 
 
@@ -124,13 +147,16 @@ class Database:
     SQLite's sleeping busy handler) and :meth:`read` (SQLite: a deferred ``BEGIN``, which
     in WAL mode reads a snapshot beside the writer)."""
 
-    def __init__(self, db: str, create: bool = True):
+    def __init__(self, db: str, create: bool = True, must_exist: bool = False):
         self.url = db
         self.cache: dict = {}  # facts that never change once written (the campaign)
-        self.engine = make_engine(db)
+        self.engine = make_engine(db, must_exist)
         if create:
             try:
                 create_schema(self.engine, db)
+            except DatabaseError as exc:
+                self.engine.dispose()
+                raise unopenable(db, exc) from exc
             except BaseException:
                 self.engine.dispose()
                 raise

@@ -15,9 +15,10 @@ import sqlite3
 
 from sqlalchemy import (JSON, Boolean, Column, DateTime, Float, ForeignKey, Integer, MetaData, String, Table, Text,
                         UniqueConstraint, inspect, select)
+from sqlalchemy.exc import DatabaseError
 
 from ..core.errors import JudgedError
-from .db import create_private, make_engine, normalise_url, public_url, schema_version
+from .db import create_private, make_engine, normalise_url, public_url, schema_version, unopenable
 from .models import (SCHEMA_VERSION, Assessor, Assignment, Base, Campaign, CampaignOrder, Document, Judgment,
                      LoginSession, Pair, PairRank, Query, SchemaVersion)
 
@@ -63,9 +64,12 @@ def _backup_sqlite(url: str) -> str:
 
 def migrate(db: str) -> str:
     """Upgrade ``db`` in place; returns a sentence saying what was done."""
-    engine = make_engine(db)
+    engine = make_engine(db, must_exist=True)
     try:
-        version = schema_version(engine)
+        try:
+            version = schema_version(engine)
+        except DatabaseError as exc:
+            raise unopenable(db, exc) from exc
         if version is None:
             raise JudgedError(f"{public_url(db)} holds no campaign: nothing to migrate (`judged judge init` creates one)")
         if version == SCHEMA_VERSION:
