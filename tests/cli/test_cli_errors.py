@@ -438,3 +438,19 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, capsys,
 def test_an_output_beside_its_inputs_is_still_written(files, capsys):
     assert main(["freeze", "qrels.txt", "-m", "AP", "-o", "eval.toml"]) == 0
     assert (files / "eval.toml").read_text().startswith("#")
+
+
+@pytest.mark.parametrize("argv", [
+    ["explain", "qrels.txt", "a.run", "--query", "1"],
+    ["rejudge", "qrels.txt", "a.run", "b.run", "--versus-qrels", "qrels.txt"],
+    ["answers", "qrels.txt", "a.run", "--answers", "answers.tsv"],
+    ["meta", "holdout", "qrels.txt", "a.run", "b.run"],
+    ["meta", "pooling", "qrels.txt", "a.run", "b.run", "--budget", "2"],
+])
+def test_a_one_measure_command_refuses_a_second_measure(files, capsys, argv):
+    """``judged explain ... -m AP -m P@5`` explained P@5 alone and said nothing of AP (argparse
+    keeps the last): a command that reads one measure refuses a second, naming both."""
+    (files / "answers.tsv").write_text("a 1 true\n")
+    line = one_line_error([*argv, "-m", "AP", "-m", "P@5"], capsys)
+    assert "-m/--measure" in line and "'AP'" in line and "'P@5'" in line and "one measure" in line
+    assert main([*argv, "-m", "P@5"]) == 0                       # once is fine

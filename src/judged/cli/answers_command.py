@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import Formatter
 from .check_options import add_answers_option, add_check_options, configure, side_files
-from .common import add_convention_options, format_help, print_json, settings_of
+from .common import OneMeasure, add_convention_options, format_help, print_json, settings_of
 
 HELP = """Pair each run's ranking score (default nDCG@10) with answer checks: acceptance rate,
 mean score among accepted and among failed answers, and the two disagreement lists (a
@@ -24,7 +24,7 @@ def register(sub) -> None:
     p.add_argument("qrels")
     p.add_argument("runs", nargs="+", metavar="RUN")
     add_answers_option(p, required=True)
-    p.add_argument("-m", "--measure", default="nDCG@10", help="the ranking score to pair (default nDCG@10)")
+    p.add_argument("-m", "--measure", default="nDCG@10", action=OneMeasure, help="the ranking score to pair (default nDCG@10)")
     p.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
     add_convention_options(p)
     add_check_options(p)

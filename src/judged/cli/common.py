@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -20,6 +21,19 @@ FORMATS = {"table": "a table to read", "json": "JSON, its documented layout", "t
 TIES_HELP = "tie order: trec = score desc then docid desc (default); input = file order; rank = rank column"
 ON_DUPLICATE_HELP = ("a (query, docid) pair given twice in one file (qrels or run): error (default); first: keep the "
                      "first; max: keep the highest grade or score")
+
+
+class OneMeasure(argparse.Action):
+    """``-m`` of a command that reads one measure: a second one is refused, naming both,
+    rather than argparse's silent "the last wins" (``judged explain -m AP -m P@5``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = f"_{self.dest}_given"
+        if getattr(namespace, seen, None) is not None:
+            raise argparse.ArgumentError(self, f"given twice ({getattr(namespace, seen)!r}, {values!r}): this command "
+                                               "reads one measure; run it once per measure")
+        setattr(namespace, seen, values)
+        setattr(namespace, self.dest, values)
 
 
 # the options that name a file a command writes (dest -> option)

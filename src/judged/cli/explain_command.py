@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import Formatter
-from .common import TIES, TIES_HELP, add_on_duplicate_option
+from .common import TIES, TIES_HELP, OneMeasure, add_on_duplicate_option
 
 HELP = """Work one query's score by hand: rank, docid, grade, gain, discount, discounted gain,
 running DCG; the ideal grade sequence and IDCG; the result, and warnings.
@@ -19,7 +19,7 @@ def register(sub) -> None:
     p.add_argument("qrels")
     p.add_argument("run")
     p.add_argument("--query", "-q", required=True, help="the query id")
-    p.add_argument("-m", "--measure", default="nDCG@10", help="measure (default nDCG@10)")
+    p.add_argument("-m", "--measure", default="nDCG@10", action=OneMeasure, help="measure (default nDCG@10)")
     p.add_argument("--ties", choices=TIES, default="trec", help=TIES_HELP)
     add_on_duplicate_option(p)
     p.set_defaults(func=run)

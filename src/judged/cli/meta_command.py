@@ -6,7 +6,7 @@ import sys
 
 from . import Formatter
 from ..core.words import counted
-from .common import add_convention_options, format_help, print_json, settings_of
+from .common import OneMeasure, add_convention_options, format_help, print_json, settings_of
 from .declared import declared
 from .holes_command import add_hole_options
 from ..core.errors import JudgedError, ConventionError
@@ -76,7 +76,7 @@ def register(sub) -> None:
     _qrels_runs(ho)
     ho.add_argument("-k", "--depth", dest="k", type=int, default=10, metavar="K",
                     help="the top K examined: holes are counted there, and the measure's default cutoff (default 10)")
-    ho.add_argument("-m", "--measure", default=None,
+    ho.add_argument("-m", "--measure", default=None, action=OneMeasure,
                     help="measure: one with exact bounds, marked 'bounds' by `judged measures` (default nDCG@k)")
     ho.add_argument("--protocol", choices=["loro", "group", "shift", "few"], default=None,
                     help="loro (default): hold out one run at a time; group: one group of runs (a team's); shift: "
@@ -132,7 +132,7 @@ def register(sub) -> None:
                          "(one pool of every run)")
     po.add_argument("-k", "--depth", type=int, default=meta_pooling.DEFAULT_DEPTH, metavar="K",
                     help=f"pool each run's top K (default {meta_pooling.DEFAULT_DEPTH})")
-    po.add_argument("-m", "--measure", default=meta_pooling.DEFAULT_MEASURE,
+    po.add_argument("-m", "--measure", default=meta_pooling.DEFAULT_MEASURE, action=OneMeasure,
                     help=f"the measure compared with the full qrels (default {meta_pooling.DEFAULT_MEASURE})")
     po.add_argument("--tolerance", type=float, action="append", dest="tolerances", metavar="T",
                     help="the ranking counts as recovered when tau = 1 or every run is within T of its full-qrels "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import Formatter
-from .common import add_convention_options, format_help, print_json, settings_of
+from .common import OneMeasure, add_convention_options, format_help, print_json, settings_of
 from ..core.errors import UsageError
 
 HELP = """The rejudging report (BEIR's TREC-COVID table, produced by the tool): per run the
@@ -26,7 +26,7 @@ def register(sub) -> None:
     p.add_argument("--qrels", action="append", metavar="QRELS",
                    help="the old spelling, kept: every qrels version given this way, oldest first, and only runs as "
                         "positional arguments")
-    p.add_argument("-m", "--measure", default="nDCG@10", help="measure (default nDCG@10)")
+    p.add_argument("-m", "--measure", default="nDCG@10", action=OneMeasure, help="measure (default nDCG@10)")
     p.add_argument("-k", "--depth", dest="k", type=int, default=10, metavar="K",
                    help="the top K examined: Judged@K (default 10)")
     p.add_argument("--format", choices=["table", "json"], default="table", help=format_help(["table", "json"]))
