@@ -454,3 +454,15 @@ def test_a_one_measure_command_refuses_a_second_measure(files, capsys, argv):
     line = one_line_error([*argv, "-m", "AP", "-m", "P@5"], capsys)
     assert "-m/--measure" in line and "'AP'" in line and "'P@5'" in line and "one measure" in line
     assert main([*argv, "-m", "P@5"]) == 0                       # once is fine
+
+
+@pytest.mark.parametrize("strategy", [[], ["--strategy", "depth"], ["--strategy", "impact"]])
+def test_pool_strata_without_the_sample_strategy_is_refused(files, capsys, strategy):
+    """``judged pool ... --strategy depth --strata 1,5`` wrote a depth pool and dropped the
+    strata unsaid, while ``--queries`` with a strategy that reads none is refused: the same."""
+    line = one_line_error(["pool", "qrels.txt", "a.run", "b.run", "--budget", "2", *strategy, "--strata", "1,3",
+                           "-o", "keep.txt"], capsys)
+    assert "--strata goes with --strategy sample, not" in line
+    assert (files / "keep.txt").read_text() == "precious\n"
+    assert main(["pool", "qrels.txt", "a.run", "b.run", "--budget", "3", "--strategy", "sample", "--strata", "1,3",
+                 "-o", "keep.txt"]) == 0

@@ -108,6 +108,8 @@ def run(args) -> int:
         raise UsageError(f"--machine orders the pool for --strategy machine or disagreement, not {args.strategy}")
     if args.queries is not None and args.strategy != "sample-queries":
         raise UsageError(f"--queries goes with --strategy sample-queries, not {args.strategy}")
+    if args.strata is not None and args.strategy != "sample":
+        raise UsageError(f"--strata goes with --strategy sample, not {args.strategy}")
     options = {"strata": args.strata} if args.strata is not None else {}
     if args.queries is not None:
         options["queries"] = args.queries
