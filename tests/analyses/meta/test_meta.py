@@ -333,6 +333,22 @@ def collection(tmp_path_factory):
     return write_collection(synthetic_collection(systems=5, queries=20, preferences=60, seed=4), str(out))
 
 
+def test_synthetic_writes_over_no_file_of_the_users(tmp_path, capsys):
+    """``judged meta synthetic .`` in a project replaced its qrels.txt with the synthetic one:
+    a file there that is not this collection's is refused (nothing written); running it again
+    into its own folder, as docs/meta-evaluation.md does, still works."""
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "qrels.txt").write_text("q1 0 d1 2\n")
+    assert main(["meta", "synthetic", str(tmp_path / "mine"), "--systems", "2", "--queries", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("judged: error: ") and "qrels.txt" in err and err.count("\n") == 1
+    assert (tmp_path / "mine" / "qrels.txt").read_text() == "q1 0 d1 2\n"
+    assert sorted(os.listdir(tmp_path / "mine")) == ["qrels.txt"]
+    for _ in range(2):
+        assert main(["meta", "synthetic", str(tmp_path / "new"), "--systems", "2", "--queries", "3"]) == 0
+    assert main(["meta", "synthetic", str(tmp_path / "new"), "--systems", "2", "--queries", "3", "--seed", "5"]) == 2
+
+
 def test_synthetic_collection_is_deterministic():
     a, b = synthetic_collection(systems=4, queries=5, seed=9), synthetic_collection(systems=4, queries=5, seed=9)
     assert a.runs == b.runs and a.qrels == b.qrels and a.preferences == b.preferences

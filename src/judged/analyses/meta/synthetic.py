@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
-from ...core.errors import JudgedError
+from ...core.errors import JudgedError, UsageError
 from ...core.io.output import open_replacing
 
 RELEVANT_SHARE = (0.003, 0.06)  # per query, the share of candidates that are relevant
@@ -99,25 +99,38 @@ def synthetic_collection(systems: int = 8, queries: int = 50, docs: int = 300, d
 
 
 def write_collection(coll: SyntheticCollection, outdir) -> dict:
-    """Write qrels.txt, qrels-pooled.txt, runs/NAME.run (TREC) and preferences.txt; return the paths."""
-    os.makedirs(os.path.join(outdir, "runs"), exist_ok=True)
+    """Write qrels.txt, qrels-pooled.txt, runs/NAME.run (TREC) and preferences.txt; return the paths.
+    A file there already that differs from what would be written (a user's own qrels.txt, or
+    another seed's collection) is refused before anything is written; the same collection
+    again is written over."""
     paths = {"qrels": os.path.join(outdir, "qrels.txt"), "qrels_pooled": os.path.join(outdir, "qrels-pooled.txt"),
-             "preferences": os.path.join(outdir, "preferences.txt"), "runs": []}
-    for key in ("qrels", "qrels_pooled"):
-        with open_replacing(paths[key]) as fh:
-            for qid, judged in getattr(coll, key).items():
-                fh.writelines(f"{qid} 0 {d} {g}\n" for d, g in judged.items())
-    for name, run in coll.runs.items():
-        path = os.path.join(outdir, "runs", f"{name}.run")
+             "preferences": os.path.join(outdir, "preferences.txt"),
+             "runs": [os.path.join(outdir, "runs", f"{name}.run") for name in coll.runs]}
+    texts = {paths[key]: "".join(f"{qid} 0 {d} {g}\n" for qid, judged in getattr(coll, key).items()
+                                 for d, g in judged.items()) for key in ("qrels", "qrels_pooled")}
+    for (name, run), path in zip(coll.runs.items(), paths["runs"]):
+        texts[path] = "".join(f"{qid} Q0 {d} {r + 1} {s} {name}\n" for qid, ranked in run.items()
+                              for r, (d, s) in enumerate(ranked.items()))
+    texts[paths["preferences"]] = (f"# simulated side-by-side preferences (judged meta synthetic, seed {coll.seed})\n"
+                                   "qid run_a run_b preferred\n"
+                                   + "".join(f"{q} {a} {b} {p}\n" for q, a, b, p in coll.preferences))
+    for path, text in texts.items():
+        if os.path.lexists(path) and not _holds(path, text):
+            raise UsageError(f"{path} is there already and is not this synthetic collection: write it into a new "
+                             "folder (nothing was written)")
+    os.makedirs(os.path.join(outdir, "runs"), exist_ok=True)
+    for path, text in texts.items():
         with open_replacing(path) as fh:
-            for qid, ranked in run.items():
-                fh.writelines(f"{qid} Q0 {d} {r + 1} {s} {name}\n" for r, (d, s) in enumerate(ranked.items()))
-        paths["runs"].append(path)
-    with open_replacing(paths["preferences"]) as fh:
-        fh.write(f"# simulated side-by-side preferences (judged meta synthetic, seed {coll.seed})\n")
-        fh.write("qid run_a run_b preferred\n")
-        fh.writelines(f"{q} {a} {b} {p}\n" for q, a, b, p in coll.preferences)
+            fh.write(text)
     return paths
+
+
+def _holds(path: str, text: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read() == text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 # ---------------------------------------------------------------------------
