@@ -466,3 +466,12 @@ def test_pool_strata_without_the_sample_strategy_is_refused(files, capsys, strat
     assert (files / "keep.txt").read_text() == "precious\n"
     assert main(["pool", "qrels.txt", "a.run", "b.run", "--budget", "3", "--strategy", "sample", "--strata", "1,3",
                  "-o", "keep.txt"]) == 0
+
+
+@pytest.mark.parametrize("option", [["--spark-master", "local[1]"], ["--spark-logs"]])
+def test_spark_options_without_the_spark_engine_are_refused(files, capsys, option):
+    """``judged eval ... --spark-master spark://host:7077`` without ``--engine spark`` scored
+    in this process and said nothing of the master; refused as --mlflow-run-name without
+    --mlflow is."""
+    line = one_line_error(["eval", "qrels.txt", "a.run", "-m", "AP", *option], capsys)
+    assert line == "judged: error: --spark-master and --spark-logs go with --engine spark"

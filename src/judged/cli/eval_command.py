@@ -13,6 +13,9 @@ from .common import (add_convention_options, add_machine_option, add_record_opti
                      print_json, print_query_set, save_record_of, settings_of, split_inputs)
 from ..core.errors import ParseError, UsageError
 
+# the Spark master of --engine spark without --spark-master
+SPARK_MASTER = "local[2]"
+
 HELP = """Score one or more runs against qrels. Default measures: nDCG@10 and Judged@10.
 
 example:
@@ -50,8 +53,8 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["table", "json", "tsv", "csv", "trec_eval"], default="table", help=format_help(["table", "json", "tsv", "csv", "trec_eval"]))
     p.add_argument("--engine", choices=["local", "spark"], default="local",
                    help="local (default): this process; spark: Spark executors, by query blocks (needs judged[spark])")
-    p.add_argument("--spark-master", default="local[2]", metavar="URL",
-                   help="Spark master for --engine spark (default: local[2])")
+    p.add_argument("--spark-master", default=None, metavar="URL",
+                   help=f"Spark master for --engine spark (default: {SPARK_MASTER})")
     p.add_argument("--spark-logs", action="store_true",
                    help="with --engine spark: Spark's own log lines, stage bars and warnings on stderr (default: "
                         "in a log file, judged's progress instead; also JUDGED_SPARK_LOGS=1)")
@@ -88,6 +91,8 @@ def run(args) -> int:
     from ..core.evaluation import DEFAULT_MEASURES, evaluate
     from ..core.querysets import refuse_disjoint_runs
 
+    if args.engine != "spark" and (args.spark_master is not None or args.spark_logs):
+        raise UsageError("--spark-master and --spark-logs go with --engine spark")
     if args.qrels_versions:
         return run_rejudge(args)
     if args.machine and (args.engine == "spark" or args.format == "trec_eval"):
@@ -128,7 +133,7 @@ def run(args) -> int:
                 raise UsageError("--engine spark does not take --depth-cut yet")
             if any(f is not None for f in (side.scale, side.requirements, side.eligibility, side.unanswerable)):
                 raise UsageError("--engine spark does not take side files (scale, requirements, eligibility, ...) yet")
-            result = evaluate_files(qrels, runs, measures, master=args.spark_master,
+            result = evaluate_files(qrels, runs, measures, master=args.spark_master or SPARK_MASTER,
                                     logs=True if args.spark_logs else None, settings=settings)
         else:
             result = evaluate(qrels, runs, measures, settings=settings, side=side, progress=sys.stderr.isatty())
