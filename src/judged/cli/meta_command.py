@@ -660,15 +660,17 @@ def _print_shift_summary(res, console) -> None:
     for name, s in [*summary["cells"].items(), ("all cells", summary["all"])]:
         own = ", ".join(_fmt_corr(s["mae_own"][k]) for k in ("zero", "condensed", "estimate"))
         st.add_row(name, f"{s['estimated']}/{s['runs']}", f"{s['mae']['zero']:.4f}", f"{s['mae']['condensed']:.4f}",
-                   f"{s['mae']['estimate']:.4f}", own, f"{s['covered']}/{s['intervals']} (own {s['covered_own']})",
-                   f"{s['mean_width']:.4f}", _read_judged(s.get("holes_relevant")),
+                   f"{s['mae']['estimate']:.4f}", own,
+                   f"{s['covered']}/{s['intervals']} (own {s['covered_own']})" if s["intervals"] else "bounds",
+                   _fmt_corr(s["mean_width"]), _read_judged(s.get("holes_relevant")),
                    f"{s['violations']} means, {s['cell_violations']}/{s['cells']} queries",
                    str(len(s["left_out"])), str(len(s["abstained"])))
     console.print(st)
     console.print(f"left out: runs whose truth judging its own remaining holes could move by more than "
                   f"{summary['all']['truth_width_limit']} (their truth is not a truth); own holes: MAE against the "
                   f"truth of judging each run's own holes alone (what --estimate-over run predicts; the other "
-                  f"columns: judging every scored run's; coverage: own, the intervals holding that truth); holes "
+                  f"columns: judging every scored run's; coverage: own, the intervals holding that truth; bounds: "
+                  f"every run's interval was the exact bounds, no estimate interval to count); holes "
                   f"read / judged relevant: the share of the estimated runs' holes the estimate reads as relevant, "
                   f"and the share the truth judges relevant; "
                   f"convention: {res.convention}",

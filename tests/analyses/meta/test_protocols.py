@@ -135,6 +135,9 @@ def test_shift_through_the_cli(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "few — pool runs given: 2 pool runs, 3 scored" in " ".join(out.split())
     assert "holes read / judged relevant: the share of the estimated runs' holes" in " ".join(out.split())
+    # three runs alone: every interval is the bounds, said so, not a 0/0 coverage of width nan
+    summary_row = next(line for line in out.splitlines() if "all cells" in line)
+    assert "bounds" in summary_row and "0/0" not in summary_row and "nan" not in summary_row
     assert main(["meta", "holdout", q, *runs, "--pool-runs", "teama-1"]) == 2
     assert "--pool-runs, --scored-runs and --seeds go with --protocol shift or few" in capsys.readouterr().err
     # your new systems on your old qrels: every run named scored (four, past few's three), one cell
