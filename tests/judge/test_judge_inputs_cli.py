@@ -223,3 +223,15 @@ def test_a_missing_database_file_is_not_created_by_a_command_that_reads_it(tmp_p
         err = capsys.readouterr().err
         assert "tpyo.db: no such database" in err and "judge init" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("port", ["99999", "-5", "0"])
+def test_serve_on_a_port_out_of_range_is_one_line(tmp_path, capsys, port):
+    """``judged judge serve --port 99999`` ended in asyncio's OverflowError traceback (exit 1),
+    after printing the page's address; port 0 printed http://127.0.0.1:0/, which is no address."""
+    db = str(tmp_path / "j.db")
+    assert _init(db) == 0
+    capsys.readouterr()
+    assert main(["judge", "serve", "--db", db, "--port", port]) == 2
+    err = capsys.readouterr().err
+    assert err == f"judged: error: --port must be 1 to 65535, got {port}\n"

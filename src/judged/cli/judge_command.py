@@ -387,6 +387,8 @@ def run_migrate(args) -> int:
 
 
 def run_serve(args) -> int:
+    if not 1 <= args.port <= 65535:
+        raise JudgedError(f"--port must be 1 to 65535, got {args.port}")
     campaign, _ = _web()
     import uvicorn
     with _database(args.db).read() as s:
