@@ -103,3 +103,14 @@ def test_the_simple_charts_need_no_matplotlib(tmp_path):
             "plots.difference_bars(d, 't')\nplots.distributions({'a': d}, 't')\nprint('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_markdown_table_escapes_a_pipe_in_a_run_name(example, tmp_path, capsys):
+    """A run file named ``a|b.run`` split its Markdown row into one cell too many, shifting
+    every mean under the wrong measure; the gate's Markdown escaped it already."""
+    shutil.copy(example / "dense.run", tmp_path / "a|b.run")
+    assert main(["report", str(example / "qrels.txt"), str(example / "bm25.run"), str(tmp_path / "a|b.run"),
+                 "-m", "AP", "--permutations", "200", "--format", "md"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert any("a\\|b.run" in row for row in rows)
+    assert {len(re.findall(r"(?<!\\)\|", row)) for row in rows} == {4}     # run, AP, Judged@10: 4 bars

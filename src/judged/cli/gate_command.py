@@ -11,6 +11,7 @@ import sys
 
 from . import Formatter
 from ..core.errors import UsageError
+from ..core.words import md_cell
 
 HELP = """Decide whether CANDIDATE may replace BASELINE, by the rules of a policy file (TOML;
 docs/gate.md has every key): a non-inferiority or superiority margin on a measure decided
@@ -105,10 +106,6 @@ def text(result) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cell(value: str) -> str:
-    return value.replace("|", "\\|").replace("\n", " ")
-
-
 def markdown(result) -> str:
     """A pull-request comment: the verdict, a table of the rules, the pairs to judge first
     and the method, folded."""
@@ -117,16 +114,16 @@ def markdown(result) -> str:
            "| rule | verdict | figure |", "|---|---|---|"]
     for r in result.rules:
         figure = r.figure + (f"; {r.flip}" if r.flip else "")
-        out.append(f"| {_cell(r.name)} | {MARK[r.verdict]} {r.verdict} | {_cell(figure)} |")
+        out.append(f"| {md_cell(r.name)} | {MARK[r.verdict]} {r.verdict} | {md_cell(figure)} |")
     if result.judge_first:
         out += ["", f"<details><summary>Judge first: {len(result.judge_first)} of {result.unjudged} unjudged pairs "
                     f"(top {result.k}, judged pool's {result.strategy} order)</summary>", "",
                 "| qid | docid | best rank | runs |", "|---|---|---|---|"]
-        out += [f"| {_cell(p['qid'])} | {_cell(p['docid'])} | {p['best_rank']} | {_cell(', '.join(p['runs']))} |"
-                for p in result.judge_first]
+        out += [f"| {md_cell(p['qid'])} | {md_cell(p['docid'])} | {p['best_rank']} | "
+                f"{md_cell(', '.join(p['runs']))} |" for p in result.judge_first]
         out += ["", "</details>"]
     out += ["", "<details><summary>How</summary>", "", f"- measure: `{result.convention}`"]
-    out += [f"- {name.replace('_', ' ')}: {_cell(m)}" for name, m in result.methods.items()]
+    out += [f"- {name.replace('_', ' ')}: {md_cell(m)}" for name, m in result.methods.items()]
     out += [f"- qrels: `{result.provenance['qrels']['path']}` sha256 `{str(result.provenance['qrels']['sha256'])[:12]}`"]
     if "manifest" in result.provenance:
         out.append(f"- manifest: `{result.provenance['manifest']['path']}` (qrels checked against it)")

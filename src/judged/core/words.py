@@ -1,5 +1,6 @@
 """Counts in messages: "1 hole", "2 holes", "1 query", "0 queries" (issue 34: "1 holes",
-"1 pairs go to two assessors"). The one helper every message with a count uses."""
+"1 pairs go to two assessors"). The one helper every message with a count uses; and a
+Markdown table cell, escaped (the report's tables and the gate's)."""
 
 from __future__ import annotations
 
@@ -28,3 +29,8 @@ def counted(n, noun: str, many: str | None = None) -> str:
     if n == 1:
         return f"{n} {noun}"
     return f"{n} {many if many is not None else plural(noun)}"
+
+
+def md_cell(value: str) -> str:
+    """A Markdown table cell: ``|`` escaped (a run file may be named ``a|b.run``), one line."""
+    return value.replace("|", "\\|").replace("\n", " ")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from ..core.words import counted
+from ..core.words import counted, md_cell
 from ..analyses.comparison import MARK_TEST, is_coverage_measure, significance_mark
 from ..core.runnames import shortener as names_shortener
 
@@ -95,9 +95,9 @@ def table(c, fmt: str = "md", alpha: float = 0.05) -> str:
                             {"▲": "better", "▼": "worse"}.get(cell["mark"], "")])
         return out.getvalue()
     if fmt == "md":
-        lines = ["| run | " + " | ".join(measures) + " |", "|---|" + "---:|" * len(measures)]
+        lines = ["| run | " + " | ".join(map(md_cell, measures)) + " |", "|---|" + "---:|" * len(measures)]
         for row in rows:
-            name = row["run"] + (" (baseline)" if row["baseline"] else "") + _leaks(row)
+            name = md_cell(row["run"] + (" (baseline)" if row["baseline"] else "") + _leaks(row))
             lines.append(f"| {name} | " + " | ".join(f"{row['cells'][m]['mean']:.4f}{row['cells'][m]['mark']}"
                                                      for m in measures) + " |")
         return "\n".join(lines) + "\n\n" + short(legend(c, alpha)) + machine_legend(c) + "\n"
