@@ -299,6 +299,12 @@ def test_preference_file_errors(tmp_path):
         read_preferences(str(bad))
     with pytest.raises(JudgedError, match="unknown run 'nobody'"):
         preference_agreement([("q1", "good", "nobody", "a")], AGREE_QRELS, _agree_runs(), ["RR"])
+    # a file names itself and the line, as every other reader's error: "prefs.txt:2: ..."
+    # (it said "preferences line 2: ...", no file)
+    prefs = tmp_path / "prefs.txt"
+    prefs.write_text("q1 good mid a\nq1 good nobody a\n")
+    with pytest.raises(ParseError, match=r"prefs.txt:2: unknown run 'nobody' \(runs: "):
+        preference_agreement(str(prefs), AGREE_QRELS, _agree_runs(), ["RR"])
 
 # ---------------------------------------------------------------------------
 # Wang et al.: the discount simulation

@@ -161,8 +161,9 @@ def preference_agreement(preferences, qrels, runs, measures=DEFAULT_MEASURES, *,
     tallies = {(m, c): Tally() for m in given for c in CATEGORIES}
     category_pairs = {c: 0 for c in CATEGORIES}
     no_pref = skipped = 0
+    source = os.fspath(preferences) if isinstance(preferences, (str, os.PathLike)) else None
     for p in prefs:
-        a, b = (_resolve(aliases, r, p, list(result.runs)) for r in (p.run_a, p.run_b))
+        a, b = (_resolve(aliases, r, p, list(result.runs), source) for r in (p.run_a, p.run_b))
         if p.qid not in value[(a, success)] or p.qid not in value[(b, success)]:
             skipped += 1
             continue
@@ -190,10 +191,13 @@ def preference_agreement(preferences, qrels, runs, measures=DEFAULT_MEASURES, *,
                            result.query_set)
 
 
-def _resolve(aliases, name, pref, names) -> str:
+def _resolve(aliases, name, pref, names, source=None) -> str:
     if name not in aliases:
+        why = f"unknown run {name!r} (runs: {', '.join(names)})"
+        if source is not None:
+            raise ParseError(source, pref.line, why)
         where = f"line {pref.line}: " if pref.line else ""
-        raise JudgedError(f"preferences {where}unknown run {name!r} (runs: {', '.join(names)})")
+        raise JudgedError(f"preferences {where}{why}")
     return aliases[name]
 
 
