@@ -235,3 +235,22 @@ def test_serve_on_a_port_out_of_range_is_one_line(tmp_path, capsys, port):
     assert main(["judge", "serve", "--db", db, "--port", port]) == 2
     err = capsys.readouterr().err
     assert err == f"judged: error: --port must be 1 to 65535, got {port}\n"
+
+
+def test_a_pooled_query_or_document_missing_names_the_file(tmp_path, capsys):
+    """``judged judge init`` / ``add-pool`` with a topics file that lacks a pooled query said
+    "1 pooled qids have no query text (first: 'q2')": which file, and the plural, now right."""
+    (tmp_path / "q1.tsv").write_text("q1\tonly the first query\n")
+    rc = main(["judge", "init", "--db", str(tmp_path / "j.db"), "--pool", str(EXAMPLE / "pool.txt"), "--queries",
+               str(tmp_path / "q1.tsv"), "--corpus", str(EXAMPLE / "corpus.jsonl")])
+    assert rc == 2
+    assert capsys.readouterr().err == f"judged: error: {tmp_path / 'q1.tsv'}: 1 pooled query has no topic here " \
+                                      "(first: 'q2')\n"
+    db = str(tmp_path / "ok.db")
+    assert _init(db) == 0
+    capsys.readouterr()
+    (tmp_path / "more.txt").write_text("q1 d1\nq7 d1\nq8 d99\n")
+    assert main(["judge", "add-pool", "--db", db, "--pool", str(tmp_path / "more.txt"), "--queries",
+                 str(tmp_path / "q1.tsv"), "--corpus", str(EXAMPLE / "corpus.jsonl")]) == 2
+    assert capsys.readouterr().err == f"judged: error: {tmp_path / 'q1.tsv'}: 2 pooled queries have no topic " \
+                                      "here (first: 'q7')\n"

@@ -277,7 +277,7 @@ def run_init(args) -> int:
     guidelines = read_guidelines(args.guidelines) if args.guidelines else ""
     with _database(args.db, new=True).write() as s:
         c = campaign.init_campaign(s, args.name, pairs, str(args.pool), pool.sha256, topics, corpus, scale,
-                                   args.overlap, guidelines, practice)
+                                   args.overlap, guidelines, practice, sources=(str(args.queries), str(args.corpus)))
         if args.order != SHUFFLED:
             set_order(s, args.order, pool.pairs, args.seed, c.id)
         name = c.name
@@ -316,7 +316,7 @@ def run_add_pool(args) -> int:
         c = campaign.find_campaign(s, args.campaign)
         topics = read_topics(args.queries, {q for q, _ in pairs})
         corpus = read_corpus(args.corpus, {d for _, d in pairs})
-        got = campaign.add_pool(s, c, pairs, str(args.pool), topics, corpus)
+        got = campaign.add_pool(s, c, pairs, str(args.pool), topics, corpus, (str(args.queries), str(args.corpus)))
         cname = c.name
     print(f"campaign {cname!r}: {counted(got['added'], 'new pair')} over {counted(got['queries'], 'query')} added "
           f"({counted(got['overlap_pairs'], 'goes', 'go')} to two assessors); "

@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..core.words import counted
-from ..core.errors import JudgedError
+from ..core.errors import JudgedError, ParseError
 from ..core.jsonsafe import json_safe
 from ..core.naturalsort import natural_key
 from . import auth
@@ -60,16 +60,20 @@ def _topic(qid: str, t) -> Topic:
     return t if isinstance(t, Topic) else Topic(qid, str(t))
 
 
-def _add_texts(session: Session, campaign: Campaign, qids, docids, topics: dict, corpus: dict) -> None:
-    """Add the topics and documents of ``qids``/``docids`` the campaign does not hold yet."""
+def _add_texts(session: Session, campaign: Campaign, qids, docids, topics: dict, corpus: dict,
+               sources: tuple[str, str] = ("", "")) -> None:
+    """Add the topics and documents of ``qids``/``docids`` the campaign does not hold yet;
+    ``sources``: the files ``topics`` and ``corpus`` were read from, named in the errors."""
     have_q = set(session.scalars(select(Query.qid).where(Query.campaign_id == campaign.id)))
     have_d = set(session.scalars(select(Document.docid).where(Document.campaign_id == campaign.id)))
     missing_q = sorted(set(qids) - have_q - topics.keys(), key=natural_key)
     missing_d = sorted(set(docids) - have_d - corpus.keys(), key=natural_key)
-    if missing_q:
-        raise JudgedError(f"{len(missing_q)} pooled qids have no query text (first: {missing_q[0]!r})")
-    if missing_d:
-        raise JudgedError(f"{len(missing_d)} pooled docids are not in the corpus (first: {missing_d[0]!r})")
+    said = {"query": ("pooled query has no topic here", "pooled queries have no topic here"),
+            "document": ("pooled document is not in the corpus", "pooled documents are not in the corpus")}
+    for missing, source, kind in ((missing_q, sources[0], "query"), (missing_d, sources[1], "document")):
+        if missing:
+            why = f"{counted(len(missing), *said[kind])} (first: {missing[0]!r})"
+            raise ParseError(source, None, why) if source else JudgedError(why)
     for q in sorted(set(qids) - have_q, key=natural_key):
         t = _topic(q, topics[q])
         session.add(Query(campaign_id=campaign.id, qid=q, text=t.text, title=t.title, description=t.description,
@@ -82,9 +86,10 @@ def _add_texts(session: Session, campaign: Campaign, qids, docids, topics: dict,
 def init_campaign(session: Session, name: str | None, pairs: list[tuple[str, str]], pool_source: str,
                   pool_sha256: str, queries: dict,
                   corpus: dict[str, tuple[str, str]], scale: Scale, overlap: float, guidelines: str = "",
-                  practice: list[tuple[str, str, int]] | None = None) -> Campaign:
+                  practice: list[tuple[str, str, int]] | None = None, sources: tuple[str, str] = ("", "")) -> Campaign:
     """A new campaign. ``queries``: qid -> :class:`~.inputs.Topic` (or plain text);
-    ``practice``: (qid, docid, known grade) pairs every assessor judges first."""
+    ``practice``: (qid, docid, known grade) pairs every assessor judges first; ``sources``:
+    the queries and corpus files, named in the errors."""
     if name is None and campaigns(session):
         raise JudgedError("this database holds a campaign already (" + ", ".join(repr(c.name) for c in campaigns(session))
                           + "): give the new one a --name (several campaigns share a database)")
@@ -111,7 +116,7 @@ def init_campaign(session: Session, name: str | None, pairs: list[tuple[str, str
     session.add(campaign)
     session.flush()
     _add_texts(session, campaign, [q for q, _ in pairs] + [q for q, _, _ in practice],
-               [d for _, d in pairs] + [d for _, d, _ in practice], queries, corpus)
+               [d for _, d in pairs] + [d for _, d, _ in practice], queries, corpus, sources)
     twice = overlap_pair_indices(len(pairs), overlap, seed)
     session.add_all(Pair(campaign_id=campaign.id, qid=q, docid=d, copies_wanted=2 if i in twice else 1,
                          copies_assigned=0) for i, (q, d) in enumerate(pairs))
@@ -122,13 +127,13 @@ def init_campaign(session: Session, name: str | None, pairs: list[tuple[str, str
 
 
 def add_pool(session: Session, campaign: Campaign, pairs: list[tuple[str, str]], pool_source: str, queries: dict,
-             corpus: dict[str, tuple[str, str]]) -> dict:
+             corpus: dict[str, tuple[str, str]], sources: tuple[str, str] = ("", "")) -> dict:
     """Merge a new pool into a running campaign: pairs it does not hold yet are added (the
     same overlap share goes to two assessors), with their topics and documents; pairs it
     holds, judged or not, are left as they are. Assessors claim the new pairs as they go."""
     have = {(q, d) for q, d in session.execute(select(Pair.qid, Pair.docid).where(Pair.campaign_id == campaign.id))}
     new = [p for p in pairs if p not in have]
-    _add_texts(session, campaign, [q for q, _ in new], [d for _, d in new], queries, corpus)
+    _add_texts(session, campaign, [q for q, _ in new], [d for _, d in new], queries, corpus, sources)
     merges = campaign.pool_source.count("\n") + 1
     twice = overlap_pair_indices(len(new), campaign.overlap, f"{campaign.seed}:{merges}")
     session.add_all(Pair(campaign_id=campaign.id, qid=q, docid=d, copies_wanted=2 if i in twice else 1,
