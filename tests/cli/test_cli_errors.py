@@ -475,3 +475,16 @@ def test_spark_options_without_the_spark_engine_are_refused(files, capsys, optio
     --mlflow is."""
     line = one_line_error(["eval", "qrels.txt", "a.run", "-m", "AP", *option], capsys)
     assert line == "judged: error: --spark-master and --spark-logs go with --engine spark"
+
+
+def test_demo_writes_over_no_file_of_the_users(files, capsys):
+    """``judged demo --write .`` in a project replaced its qrels.txt with the demo's: a file
+    there under one of the demo's names with other content is refused, nothing written;
+    the demo's own folder can be written again."""
+    assert main(["demo", "--write", "."]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("judged: error: ") and "qrels.txt" in err[0], err
+    assert (files / "qrels.txt").read_text() == QRELS and not (files / "lexical.run").exists()
+    for _ in range(2):
+        assert main(["demo", "--write", "demo-data"]) == 0
+    assert (files / "demo-data" / "qrels-after.txt.provenance.tsv").exists()
