@@ -8,7 +8,6 @@ import shutil
 
 from . import Formatter
 from ..core.errors import UsageError
-from ..core.io.output import replacing
 from ..core.words import counted
 from .holes_command import print_report
 from .rejudge_command import print_rejudged
@@ -86,6 +85,8 @@ def holes_demo(console, write_dir=None) -> None:
 def _copy_new(tmp: str, write_dir: str) -> None:
     """The story's files into ``write_dir``, unless one of their names there holds something
     else (a project's own qrels.txt): then none is written. The demo's files again are."""
+    from ..core.io.output import replacing
+
     names = sorted(os.listdir(tmp))
     for name in names:
         there = os.path.join(write_dir, name)
