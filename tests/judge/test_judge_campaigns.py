@@ -236,6 +236,9 @@ def test_reassign_moves_open_pairs_releases_overlap_copies_and_deactivates(sqlit
     st = c.get("/api/status", headers=boss).json()
     assert st["judgments_done"] == st["judgments_wanted"] == 12
     assert c.post("/api/reassign", headers=boss, json={"from": "nobody"}).status_code == 422
+    # revoking takes a JSON boolean: "yes", "false", 1 are refused, not read as one
+    for loose in ("yes", "false", 1):
+        assert c.post("/api/reassign", headers=boss, json={"from": "bob", "deactivate": loose}).status_code == 422
     assert c.post("/api/reassign", headers=bearer(tok["alice"]), json={"from": "bob"}).status_code == 403
     assert pb["qid"]
 

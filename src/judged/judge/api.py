@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from . import auth, campaign as cp
 from .access import Admin, Assessor, Judging, Shared
@@ -50,7 +50,7 @@ class ReassignIn(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     source: Id = Field(alias="from")
     target: Id | None = Field(default=None, alias="to")
-    deactivate: bool = False
+    deactivate: StrictBool = False  # a JSON true revokes: not "yes", 1 or "false" read as a boolean
 
 
 class UndoIn(BaseModel):
