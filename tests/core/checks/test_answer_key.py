@@ -109,3 +109,8 @@ def test_thin_key_warning_in_table(tmp_path, capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "warning: thin answer key: queries with something relevant average 1.50 relevant documents" in text
     assert "Relevant documents per query -> queries: 1: 1, 2: 1" in text
+    # no nDCG asked: the warning names the measures given, not nDCG
+    main(["eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "-m", "P@10", "-m", "RR"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "P@10, RR each depend on the rank of the hit alone for a single relevant document" in text
+    assert "nDCG" not in text.split("thin answer key")[1]

@@ -149,7 +149,8 @@ class Checks:
 
     def warnings(self, result) -> list[str]:
         out = []
-        thin = thin_key_warning(self.answer_key, self.ranking_measure(result) or "nDCG@k")
+        given = self.ranking_measure(result)
+        thin = thin_key_warning(self.answer_key, given or "nDCG@k", () if given else tuple(result.measures))
         if thin:
             out.append(thin)
         out += result.query_set.warnings()  # runs missing queries, different query sets or depths

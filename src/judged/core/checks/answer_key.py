@@ -143,12 +143,16 @@ class AnswerKey:
         }
 
 
-def thin_key_warning(key: AnswerKey, measure: str = "nDCG@k") -> str | None:
-    """The thin-answer-key warning, or None when queries average more than 1.5 relevant."""
+def thin_key_warning(key: AnswerKey, measure: str = "nDCG@k", others: tuple = ()) -> str | None:
+    """The thin-answer-key warning, or None when queries average more than 1.5 relevant.
+    ``measure``: the nDCG measure given; ``others``: the measures given when none is nDCG
+    (each then depends on the rank of the hit alone, P@k on whether it is in the top k)."""
     mean = key.mean_relevant()
     if not key.relevant or mean == 0 or mean > THIN_KEY_MEAN:
         return None
     dist = ", ".join(f"{k}: {v}" for k, v in key.distribution().items())
+    what = (f"{', '.join(others)} {'depends' if len(others) == 1 else 'each depend'} on the rank of the hit "
+            "alone for a single relevant document" if others else
+            f"{measure} has become a rank measure, 1/log2(1 + rank of the hit) for a single relevant document")
     return (f"thin answer key: queries with something relevant average {mean:.2f} relevant documents "
-            f"(<= {THIN_KEY_MEAN}); {measure} has become a rank measure, 1/log2(1 + rank of the hit) "
-            f"for a single relevant document. Relevant documents per query -> queries: {dist}")
+            f"(<= {THIN_KEY_MEAN}); {what}. Relevant documents per query -> queries: {dist}")
