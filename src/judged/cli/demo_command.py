@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import filecmp
 import os
-import shutil
 
 from . import Formatter
-from ..core.errors import UsageError
 from ..core.words import counted
 from .holes_command import print_report
 from .rejudge_command import print_rejudged
@@ -85,19 +82,13 @@ def holes_demo(console, write_dir=None) -> None:
 def _copy_new(tmp: str, write_dir: str) -> None:
     """The story's files into ``write_dir``, unless one of their names there holds something
     else (a project's own qrels.txt): then none is written. The demo's files again are."""
-    from ..core.io.output import replacing
+    from ..core.io.output import write_new_or_same
 
-    names = sorted(os.listdir(tmp))
-    for name in names:
-        there = os.path.join(write_dir, name)
-        if os.path.lexists(there) and not (os.path.isfile(there) and filecmp.cmp(there, os.path.join(tmp, name),
-                                                                                shallow=False)):
-            raise UsageError(f"{there} is there already and is not the demo's: --write a new folder (nothing was "
-                             "written)")
-    os.makedirs(write_dir, exist_ok=True)
-    for name in names:
-        with replacing(os.path.join(write_dir, name)) as out:
-            shutil.copyfile(os.path.join(tmp, name), out)
+    files = {}
+    for name in sorted(os.listdir(tmp)):
+        with open(os.path.join(tmp, name), "rb") as fh:
+            files[os.path.join(write_dir, name)] = fh.read()
+    write_new_or_same(files, "the demo's", "--write a new folder")
 
 
 def _holes_demo(console, directory) -> None:

@@ -26,8 +26,8 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
-from ...core.errors import JudgedError, UsageError
-from ...core.io.output import open_replacing
+from ...core.errors import JudgedError
+from ...core.io.output import write_new_or_same
 
 RELEVANT_SHARE = (0.003, 0.06)  # per query, the share of candidates that are relevant
 RELEVANT_GRADES = (0.55, 0.30, 0.15)  # grades 1, 2, 3 among the relevant
@@ -114,23 +114,9 @@ def write_collection(coll: SyntheticCollection, outdir) -> dict:
     texts[paths["preferences"]] = (f"# simulated side-by-side preferences (judged meta synthetic, seed {coll.seed})\n"
                                    "qid run_a run_b preferred\n"
                                    + "".join(f"{q} {a} {b} {p}\n" for q, a, b, p in coll.preferences))
-    for path, text in texts.items():
-        if os.path.lexists(path) and not _holds(path, text):
-            raise UsageError(f"{path} is there already and is not this synthetic collection: write it into a new "
-                             "folder (nothing was written)")
-    os.makedirs(os.path.join(outdir, "runs"), exist_ok=True)
-    for path, text in texts.items():
-        with open_replacing(path) as fh:
-            fh.write(text)
+    write_new_or_same({path: text.encode("utf-8") for path, text in texts.items()}, "this synthetic collection",
+                      "write it into a new folder")
     return paths
-
-
-def _holds(path: str, text: str) -> bool:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read() == text
-    except (OSError, UnicodeDecodeError):
-        return False
 
 
 # ---------------------------------------------------------------------------

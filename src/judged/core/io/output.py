@@ -46,6 +46,29 @@ def open_replacing(path, mode: str = "w", encoding: str | None = "utf-8", newlin
             yield fh
 
 
+def write_new_or_same(files: dict, whose: str, instead: str) -> None:
+    """Write ``files`` (path -> bytes) together, each through :func:`replacing`, unless one of
+    the paths holds something else already (a project's own qrels.txt where a tool writes its
+    example files): then one line, nothing written. The same files again are written over.
+    ``whose``: whose files these are; ``instead``: what to do about it."""
+    for path, content in files.items():
+        if os.path.lexists(path) and not _holds(path, content):
+            raise UsageError(f"{path} is there already and is not {whose}: {instead} (nothing was written)")
+    for path, content in files.items():
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with replacing(path) as tmp:
+            with open(tmp, "wb") as fh:
+                fh.write(content)
+
+
+def _holds(path: str, content: bytes) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read() == content
+    except OSError:  # a directory, unreadable: not this content
+        return False
+
+
 def _mode(path: str) -> int:
     try:
         return os.stat(path).st_mode & 0o7777  # keep an existing file's permissions
